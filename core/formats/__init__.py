@@ -1,0 +1,167 @@
+"""Open a transcript in any supported format, chosen by sniffing its content.
+
+`load(path)` never writes to the file. A malformed line becomes a diagnostic with its
+line number; a file that is no transcript at all raises `LoadError` with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.formats import anthropic, claude_code, codex, openai_chat, plain
+from core.formats.common import LoadError, Records, loads, read_jsonl
+from core.model import Diagnostic, Message, Session
+
+__all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
+
+FORMATS_TRIED = (
+    "Claude Code JSONL, Anthropic Messages JSON (body, JSONL of bodies or proxy log), "
+    "OpenAI chat-completions JSON, Codex rollout JSONL, plain role/content JSON/YAML"
+)
+
+
+def load(path: str | Path, request: int | None = None) -> Session:
+    """Read `path` as a transcript. `request` picks a body of a proxy log (default last)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return load_bytes(data, str(path), request)
+
+
+def load_bytes(data: bytes, path: str | None = None, request: int | None = None) -> Session:
+    try:
+        text = data.decode("utf-8")
+        notes: list[Diagnostic] = []
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        line = data[: exc.start].count(b"\n") + 1
+        notes = [Diagnostic(line, "invalid UTF-8 replaced with U+FFFD")]
+    session = load_text(text, path, request)
+    if notes:
+        session = _with_diagnostics(session, notes)
+    return session
+
+
+def load_text(text: str, path: str | None = None, request: int | None = None) -> Session:
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise LoadError("the file is empty")
+    if text.lstrip()[:1] in "{[":
+        try:
+            whole = loads(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return _from_value(whole, path, request)
+    records = read_jsonl(text)
+    dicts = [value for _, value in records.items if isinstance(value, dict)]
+    if dicts:
+        return _from_records(records, dicts, path, request)
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if plain.looks_like(value):
+        return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
+    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+
+
+def _from_value(value: Any, path: str | None, request: int | None) -> Session:
+    """A file holding one JSON value (possibly a one-line JSONL file)."""
+    if isinstance(value, dict):
+        if claude_code.looks_like(value) or codex.looks_like(value) or "request" in value:
+            records = Records(items=[(1, value)])
+            return _from_records(records, [value], path, request)
+        if isinstance(value.get("messages"), list):
+            return _from_bodies([(None, value)], [], path, request)
+    if isinstance(value, list) and value:
+        if any((isinstance(m, dict) and "tool_calls" in m) or _is_tool_role(m) for m in value):
+            return _from_bodies([(None, {"messages": value})], [], path, request)
+        if plain.looks_like(value):
+            return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
+    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+
+
+def _is_tool_role(m: Any) -> bool:
+    return isinstance(m, dict) and m.get("role") in ("tool", "function")
+
+
+def _from_records(
+    records: Records, dicts: list[dict[str, Any]], path: str | None, request: int | None
+) -> Session:
+    sample = dicts[:50]
+    if any(claude_code.looks_like(d) for d in sample):
+        return claude_code.load(records, path)
+    if any(codex.looks_like(d) for d in sample):
+        return codex.load(records, path)
+    bodies: list[tuple[int | None, dict[str, Any]]] = []
+    for number, value in records.items:
+        body = _body(value)
+        if body is not None:
+            bodies.append((number, body))
+    if bodies:
+        return _from_bodies(bodies, records.diagnostics, path, request)
+    if all("role" in d for d in sample):
+        session = Session(messages=tuple(plain.messages(dicts)), format=plain.FORMAT, path=path)
+        return _with_diagnostics(session, records.diagnostics)
+    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+
+
+def _body(value: Any) -> dict[str, Any] | None:
+    """The request body of a proxy-log record, or the value itself if it is a body."""
+    if not isinstance(value, dict):
+        return None
+    if "request" in value:
+        req = value["request"]
+        body = req.get("body") if isinstance(req, dict) else None
+        if isinstance(body, str):
+            try:
+                body = loads(body)
+            except ValueError:
+                return None
+        return body if isinstance(body, dict) and isinstance(body.get("messages"), list) else None
+    return value if isinstance(value.get("messages"), list) else None
+
+
+def _from_bodies(
+    bodies: list[tuple[int | None, dict[str, Any]]],
+    diagnostics: list[Diagnostic],
+    path: str | None,
+    request: int | None,
+) -> Session:
+    index = len(bodies) - 1 if request is None else request
+    if not -len(bodies) <= index < len(bodies):
+        raise LoadError(f"request {request} does not exist: the file holds {len(bodies)}")
+    index %= len(bodies)
+    line, body = bodies[index]
+    messages: list[Message]
+    if openai_chat.looks_like(body):
+        fmt = openai_chat.FORMAT
+        messages, metadata = openai_chat.messages(body, line)
+    elif anthropic.looks_like(body):
+        fmt = anthropic.FORMAT
+        messages, metadata = anthropic.messages(body, line)
+    else:
+        fmt = plain.FORMAT
+        messages, metadata = plain.messages(body), {}
+    return Session(
+        messages=tuple(messages),
+        format=fmt,
+        path=path,
+        metadata=metadata,
+        diagnostics=tuple(diagnostics),
+        request_count=len(bodies),
+        request_index=index,
+    )
+
+
+def _with_diagnostics(session: Session, notes: list[Diagnostic]) -> Session:
+    if not notes:
+        return session
+    merged = tuple(dict.fromkeys((*notes, *session.diagnostics)))
+    return replace(session, diagnostics=merged)

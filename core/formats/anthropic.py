@@ -1,0 +1,55 @@
+"""Anthropic Messages API request bodies (`system`, `messages`, `tools`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.formats.common import SyntheticIds, as_list, as_str, parse_content, result_text
+from core.model import Message, Role
+
+FORMAT = "anthropic"
+_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image"})
+
+
+def looks_like(body: dict[str, Any]) -> bool:
+    """A body in Anthropic's shape: its own top-level fields or its own block types.
+    (Checked after the OpenAI shape, which also has `max_tokens`.)"""
+    if "system" in body or "max_tokens" in body:
+        return True
+    return any(
+        isinstance(block, dict) and block.get("type") in _BLOCK_TYPES
+        for m in _messages(body)
+        for block in as_list(m.get("content"))
+    )
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = body.get("messages")
+    return [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+
+
+def system_text(body: dict[str, Any]) -> str:
+    return result_text(body.get("system"))
+
+
+def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+    ids = SyntheticIds()
+    out: list[Message] = []
+    for raw in _messages(body):
+        role: Role = "assistant" if raw.get("role") == "assistant" else "user"
+        out.append(
+            Message(
+                role=role,
+                blocks=parse_content(raw.get("content")),
+                id=(as_str(raw.get("id")) or ids.next()) if role == "assistant" else None,
+                line=line,
+            )
+        )
+    metadata: dict[str, Any] = {}
+    if isinstance(body.get("model"), str):
+        metadata["model"] = body["model"]
+    if body.get("system"):
+        metadata["system"] = system_text(body)
+    if isinstance(body.get("tools"), list):
+        metadata["tools"] = len(body["tools"])
+    return out, metadata

@@ -1,0 +1,119 @@
+"""Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`).
+
+One line per content block of a streamed reply: lines sharing `message.id` are one API
+response, each line one message here. Sub-agent (`isSidechain`) lines are set aside.
+Compact boundaries are kept as markers; every other non-conversation line is counted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.formats.common import (
+    Records,
+    Skipped,
+    SyntheticIds,
+    as_dict,
+    as_str,
+    iter_dicts,
+    parse_content,
+    parse_usage,
+)
+from core.model import Block, Message, Role, Session
+
+FORMAT = "claude-code"
+LINE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "attachment",
+        "queue-operation",
+        "file-history-snapshot",
+        "permission-mode",
+        "last-prompt",
+    }
+)
+
+
+def looks_like(record: dict[str, Any]) -> bool:
+    return record.get("type") in LINE_TYPES and any(
+        key in record for key in ("uuid", "sessionId", "leafUuid", "parentUuid")
+    )
+
+
+def _boundary_text(record: dict[str, Any]) -> str:
+    meta = as_dict(record.get("compactMetadata"))
+    trigger = as_str(meta.get("trigger")) or "unknown"
+    pre = meta.get("preTokens")
+    detail = f"{trigger}, {pre} tokens before" if isinstance(pre, int) else trigger
+    return f"Conversation compacted ({detail})"
+
+
+def load(records: Records, path: str | None) -> Session:
+    main: list[Message] = []
+    side: list[Message] = []
+    skipped = Skipped()
+    ids = SyntheticIds()
+    metadata: dict[str, Any] = {}
+    for number, record in iter_dicts(records):
+        kind = record.get("type")
+        for key, name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
+            if name not in metadata and isinstance(record.get(key), str):
+                metadata[name] = record[key]
+        if kind == "summary":
+            if isinstance(record.get("summary"), str):
+                metadata["title"] = record["summary"]
+            skipped.add("summary")
+            continue
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            main.append(
+                Message(
+                    role="system",
+                    blocks=(Block("text", text=_boundary_text(record)),),
+                    line=number,
+                    uuid=_opt_str(record.get("uuid")),
+                    timestamp=_opt_str(record.get("timestamp")),
+                    is_compact_boundary=True,
+                )
+            )
+            continue
+        if kind not in ("user", "assistant"):
+            subtype = record.get("subtype")
+            skipped.add(f"{kind}/{subtype}" if kind == "system" and subtype else str(kind))
+            continue
+        body = record.get("message")
+        if not isinstance(body, dict):
+            skipped.add(f"{kind} (no message)")
+            continue
+        role: Role = "assistant" if kind == "assistant" else "user"
+        if role == "assistant" and isinstance(body.get("model"), str):
+            metadata["model"] = body["model"]
+        message = Message(
+            role=role,
+            blocks=parse_content(body.get("content")),
+            id=(_opt_str(body.get("id")) or ids.next()) if role == "assistant" else None,
+            line=number,
+            uuid=_opt_str(record.get("uuid")),
+            parent_uuid=_opt_str(record.get("parentUuid")),
+            request_id=_opt_str(record.get("requestId")),
+            timestamp=_opt_str(record.get("timestamp")),
+            is_meta=record.get("isMeta") is True,
+            is_sidechain=record.get("isSidechain") is True,
+            is_compact_summary=record.get("isCompactSummary") is True,
+            usage=parse_usage(body.get("usage")) if role == "assistant" else None,
+        )
+        (side if message.is_sidechain else main).append(message)
+    return Session(
+        messages=tuple(main),
+        format=FORMAT,
+        path=path,
+        metadata=metadata,
+        diagnostics=(*records.diagnostics, *skipped.diagnostics()),
+        sidechain=tuple(side),
+    )
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,170 @@
+"""What the format loaders share: reading JSON lines with diagnostics, and turning
+Anthropic-style content (a string or a list of blocks) into our blocks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.model import Block, Diagnostic, Usage, canonical_json
+
+
+class LoadError(Exception):
+    """The file cannot be read as a transcript; the message says why."""
+
+
+def loads(text: str | bytes) -> Any:
+    return json.loads(text)
+
+
+@dataclass
+class Records:
+    """JSON values read from a JSONL file, with what could not be read."""
+
+    items: list[tuple[int, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def read_jsonl(text: str) -> Records:
+    records = Records()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.items.append((number, loads(line)))
+        except (ValueError, RecursionError) as exc:
+            records.diagnostics.append(
+                Diagnostic(number, f"skipped: not valid JSON ({_short(exc)})")
+            )
+    return records
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class Skipped:
+    """Counts lines that are not conversation, reported once per kind."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def add(self, kind: str) -> None:
+        self.counts[kind] += 1
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return [
+            Diagnostic(None, f"skipped {n} {kind} line{'s' if n != 1 else ''} (not conversation)")
+            for kind, n in sorted(self.counts.items())
+        ]
+
+
+class SyntheticIds:
+    """Fresh ids for formats whose assistant messages carry none."""
+
+    def __init__(self, prefix: str = "synthetic") -> None:
+        self.prefix = prefix
+        self.n = 0
+
+    def next(self) -> str:
+        self.n += 1
+        return f"{self.prefix}-{self.n}"
+
+
+def as_str(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def result_text(content: Any) -> str:
+    """A tool result's content as text: a string, or a list of text (and image) blocks."""
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, dict):
+                if item.get("type") == "text":
+                    parts.append(as_str(item.get("text")))
+                elif item.get("type") in ("image", "document"):
+                    parts.append(f"[{item.get('type')}]")
+                else:
+                    parts.append(as_str(item))
+            else:
+                parts.append(as_str(item))
+        return "\n".join(parts)
+    return as_str(content)
+
+
+def parse_block(raw: Any) -> Block:
+    """One Anthropic-style content block; anything unknown is kept as its JSON text."""
+    if isinstance(raw, str):
+        return Block("text", text=raw)
+    if not isinstance(raw, dict):
+        return Block("text", text=as_str(raw))
+    kind = raw.get("type")
+    if kind == "text":
+        return Block("text", text=as_str(raw.get("text")))
+    if kind == "thinking":
+        return Block("thinking", text=as_str(raw.get("thinking")))
+    if kind == "redacted_thinking":
+        return Block("thinking", text="")
+    if kind in ("tool_use", "server_tool_use"):
+        return Block.tool_use(as_str(raw.get("id")), as_str(raw.get("name")), raw.get("input", {}))
+    if kind == "tool_result":
+        return Block.tool_result(
+            as_str(raw.get("tool_use_id")),
+            result_text(raw.get("content")),
+            is_error=raw.get("is_error") is True,
+        )
+    if kind in ("image", "document"):
+        return Block(kind)
+    return Block("text", text=as_str(raw))
+
+
+def parse_content(content: Any) -> tuple[Block, ...]:
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (Block("text", text=content),) if content else ()
+    if isinstance(content, list):
+        return tuple(parse_block(item) for item in content)
+    return (Block("text", text=as_str(content)),)
+
+
+def parse_usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def number(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return Usage(
+        input_tokens=number("input_tokens"),
+        cache_creation_input_tokens=number("cache_creation_input_tokens"),
+        cache_read_input_tokens=number("cache_read_input_tokens"),
+        output_tokens=number("output_tokens"),
+    )
+
+
+def iter_dicts(records: Records) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Records that are JSON objects; anything else is reported and skipped."""
+    for number, value in records.items:
+        if isinstance(value, dict):
+            yield number, value
+        else:
+            records.diagnostics.append(Diagnostic(number, "skipped: not a JSON object"))

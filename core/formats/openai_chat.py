@@ -1,0 +1,93 @@
+"""OpenAI chat-completions bodies: `messages` with `tool_calls` and `role: "tool"`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.formats.common import SyntheticIds, as_dict, as_str, result_text
+from core.model import Block, Message
+
+FORMAT = "openai-chat"
+
+
+def looks_like(body: dict[str, Any]) -> bool:
+    raw = body.get("messages")
+    return isinstance(raw, list) and any(
+        isinstance(m, dict)
+        and ("tool_calls" in m or m.get("role") in ("tool", "function", "developer"))
+        for m in raw
+    )
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw if raw is not None else {}
+
+
+def _parts(content: Any) -> tuple[Block, ...]:
+    if content is None or content == "":
+        return ()
+    if isinstance(content, list):
+        blocks = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                blocks.append(Block("image"))
+            elif isinstance(part, dict):
+                blocks.append(Block("text", text=as_str(part.get("text", part))))
+            else:
+                blocks.append(Block("text", text=as_str(part)))
+        return tuple(blocks)
+    return (Block("text", text=as_str(content)),)
+
+
+def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+    ids = SyntheticIds()
+    out: list[Message] = []
+    raw_messages = body.get("messages")
+    for raw in raw_messages if isinstance(raw_messages, list) else []:
+        if not isinstance(raw, dict):
+            continue
+        role = raw.get("role")
+        if role in ("system", "developer"):
+            out.append(Message(role="system", blocks=_parts(raw.get("content")), line=line))
+        elif role == "assistant":
+            blocks = list(_parts(raw.get("content")))
+            for call in raw.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                function = as_dict(call.get("function"))
+                blocks.append(
+                    Block.tool_use(
+                        as_str(call.get("id")),
+                        as_str(function.get("name")),
+                        _arguments(function.get("arguments")),
+                    )
+                )
+            out.append(
+                Message(
+                    role="assistant",
+                    blocks=tuple(blocks),
+                    id=as_str(raw.get("id")) or ids.next(),
+                    line=line,
+                )
+            )
+        elif role in ("tool", "function"):
+            tool_id = as_str(raw.get("tool_call_id") or raw.get("name"))
+            out.append(
+                Message(
+                    role="tool",
+                    blocks=(Block.tool_result(tool_id, result_text(raw.get("content"))),),
+                    line=line,
+                )
+            )
+        else:
+            out.append(Message(role="user", blocks=_parts(raw.get("content")), line=line))
+    metadata: dict[str, Any] = {}
+    if isinstance(body.get("model"), str):
+        metadata["model"] = body["model"]
+    return out, metadata

@@ -1,0 +1,204 @@
+"""The session model: immutable messages made of blocks, and a loaded session.
+
+Messages compare and hash by identity. A strategy that keeps a message passes the very
+same object through, which is how diffs tell kept from rewritten and how token counts
+are reused without re-encoding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system", "tool"]
+BlockType = Literal["text", "thinking", "tool_use", "tool_result", "image", "document"]
+Kind = Literal["message", "tool_result", "summary", "marker", "meta"]
+
+SUMMARY_PREFIX = "[memory:"
+PTL_MARKER_TEXT = "[earlier conversation truncated for compaction retry]"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One content block. `text` holds text, thinking text or a tool result's content."""
+
+    type: BlockType
+    text: str = ""
+    id: str | None = None
+    name: str | None = None
+    input_json: str | None = None
+    tool_use_id: str | None = None
+    is_error: bool = False
+
+    @staticmethod
+    def tool_use(id: str, name: str, input: Any) -> Block:
+        return Block("tool_use", id=id, name=name, input_json=canonical_json(input))
+
+    @staticmethod
+    def tool_result(tool_use_id: str, text: str, is_error: bool = False) -> Block:
+        return Block("tool_result", text=text, tool_use_id=tool_use_id, is_error=is_error)
+
+    @property
+    def input(self) -> Any:
+        return json.loads(self.input_json) if self.input_json else {}
+
+    def render(self) -> str:
+        """The block as the text a reader (and a token counter) sees."""
+        if self.type == "tool_use":
+            return f"{self.name or ''} {self.input_json or '{}'}"
+        if self.type in ("image", "document"):
+            return ""
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage an API response reported."""
+
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Message:
+    """One transcript message. Identity is the message: see the module docstring."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+    id: str | None = None
+    line: int | None = None
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    request_id: str | None = None
+    timestamp: str | None = None
+    is_meta: bool = False
+    is_sidechain: bool = False
+    is_compact_summary: bool = False
+    is_compact_boundary: bool = False
+    is_synthetic: bool = False
+    usage: Usage | None = None
+    # Source messages this one stands for: the volleys a summary condenses, or the
+    # original of an edited message. Empty for messages read from the transcript.
+    replaces: tuple[Message, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part for b in self.blocks if (part := b.render()))
+
+    @property
+    def char_count(self) -> int:
+        return sum(len(b.render()) for b in self.blocks)
+
+    @property
+    def is_tool_result(self) -> bool:
+        """A message made only of tool results: an answer to tool calls, not a human turn."""
+        if self.role == "tool":
+            return True
+        return (
+            self.role == "user"
+            and bool(self.blocks)
+            and all(b.type == "tool_result" for b in self.blocks)
+        )
+
+    @property
+    def is_summary_item(self) -> bool:
+        """A summary written by a compaction (never itself a compaction candidate)."""
+        if self.is_compact_summary:
+            return True
+        return any(b.type == "text" and b.text.startswith(SUMMARY_PREFIX) for b in self.blocks)
+
+    @property
+    def is_ptl_marker(self) -> bool:
+        return (
+            self.role == "user"
+            and self.is_meta
+            and len(self.blocks) == 1
+            and self.blocks[0].type == "text"
+            and self.blocks[0].text == PTL_MARKER_TEXT
+        )
+
+    @property
+    def is_human(self) -> bool:
+        """A message a person typed: where a volley starts."""
+        return (
+            self.role == "user"
+            and not self.is_meta
+            and not self.is_tool_result
+            and not self.is_summary_item
+        )
+
+    @property
+    def kind(self) -> Kind:
+        if self.is_compact_boundary or self.is_ptl_marker:
+            return "marker"
+        if self.is_summary_item:
+            return "summary"
+        if self.is_tool_result:
+            return "tool_result"
+        if self.is_meta:
+            return "meta"
+        return "message"
+
+    def tool_use_ids(self) -> list[str]:
+        return [b.id for b in self.blocks if b.type == "tool_use" and b.id is not None]
+
+    def tool_result_ids(self) -> list[str]:
+        return [
+            b.tool_use_id
+            for b in self.blocks
+            if b.type == "tool_result" and b.tool_use_id is not None
+        ]
+
+    def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
+        """An edited copy that remembers it stands for this message."""
+        return replace(self, blocks=blocks, replaces=(self,))
+
+
+def text_message(role: Role, text: str, **flags: Any) -> Message:
+    return Message(role=role, blocks=(Block("text", text=text),), **flags)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something the loader noticed: a skipped line, a repaired field, a count."""
+
+    line: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Session:
+    """A loaded transcript: the main conversation plus what was set aside."""
+
+    messages: tuple[Message, ...]
+    format: str
+    path: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    sidechain: tuple[Message, ...] = ()
+    # Request bodies a proxy log or JSONL of bodies holds; which one is open.
+    request_count: int = 1
+    request_index: int = 0
+
+    @property
+    def session_id(self) -> str | None:
+        value = self.metadata.get("session_id")
+        return str(value) if value is not None else None
+
+    def human_turns(self) -> int:
+        return sum(1 for m in self.messages if m.is_human)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

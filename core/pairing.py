@@ -1,0 +1,209 @@
+"""Tool-use / tool-result pairing (SEMANTICS §7): check a request, or repair it the way
+Claude Code's ensureToolResultPairing does.
+
+The check works on API turns: consecutive assistant messages with one id are one
+response, consecutive user (and tool) messages are one user turn, exactly as they are
+merged before sending. System messages (compact boundaries) are not sent and are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from core.model import Block, Message
+
+ORPHAN_TEXT = "[Orphaned tool result removed due to conversation resume]"
+MISSING_RESULT_TEXT = "[Tool result missing due to internal error]"
+INTERRUPTED_TEXT = "[Tool use interrupted]"
+
+ProblemKind = Literal[
+    "first_not_user", "missing_result", "orphan_result", "duplicate_tool_use", "duplicate_result"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PairingProblem:
+    kind: ProblemKind
+    index: int
+    tool_use_id: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "index": self.index,
+            "tool_use_id": self.tool_use_id,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    side: Literal["user", "assistant"]
+    indices: tuple[int, ...]
+
+
+def api_turns(messages: Sequence[Message]) -> list[Turn]:
+    turns: list[tuple[str, list[int]]] = []
+    for i, m in enumerate(messages):
+        if m.role == "system":
+            continue
+        side = "assistant" if m.role == "assistant" else "user"
+        if turns and turns[-1][0] == side:
+            last = messages[turns[-1][1][-1]]
+            if side == "user" or last.id == m.id:
+                turns[-1][1].append(i)
+                continue
+        turns.append((side, [i]))
+    return [Turn(side, tuple(idx)) for side, idx in turns]  # type: ignore[arg-type]
+
+
+def _uses(messages: Sequence[Message], turn: Turn) -> list[tuple[int, str]]:
+    return [(i, tid) for i in turn.indices for tid in messages[i].tool_use_ids()]
+
+
+def _results(messages: Sequence[Message], turn: Turn) -> list[tuple[int, str]]:
+    return [(i, tid) for i in turn.indices for tid in messages[i].tool_result_ids()]
+
+
+def check(messages: Sequence[Message]) -> list[PairingProblem]:
+    """Every way `messages` would be an invalid request; empty when it is valid."""
+    problems: list[PairingProblem] = []
+    turns = api_turns(messages)
+    if turns and turns[0].side != "user":
+        i = turns[0].indices[0]
+        problems.append(
+            PairingProblem("first_not_user", i, None, "the first message is not a user message")
+        )
+    seen_uses: set[str] = set()
+    for t, turn in enumerate(turns):
+        if turn.side == "assistant":
+            uses = _uses(messages, turn)
+            for i, tid in uses:
+                if tid in seen_uses:
+                    problems.append(
+                        PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
+                    )
+                seen_uses.add(tid)
+            following = turns[t + 1] if t + 1 < len(turns) else None
+            answered = (
+                {tid for _, tid in _results(messages, following)}
+                if following is not None and following.side == "user"
+                else set()
+            )
+            first_use: dict[str, int] = {}
+            for i, tid in uses:
+                first_use.setdefault(tid, i)
+            for tid, i in first_use.items():
+                if tid not in answered:
+                    problems.append(
+                        PairingProblem(
+                            "missing_result", i, tid, f"tool_use {tid} has no tool_result after it"
+                        )
+                    )
+        else:
+            before = turns[t - 1] if t > 0 else None
+            calls = (
+                {tid for _, tid in _uses(messages, before)}
+                if before is not None and before.side == "assistant"
+                else set()
+            )
+            answered_here: set[str] = set()
+            for i, tid in _results(messages, turn):
+                if tid not in calls:
+                    problems.append(
+                        PairingProblem(
+                            "orphan_result", i, tid, f"tool_result {tid} has no tool_use before it"
+                        )
+                    )
+                elif tid in answered_here:
+                    problems.append(
+                        PairingProblem(
+                            "duplicate_result", i, tid, f"tool_use {tid} has more than one result"
+                        )
+                    )
+                answered_here.add(tid)
+    return problems
+
+
+def repair(messages: Sequence[Message]) -> list[Message]:
+    """A valid request made from `messages` by Claude Code's repair rules. Unchanged
+    messages are passed through as the same objects; edited ones remember their source."""
+    blocks = [list(m.blocks) for m in messages]
+    turns = api_turns(messages)
+
+    seen_uses: set[str] = set()
+    for turn in turns:
+        if turn.side != "assistant":
+            continue
+        for i in turn.indices:
+            kept = []
+            for b in blocks[i]:
+                if b.type == "tool_use" and b.id is not None:
+                    if b.id in seen_uses:
+                        continue
+                    seen_uses.add(b.id)
+                kept.append(b)
+            blocks[i] = kept
+
+    def uses_of(turn: Turn) -> list[str]:
+        return [b.id for i in turn.indices for b in blocks[i] if b.type == "tool_use" and b.id]
+
+    inserted_after: dict[int, list[Message]] = {}
+    for t, turn in enumerate(turns):
+        if turn.side == "user":
+            before = turns[t - 1] if t > 0 else None
+            calls = (
+                set(uses_of(before)) if before is not None and before.side == "assistant" else set()
+            )
+            answered: set[str] = set()
+            for i in turn.indices:
+                kept = []
+                for b in blocks[i]:
+                    if b.type == "tool_result":
+                        if b.tool_use_id not in calls or b.tool_use_id in answered:
+                            continue
+                        answered.add(b.tool_use_id)
+                    kept.append(b)
+                blocks[i] = kept
+        else:
+            following = turns[t + 1] if t + 1 < len(turns) else None
+            answered_ids = (
+                {
+                    b.tool_use_id
+                    for i in following.indices
+                    for b in blocks[i]
+                    if b.type == "tool_result"
+                }
+                if following is not None and following.side == "user"
+                else set()
+            )
+            missing = [tid for tid in uses_of(turn) if tid not in answered_ids]
+            if not missing:
+                continue
+            synthetic = [
+                Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in missing
+            ]
+            if following is not None and following.side == "user":
+                first = following.indices[0]
+                blocks[first] = synthetic + blocks[first]
+            else:
+                inserted_after.setdefault(turn.indices[-1], []).append(
+                    Message(role="user", blocks=tuple(synthetic), is_meta=True, is_synthetic=True)
+                )
+
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        new_blocks = tuple(blocks[i])
+        if new_blocks == m.blocks:
+            out.append(m)
+        elif new_blocks:
+            out.append(m.with_blocks(new_blocks))
+        elif m.role == "assistant":
+            out.append(m.with_blocks((Block("text", text=INTERRUPTED_TEXT),)))
+        elif not out:
+            out.append(m.with_blocks((Block("text", text=ORPHAN_TEXT),)))
+        out.extend(inserted_after.get(i, []))
+    return out

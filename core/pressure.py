@@ -1,0 +1,51 @@
+"""Token pressure: prompt tokens over the usable window (SEMANTICS §6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.model import Message
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_RESERVED_OUTPUT = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A model's context window less what is reserved for its reply."""
+
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    reserved_output: int = DEFAULT_RESERVED_OUTPUT
+
+    def __post_init__(self) -> None:
+        if self.context_window <= 0:
+            raise ValueError("context_window must be a positive number of tokens")
+        if not 0 <= self.reserved_output < self.context_window:
+            raise ValueError(
+                f"reserved_output must be from 0 to {self.context_window - 1} "
+                f"(below context_window {self.context_window})"
+            )
+
+    @property
+    def usable(self) -> int:
+        return self.context_window - self.reserved_output
+
+    def pressure(self, tokens: int) -> float:
+        return tokens / self.usable
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "context_window": self.context_window,
+            "reserved_output": self.reserved_output,
+            "usable_window": self.usable,
+        }
+
+
+def live_start(messages: Sequence[Message]) -> int:
+    """Index where the context actually sent begins: after the last compact boundary,
+    because everything before it was replaced by that compaction's summary."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].is_compact_boundary:
+            return i + 1
+    return 0

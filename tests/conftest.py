@@ -1,0 +1,18 @@
+"""Hypothesis runs derandomized (a fixed seed) by default, so CI is repeatable;
+`HYPOTHESIS_PROFILE=thorough python3 -m pytest` explores far more examples."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default",
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

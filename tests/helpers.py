@@ -1,0 +1,41 @@
+"""Small builders for transcripts in tests: u("hi"), a("ok", id="A"), tool calls and results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.model import Block, Message, text_message
+
+
+def u(text: str = "u", **flags: Any) -> Message:
+    return text_message("user", text, **flags)
+
+
+def a(text: str = "a", id: str | None = None, **flags: Any) -> Message:
+    return text_message("assistant", text, id=id, **flags)
+
+
+def call(
+    tool_id: str,
+    name: str = "Read",
+    id: str | None = None,
+    input: Any = None,
+    text: str | None = None,
+) -> Message:
+    blocks = ([Block("text", text=text)] if text else []) + [
+        Block.tool_use(tool_id, name, input or {})
+    ]
+    return Message(role="assistant", blocks=tuple(blocks), id=id or f"msg-{tool_id}")
+
+
+def result(*tool_ids: str, text: str = "ok") -> Message:
+    return Message(role="user", blocks=tuple(Block.tool_result(t, text) for t in tool_ids))
+
+
+def texts(messages: Any) -> list[str]:
+    return [m.text for m in messages]
+
+
+def snapshot(messages: Any) -> list[tuple[Any, ...]]:
+    """A deep value copy, to prove a function left its input unchanged."""
+    return [(m.role, m.blocks, m.id, m.is_meta, m.replaces) for m in messages]

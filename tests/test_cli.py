@@ -1,0 +1,132 @@
+"""The command line as a shell user runs it: real processes, real files."""
+
+import hashlib
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sample_sessions import names, path
+
+SAMPLES = names()
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_analyze_json_on_every_sample(name: str) -> None:
+    before = digest(path(name))
+    proc = run("analyze", str(path(name)), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for key in (
+        "format",
+        "message_count",
+        "tokenizer",
+        "tokens",
+        "context_window",
+        "pressure",
+        "messages",
+        "api_rounds",
+        "volleys",
+        "pairing_problems",
+        "diagnostics",
+    ):
+        assert key in out
+    assert out["message_count"] == len(out["messages"])
+    assert out["tokens"] == sum(m["tokens"] for m in out["messages"])
+    assert out["tokenizer"] == "cl100k_base"
+    assert {m["kind"] for m in out["messages"]} <= {
+        "message",
+        "tool_result",
+        "summary",
+        "marker",
+        "meta",
+    }
+    for spans in (out["api_rounds"], out["volleys"]):
+        assert spans[0]["start"] == 0 and spans[-1]["end"] == out["message_count"]
+        assert all(x["end"] == y["start"] for x, y in itertools.pairwise(spans))
+    assert digest(path(name)) == before
+
+
+def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
+    out = json.loads(
+        run(
+            "analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000"
+        ).stdout
+    )
+    assert out["format"] == "claude-code"
+    assert (out["message_count"], out["human_turns"], out["sidechain_count"]) == (65, 4, 4)
+    assert out["tokenizer"] == "chars4"
+    assert out["context_window"] == 100000 and out["usable_window"] == 80000
+    assert [(v["start"], v["end"]) for v in out["volleys"]] == [
+        (0, 1),
+        (1, 15),
+        (15, 32),
+        (32, 54),
+        (54, 65),
+    ]
+    assert len(out["api_rounds"]) == 24
+    assert out["messages"][29] == {
+        "index": 29,
+        "role": "system",
+        "kind": "marker",
+        "id": None,
+        "tokens": out["messages"][29]["tokens"],
+        "line": 31,
+    }
+    assert out["context_tokens"] == sum(m["tokens"] for m in out["messages"][30:])
+    assert out["pressure"] == round(out["context_tokens"] / 80000, 6)
+    assert out["reported_usage"]["responses"] == 23
+
+
+def test_analyze_human_output_shows_the_summary() -> None:
+    proc = run("analyze", str(path("agent_only_session.jsonl")))
+    assert proc.returncode == 0
+    assert "21 API rounds" in proc.stdout and "1 volleys" in proc.stdout
+    assert "pressure" in proc.stdout
+
+
+def test_unreadable_input_exits_2_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\nworld\n")
+    proc = run("analyze", str(bad), "--json")
+    assert proc.returncode == 2
+    assert "not a transcript in any known format" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = run("analyze", str(empty))
+    assert proc.returncode == 2 and "the file is empty" in proc.stderr
+
+
+def test_bad_window_is_a_usage_error() -> None:
+    proc = run("analyze", str(path()), "--context-window", "1000", "--reserved-output", "5000")
+    assert proc.returncode == 2 and "reserved_output must be from 0 to 999" in proc.stderr
+
+
+def test_markup_in_messages_is_printed_literally(tmp_path: Path) -> None:
+    f = tmp_path / "t.json"
+    f.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "[bold red]x[/] \x1b[2J done"},
+                {"role": "assistant", "content": "ok"},
+            ]
+        )
+    )
+    proc = run("analyze", str(f))
+    assert proc.returncode == 0
+    assert "[bold red]x[/]" in proc.stdout
+    assert "\x1b[2J" not in proc.stdout and "␛[2J" in proc.stdout

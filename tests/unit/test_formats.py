@@ -1,0 +1,174 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from core.formats import LoadError, load, load_bytes, load_text
+from core.grouping import api_rounds, volleys
+from core.tokens import reported_usage
+from sample_sessions import path
+
+
+def ranges(spans):  # type: ignore[no-untyped-def]
+    return [(s.start, s.end) for s in spans]
+
+
+def test_claude_code_sample_rounds_volleys_markers_and_sidechain() -> None:
+    s = load(path("claude_code_session.jsonl"))
+    assert s.format == "claude-code"
+    assert len(s.messages) == 65
+    assert len(s.sidechain) == 4 and all(m.is_sidechain for m in s.sidechain)
+    assert ranges(volleys(s.messages)) == [(0, 1), (1, 15), (15, 32), (32, 54), (54, 65)]
+    rounds = ranges(api_rounds(s.messages))
+    assert len(rounds) == 24
+    assert rounds[:3] == [(0, 2), (2, 6), (6, 9)]
+    # parallel tool calls: one response on three lines, results on two lines, one round
+    assert (16, 21) in rounds
+    assert [m.kind for m in s.messages[28:33]] == [
+        "message",
+        "marker",
+        "summary",
+        "meta",
+        "message",
+    ]
+    assert s.messages[29].is_compact_boundary
+    assert s.metadata["session_id"] == "7f3c2a91-5b8e-4d1a-9c6f-2e4b8a1d0c55"
+    assert s.metadata["title"].startswith("Fix tinyparse")
+    assert [d.message for d in s.diagnostics] == [
+        "skipped 1 file-history-snapshot line (not conversation)",
+        "skipped 1 queue-operation line (not conversation)",
+        "skipped 1 summary line (not conversation)",
+    ]
+
+
+def test_repeated_usage_is_counted_once_per_response() -> None:
+    s = load(path("claude_code_session.jsonl"))
+    usage = reported_usage(s.messages)
+    assert usage is not None
+    responses = {m.id for m in s.messages if m.role == "assistant"}
+    assert usage.responses == len(responses) == 23
+    assert usage.latest_prompt_tokens == s.messages[-1].usage.prompt_tokens  # type: ignore[union-attr]
+
+
+def test_agent_only_session_is_one_volley_of_many_rounds() -> None:
+    s = load(path("agent_only_session.jsonl"))
+    assert s.human_turns() == 1
+    assert ranges(volleys(s.messages)) == [(0, 63)]
+    assert len(api_rounds(s.messages)) == 21
+
+
+def test_anthropic_body() -> None:
+    s = load(path("anthropic_request.json"))
+    assert s.format == "anthropic"
+    assert ranges(api_rounds(s.messages)) == [(0, 1), (1, 3), (3, 5), (5, 7)]
+    assert ranges(volleys(s.messages)) == [(0, 4), (4, 7)]
+    assert s.metadata["tools"] == 2 and "coding agent" in s.metadata["system"]
+    ids = [m.id for m in s.messages if m.role == "assistant"]
+    assert len(set(ids)) == 3 and all(ids)
+
+
+def test_openai_chat_list() -> None:
+    s = load(path("openai_chat.json"))
+    assert s.format == "openai-chat"
+    assert [m.role for m in s.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert s.messages[2].tool_use_ids() == ["call_1", "call_2"]
+    assert s.messages[2].blocks[0].input == {
+        "query": "SELECT count(*) FROM orders WHERE shipped_at >= date('now','-7 day')"
+    }
+    assert ranges(api_rounds(s.messages)) == [(0, 2), (2, 5), (5, 7), (7, 9), (9, 10)]
+
+
+def test_codex_rollout() -> None:
+    s = load(path("codex_rollout.jsonl"))
+    assert s.format == "codex"
+    assert s.messages[0].is_meta  # environment context is injected, not typed
+    assert ranges(volleys(s.messages)) == [(0, 1), (1, 18)]
+    assert ranges(api_rounds(s.messages)) == [
+        (0, 2),
+        (2, 5),
+        (5, 8),
+        (8, 11),
+        (11, 14),
+        (14, 17),
+        (17, 18),
+    ]
+    assert s.metadata["model"] == "gpt-5.1-codex"
+    usage = reported_usage(s.messages)
+    assert usage is not None and usage.responses == 5
+
+
+def test_plain_yaml_and_json_give_the_same_messages() -> None:
+    y = load(path("plain_session.yaml"))
+    assert y.format == "plain" and len(y.messages) == 6
+    assert y.messages[3].id == "resp_2"
+    j = load_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
+    )
+    assert j.format == "plain" and [m.text for m in j.messages] == ["hi", "yo"]
+    assert j.messages[1].id
+
+
+def test_proxy_log_opens_the_last_request_and_can_pick_another() -> None:
+    records = [
+        {
+            "request": {
+                "body": {"system": "s", "messages": [{"role": "user", "content": f"req {i}"}]}
+            },
+            "response": {},
+        }
+        for i in range(3)
+    ]
+    text = "\n".join(json.dumps(r) for r in records)
+    assert load_text(text).messages[0].text == "req 2"
+    picked = load_text(text, request=0)
+    assert (
+        picked.messages[0].text == "req 0"
+        and picked.request_count == 3
+        and picked.request_index == 0
+    )
+    with pytest.raises(LoadError, match="request 5 does not exist: the file holds 3"):
+        load_text(text, request=5)
+
+
+def test_malformed_lines_are_skipped_with_line_numbers() -> None:
+    good = path("claude_code_session.jsonl").read_text().splitlines()
+    broken = [good[0], good[1], '{"type": "user", "message": {"role"', good[2], "[1, 2]", *good[3:]]
+    s = load_text("\n".join(broken))
+    assert len(s.messages) == 65
+    lines = [(d.line, d.message.split(":")[0]) for d in s.diagnostics if d.line is not None]
+    assert lines == [(3, "skipped"), (5, "skipped")]
+
+
+def test_empty_and_unknown_files_say_so(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="the file is empty"):
+        load_text("  \n")
+    with pytest.raises(LoadError, match="tried Claude Code JSONL"):
+        load_text("just some prose\nnot a transcript\n")
+    with pytest.raises(LoadError, match="cannot read"):
+        load(tmp_path / "missing.jsonl")
+
+
+def test_invalid_utf8_is_replaced_and_reported() -> None:
+    data = b'[{"role": "user", "content": "caf\xe9"}]'
+    s = load_bytes(data)
+    assert s.messages[0].text == "caf\ufffd"
+    assert s.diagnostics[0].message == "invalid UTF-8 replaced with U+FFFD"
+
+
+def test_the_opened_file_is_never_written(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(path("claude_code_session.jsonl").read_bytes())
+    before = (target.read_bytes(), target.stat().st_mtime_ns)
+    load(target)
+    assert (target.read_bytes(), target.stat().st_mtime_ns) == before

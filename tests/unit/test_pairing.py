@@ -1,0 +1,77 @@
+from core.model import Block, Message
+from core.pairing import INTERRUPTED_TEXT, MISSING_RESULT_TEXT, ORPHAN_TEXT, check, repair
+from tests.helpers import a, call, result, snapshot, u
+
+
+def kinds(messages: list[Message]) -> list[tuple[str, int, str | None]]:
+    return [(p.kind, p.index, p.tool_use_id) for p in check(messages)]
+
+
+def test_valid_request_has_no_problems_and_repair_keeps_every_object() -> None:
+    msgs = [u(), call("t1", id="A"), result("t1"), a(id="B")]
+    assert check(msgs) == []
+    assert all(x is y for x, y in zip(repair(msgs), msgs, strict=True))
+
+
+def test_parallel_results_on_separate_lines_are_one_user_turn() -> None:
+    first = call("t1", id="A")
+    second = Message("assistant", (Block.tool_use("t2", "Grep", {}),), id="A")
+    assert check([u(), first, second, result("t1"), result("t2"), a(id="B")]) == []
+
+
+def test_orphan_result_at_the_start_becomes_the_placeholder() -> None:
+    msgs = [result("gone"), a(id="A")]
+    assert kinds(msgs) == [("orphan_result", 0, "gone")]
+    fixed = repair(msgs)
+    assert [m.text for m in fixed] == [ORPHAN_TEXT, "a"]
+    assert fixed[0].replaces == (msgs[0],)
+    assert check(fixed) == []
+
+
+def test_orphan_result_later_is_dropped() -> None:
+    msgs = [u(), a(id="A"), result("gone"), u("more")]
+    assert kinds(msgs) == [("orphan_result", 2, "gone")]
+    assert [m.text for m in repair(msgs)] == ["u", "a", "more"]
+
+
+def test_missing_result_goes_to_the_front_of_the_next_user_message() -> None:
+    msgs = [u(), call("t1", id="A"), u("typed instead")]
+    assert kinds(msgs) == [("missing_result", 1, "t1")]
+    fixed = repair(msgs)
+    assert fixed[2].blocks[0] == Block.tool_result("t1", MISSING_RESULT_TEXT, is_error=True)
+    assert fixed[2].blocks[1].text == "typed instead"
+    assert check(fixed) == []
+
+
+def test_missing_result_at_the_end_gets_a_new_meta_message() -> None:
+    msgs = [u(), call("t1", id="A")]
+    fixed = repair(msgs)
+    assert len(fixed) == 3 and fixed[2].is_meta and fixed[2].is_synthetic
+    assert fixed[2].tool_result_ids() == ["t1"]
+    assert check(fixed) == []
+
+
+def test_duplicate_tool_use_is_removed_and_an_empty_reply_is_interrupted() -> None:
+    msgs = [u(), call("t1", id="A"), result("t1"), call("t1", id="B"), u("x")]
+    assert ("duplicate_tool_use", 3, "t1") in kinds(msgs)
+    fixed = repair(msgs)
+    assert fixed[3].text == INTERRUPTED_TEXT
+    assert check(fixed) == []
+
+
+def test_first_message_must_be_user_and_repair_does_not_invent_one() -> None:
+    msgs = [a(id="A"), u()]
+    assert kinds(msgs) == [("first_not_user", 0, None)]
+    assert repair(msgs) == msgs
+
+
+def test_system_markers_are_not_part_of_the_request() -> None:
+    boundary = Message("system", (Block("text", text="compacted"),), is_compact_boundary=True)
+    assert check([boundary, u(), a(id="A")]) == []
+
+
+def test_repair_never_changes_its_input() -> None:
+    msgs = [result("gone"), call("t1", id="A"), u("x"), call("t1", id="B")]
+    before = snapshot(msgs)
+    repair(msgs)
+    assert snapshot(msgs) == before

@@ -1,0 +1,74 @@
+from core.model import Block, Message, Usage
+from core.tokens import chars4, make_counter, reported_usage
+from tests.helpers import a, u
+
+
+def test_chars4_rule() -> None:
+    assert [chars4(n) for n in (0, 1, 3, 4, 7, 8, 400)] == [0, 1, 1, 1, 1, 2, 100]
+    counter = make_counter("chars4")
+    assert counter.count_all([u(""), u("abc"), u("x" * 100)]) == [0, 1, 25]
+    assert counter.label == "chars/4 estimate" and not counter.exact
+
+
+def test_cl100k_counts_offline_and_exactly() -> None:
+    counter = make_counter("cl100k_base")
+    assert counter.warning is None and counter.exact
+    assert counter.count_text("hello world") == 2
+    assert counter.count_all([u("hello world"), u("")]) == [2, 0]
+
+
+def test_unavailable_encoding_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    from core import tokens
+
+    tokens._ENCODINGS.pop("o200k_base", None)
+    counter = make_counter("o200k_base")
+    assert counter.name == "chars4" and not counter.exact
+    assert counter.warning is not None and "o200k_base unavailable" in counter.warning
+    assert counter.count(u("x" * 40)) == 10
+
+
+def test_blocks_are_counted_as_the_spec_says() -> None:
+    counter = make_counter("chars4")
+    tool = Message("assistant", (Block.tool_use("t", "Read", {"path": "a.py"}),), id="A")
+    assert counter.count(tool) == chars4(len('Read {"path":"a.py"}'))
+    image = Message("user", (Block("image"), Block("text", text="x" * 8)))
+    assert counter.count(image) == 2000 + 2
+    assert make_counter("chars4", media_tokens=1500).count(image) == 1502
+
+
+def test_counts_are_cached_per_message() -> None:
+    calls: list[int] = []
+    counter = make_counter("cl100k_base")
+    real = counter._encode_lengths
+    assert real is not None
+    counter._encode_lengths = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[func-returns-value]
+    msgs = [u("one"), u("two")]
+    counter.count_all(msgs)
+    counter.count_all(msgs)
+    counter.count(msgs[0])
+    assert calls == [2]
+
+
+def test_reported_usage_is_deduplicated_by_message_and_request_id() -> None:
+    usage = Usage(
+        input_tokens=5,
+        cache_creation_input_tokens=100,
+        cache_read_input_tokens=1000,
+        output_tokens=7,
+    )
+    msgs = [
+        u(),
+        a("t", id="A", usage=usage, request_id="r1"),
+        a("x", id="A", usage=usage, request_id="r1"),
+        a("y", id="B", usage=Usage(10, 0, 2000, 3)),
+    ]
+    r = reported_usage(msgs)
+    assert r is not None
+    assert (r.responses, r.latest_prompt_tokens, r.peak_prompt_tokens, r.output_tokens) == (
+        2,
+        2010,
+        2010,
+        10,
+    )
+    assert reported_usage([u()]) is None
