@@ -1,0 +1,114 @@
+"""What every strategy shares: its context, its steps and its one result type.
+
+A strategy is a pure function `run(messages, options, context) -> CompactionResult`. It
+never mutates its input; kept messages are passed on as the same objects, so token
+counts are reused and diffs are exact. Every output is checked for valid tool pairing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.diff import Diff, diff
+from core.model import Message
+from core.pairing import check, repair
+from core.pressure import Window
+from core.tokens import TokenCounter, make_counter
+
+
+class OptionError(ValueError):
+    """An option is out of range; the message names the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a strategy needs besides messages and options: how to count and the window."""
+
+    counter: TokenCounter = field(default_factory=lambda: make_counter("chars4"))
+    window: Window = field(default_factory=Window)
+    session_id: str | None = None
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        return sum(self.counter.count_all(messages))
+
+    def pressure(self, messages: Sequence[Message]) -> float:
+        return self.window.pressure(self.tokens(messages))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One visible change: what it did, why, the messages after it and the diff."""
+
+    title: str
+    explanation: str
+    messages: tuple[Message, ...]
+    diff: Diff
+    pressure_before: float
+    pressure_after: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "explanation": self.explanation,
+            "message_count": len(self.messages),
+            "diff": self.diff.to_dict(),
+            "pressure_before": round(self.pressure_before, 6),
+            "pressure_after": round(self.pressure_after, 6),
+        }
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    strategy: str
+    messages: tuple[Message, ...] | None  # None when nothing safe remains
+    stats: Mapping[str, Any]
+    steps: tuple[Step, ...]
+
+
+class Steps:
+    """Builds the step list of one run, each step diffed against the one before."""
+
+    def __init__(self, messages: Sequence[Message], context: Context) -> None:
+        self.context = context
+        self.current: tuple[Message, ...] = tuple(messages)
+        self.steps: list[Step] = []
+
+    def add(self, title: str, explanation: str, after: Sequence[Message]) -> None:
+        after = tuple(after)
+        before_tokens = self.context.tokens(self.current)
+        after_tokens = self.context.tokens(after)
+        self.steps.append(
+            Step(
+                title=title,
+                explanation=explanation,
+                messages=after,
+                diff=diff(self.current, after, before_tokens, after_tokens),
+                pressure_before=self.context.window.pressure(before_tokens),
+                pressure_after=self.context.window.pressure(after_tokens),
+            )
+        )
+        self.current = after
+
+    def repair_pairing(self) -> tuple[Message, ...]:
+        """Make the current messages a valid request, as a step of its own if needed."""
+        problems = check(self.current)
+        fixable = [p for p in problems if p.kind != "first_not_user"]
+        if fixable:
+            kinds = Counter(p.kind.replace("_", " ") for p in fixable)
+            what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
+            self.add(
+                "Repair tool pairing",
+                f"The request would be invalid ({what}); repaired as Claude Code does "
+                "before sending.",
+                repair(self.current),
+            )
+        return self.current
+
+
+def positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise OptionError(f"{name} must be an integer >= {minimum}, not {value!r}")
+    return value

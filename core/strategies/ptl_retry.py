@@ -1,0 +1,165 @@
+"""Prompt-too-long retry truncation (SEMANTICS §5; Claude Code `truncateHeadForPTLRetry`).
+
+When the summarize request itself is too long, drop the oldest API rounds (sized by the
+token gap the provider reports, else 20 % of the rounds), keep at least one, and retry,
+at most three times. The step-through plays the provider: every attempt still over the
+limit gets the provider's error text, which the next truncation parses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+from core.grouping import api_rounds
+from core.model import PTL_MARKER_TEXT, Message, text_message
+from core.strategies.base import CompactionResult, Context, Steps, positive_int
+
+NAME = "ptl-retry"
+MAX_TRUNCATIONS = 3
+FALLBACK_FRACTION = 0.2
+TOO_LONG_MESSAGE = "Conversation too long. Press esc twice to go up a few messages and try again."
+_GAP = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PtlRetryOptions:
+    limit: int | None = None  # the provider's limit; default the usable window
+    error_text: str | None = None  # the provider's own words, instead of simulating them
+    summary_prompt_tokens: int = 1000  # what the summarize instruction adds to the request
+
+    def __post_init__(self) -> None:
+        if self.limit is not None:
+            positive_int("limit", self.limit)
+        positive_int("summary_prompt_tokens", self.summary_prompt_tokens, minimum=0)
+
+
+def token_gap(error_text: str) -> int | None:
+    """How many tokens too long the provider says the prompt is, if it says."""
+    match = _GAP.search(error_text)
+    if not match:
+        return None
+    gap = int(match.group(1)) - int(match.group(2))
+    return gap if gap > 0 else None
+
+
+def provider_error(tokens: int, limit: int) -> str:
+    return f"prompt is too long: {tokens} tokens > {limit} maximum"
+
+
+def marker() -> Message:
+    return text_message("user", PTL_MARKER_TEXT, is_meta=True, is_synthetic=True)
+
+
+@dataclass(frozen=True)
+class Truncation:
+    messages: tuple[Message, ...]
+    groups_before: int
+    groups_dropped: int
+    gap: int | None
+    marker_inserted: bool
+
+
+def truncate_head(
+    messages: Sequence[Message], error_text: str, context: Context
+) -> Truncation | None:
+    """One truncation of the summarize request, or None when nothing safe remains."""
+    if messages and messages[0].is_ptl_marker:
+        messages = messages[1:]  # otherwise the old marker is all the 20 % fallback drops
+    groups = api_rounds(messages, context.counter.count_all(messages))
+    if len(groups) < 2:
+        return None
+    gap = token_gap(error_text)
+    if gap is not None:
+        # the group whose tokens cross the gap is dropped too
+        totals = accumulate(g.tokens for g in groups)
+        drop = next((n for n, acc in enumerate(totals, start=1) if acc >= gap), len(groups))
+    else:
+        drop = max(1, int(len(groups) * FALLBACK_FRACTION))
+    drop = min(drop, len(groups) - 1)
+    if drop < 1:
+        return None
+    kept = tuple(messages[groups[drop].start :])
+    inserted = kept[0].role == "assistant"
+    return Truncation(
+        messages=(marker(), *kept) if inserted else kept,
+        groups_before=len(groups),
+        groups_dropped=drop,
+        gap=gap,
+        marker_inserted=inserted,
+    )
+
+
+def run(
+    messages: Sequence[Message], options: PtlRetryOptions, context: Context
+) -> CompactionResult:
+    messages = tuple(messages)
+    limit = options.limit or context.window.usable
+    steps = Steps(messages, context)
+    current = messages
+    attempts = truncations = dropped_groups = 0
+    outcome = "fits"
+    error: str | None = None
+    marker_inserted = False
+
+    def request_tokens(msgs: Sequence[Message]) -> int:
+        return context.tokens(msgs) + options.summary_prompt_tokens
+
+    def fails(msgs: Sequence[Message]) -> bool:
+        if attempts == 1 and options.error_text is not None:
+            return True  # the user brought the provider's refusal of the first attempt
+        return request_tokens(msgs) > limit
+
+    while True:
+        attempts += 1
+        if not fails(current):
+            break
+        said = options.error_text or provider_error(request_tokens(current), limit)
+        if truncations == MAX_TRUNCATIONS:
+            outcome, error = "too_long", TOO_LONG_MESSAGE
+            break
+        cut = truncate_head(current, said, context)
+        if cut is None:
+            outcome, error = "too_long", TOO_LONG_MESSAGE
+            break
+        truncations += 1
+        dropped_groups += cut.groups_dropped
+        marker_inserted = cut.marker_inserted
+        sizing = (
+            f"a gap of {cut.gap:,} tokens, so the oldest rounds covering it"
+            if cut.gap is not None
+            else f"no token counts in it, so 20 % of {cut.groups_before} rounds"
+        )
+        steps.add(
+            f"Retry {truncations}: drop {cut.groups_dropped} oldest API round"
+            f"{'s' if cut.groups_dropped != 1 else ''}",
+            f'Attempt {attempts} was refused ("{said}"): {sizing}'
+            f"{'; a marker keeps the request user-first' if cut.marker_inserted else ''}.",
+            cut.messages,
+        )
+        current = cut.messages
+        outcome = "truncated"
+
+    final = steps.repair_pairing() if outcome != "too_long" else None
+    if outcome == "too_long":
+        steps.add("Give up", f"{TOO_LONG_MESSAGE} (after {truncations} truncations)", current)
+    stats: dict[str, Any] = {
+        "strategy": NAME,
+        "outcome": outcome,
+        "error": error,
+        "attempts": attempts,
+        "truncations": truncations,
+        "groups_before": len(api_rounds(messages)),
+        "groups_dropped": dropped_groups,
+        "marker_inserted": marker_inserted,
+        "limit": limit,
+        "messages_before": len(messages),
+        "messages_after": len(final) if final is not None else 0,
+        "tokens_before": context.tokens(messages),
+        "tokens_after": context.tokens(final) if final is not None else 0,
+        "request_tokens_after": request_tokens(final) if final is not None else None,
+    }
+    return CompactionResult(NAME, final, stats, tuple(steps.steps))

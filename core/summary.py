@@ -1,0 +1,114 @@
+"""Local, deterministic volley summaries (SEMANTICS §6): no network, same input, same text.
+
+    [memory:context v1 | session=<id>]
+    <the user's intent, at most 80 characters>
+    - actions: Read ×3, Edit ×2, Bash
+    - outcomes: test result: 1 failed, 4 passed; test result: 5 passed
+    - files: tinyparse/__init__.py, tests/test_parser.py
+
+The whole text stays within the per-volley cap: bullets are shortened, then left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from core.model import SUMMARY_PREFIX, Message, text_message
+from core.text import one_line
+
+TITLE_CHARS = 80
+MIN_SUMMARY_CHARS = 200
+PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
+EDIT_TOOLS = frozenset(
+    {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "edit_file"}
+)
+_TEST_RESULT = re.compile(
+    r"\b(\d+ (?:passed|failed|errors?)(?:, \d+ (?:passed|failed|skipped|errors?))*)"
+)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+
+
+def marker_line(session_id: str | None) -> str:
+    return f"{SUMMARY_PREFIX}context v1 | session={session_id or 'unknown'}]"
+
+
+def tool_paths(message: Message, tools: Iterable[str] | None = None) -> list[str]:
+    """Paths named by the tool calls of `message` (only of `tools`, when given)."""
+    wanted = set(tools) if tools is not None else None
+    paths: list[str] = []
+    for block in message.blocks:
+        if block.type != "tool_use" or (wanted is not None and block.name not in wanted):
+            continue
+        data = block.input
+        if isinstance(data, dict):
+            paths.extend(str(data[k]) for k in PATH_KEYS if isinstance(data.get(k), str))
+        elif isinstance(data, str):
+            paths.extend(_PATCH_FILE.findall(data))
+    return paths
+
+
+def _outcomes(messages: Sequence[Message]) -> list[str]:
+    found: list[str] = []
+    for m in messages:
+        for block in m.blocks:
+            if block.type != "tool_result":
+                continue
+            text = block.text
+            match = _TEST_RESULT.search(text)
+            if match:
+                found.append(f"test result: {match.group(1)}")
+            elif "build failed" in text.lower():
+                found.append("build failed")
+            elif block.is_error:
+                lines = [ln for ln in text.splitlines() if ln.strip()]
+                found.append("error: " + one_line(lines[-1] if lines else "tool error", 60))
+    last_reply = next(
+        (
+            m
+            for m in reversed(messages)
+            if m.role == "assistant" and any(b.type == "text" for b in m.blocks)
+        ),
+        None,
+    )
+    if last_reply is not None:
+        text = " ".join(b.text for b in last_reply.blocks if b.type == "text")
+        found.append("reply: " + one_line(text.split(". ")[0], 90))
+    return list(dict.fromkeys(found))
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) -> str:
+    """The summary of one volley, at most `cap` characters long."""
+    human = next((m for m in volley if m.is_human), None)
+    title = one_line(human.text if human else "agent activity", TITLE_CHARS)
+    tools = Counter(b.name or "tool" for m in volley for b in m.blocks if b.type == "tool_use")
+    actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tools.most_common())
+    files = Counter(p for m in volley for p in tool_paths(m))
+    bullets = [
+        ("actions", actions),
+        ("outcomes", "; ".join(_outcomes(volley))),
+        ("files", ", ".join(p for p, _ in files.most_common(3))),
+    ]
+    head = f"{marker_line(session_id)}\n{_shorten(title, TITLE_CHARS)}"
+    text = _shorten(head, cap)
+    for label, value in bullets:
+        if not value:
+            continue
+        room = cap - len(text) - len(f"\n- {label}: ")
+        if room < 12:
+            break
+        text += f"\n- {label}: {_shorten(value, room)}"
+    return text
+
+
+def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
+    """A summary message standing for the volley's messages (never for a summary)."""
+    sources = tuple(m for m in volley if not m.is_summary_item)
+    return text_message(
+        "user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources
+    )
