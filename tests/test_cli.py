@@ -130,3 +130,141 @@ def test_markup_in_messages_is_printed_literally(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "[bold red]x[/]" in proc.stdout
     assert "\x1b[2J" not in proc.stdout and "␛[2J" in proc.stdout
+
+
+def test_compact_json_shape_and_indexes() -> None:
+    proc = run(
+        "compact",
+        str(path()),
+        "--strategy",
+        "hysteresis",
+        "--json",
+        "--tokenizer",
+        "chars4",
+        "--context-window",
+        "5000",
+        "--reserved-output",
+        "1000",
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == {"strategy", "messages", "stats", "steps"}
+    assert out["strategy"] == "hysteresis" and out["stats"]["volleys_summarized"] >= 1
+    summaries = [m for m in out["messages"] if m["kind"] == "summary" and m["index"] is None]
+    assert summaries and summaries[0]["text"].startswith("[memory:context v1 | session=7f3c2a91")
+    kept = [m for m in out["messages"] if m["index"] is not None]
+    assert [m["index"] for m in kept] == sorted(m["index"] for m in kept)
+    assert set(out["messages"][0]) == {"index", "role", "kind", "id", "tokens", "line", "text"}
+    step = out["steps"][0]
+    assert {"title", "explanation", "diff", "pressure_before", "pressure_after"} <= set(step)
+
+
+def test_compact_trim_with_flags() -> None:
+    proc = run(
+        "compact",
+        str(path("plain_session.yaml")),
+        "--strategy",
+        "trim",
+        "--json",
+        "--keep-recent-turns",
+        "1",
+        "--trigger-turns",
+        "1",
+        "--turn",
+        "3",
+    )
+    out = json.loads(proc.stdout)
+    assert [m["index"] for m in out["messages"]] == [0, 4, 5]
+    assert out["stats"]["reason"] == "turn_pressure"
+
+
+def test_compact_ptl_with_nothing_safe_exits_3() -> None:
+    proc = run(
+        "compact",
+        str(path("agent_only_session.jsonl")),
+        "--strategy",
+        "ptl-retry",
+        "--limit",
+        "100",
+        "--json",
+    )
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout)["messages"] is None
+    assert "Conversation too long. Press esc twice" in proc.stderr
+
+
+def test_compact_ptl_with_a_user_error_text() -> None:
+    proc = run(
+        "compact",
+        str(path("agent_only_session.jsonl")),
+        "--strategy",
+        "ptl-retry",
+        "--error",
+        "prompt is too long: 205000 tokens > 200000 maximum",
+        "--json",
+    )
+    out = json.loads(proc.stdout)
+    assert out["stats"]["truncations"] == 1 and out["messages"][0]["index"] is None
+    assert "a gap of 5,000 tokens" in out["steps"][0]["explanation"]
+
+
+def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(path().read_bytes())
+    before = digest(src)
+    out = tmp_path / "compacted.jsonl"
+    proc = run(
+        "compact", str(src), "--strategy", "microcompact", "--keep-recent", "2", "--write", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(run("analyze", str(out), "--json").stdout)
+    assert again["format"] == "claude-code" and again["pairing_problems"] == []
+    proc = run("compact", str(src), "--strategy", "microcompact", "--write", str(src))
+    assert proc.returncode == 2 and "refusing to overwrite the input file" in proc.stderr
+    assert digest(src) == before
+
+
+def test_simulate_json_and_compare() -> None:
+    proc = run(
+        "simulate",
+        str(path("agent_only_session.jsonl")),
+        "--strategy",
+        "microcompact",
+        "--compare",
+        "none",
+        "--json",
+        "--context-window",
+        "30000",
+        "--reserved-output",
+        "4000",
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    first, second = out["simulations"]
+    assert first["policy"] == "microcompact" and second["policy"] == "no compaction"
+    assert first["totals"]["rounds"] == second["totals"]["rounds"] == 21
+    assert first["totals"]["peak_pressure"] < second["totals"]["peak_pressure"]
+    assert {"compactions", "peak_pressure", "tokens_removed", "rounds_exceeding_window"} <= set(
+        first["totals"]
+    )
+
+
+def test_bad_options_are_usage_errors() -> None:
+    proc = run("compact", str(path()), "--strategy", "hysteresis", "--thresholds", "90,80,95")
+    assert proc.returncode == 2 and "must satisfy 0 < target < lowest" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_human_compact_output_shows_before_and_after() -> None:
+    proc = run(
+        "compact",
+        str(path()),
+        "--strategy",
+        "hysteresis",
+        "--context-window",
+        "5000",
+        "--reserved-output",
+        "1000",
+    )
+    assert proc.returncode == 0
+    assert "step 1: Summarize volley 1" in proc.stdout and "pressure" in proc.stdout

@@ -13,15 +13,24 @@ compact, 4 truncation likely. Only the app imports Textual.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from core.analysis import analyze
+from core.analysis import analyze, message_fields
+from core.config import PRESETS, Config, ConfigError
+from core.config import load as load_config
+from core.diff import sources
+from core.export import serialize
+from core.files import write_atomic
 from core.formats import LoadError, load
-from core.model import Session
+from core.model import Message, Session
 from core.pressure import Window
+from core.simulate import Policy, simulate
+from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
+from core.strategies import run as run_strategy
 from core.tokens import TOKENIZERS, TokenCounter, make_counter
 
 COMMANDS = ("analyze", "compact", "simulate", "checkpoint")
@@ -40,6 +49,34 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None, help="YAML settings (default ./compaction.yaml)")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None)
+    p.add_argument("--context-window", type=int, default=None)
+    p.add_argument("--reserved-output", type=int, default=None)
+
+
+def _add_policy(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("trim")
+    g.add_argument("--keep-recent-turns", type=int)
+    g.add_argument("--no-keep-initial-user", action="store_true")
+    g.add_argument("--trigger-turns", type=int)
+    g.add_argument("--trigger-tokens", type=int)
+    g.add_argument("--turn", type=int, help="the turn about to start (default human turns + 1)")
+    g = p.add_argument_group("ptl-retry")
+    g.add_argument("--limit", type=int, help="provider limit (default the usable window)")
+    g.add_argument("--error", help="the provider's prompt-too-long error text")
+    g = p.add_argument_group("hysteresis")
+    g.add_argument("--thresholds", help="three percents, e.g. 75,85,95")
+    g.add_argument("--target", type=int)
+    g.add_argument("--summary-chars", type=int)
+    g.add_argument("--protect-volleys", type=int)
+    g.add_argument("--stage", choices=("preflight", "post-turn"))
+    g = p.add_argument_group("microcompact")
+    g.add_argument("--keep-recent", type=int)
+    g.add_argument("--idle-gap-minutes", type=int)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="compaction-inspector", description=__doc__.split("\n")[0]
@@ -47,39 +84,110 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("analyze", help="rounds, volleys, tokens and pressure of a transcript")
     _add_common(p)
-    p.add_argument("--context-window", type=int, default=None)
-    p.add_argument("--reserved-output", type=int, default=None)
+    _add_config(p)
+    p = sub.add_parser("compact", help="run one strategy and show each step")
+    _add_common(p)
+    _add_config(p)
+    p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES))
+    _add_policy(p)
+    p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
+    p = sub.add_parser("simulate", help="replay the session round by round under a policy")
+    _add_common(p)
+    _add_config(p)
+    p.add_argument("--strategy", default="hysteresis", choices=sorted(SIMULATED))
+    p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
+    _add_policy(p)
     return parser
+
+
+SIMULATED = ("none", "trim", "hysteresis", "microcompact")
+
+
+def _config(args: argparse.Namespace) -> Config:
+    try:
+        config = load_config(args.config)
+        if args.preset:
+            config = config.with_preset(args.preset)
+        window = Window(
+            args.context_window or config.window.context_window,
+            args.reserved_output
+            if args.reserved_output is not None
+            else config.window.reserved_output,
+        )
+        config = dataclasses.replace(config, window=window)
+        if args.tokenizer:
+            config = dataclasses.replace(config, tokenizer=args.tokenizer)
+        if "strategy" in args:
+            config = _with_flags(config, args)
+    except (ConfigError, OptionError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    return config
+
+
+def _with_flags(config: Config, args: argparse.Namespace) -> Config:
+    """The config with every strategy option given on the command line."""
+    trim = config.trim
+    if args.trigger_turns is not None or args.trigger_tokens is not None:
+        trim = dataclasses.replace(
+            trim, trigger_turns=args.trigger_turns, trigger_tokens=args.trigger_tokens
+        )
+    trim = dataclasses.replace(
+        trim,
+        keep_recent_turns=_or(args.keep_recent_turns, trim.keep_recent_turns),
+        keep_initial_user=trim.keep_initial_user and not args.no_keep_initial_user,
+        turn=args.turn,
+    )
+    ptl = dataclasses.replace(
+        config.ptl_retry, limit=_or(args.limit, config.ptl_retry.limit), error_text=args.error
+    )
+    hys = config.hysteresis
+    thresholds = hys.thresholds
+    if args.thresholds:
+        try:
+            thresholds = tuple(int(x) for x in args.thresholds.split(","))  # type: ignore[assignment]
+        except ValueError as exc:
+            raise UsageError(
+                f"--thresholds must be three whole percents like 75,85,95, not {args.thresholds!r}"
+            ) from exc
+    hys = dataclasses.replace(
+        hys,
+        thresholds=thresholds,
+        target=_or(args.target, hys.target),
+        summary_chars=_or(args.summary_chars, hys.summary_chars),
+        protect_volleys=_or(args.protect_volleys, hys.protect_volleys),
+        stage=_or(args.stage, hys.stage),
+    )
+    micro = dataclasses.replace(
+        config.microcompact,
+        keep_recent=_or(args.keep_recent, config.microcompact.keep_recent),
+        idle_gap_minutes=_or(args.idle_gap_minutes, config.microcompact.idle_gap_minutes),
+    )
+    return dataclasses.replace(config, trim=trim, ptl_retry=ptl, hysteresis=hys, microcompact=micro)
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
 
 
 def _load(args: argparse.Namespace) -> Session:
     return load(args.file, request=args.request)
 
 
-def _counter(name: str | None) -> TokenCounter:
-    counter = make_counter(name or "cl100k_base")
+def _counter(config: Config) -> TokenCounter:
+    counter = make_counter(config.tokenizer, config.media_tokens)
     if counter.warning:
         print(f"warning: {counter.warning}", file=sys.stderr)
     return counter
 
 
-def _window(args: argparse.Namespace) -> Window:
-    try:
-        return Window(
-            context_window=args.context_window or Window().context_window,
-            reserved_output=(
-                args.reserved_output
-                if args.reserved_output is not None
-                else Window().reserved_output
-            ),
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
+def _context(session: Session, config: Config) -> Context:
+    return Context(_counter(config), config.window, session.session_id)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    config = _config(args)
     session = _load(args)
-    result = analyze(session, _counter(args.tokenizer), _window(args))
+    result = analyze(session, _counter(config), config.window)
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -89,11 +197,95 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def strategy_options(config: Config, name: str) -> Any:
+    return {
+        "trim": config.trim,
+        "ptl-retry": config.ptl_retry,
+        "hysteresis": config.hysteresis,
+        "microcompact": config.microcompact,
+    }[name]
+
+
+def compaction_json(session: Session, result: CompactionResult, context: Context) -> dict[str, Any]:
+    index = {m: i for i, m in enumerate(session.messages)}
+
+    def origin(m: Message) -> int | None:
+        if m in index:
+            return index[m]
+        if m.is_summary_item or m.is_synthetic:
+            return None
+        found = sources(m, index)
+        return found[0] if found else None
+
+    messages = None
+    if result.messages is not None:
+        messages = [
+            {**message_fields(m, origin(m), context.counter.count(m)), "text": m.text}
+            for m in result.messages
+        ]
+    return {
+        "strategy": result.strategy,
+        "messages": messages,
+        "stats": dict(result.stats),
+        "steps": [s.to_dict() for s in result.steps],
+    }
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    config = _config(args)
+    session = _load(args)
+    context = _context(session, config)
+    result = run_strategy(
+        args.strategy, session.messages, strategy_options(config, args.strategy), context
+    )
+    if args.json:
+        _print_json(compaction_json(session, result, context))
+    else:
+        from tui.report import print_compaction
+
+        print_compaction(session, result, context)
+    if result.messages is None:
+        print(f"compaction-inspector: {result.stats.get('error')}", file=sys.stderr)
+        return 3
+    if args.write:
+        text, written = serialize(result.messages, session.format, session.metadata)
+        try:
+            write_atomic(args.write, text, protect=args.file)
+        except OSError as exc:
+            raise UsageError(str(exc)) from exc
+        print(f"wrote {len(result.messages)} messages ({written}) to {args.write}", file=sys.stderr)
+    return 0
+
+
+def _policy(name: str, config: Config) -> Policy:
+    return Policy(None) if name == "none" else Policy(name, strategy_options(config, name))
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    config = _config(args)
+    session = _load(args)
+    context = _context(session, config)
+    sims = [simulate(session.messages, _policy(args.strategy, config), context)]
+    if args.compare:
+        sims.append(simulate(session.messages, _policy(args.compare, config), context))
+    if args.json:
+        _print_json({"simulations": [s.to_dict() for s in sims], **sims[0].to_dict()})
+    else:
+        from tui.report import print_simulation
+
+        print_simulation(sims)
+    return 0
+
+
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {"analyze": cmd_analyze}
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "analyze": cmd_analyze,
+    "compact": cmd_compact,
+    "simulate": cmd_simulate,
+}
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from core.analysis import Analysis
-from core.text import one_line
+from core.model import Message, Session
+from core.simulate import Simulation
+from core.strategies import CompactionResult, Context
+from core.text import one_line, visible
 
 
 def console() -> Console:
@@ -97,3 +103,103 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         for d in s.diagnostics:
             where = f"line {d.line}: " if d.line is not None else ""
             out.print(Text(f"  {where}{one_line(d.message, 140)}"))
+
+
+def _ranges(indexes: list[int]) -> str:
+    """1, 2, 3, 7 -> '#1–#3, #7'."""
+    parts: list[str] = []
+    for i in sorted(indexes):
+        if parts and parts[-1][1] == i - 1:
+            parts[-1] = (parts[-1][0], i)
+        else:
+            parts.append((i, i))
+    return ", ".join(f"#{a}" if a == b else f"#{a}–#{b}" for a, b in parts)
+
+
+def _preview(m: Message, width: int = 90) -> Text:
+    line = Text(f"{m.role:<9} {m.kind:<11} ", style="dim")
+    line.append(one_line(m.text, width))
+    return line
+
+
+def print_compaction(
+    session: Session, result: CompactionResult, context: Context, out: Console | None = None
+) -> None:
+    out = out or console()
+    before = session.messages
+    out.print(Text(f"{result.strategy} on {session.path} ({len(before)} messages)", style="bold"))
+    previous: tuple[Message, ...] = tuple(before)
+    for n, step in enumerate(result.steps, start=1):
+        d = step.diff
+        body = Text(step.explanation + "\n")
+        body.append(
+            f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}) · "
+            f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}\n",
+            style="bold",
+        )
+        if d.dropped:
+            body.append(
+                f"− dropped {_ranges(list(d.dropped))} ({len(d.dropped)} messages)\n", style="red"
+            )
+        for j in sorted({a for _, a in d.summarized}):
+            sources_of = [b for b, a in d.summarized if a == j]
+            body.append(f"≈ summarized {_ranges(sources_of)} into:\n", style="yellow")
+            body.append(visible(step.messages[j].text) + "\n", style="yellow")
+        if d.edited:
+            body.append(f"~ edited {_ranges([b for b, _ in d.edited])}\n", style="cyan")
+        for j in d.inserted:
+            body.append("+ inserted ", style="green")
+            body.append_text(_preview(step.messages[j]))
+            body.append("\n")
+        out.print(
+            Panel(body, title=Text(f"step {n}: {step.title}"), title_align="left", expand=False)
+        )
+        previous = step.messages
+    stats = Table(title="stats", title_justify="left", show_header=False)
+    for key, value in result.stats.items():
+        stats.add_row(Text(key), Text(json.dumps(value)))
+    out.print(stats)
+    if result.messages is None:
+        out.print(Text(str(result.stats.get("error")), style="bold red"))
+    else:
+        out.print(
+            Text(
+                f"result: {len(previous)} messages, {context.tokens(previous):,} tokens",
+                style="bold",
+            )
+        )
+
+
+def print_simulation(simulations: list[Simulation], out: Console | None = None) -> None:
+    out = out or console()
+    for sim in simulations:
+        t = sim.totals
+        out.print(
+            Text(
+                f"{sim.policy.label}: {t['rounds']} rounds, {t['compactions']} compactions, "
+                f"peak {t['peak_pressure']:.1%} "
+                f"(uncompacted {t['peak_pressure_uncompacted']:.1%}), "
+                f"{t['tokens_removed']:,} tokens removed, "
+                f"{t['rounds_exceeding_window']} rounds over the "
+                f"{sim.usable_window:,}-token window",
+                style="bold",
+            )
+        )
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("round", "sent", "before", "after", "pressure", "event"):
+            table.add_column(column, justify="left" if column in ("pressure", "event") else "right")
+        for p in sim.points:
+            event = ""
+            if p.event is not None:
+                event = ("⚑ " if p.event.source == "transcript" else "✂ ") + "; ".join(
+                    p.event.titles
+                )
+            table.add_row(
+                str(p.round),
+                str(p.messages_sent),
+                f"{p.tokens_before:,}",
+                f"{p.tokens_after:,}",
+                pressure_text(p.pressure_after, 10),
+                Text(one_line(event, 60)),
+            )
+        out.print(table)

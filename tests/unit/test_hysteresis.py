@@ -74,9 +74,15 @@ def test_third_tier_reduces_protection_then_shrinks_then_drops_meta() -> None:
     msgs = [u("injected context " * 40, is_meta=True), *session(4, size=2000)]
     r = run(msgs, HysteresisOptions(protect_volleys=2, summary_chars=600), ctx_for(msgs, 3.0))
     titles = [s.title for s in r.steps]
-    assert titles[:2] == ["Summarize volley 1: “task 0: fix the parser”", "Summarize volley 2: “task 1: fix the parser”"]
+    assert titles[:2] == [
+        "Summarize volley 1: “task 0: fix the parser”",
+        "Summarize volley 2: “task 1: fix the parser”",
+    ]
     assert "Reduce tail protection to 1 volley" in titles
-    assert "Shrink summaries to 420 characters" in titles and "Shrink summaries to 200 characters" in titles
+    assert (
+        "Shrink summaries to 420 characters" in titles
+        and "Shrink summaries to 200 characters" in titles
+    )
     assert "Drop 1 injected meta message" in titles
     assert r.stats["protect_volleys"] == 1 and r.stats["summary_chars"] == 200
     assert r.stats["meta_dropped"] == 1

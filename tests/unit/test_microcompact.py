@@ -40,6 +40,10 @@ def test_idle_gap_trigger() -> None:
     ]
     quiet = run(msgs, MicrocompactOptions(keep_recent=0, idle_gap_minutes=60), CTX)
     assert quiet.stats["triggered"] is False and quiet.stats["idle_minutes"] == 30.0
-    late = run(msgs, MicrocompactOptions(keep_recent=0, idle_gap_minutes=60, now="2026-01-01T11:30:00Z"), CTX)
+    late = run(
+        msgs,
+        MicrocompactOptions(keep_recent=0, idle_gap_minutes=60, now="2026-01-01T11:30:00Z"),
+        CTX,
+    )
     assert late.stats["triggered"] is True and late.stats["reason"] == "idle_gap"
     assert late.stats["results_cleared"] == 3

@@ -68,7 +68,13 @@ def test_old_marker_is_stripped_before_regrouping() -> None:
 
 
 def test_tool_results_stay_with_their_round() -> None:
-    msgs = [u("go"), call("t1", id="A"), result("t1", text="r" * 800), call("t2", id="B"), result("t2")]
+    msgs = [
+        u("go"),
+        call("t1", id="A"),
+        result("t1", text="r" * 800),
+        call("t2", id="B"),
+        result("t2"),
+    ]
     cut = truncate_head(msgs, "prompt is too long: 300 tokens > 100 maximum", CTX)
     assert cut is not None and cut.messages[1:] == tuple(msgs[3:])
 
@@ -102,7 +108,11 @@ def test_user_error_without_numbers_shows_the_fallback() -> None:
 def test_gives_up_after_three_truncations() -> None:
     r = run(rounds(20), PtlRetryOptions(error_text="too long, no numbers", limit=1), CTX)
     assert r.messages is None
-    assert r.stats["outcome"] == "too_long" and r.stats["truncations"] == 3 and r.stats["attempts"] == 4
+    assert (
+        r.stats["outcome"] == "too_long"
+        and r.stats["truncations"] == 3
+        and r.stats["attempts"] == 4
+    )
     assert r.stats["error"] == TOO_LONG_MESSAGE
     assert r.steps[-1].title == "Give up"
 

@@ -85,7 +85,15 @@ def test_over_budget_when_a_kept_message_exceeds_the_token_trigger() -> None:
 
 
 def test_slice_never_starts_with_a_tool_result() -> None:
-    msgs = [u("fix"), call("t1", id="A"), result("t1"), call("t2", id="B"), result("t2"), a("done", id="C"), u("next")]
+    msgs = [
+        u("fix"),
+        call("t1", id="A"),
+        result("t1"),
+        call("t2", id="B"),
+        result("t2"),
+        a("done", id="C"),
+        u("next"),
+    ]
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=1, turn=3), CTX)
     assert texts(r.messages) == ["fix", "next"]
 

@@ -1,0 +1,287 @@
+"""`compaction.yaml`: window, tokenizer and every strategy's options, with presets.
+
+Found at `--config FILE`, else `./compaction.yaml`, else the user config directory.
+Read with `yaml.safe_load` and validated: an unknown key or an out-of-range value is a
+`ConfigError` naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.files import write_atomic
+from core.pressure import Window
+from core.strategies.base import OptionError
+from core.strategies.hysteresis import HysteresisOptions
+from core.strategies.microcompact import CLEARABLE_TOOLS, MicrocompactOptions
+from core.strategies.ptl_retry import PtlRetryOptions
+from core.strategies.trim import TrimOptions
+from core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
+
+FILE_NAME = "compaction.yaml"
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Where a real tool's limits sit (SEMANTICS §10)."""
+
+    name: str
+    context_window: int
+    reserved_output: int
+    auto_compact_tokens: int
+    description: str
+
+
+def _claude_code(window: int) -> Preset:
+    reserved = 20_000  # min(max output, 20000)
+    effective = window - reserved
+    return Preset(
+        "claude-code" if window == 200_000 else "claude-code-1m",
+        window,
+        reserved,
+        effective - 13_000,
+        f"Claude Code: auto-compact at {effective - 13_000:,} (13,000 under the "
+        f"{effective:,}-token effective window), warning 20,000 before it",
+    )
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        _claude_code(200_000),
+        _claude_code(1_000_000),
+        Preset(
+            "codex",
+            272_000,
+            0,
+            244_800,
+            "Codex CLI: model_auto_compact_token_limit at 90 % of the window",
+        ),
+        Preset(
+            "inspect-ai", 200_000, 0, 180_000, "Inspect AI: compaction threshold 0.9 of the window"
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    window: Window = field(default_factory=Window)
+    tokenizer: str = DEFAULT_TOKENIZER
+    media_tokens: int = FLAT_MEDIA_TOKENS
+    preset: str | None = "claude-code"
+    trim: TrimOptions = field(default_factory=TrimOptions)
+    ptl_retry: PtlRetryOptions = field(default_factory=PtlRetryOptions)
+    hysteresis: HysteresisOptions = field(default_factory=HysteresisOptions)
+    microcompact: MicrocompactOptions = field(default_factory=MicrocompactOptions)
+    keys: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None  # the file it was read from
+
+    @property
+    def auto_compact_tokens(self) -> int | None:
+        return PRESETS[self.preset].auto_compact_tokens if self.preset in PRESETS else None
+
+    def with_preset(self, name: str) -> Config:
+        if name not in PRESETS:
+            raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
+        p = PRESETS[name]
+        return dataclasses.replace(
+            self, preset=name, window=Window(p.context_window, p.reserved_output)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        trim = self.trim
+        trigger = {
+            k: v for k, v in (("turns", trim.trigger_turns), ("tokens", trim.trigger_tokens)) if v
+        }
+        return {
+            "preset": self.preset,
+            "context_window": self.window.context_window,
+            "reserved_output": self.window.reserved_output,
+            "tokenizer": self.tokenizer,
+            "media_tokens": self.media_tokens,
+            "trim": {
+                "keep_recent_turns": trim.keep_recent_turns,
+                "keep_initial_user": trim.keep_initial_user,
+                "trigger": trigger,
+            },
+            "ptl_retry": {
+                "limit": self.ptl_retry.limit,
+                "summary_prompt_tokens": self.ptl_retry.summary_prompt_tokens,
+            },
+            "hysteresis": {
+                "thresholds": list(self.hysteresis.thresholds),
+                "target": self.hysteresis.target,
+                "summary_chars": self.hysteresis.summary_chars,
+                "protect_volleys": self.hysteresis.protect_volleys,
+                "stage": self.hysteresis.stage,
+            },
+            "microcompact": {
+                "keep_recent": self.microcompact.keep_recent,
+                "idle_gap_minutes": self.microcompact.idle_gap_minutes,
+                "clearable_tools": sorted(self.microcompact.clearable_tools),
+            },
+            "keys": dict(self.keys),
+        }
+
+
+_TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens",
+        "trim", "ptl_retry", "hysteresis", "microcompact", "keys")  # fmt: skip
+_SECTIONS: dict[str, tuple[str, ...]] = {
+    "trim": ("keep_recent_turns", "keep_initial_user", "trigger"),
+    "ptl_retry": ("limit", "summary_prompt_tokens"),
+    "hysteresis": ("thresholds", "target", "summary_chars", "protect_volleys", "stage"),
+    "microcompact": ("keep_recent", "idle_gap_minutes", "clearable_tools"),
+}
+
+
+def _mapping(value: Any, key: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} must be a mapping of keys to values")
+    return value
+
+
+def _known(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in data:
+        if key not in allowed:
+            name = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"unknown key {name!r}; allowed: {', '.join(allowed)}")
+
+
+def _int(value: Any, key: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{key} must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def from_dict(data: Any, base: Config | None = None, source: str | None = None) -> Config:
+    """A validated Config from parsed YAML, on top of `base` (default: the defaults)."""
+    config = base or Config()
+    data = _mapping(data, "the configuration")
+    _known(data, _TOP, "")
+    if "preset" in data and data["preset"] is not None:
+        config = config.with_preset(str(data["preset"]))
+    window = config.window
+    try:
+        window = Window(
+            _int(data.get("context_window", window.context_window), "context_window", 1),
+            _int(data.get("reserved_output", window.reserved_output), "reserved_output"),
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    tokenizer = data.get("tokenizer", config.tokenizer)
+    if tokenizer not in TOKENIZERS:
+        raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
+    sections = {name: _mapping(data.get(name), name) for name in _SECTIONS}
+    for name, section in sections.items():
+        _known(section, _SECTIONS[name], name)
+    keys = _mapping(data.get("keys"), "keys")
+    with _section("trim"):
+        trim = _trim(sections["trim"], config.trim)
+    with _section("ptl_retry"):
+        ptl = dataclasses.replace(config.ptl_retry, **sections["ptl_retry"])
+    with _section("hysteresis"):
+        hys = sections["hysteresis"]
+        if "thresholds" in hys:
+            if not isinstance(hys["thresholds"], list):
+                raise OptionError("thresholds must be a list like [75, 85, 95]")
+            hys = {**hys, "thresholds": tuple(hys["thresholds"])}
+        hysteresis = dataclasses.replace(config.hysteresis, **hys)
+    with _section("microcompact"):
+        micro = sections["microcompact"]
+        if "clearable_tools" in micro:
+            tools = micro["clearable_tools"]
+            if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+                raise OptionError("clearable_tools must be a list of tool names")
+            micro = {**micro, "clearable_tools": frozenset(tools)}
+        microcompact = dataclasses.replace(config.microcompact, **micro)
+    return Config(
+        window=window,
+        tokenizer=str(tokenizer),
+        media_tokens=_int(data.get("media_tokens", config.media_tokens), "media_tokens"),
+        preset=config.preset,
+        trim=trim,
+        ptl_retry=ptl,
+        hysteresis=hysteresis,
+        microcompact=microcompact,
+        keys={**config.keys, **{str(k): str(v) for k, v in keys.items()}},
+        source=source,
+    )
+
+
+@contextmanager
+def _section(name: str) -> Iterator[None]:
+    """Option errors inside a section name their key as `section.key`."""
+    try:
+        yield
+    except OptionError as exc:
+        raise ConfigError(f"{name}.{exc}") from exc
+
+
+def _trim(section: dict[str, Any], base: TrimOptions) -> TrimOptions:
+    trigger = _mapping(section.get("trigger"), "trim.trigger") if "trigger" in section else None
+    if trigger is not None:
+        _known(trigger, ("turns", "tokens"), "trim.trigger")
+    return TrimOptions(
+        keep_recent_turns=section.get("keep_recent_turns", base.keep_recent_turns),
+        keep_initial_user=bool(section.get("keep_initial_user", base.keep_initial_user)),
+        trigger_turns=trigger.get("turns") if trigger is not None else base.trigger_turns,
+        trigger_tokens=trigger.get("tokens") if trigger is not None else base.trigger_tokens,
+    )
+
+
+def user_config_path() -> Path:
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("compaction-inspector")) / FILE_NAME
+
+
+def find(explicit: str | Path | None = None) -> Path | None:
+    """The config file in force: `explicit`, else ./compaction.yaml, else the user's."""
+    if explicit is not None:
+        return Path(explicit)
+    for candidate in (Path.cwd() / FILE_NAME, user_config_path()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load(explicit: str | Path | None = None) -> Config:
+    path = find(explicit)
+    if path is None:
+        return Config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    try:
+        return from_dict(data, source=str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def save(config: Config, path: str | Path, protect: str | Path | None = None) -> Path:
+    text = "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
+        config.to_dict(), sort_keys=False, allow_unicode=True
+    )
+    return write_atomic(path, text, protect=protect)
+
+
+__all__ = ["CLEARABLE_TOOLS", "PRESETS", "Config", "ConfigError", "from_dict", "load", "save"]

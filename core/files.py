@@ -1,0 +1,39 @@
+"""Writing files without ever losing one: temporary file, fsync, rename; never the input."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class WriteRefused(OSError):
+    """The write would replace the transcript that was opened."""
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, protect: str | Path | None = None) -> Path:
+    """Replace `path` with `data` in one step; readers see the old or the new file, never
+    half of one. Refuses when `path` is `protect` (the opened transcript)."""
+    target = Path(path)
+    if protect is not None and target.exists() and same_file(target, protect):
+        raise WriteRefused(f"refusing to overwrite the input file {protect}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,186 @@
+"""Invariants of every strategy on random valid transcripts (Hypothesis).
+
+Checked: the output is a valid request (pairing check passes, first message is a user
+message); PTL keeps at least one round and never grows across retries; hysteresis never
+summarizes a summary, never touches the protected tail, ends at or under the target
+while candidates remain, and keeps each summary within its cap; every strategy is
+deterministic and leaves its input unchanged.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.diff import sources
+from core.grouping import api_rounds, volleys
+from core.model import Block, Message
+from core.pairing import check
+from core.pressure import Window
+from core.strategies import STRATEGIES, Context, run
+from core.strategies.hysteresis import HysteresisOptions
+from core.strategies.microcompact import MicrocompactOptions
+from core.strategies.ptl_retry import PtlRetryOptions
+from core.strategies.trim import TrimOptions
+from tests.helpers import snapshot
+
+TOOLS = ["Read", "Bash", "Edit", "TodoWrite", "Grep"]
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[Message]:
+    msgs: list[Message] = []
+    ids = iter(range(10**6))
+    for v in range(draw(st.integers(1, 7))):
+        if draw(st.booleans()) and v:
+            msgs.append(
+                Message("user", (Block("text", text=f"[memory:context v1 | session=x]\nold {v}"),))
+            )
+        if draw(st.integers(0, 5)) == 0:
+            msgs.append(
+                Message(
+                    "user",
+                    (Block("text", text="<system-reminder>ctx</system-reminder>"),),
+                    is_meta=True,
+                )
+            )
+        msgs.append(
+            Message(
+                "user", (Block("text", text=f"request {v} " + "w" * draw(st.integers(0, 400))),)
+            )
+        )
+        for _ in range(draw(st.integers(0, 4))):
+            rid = f"msg{next(ids)}"
+            calls = [f"tu{next(ids)}" for _ in range(draw(st.integers(0, 2)))]
+            text = "t" * draw(st.integers(0, 300))
+            if draw(st.booleans()):  # streamed: one message per block, sharing the id
+                msgs.append(Message("assistant", (Block("text", text=text),), id=rid))
+                msgs += [
+                    Message(
+                        "assistant",
+                        (
+                            Block.tool_use(
+                                c, draw(st.sampled_from(TOOLS)), {"file_path": f"f{c}.py"}
+                            ),
+                        ),
+                        id=rid,
+                    )
+                    for c in calls
+                ]
+            else:
+                blocks = [Block("text", text=text)] + [
+                    Block.tool_use(c, draw(st.sampled_from(TOOLS)), {}) for c in calls
+                ]
+                msgs.append(Message("assistant", tuple(blocks), id=rid))
+            if calls:
+                results = [
+                    Block.tool_result(
+                        c, "r" * draw(st.integers(0, 2000)), is_error=draw(st.booleans())
+                    )
+                    for c in calls
+                ]
+                if draw(st.booleans()):
+                    msgs.append(Message("user", tuple(results)))
+                else:
+                    msgs += [Message("user", (r,)) for r in results]
+        msgs.append(
+            Message(
+                "assistant",
+                (Block("text", text="done " + "d" * draw(st.integers(0, 200))),),
+                id=f"msg{next(ids)}",
+            )
+        )
+    return msgs
+
+
+options = st.one_of(
+    st.builds(
+        TrimOptions,
+        keep_recent_turns=st.integers(1, 4),
+        keep_initial_user=st.booleans(),
+        trigger_turns=st.integers(1, 6),
+        trigger_tokens=st.none() | st.integers(1, 3000),
+    ),
+    st.builds(
+        PtlRetryOptions,
+        limit=st.integers(50, 5000),
+        summary_prompt_tokens=st.integers(0, 300),
+        error_text=st.none()
+        | st.sampled_from(["overloaded", "prompt is too long: 9000 tokens > 1000 maximum"]),
+    ),
+    st.builds(
+        HysteresisOptions,
+        protect_volleys=st.integers(1, 3),
+        summary_chars=st.integers(200, 600),
+        stage=st.sampled_from(["preflight", "post-turn"]),
+    ),
+    st.builds(MicrocompactOptions, keep_recent=st.integers(0, 6)),
+)
+NAMES = {options_type: name for name, (options_type, _) in STRATEGIES.items()}
+
+
+def context(window: int) -> Context:
+    return Context(window=Window(window, 1), session_id="prop")
+
+
+def shape(messages: tuple[Message, ...] | None) -> list[tuple[str, str]] | None:
+    return None if messages is None else [(m.role, m.text) for m in messages]
+
+
+@given(transcripts(), options, st.integers(300, 20_000))
+def test_every_strategy_emits_a_valid_request_deterministically(
+    msgs: list[Message], opts: object, window: int
+) -> None:
+    name = NAMES[type(opts)]
+    before = snapshot(msgs)
+    first = run(name, msgs, opts, context(window))
+    second = run(name, msgs, opts, context(window))
+    assert snapshot(msgs) == before
+    assert shape(first.messages) == shape(second.messages)
+    assert first.stats == second.stats
+    assert set(first.stats) == set(run(name, msgs[:1], opts, context(window)).stats)
+    if first.messages:
+        assert check(first.messages) == []
+        assert next(m for m in first.messages if m.role != "system").role == "user"
+
+
+@given(transcripts(), st.integers(50, 3000), st.sampled_from([None, "overloaded"]))
+def test_ptl_keeps_a_round_and_never_grows(
+    msgs: list[Message], limit: int, error: str | None
+) -> None:
+    ctx = context(100_000)
+    r = run("ptl-retry", msgs, PtlRetryOptions(limit=limit, error_text=error), ctx)
+    previous = ctx.tokens(msgs)
+    for step in r.steps:
+        kept = [m for m in step.messages if not m.is_ptl_marker]
+        assert len(api_rounds(kept)) >= 1
+        assert ctx.tokens(kept) <= previous
+        previous = ctx.tokens(kept)
+
+
+@given(transcripts(), st.integers(1, 3), st.integers(200, 600), st.integers(300, 8000))
+def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, window: int) -> None:
+    ctx = context(window)
+    opts = HysteresisOptions(protect_volleys=protect, summary_chars=cap)
+    r = run("hysteresis", msgs, opts, ctx)
+    assert r.messages is not None
+    index = {m: i for i, m in enumerate(msgs)}
+    input_summaries = {m for m in msgs if m.is_summary_item}
+    for m in r.messages:
+        if m.is_summary_item and m not in index:
+            assert len(m.text) <= cap
+            assert not any(msgs[i] in input_summaries for i in sources(m, index))
+    spans = volleys(msgs)
+    tail = spans[-min(r.stats["protect_volleys"], len(spans))].start
+    assert (
+        list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:]
+        or r.stats["meta_dropped"]
+    )
+    if r.stats["tier"] >= 2 and r.stats["over_target"]:
+        again = run(
+            "hysteresis",
+            r.messages,
+            HysteresisOptions(protect_volleys=r.stats["protect_volleys"], summary_chars=cap),
+            ctx,
+        )
+        assert again.stats["volleys_summarized"] == 0

@@ -1,0 +1,93 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from core.config import PRESETS, Config, ConfigError, from_dict, load, save
+
+
+def test_defaults_and_round_trip(tmp_path: Path) -> None:
+    config = Config()
+    assert config.window.usable == 180_000 and config.auto_compact_tokens == 167_000
+    path = save(config, tmp_path / "compaction.yaml")
+    again = load(path)
+    assert again.to_dict() == config.to_dict() and again.source == str(path)
+
+
+def test_presets_follow_the_real_tools() -> None:
+    assert PRESETS["claude-code"].auto_compact_tokens == 200_000 - 20_000 - 13_000
+    assert PRESETS["claude-code-1m"].auto_compact_tokens == 1_000_000 - 20_000 - 13_000
+    assert PRESETS["codex"].auto_compact_tokens == int(272_000 * 0.9)
+    assert PRESETS["inspect-ai"].auto_compact_tokens == 180_000
+    c = from_dict({"preset": "codex"})
+    assert c.window.context_window == 272_000 and c.window.reserved_output == 0
+
+
+def test_every_option_is_read() -> None:
+    c = from_dict(
+        {
+            "context_window": 100_000,
+            "reserved_output": 8_000,
+            "tokenizer": "chars4",
+            "trim": {"keep_recent_turns": 2, "trigger": {"tokens": 5000}},
+            "ptl_retry": {"limit": 90_000},
+            "hysteresis": {"thresholds": [60, 80, 90], "target": 50, "stage": "post-turn"},
+            "microcompact": {"keep_recent": 3, "clearable_tools": ["Read"]},
+            "keys": {"step_next": "j"},
+        }
+    )
+    assert c.window.usable == 92_000 and c.tokenizer == "chars4"
+    assert (c.trim.keep_recent_turns, c.trim.trigger_turns, c.trim.trigger_tokens) == (
+        2,
+        None,
+        5000,
+    )
+    assert c.ptl_retry.limit == 90_000
+    assert c.hysteresis.thresholds == (60, 80, 90) and c.hysteresis.stage == "post-turn"
+    assert c.microcompact.clearable_tools == frozenset({"Read"})
+    assert c.keys == {"step_next": "j"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"colour": 1}, "unknown key 'colour'; allowed: preset, context_window"),
+        (
+            {"hysteresis": {"tiers": 3}},
+            "unknown key 'hysteresis.tiers'; allowed: thresholds, target",
+        ),
+        (
+            {"hysteresis": {"thresholds": [85, 75, 95]}},
+            r"hysteresis.thresholds \[85, 75, 95\] and target 70 must satisfy",
+        ),
+        (
+            {"hysteresis": {"summary_chars": 50}},
+            "hysteresis.summary_chars must be an integer >= 200",
+        ),
+        ({"trim": {"trigger": {"turns": 0}}}, "trim.trigger.turns must be an integer >= 1"),
+        ({"trim": {"trigger": {"later": 1}}}, "unknown key 'trim.trigger.later'"),
+        ({"tokenizer": "gpt2"}, "tokenizer must be one of cl100k_base, o200k_base, chars4"),
+        ({"reserved_output": 300_000}, "reserved_output must be from 0 to 199999"),
+        ({"preset": "vim"}, "preset must be one of claude-code"),
+        ([1, 2], "the configuration must be a mapping"),
+    ],
+)
+def test_invalid_values_name_the_key_and_what_is_allowed(data: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        from_dict(data)
+
+
+def test_load_uses_safe_load_and_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "compaction.yaml"
+    bad.write_text("!!python/object/apply:os.system ['echo hi']\n")
+    with pytest.raises(ConfigError, match=r"compaction\.yaml is not valid YAML"):
+        load(bad)
+    bad.write_text(yaml.safe_dump({"target": 3}))
+    with pytest.raises(ConfigError, match=r"compaction.yaml: unknown key 'target'"):
+        load(bad)
+
+
+def test_working_directory_config_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compaction.yaml").write_text("context_window: 64000\n")
+    assert load().window.context_window == 64_000

@@ -1,0 +1,78 @@
+from core.formats import load
+from core.model import Block, Message
+from core.pressure import Window
+from core.simulate import Policy, compare, simulate
+from core.strategies import Context
+from core.strategies.hysteresis import HysteresisOptions
+from core.strategies.microcompact import MicrocompactOptions
+from sample_sessions import path
+from tests.helpers import call, result, u
+
+
+def agentic(rounds: int, size: int = 400) -> list[Message]:
+    msgs: list[Message] = [u("start")]
+    for i in range(rounds):
+        msgs += [call(f"t{i}", id=f"A{i}"), result(f"t{i}", text="x" * size)]
+    return msgs
+
+
+def test_baseline_counts_every_request() -> None:
+    msgs = agentic(3)  # tokens: 1, then per round 1 (the call "Read {}") + 100 (result)
+    sim = simulate(msgs, Policy(), Context(window=Window(1000, 0)))
+    assert [p.message_end for p in sim.points] == [1, 3, 5, 7]
+    assert [p.tokens_before for p in sim.points] == [1, 102, 203, 304]
+    assert sim.totals["compactions"] == 0 and sim.totals["peak_pressure"] == 0.304
+
+
+def test_persisted_policy_builds_on_its_own_output() -> None:
+    msgs = agentic(8)
+    ctx = Context(window=Window(10_000, 0))
+    sim = simulate(msgs, Policy("microcompact", MicrocompactOptions(keep_recent=2)), ctx)
+    events = [p.round for p in sim.points if p.event]
+    assert events == [4, 5, 6, 7, 8, 9]  # one more result cleared each round once 3 exist
+    assert all(p.tokens_after < p.tokens_before for p in sim.points if p.event)
+    assert sim.totals["compactions"] == 6
+    assert sim.points[-1].tokens_after == ctx.tokens(msgs) - 6 * (100 - 8)
+
+
+def test_ephemeral_policy_starts_from_the_full_history_each_round() -> None:
+    msgs = []
+    for v in range(6):
+        msgs += [u(f"task {v}"), call(f"t{v}", id=f"A{v}"), result(f"t{v}", text="y" * 2000)]
+    ctx = Context(window=Window(1600, 0))
+    pre = simulate(msgs, Policy("hysteresis"), ctx)
+    post = simulate(msgs, Policy("hysteresis", HysteresisOptions(stage="post-turn")), ctx)
+    # preflight never stores its summaries: the request before compaction keeps growing
+    assert pre.points[-1].tokens_before == ctx.tokens(msgs)
+    assert post.points[-1].tokens_before < ctx.tokens(msgs)
+    assert pre.totals["compactions"] >= 1 and post.totals["compactions"] >= 1
+
+
+def test_the_transcripts_own_compaction_is_honoured() -> None:
+    session = load(path("claude_code_session.jsonl"))
+    sim = simulate(session.messages, Policy(), Context(window=Window(100_000, 0)))
+    marks = [p for p in sim.points if p.event]
+    assert len(marks) == 1 and marks[0].event is not None and marks[0].event.source == "transcript"
+    assert sim.totals["transcript_compactions"] == 1
+    assert sim.points[-1].tokens_before < Context().tokens(session.messages)
+
+
+def test_compare_two_policies() -> None:
+    msgs = agentic(10)
+    a, b = compare(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
+    assert (
+        a.totals["rounds_exceeding_window"] == 0
+        and a.totals["peak_pressure"] > b.totals["peak_pressure"]
+    )
+    assert a.policy.label == "no compaction" and b.policy.label == "microcompact"
+
+
+def test_exceeding_rounds_are_counted() -> None:
+    msgs = agentic(4)
+    sim = simulate(msgs, Policy(), Context(window=Window(250, 0)))
+    assert sim.totals["rounds_exceeding_window"] == 2
+
+
+def test_meta_message_blocks_are_plain_messages() -> None:
+    m = Message("user", (Block("text", text="x"),), is_meta=True)
+    assert simulate([m], Policy(), Context()).points[0].tokens_before == 1
