@@ -176,7 +176,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
         t = sim.totals
         out.print(
             Text(
-                f"{sim.policy.label}: {t['rounds']} rounds, {t['compactions']} compactions, "
+                f"{sim.policy.label}: {t['rounds']} rounds, {t['compactions']} compaction(s), "
                 f"peak {t['peak_pressure']:.1%} "
                 f"(uncompacted {t['peak_pressure_uncompacted']:.1%}), "
                 f"{t['tokens_removed']:,} tokens removed, "
