@@ -68,9 +68,7 @@ PRESETS: dict[str, Preset] = {
             244_800,
             "Codex CLI: model_auto_compact_token_limit at 90 % of the window",
         ),
-        Preset(
-            "inspect-ai", 200_000, 0, 180_000, "Inspect AI: compaction threshold 0.9 of the window"
-        ),
+        Preset("inspect-ai", 200_000, 0, 180_000, "Inspect AI: compaction threshold 0.9 of the window"),
     )
 }
 
@@ -92,19 +90,28 @@ class Config:
     def auto_compact_tokens(self) -> int | None:
         return PRESETS[self.preset].auto_compact_tokens if self.preset in PRESETS else None
 
+    def options(self, strategy: str) -> Any:
+        """The options object of `strategy` (a name of core.strategies.STRATEGIES)."""
+        return {
+            "trim": self.trim,
+            "ptl-retry": self.ptl_retry,
+            "hysteresis": self.hysteresis,
+            "microcompact": self.microcompact,
+        }[strategy]
+
+    def with_options(self, strategy: str, options: Any) -> Config:
+        field_name = {"ptl-retry": "ptl_retry"}.get(strategy, strategy)
+        return dataclasses.replace(self, **{field_name: options})
+
     def with_preset(self, name: str) -> Config:
         if name not in PRESETS:
             raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
         p = PRESETS[name]
-        return dataclasses.replace(
-            self, preset=name, window=Window(p.context_window, p.reserved_output)
-        )
+        return dataclasses.replace(self, preset=name, window=Window(p.context_window, p.reserved_output))
 
     def to_dict(self) -> dict[str, Any]:
         trim = self.trim
-        trigger = {
-            k: v for k, v in (("turns", trim.trigger_turns), ("tokens", trim.trigger_tokens)) if v
-        }
+        trigger = {k: v for k, v in (("turns", trim.trigger_turns), ("tokens", trim.trigger_tokens)) if v}
         return {
             "preset": self.preset,
             "context_window": self.window.context_window,

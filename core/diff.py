@@ -63,9 +63,18 @@ def sources(message: Message, before: dict[Message, int]) -> list[int]:
     return found
 
 
-def diff(
-    before: Sequence[Message], after: Sequence[Message], tokens_before: int, tokens_after: int
-) -> Diff:
+def origin(message: Message, index: dict[Message, int]) -> int | None:
+    """The position in `index`'s list a message comes from: itself, or the source of an
+    edit. None for new messages (summaries, markers, synthetic results)."""
+    if message in index:
+        return index[message]
+    if message.is_summary_item or message.is_synthetic:
+        return None
+    found = sources(message, index)
+    return found[0] if found else None
+
+
+def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int, tokens_after: int) -> Diff:
     index = {m: i for i, m in enumerate(before)}
     kept: list[int] = []
     summarized: list[tuple[int, int]] = []

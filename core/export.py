@@ -58,9 +58,7 @@ def _openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 entry["tool_calls"] = calls
             out.append(entry)
         elif m.is_tool_result:
-            out += [
-                {"role": "tool", "tool_call_id": b.tool_use_id, "content": b.text} for b in m.blocks
-            ]
+            out += [{"role": "tool", "tool_call_id": b.tool_use_id, "content": b.text} for b in m.blocks]
         else:
             out.append({"role": m.role, "content": m.text})
     return out

@@ -31,8 +31,7 @@ def _spans(starts: list[int], n: int, tokens: Sequence[int] | None) -> list[Span
         for t in tokens:
             prefix.append(prefix[-1] + t)
     return [
-        Span(a, b, prefix[b] - prefix[a] if tokens is not None else 0)
-        for a, b in itertools.pairwise(bounds)
+        Span(a, b, prefix[b] - prefix[a] if tokens is not None else 0) for a, b in itertools.pairwise(bounds)
     ]
 
 

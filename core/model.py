@@ -102,11 +102,7 @@ class Message:
         """A message made only of tool results: an answer to tool calls, not a human turn."""
         if self.role == "tool":
             return True
-        return (
-            self.role == "user"
-            and bool(self.blocks)
-            and all(b.type == "tool_result" for b in self.blocks)
-        )
+        return self.role == "user" and bool(self.blocks) and all(b.type == "tool_result" for b in self.blocks)
 
     @property
     def is_summary_item(self) -> bool:
@@ -129,10 +125,7 @@ class Message:
     def is_human(self) -> bool:
         """A message a person typed: where a volley starts."""
         return (
-            self.role == "user"
-            and not self.is_meta
-            and not self.is_tool_result
-            and not self.is_summary_item
+            self.role == "user" and not self.is_meta and not self.is_tool_result and not self.is_summary_item
         )
 
     @property
@@ -151,11 +144,7 @@ class Message:
         return [b.id for b in self.blocks if b.type == "tool_use" and b.id is not None]
 
     def tool_result_ids(self) -> list[str]:
-        return [
-            b.tool_use_id
-            for b in self.blocks
-            if b.type == "tool_result" and b.tool_use_id is not None
-        ]
+        return [b.tool_use_id for b in self.blocks if b.type == "tool_result" and b.tool_use_id is not None]
 
     def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
         """An edited copy that remembers it stands for this message."""

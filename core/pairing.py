@@ -74,9 +74,7 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     turns = api_turns(messages)
     if turns and turns[0].side != "user":
         i = turns[0].indices[0]
-        problems.append(
-            PairingProblem("first_not_user", i, None, "the first message is not a user message")
-        )
+        problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))
     seen_uses: set[str] = set()
     for t, turn in enumerate(turns):
         if turn.side == "assistant":
@@ -120,9 +118,7 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
                     )
                 elif tid in answered_here:
                     problems.append(
-                        PairingProblem(
-                            "duplicate_result", i, tid, f"tool_use {tid} has more than one result"
-                        )
+                        PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
                     )
                 answered_here.add(tid)
     return problems
@@ -155,9 +151,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     for t, turn in enumerate(turns):
         if turn.side == "user":
             before = turns[t - 1] if t > 0 else None
-            calls = (
-                set(uses_of(before)) if before is not None and before.side == "assistant" else set()
-            )
+            calls = set(uses_of(before)) if before is not None and before.side == "assistant" else set()
             answered: set[str] = set()
             for i in turn.indices:
                 kept = []
@@ -171,21 +165,14 @@ def repair(messages: Sequence[Message]) -> list[Message]:
         else:
             following = turns[t + 1] if t + 1 < len(turns) else None
             answered_ids = (
-                {
-                    b.tool_use_id
-                    for i in following.indices
-                    for b in blocks[i]
-                    if b.type == "tool_result"
-                }
+                {b.tool_use_id for i in following.indices for b in blocks[i] if b.type == "tool_result"}
                 if following is not None and following.side == "user"
                 else set()
             )
             missing = [tid for tid in uses_of(turn) if tid not in answered_ids]
             if not missing:
                 continue
-            synthetic = [
-                Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in missing
-            ]
+            synthetic = [Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in missing]
             if following is not None and following.side == "user":
                 first = following.indices[0]
                 blocks[first] = synthetic + blocks[first]

@@ -150,9 +150,7 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
     for number, end in enumerate(ends, start=1):
         if end == 0:
             continue
-        boundary = next(
-            (i for i in range(end - 1, done - 1, -1) if messages[i].is_compact_boundary), None
-        )
+        boundary = next((i for i in range(end - 1, done - 1, -1) if messages[i].is_compact_boundary), None)
         event: Event | None = None
         if boundary is not None:
             removed = prefix[boundary] - prefix[live]
@@ -173,9 +171,7 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
                 assert result.messages is not None
                 after_tokens = context.tokens(result.messages)
                 sent = len(result.messages)
-                titles = tuple(
-                    s.title for s in result.steps if s.diff.token_delta or s.diff.inserted
-                )
+                titles = tuple(s.title for s in result.steps if s.diff.token_delta or s.diff.inserted)
                 event = Event("policy", titles, tokens - after_tokens)
                 if policy.persisted:
                     history = list(result.messages)
@@ -197,13 +193,9 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
     totals = {
         "rounds": len(points),
         "compactions": len(policy_events),
-        "transcript_compactions": sum(
-            1 for p in points if p.event and p.event.source == "transcript"
-        ),
+        "transcript_compactions": sum(1 for p in points if p.event and p.event.source == "transcript"),
         "peak_pressure": round(max((p.pressure_after for p in points), default=0.0), 6),
-        "peak_pressure_uncompacted": round(
-            max((p.pressure_before for p in points), default=0.0), 6
-        ),
+        "peak_pressure_uncompacted": round(max((p.pressure_before for p in points), default=0.0), 6),
         "tokens_removed": sum(e.tokens_removed for e in policy_events),
         "rounds_exceeding_window": sum(p.exceeded for p in points),
         "final_tokens": points[-1].tokens_after if points else 0,

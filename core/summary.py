@@ -24,9 +24,7 @@ PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 EDIT_TOOLS = frozenset(
     {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "edit_file"}
 )
-_TEST_RESULT = re.compile(
-    r"\b(\d+ (?:passed|failed|errors?)(?:, \d+ (?:passed|failed|skipped|errors?))*)"
-)
+_TEST_RESULT = re.compile(r"\b(\d+ (?:passed|failed|errors?)(?:, \d+ (?:passed|failed|skipped|errors?))*)")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -65,11 +63,7 @@ def _outcomes(messages: Sequence[Message]) -> list[str]:
                 lines = [ln for ln in text.splitlines() if ln.strip()]
                 found.append("error: " + one_line(lines[-1] if lines else "tool error", 60))
     last_reply = next(
-        (
-            m
-            for m in reversed(messages)
-            if m.role == "assistant" and any(b.type == "text" for b in m.blocks)
-        ),
+        (m for m in reversed(messages) if m.role == "assistant" and any(b.type == "text" for b in m.blocks)),
         None,
     )
     if last_reply is not None:
@@ -109,6 +103,4 @@ def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) ->
 def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
     """A summary message standing for the volley's messages (never for a summary)."""
     sources = tuple(m for m in volley if not m.is_summary_item)
-    return text_message(
-        "user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources
-    )
+    return text_message("user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources)

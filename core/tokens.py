@@ -86,8 +86,7 @@ class TokenCounter:
 
     def _count_batch(self, batch: list[Message]) -> list[int]:
         media = [
-            self.media_tokens * sum(1 for b in m.blocks if b.type in ("image", "document"))
-            for m in batch
+            self.media_tokens * sum(1 for b in m.blocks if b.type in ("image", "document")) for m in batch
         ]
         if self._encode_lengths is None:
             text_counts = [chars4(m.char_count) for m in batch]
@@ -130,9 +129,7 @@ def _load_encoding(name: str) -> Any:
 _ENCODINGS: dict[str, Any] = {}
 
 
-def make_counter(
-    name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_TOKENS
-) -> TokenCounter:
+def make_counter(name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_TOKENS) -> TokenCounter:
     """A fresh counter for `name`; an encoding that cannot load falls back to chars/4
     and says why in `warning`, so counting never fails."""
     if name == "chars4":

@@ -65,9 +65,7 @@ def _code(rng: random.Random, lines: int) -> str:
     out = []
     for i in range(lines):
         name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}"
-        out.append(
-            f"{i + 1:6d}\tdef {name}(self, {rng.choice(WORDS)}: int) -> str:  # {rng.choice(WORDS)}"
-        )
+        out.append(f"{i + 1:6d}\tdef {name}(self, {rng.choice(WORDS)}: int) -> str:  # {rng.choice(WORDS)}")
     return "\n".join(out)
 
 
@@ -156,9 +154,7 @@ def lines(seed: int = 1) -> Iterator[dict[str, Any]]:
                 result = base("user", call_line)
                 result["message"] = {
                     "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": call_id, "content": _code(rng, size)}
-                    ],
+                    "content": [{"type": "tool_result", "tool_use_id": call_id, "content": _code(rng, size)}],
                 }
                 parent = result["uuid"]
                 context += size * 12

@@ -22,9 +22,7 @@ def call(
     input: Any = None,
     text: str | None = None,
 ) -> Message:
-    blocks = ([Block("text", text=text)] if text else []) + [
-        Block.tool_use(tool_id, name, input or {})
-    ]
+    blocks = ([Block("text", text=text)] if text else []) + [Block.tool_use(tool_id, name, input or {})]
     return Message(role="assistant", blocks=tuple(blocks), id=id or f"msg-{tool_id}")
 
 

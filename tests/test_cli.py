@@ -62,9 +62,7 @@ def test_analyze_json_on_every_sample(name: str) -> None:
 
 def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
     out = json.loads(
-        run(
-            "analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000"
-        ).stdout
+        run("analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000").stdout
     )
     assert out["format"] == "claude-code"
     assert (out["message_count"], out["human_turns"], out["sidechain_count"]) == (65, 4, 4)
@@ -213,9 +211,7 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     src.write_bytes(path().read_bytes())
     before = digest(src)
     out = tmp_path / "compacted.jsonl"
-    proc = run(
-        "compact", str(src), "--strategy", "microcompact", "--keep-recent", "2", "--write", str(out)
-    )
+    proc = run("compact", str(src), "--strategy", "microcompact", "--keep-recent", "2", "--write", str(out))
     assert proc.returncode == 0, proc.stderr
     again = json.loads(run("analyze", str(out), "--json").stdout)
     assert again["format"] == "claude-code" and again["pairing_problems"] == []

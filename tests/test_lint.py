@@ -15,7 +15,5 @@ def test_ruff() -> None:
 
 
 def test_mypy_on_core() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "core"], cwd=ROOT, capture_output=True, text=True
-    )
+    proc = subprocess.run([sys.executable, "-m", "mypy", "core"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

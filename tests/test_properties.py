@@ -33,9 +33,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
     ids = iter(range(10**6))
     for v in range(draw(st.integers(1, 7))):
         if draw(st.booleans()) and v:
-            msgs.append(
-                Message("user", (Block("text", text=f"[memory:context v1 | session=x]\nold {v}"),))
-            )
+            msgs.append(Message("user", (Block("text", text=f"[memory:context v1 | session=x]\nold {v}"),)))
         if draw(st.integers(0, 5)) == 0:
             msgs.append(
                 Message(
@@ -44,11 +42,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
                     is_meta=True,
                 )
             )
-        msgs.append(
-            Message(
-                "user", (Block("text", text=f"request {v} " + "w" * draw(st.integers(0, 400))),)
-            )
-        )
+        msgs.append(Message("user", (Block("text", text=f"request {v} " + "w" * draw(st.integers(0, 400))),)))
         for _ in range(draw(st.integers(0, 4))):
             rid = f"msg{next(ids)}"
             calls = [f"tu{next(ids)}" for _ in range(draw(st.integers(0, 2)))]
@@ -58,11 +52,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
                 msgs += [
                     Message(
                         "assistant",
-                        (
-                            Block.tool_use(
-                                c, draw(st.sampled_from(TOOLS)), {"file_path": f"f{c}.py"}
-                            ),
-                        ),
+                        (Block.tool_use(c, draw(st.sampled_from(TOOLS)), {"file_path": f"f{c}.py"}),),
                         id=rid,
                     )
                     for c in calls
@@ -74,9 +64,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
                 msgs.append(Message("assistant", tuple(blocks), id=rid))
             if calls:
                 results = [
-                    Block.tool_result(
-                        c, "r" * draw(st.integers(0, 2000)), is_error=draw(st.booleans())
-                    )
+                    Block.tool_result(c, "r" * draw(st.integers(0, 2000)), is_error=draw(st.booleans()))
                     for c in calls
                 ]
                 if draw(st.booleans()):
@@ -145,9 +133,7 @@ def test_every_strategy_emits_a_valid_request_deterministically(
 
 
 @given(transcripts(), st.integers(50, 3000), st.sampled_from([None, "overloaded"]))
-def test_ptl_keeps_a_round_and_never_grows(
-    msgs: list[Message], limit: int, error: str | None
-) -> None:
+def test_ptl_keeps_a_round_and_never_grows(msgs: list[Message], limit: int, error: str | None) -> None:
     ctx = context(100_000)
     r = run("ptl-retry", msgs, PtlRetryOptions(limit=limit, error_text=error), ctx)
     previous = ctx.tokens(msgs)
@@ -172,10 +158,7 @@ def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, wind
             assert not any(msgs[i] in input_summaries for i in sources(m, index))
     spans = volleys(msgs)
     tail = spans[-min(r.stats["protect_volleys"], len(spans))].start
-    assert (
-        list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:]
-        or r.stats["meta_dropped"]
-    )
+    assert list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:] or r.stats["meta_dropped"]
     if r.stats["tier"] >= 2 and r.stats["over_target"]:
         again = run(
             "hysteresis",

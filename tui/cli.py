@@ -22,11 +22,11 @@ from typing import Any, NoReturn
 from core.analysis import analyze, message_fields
 from core.config import PRESETS, Config, ConfigError
 from core.config import load as load_config
-from core.diff import sources
+from core.diff import origin
 from core.export import serialize
 from core.files import write_atomic
 from core.formats import LoadError, load
-from core.model import Message, Session
+from core.model import Session
 from core.pressure import Window
 from core.simulate import Policy, simulate
 from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
@@ -44,9 +44,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="transcript to read (never written)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
-    p.add_argument(
-        "--request", type=int, default=None, help="which body of a proxy log (default last)"
-    )
+    p.add_argument("--request", type=int, default=None, help="which body of a proxy log (default last)")
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -78,9 +76,7 @@ def _add_policy(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="compaction-inspector", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="compaction-inspector", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("analyze", help="rounds, volleys, tokens and pressure of a transcript")
     _add_common(p)
@@ -110,9 +106,7 @@ def _config(args: argparse.Namespace) -> Config:
             config = config.with_preset(args.preset)
         window = Window(
             args.context_window or config.window.context_window,
-            args.reserved_output
-            if args.reserved_output is not None
-            else config.window.reserved_output,
+            args.reserved_output if args.reserved_output is not None else config.window.reserved_output,
         )
         config = dataclasses.replace(config, window=window)
         if args.tokenizer:
@@ -128,9 +122,7 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
     """The config with every strategy option given on the command line."""
     trim = config.trim
     if args.trigger_turns is not None or args.trigger_tokens is not None:
-        trim = dataclasses.replace(
-            trim, trigger_turns=args.trigger_turns, trigger_tokens=args.trigger_tokens
-        )
+        trim = dataclasses.replace(trim, trigger_turns=args.trigger_turns, trigger_tokens=args.trigger_tokens)
     trim = dataclasses.replace(
         trim,
         keep_recent_turns=_or(args.keep_recent_turns, trim.keep_recent_turns),
@@ -197,30 +189,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def strategy_options(config: Config, name: str) -> Any:
-    return {
-        "trim": config.trim,
-        "ptl-retry": config.ptl_retry,
-        "hysteresis": config.hysteresis,
-        "microcompact": config.microcompact,
-    }[name]
-
-
 def compaction_json(session: Session, result: CompactionResult, context: Context) -> dict[str, Any]:
     index = {m: i for i, m in enumerate(session.messages)}
-
-    def origin(m: Message) -> int | None:
-        if m in index:
-            return index[m]
-        if m.is_summary_item or m.is_synthetic:
-            return None
-        found = sources(m, index)
-        return found[0] if found else None
 
     messages = None
     if result.messages is not None:
         messages = [
-            {**message_fields(m, origin(m), context.counter.count(m)), "text": m.text}
+            {**message_fields(m, origin(m, index), context.counter.count(m)), "text": m.text}
             for m in result.messages
         ]
     return {
@@ -235,9 +210,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     config = _config(args)
     session = _load(args)
     context = _context(session, config)
-    result = run_strategy(
-        args.strategy, session.messages, strategy_options(config, args.strategy), context
-    )
+    result = run_strategy(args.strategy, session.messages, config.options(args.strategy), context)
     if args.json:
         _print_json(compaction_json(session, result, context))
     else:
@@ -258,7 +231,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def _policy(name: str, config: Config) -> Policy:
-    return Policy(None) if name == "none" else Policy(name, strategy_options(config, name))
+    return Policy(None) if name == "none" else Policy(name, config.options(name))
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

@@ -41,11 +41,7 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         "format",
         Text(
             s.format
-            + (
-                f" (request {s.request_index + 1} of {s.request_count})"
-                if s.request_count > 1
-                else ""
-            )
+            + (f" (request {s.request_index + 1} of {s.request_count})" if s.request_count > 1 else "")
         ),
     )
     for key in ("model", "session_id", "cwd", "title"):
@@ -62,9 +58,7 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         "tokenizer",
         Text(a.counter.label + (f"  ⚠ {a.counter.warning}" if a.counter.warning else "")),
     )
-    head.add_row(
-        "tokens", Text(f"{a.total_tokens:,} in all, {a.context_tokens:,} in the live context")
-    )
+    head.add_row("tokens", Text(f"{a.total_tokens:,} in all, {a.context_tokens:,} in the live context"))
     if a.reported:
         head.add_row(
             "reported",
@@ -138,9 +132,7 @@ def print_compaction(
             style="bold",
         )
         if d.dropped:
-            body.append(
-                f"− dropped {_ranges(list(d.dropped))} ({len(d.dropped)} messages)\n", style="red"
-            )
+            body.append(f"− dropped {_ranges(list(d.dropped))} ({len(d.dropped)} messages)\n", style="red")
         for j in sorted({a for _, a in d.summarized}):
             sources_of = [b for b, a in d.summarized if a == j]
             body.append(f"≈ summarized {_ranges(sources_of)} into:\n", style="yellow")
@@ -151,9 +143,7 @@ def print_compaction(
             body.append("+ inserted ", style="green")
             body.append_text(_preview(step.messages[j]))
             body.append("\n")
-        out.print(
-            Panel(body, title=Text(f"step {n}: {step.title}"), title_align="left", expand=False)
-        )
+        out.print(Panel(body, title=Text(f"step {n}: {step.title}"), title_align="left", expand=False))
         previous = step.messages
     stats = Table(title="stats", title_justify="left", show_header=False)
     for key, value in result.stats.items():
@@ -191,9 +181,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
         for p in sim.points:
             event = ""
             if p.event is not None:
-                event = ("⚑ " if p.event.source == "transcript" else "✂ ") + "; ".join(
-                    p.event.titles
-                )
+                event = ("⚑ " if p.event.source == "transcript" else "✂ ") + "; ".join(p.event.titles)
             table.add_row(
                 str(p.round),
                 str(p.messages_sent),

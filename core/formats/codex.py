@@ -81,9 +81,7 @@ def load(records: Records, path: str | None) -> Session:
         if response_id is None:
             response_id = ids.next()
         messages.append(
-            Message(
-                role="assistant", blocks=blocks, id=response_id, line=number, usage=pending_usage
-            )
+            Message(role="assistant", blocks=blocks, id=response_id, line=number, usage=pending_usage)
         )
         pending_usage = None
 
@@ -149,16 +147,12 @@ def load(records: Records, path: str | None) -> Session:
                 )
             )
         elif item == "reasoning":
-            summary = "\n".join(
-                as_str(as_dict(part).get("text")) for part in payload.get("summary") or []
-            )
+            summary = "\n".join(as_str(as_dict(part).get("text")) for part in payload.get("summary") or [])
             assistant(number, (Block("thinking", text=summary),))
         elif item in ("function_call", "custom_tool_call", "local_shell_call"):
             name = as_str(payload.get("name")) or "local_shell"
             raw = payload.get("arguments", payload.get("input", payload.get("action")))
-            assistant(
-                number, (Block.tool_use(as_str(payload.get("call_id")), name, _arguments(raw)),)
-            )
+            assistant(number, (Block.tool_use(as_str(payload.get("call_id")), name, _arguments(raw)),))
         elif item in ("function_call_output", "custom_tool_call_output"):
             response_id = None
             messages.append(

@@ -36,9 +36,7 @@ def read_jsonl(text: str) -> Records:
         try:
             records.items.append((number, loads(line)))
         except (ValueError, RecursionError) as exc:
-            records.diagnostics.append(
-                Diagnostic(number, f"skipped: not valid JSON ({_short(exc)})")
-            )
+            records.diagnostics.append(Diagnostic(number, f"skipped: not valid JSON ({_short(exc)})"))
     return records
 
 

@@ -14,8 +14,7 @@ FORMAT = "openai-chat"
 def looks_like(body: dict[str, Any]) -> bool:
     raw = body.get("messages")
     return isinstance(raw, list) and any(
-        isinstance(m, dict)
-        and ("tool_calls" in m or m.get("role") in ("tool", "function", "developer"))
+        isinstance(m, dict) and ("tool_calls" in m or m.get("role") in ("tool", "function", "developer"))
         for m in raw
     )
 

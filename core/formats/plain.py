@@ -19,11 +19,7 @@ _ROLES: dict[str, Role] = {
 
 def looks_like(value: Any) -> bool:
     items = value.get("messages") if isinstance(value, dict) else value
-    return (
-        isinstance(items, list)
-        and bool(items)
-        and all(isinstance(m, dict) and "role" in m for m in items)
-    )
+    return isinstance(items, list) and bool(items) and all(isinstance(m, dict) and "role" in m for m in items)
 
 
 def messages(value: Any) -> list[Message]:

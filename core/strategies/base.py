@@ -101,8 +101,7 @@ class Steps:
             what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
             self.add(
                 "Repair tool pairing",
-                f"The request would be invalid ({what}); repaired as Claude Code does "
-                "before sending.",
+                f"The request would be invalid ({what}); repaired as Claude Code does before sending.",
                 repair(self.current),
             )
         return self.current

@@ -37,13 +37,9 @@ class HysteresisOptions:
 
     def __post_init__(self) -> None:
         values = [self.target, *self.thresholds]
-        if len(self.thresholds) != 3 or any(
-            isinstance(v, bool) or not isinstance(v, int) for v in values
-        ):
+        if len(self.thresholds) != 3 or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
             raise OptionError("thresholds must be three whole percents, e.g. 75,85,95")
-        if not (
-            0 < self.target < self.thresholds[0] < self.thresholds[1] < self.thresholds[2] < 100
-        ):
+        if not (0 < self.target < self.thresholds[0] < self.thresholds[1] < self.thresholds[2] < 100):
             raise OptionError(
                 f"thresholds {list(self.thresholds)} and target {self.target} must satisfy "
                 "0 < target < lowest < middle < highest < 100"
@@ -133,8 +129,7 @@ class _Run:
             self.protect = 1
             self.steps.add(
                 "Reduce tail protection to 1 volley",
-                "Still above the target at the highest tier: only the latest volley stays "
-                "protected.",
+                "Still above the target at the highest tier: only the latest volley stays protected.",
                 self.current,
             )
             self.until_target("With less of the tail protected,")
@@ -152,9 +147,7 @@ class _Run:
         spans = volleys(self.current)
         tail = spans[-self.protect].start if len(spans) >= self.protect else 0
         drop = {
-            m
-            for m in self.current[:tail]
-            if m.is_meta and not m.is_summary_item and not m.is_tool_result
+            m for m in self.current[:tail] if m.is_meta and not m.is_summary_item and not m.is_tool_result
         }
         if drop:
             self.current = [m for m in self.current if m not in drop]
@@ -166,9 +159,7 @@ class _Run:
         return len(drop)
 
 
-def run(
-    messages: Sequence[Message], options: HysteresisOptions, context: Context
-) -> CompactionResult:
+def run(messages: Sequence[Message], options: HysteresisOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
     state = _Run(messages, options, context)
     before = state.pressure
@@ -186,9 +177,7 @@ def run(
         goal = "one volley" if tier == 1 else f"down to {options.target} %"
         why = f"Pressure {before:.1%} is in the {band} tier: {goal}."
         if not state.candidates():
-            state.steps.add(
-                "No candidates", "Every older volley is a summary or protected.", messages
-            )
+            state.steps.add("No candidates", "Every older volley is a summary or protected.", messages)
         if tier == 1:
             state.summarize_oldest(why)
         else:

@@ -56,9 +56,7 @@ def _time(value: str | None) -> datetime | None:
 
 def idle_minutes(messages: Sequence[Message], now: str | None) -> float | None:
     """Minutes from the last assistant message to `now` (default the last message)."""
-    last_reply = next(
-        (m for m in reversed(messages) if m.role == "assistant" and m.timestamp), None
-    )
+    last_reply = next((m for m in reversed(messages) if m.role == "assistant" and m.timestamp), None)
     end = _time(now) or _time(messages[-1].timestamp if messages else None)
     start = _time(last_reply.timestamp) if last_reply else None
     if start is None or end is None:
@@ -66,15 +64,10 @@ def idle_minutes(messages: Sequence[Message], now: str | None) -> float | None:
     return (end - start).total_seconds() / 60
 
 
-def run(
-    messages: Sequence[Message], options: MicrocompactOptions, context: Context
-) -> CompactionResult:
+def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
     names = {
-        b.id: b.name or ""
-        for m in messages
-        for b in m.blocks
-        if b.type == "tool_use" and b.id is not None
+        b.id: b.name or "" for m in messages for b in m.blocks if b.type == "tool_use" and b.id is not None
     }
     clearable = [
         (i, j)
@@ -95,15 +88,13 @@ def run(
         gap = f"{idle:.0f} minutes" if idle is not None else "an unknown time"
         steps.add(
             "Not triggered",
-            f"Only {gap} since the last assistant message; it runs after "
-            f"{options.idle_gap_minutes}.",
+            f"Only {gap} since the last assistant message; it runs after {options.idle_gap_minutes}.",
             messages,
         )
     elif not old:
         steps.add(
             "Nothing to clear",
-            f"{len(clearable)} clearable tool results, all among the {options.keep_recent} "
-            "most recent.",
+            f"{len(clearable)} clearable tool results, all among the {options.keep_recent} most recent.",
             messages,
         )
     else:

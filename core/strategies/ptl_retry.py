@@ -63,9 +63,7 @@ class Truncation:
     marker_inserted: bool
 
 
-def truncate_head(
-    messages: Sequence[Message], error_text: str, context: Context
-) -> Truncation | None:
+def truncate_head(messages: Sequence[Message], error_text: str, context: Context) -> Truncation | None:
     """One truncation of the summarize request, or None when nothing safe remains."""
     if messages and messages[0].is_ptl_marker:
         messages = messages[1:]  # otherwise the old marker is all the 20 % fallback drops
@@ -93,9 +91,7 @@ def truncate_head(
     )
 
 
-def run(
-    messages: Sequence[Message], options: PtlRetryOptions, context: Context
-) -> CompactionResult:
+def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
     limit = options.limit or context.window.usable
     steps = Steps(messages, context)

@@ -112,9 +112,7 @@ def test_plain_yaml_and_json_give_the_same_messages() -> None:
     y = load(path("plain_session.yaml"))
     assert y.format == "plain" and len(y.messages) == 6
     assert y.messages[3].id == "resp_2"
-    j = load_text(
-        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
-    )
+    j = load_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]))
     assert j.format == "plain" and [m.text for m in j.messages] == ["hi", "yo"]
     assert j.messages[1].id
 
@@ -122,9 +120,7 @@ def test_plain_yaml_and_json_give_the_same_messages() -> None:
 def test_proxy_log_opens_the_last_request_and_can_pick_another() -> None:
     records = [
         {
-            "request": {
-                "body": {"system": "s", "messages": [{"role": "user", "content": f"req {i}"}]}
-            },
+            "request": {"body": {"system": "s", "messages": [{"role": "user", "content": f"req {i}"}]}},
             "response": {},
         }
         for i in range(3)
@@ -132,11 +128,7 @@ def test_proxy_log_opens_the_last_request_and_can_pick_another() -> None:
     text = "\n".join(json.dumps(r) for r in records)
     assert load_text(text).messages[0].text == "req 2"
     picked = load_text(text, request=0)
-    assert (
-        picked.messages[0].text == "req 0"
-        and picked.request_count == 3
-        and picked.request_index == 0
-    )
+    assert picked.messages[0].text == "req 0" and picked.request_count == 3 and picked.request_index == 0
     with pytest.raises(LoadError, match="request 5 does not exist: the file holds 3"):
         load_text(text, request=5)
 

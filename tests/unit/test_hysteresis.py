@@ -79,10 +79,7 @@ def test_third_tier_reduces_protection_then_shrinks_then_drops_meta() -> None:
         "Summarize volley 2: “task 1: fix the parser”",
     ]
     assert "Reduce tail protection to 1 volley" in titles
-    assert (
-        "Shrink summaries to 420 characters" in titles
-        and "Shrink summaries to 200 characters" in titles
-    )
+    assert "Shrink summaries to 420 characters" in titles and "Shrink summaries to 200 characters" in titles
     assert "Drop 1 injected meta message" in titles
     assert r.stats["protect_volleys"] == 1 and r.stats["summary_chars"] == 200
     assert r.stats["meta_dropped"] == 1

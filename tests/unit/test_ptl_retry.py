@@ -108,11 +108,7 @@ def test_user_error_without_numbers_shows_the_fallback() -> None:
 def test_gives_up_after_three_truncations() -> None:
     r = run(rounds(20), PtlRetryOptions(error_text="too long, no numbers", limit=1), CTX)
     assert r.messages is None
-    assert (
-        r.stats["outcome"] == "too_long"
-        and r.stats["truncations"] == 3
-        and r.stats["attempts"] == 4
-    )
+    assert r.stats["outcome"] == "too_long" and r.stats["truncations"] == 3 and r.stats["attempts"] == 4
     assert r.stats["error"] == TOO_LONG_MESSAGE
     assert r.steps[-1].title == "Give up"
 

@@ -60,10 +60,7 @@ def test_the_transcripts_own_compaction_is_honoured() -> None:
 def test_compare_two_policies() -> None:
     msgs = agentic(10)
     a, b = compare(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
-    assert (
-        a.totals["rounds_exceeding_window"] == 0
-        and a.totals["peak_pressure"] > b.totals["peak_pressure"]
-    )
+    assert a.totals["rounds_exceeding_window"] == 0 and a.totals["peak_pressure"] > b.totals["peak_pressure"]
     assert a.policy.label == "no compaction" and b.policy.label == "microcompact"
 
 

@@ -1,0 +1,52 @@
+"""A compaction as Markdown: each step's explanation, diff and stats, for sharing."""
+
+from __future__ import annotations
+
+from core.model import Session
+from core.strategies import CompactionResult, Context
+from core.text import one_line
+
+
+def _cell(text: str) -> str:
+    return one_line(text, 80).replace("|", "\\|")
+
+
+def compaction_markdown(session: Session, result: CompactionResult, context: Context, upto: int = -1) -> str:
+    """Steps 1..upto+1 (all when `upto` is -1 or past the end) as a Markdown report."""
+    steps = result.steps if upto < 0 else result.steps[: upto + 1]
+    lines = [
+        f"# {result.strategy} on `{session.path}`",
+        "",
+        f"{len(session.messages)} messages, {context.tokens(session.messages):,} tokens "
+        f"({context.counter.label}), usable window {context.window.usable:,}.",
+        "",
+    ]
+    previous = session.messages
+    for n, step in enumerate(steps, start=1):
+        d = step.diff
+        lines += [
+            f"## Step {n}: {step.title}",
+            "",
+            step.explanation,
+            "",
+            f"- tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,})",
+            f"- pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}",
+            f"- dropped {len(d.dropped)}, summarized {len(d.summarized)}, edited {len(d.edited)}, "
+            f"inserted {len(d.inserted)}",
+            "",
+        ]
+        changed = [(i, "dropped") for i in d.dropped] + [(i, "summarized") for i, _ in d.summarized]
+        changed += [(i, "edited") for i, _ in d.edited]
+        if changed:
+            lines += ["| before | role | kind | fate | text |", "| --- | --- | --- | --- | --- |"]
+            for i, fate in sorted(changed):
+                m = previous[i]
+                lines.append(f"| {i} | {m.role} | {m.kind} | {fate} | {_cell(m.text)} |")
+            lines.append("")
+        for j in sorted({a for _, a in d.summarized} | set(d.inserted)):
+            text = step.messages[j].text.replace("```", "ʼʼʼ")
+            lines += [f"New message at {j}:", "", "```", text, "```", ""]
+        previous = step.messages
+    lines += ["## Stats", "", "| key | value |", "| --- | --- |"]
+    lines += [f"| {k} | {_cell(str(v))} |" for k, v in result.stats.items()]
+    return "\n".join(lines) + "\n"

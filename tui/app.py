@@ -1,0 +1,555 @@
+"""Compaction Inspector: the Textual app.
+
+State lives here (session, counts, config, the strategy result and the step shown);
+widgets only draw it. Loading, exact counting, strategy runs and simulations run in
+workers, so the first screen appears at once and keys stay responsive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from core.config import PRESETS, Config, ConfigError, save
+from core.files import WriteRefused, write_atomic
+from core.formats import LoadError, load
+from core.markdown import compaction_markdown
+from core.model import Message, Session
+from core.pressure import Window, live_start
+from core.simulate import Policy, Simulation, simulate
+from core.strategies import CompactionResult, Context, OptionError
+from core.strategies import run as run_strategy
+from core.tokens import TokenCounter, make_counter, reported_usage
+from tui.commands import InspectorCommands
+from tui.entries import ADDED, REMOVED, diff_entries, plain_entries, with_sidechain
+from tui.follow import Follower
+from tui.screens.help import HelpScreen
+from tui.widgets.gauge import GaugeState, PressureGauge
+from tui.widgets.strategy_panel import ORDER, StrategyPanel
+from tui.widgets.timeline import Timeline
+from tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
+
+COMPARE_CYCLE = ("none", "no compaction", "trim", "microcompact", "hysteresis post-turn")
+
+
+class InspectorApp(App[None]):
+    TITLE = "Compaction Inspector"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {InspectorCommands}
+
+    BINDINGS = [
+        Binding("n", "step(1)", "Next step", id="step_next"),
+        Binding("p", "step(-1)", "Prev step", id="step_prev"),
+        Binding("e", "step_end", "End", id="step_end"),
+        Binding("r", "step_reset", "Reset", id="step_reset"),
+        Binding("1", "strategy('trim')", "Trim", show=False, id="strategy_trim"),
+        Binding("2", "strategy('ptl-retry')", "PTL retry", show=False, id="strategy_ptl"),
+        Binding("3", "strategy('hysteresis')", "Hysteresis", show=False, id="strategy_hysteresis"),
+        Binding("4", "strategy('microcompact')", "Microcompact", show=False, id="strategy_microcompact"),
+        Binding("d", "toggle_split", "Split diff", id="toggle_split"),
+        Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
+        Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
+        Binding("slash", "search", "Search", id="search"),
+        Binding("t", "tune('target', -1)", "Target −", show=False, id="target_down"),
+        Binding("T", "tune('target', 1)", "Target +", show=False, id="target_up"),
+        Binding("h", "tune('thresholds', -1)", "Thresholds −", show=False, id="thresholds_down"),
+        Binding("H", "tune('thresholds', 1)", "Thresholds +", show=False, id="thresholds_up"),
+        Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
+        Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
+        Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
+        Binding("ctrl+s", "save_config", "Save config", id="save_config"),
+        Binding("x", "export", "Export", id="export"),
+        Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
+        Binding("question_mark,f1", "help", "Help", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(
+        self,
+        path: str | Path,
+        config: Config | None = None,
+        *,
+        request: int | None = None,
+        follow: bool = False,
+        demo: bool = False,
+        config_warning: str | None = None,
+        export_dir: str | Path = ".",
+        note: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.config = config or Config()
+        self.request = request
+        self.follow = follow
+        self.demo = demo
+        self.config_warning = config_warning
+        self.note = note
+        self.export_dir = Path(export_dir)
+        self.session: Session | None = None
+        self.counter: TokenCounter = make_counter("chars4", self.config.media_tokens)
+        self.exact = False
+        self.tokens: list[int] = []
+        self.side_tokens: list[int] = []
+        self.strategy = "hysteresis"
+        self.result: CompactionResult | None = None
+        self.step_index = -1
+        self.split = False
+        self.show_sidechain = False
+        self.compare = "none"
+        self.simulations: tuple[Simulation | None, Simulation | None] = (None, None)
+        self.follower: Follower | None = None
+        self.search_query = ""
+        self.origins: dict[Message, int] = {}
+        self.demo_runner: Any = None
+
+    # --- layout -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield PressureGauge(id="gauge")
+        with Horizontal(id="body"):
+            with Horizontal(id="transcripts"):
+                yield TranscriptView(id="before")
+                yield TranscriptView(id="after", classes="hidden")
+            with Vertical(id="side"):
+                yield StrategyPanel(self.strategy, {n: self.config.options(n) for n in ORDER}, id="panel")
+                yield Timeline(id="timeline")
+        yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
+        yield ProgressBar(id="progress", show_eta=False, classes="hidden")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.config.keys:
+            self.set_keymap(dict(self.config.keys))
+        if self.note:
+            self.notify(self.note, timeout=8)
+        if self.config_warning:
+            self.notify(self.config_warning, title="Config not used", severity="warning", timeout=10)
+        self.sub_title = f"{self.path.name} · loading…"
+        self.query_one("#before", TranscriptView).focus()
+        self.load_session()
+
+    # --- loading and counting -----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_session(self) -> None:
+        try:
+            session = load(self.path, request=self.request)
+        except LoadError as exc:
+            self.call_from_thread(self._load_failed, str(exc))
+            return
+        estimate = make_counter("chars4", self.config.media_tokens)
+        tokens = estimate.count_all(session.messages)
+        side = estimate.count_all(session.sidechain)
+        self.call_from_thread(self._loaded, session, estimate, tokens, side, False)
+        self._count_exact(session)
+
+    def _count_exact(self, session: Session) -> None:
+        counter = make_counter(self.config.tokenizer, self.config.media_tokens)
+        if not counter.exact:
+            self.call_from_thread(self._counting_done, session, counter, self.tokens, self.side_tokens)
+            return
+        worker = get_current_worker()
+        total = len(session.messages) + len(session.sidechain)
+        self.call_from_thread(self._progress, 0, total)
+
+        def progress(done: int, _todo: int) -> None:
+            self.call_from_thread(self._progress, done, total)
+
+        tokens = counter.count_all(session.messages, progress=progress)
+        side = counter.count_all(session.sidechain)
+        if not worker.is_cancelled:
+            self.call_from_thread(self._counting_done, session, counter, tokens, side)
+
+    def _progress(self, done: int, total: int) -> None:
+        bar = self.query_one("#progress", ProgressBar)
+        bar.remove_class("hidden")
+        bar.update(total=max(1, total), progress=done)
+
+    def _load_failed(self, reason: str) -> None:
+        self.sub_title = f"{self.path.name} · cannot open"
+        self.query_one("#status", Static).update(f"Cannot open {self.path}: {reason}")
+        self.notify(reason, title="Cannot open transcript", severity="error", timeout=30)
+
+    def _loaded(
+        self, session: Session, counter: TokenCounter, tokens: list[int], side: list[int], exact: bool
+    ) -> None:
+        self.session, self.counter, self.tokens, self.side_tokens, self.exact = (
+            session,
+            counter,
+            tokens,
+            side,
+            exact,
+        )
+        self.origins = {m: i for i, m in enumerate(session.messages)}
+        fmt = session.format + (
+            f" · request {session.request_index + 1}/{session.request_count}"
+            if session.request_count > 1
+            else ""
+        )
+        self.sub_title = f"{self.path.name} · {fmt} · {len(session.messages):,} messages"
+        notes = [d for d in session.diagnostics if d.line is not None]
+        if notes:
+            self.notify(
+                f"{len(notes)} line(s) skipped, first at line {notes[0].line}: {notes[0].message}",
+                title="Some lines could not be read",
+                severity="warning",
+                timeout=10,
+            )
+        self.refresh_view(keep_cursor=False)
+        self.run_current_strategy()
+
+    def _counting_done(
+        self, session: Session, counter: TokenCounter, tokens: list[int], side: list[int]
+    ) -> None:
+        if session is not self.session:
+            return
+        self.query_one("#progress", ProgressBar).add_class("hidden")
+        self.counter, self.tokens, self.side_tokens, self.exact = counter, tokens, side, counter.exact
+        if counter.warning:
+            self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
+        self.refresh_view()
+        self.run_current_strategy()
+        if self.follow and self.follower is None:
+            self.follower = Follower(self.path, session)
+            self.set_interval(1.0, self.poll_follow)
+        if self.demo:
+            self.demo = False
+            from tui.demo import Demo
+
+            Demo(self).start()
+
+    # --- the view -------------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        session_id = self.session.session_id if self.session else None
+        return Context(self.counter, self.config.window, session_id)
+
+    def refresh_view(self, keep_cursor: bool = True) -> None:
+        """Redraw the transcript(s), gauge and panel for the step being shown."""
+        if self.session is None:
+            return
+        before_view = self.query_one("#before", TranscriptView)
+        after_view = self.query_one("#after", TranscriptView)
+        panel = self.query_one(StrategyPanel)
+        counter = self.counter
+        step = self.result.steps[self.step_index] if self.result and self.step_index >= 0 else None
+        if step is None:
+            entries = plain_entries(self.session.messages, self.tokens)
+            if self.show_sidechain:
+                entries = with_sidechain(entries, self.session.sidechain, self.side_tokens)
+            before_view.show(entries, keep_cursor)
+            after_view.add_class("hidden")
+            shown = self.session.messages[live_start(self.session.messages) :]
+        else:
+            previous = (
+                self.result.steps[self.step_index - 1].messages
+                if self.step_index > 0
+                else self.session.messages
+            )  # type: ignore[union-attr]
+            before_tokens = counter.count_all(previous)
+            after_tokens = counter.count_all(step.messages)
+            merged = diff_entries(
+                previous, step.messages, step.diff, before_tokens, after_tokens, self.origins
+            )
+            if self.split:
+                before_view.show([e for e in merged if e.fate not in ADDED], keep_cursor)
+                after_view.show([e for e in merged if e.fate not in REMOVED], keep_cursor)
+                after_view.remove_class("hidden")
+            else:
+                before_view.show(merged, keep_cursor)
+                after_view.add_class("hidden")
+            shown = step.messages
+        panel.show_step(self.result, self.step_index)
+        self.update_gauge(shown)
+
+    def update_gauge(self, shown: Any) -> None:
+        if self.session is None:
+            return
+        h = self.config.hysteresis
+        usage = reported_usage(self.session.messages)
+        caption = ""
+        if self.result and self.step_index >= 0:
+            caption = f"after step {self.step_index + 1} of {self.strategy}"
+        self.query_one(PressureGauge).update_state(
+            GaugeState(
+                tokens=self.counter.total(shown),
+                context_window=self.config.window.context_window,
+                reserved_output=self.config.window.reserved_output,
+                thresholds=h.thresholds,
+                target=h.target,
+                auto_compact=self.config.auto_compact_tokens,
+                reported=usage.latest_prompt_tokens if usage else None,
+                label=self.counter.label,
+                estimate=not self.counter.exact,
+                caption=caption,
+            )
+        )
+
+    # --- strategies and steps ----------------------------------------------------------------
+
+    def run_current_strategy(self) -> None:
+        if self.session is None:
+            return
+        self.query_one(StrategyPanel).show_step(None, -1, running=True)
+        self._run_strategy(self.strategy, self.config.options(self.strategy), self.context)
+        self.run_simulation()
+
+    @work(thread=True, exclusive=True, group="strategy")
+    def _run_strategy(self, name: str, options: Any, context: Context) -> None:
+        assert self.session is not None
+        result = run_strategy(name, self.session.messages, options, context)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._strategy_done, name, result)
+
+    def _strategy_done(self, name: str, result: CompactionResult) -> None:
+        if name != self.strategy:
+            return
+        self.result = result
+        self.step_index = min(self.step_index, len(result.steps) - 1)
+        self.refresh_view()
+
+    def run_simulation(self) -> None:
+        if self.session is None:
+            return
+        self.query_one(Timeline).message = "Simulating…"
+        self._simulate(self.config, self.context, self.compare)
+
+    @work(thread=True, exclusive=True, group="simulate")
+    def _simulate(self, config: Config, context: Context, compare: str) -> None:
+        assert self.session is not None
+        name = self.strategy if self.strategy != "ptl-retry" else "hysteresis"
+        main = simulate(self.session.messages, Policy(name, config.options(name)), context)
+        other = None
+        if compare != "none":
+            policy = {
+                "no compaction": Policy(None),
+                "trim": Policy("trim", config.trim),
+                "microcompact": Policy("microcompact", config.microcompact),
+                "hysteresis post-turn": Policy(
+                    "hysteresis", dataclasses.replace(config.hysteresis, stage="post-turn")
+                ),
+            }[compare]
+            other = simulate(self.session.messages, policy, context)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._simulated, main, other)
+
+    def _simulated(self, main: Simulation, other: Simulation | None) -> None:
+        self.simulations = (main, other)
+        h = self.config.hysteresis
+        self.query_one(Timeline).show(main, other, h.thresholds, h.target)
+
+    def action_step(self, delta: int) -> None:
+        if self.result is None:
+            return
+        index = max(-1, min(len(self.result.steps) - 1, self.step_index + delta))
+        if index == self.step_index:
+            self.bell()
+            return
+        self.step_index = index
+        self.refresh_view()
+
+    def action_step_end(self) -> None:
+        if self.result is not None:
+            self.step_index = len(self.result.steps) - 1
+            self.refresh_view()
+
+    def action_step_reset(self) -> None:
+        self.step_index = -1
+        self.refresh_view()
+
+    async def action_strategy(self, name: str) -> None:
+        await self.query_one(StrategyPanel).set_strategy(name)
+        self._choose(name)
+
+    def _choose(self, name: str) -> None:
+        if name != self.strategy:
+            self.strategy = name
+            self.result = None
+            self.step_index = -1
+            self.refresh_view()
+            self.run_current_strategy()
+
+    def on_strategy_panel_changed(self, event: StrategyPanel.Changed) -> None:
+        self.config = self.config.with_options(event.strategy, event.options)
+        if event.strategy != self.strategy:
+            self._choose(event.strategy)
+        else:
+            self.run_current_strategy()
+            self.refresh_view()
+
+    # --- toggles, tuning, search -------------------------------------------------------------
+
+    def action_toggle_split(self) -> None:
+        self.split = not self.split
+        if self.step_index < 0:
+            self.notify("Step forward (n) to see a before/after diff.", timeout=3)
+        self.refresh_view()
+
+    def action_cycle_boundaries(self) -> None:
+        views = self.query(TranscriptView)
+        mode = BOUNDARY_MODES[(BOUNDARY_MODES.index(views.first().boundaries) + 1) % len(BOUNDARY_MODES)]
+        for view in views:
+            view.boundaries = mode
+        self.notify(f"Boundaries: {mode}", timeout=2)
+
+    def action_toggle_sidechain(self) -> None:
+        self.show_sidechain = not self.show_sidechain
+        count = len(self.session.sidechain) if self.session else 0
+        self.notify(
+            f"Sidechains {'shown' if self.show_sidechain else 'hidden'} ({count} messages)", timeout=2
+        )
+        self.refresh_view()
+
+    def action_cycle_compare(self) -> None:
+        self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]
+        self.notify(f"Timeline compares with: {self.compare}", timeout=2)
+        self.run_simulation()
+
+    async def action_tune(self, what: str, delta: int) -> None:
+        h = self.config.hysteresis
+        try:
+            if what == "target":
+                h = dataclasses.replace(h, target=h.target + delta)
+            elif what == "thresholds":
+                h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))  # type: ignore[arg-type]
+            else:
+                w = self.config.window
+                size = max(w.reserved_output + 1000, int(w.context_window * (1.1 if delta > 0 else 1 / 1.1)))
+                self.config = dataclasses.replace(self.config, window=Window(size, w.reserved_output))
+        except OptionError as exc:
+            self.notify(str(exc), severity="warning", timeout=3)
+            return
+        self.config = self.config.with_options("hysteresis", h)
+        await self.query_one(StrategyPanel).set_options("hysteresis", h)
+        w = self.config.window
+        self.query_one("#status", Static).update(
+            f"window {w.context_window:,} (usable {w.usable:,}) · "
+            f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
+        )
+        self.refresh_view()
+        self.run_current_strategy()
+
+    def apply_preset(self, name: str) -> None:
+        self.config = self.config.with_preset(name)
+        self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
+        self.refresh_view()
+        self.run_current_strategy()
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "search":
+            return
+        self.search_query = event.value
+        if event.value and not self.query_one("#before", TranscriptView).find(event.value):
+            self.notify(f"No message contains “{event.value}”", severity="warning", timeout=3)
+
+    def key_escape(self) -> None:
+        box = self.query_one("#search", Input)
+        if not box.has_class("hidden"):
+            box.add_class("hidden")
+            self.query_one("#before", TranscriptView).focus()
+
+    def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
+        entry = event.entry
+        if entry is None:
+            return
+        m = entry.message
+        where = f"#{entry.index}" if entry.index is not None else "sidechain"
+        line = f" · line {m.line}" if m.line else ""
+        self.query_one("#status", Static).update(
+            f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
+        )
+
+    # --- saving and exporting ---------------------------------------------------------------
+
+    def action_save_config(self) -> None:
+        target = Path(self.config.source) if self.config.source else Path.cwd() / "compaction.yaml"
+        try:
+            save(self.config, target, protect=self.path)
+        except (OSError, ConfigError) as exc:
+            self.notify(str(exc), title="Not saved", severity="error")
+            return
+        self.notify(f"Saved to {target}", title="Config saved", timeout=4)
+
+    def export_stem(self) -> Path:
+        step = f"step{self.step_index + 1}" if self.step_index >= 0 else "before"
+        return self.export_dir / f"{self.path.stem}-{self.strategy}-{step}"
+
+    def action_export(self) -> None:
+        stem = self.export_stem()
+        try:
+            svg = write_atomic(stem.with_suffix(".svg"), self.export_screenshot(), protect=self.path)
+            written = [svg.name]
+            if self.session and self.result:
+                md = compaction_markdown(self.session, self.result, self.context, self.step_index)
+                written.append(write_atomic(stem.with_suffix(".md"), md, protect=self.path).name)
+        except (OSError, WriteRefused) as exc:
+            self.notify(str(exc), title="Export failed", severity="error")
+            return
+        self.notify(", ".join(written), title=f"Exported to {stem.parent.resolve()}", timeout=5)
+
+    def action_checkpoint(self) -> None:
+        if self.session is None:
+            return
+        from core.checkpoint import append_checkpoint
+
+        view = self.query_one("#before", TranscriptView)
+        at = (
+            view.current.index
+            if view.current and view.current.index is not None
+            else len(self.session.messages) - 1
+        )
+        try:
+            path, checkpoint = append_checkpoint(self.session, self.export_dir / "memory", at=at)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Checkpoint not written", severity="error")
+            return
+        self.notify(f"{checkpoint.heading} → {path}", title="Checkpoint written", timeout=5)
+
+    def set_caption(self, text: str) -> None:
+        self.query_one("#status", Static).update(Text(text, style="bold yellow"))
+
+    def on_key(self) -> None:
+        if self.demo_runner is not None and self.demo_runner.running:
+            self.demo_runner.stop()
+            self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self))
+
+    # --- follow mode ---------------------------------------------------------------------------
+
+    def poll_follow(self) -> None:
+        if self.follower is None or self.session is None:
+            return
+        update = self.follower.poll()
+        if update is None:
+            return
+        session, reloaded = update
+        new = session.messages[len(self.session.messages) :] if not reloaded else session.messages
+        counts = self.counter.count_all(new)
+        self.tokens = (self.tokens if not reloaded else []) + counts
+        self.side_tokens = self.counter.count_all(session.sidechain)
+        self.session = session
+        self.origins = {m: i for i, m in enumerate(session.messages)}
+        self.sub_title = (
+            f"{self.path.name} · {session.format} · {len(session.messages):,} messages · following"
+        )
+        self.refresh_view()
+        self.run_current_strategy()

@@ -1,0 +1,86 @@
+"""Command-palette entries for every strategy, preset, export and view toggle."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from core.config import PRESETS
+
+if TYPE_CHECKING:
+    from tui.app import InspectorApp
+
+
+class InspectorCommands(Provider):
+    def _commands(self) -> list[tuple[str, str, object]]:
+        app: InspectorApp = self.app  # type: ignore[assignment]
+        out: list[tuple[str, str, object]] = [
+            (f"Strategy: {label}", f"Step through {label}", partial(app.run_action, f"strategy('{name}')"))
+            for name, label in (
+                ("trim", "trim"),
+                ("ptl-retry", "PTL retry truncation"),
+                ("hysteresis", "volley hysteresis"),
+                ("microcompact", "microcompact"),
+            )
+        ]
+        out += [
+            (f"Preset: {name}", p.description, partial(app.apply_preset, name)) for name, p in PRESETS.items()
+        ]
+        out += [
+            (
+                "Export: SVG screenshot and Markdown diff",
+                "Write the current view and the step's diff and stats",
+                partial(app.run_action, "export"),
+            ),
+            (
+                "Write checkpoint",
+                "Append a checkpoint for the message under the cursor to memory/",
+                partial(app.run_action, "checkpoint"),
+            ),
+            (
+                "Save to compaction.yaml",
+                "Write the current settings atomically",
+                partial(app.run_action, "save_config"),
+            ),
+            (
+                "View: cycle boundaries (both, volleys, rounds, none)",
+                "Which boundaries the transcript marks",
+                partial(app.run_action, "cycle_boundaries"),
+            ),
+            (
+                "View: unified / side-by-side diff",
+                "Show a step's before and after merged or side by side",
+                partial(app.run_action, "toggle_split"),
+            ),
+            (
+                "View: show / hide sidechains",
+                "Sub-agent messages set aside from the main chain",
+                partial(app.run_action, "toggle_sidechain"),
+            ),
+            (
+                "Timeline: compare with another policy",
+                "Cycle the second curve on the timeline",
+                partial(app.run_action, "cycle_compare"),
+            ),
+            (
+                "Step: reset to before",
+                "Show the transcript before the strategy",
+                partial(app.run_action, "step_reset"),
+            ),
+            ("Step: run to the end", "Show the strategy's final result", partial(app.run_action, "step_end")),
+            ("Help: keys", "Every key and what it does", partial(app.run_action, "help")),
+        ]
+        return out
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)  # type: ignore[arg-type]
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)  # type: ignore[arg-type]

@@ -1,0 +1,37 @@
+"""The help screen: every key, what it does, and the id to remap it in compaction.yaml."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from tui.widgets.transcript import TranscriptView
+
+INTRO = (
+    "Compaction Inspector — step through how an agent's context is compacted.\n"
+    "Keys can be remapped by id under `keys:` in compaction.yaml. Ctrl+P opens the command palette."
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close")]
+
+    def __init__(self, app: App[None]) -> None:
+        super().__init__()
+        self.bindings_shown = [*app.BINDINGS, *TranscriptView.BINDINGS]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(INTRO, id="help-intro")
+            yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("key", "does", "id")
+        for b in self.bindings_shown:
+            if isinstance(b, Binding):
+                keys = ", ".join(k.replace("_", " ") for k in b.key.split(","))
+                table.add_row(keys, b.description, b.id or "")

@@ -1,0 +1,99 @@
+"""The pressure gauge: tokens against the window, with every mark that matters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.widget import Widget
+
+
+@dataclass(frozen=True)
+class GaugeState:
+    tokens: int
+    context_window: int
+    reserved_output: int
+    thresholds: tuple[int, ...] = (75, 85, 95)
+    target: int = 70
+    auto_compact: int | None = None
+    reported: int | None = None
+    label: str = "cl100k_base"
+    estimate: bool = False
+    caption: str = ""
+
+    @property
+    def usable(self) -> int:
+        return self.context_window - self.reserved_output
+
+    @property
+    def pressure(self) -> float:
+        return self.tokens / self.usable if self.usable else 0.0
+
+
+class PressureGauge(Widget):
+    """Renders a `GaugeState`; set `state` to move it."""
+
+    DEFAULT_CSS = "PressureGauge { height: 4; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.state: GaugeState | None = None
+
+    def update_state(self, state: GaugeState) -> None:
+        self.state = state
+        self.refresh()
+
+    def render(self) -> RenderableType:
+        s = self.state
+        if s is None:
+            return Text("Pressure: counting…", style="dim")
+        width = max(20, self.size.width - 2)
+        scale = s.context_window / width
+
+        def column(tokens: float) -> int:
+            return max(0, min(width - 1, int(tokens / scale)))
+
+        fill = column(s.tokens) if s.tokens else -1
+        usable_end = column(s.usable)
+        colour = (
+            "green"
+            if s.pressure < s.thresholds[0] / 100
+            else "yellow"
+            if s.pressure < s.thresholds[-1] / 100
+            else "red"
+        )
+        marks: dict[int, tuple[str, str]] = {column(s.usable * s.target / 100): ("┆", "cyan")}
+        for t in s.thresholds:
+            marks[column(s.usable * t / 100)] = ("│", "bold white")
+        if s.auto_compact:
+            marks[column(s.auto_compact)] = ("▼", "bold magenta")
+        bar = Text()
+        for x in range(width):
+            if x in marks and x > fill:
+                char, style = marks[x]
+                bar.append(char, style)
+            elif x <= fill:
+                bar.append("█", colour if x < usable_end else "bold red")
+            elif x >= usable_end:
+                bar.append("▒", "bright_black")
+            else:
+                bar.append("░", "bright_black")
+        head = Text()
+        head.append(f"Pressure {s.pressure:.1%}", f"bold {colour}")
+        head.append(f"  {max(0.0, 1 - s.pressure):.1%} left", "bold")
+        head.append(f"  {s.tokens:,} / {s.usable:,} usable tokens", "")
+        head.append(
+            f"  ({'chars/4 estimate' if s.estimate else s.label})", "yellow" if s.estimate else "bright_black"
+        )
+        if s.reported is not None:
+            head.append(f"  reported {s.reported:,}", "cyan")
+        legend = Text()
+        legend.append(f"┆ target {s.target}%  ", "cyan")
+        legend.append("│ " + "/".join(map(str, s.thresholds)) + "%  ", "bold white")
+        if s.auto_compact:
+            legend.append(f"▼ auto-compact {s.auto_compact:,}  ", "bold magenta")
+        legend.append(f"▒ reserved output {s.reserved_output:,}", "bright_black")
+        if s.caption:
+            legend.append(f"  · {s.caption}", "italic")
+        return Text("\n").join([head, bar, legend])

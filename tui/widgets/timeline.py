@@ -1,0 +1,100 @@
+"""The simulate() pressure curve over API rounds, redrawn whenever a threshold changes.
+
+Columns are rounds (bucketed to the width, each bucket showing its peak); the main
+policy is drawn as bars, a compared policy as dots; threshold and target rows are
+ruled; ✂ marks a compaction by the policy and ⚑ one the transcript records.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.widget import Widget
+
+from core.simulate import Simulation
+
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+
+
+class Timeline(Widget):
+    DEFAULT_CSS = "Timeline { height: 1fr; min-height: 8; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.main: Simulation | None = None
+        self.other: Simulation | None = None
+        self.thresholds: tuple[int, ...] = (75, 85, 95)
+        self.target = 70
+        self.message = "Simulating…"
+
+    def show(
+        self, main: Simulation | None, other: Simulation | None, thresholds: tuple[int, ...], target: int
+    ) -> None:
+        self.main, self.other, self.thresholds, self.target = main, other, thresholds, target
+        self.refresh()
+
+    @staticmethod
+    def _buckets(sim: Simulation, width: int) -> list[float]:
+        values = [p.pressure_after for p in sim.points]
+        if not values:
+            return []
+        per = max(1, -(-len(values) // width))
+        return [max(values[i : i + per]) for i in range(0, len(values), per)]
+
+    def render(self) -> RenderableType:
+        if self.main is None or not self.main.points:
+            return Text(self.message, style="dim")
+        width = max(10, self.size.width - 7)
+        height = max(3, self.size.height - 3)
+        main = self._buckets(self.main, width)
+        other = self._buckets(self.other, width) if self.other else []
+        top = max(1.0, *main, *(other or [0.0]))
+        per = max(1, -(-len(self.main.points) // width))
+        events = {}
+        for k, p in enumerate(self.main.points):
+            if p.event:
+                events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
+        rules = {round(t / 100 / top * height): "bold white" for t in self.thresholds}
+        rules[round(self.target / 100 / top * height)] = "cyan"
+        lines = []
+        for row in range(height, 0, -1):
+            line = Text(f"{row / height * top:>5.0%} ", style="bright_black")
+            for x in range(len(main)):
+                level = main[x] / top * height
+                o = other[x] / top * height if x < len(other) else None
+                if o is not None and row - 1 < o <= row:
+                    line.append("•", "bold magenta")
+                elif level >= row:
+                    line.append("█", self._colour(main[x]))
+                elif level > row - 1:
+                    line.append(EIGHTHS[int((level - row + 1) * 8)], self._colour(main[x]))
+                elif row in rules:
+                    line.append("┄", rules[row])
+                else:
+                    line.append(" ")
+            lines.append(line)
+        axis = Text("      ")
+        for x in range(len(main)):
+            axis.append(
+                events.get(x, "·" if x % 10 == 0 else " "), "yellow" if x in events else "bright_black"
+            )
+        lines.append(axis)
+        t = self.main.totals
+        legend = Text(
+            f"█ {self.main.policy.label}: {t['compactions']} compaction(s), peak {t['peak_pressure']:.0%}",
+            "bold",
+        )
+        if self.other:
+            o = self.other.totals
+            legend.append(
+                f"   • {self.other.policy.label}: {o['compactions']}, peak {o['peak_pressure']:.0%}",
+                "magenta",
+            )
+        legend.append(f"   {len(self.main.points)} rounds", "bright_black")
+        lines.append(legend)
+        return Text("\n").join(lines)
+
+    def _colour(self, pressure: float) -> str:
+        if pressure < self.thresholds[0] / 100:
+            return "green"
+        return "yellow" if pressure < self.thresholds[-1] / 100 else "red"

@@ -1,0 +1,330 @@
+"""The transcript pane: a Line-API view that builds only the rows on screen.
+
+Each message is a header row (index, role, kind, tokens, tool links) and a one-line
+preview; an expanded message shows all of its text, wrapped. Volley bands and round
+rules open the messages that start them. Text is transcript text, never markup: rows
+are made of plain segments, and control characters are shown, not obeyed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from core.text import one_line, visible
+from tui.entries import ADDED, REMOVED, SUMMARY, Entry
+
+BOUNDARY_MODES = ("both", "volleys", "rounds", "none")
+
+STYLES = {
+    "message": Style(),
+    "tool_result": Style(color="cyan"),
+    "summary": Style(color="yellow", bold=True),
+    "marker": Style(color="magenta", bold=True),
+    "meta": Style(color="bright_black", italic=True),
+}
+FATE_STYLES = {
+    "dropped": Style(color="red", strike=True, dim=True),
+    "summarized": Style(color="yellow", strike=True, dim=True),
+    "replaced": Style(color="blue", strike=True, dim=True),
+    "inserted": Style(color="green", bold=True),
+    "summary": Style(color="black", bgcolor="yellow"),
+    "edited": Style(color="blue", bold=True),
+}
+FATE_MARK = {
+    "dropped": "−",
+    "summarized": "≈",
+    "replaced": "~",
+    "inserted": "+",
+    "summary": "+",
+    "edited": "~",
+}
+ROLE_STYLE = {
+    "user": Style(color="green"),
+    "assistant": Style(color="bright_blue"),
+    "system": Style(color="magenta"),
+    "tool": Style(color="cyan"),
+}
+VOLLEY_STYLE = Style(color="black", bgcolor="bright_blue", bold=True)
+ROUND_STYLE = Style(color="bright_black")
+SIDE_STYLE = Style(color="bright_black", dim=True)
+CURSOR = Style(reverse=True)
+PAIRED = Style(underline=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    kind: str  # volley, round, head, body
+    entry: int
+    text: str = ""
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """Messages of one list, with a cursor; posts `Selected` when the cursor moves."""
+
+    BINDINGS = [
+        Binding("down,j", "cursor(1)", "Next msg", show=False, id="transcript.down"),
+        Binding("up,k", "cursor(-1)", "Prev msg", show=False, id="transcript.up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up"),
+        Binding("home,g", "edge(0)", "Top", show=False, id="transcript.top"),
+        Binding("end,G", "edge(1)", "Bottom", show=False, id="transcript.bottom"),
+        Binding("enter,space", "toggle_expand", "Expand", id="transcript.expand"),
+        Binding(
+            "right_square_bracket", "jump('round', 1)", "Next round", show=False, id="transcript.next_round"
+        ),
+        Binding(
+            "left_square_bracket", "jump('round', -1)", "Prev round", show=False, id="transcript.prev_round"
+        ),
+        Binding(
+            "right_curly_bracket", "jump('volley', 1)", "Next volley", show=False, id="transcript.next_volley"
+        ),
+        Binding(
+            "left_curly_bracket", "jump('volley', -1)", "Prev volley", show=False, id="transcript.prev_volley"
+        ),
+    ]
+
+    class Selected(TextualMessage):
+        def __init__(self, view: TranscriptView, entry: Entry | None) -> None:
+            super().__init__()
+            self.view = view
+            self.entry = entry
+
+    boundaries: reactive[str] = reactive("both")
+    cursor = reactive(0)
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.entries: list[Entry] = []
+        self.expanded: set[int] = set()
+        self.rows: list[Row] = []
+        self.first_row: list[int] = []
+        self.paired: set[int] = set()
+        self._uses: dict[str, int] = {}
+        self._results: dict[str, int] = {}
+        self._cache_key = 0
+
+    # --- data -------------------------------------------------------------------------
+
+    def show(self, entries: Sequence[Entry], keep_cursor: bool = True) -> None:
+        anchor = self.current.message if keep_cursor and self.current else None
+        self.entries = list(entries)
+        self.expanded = set()
+        self._uses, self._results = {}, {}
+        for k, e in enumerate(self.entries):
+            for tid in e.message.tool_use_ids():
+                self._uses.setdefault(tid, k)
+            for tid in e.message.tool_result_ids():
+                self._results.setdefault(tid, k)
+        target = 0
+        if anchor is not None:
+            target = next((k for k, e in enumerate(self.entries) if e.message is anchor), 0)
+        self._rebuild()
+        self.set_cursor(min(target, max(0, len(self.entries) - 1)))
+
+    @property
+    def current(self) -> Entry | None:
+        return self.entries[self.cursor] if 0 <= self.cursor < len(self.entries) else None
+
+    def _rebuild(self) -> None:
+        rows: list[Row] = []
+        first: list[int] = []
+        show_volleys = self.boundaries in ("both", "volleys")
+        show_rounds = self.boundaries in ("both", "rounds")
+        width = max(20, self.scrollable_content_region.width - 4 or 100)
+        for k, e in enumerate(self.entries):
+            if show_volleys and e.volley_band:
+                rows.append(Row("volley", k, e.volley_band))
+            if show_rounds and e.round_band:
+                rows.append(Row("round", k, e.round_band))
+            first.append(len(rows))
+            rows.append(Row("head", k))
+            if k in self.expanded:
+                text = visible(e.message.text) or "(empty)"
+                for para in text.splitlines() or [""]:
+                    for line in textwrap.wrap(
+                        para, width, replace_whitespace=False, drop_whitespace=False
+                    ) or [""]:
+                        rows.append(Row("body", k, line))
+            else:
+                rows.append(Row("body", k))
+        self.rows, self.first_row = rows, first
+        self._cache_key += 1
+        self.virtual_size = Size(self.scrollable_content_region.width, len(rows))
+        self.refresh()
+
+    def watch_boundaries(self) -> None:
+        if self.entries:
+            self._rebuild()
+            self.scroll_to_cursor()
+
+    def on_resize(self) -> None:
+        if self.expanded:
+            self._rebuild()
+        self._cache_key += 1
+
+    # --- cursor and navigation ------------------------------------------------------------
+
+    def set_cursor(self, k: int) -> None:
+        if not self.entries:
+            self.cursor = 0
+            self.post_message(self.Selected(self, None))
+            return
+        self.cursor = max(0, min(k, len(self.entries) - 1))
+        m = self.entries[self.cursor].message
+        self.paired = {self._results[t] for t in m.tool_use_ids() if t in self._results} | {
+            self._uses[t] for t in m.tool_result_ids() if t in self._uses
+        }
+        self._cache_key += 1
+        self.refresh()
+        self.scroll_to_cursor()
+        self.post_message(self.Selected(self, self.entries[self.cursor]))
+
+    def scroll_to_cursor(self) -> None:
+        if not self.first_row:
+            return
+        top = self.first_row[self.cursor]
+        band_top = top
+        while band_top > 0 and self.rows[band_top - 1].entry == self.cursor:
+            band_top -= 1
+        bottom = top + 1
+        height = self.scrollable_content_region.height or 1
+        if band_top < self.scroll_y:
+            self.scroll_to(y=band_top, animate=False)
+        elif bottom >= self.scroll_y + height:
+            self.scroll_to(y=bottom - height + 1, animate=False)
+
+    def action_cursor(self, delta: int) -> None:
+        self.set_cursor(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        height = self.scrollable_content_region.height or 10
+        self.set_cursor(self.cursor + direction * max(1, height // 2))
+
+    def action_edge(self, end: int) -> None:
+        self.set_cursor(len(self.entries) - 1 if end else 0)
+
+    def action_toggle_expand(self) -> None:
+        if not self.entries:
+            return
+        self.expanded ^= {self.cursor}
+        self._rebuild()
+        self.scroll_to_cursor()
+
+    def action_jump(self, what: str, direction: int) -> None:
+        attr = "round_band" if what == "round" else "volley_band"
+        k = self.cursor + direction
+        while 0 <= k < len(self.entries):
+            if getattr(self.entries[k], attr):
+                self.set_cursor(k)
+                return
+            k += direction
+        self.app.bell()
+
+    def find(self, query: str, direction: int = 1) -> bool:
+        """Move the cursor to the next message containing `query` (case-insensitive)."""
+        needle = query.lower()
+        n = len(self.entries)
+        for step in range(1, n + 1):
+            k = (self.cursor + direction * step) % n
+            if needle in self.entries[k].message.text.lower():
+                self.set_cursor(k)
+                return True
+        return False
+
+    def on_click(self, event: object) -> None:
+        y = getattr(event, "y", None)
+        if isinstance(y, int) and 0 <= self.scroll_y + y < len(self.rows):
+            self.set_cursor(self.rows[int(self.scroll_y) + y].entry)
+
+    # --- rendering ----------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        index = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        return self._strip(index, width, self._cache_key)
+
+    @lru_cache(maxsize=2048)  # noqa: B019 (the view lives as long as the app)
+    def _strip(self, index: int, width: int, _key: int) -> Strip:
+        row = self.rows[index]
+        entry = self.entries[row.entry]
+        if row.kind == "volley":
+            segments = [Segment(f" ▌{one_line(row.text, width)} ".ljust(width), VOLLEY_STYLE)]
+        elif row.kind == "round":
+            label = f"── {row.text} "
+            segments = [Segment(label + "─" * max(0, width - len(label)), ROUND_STYLE)]
+        elif row.kind == "head":
+            segments = self._head(entry, row.entry)
+        else:
+            segments = self._body(entry, row)
+        return Strip(segments).crop_extend(0, width, self.rich_style)
+
+    def _head(self, e: Entry, k: int) -> list[Segment]:
+        m = e.message
+        style = FATE_STYLES.get(e.fate, STYLES.get(m.kind, Style()))
+        if e.sidechain:
+            style = SIDE_STYLE
+        mark = FATE_MARK.get(e.fate, " ")
+        where = f"#{e.origin}" if e.origin is not None else "side" if e.sidechain else "new"
+        parts = [
+            Segment(f"{mark}{where:>6} ", style + Style(bold=True)),
+            Segment(
+                f"{m.role:<9}", ROLE_STYLE.get(m.role, Style()) + (style if e.fate != "kept" else Style())
+            ),
+            Segment(f" {m.kind:<11}", style),
+            Segment(f" {e.tokens:>7,} tok", Style(color="bright_black")),
+        ]
+        links = []
+        for tid in m.tool_use_ids():
+            target = self._results.get(tid)
+            links.append(f"⇢ {self._label(target)}" if target is not None else "⇢ no result")
+        for tid in m.tool_result_ids():
+            target = self._uses.get(tid)
+            links.append(f"⇠ {self._label(target)}" if target is not None else "⇠ no call")
+        if links:
+            parts.append(Segment("  " + " ".join(links), Style(color="cyan")))
+        if m.id and m.role == "assistant":
+            parts.append(Segment(f"  {m.id[-8:]}", Style(color="bright_black", dim=True)))
+        if e.sidechain:
+            parts.append(Segment("  sub-agent", SIDE_STYLE))
+        if e.fate in REMOVED or e.fate in ADDED:
+            parts.append(Segment(f"  {e.fate}", style))
+        if k == self.cursor:
+            parts = [Segment(s.text, (s.style or Style()) + CURSOR) for s in parts]
+        elif k in self.paired:
+            parts = [Segment(s.text, (s.style or Style()) + PAIRED) for s in parts]
+        return parts
+
+    def _label(self, k: int | None) -> str:
+        if k is None:
+            return "?"
+        e = self.entries[k]
+        return f"#{e.origin}" if e.origin is not None else "side" if e.sidechain else "new"
+
+    def _body(self, e: Entry, row: Row) -> list[Segment]:
+        m = e.message
+        style = FATE_STYLES.get(e.fate, STYLES.get(m.kind, Style()))
+        if e.fate == SUMMARY:
+            style = Style(color="yellow")
+        if e.sidechain:
+            style = SIDE_STYLE
+        if row.entry in self.expanded:
+            return [Segment("        " + row.text, style)]
+        text = m.text
+        lines = text.count("\n") + 1 if text else 0
+        more = f"  … +{lines - 1} lines" if lines > 1 else ""
+        preview = one_line(text[:2000], 400) or "(empty)"
+        return [Segment("        " + preview, style), Segment(more, Style(color="bright_black"))]
