@@ -110,6 +110,8 @@ class InspectorApp(App[None]):
         self.search_query = ""
         self.origins: dict[Message, int] = {}
         self.demo_runner: Any = None
+        self.selection = ""
+        self.tuning = ""
 
     # --- layout -----------------------------------------------------------------------
 
@@ -434,10 +436,11 @@ class InspectorApp(App[None]):
         self.config = self.config.with_options("hysteresis", h)
         await self.query_one(StrategyPanel).set_options("hysteresis", h)
         w = self.config.window
-        self.query_one("#status", Static).update(
+        self.tuning = (
             f"window {w.context_window:,} (usable {w.usable:,}) · "
             f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
         )
+        self.show_status()
         self.refresh_view()
         self.run_current_strategy()
 
@@ -470,11 +473,15 @@ class InspectorApp(App[None]):
         if entry is None:
             return
         m = entry.message
-        where = f"#{entry.index}" if entry.index is not None else "sidechain"
+        where = f"#{entry.origin}" if entry.origin is not None else "sidechain" if entry.sidechain else "new"
         line = f" · line {m.line}" if m.line else ""
-        self.query_one("#status", Static).update(
-            f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
-        )
+        self.selection = f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
+        self.show_status()
+
+    def show_status(self) -> None:
+        """The message under the cursor, and the tuning once it has been changed."""
+        parts = [p for p in (self.selection, self.tuning) if p]
+        self.query_one("#status", Static).update(Text("   │   ".join(parts)))
 
     # --- saving and exporting ---------------------------------------------------------------
 

@@ -1,0 +1,25 @@
+"""Helpers for driving the app: wait until loading, counting, the strategy run and the
+simulation have all finished, so assertions and snapshots see a settled screen."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from tui.app import InspectorApp
+from tui.widgets.timeline import Timeline
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, InspectorApp)
+    for _ in range(100):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if (
+            app.exact
+            and app.result is not None
+            and app.query_one(Timeline).main is not None
+            and not app.workers
+        ):
+            break
+    await pilot.pause()

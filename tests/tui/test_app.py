@@ -1,0 +1,256 @@
+"""The app as a user drives it: open a sample, press keys, read what is shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.config import Config, load
+from core.pressure import Window
+from sample_sessions import path
+from tests.tui.conftest import settle
+from tui.app import InspectorApp
+from tui.widgets.gauge import PressureGauge
+from tui.widgets.strategy_panel import StrategyPanel
+from tui.widgets.transcript import TranscriptView
+
+SIZE = (120, 40)
+SMALL = Config(window=Window(5000, 500), preset=None)
+
+
+def screen_text(app: InspectorApp, widget_id: str) -> str:
+    view = app.query_one(widget_id, TranscriptView)
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))
+
+
+def panel_text(app: InspectorApp) -> str:
+    panel = app.query_one(StrategyPanel)
+    return str(panel.query_one("#step-title").render()) + "\n" + str(panel.query_one("#step-body").render())
+
+
+def gauge_text(app: InspectorApp) -> str:
+    return str(app.query_one(PressureGauge).render())
+
+
+async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = screen_text(app, "#before")
+        assert "volley 0 · “prelude” · 1 msgs" in text
+        assert "── round 0 · 2 msgs" in text
+        assert "#4 assistant message" in text and "⇢ #5" in text and "⇠ #4" in text
+        assert "Pressure 40.7%" in gauge_text(app) and "1,832 / 4,500 usable tokens" in gauge_text(app)
+        assert "reported 22,451" in gauge_text(app)
+        assert "Before · 1 step ahead" in panel_text(app)
+        assert app.sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
+
+
+async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        assert "Step 1/1 · Summarize volley 1" in panel_text(app)
+        assert "tokens 4,085 → 2,783 (-1,302)" in panel_text(app)
+        assert "pressure 90.8% → 61.8%" in panel_text(app)
+        assert "Pressure 61.8%" in gauge_text(app)
+        view = app.query_one("#before", TranscriptView)
+        fates = [e.fate for e in view.entries]
+        assert fates.count("summarized") == 14 and fates.count("summary") == 1
+        assert "≈    #1 user      message" in screen_text(app, "#before")
+        await pilot.press("p")
+        await pilot.pause()
+        assert "Pressure 90.8%" not in gauge_text(app) and "Pressure 40.7%" in gauge_text(app)
+
+
+async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
+    app = InspectorApp(
+        path("agent_only_session.jsonl"), Config(window=Window(30_000, 4_000)), export_dir=tmp_path
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        expected = {
+            "1": ("trim", "Not triggered"),
+            "2": ("ptl-retry", None),
+            "3": ("hysteresis", "No candidates"),
+            "4": ("microcompact", "Clear 14 old tool results"),
+        }
+        for key, (name, title) in expected.items():
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.strategy == name and app.result is not None and app.result.strategy == name
+            if title:
+                await pilot.press("e")
+                await pilot.pause()
+                assert title in panel_text(app)
+        assert "Step 1/1 · Clear 14 old tool results" in panel_text(app)
+        cleared = [e for e in app.query_one("#before", TranscriptView).entries if e.fate == "edited"]
+        assert len(cleared) == 14
+
+
+async def test_side_by_side_diff(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "d")
+        await pilot.pause()
+        after = app.query_one("#after", TranscriptView)
+        assert after.display and not after.has_class("hidden")
+        assert {e.fate for e in after.entries} <= {"kept", "summary", "inserted", "edited"}
+        before = app.query_one("#before", TranscriptView)
+        assert "summary" not in {e.fate for e in before.entries}
+        await pilot.press("d")
+        await pilot.pause()
+        assert after.has_class("hidden")
+
+
+async def test_tuning_keys_move_everything(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("T", "T", "h")
+        await settle(pilot)
+        assert app.config.hysteresis.target == 72
+        assert app.config.hysteresis.thresholds == (74, 84, 94)
+        assert "thresholds 74/84/94 % · target 72 %" in str(app.query_one("#status").render())
+        assert "┆ target 72%" in gauge_text(app)
+        await pilot.press("W")
+        await settle(pilot)
+        assert app.config.window.context_window == 5500
+        assert "/ 5,000 usable tokens" in gauge_text(app)
+
+
+async def test_option_inputs_are_validated(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#opt-target")
+        box.focus()
+        box.value = "90"  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert "target: thresholds [75, 85, 95] and target 90 must satisfy" in str(
+            app.query_one("#options-error").render()
+        )
+        assert app.config.hysteresis.target == 70
+        box.value = "65"  # type: ignore[attr-defined]
+        await settle(pilot)
+        assert app.config.hysteresis.target == 65
+
+
+async def test_navigation_search_and_expand(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.query_one("#before", TranscriptView)
+        await pilot.press("right_curly_bracket")
+        assert view.cursor == 1
+        await pilot.press("right_curly_bracket")
+        assert view.cursor == 15
+        await pilot.press("right_square_bracket")
+        assert view.current is not None and view.current.round_band is not None
+        await pilot.press("slash")
+        await pilot.press(*"configparser", "enter")
+        await pilot.pause()
+        assert view.current is not None and "configparser" in view.current.message.text.lower()
+        await pilot.press("escape", "enter")
+        await pilot.pause()
+        assert view.cursor in view.expanded
+        rows = [r for r in view.rows if r.entry == view.cursor and r.kind == "body"]
+        assert len(rows) > 1
+
+
+async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None:
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "[bold red]x[/] and \x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 done"},
+                {"role": "assistant", "content": "[link=https://example.com]click[/link]"},
+            ]
+        )
+    )
+    app = InspectorApp(hostile, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = screen_text(app, "#before")
+        assert "[bold red]x[/] and ␛[31mred␛[0m ␛]52;c;aGk=␇ done" in text
+        assert "[link=https://example.com]click[/link]" in text
+        assert "\x1b" not in text
+
+
+async def test_export_and_checkpoint_write_new_files_only(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(path().read_bytes())
+    before = src.read_bytes()
+    app = InspectorApp(src, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "x")
+        await pilot.pause()
+        assert (tmp_path / "s-hysteresis-step1.svg").read_text().startswith("<svg")
+        md = (tmp_path / "s-hysteresis-step1.md").read_text()
+        assert md.startswith("# hysteresis on") and "## Step 1: Summarize volley 1" in md
+        await pilot.press("m")
+        await pilot.pause()
+        memory = list((tmp_path / "memory").glob("*.md"))
+        assert len(memory) == 1 and "## Checkpoint [" in memory[0].read_text()
+    assert src.read_bytes() == before
+
+
+async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("T", "ctrl+s")
+        await pilot.pause()
+    saved = load(tmp_path / "compaction.yaml")
+    assert saved.hysteresis.target == 71 and saved.window.context_window == 5000
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+async def test_an_unreadable_file_is_reported_not_crashed(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a transcript\n")
+    app = InspectorApp(bad, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "Cannot open" in str(app.query_one("#status").render())
+        await pilot.press("n", "d", "x", "m")  # nothing to act on: no crash
+
+
+async def test_help_and_palette(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"microcompact")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.strategy == "microcompact"
+
+
+async def test_keys_remap_from_config(tmp_path: Path) -> None:
+    config = Config(window=Window(5000, 500), preset=None, keys={"step_next": "z"})
+    app = InspectorApp(path(), config, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.step_index == -1  # n no longer steps
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.step_index == 0
