@@ -92,7 +92,7 @@ class Checkpoint:
         last = done[-1] if done else (self.status or "nothing recorded")
         after = pending[0] if pending else (self.open_questions[0] if self.open_questions else "not recorded")
         return (
-            f"Recovered context: we were working on {_sentence(working_on)}, last completed "
+            f"Recovered context: we were working on “{_sentence(working_on)}”, last completed "
             f"{_sentence(last)}, next step {_sentence(after)}."
         )
 

@@ -264,3 +264,37 @@ def test_human_compact_output_shows_before_and_after() -> None:
     )
     assert proc.returncode == 0
     assert "step 1: Summarize volley 1" in proc.stdout and "pressure" in proc.stdout
+
+
+def test_checkpoint_and_detect(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    before = digest(path())
+    proc = run("checkpoint", str(path()), "--memory-dir", str(memory))
+    assert proc.returncode == 0 and "appended '## Checkpoint [" in proc.stdout
+    assert run("checkpoint", str(path()), "--memory-dir", str(memory), "--detect").returncode == 0
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join(path().read_text().splitlines(keepends=True)[:36]))
+    proc = run("checkpoint", str(half), "--memory-dir", str(memory), "--detect")
+    assert proc.returncode == 4
+    assert (
+        proc.stdout.startswith("truncation likely") and "Recovered context: we were working on" in proc.stdout
+    )
+    assert digest(path()) == before
+
+
+def test_simulate_shows_checkpoints() -> None:
+    proc = run(
+        "simulate",
+        str(path("agent_only_session.jsonl")),
+        "--checkpoints",
+        "--checkpoint-every",
+        "5",
+        "--json",
+        "--context-window",
+        "30000",
+        "--reserved-output",
+        "4000",
+    )
+    out = json.loads(proc.stdout)
+    reasons = {c["index"]: c["reason"] for c in out["checkpoints"]}
+    assert reasons[16] == "5 exchanges" and "pressure threshold crossed" in reasons.values()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from core.analysis import analyze, message_fields
+from core.checkpoint import Trigger, append_checkpoint, detect, triggers
 from core.config import PRESETS, Config, ConfigError
 from core.config import load as load_config
 from core.diff import origin
@@ -28,7 +29,7 @@ from core.files import write_atomic
 from core.formats import LoadError, load
 from core.model import Session
 from core.pressure import Window
-from core.simulate import Policy, simulate
+from core.simulate import Policy, Simulation, simulate
 from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
 from core.strategies import run as run_strategy
 from core.tokens import TOKENIZERS, TokenCounter, make_counter
@@ -93,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="hysteresis", choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
     _add_policy(p)
+    p.add_argument("--checkpoints", action="store_true", help="show where checkpoints would be written")
+    p.add_argument("--checkpoint-every", type=int, default=10, help="API rounds between checkpoints")
+    p = sub.add_parser("checkpoint", help="append a checkpoint to memory/YYYY-MM-DD.md, or detect truncation")
+    p.add_argument("file", help="transcript to read (never written)")
+    p.add_argument("--memory-dir", default="memory")
+    p.add_argument("--at", type=int, help="message index to checkpoint (default the last)")
+    p.add_argument("--detect", action="store_true", help="compare with the last checkpoint of this session")
+    p.add_argument("--request", type=int, default=None)
+    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -241,12 +251,66 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     sims = [simulate(session.messages, _policy(args.strategy, config), context)]
     if args.compare:
         sims.append(simulate(session.messages, _policy(args.compare, config), context))
+    points = (
+        checkpoint_triggers(session, sims[0], config, args.checkpoint_every) if args.checkpoints else None
+    )
     if args.json:
-        _print_json({"simulations": [s.to_dict() for s in sims], **sims[0].to_dict()})
+        out: dict[str, Any] = {"simulations": [s.to_dict() for s in sims], **sims[0].to_dict()}
+        if points is not None:
+            out["checkpoints"] = [t.to_dict() for t in points]
+        _print_json(out)
     else:
         from tui.report import print_simulation
 
         print_simulation(sims)
+        if points is not None:
+            print(f"checkpoints ({len(points)}):")
+            for t in points:
+                print(f"  before message #{t.index}: {t.reason}")
+    return 0
+
+
+def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every: int) -> list[Trigger]:
+    """Checkpoints every `every` rounds, before destructive calls, at the simulated
+    compactions and where pressure first crosses the lowest threshold."""
+    if every < 1:
+        raise UsageError("--checkpoint-every must be a whole number >= 1")
+    low = config.hysteresis.thresholds[0] / 100
+    crossings = [
+        b.message_end
+        for a, b in zip(sim.points, sim.points[1:], strict=False)
+        if a.pressure_before < low <= b.pressure_before
+    ]
+    events = [p.message_end for p in sim.points if p.event]
+    return triggers(session.messages, every, events, crossings)
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    session = _load(args)
+    if args.detect:
+        found = detect(session, args.memory_dir)
+        if args.json:
+            _print_json(
+                {
+                    "truncated": found.truncated,
+                    "message_count": found.message_count,
+                    "checkpoint_count": found.checkpoint.message_count if found.checkpoint else None,
+                    "recovery": found.checkpoint.recovery() if found.truncated and found.checkpoint else None,
+                }
+            )
+        else:
+            print(found.report)
+        return 4 if found.truncated else 0
+    try:
+        where, checkpoint = append_checkpoint(session, args.memory_dir, args.at)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        _print_json(
+            {"path": str(where), "heading": checkpoint.heading, "message_count": checkpoint.message_count}
+        )
+    else:
+        print(f"appended {checkpoint.heading!r} to {where}")
     return 0
 
 
@@ -258,6 +322,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "analyze": cmd_analyze,
     "compact": cmd_compact,
     "simulate": cmd_simulate,
+    "checkpoint": cmd_checkpoint,
 }
 
 
