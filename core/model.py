@@ -88,6 +88,25 @@ class Message:
     # Source messages this one stands for: the volleys a summary condenses, or the
     # original of an edited message. Empty for messages read from the transcript.
     replaces: tuple[Message, ...] = ()
+    # Derived once at construction: every strategy and grouping asks these many times.
+    is_tool_result: bool = field(init=False, repr=False)
+    is_summary_item: bool = field(init=False, repr=False)
+    is_human: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        blocks = self.blocks
+        tool_result = self.role == "tool" or (
+            self.role == "user" and bool(blocks) and all(b.type == "tool_result" for b in blocks)
+        )
+        summary = self.is_compact_summary or any(
+            b.type == "text" and b.text.startswith(SUMMARY_PREFIX) for b in blocks
+        )
+        # A tool result answers tool calls and a summary was written by a compaction:
+        # neither was typed by a person, so neither opens a volley.
+        human = self.role == "user" and not self.is_meta and not tool_result and not summary
+        object.__setattr__(self, "is_tool_result", tool_result)
+        object.__setattr__(self, "is_summary_item", summary)
+        object.__setattr__(self, "is_human", human)
 
     @property
     def text(self) -> str:
@@ -98,20 +117,6 @@ class Message:
         return sum(len(b.render()) for b in self.blocks)
 
     @property
-    def is_tool_result(self) -> bool:
-        """A message made only of tool results: an answer to tool calls, not a human turn."""
-        if self.role == "tool":
-            return True
-        return self.role == "user" and bool(self.blocks) and all(b.type == "tool_result" for b in self.blocks)
-
-    @property
-    def is_summary_item(self) -> bool:
-        """A summary written by a compaction (never itself a compaction candidate)."""
-        if self.is_compact_summary:
-            return True
-        return any(b.type == "text" and b.text.startswith(SUMMARY_PREFIX) for b in self.blocks)
-
-    @property
     def is_ptl_marker(self) -> bool:
         return (
             self.role == "user"
@@ -119,13 +124,6 @@ class Message:
             and len(self.blocks) == 1
             and self.blocks[0].type == "text"
             and self.blocks[0].text == PTL_MARKER_TEXT
-        )
-
-    @property
-    def is_human(self) -> bool:
-        """A message a person typed: where a volley starts."""
-        return (
-            self.role == "user" and not self.is_meta and not self.is_tool_result and not self.is_summary_item
         )
 
     @property

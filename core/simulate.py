@@ -171,7 +171,7 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
                 assert result.messages is not None
                 after_tokens = context.tokens(result.messages)
                 sent = len(result.messages)
-                titles = tuple(s.title for s in result.steps if s.diff.token_delta or s.diff.inserted)
+                titles = tuple(s.title for s in result.steps if s.changed)
                 event = Event("policy", titles, tokens - after_tokens)
                 if policy.persisted:
                     history = list(result.messages)

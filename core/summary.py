@@ -14,11 +14,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from core.model import SUMMARY_PREFIX, Message, text_message
 from core.text import one_line
 
 TITLE_CHARS = 80
+OUTCOME_TAIL = 2000
 MIN_SUMMARY_CHARS = 200
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 EDIT_TOOLS = frozenset(
@@ -53,7 +55,7 @@ def _outcomes(messages: Sequence[Message]) -> list[str]:
         for block in m.blocks:
             if block.type != "tool_result":
                 continue
-            text = block.text
+            text = block.text[-OUTCOME_TAIL:]  # runners print their verdict last
             match = _TEST_RESULT.search(text)
             if match:
                 found.append(f"test result: {match.group(1)}")
@@ -78,6 +80,13 @@ def _shorten(text: str, limit: int) -> str:
 
 def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) -> str:
     """The summary of one volley, at most `cap` characters long."""
+    return _summary_text(tuple(volley), cap, session_id)
+
+
+# Messages hash by identity, so the same volley is summarized once however often a
+# preflight policy re-runs over it.
+@lru_cache(maxsize=8192)
+def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None) -> str:
     human = next((m for m in volley if m.is_human), None)
     title = one_line(human.text if human else "agent activity", TITLE_CHARS)
     tools = Counter(b.name or "tool" for m in volley for b in m.blocks if b.type == "tool_use")

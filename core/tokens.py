@@ -70,6 +70,10 @@ class TokenCounter:
         batch_size: int = 2000,
     ) -> list[int]:
         """Counts for every message, encoding only those not seen before, in batches."""
+        try:
+            return [self._cache[m] for m in messages]  # the usual case: all seen before
+        except KeyError:
+            pass
         todo = [m for m in dict.fromkeys(messages) if m not in self._cache]
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
@@ -97,6 +101,8 @@ class TokenCounter:
 
 def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
     def lengths(texts: list[str]) -> list[int]:
+        if len(texts) < 16:  # a thread pool costs more than it saves on a few texts
+            return [len(encoding.encode_ordinary(t)) for t in texts]
         return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=2)]
 
     return lengths

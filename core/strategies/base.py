@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from core.diff import Diff, diff
@@ -45,9 +46,22 @@ class Step:
     title: str
     explanation: str
     messages: tuple[Message, ...]
-    diff: Diff
+    before: tuple[Message, ...] = field(repr=False)
+    tokens_before: int
+    tokens_after: int
     pressure_before: float
     pressure_after: float
+
+    @cached_property
+    def diff(self) -> Diff:
+        """Computed when first shown: a simulation replays many steps it never displays."""
+        return diff(self.before, self.messages, self.tokens_before, self.tokens_after)
+
+    @property
+    def changed(self) -> bool:
+        return len(self.before) != len(self.messages) or any(
+            a is not b for a, b in zip(self.before, self.messages, strict=True)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,7 +99,9 @@ class Steps:
                 title=title,
                 explanation=explanation,
                 messages=after,
-                diff=diff(self.current, after, before_tokens, after_tokens),
+                before=self.current,
+                tokens_before=before_tokens,
+                tokens_after=after_tokens,
                 pressure_before=self.context.window.pressure(before_tokens),
                 pressure_after=self.context.window.pressure(after_tokens),
             )
