@@ -33,7 +33,10 @@ class Follower:
         try:
             st = os.stat(self.path)
         except OSError:
-            return None  # deleted for now: keep what we have and wait
+            # Deleted for now: keep what we have; whatever appears here next (even on a
+            # reused inode) is a new file and is read whole.
+            self.identity = None
+            return None
         identity = (st.st_dev, st.st_ino)
         if identity != self.identity or st.st_size < self.offset:
             return self._reload()
