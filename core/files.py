@@ -18,6 +18,17 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
+def _mode(target: Path) -> int:
+    """Keep a replaced file's permissions; a new file gets the usual ones (mkstemp's
+    private 0600 would surprise whoever shares an export)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomic(path: str | Path, data: str | bytes, *, protect: str | Path | None = None) -> Path:
     """Replace `path` with `data` in one step; readers see the old or the new file, never
     half of one. Refuses when `path` is `protect` (the opened transcript)."""
@@ -28,6 +39,7 @@ def write_atomic(path: str | Path, data: str | bytes, *, protect: str | Path | N
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, _mode(target))
         with os.fdopen(fd, "wb") as out:
             out.write(payload)
             out.flush()

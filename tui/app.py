@@ -253,7 +253,7 @@ class InspectorApp(App[None]):
                 entries = with_sidechain(entries, self.session.sidechain, self.side_tokens)
             before_view.show(entries, keep_cursor)
             after_view.add_class("hidden")
-            shown = self.session.messages[live_start(self.session.messages) :]
+            shown = self.session.messages
         else:
             previous = (
                 self.result.steps[self.step_index - 1].messages
@@ -284,6 +284,11 @@ class InspectorApp(App[None]):
         caption = ""
         if self.result and self.step_index >= 0:
             caption = f"after step {self.step_index + 1} of {self.strategy}"
+        else:
+            start = live_start(self.session.messages)
+            if start:
+                live = self.counter.total(self.session.messages[start:])
+                caption = f"live context after the transcript's own compaction: {live:,}"
         self.query_one(PressureGauge).update_state(
             GaugeState(
                 tokens=self.counter.total(shown),

@@ -42,7 +42,8 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         assert "volley 0 · “prelude” · 1 msgs" in text
         assert "── round 0 · 2 msgs" in text
         assert "#4 assistant message" in text and "⇢ #5" in text and "⇠ #4" in text
-        assert "Pressure 40.7%" in gauge_text(app) and "1,832 / 4,500 usable tokens" in gauge_text(app)
+        assert "Pressure 90.8%" in gauge_text(app) and "4,085 / 4,500 usable tokens" in gauge_text(app)
+        assert "live context after the transcript's own compaction: 1,832" in gauge_text(app)
         assert "reported 22,451" in gauge_text(app)
         assert "Before · 1 step ahead" in panel_text(app)
         assert app.sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
@@ -64,7 +65,7 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         assert "≈    #1 user      message" in screen_text(app, "#before")
         await pilot.press("p")
         await pilot.pause()
-        assert "Pressure 90.8%" not in gauge_text(app) and "Pressure 40.7%" in gauge_text(app)
+        assert "Pressure 61.8%" not in gauge_text(app) and "Pressure 90.8%" in gauge_text(app)
 
 
 async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:

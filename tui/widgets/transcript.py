@@ -173,6 +173,8 @@ class TranscriptView(ScrollView, can_focus=True):
         if self.expanded:
             self._rebuild()
         self._cache_key += 1
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
+        self.refresh()
 
     # --- cursor and navigation ------------------------------------------------------------
 
