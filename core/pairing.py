@@ -145,7 +145,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             blocks[i] = kept
 
     def uses_of(turn: Turn) -> list[str]:
-        return [b.id for i in turn.indices for b in blocks[i] if b.type == "tool_use" and b.id]
+        return [b.id for i in turn.indices for b in blocks[i] if b.type == "tool_use" and b.id is not None]
 
     inserted_after: dict[int, list[Message]] = {}
     for t, turn in enumerate(turns):

@@ -298,3 +298,57 @@ def test_simulate_shows_checkpoints() -> None:
     out = json.loads(proc.stdout)
     reasons = {c["index"]: c["reason"] for c in out["checkpoints"]}
     assert reasons[16] == "5 exchanges" and "pressure threshold crossed" in reasons.values()
+
+
+def test_no_command_ever_writes_the_opened_file(tmp_path: Path) -> None:
+    src = tmp_path / "session.jsonl"
+    src.write_bytes(path().read_bytes())
+    before = (digest(src), src.stat().st_mtime_ns)
+    commands = [
+        ["analyze", str(src)],
+        ["analyze", str(src), "--json"],
+        *[
+            ["compact", str(src), "--strategy", s, "--json"]
+            for s in ("trim", "ptl-retry", "hysteresis", "microcompact")
+        ],
+        ["compact", str(src), "--strategy", "hysteresis", "--write", str(tmp_path / "out.jsonl")],
+        ["simulate", str(src), "--compare", "none", "--checkpoints"],
+        ["checkpoint", str(src), "--memory-dir", str(tmp_path / "memory")],
+        ["checkpoint", str(src), "--memory-dir", str(tmp_path / "memory"), "--detect"],
+    ]
+    for command in commands:
+        proc = run(*command)
+        assert proc.returncode in (0, 3), (command, proc.stderr)
+    assert (digest(src), src.stat().st_mtime_ns) == before
+    assert not [p for p in tmp_path.rglob("*.tmp")]
+
+
+def test_escape_sequences_and_bidi_are_harmless_in_cli_output(tmp_path: Path) -> None:
+    hostile = (
+        "\x1b[2J\x1b[H cleared? \x1b]52;c;ZXZpbA==\x07 "  # clear screen, clipboard write
+        "\x1b]8;;https://x.test\x07link\x1b]8;;\x07 \u202eevil\u202c \r over"  # hyperlink, bidi, CR
+    )
+    f = tmp_path / "t.json"
+    f.write_text(
+        json.dumps([{"role": "user", "content": hostile}, {"role": "assistant", "content": "[red]ok[/red]"}])
+    )
+    for command in (
+        ["analyze", str(f)],
+        [
+            "compact",
+            str(f),
+            "--strategy",
+            "trim",
+            "--trigger-turns",
+            "1",
+            "--turn",
+            "5",
+            "--keep-recent-turns",
+            "1",
+        ],
+    ):
+        proc = run(*command)
+        assert proc.returncode == 0
+        for bad in ("\x1b", "\x07", "\u202e", "\r"):
+            assert bad not in proc.stdout
+    assert "␛[2J␛[H cleared?" in run("analyze", str(f)).stdout

@@ -18,6 +18,7 @@ from core.model import Diagnostic, Message, Session
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
 
+YAML_MAX_CHARS = 10_000_000
 FORMATS_TRIED = (
     "Claude Code JSONL, Anthropic Messages JSON (body, JSONL of bodies or proxy log), "
     "OpenAI chat-completions JSON, Codex rollout JSONL, plain role/content JSON/YAML"
@@ -62,10 +63,14 @@ def load_text(text: str, path: str | None = None, request: int | None = None) ->
     dicts = [value for _, value in records.items if isinstance(value, dict)]
     if dicts:
         return _from_records(records, dicts, path, request)
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        value = None
+    value = None
+    # YAML is for small hand-written lists; its pure-Python parser would crawl through a
+    # large file that is not JSON at all.
+    if len(text) <= YAML_MAX_CHARS:
+        try:
+            value = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError, ValueError):
+            value = None
     if plain.looks_like(value):
         return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")

@@ -17,7 +17,7 @@ def looks_like(body: dict[str, Any]) -> bool:
     if "system" in body or "max_tokens" in body:
         return True
     return any(
-        isinstance(block, dict) and block.get("type") in _BLOCK_TYPES
+        isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _BLOCK_TYPES
         for m in _messages(body)
         for block in as_list(m.get("content"))
     )

@@ -38,7 +38,8 @@ LINE_TYPES = frozenset(
 
 
 def looks_like(record: dict[str, Any]) -> bool:
-    return record.get("type") in LINE_TYPES and any(
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in LINE_TYPES and any(
         key in record for key in ("uuid", "sessionId", "leafUuid", "parentUuid")
     )
 

@@ -20,7 +20,8 @@ _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.
 
 
 def looks_like(record: dict[str, Any]) -> bool:
-    return record.get("type") in LINE_TYPES and "payload" in record
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in LINE_TYPES and "payload" in record
 
 
 def _text_parts(content: Any) -> tuple[Block, ...]:

@@ -17,7 +17,9 @@ class LoadError(Exception):
 
 
 def loads(text: str | bytes) -> Any:
-    return json.loads(text)
+    # strict=False: a raw control character inside a string (a NUL a tool printed) is
+    # kept as text rather than costing the whole line.
+    return json.loads(text, strict=False)
 
 
 @dataclass

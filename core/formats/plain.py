@@ -27,6 +27,8 @@ def messages(value: Any) -> list[Message]:
     ids = SyntheticIds()
     out: list[Message] = []
     for raw in items if isinstance(items, list) else []:
+        if not isinstance(raw, dict):
+            continue
         role = _ROLES.get(as_str(raw.get("role")), "user")
         out.append(
             Message(

@@ -71,7 +71,10 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
             else _not_fired(options, turn, tokens_before)
         )
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
-        return CompactionResult(NAME, messages, stats, tuple(steps.steps))
+        final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
+        if final != messages:
+            stats.update(messages_after=len(final), estimated_tokens_after=context.tokens(final))
+        return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
     keep_first = options.keep_initial_user and first_is_user
     n = min(2 * k, len(messages) - (1 if keep_first else 0))
