@@ -39,8 +39,10 @@ LINE_TYPES = frozenset(
 
 def looks_like(record: dict[str, Any]) -> bool:
     kind = record.get("type")
-    return isinstance(kind, str) and kind in LINE_TYPES and any(
-        key in record for key in ("uuid", "sessionId", "leafUuid", "parentUuid")
+    return (
+        isinstance(kind, str)
+        and kind in LINE_TYPES
+        and any(key in record for key in ("uuid", "sessionId", "leafUuid", "parentUuid"))
     )
 
 
