@@ -177,6 +177,7 @@ class Session:
     # Request bodies a proxy log or JSONL of bodies holds; which one is open.
     request_count: int = 1
     request_index: int = 0
+    content_hash: str | None = None  # of the bytes read: keys the persistent token cache
 
     @property
     def session_id(self) -> str | None:

@@ -83,6 +83,10 @@ class TokenCounter:
                 progress(min(start + batch_size, len(todo)), len(todo))
         return [self._cache[m] for m in messages]
 
+    def prime(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
+        """Take counts known from elsewhere (the persistent cache) for these messages."""
+        self._cache.update(zip(messages, counts, strict=True))
+
     def count_text(self, text: str) -> int:
         if self._encode_lengths is None:
             return chars4(len(text))

@@ -150,7 +150,12 @@ def lines(seed: int = 1) -> Iterator[dict[str, Any]]:
                     tool_lines.append(record["uuid"])
                 yield record
             for call_id, call_line in zip(calls, tool_lines, strict=True):
-                size = rng.choice((5, 20, 60, 200, 800)) if rng.random() < 0.97 else 4000
+                # Mostly short outputs, sometimes a file read, rarely a huge log: about 1 KB
+                # per line on average, as in real sessions.
+                roll = rng.random()
+                size = (
+                    rng.choice((1, 2, 4, 8)) if roll < 0.8 else rng.choice((20, 60)) if roll < 0.98 else 600
+                )
                 result = base("user", call_line)
                 result["message"] = {
                     "role": "user",

@@ -2,8 +2,12 @@
 `HYPOTHESIS_PROFILE=thorough python3 -m pytest` explores far more examples."""
 
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
+
+# Tests (and the commands they start) never touch the user's real token cache.
+os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ci-token-cache-")
 
 settings.register_profile(
     "default",

@@ -28,6 +28,7 @@ from core.pressure import Window, live_start
 from core.simulate import Policy, Simulation, simulate
 from core.strategies import CompactionResult, Context, OptionError
 from core.strategies import run as run_strategy
+from core.token_cache import load_counts, store_counts
 from core.tokens import TokenCounter, make_counter, reported_usage
 from tui.commands import InspectorCommands
 from tui.entries import ADDED, REMOVED, diff_entries, plain_entries, with_sidechain
@@ -162,13 +163,16 @@ class InspectorApp(App[None]):
             self.call_from_thread(self._counting_done, session, counter, self.tokens, self.side_tokens)
             return
         worker = get_current_worker()
-        total = len(session.messages) + len(session.sidechain)
-        self.call_from_thread(self._progress, 0, total)
+        if not load_counts(session, counter):
+            total = len(session.messages) + len(session.sidechain)
+            self.call_from_thread(self._progress, 0, total)
 
-        def progress(done: int, _todo: int) -> None:
-            self.call_from_thread(self._progress, done, total)
+            def progress(done: int, _todo: int) -> None:
+                self.call_from_thread(self._progress, done, total)
 
-        tokens = counter.count_all(session.messages, progress=progress)
+            counter.count_all(session.messages, progress=progress)
+            store_counts(session, counter)
+        tokens = counter.count_all(session.messages)
         side = counter.count_all(session.sidechain)
         if not worker.is_cancelled:
             self.call_from_thread(self._counting_done, session, counter, tokens, side)

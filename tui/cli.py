@@ -32,6 +32,7 @@ from core.pressure import Window
 from core.simulate import Policy, Simulation, simulate
 from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
 from core.strategies import run as run_strategy
+from core.token_cache import count_session
 from core.tokens import TOKENIZERS, TokenCounter, make_counter
 
 COMMANDS = ("analyze", "compact", "simulate", "checkpoint")
@@ -175,21 +176,24 @@ def _load(args: argparse.Namespace) -> Session:
     return load(args.file, request=args.request)
 
 
-def _counter(config: Config) -> TokenCounter:
+def _counter(session: Session, config: Config) -> TokenCounter:
+    """A counter that already knows every message of `session` (from the persistent
+    cache when the file was counted before)."""
     counter = make_counter(config.tokenizer, config.media_tokens)
     if counter.warning:
         print(f"warning: {counter.warning}", file=sys.stderr)
+    count_session(session, counter)
     return counter
 
 
 def _context(session: Session, config: Config) -> Context:
-    return Context(_counter(config), config.window, session.session_id)
+    return Context(_counter(session, config), config.window, session.session_id)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     config = _config(args)
     session = _load(args)
-    result = analyze(session, _counter(config), config.window)
+    result = analyze(session, _counter(session, config), config.window)
     if args.json:
         _print_json(result.to_dict())
     else:

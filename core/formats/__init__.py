@@ -6,6 +6,7 @@ line number; a file that is no transcript at all raises `LoadError` with the rea
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def load_bytes(data: bytes, path: str | None = None, request: int | None = None)
     session = load_text(text, path, request)
     if notes:
         session = _with_diagnostics(session, notes)
-    return session
+    return replace(session, content_hash=hashlib.blake2b(data, digest_size=16).hexdigest())
 
 
 def load_text(text: str, path: str | None = None, request: int | None = None) -> Session:

@@ -1,0 +1,103 @@
+"""Token counts that survive between runs, so re-opening a session skips encoding.
+
+One file per (file content, request, encoding, media allowance, loader version) in the
+user cache directory. Loading is deterministic, so the same bytes give the same
+messages in the same order, and an array of counts is all that needs keeping. Writes
+are atomic (concurrent runs at worst both write the same file); a short, truncated or
+corrupted entry fails its checksum and is ignored, never trusted.
+`COMPACTION_INSPECTOR_CACHE_DIR` moves the cache; setting it to `off` disables it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+from array import array
+from pathlib import Path
+
+from core.files import write_atomic
+from core.model import Session
+from core.tokens import TokenCounter
+
+LOADER_VERSION = "1"  # bump when a loader changes which messages it produces
+MAGIC = b"CITC1"
+HEADER = struct.Struct("<5sI16s")
+
+
+def cache_dir() -> Path | None:
+    configured = os.environ.get("COMPACTION_INSPECTOR_CACHE_DIR")
+    if configured == "off":
+        return None
+    if configured:
+        return Path(configured)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("compaction-inspector")) / "tokens"
+
+
+def _entry(session: Session, counter: TokenCounter) -> Path | None:
+    folder = cache_dir()
+    if folder is None or session.content_hash is None or not counter.exact:
+        return None
+    parts = (session.content_hash, session.request_index, counter.name, counter.media_tokens, LOADER_VERSION)
+    key = "-".join(map(str, parts))
+    return folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".counts")
+
+
+def _expected(session: Session) -> int:
+    return len(session.messages) + len(session.sidechain)
+
+
+def load_counts(session: Session, counter: TokenCounter) -> bool:
+    """Prime `counter` with this session's stored counts; False when there are none."""
+    entry = _entry(session, counter)
+    if entry is None:
+        return False
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return False
+    try:
+        magic, n, digest = HEADER.unpack_from(data)
+    except struct.error:
+        entry.unlink(missing_ok=True)
+        return False
+    payload = data[HEADER.size :]
+    if (
+        magic != MAGIC
+        or n != _expected(session)
+        or len(payload) != 4 * n
+        or hashlib.blake2b(payload, digest_size=16).digest() != digest
+    ):
+        entry.unlink(missing_ok=True)  # corrupt or stale: recount and rewrite
+        return False
+    counts = array("I")
+    counts.frombytes(payload)
+    messages = (*session.messages, *session.sidechain)
+    counter.prime(messages, counts.tolist())
+    return True
+
+
+def store_counts(session: Session, counter: TokenCounter) -> None:
+    """Keep this session's counts (already in `counter`) for the next run. Best effort:
+    a read-only or full disk only means the next open counts again."""
+    entry = _entry(session, counter)
+    if entry is None:
+        return
+    counts = array("I", counter.count_all((*session.messages, *session.sidechain)))
+    payload = counts.tobytes()
+    header = HEADER.pack(MAGIC, len(counts), hashlib.blake2b(payload, digest_size=16).digest())
+    with contextlib.suppress(OSError):
+        write_atomic(entry, header + payload)
+
+
+def count_session(session: Session, counter: TokenCounter) -> tuple[list[int], list[int], bool]:
+    """Counts of the main messages and the sidechain, and whether they came from the cache."""
+    hit = load_counts(session, counter)
+    tokens = counter.count_all(session.messages)
+    side = counter.count_all(session.sidechain)
+    if not hit:
+        store_counts(session, counter)
+    return tokens, side, hit

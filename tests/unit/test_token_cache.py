@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from core import token_cache
+from core.formats import load
+from core.tokens import make_counter
+from sample_sessions import path
+
+
+@pytest.fixture(autouse=True)
+def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_counts_come_back_exactly_without_encoding(cache_in: Path) -> None:
+    first = make_counter("cl100k_base")
+    tokens, side, hit = token_cache.count_session(load(path()), first)
+    assert not hit and len(list(cache_in.iterdir())) == 1
+    again = make_counter("cl100k_base")
+
+    def refuse(texts: list[str]) -> list[int]:
+        raise AssertionError("encoded again")
+
+    again._encode_lengths = refuse
+    session = load(path())
+    assert token_cache.load_counts(session, again)
+    assert again.count_all(session.messages) == tokens and again.count_all(session.sidechain) == side
+
+
+def test_a_changed_file_or_encoding_misses(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(path().read_bytes())
+    token_cache.count_session(load(src), make_counter("cl100k_base"))
+    src.write_bytes(path().read_bytes() + b"\n")  # same messages, different bytes: a new key
+    assert not token_cache.load_counts(load(src), make_counter("cl100k_base"))
+    assert not token_cache.load_counts(load(path()), make_counter("chars4"))  # estimates are never stored
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty"])
+def test_corrupt_entries_are_ignored_and_removed(cache_in: Path, damage: str) -> None:
+    tokens, _, _ = token_cache.count_session(load(path()), make_counter("cl100k_base"))
+    [entry] = list(cache_in.iterdir())
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        data = data[:-3]
+    elif damage == "flip":
+        data[-1] ^= 0xFF
+    else:
+        data = bytearray()
+    entry.write_bytes(bytes(data))
+    counter = make_counter("cl100k_base")
+    assert not token_cache.load_counts(load(path()), counter)
+    assert not entry.exists()
+    assert token_cache.count_session(load(path()), counter)[0] == tokens
+
+
+def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, cache_in: Path) -> None:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+    token_cache.count_session(load(path()), make_counter("cl100k_base"))
+    assert list(cache_in.iterdir()) == []
