@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import orjson
+
 Role = Literal["user", "assistant", "system", "tool"]
 BlockType = Literal["text", "thinking", "tool_use", "tool_result", "image", "document"]
 Kind = Literal["message", "tool_result", "summary", "marker", "meta"]
@@ -189,4 +191,7 @@ class Session:
 
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

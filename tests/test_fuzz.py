@@ -8,13 +8,15 @@ pairing check, terminal-safe text) raises. Never an exception escaping, never a 
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from core.analysis import analyze
-from core.formats import LoadError, load_bytes
+from core.formats import LoadError, load, load_bytes
 from core.pairing import check, repair
 from core.simulate import Policy, simulate
 from core.strategies import STRATEGIES, Context, run
@@ -116,6 +118,13 @@ def exercise(data: bytes) -> None:
     except LoadError as exc:
         assert str(exc)
         return
+    with tempfile.TemporaryDirectory() as folder:
+        # Opening the file streams JSONL line by line: it must read exactly the same.
+        target = Path(folder) / "t.jsonl"
+        target.write_bytes(data)
+        streamed = load(target)
+        assert [(m.role, m.text) for m in streamed.messages] == [(m.role, m.text) for m in session.messages]
+        assert streamed.content_hash == session.content_hash
     counter = make_counter("chars4")
     json.dumps(analyze(session, counter).to_dict())
     context = Context(counter)

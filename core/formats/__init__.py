@@ -6,7 +6,11 @@ line number; a file that is no transcript at all raises `LoadError` with the rea
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +18,7 @@ from typing import Any
 import yaml
 
 from core.formats import anthropic, claude_code, codex, openai_chat, plain
-from core.formats.common import LoadError, Records, loads, read_jsonl
+from core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
 from core.model import Diagnostic, Message, Session
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
@@ -27,12 +31,55 @@ FORMATS_TRIED = (
 
 
 def load(path: str | Path, request: int | None = None) -> Session:
-    """Read `path` as a transcript. `request` picks a body of a proxy log (default last)."""
+    """Read `path` as a transcript. `request` picks a body of a proxy log (default last).
+
+    Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
+    session never sits in memory as bytes, text, lines and records all at once."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f, _gc_paused():
+            first = f.readline()
+            kind = _streamable(first)
+            if kind is None:
+                return load_bytes(first + f.read(), str(path), request)
+            hasher = hashlib.blake2b(first, digest_size=16)
+
+            def lines() -> Iterator[bytes]:
+                for raw in f:
+                    hasher.update(raw)
+                    yield raw
+
+            records = Records()
+            records.items = stream_jsonl(itertools.chain([first], lines()), records)
+            session: Session = kind.load(records, str(path))
+            return replace(session, content_hash=hasher.hexdigest())
     except OSError as exc:
         raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return load_bytes(data, str(path), request)
+
+
+def _streamable(first_line: bytes) -> Any:
+    """The loader module for a JSONL format recognisable from its first line, if any."""
+    try:
+        value = loads(first_line.decode("utf-8").removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, dict):
+        for module in (claude_code, codex):
+            if module.looks_like(value):
+                return module
+    return None
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Parsing allocates millions of objects and frees none; the cyclic collector would
+    rescan the growing heap again and again for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def load_bytes(data: bytes, path: str | None = None, request: int | None = None) -> Session:

@@ -19,7 +19,7 @@ from core.formats.common import (
     parse_content,
     parse_usage,
 )
-from core.model import Block, Message, Role, Session
+from core.model import Block, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
 LINE_TYPES = frozenset(
@@ -60,11 +60,16 @@ def load(records: Records, path: str | None) -> Session:
     skipped = Skipped()
     ids = SyntheticIds()
     metadata: dict[str, Any] = {}
+    wanted = [("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")]
+    # A streamed reply repeats its usage on every line: parse it once per response.
+    usages: dict[Any, Usage | None] = {}
     for number, record in iter_dicts(records):
         kind = record.get("type")
-        for key, name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
-            if name not in metadata and isinstance(record.get(key), str):
-                metadata[name] = record[key]
+        if wanted:
+            for key, name in list(wanted):
+                if isinstance(record.get(key), str):
+                    metadata[name] = record[key]
+                    wanted.remove((key, name))
         if kind == "summary":
             if isinstance(record.get("summary"), str):
                 metadata["title"] = record["summary"]
@@ -105,7 +110,7 @@ def load(records: Records, path: str | None) -> Session:
             is_meta=record.get("isMeta") is True,
             is_sidechain=record.get("isSidechain") is True,
             is_compact_summary=record.get("isCompactSummary") is True,
-            usage=parse_usage(body.get("usage")) if role == "assistant" else None,
+            usage=_usage(body, usages) if role == "assistant" else None,
         )
         (side if message.is_sidechain else main).append(message)
     return Session(
@@ -116,6 +121,15 @@ def load(records: Records, path: str | None) -> Session:
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
         sidechain=tuple(side),
     )
+
+
+def _usage(body: dict[str, Any], seen: dict[Any, Usage | None]) -> Usage | None:
+    key = body.get("id")
+    if not isinstance(key, str):
+        return parse_usage(body.get("usage"))
+    if key not in seen:
+        seen[key] = parse_usage(body.get("usage"))
+    return seen[key]
 
 
 def _opt_str(value: Any) -> str | None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from core.model import Block, Diagnostic, Usage, canonical_json
 
@@ -16,29 +18,52 @@ class LoadError(Exception):
     """The file cannot be read as a transcript; the message says why."""
 
 
-def loads(text: str | bytes) -> Any:
-    # strict=False: a raw control character inside a string (a NUL a tool printed) is
-    # kept as text rather than costing the whole line.
-    return json.loads(text, strict=False)
+_LENIENT = json.JSONDecoder(strict=False)
+
+
+def loads(text: str) -> Any:
+    """orjson for speed; the standard decoder, lenient about raw control characters in
+    strings (a NUL a tool printed), for what orjson refuses, so such a line is kept."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _LENIENT.decode(text)
 
 
 @dataclass
 class Records:
     """JSON values read from a JSONL file, with what could not be read."""
 
-    items: list[tuple[int, Any]] = field(default_factory=list)
+    items: Iterable[tuple[int, Any]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def read_jsonl(text: str) -> Records:
-    records = Records()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+def stream_jsonl(lines: Iterable[bytes | str], records: Records) -> Iterator[tuple[int, Any]]:
+    """Parse lines as they are read, so only one raw line is held at a time; what
+    cannot be read becomes a diagnostic in `records`."""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
             continue
+        if isinstance(raw, str):
+            line = raw
+        elif number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark
+            line = raw[3:].decode("utf-8", errors="replace")
+        else:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("utf-8", errors="replace")
+                records.diagnostics.append(Diagnostic(number, "invalid UTF-8 replaced with U+FFFD"))
         try:
-            records.items.append((number, loads(line)))
+            yield number, loads(line)
         except (ValueError, RecursionError) as exc:
             records.diagnostics.append(Diagnostic(number, f"skipped: not valid JSON ({_short(exc)})"))
+
+
+def read_jsonl(text: str) -> Records:
+    """Every line of an in-memory JSONL text, parsed."""
+    records = Records()
+    records.items = list(stream_jsonl(text.splitlines(), records))
     return records
 
 

@@ -164,3 +164,10 @@ def test_the_opened_file_is_never_written(tmp_path: Path) -> None:
     before = (target.read_bytes(), target.stat().st_mtime_ns)
     load(target)
     assert (target.read_bytes(), target.stat().st_mtime_ns) == before
+
+
+def test_streamed_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    target = tmp_path / "bom.jsonl"
+    target.write_bytes(b"\xef\xbb\xbf" + path().read_bytes())
+    s = load(target)
+    assert len(s.messages) == 65 and s.diagnostics == load(path()).diagnostics
