@@ -9,7 +9,7 @@ counts come from the counter's cache: nothing already counted is encoded again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -137,7 +137,17 @@ def _changed(result: CompactionResult, before: Sequence[Message]) -> bool:
     )
 
 
-def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> Simulation:
+class Cancelled(Exception):
+    """The replay was stopped by its caller (a newer replay supersedes it)."""
+
+
+def simulate(
+    messages: Sequence[Message],
+    policy: Policy,
+    context: Context,
+    cancelled: Callable[[], bool] | None = None,
+) -> Simulation:
+    """The replay; `cancelled` is asked before each round and stops it with `Cancelled`."""
     messages = tuple(messages)
     counts = context.counter.count_all(messages)
     prefix = [0, *accumulate(counts)]
@@ -148,6 +158,8 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
     for number, end in enumerate(ends, start=1):
+        if cancelled is not None and cancelled():
+            raise Cancelled
         if end == 0:
             continue
         boundary = next((i for i in range(end - 1, done - 1, -1) if messages[i].is_compact_boundary), None)
@@ -171,7 +183,7 @@ def simulate(messages: Sequence[Message], policy: Policy, context: Context) -> S
                 assert result.messages is not None
                 after_tokens = context.tokens(result.messages)
                 sent = len(result.messages)
-                titles = tuple(s.title for s in result.steps if s.changed)
+                titles = tuple(s.title for s in result.steps if s.tokens_after != s.tokens_before)
                 event = Event("policy", titles, tokens - after_tokens)
                 if policy.persisted:
                     history = list(result.messages)

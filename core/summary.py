@@ -110,6 +110,11 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None)
 
 
 def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
-    """A summary message standing for the volley's messages (never for a summary)."""
-    sources = tuple(m for m in volley if not m.is_summary_item)
+    """A summary message standing for the volley's messages (never for a summary). The
+    same volley gives the same message object, so its token count is computed once."""
+    return _summarize(tuple(m for m in volley if not m.is_summary_item), cap, session_id)
+
+
+@lru_cache(maxsize=8192)
+def _summarize(sources: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
     return text_message("user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources)

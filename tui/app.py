@@ -25,7 +25,7 @@ from core.formats import LoadError, load
 from core.markdown import compaction_markdown
 from core.model import Message, Session
 from core.pressure import Window, live_start
-from core.simulate import Policy, Simulation, simulate
+from core.simulate import Cancelled, Policy, Simulation, simulate
 from core.strategies import CompactionResult, Context, OptionError
 from core.strategies import run as run_strategy
 from core.token_cache import load_counts, store_counts
@@ -340,8 +340,13 @@ class InspectorApp(App[None]):
     @work(thread=True, exclusive=True, group="simulate")
     def _simulate(self, config: Config, context: Context, compare: str) -> None:
         assert self.session is not None
+        worker = get_current_worker()
         name = self.strategy if self.strategy != "ptl-retry" else "hysteresis"
-        main = simulate(self.session.messages, Policy(name, config.options(name)), context)
+        stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
+        try:
+            main = simulate(self.session.messages, Policy(name, config.options(name)), context, stop)
+        except Cancelled:
+            return
         other = None
         if compare != "none":
             policy = {
@@ -352,7 +357,10 @@ class InspectorApp(App[None]):
                     "hysteresis", dataclasses.replace(config.hysteresis, stage="post-turn")
                 ),
             }[compare]
-            other = simulate(self.session.messages, policy, context)
+            try:
+                other = simulate(self.session.messages, policy, context, stop)
+            except Cancelled:
+                return
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._simulated, main, other)
 

@@ -8,7 +8,7 @@ counts are reused and diffs are exact. Every output is checked for valid tool pa
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -39,29 +39,34 @@ class Context:
         return self.window.pressure(self.tokens(messages))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Step:
-    """One visible change: what it did, why, the messages after it and the diff."""
+    """One visible change: what it did, why, the messages after it and the diff.
+
+    The message lists are built when first asked for: a replay runs many steps and
+    shows none of them, and a strategy that plans its steps arithmetically (hysteresis)
+    need not copy the whole transcript once per step."""
 
     title: str
     explanation: str
-    messages: tuple[Message, ...]
-    before: tuple[Message, ...] = field(repr=False)
+    build_after: Callable[[], tuple[Message, ...]] = field(repr=False)
+    build_before: Callable[[], tuple[Message, ...]] = field(repr=False)
     tokens_before: int
     tokens_after: int
     pressure_before: float
     pressure_after: float
 
     @cached_property
-    def diff(self) -> Diff:
-        """Computed when first shown: a simulation replays many steps it never displays."""
-        return diff(self.before, self.messages, self.tokens_before, self.tokens_after)
+    def messages(self) -> tuple[Message, ...]:
+        return self.build_after()
 
-    @property
-    def changed(self) -> bool:
-        return len(self.before) != len(self.messages) or any(
-            a is not b for a, b in zip(self.before, self.messages, strict=True)
-        )
+    @cached_property
+    def before(self) -> tuple[Message, ...]:
+        return self.build_before()
+
+    @cached_property
+    def diff(self) -> Diff:
+        return diff(self.before, self.messages, self.tokens_before, self.tokens_after)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,26 +92,36 @@ class Steps:
 
     def __init__(self, messages: Sequence[Message], context: Context) -> None:
         self.context = context
-        self.current: tuple[Message, ...] = tuple(messages)
+        start = tuple(messages)
+        self._latest: Callable[[], tuple[Message, ...]] = lambda: start
+        self._tokens = context.tokens(start)
         self.steps: list[Step] = []
 
+    @property
+    def current(self) -> tuple[Message, ...]:
+        return self._latest()
+
     def add(self, title: str, explanation: str, after: Sequence[Message]) -> None:
-        after = tuple(after)
-        before_tokens = self.context.tokens(self.current)
-        after_tokens = self.context.tokens(after)
-        self.steps.append(
-            Step(
-                title=title,
-                explanation=explanation,
-                messages=after,
-                before=self.current,
-                tokens_before=before_tokens,
-                tokens_after=after_tokens,
-                pressure_before=self.context.window.pressure(before_tokens),
-                pressure_after=self.context.window.pressure(after_tokens),
-            )
+        frozen = tuple(after)
+        self.add_planned(title, explanation, lambda: frozen, self.context.tokens(frozen))
+
+    def add_planned(
+        self, title: str, explanation: str, build: Callable[[], tuple[Message, ...]], tokens_after: int
+    ) -> None:
+        """A step whose messages `build` makes on demand; `tokens_after` must be their total."""
+        step = Step(
+            title=title,
+            explanation=explanation,
+            build_after=build,
+            build_before=self._latest,
+            tokens_before=self._tokens,
+            tokens_after=tokens_after,
+            pressure_before=self.context.window.pressure(self._tokens),
+            pressure_after=self.context.window.pressure(tokens_after),
         )
-        self.current = after
+        self.steps.append(step)
+        self._latest = lambda: step.messages
+        self._tokens = tokens_after
 
     def repair_pairing(self) -> tuple[Message, ...]:
         """Make the current messages a valid request, as a step of its own if needed."""

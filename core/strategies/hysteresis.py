@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.grouping import Span, volleys
+from core.grouping import volleys
 from core.model import Block, Message
 from core.strategies.base import CompactionResult, Context, OptionError, Steps, positive_int
 from core.summary import MIN_SUMMARY_CHARS, summarize, summary_text
@@ -58,57 +58,87 @@ def _untouchable(m: Message) -> bool:
     return m.is_summary_item or m.role == "system"
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """Which volleys are summaries (at which cap) and which meta messages are gone."""
+
+    summaries: dict[int, Message]
+    dropped: frozenset[Message] = frozenset()
+
+
 class _Run:
+    """Plans the compaction on the volleys of the input, computed once.
+
+    Summarizing the oldest candidate never changes which later volleys are candidates
+    (a summary is not a human message, so it joins the volley before it), so the run
+    can be planned with token arithmetic and each step's message list built only when
+    it is shown."""
+
     def __init__(self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context):
+        self.messages = messages
         self.context = context
         self.options = options
-        self.current = list(messages)
+        self.counts = context.counter.count_all(messages)
+        self.spans = volleys(messages, self.counts)
         self.steps = Steps(messages, context)
         self.protect = options.protect_volleys
         self.cap = options.summary_chars
-        self.summarized = 0
-        self.sources: dict[Message, tuple[Message, ...]] = {}  # this run's summaries
+        self.plan = _Plan({})
+        self.tokens = sum(self.counts)
         self.target = options.target / 100
-        self.numbers = {messages[v.start]: n for n, v in enumerate(volleys(messages))}
+        self._raws: dict[int, list[Message]] = {}
+        self._order: tuple[int, list[int]] | None = None
+
+    @property
+    def summarized(self) -> int:
+        return len(self.plan.summaries)
 
     @property
     def pressure(self) -> float:
-        return self.context.pressure(self.current)
+        return self.context.window.pressure(self.tokens)
 
-    def candidates(self) -> list[Span]:
-        spans = volleys(self.current)
-        eligible = spans[: max(0, len(spans) - self.protect)]
-        return [
-            v
-            for v in eligible
-            if self.current[v.start].is_human
-            and any(not _untouchable(m) for m in self.current[v.start : v.end])
-        ]
+    def _raw(self, n: int) -> list[Message]:
+        if n not in self._raws:
+            v = self.spans[n]
+            self._raws[n] = [m for m in self.messages[v.start : v.end] if not _untouchable(m)]
+        return self._raws[n]
+
+    def candidates(self) -> list[int]:
+        """Volleys that may still be summarized, oldest first."""
+        if self._order is None or self._order[0] != self.protect:
+            eligible = range(max(0, len(self.spans) - self.protect))
+            found = [n for n in eligible if self.messages[self.spans[n].start].is_human and self._raw(n)]
+            self._order = (self.protect, found)
+        return [n for n in self._order[1] if n not in self.plan.summaries]
+
+    def build(self, plan: _Plan) -> tuple[Message, ...]:
+        out: list[Message] = []
+        for n, v in enumerate(self.spans):
+            volley = self.messages[v.start : v.end]
+            summary = plan.summaries.get(n)
+            if summary is None:
+                out += [m for m in volley if m not in plan.dropped]
+                continue
+            first_raw = next(m for m in volley if not _untouchable(m))
+            out += [summary if m is first_raw else m for m in volley if _untouchable(m) or m is first_raw]
+        return tuple(out)
+
+    def _step(self, title: str, explanation: str) -> None:
+        plan = self.plan
+        self.steps.add_planned(title, explanation, lambda: self.build(plan), self.tokens)
 
     def summarize_oldest(self, why: str) -> bool:
-        found = self.candidates()
-        if not found:
+        n = next(iter(self.candidates()), None)
+        if n is None:
             return False
-        span = found[0]
-        volley = self.current[span.start : span.end]
-        raw = [m for m in volley if not _untouchable(m)]
+        raw = self._raw(n)
         summary = summarize(raw, self.cap, self.context.session_id)
-        self.sources[summary] = summary.replaces
-        replaced: list[Message] = []
-        for m in volley:
-            if _untouchable(m):
-                replaced.append(m)
-            elif m is raw[0]:
-                replaced.append(summary)
-        self.current[span.start : span.end] = replaced
-        self.summarized += 1
-        human = volley[0]
-        number = self.numbers.get(human)
-        label = f"volley {number}" if number is not None else "a volley"
-        self.steps.add(
-            f"Summarize {label}: “{one_line(human.text, 40)}”",
+        self.tokens += self.context.counter.count(summary) - sum(self.context.counter.count_all(raw))
+        self.plan = _Plan({**self.plan.summaries, n: summary}, self.plan.dropped)
+        human = self.messages[self.spans[n].start]
+        self._step(
+            f"Summarize volley {n}: “{one_line(human.text, 40)}”",
             f"{why} {len(raw)} messages become one summary of {len(summary.text)} characters.",
-            self.current,
         )
         return True
 
@@ -116,45 +146,45 @@ class _Run:
         while self.pressure > self.target and self.summarize_oldest(why):
             pass
 
-    def shrunk(self, summary: Message) -> Message:
-        """The same summary rewritten from its volley at the current, smaller cap."""
-        text = summary_text(self.sources[summary], self.cap, self.context.session_id)
-        smaller = summary.with_blocks((Block("text", text=text),))
-        self.sources[smaller] = self.sources[summary]
-        return smaller
-
     def last_resorts(self) -> int:
         """The third tier once plain summarizing has run out: returns meta messages dropped."""
         if self.protect > 1 and self.pressure > self.target:
             self.protect = 1
-            self.steps.add(
+            self._step(
                 "Reduce tail protection to 1 volley",
                 "Still above the target at the highest tier: only the latest volley stays protected.",
-                self.current,
             )
             self.until_target("With less of the tail protected,")
+        counter = self.context.counter
         while self.pressure > self.target and self.cap > MIN_SUMMARY_CHARS and self.summarized:
             self.cap = max(MIN_SUMMARY_CHARS, int(self.cap * SHRINK))
-            self.current = [self.shrunk(m) if m in self.sources else m for m in self.current]
-            self.steps.add(
+            smaller = {}
+            for n, old in self.plan.summaries.items():
+                text = summary_text(self._raw(n), self.cap, self.context.session_id)
+                smaller[n] = old.with_blocks((Block("text", text=text),))
+                self.tokens += counter.count(smaller[n]) - counter.count(old)
+            self.plan = _Plan(smaller, self.plan.dropped)
+            self._step(
                 f"Shrink summaries to {self.cap} characters",
                 f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
                 f"of its budget (never below {MIN_SUMMARY_CHARS}).",
-                self.current,
             )
         if self.pressure <= self.target:
             return 0
-        spans = volleys(self.current)
-        tail = spans[-self.protect].start if len(spans) >= self.protect else 0
-        drop = {
-            m for m in self.current[:tail] if m.is_meta and not m.is_summary_item and not m.is_tool_result
-        }
+        tail = self.spans[-self.protect].start if len(self.spans) >= self.protect else 0
+        drop = frozenset(
+            m
+            for n, v in enumerate(self.spans)
+            if v.start < tail and n not in self.plan.summaries
+            for m in self.messages[v.start : v.end]
+            if m.is_meta and not m.is_summary_item and not m.is_tool_result
+        )
         if drop:
-            self.current = [m for m in self.current if m not in drop]
-            self.steps.add(
+            self.tokens -= sum(counter.count_all(list(drop)))
+            self.plan = _Plan(self.plan.summaries, drop)
+            self._step(
                 f"Drop {len(drop)} injected meta message{'s' if len(drop) != 1 else ''}",
                 "Non-essential injections go last, when nothing else brings pressure down.",
-                self.current,
             )
         return len(drop)
 

