@@ -7,11 +7,10 @@ a `token_count` event belongs to the response it precedes or is written inside.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
-from core.formats.common import Records, Skipped, SyntheticIds, as_dict, as_str, iter_dicts
+from core.formats.common import Records, Skipped, SyntheticIds, as_dict, as_str, iter_dicts, tool_arguments
 from core.model import Block, Message, Session, Usage
 
 FORMAT = "codex"
@@ -35,15 +34,6 @@ def _text_parts(content: Any) -> tuple[Block, ...]:
         else:
             blocks.append(Block("text", text=as_str(part.get("text"))))
     return tuple(blocks)
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
 
 
 def _output_text(raw: Any) -> str:
@@ -153,7 +143,7 @@ def load(records: Records, path: str | None) -> Session:
         elif item in ("function_call", "custom_tool_call", "local_shell_call"):
             name = as_str(payload.get("name")) or "local_shell"
             raw = payload.get("arguments", payload.get("input", payload.get("action")))
-            assistant(number, (Block.tool_use(as_str(payload.get("call_id")), name, _arguments(raw)),))
+            assistant(number, (Block.tool_use(as_str(payload.get("call_id")), name, tool_arguments(raw)),))
         elif item in ("function_call_output", "custom_tool_call_output"):
             response_id = None
             messages.append(

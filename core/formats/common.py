@@ -116,6 +116,16 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def tool_arguments(raw: Any) -> Any:
+    """A tool call's arguments: JSON text parsed when it parses, else kept as it is."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw if raw is not None else {}
+
+
 def result_text(content: Any) -> str:
     """A tool result's content as text: a string, or a list of text (and image) blocks."""
     if isinstance(content, list):

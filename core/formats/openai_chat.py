@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from core.formats.common import SyntheticIds, as_dict, as_str, result_text
+from core.formats.common import SyntheticIds, as_dict, as_str, result_text, tool_arguments
 from core.model import Block, Message
 
 FORMAT = "openai-chat"
@@ -17,15 +16,6 @@ def looks_like(body: dict[str, Any]) -> bool:
         isinstance(m, dict) and ("tool_calls" in m or m.get("role") in ("tool", "function", "developer"))
         for m in raw
     )
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw if raw is not None else {}
 
 
 def _parts(content: Any) -> tuple[Block, ...]:
@@ -64,7 +54,7 @@ def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Messag
                     Block.tool_use(
                         as_str(call.get("id")),
                         as_str(function.get("name")),
-                        _arguments(function.get("arguments")),
+                        tool_arguments(function.get("arguments")),
                     )
                 )
             out.append(
