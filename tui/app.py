@@ -113,6 +113,7 @@ class InspectorApp(App[None]):
         self.demo_runner: Any = None
         self.selection = ""
         self.tuning = ""
+        self.caption = ""
 
     # --- layout -----------------------------------------------------------------------
 
@@ -497,8 +498,13 @@ class InspectorApp(App[None]):
 
     def show_status(self) -> None:
         """The message under the cursor, and the tuning once it has been changed."""
-        parts = [p for p in (self.selection, self.tuning) if p]
-        self.query_one("#status", Static).update(Text("   │   ".join(parts)))
+        line = Text()
+        if self.caption:
+            line.append(self.caption, "bold yellow")
+        for part in (self.tuning, self.selection):
+            if part:
+                line.append(("   │   " if line else "") + part)
+        self.query_one("#status", Static).update(line)
 
     # --- saving and exporting ---------------------------------------------------------------
 
@@ -547,11 +553,13 @@ class InspectorApp(App[None]):
         self.notify(f"{checkpoint.heading} → {path}", title="Checkpoint written", timeout=5)
 
     def set_caption(self, text: str) -> None:
-        self.query_one("#status", Static).update(Text(text, style="bold yellow"))
+        self.caption = text
+        self.show_status()
 
     def on_key(self) -> None:
         if self.demo_runner is not None and self.demo_runner.running:
             self.demo_runner.stop()
+            self.set_caption("")
             self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
 
     def action_help(self) -> None:
