@@ -116,7 +116,9 @@ def bench_strategies(path: Path) -> dict[str, Any]:
         runs["simulate hysteresis post-turn"] = lambda: simulate(
             session.messages, Policy("hysteresis", HysteresisOptions(stage="post-turn")), context
         )
-        runs["simulate hysteresis preflight"] = lambda: simulate(session.messages, Policy("hysteresis"), context)
+        runs["simulate hysteresis preflight"] = lambda: simulate(
+            session.messages, Policy("hysteresis"), context
+        )
         runs["simulate microcompact"] = lambda: simulate(session.messages, Policy("microcompact"), context)
     out: dict[str, Any] = {"messages": len(session.messages), "count_s": count}
     for name, fn in runs.items():
@@ -138,10 +140,17 @@ def bench_memory(path: Path) -> dict[str, float]:
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
     env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": "off"}
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True
+    )
     base, peak = (int(x) * 1024 for x in out.stdout.split())
     size = path.stat().st_size
-    return {"peak_rss_mb": peak / 2**20, "interpreter_mb": base / 2**20, "ratio": peak / size, "ratio_above_interpreter": (peak - base) / size}
+    return {
+        "peak_rss_mb": peak / 2**20,
+        "interpreter_mb": base / 2**20,
+        "ratio": peak / size,
+        "ratio_above_interpreter": (peak - base) / size,
+    }
 
 
 async def _app(path: Path) -> dict[str, float]:

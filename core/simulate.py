@@ -118,6 +118,7 @@ class Simulation:
     points: tuple[Point, ...]
     usable_window: int
     totals: dict[str, Any] = field(default_factory=dict)
+    every: int = 1  # rounds per point
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,18 +147,26 @@ def simulate(
     policy: Policy,
     context: Context,
     cancelled: Callable[[], bool] | None = None,
+    every: int = 1,
 ) -> Simulation:
-    """The replay; `cancelled` is asked before each round and stops it with `Cancelled`."""
+    """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
+
+    `every` > 1 evaluates only every that many rounds (and the last), for a chart with
+    fewer columns than rounds: each point is exact for an ephemeral policy, while a
+    persisted one then compacts only at those points."""
     messages = tuple(messages)
     counts = context.counter.count_all(messages)
     prefix = [0, *accumulate(counts)]
     humans = [0, *accumulate(int(m.is_human) for m in messages)]
     ends = [g.start for g in api_rounds(messages)[1:]] + [len(messages)]
+    numbered = list(enumerate(ends, start=1))
+    if every > 1:
+        numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
     history: list[Message] = []  # what a persisted policy has stored so far
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
-    for number, end in enumerate(ends, start=1):
+    for number, end in numbered:
         if cancelled is not None and cancelled():
             raise Cancelled
         if end == 0:
@@ -203,7 +212,8 @@ def simulate(
         done = end
     policy_events = [p.event for p in points if p.event and p.event.source == "policy"]
     totals = {
-        "rounds": len(points),
+        "rounds": len(ends),
+        "points": len(points),
         "compactions": len(policy_events),
         "transcript_compactions": sum(1 for p in points if p.event and p.event.source == "transcript"),
         "peak_pressure": round(max((p.pressure_after for p in points), default=0.0), 6),
@@ -212,7 +222,7 @@ def simulate(
         "rounds_exceeding_window": sum(p.exceeded for p in points),
         "final_tokens": points[-1].tokens_after if points else 0,
     }
-    return Simulation(policy, tuple(points), context.window.usable, totals)
+    return Simulation(policy, tuple(points), context.window.usable, totals, every)
 
 
 def compare(

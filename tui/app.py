@@ -39,6 +39,7 @@ from tui.widgets.strategy_panel import ORDER, StrategyPanel
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
+TIMELINE_POINTS = 200
 COMPARE_CYCLE = ("none", "no compaction", "trim", "microcompact", "hysteresis post-turn")
 
 
@@ -344,8 +345,11 @@ class InspectorApp(App[None]):
         worker = get_current_worker()
         name = self.strategy if self.strategy != "ptl-retry" else "hysteresis"
         stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
+        # The chart has far fewer columns than a long session has rounds.
+        rounds = sum(1 for m in self.session.messages if m.role == "assistant")
+        every = max(1, rounds // TIMELINE_POINTS)
         try:
-            main = simulate(self.session.messages, Policy(name, config.options(name)), context, stop)
+            main = simulate(self.session.messages, Policy(name, config.options(name)), context, stop, every)
         except Cancelled:
             return
         other = None
@@ -359,7 +363,7 @@ class InspectorApp(App[None]):
                 ),
             }[compare]
             try:
-                other = simulate(self.session.messages, policy, context, stop)
+                other = simulate(self.session.messages, policy, context, stop, every)
             except Cancelled:
                 return
         if not get_current_worker().is_cancelled:

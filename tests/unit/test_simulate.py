@@ -73,3 +73,14 @@ def test_exceeding_rounds_are_counted() -> None:
 def test_meta_message_blocks_are_plain_messages() -> None:
     m = Message("user", (Block("text", text="x"),), is_meta=True)
     assert simulate([m], Policy(), Context()).points[0].tokens_before == 1
+
+
+def test_sampled_replay_is_exact_at_its_points_for_an_ephemeral_policy() -> None:
+    msgs = agentic(10)
+    ctx = Context(window=Window(600, 0))
+    full = simulate(msgs, Policy("hysteresis"), ctx)
+    sampled = simulate(msgs, Policy("hysteresis"), ctx, every=3)
+    assert [p.round for p in sampled.points] == [3, 6, 9, 11]
+    by_round = {p.round: p for p in full.points}
+    assert all(p == by_round[p.round] for p in sampled.points)
+    assert sampled.totals["rounds"] == full.totals["rounds"] == 11 and sampled.every == 3

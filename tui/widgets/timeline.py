@@ -90,7 +90,8 @@ class Timeline(Widget):
                 f"   • {self.other.policy.label}: {o['compactions']}, peak {o['peak_pressure']:.0%}",
                 "magenta",
             )
-        legend.append(f"   {len(self.main.points)} rounds", "bright_black")
+        sampled = f", every {self.main.every}" if self.main.every > 1 else ""
+        legend.append(f"   {self.main.totals['rounds']} rounds{sampled}", "bright_black")
         lines.append(legend)
         return Text("\n").join(lines)
 
