@@ -251,17 +251,15 @@ def markdown(results: dict[int, dict[str, Any]], command: str) -> str:
             f"| {r['tokens']['cache_speedup']:.0f}× faster | {r['memory']['ratio']:.2f}× ({r['memory']['peak_rss_mb']:.0f} MB) |"
         )
     largest = max(results)
-    s = results[largest]["strategies"]
-    lines += [
-        "",
-        f"Strategies and replays on the {largest} MB session ({s['messages']:,} messages), as a share of counting its tokens ({s['count_s']:.1f} s):",
-        "",
-        "| run | time | share of counting |",
-        "| --- | --- | --- |",
-    ]
-    for name, value in s.items():
-        if isinstance(value, dict):
-            lines.append(f"| {name} | {value['s']:.3f} s | {value['share_of_counting']:.1%} |")
+    names = list(dict.fromkeys(k for r in results.values() for k, v in r["strategies"].items() if isinstance(v, dict)))
+    lines += ["", "Strategies and replays as a share of counting the same session's tokens (target: under 10 %):", "",
+              "| run | " + " | ".join(f"{mb} MB" for mb in results) + " |", "| --- |" + " --- |" * len(results)]
+    for name in names:
+        cells = []
+        for r in results.values():
+            v = r["strategies"].get(name)
+            cells.append(f"{v['share_of_counting']:.1%} ({v['s']:.2f} s)" if v else "not run")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if "app" in results[largest]:
         a = results[largest]["app"]
         lines += [

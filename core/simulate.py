@@ -180,13 +180,15 @@ def simulate(
             event = Event("transcript", ("The transcript records a compaction here",), removed)
         if policy.persisted:
             history.extend(messages[max(done, live) : end])
-            request: Sequence[Message] = history
             tokens = context.tokens(history)
+            sent = len(history)
         else:
-            request = messages[live:end]
             tokens = prefix[end] - prefix[live]
-        after_tokens, sent = tokens, len(request)
+            sent = end - live
+        after_tokens = tokens
         if policy.would_run(tokens, context, humans[end] - humans[live]):
+            # The request is only copied out when the policy will look at it.
+            request: Sequence[Message] = history if policy.persisted else messages[live:end]
             result = policy.apply(request, context)
             if _changed(result, request):
                 assert result.messages is not None
