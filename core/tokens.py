@@ -87,11 +87,6 @@ class TokenCounter:
         """Take counts known from elsewhere (the persistent cache) for these messages."""
         self._cache.update(zip(messages, counts, strict=True))
 
-    def count_text(self, text: str) -> int:
-        if self._encode_lengths is None:
-            return chars4(len(text))
-        return self._encode_lengths([text])[0]
-
     def _count_batch(self, batch: list[Message]) -> list[int]:
         media = [
             self.media_tokens * sum(1 for b in m.blocks if b.type in ("image", "document")) for m in batch

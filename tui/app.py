@@ -109,7 +109,6 @@ class InspectorApp(App[None]):
         self.compare = "none"
         self.simulations: tuple[Simulation | None, Simulation | None] = (None, None)
         self.follower: Follower | None = None
-        self.search_query = ""
         self.origins: dict[Message, int] = {}
         self.demo_runner: Any = None
         self.selection = ""
@@ -480,7 +479,6 @@ class InspectorApp(App[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "search":
             return
-        self.search_query = event.value
         if event.value and not self.query_one("#before", TranscriptView).find(event.value):
             self.notify(f"No message contains “{event.value}”", severity="warning", timeout=3)
 
