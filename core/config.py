@@ -34,43 +34,40 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Preset:
-    """Where a real tool's limits sit (SEMANTICS §10)."""
+    """Where a real tool's limits sit (SEMANTICS §10). The auto-compact point is a rule
+    on the window in force, so it follows a window the user changes: Claude Code
+    compacts 13,000 tokens under its effective (usable) window, Codex and Inspect AI at
+    a fraction of the whole window."""
 
     name: str
     context_window: int
     reserved_output: int
-    auto_compact_tokens: int
     description: str
+    below_usable: int | None = None
+    fraction: float | None = None
 
+    def auto_compact(self, window: Window) -> int:
+        if self.below_usable is not None:
+            return window.usable - self.below_usable
+        return int(window.context_window * (self.fraction or 1.0))
 
-def _claude_code(window: int) -> Preset:
-    reserved = 20_000  # min(max output, 20000)
-    effective = window - reserved
-    return Preset(
-        "claude-code" if window == 200_000 else "claude-code-1m",
-        window,
-        reserved,
-        effective - 13_000,
-        f"Claude Code: auto-compact at {effective - 13_000:,} (13,000 under the "
-        f"{effective:,}-token effective window), warning 20,000 before it",
-    )
+    @property
+    def auto_compact_tokens(self) -> int:
+        return self.auto_compact(Window(self.context_window, self.reserved_output))
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        _claude_code(200_000),
-        _claude_code(1_000_000),
-        Preset(
-            "codex",
-            272_000,
-            0,
-            244_800,
-            "Codex CLI: model_auto_compact_token_limit at 90 % of the window",
-        ),
-        Preset("inspect-ai", 200_000, 0, 180_000, "Inspect AI: compaction threshold 0.9 of the window"),
+        Preset("claude-code", 200_000, 20_000, "Claude Code: auto-compact 13,000 under the effective window "
+               "(window less min(max output, 20,000)), warning 20,000 before it", below_usable=13_000),
+        Preset("claude-code-1m", 1_000_000, 20_000, "Claude Code with a 1M-token model: auto-compact 13,000 "
+               "under the effective window", below_usable=13_000),
+        Preset("codex", 272_000, 0, "Codex CLI: model_auto_compact_token_limit at 90 % of the window",
+               fraction=0.9),
+        Preset("inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9),
     )
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,7 +85,7 @@ class Config:
 
     @property
     def auto_compact_tokens(self) -> int | None:
-        return PRESETS[self.preset].auto_compact_tokens if self.preset in PRESETS else None
+        return PRESETS[self.preset].auto_compact(self.window) if self.preset in PRESETS else None
 
     def options(self, strategy: str) -> Any:
         """The options object of `strategy` (a name of core.strategies.STRATEGIES)."""

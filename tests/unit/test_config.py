@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from core.config import PRESETS, Config, ConfigError, from_dict, load, save
+from core.pressure import Window
 
 
 def test_defaults_and_round_trip(tmp_path: Path) -> None:
@@ -91,3 +92,9 @@ def test_working_directory_config_is_found(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     (tmp_path / "compaction.yaml").write_text("context_window: 64000\n")
     assert load().window.context_window == 64_000
+
+
+def test_the_auto_compact_point_follows_the_window() -> None:
+    config = Config(window=Window(60_000, 20_000))  # the claude-code preset, a smaller window
+    assert config.auto_compact_tokens == 60_000 - 20_000 - 13_000
+    assert from_dict({"preset": "codex", "context_window": 100_000}).auto_compact_tokens == 90_000
