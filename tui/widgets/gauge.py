@@ -70,7 +70,8 @@ class PressureGauge(Widget):
             marks[column(s.auto_compact)] = ("▼", "bold magenta")
         bar = Text()
         for x in range(width):
-            if x in marks and x > fill:
+            # Threshold marks hide under the fill; the auto-compact point never does.
+            if x in marks and (x > fill or marks[x][0] == "▼"):
                 char, style = marks[x]
                 bar.append(char, style)
             elif x <= fill:
