@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from core.config import PRESETS, Config, ConfigError, save
 from core.files import WriteRefused, write_atomic
 from core.formats import LoadError, load
+from core.grouping import api_round_starts
 from core.markdown import compaction_markdown
 from core.model import Message, Session
 from core.pressure import Window, live_start
@@ -214,7 +215,9 @@ class InspectorApp(App[None]):
                 timeout=10,
             )
         self.refresh_view(keep_cursor=False)
-        self.run_current_strategy()
+        # The strategy and the replay wait for exact counts (_counting_done always
+        # follows): run now on the estimate, they would only slow the counting down.
+        self.query_one(StrategyPanel).show_step(None, -1, running=True)
 
     def _counting_done(
         self, session: Session, counter: TokenCounter, tokens: list[int], side: list[int]
@@ -345,8 +348,7 @@ class InspectorApp(App[None]):
         name = self.strategy if self.strategy != "ptl-retry" else "hysteresis"
         stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
         # The chart has far fewer columns than a long session has rounds.
-        rounds = sum(1 for m in self.session.messages if m.role == "assistant")
-        every = max(1, rounds // TIMELINE_POINTS)
+        every = max(1, len(api_round_starts(self.session.messages)) // TIMELINE_POINTS)
         try:
             main = simulate(self.session.messages, Policy(name, config.options(name)), context, stop, every)
         except Cancelled:
