@@ -17,7 +17,7 @@ from pathlib import Path
 from core.files import write_atomic
 from core.grouping import api_round_starts
 from core.model import Message, Session
-from core.summary import EDIT_TOOLS, tool_paths
+from core.summary import EDIT_TOOLS, block_paths
 from core.text import one_line
 
 HEADING = re.compile(r"^##\s*Checkpoint\s*\[(\d{1,2}:\d{2})\]\s*[—–-]+\s*Message\s*#\s*(\d+)", re.IGNORECASE)
@@ -186,7 +186,7 @@ def build(session: Session, at: int | None = None) -> Checkpoint:
     for m in upto:
         for b in m.blocks:
             if b.type == "tool_use" and b.name in EDIT_TOOLS:
-                for path in tool_paths(Message("assistant", (b,)), EDIT_TOOLS):
+                for path in block_paths(b):
                     files.setdefault(_relative(path, session.metadata.get("cwd")), []).append(
                         b.name or "edit"
                     )

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
-from core.model import SUMMARY_PREFIX, Message, text_message
+from core.model import SUMMARY_PREFIX, Block, Message, text_message
 from core.text import one_line
 
 TITLE_CHARS = 80
@@ -34,19 +34,16 @@ def marker_line(session_id: str | None) -> str:
     return f"{SUMMARY_PREFIX}context v1 | session={session_id or 'unknown'}]"
 
 
-def tool_paths(message: Message, tools: Iterable[str] | None = None) -> list[str]:
-    """Paths named by the tool calls of `message` (only of `tools`, when given)."""
-    wanted = set(tools) if tools is not None else None
-    paths: list[str] = []
-    for block in message.blocks:
-        if block.type != "tool_use" or (wanted is not None and block.name not in wanted):
-            continue
-        data = block.input
-        if isinstance(data, dict):
-            paths.extend(str(data[k]) for k in PATH_KEYS if isinstance(data.get(k), str))
-        elif isinstance(data, str):
-            paths.extend(_PATCH_FILE.findall(data))
-    return paths
+def block_paths(block: Block) -> list[str]:
+    """Paths a tool call names: its path arguments, or the files of a patch."""
+    if block.type != "tool_use":
+        return []
+    data = block.input
+    if isinstance(data, dict):
+        return [str(data[k]) for k in PATH_KEYS if isinstance(data.get(k), str)]
+    if isinstance(data, str):
+        return _PATCH_FILE.findall(data)
+    return []
 
 
 def _outcomes(messages: Sequence[Message]) -> list[str]:
@@ -91,7 +88,7 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None)
     title = one_line(human.text if human else "agent activity", TITLE_CHARS)
     tools = Counter(b.name or "tool" for m in volley for b in m.blocks if b.type == "tool_use")
     actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tools.most_common())
-    files = Counter(p for m in volley for p in tool_paths(m))
+    files = Counter(p for m in volley for b in m.blocks for p in block_paths(b))
     bullets = [
         ("actions", actions),
         ("outcomes", "; ".join(_outcomes(volley))),
