@@ -143,10 +143,17 @@ def bench_memory(path: Path) -> dict[str, float]:
         "print(hwm())\n"
     )
     env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": "off"}
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, check=True
+    )
     base, peak = (int(x) * 1024 for x in out.stdout.split())
     size = path.stat().st_size
-    return {"peak_rss_mb": peak / 2**20, "interpreter_mb": base / 2**20, "ratio": peak / size, "ratio_above_interpreter": (peak - base) / size}
+    return {
+        "peak_rss_mb": peak / 2**20,
+        "interpreter_mb": base / 2**20,
+        "ratio": peak / size,
+        "ratio_above_interpreter": (peak - base) / size,
+    }
 
 
 async def _app(path: Path) -> dict[str, float]:
@@ -248,9 +255,16 @@ def markdown(results: dict[int, dict[str, Any]], command: str) -> str:
             f"{r['memory']['ratio_above_interpreter']:.2f}× above the interpreter's {r['memory']['interpreter_mb']:.0f} MB) |"
         )
     largest = max(results)
-    names = list(dict.fromkeys(k for r in results.values() for k, v in r["strategies"].items() if isinstance(v, dict)))
-    lines += ["", "Strategies and replays as a share of counting the same session's tokens (target: under 10 %):", "",
-              "| run | " + " | ".join(f"{mb} MB" for mb in results) + " |", "| --- |" + " --- |" * len(results)]
+    names = list(
+        dict.fromkeys(k for r in results.values() for k, v in r["strategies"].items() if isinstance(v, dict))
+    )
+    lines += [
+        "",
+        "Strategies and replays as a share of counting the same session's tokens (target: under 10 %):",
+        "",
+        "| run | " + " | ".join(f"{mb} MB" for mb in results) + " |",
+        "| --- |" + " --- |" * len(results),
+    ]
     for name in names:
         cells = []
         for r in results.values():

@@ -100,6 +100,29 @@ class Config:
         field_name = {"ptl-retry": "ptl_retry"}.get(strategy, strategy)
         return dataclasses.replace(self, **{field_name: options})
 
+    def overridden(
+        self,
+        *,
+        preset: str | None = None,
+        tokenizer: str | None = None,
+        context_window: int | None = None,
+        reserved_output: int | None = None,
+    ) -> Config:
+        """This config with what a command line gives on top (a preset first, so explicit
+        sizes win). Raises ConfigError or ValueError naming what is wrong."""
+        config = self.with_preset(preset) if preset else self
+        if context_window is not None or reserved_output is not None:
+            window = Window(
+                context_window if context_window is not None else config.window.context_window,
+                reserved_output if reserved_output is not None else config.window.reserved_output,
+            )
+            config = dataclasses.replace(config, window=window)
+        if tokenizer is not None:
+            if tokenizer not in TOKENIZERS:
+                raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
+            config = dataclasses.replace(config, tokenizer=tokenizer)
+        return config
+
     def with_preset(self, name: str) -> Config:
         if name not in PRESETS:
             raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
@@ -178,17 +201,18 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     _known(data, _TOP, "")
     if "preset" in data and data["preset"] is not None:
         config = config.with_preset(str(data["preset"]))
-    window = config.window
     try:
-        window = Window(
-            _int(data.get("context_window", window.context_window), "context_window", 1),
-            _int(data.get("reserved_output", window.reserved_output), "reserved_output"),
+        config = config.overridden(
+            tokenizer=data.get("tokenizer"),
+            context_window=_int(data["context_window"], "context_window", 1)
+            if "context_window" in data
+            else None,
+            reserved_output=_int(data["reserved_output"], "reserved_output")
+            if "reserved_output" in data
+            else None,
         )
-    except ValueError as exc:
+    except ValueError as exc:  # a ConfigError already names the key; a Window error too
         raise ConfigError(str(exc)) from exc
-    tokenizer = data.get("tokenizer", config.tokenizer)
-    if tokenizer not in TOKENIZERS:
-        raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
     sections = {name: _mapping(data.get(name), name) for name in _SECTIONS}
     for name, section in sections.items():
         _known(section, _SECTIONS[name], name)
@@ -213,8 +237,8 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
             micro = {**micro, "clearable_tools": frozenset(tools)}
         microcompact = dataclasses.replace(config.microcompact, **micro)
     return Config(
-        window=window,
-        tokenizer=str(tokenizer),
+        window=config.window,
+        tokenizer=config.tokenizer,
         media_tokens=_int(data.get("media_tokens", config.media_tokens), "media_tokens"),
         preset=config.preset,
         trim=trim,

@@ -28,7 +28,6 @@ from core.export import serialize
 from core.files import write_atomic
 from core.formats import LoadError, load
 from core.model import Session
-from core.pressure import Window
 from core.simulate import Policy, Simulation, simulate
 from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
 from core.strategies import run as run_strategy
@@ -112,16 +111,12 @@ SIMULATED = ("none", "trim", "hysteresis", "microcompact")
 
 def _config(args: argparse.Namespace) -> Config:
     try:
-        config = load_config(args.config)
-        if args.preset:
-            config = config.with_preset(args.preset)
-        window = Window(
-            args.context_window or config.window.context_window,
-            args.reserved_output if args.reserved_output is not None else config.window.reserved_output,
+        config = load_config(args.config).overridden(
+            preset=args.preset,
+            tokenizer=args.tokenizer,
+            context_window=args.context_window,
+            reserved_output=args.reserved_output,
         )
-        config = dataclasses.replace(config, window=window)
-        if args.tokenizer:
-            config = dataclasses.replace(config, tokenizer=args.tokenizer)
         if "strategy" in args:
             config = _with_flags(config, args)
     except (ConfigError, OptionError, ValueError) as exc:

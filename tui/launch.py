@@ -40,12 +40,9 @@ def run_app(argv: Sequence[str]) -> int:
             return 2
         config, warning = Config(), f"{exc} — using the defaults"
     try:
-        if args.preset:
-            config = config.with_preset(args.preset)
-        if args.tokenizer:
-            config = replace(config, tokenizer=args.tokenizer)
-        if args.context_window:
-            config = replace(config, window=Window(args.context_window, config.window.reserved_output))
+        config = config.overridden(
+            preset=args.preset, tokenizer=args.tokenizer, context_window=args.context_window
+        )
     except (ConfigError, ValueError) as exc:
         print(f"compaction-inspector: {exc}", file=sys.stderr)
         return 2
