@@ -85,7 +85,10 @@ class Config:
 
     @property
     def auto_compact_tokens(self) -> int | None:
-        return PRESETS[self.preset].auto_compact(self.window) if self.preset in PRESETS else None
+        if self.preset not in PRESETS:
+            return None
+        point = PRESETS[self.preset].auto_compact(self.window)
+        return point if point > 0 else None  # the preset's rule has no point in so small a window
 
     def options(self, strategy: str) -> Any:
         """The options object of `strategy` (a name of core.strategies.STRATEGIES)."""

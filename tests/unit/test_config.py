@@ -98,3 +98,4 @@ def test_the_auto_compact_point_follows_the_window() -> None:
     config = Config(window=Window(60_000, 20_000))  # the claude-code preset, a smaller window
     assert config.auto_compact_tokens == 60_000 - 20_000 - 13_000
     assert from_dict({"preset": "codex", "context_window": 100_000}).auto_compact_tokens == 90_000
+    assert Config(window=Window(30_000, 20_000)).auto_compact_tokens is None  # 13,000 under 10,000
