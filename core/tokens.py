@@ -17,6 +17,10 @@ from typing import Any
 from core.model import Message, Usage
 
 TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
+# Texts up to this long are also remembered by content: strategies make the same short
+# text many times over (cleared tool results, markers, summaries at one cap), each in a
+# new message, and that text is encoded once.
+SHORT_TEXT = 512
 DEFAULT_TOKENIZER = "cl100k_base"
 FLAT_MEDIA_TOKENS = 2000
 
@@ -45,6 +49,7 @@ class TokenCounter:
         self.media_tokens = media_tokens
         self._encode_lengths = encode_lengths
         self._cache: dict[Message, int] = {}
+        self._short: dict[str, int] = {}
 
     @property
     def exact(self) -> bool:
@@ -94,7 +99,13 @@ class TokenCounter:
         if self._encode_lengths is None:
             text_counts = [chars4(m.char_count) for m in batch]
         else:
-            text_counts = self._encode_lengths([m.text for m in batch])
+            texts = [m.text for m in batch]
+            short = self._short
+            todo = [t for t in texts if len(t) > SHORT_TEXT]
+            todo += dict.fromkeys(t for t in texts if len(t) <= SHORT_TEXT and t not in short)
+            known = dict(zip(todo, self._encode_lengths(todo), strict=True))
+            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
+            text_counts = [known[t] if t in known else short[t] for t in texts]
         return [t + extra for t, extra in zip(text_counts, media, strict=True)]
 
 

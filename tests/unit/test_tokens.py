@@ -1,5 +1,5 @@
 from core.model import Block, Message, Usage
-from core.tokens import chars4, make_counter, reported_usage
+from core.tokens import TokenCounter, chars4, make_counter, reported_usage
 from tests.helpers import a, u
 
 
@@ -71,3 +71,19 @@ def test_reported_usage_is_deduplicated_by_message_and_request_id() -> None:
         10,
     )
     assert reported_usage([u()]) is None
+
+
+def test_a_short_text_is_encoded_once_however_many_messages_carry_it() -> None:
+    seen: list[str] = []
+
+    def lengths(texts: list[str]) -> list[int]:
+        seen.extend(texts)
+        return [len(t.split()) for t in texts]
+
+    counter = TokenCounter("words", lengths)
+    cleared = [u("[Old tool result content cleared]") for _ in range(5)]
+    long = [u("word " * 200) for _ in range(2)]
+    assert counter.count_all([*cleared, *long]) == [5] * 5 + [200, 200]
+    assert counter.count(u("[Old tool result content cleared]")) == 5
+    assert seen.count("[Old tool result content cleared]") == 1
+    assert len(seen) == 3  # long texts are not remembered by content
