@@ -46,26 +46,28 @@ class Turn:
 
 
 def api_turns(messages: Sequence[Message]) -> list[Turn]:
-    turns: list[tuple[str, list[int]]] = []
+    turns: list[Turn] = []
+    side: Literal["user", "assistant"] = "user"
+    indices: list[int] = []
+    last_id: str | None = None
     for i, m in enumerate(messages):
-        if m.role == "system":
+        role = m.role
+        if role == "system":
             continue
-        side = "assistant" if m.role == "assistant" else "user"
-        if turns and turns[-1][0] == side:
-            last = messages[turns[-1][1][-1]]
-            if side == "user" or last.id == m.id:
-                turns[-1][1].append(i)
-                continue
-        turns.append((side, [i]))
-    return [Turn(side, tuple(idx)) for side, idx in turns]  # type: ignore[arg-type]
-
-
-def _uses(messages: Sequence[Message], turn: Turn) -> list[tuple[int, str]]:
-    return [(i, tid) for i in turn.indices for tid in messages[i].tool_use_ids()]
-
-
-def _results(messages: Sequence[Message], turn: Turn) -> list[tuple[int, str]]:
-    return [(i, tid) for i in turn.indices for tid in messages[i].tool_result_ids()]
+        if role == "assistant":
+            if not (indices and side == "assistant" and m.id == last_id):
+                if indices:
+                    turns.append(Turn(side, tuple(indices)))
+                side, indices = "assistant", []
+            last_id = m.id
+        elif not (indices and side == "user"):
+            if indices:
+                turns.append(Turn(side, tuple(indices)))
+            side, indices = "user", []
+        indices.append(i)
+    if indices:
+        turns.append(Turn(side, tuple(indices)))
+    return turns
 
 
 def check(messages: Sequence[Message]) -> list[PairingProblem]:
@@ -75,22 +77,27 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     if turns and turns[0].side != "user":
         i = turns[0].indices[0]
         problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))
+    # Each turn's calls (assistant) or results (user), worked out once.
+    ids = [
+        [(i, tid) for i in t.indices for tid in messages[i].tool_use_ids()]
+        if t.side == "assistant"
+        else [(i, tid) for i in t.indices for tid in messages[i].tool_result_ids()]
+        for t in turns
+    ]
     seen_uses: set[str] = set()
     for t, turn in enumerate(turns):
         if turn.side == "assistant":
-            uses = _uses(messages, turn)
+            uses = ids[t]
+            if not uses:
+                continue
             for i, tid in uses:
                 if tid in seen_uses:
                     problems.append(
                         PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
                     )
                 seen_uses.add(tid)
-            following = turns[t + 1] if t + 1 < len(turns) else None
-            answered = (
-                {tid for _, tid in _results(messages, following)}
-                if following is not None and following.side == "user"
-                else set()
-            )
+            following = t + 1 < len(turns) and turns[t + 1].side == "user"
+            answered = {tid for _, tid in ids[t + 1]} if following else set()
             first_use: dict[str, int] = {}
             for i, tid in uses:
                 first_use.setdefault(tid, i)
@@ -101,15 +108,11 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
                             "missing_result", i, tid, f"tool_use {tid} has no tool_result after it"
                         )
                     )
-        else:
-            before = turns[t - 1] if t > 0 else None
-            calls = (
-                {tid for _, tid in _uses(messages, before)}
-                if before is not None and before.side == "assistant"
-                else set()
-            )
+        elif ids[t]:
+            before = t > 0 and turns[t - 1].side == "assistant"
+            calls = {tid for _, tid in ids[t - 1]} if before else set()
             answered_here: set[str] = set()
-            for i, tid in _results(messages, turn):
+            for i, tid in ids[t]:
                 if tid not in calls:
                     problems.append(
                         PairingProblem(
@@ -127,25 +130,29 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
 def repair(messages: Sequence[Message]) -> list[Message]:
     """A valid request made from `messages` by Claude Code's repair rules. Unchanged
     messages are passed through as the same objects; edited ones remember their source."""
-    blocks = [list(m.blocks) for m in messages]
-    turns = api_turns(messages)
+    edits: dict[int, list[Block]] = {}  # only the messages whose blocks change
 
+    def blocks(i: int) -> Sequence[Block]:
+        return edits[i] if i in edits else messages[i].blocks
+
+    turns = api_turns(messages)
     seen_uses: set[str] = set()
     for turn in turns:
         if turn.side != "assistant":
             continue
         for i in turn.indices:
             kept = []
-            for b in blocks[i]:
+            for b in messages[i].blocks:
                 if b.type == "tool_use" and b.id is not None:
                     if b.id in seen_uses:
                         continue
                     seen_uses.add(b.id)
                 kept.append(b)
-            blocks[i] = kept
+            if len(kept) != len(messages[i].blocks):
+                edits[i] = kept
 
     def uses_of(turn: Turn) -> list[str]:
-        return [b.id for i in turn.indices for b in blocks[i] if b.type == "tool_use" and b.id is not None]
+        return [b.id for i in turn.indices for b in blocks(i) if b.type == "tool_use" and b.id is not None]
 
     inserted_after: dict[int, list[Message]] = {}
     for t, turn in enumerate(turns):
@@ -154,18 +161,20 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             calls = set(uses_of(before)) if before is not None and before.side == "assistant" else set()
             answered: set[str] = set()
             for i in turn.indices:
+                current = blocks(i)
                 kept = []
-                for b in blocks[i]:
+                for b in current:
                     if b.type == "tool_result":
                         if b.tool_use_id not in calls or b.tool_use_id in answered:
                             continue
                         answered.add(b.tool_use_id)
                     kept.append(b)
-                blocks[i] = kept
+                if len(kept) != len(current):
+                    edits[i] = kept
         else:
             following = turns[t + 1] if t + 1 < len(turns) else None
             answered_ids = (
-                {b.tool_use_id for i in following.indices for b in blocks[i] if b.type == "tool_result"}
+                {b.tool_use_id for i in following.indices for b in blocks(i) if b.type == "tool_result"}
                 if following is not None and following.side == "user"
                 else set()
             )
@@ -175,7 +184,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             synthetic = [Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in missing]
             if following is not None and following.side == "user":
                 first = following.indices[0]
-                blocks[first] = synthetic + blocks[first]
+                edits[first] = synthetic + list(blocks(first))
             else:
                 inserted_after.setdefault(turn.indices[-1], []).append(
                     Message(role="user", blocks=tuple(synthetic), is_meta=True, is_synthetic=True)
@@ -183,8 +192,8 @@ def repair(messages: Sequence[Message]) -> list[Message]:
 
     out: list[Message] = []
     for i, m in enumerate(messages):
-        new_blocks = tuple(blocks[i])
-        if new_blocks == m.blocks:
+        new_blocks = tuple(edits[i]) if i in edits else m.blocks
+        if new_blocks is m.blocks or new_blocks == m.blocks:
             out.append(m)
         elif new_blocks:
             out.append(m.with_blocks(new_blocks))
@@ -192,5 +201,6 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             out.append(m.with_blocks((Block("text", text=INTERRUPTED_TEXT),)))
         elif not out:
             out.append(m.with_blocks((Block("text", text=ORPHAN_TEXT),)))
-        out.extend(inserted_after.get(i, []))
+        if i in inserted_after:
+            out.extend(inserted_after[i])
     return out
