@@ -11,6 +11,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,11 +110,27 @@ class TokenCounter:
         return [t + extra for t, extra in zip(text_counts, media, strict=True)]
 
 
+_THREADS = max(2, min(4, os.cpu_count() or 2))
+_POOL: ThreadPoolExecutor | None = None
+
+
 def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
+    """Token lengths of a batch, encoded in a few chunks on a shared thread pool (the
+    encoder releases the GIL). tiktoken's own batch call submits one task per text and
+    builds a pool per call, which costs more than encoding a short text."""
+
+    def chunk(texts: list[str]) -> list[int]:
+        return [len(encoding.encode_ordinary(t)) for t in texts]
+
     def lengths(texts: list[str]) -> list[int]:
-        if len(texts) < 16:  # a thread pool costs more than it saves on a few texts
-            return [len(encoding.encode_ordinary(t)) for t in texts]
-        return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=2)]
+        global _POOL
+        if len(texts) < 64:
+            return chunk(texts)
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="tokens")
+        size = -(-len(texts) // (4 * _THREADS))  # several chunks a thread, for balance
+        parts = _POOL.map(chunk, [texts[i : i + size] for i in range(0, len(texts), size)])
+        return [n for part in parts for n in part]
 
     return lengths
 
