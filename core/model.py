@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -44,7 +44,12 @@ class Block:
 
     @property
     def input(self) -> Any:
-        return json.loads(self.input_json) if self.input_json else {}
+        if not self.input_json:
+            return {}
+        try:
+            return orjson.loads(self.input_json)
+        except orjson.JSONDecodeError:  # integers beyond 64 bits, written by json
+            return json.loads(self.input_json)
 
     def render(self) -> str:
         """The block as the text a reader (and a token counter) sees."""
@@ -148,7 +153,25 @@ class Message:
 
     def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
         """An edited copy that remembers it stands for this message."""
-        return replace(self, blocks=blocks, replaces=(self,))
+        # Spelled out: dataclasses.replace costs several times more, and strategies make
+        # tens of thousands of these on a large session.
+        return Message(
+            role=self.role,
+            blocks=blocks,
+            id=self.id,
+            line=self.line,
+            uuid=self.uuid,
+            parent_uuid=self.parent_uuid,
+            request_id=self.request_id,
+            timestamp=self.timestamp,
+            is_meta=self.is_meta,
+            is_sidechain=self.is_sidechain,
+            is_compact_summary=self.is_compact_summary,
+            is_compact_boundary=self.is_compact_boundary,
+            is_synthetic=self.is_synthetic,
+            usage=self.usage,
+            replaces=(self,),
+        )
 
 
 def text_message(role: Role, text: str, **flags: Any) -> Message:

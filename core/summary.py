@@ -27,6 +27,7 @@ EDIT_TOOLS = frozenset(
     {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "edit_file"}
 )
 _TEST_RESULT = re.compile(r"\b(\d+ (?:passed|failed|errors?)(?:, \d+ (?:passed|failed|skipped|errors?))*)")
+_PATH_HINTS = (*(f'"{k}"' for k in PATH_KEYS), "*** ")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -36,14 +37,32 @@ def marker_line(session_id: str | None) -> str:
 
 def block_paths(block: Block) -> list[str]:
     """Paths a tool call names: its path arguments, or the files of a patch."""
-    if block.type != "tool_use":
-        return []
+    raw = block.input_json
+    if block.type != "tool_use" or not raw or not any(k in raw for k in _PATH_HINTS):
+        return []  # most calls name no path: not parsing them is most of the saving
     data = block.input
     if isinstance(data, dict):
         return [str(data[k]) for k in PATH_KEYS if isinstance(data.get(k), str)]
     if isinstance(data, str):
         return _PATCH_FILE.findall(data)
     return []
+
+
+def _verdict(text: str) -> re.Match[str] | None:
+    """The first test-runner count in `text`. Found from the keywords (a fast substring
+    scan) rather than by trying the pattern at every character of a long output."""
+    first = len(text)
+    for word in (" passed", " failed", " error"):
+        i = text.find(word)
+        while 0 < i < first and not text[i - 1].isdecimal():
+            i = text.find(word, i + 1)
+        if 0 < i < first:
+            first = i
+    if first == len(text):
+        return None
+    while first > 0 and text[first - 1].isdecimal():
+        first -= 1
+    return _TEST_RESULT.search(text, first)
 
 
 def _outcomes(messages: Sequence[Message]) -> list[str]:
@@ -53,7 +72,7 @@ def _outcomes(messages: Sequence[Message]) -> list[str]:
             if block.type != "tool_result":
                 continue
             text = block.text[-OUTCOME_TAIL:]  # runners print their verdict last
-            match = _TEST_RESULT.search(text)
+            match = _verdict(text)
             if match:
                 found.append(f"test result: {match.group(1)}")
             elif "build failed" in text.lower():
@@ -80,20 +99,30 @@ def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) ->
     return _summary_text(tuple(volley), cap, session_id)
 
 
-# Messages hash by identity, so the same volley is summarized once however often a
-# preflight policy re-runs over it.
+# Messages hash by identity, so the same volley is read once however often a preflight
+# policy re-runs over it, and once for all the caps it is summarized at.
 @lru_cache(maxsize=8192)
-def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None) -> str:
+def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A volley's title and its bullets (label, value), before any cap applies."""
     human = next((m for m in volley if m.is_human), None)
     title = one_line(human.text if human else "agent activity", TITLE_CHARS)
-    tools = Counter(b.name or "tool" for m in volley for b in m.blocks if b.type == "tool_use")
+    tools: Counter[str] = Counter()
+    files: Counter[str] = Counter()
+    for m in volley:
+        for b in m.blocks:
+            if b.type == "tool_use":
+                tools[b.name or "tool"] += 1
+                files.update(block_paths(b))
     actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tools.most_common())
-    files = Counter(p for m in volley for b in m.blocks for p in block_paths(b))
-    bullets = [
+    return title, (
         ("actions", actions),
         ("outcomes", "; ".join(_outcomes(volley))),
         ("files", ", ".join(p for p, _ in files.most_common(3))),
-    ]
+    )
+
+
+def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None) -> str:
+    title, bullets = _facts(volley)
     head = f"{marker_line(session_id)}\n{_shorten(title, TITLE_CHARS)}"
     text = _shorten(head, cap)
     for label, value in bullets:
