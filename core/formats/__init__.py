@@ -72,12 +72,16 @@ def _streamable(first_line: bytes) -> Any:
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Parsing allocates millions of objects and frees none; the cyclic collector would
-    rescan the growing heap again and again for nothing."""
+    rescan the growing heap again and again for nothing. Afterwards the session moves to
+    the collector's permanent generation (`gc.freeze`): its messages hold no reference
+    cycles, so they are still freed when dropped, but every later full collection (a
+    strategy run allocates enough to trigger several) no longer walks them all."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
