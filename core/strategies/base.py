@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from core.diff import Diff, diff
 from core.model import Message
@@ -85,6 +85,54 @@ class CompactionResult:
     messages: tuple[Message, ...] | None  # None when nothing safe remains
     stats: Mapping[str, Any]
     steps: tuple[Step, ...]
+
+
+TITLES_KEPT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a policy made of one request of a replay (`core.simulate`)."""
+
+    tokens: int
+    messages: int
+    titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
+    steps: int  # how many steps changed it
+
+    @staticmethod
+    def of(result: CompactionResult, context: Context) -> Outcome:
+        assert result.messages is not None
+        changing = [s.title for s in result.steps if s.tokens_after != s.tokens_before]
+        return Outcome(
+            context.tokens(result.messages),
+            len(result.messages),
+            tuple(changing[:TITLES_KEPT]),
+            len(changing),
+        )
+
+
+class Replay(Protocol):
+    """A strategy's rules applied to every request of one replay segment incrementally:
+    each request costs what changed since the last, not the whole history.
+
+    The segment is the session's messages from the transcript's last compaction on; an
+    `end` is an index into it. `safe` is where the incremental form stops vouching for
+    an exact match with `run` (a message whose tool pairing the form does not model);
+    the replay then hands over to `run` itself, starting from `history(end)`."""
+
+    safe: int
+
+    def request(self, end: int) -> tuple[int, int]:
+        """Tokens and messages of the request before compaction."""
+        ...
+
+    def compact(self, end: int) -> Outcome | None:
+        """The request compacted (stored, for a persisted policy); None if unchanged."""
+        ...
+
+    def history(self, end: int) -> tuple[Message, ...]:
+        """The request before compaction as messages."""
+        ...
 
 
 class Steps:

@@ -8,17 +8,34 @@ are dropped, last. The protected tail and existing summaries are never summarize
 
 `preflight` compacts the request about to be sent (ephemeral); `post-turn` prunes the
 stored history (persisted). The messages are the same; `simulate` carries them over or not.
+
+Every volley but the first opens with a human message, so the candidates are those
+volleys, oldest first, before the protected tail; summarizing one never changes which
+later ones are candidates (a summary is not a human message). A run is therefore planned
+with token arithmetic over a `Table` of the candidates, and the same plan serves `run`
+(which then builds each step's messages when shown) and `Replay` (thousands of requests,
+one table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Literal
 
-from core.grouping import volleys
+from core.grouping import volley_starts
 from core.model import Block, Message
-from core.strategies.base import CompactionResult, Context, OptionError, Steps, positive_int
+from core.strategies.base import (
+    TITLES_KEPT,
+    CompactionResult,
+    Context,
+    OptionError,
+    Outcome,
+    Steps,
+    positive_int,
+)
 from core.summary import MIN_SUMMARY_CHARS, summarize, summary_text
 from core.text import one_line
 
@@ -53,196 +70,465 @@ class HysteresisOptions:
         """0 below the lowest threshold, else 1, 2 or 3."""
         return sum(pressure * 100 >= t for t in self.thresholds)
 
+    def caps(self) -> list[int]:
+        """The summary cap, then each shrink of it (x0.7) down to the floor."""
+        caps = [self.summary_chars]
+        while caps[-1] > MIN_SUMMARY_CHARS:
+            caps.append(max(MIN_SUMMARY_CHARS, int(caps[-1] * SHRINK)))
+        return caps
+
 
 def _untouchable(m: Message) -> bool:
     return m.is_summary_item or m.role == "system"
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """Which volleys are summaries (at which cap) and which meta messages are gone."""
-
-    summaries: dict[int, Message]
-    dropped: frozenset[Message] = frozenset()
+def _droppable(m: Message) -> bool:
+    """An injected meta message, the last thing the third tier gives up."""
+    return m.is_meta and not m.is_summary_item and not m.is_tool_result
 
 
-class _Run:
-    """Plans the compaction on the volleys of the input, computed once.
-
-    Summarizing the oldest candidate never changes which later volleys are candidates
-    (a summary is not a human message, so it joins the volley before it), so the run
-    can be planned with token arithmetic and each step's message list built only when
-    it is shown."""
+class Table:
+    """The volleys of a message list and, for each candidate (a volley opening with a
+    human message), its raw messages and tokens and its summary at every cap. Prefix
+    sums over candidates make any run of them O(1) to plan; filled lazily, once."""
 
     def __init__(self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context):
         self.messages = messages
         self.context = context
-        self.options = options
-        self.counts = context.counter.count_all(messages)
-        self.spans = volleys(messages, self.counts)
-        self.steps = Steps(messages, context)
-        self.protect = options.protect_volleys
-        self.cap = options.summary_chars
-        self.plan = _Plan({})
-        self.tokens = sum(self.counts)
-        self.target = options.target / 100
-        self._raws: dict[int, list[Message]] = {}
-        self._order: tuple[int, list[int]] | None = None
+        self.caps = options.caps()
+        counter = context.counter
+        self.prefix = [0, *accumulate(counter.count_all(messages))]
+        self.starts = volley_starts(messages)
+        self.candidates = [n for n, i in enumerate(self.starts) if messages[i].is_human]
+        self.candidate_of = {n: c for c, n in enumerate(self.candidates)}
+        self.raws: list[tuple[Message, ...]] = []
+        self.raw_tokens = [0]  # prefix sums over candidates
+        self.raw_messages = [0]
+        self.savings_best = [0]  # running maximum of (raw - summary) tokens at the first cap
+        self.changing = [0]  # candidates whose summary changes the token count
+        self.summary_tokens: list[list[int]] = [[0] for _ in self.caps]  # per cap level
+        self._summaries: list[list[Message]] = [[] for _ in self.caps]
 
-    @property
-    def summarized(self) -> int:
-        return len(self.plan.summaries)
+    def span(self, n: int) -> tuple[int, int]:
+        end = self.starts[n + 1] if n + 1 < len(self.starts) else len(self.messages)
+        return self.starts[n], end
 
-    @property
-    def pressure(self) -> float:
-        return self.context.window.pressure(self.tokens)
+    def volley_count(self, end: int) -> int:
+        """Volleys of the request messages[:end]."""
+        return bisect_left(self.starts, end)
 
-    def _raw(self, n: int) -> list[Message]:
-        if n not in self._raws:
-            v = self.spans[n]
-            self._raws[n] = [m for m in self.messages[v.start : v.end] if not _untouchable(m)]
-        return self._raws[n]
+    def pre_tail(self, end: int, protect: int) -> int:
+        """Candidates of messages[:end] before its protected tail: c < this."""
+        return bisect_left(self.candidates, self.volley_count(end) - protect)
 
-    def candidates(self) -> list[int]:
-        """Volleys that may still be summarized, oldest first."""
-        if self._order is None or self._order[0] != self.protect:
-            eligible = range(max(0, len(self.spans) - self.protect))
-            found = [n for n in eligible if self.messages[self.spans[n].start].is_human and self._raw(n)]
-            self._order = (self.protect, found)
-        return [n for n in self._order[1] if n not in self.plan.summaries]
+    def _fill_raws(self, upto: int) -> None:
+        counter = self.context.counter
+        while len(self.raws) < upto:
+            start, end = self.span(self.candidates[len(self.raws)])
+            raw = tuple(m for m in self.messages[start:end] if not _untouchable(m))
+            self.raws.append(raw)
+            tokens = (
+                self.prefix[end]
+                - self.prefix[start]
+                - sum(counter.count(m) for m in self.messages[start:end] if _untouchable(m))
+            )
+            self.raw_tokens.append(self.raw_tokens[-1] + tokens)
+            self.raw_messages.append(self.raw_messages[-1] + len(raw))
 
-    def build(self, plan: _Plan) -> tuple[Message, ...]:
+    def fill(self, upto: int, level: int = 0) -> None:
+        """Make the prefix sums of candidates below `upto` (at cap `level`) available."""
+        self._fill_raws(upto)
+        counter = self.context.counter
+        sums = self.summary_tokens[level]
+        if len(sums) > upto:
+            return
+        self.summary(upto - 1, level)
+        counts = counter.count_all(self._summaries[level][len(sums) - 1 : upto])  # one batch
+        for n in counts:
+            c = len(sums) - 1
+            sums.append(sums[-1] + n)
+            if level == 0:
+                saved = self.raw_tokens[c + 1] - self.raw_tokens[c] - n
+                self.savings_best.append(max(self.savings_best[-1], self.raw_tokens[c + 1] - sums[-1]))
+                self.changing.append(self.changing[-1] + (saved != 0))
+
+    def summary(self, c: int, level: int) -> Message:
+        """Candidate c's summary at cap `level`. A shrunk summary is an edit of the larger
+        one, so a diff shows it rewritten rather than replaced."""
+        made = self._summaries[level]
+        while len(made) <= c:
+            k = len(made)
+            self._fill_raws(k + 1)
+            if level == 0:
+                made.append(summarize(self.raws[k], self.caps[0], self.context.session_id))
+            else:
+                text = summary_text(self.raws[k], self.caps[level], self.context.session_id)
+                made.append(self.summary(k, level - 1).with_blocks((Block("text", text=text),)))
+        return made[c]
+
+    def title(self, c: int, number: int) -> str:
+        human = self.messages[self.starts[self.candidates[c]]]
+        return f"Summarize volley {number}: “{one_line(human.text, 40)}”"
+
+    def build(
+        self, end: int, summary: Callable[[int], Message | None], dropped: frozenset[Message]
+    ) -> tuple[Message, ...]:
+        """messages[:end] with the candidates `summary` names replaced by their summary
+        (a volley's system messages and earlier summaries stay) and `dropped` left out."""
         out: list[Message] = []
-        for n, v in enumerate(self.spans):
-            volley = self.messages[v.start : v.end]
-            summary = plan.summaries.get(n)
-            if summary is None:
-                out += [m for m in volley if m not in plan.dropped]
+        for n in range(self.volley_count(end)):
+            start, stop = self.span(n)
+            volley = self.messages[start : min(stop, end)]
+            c = self.candidate_of.get(n)
+            made = summary(c) if c is not None else None
+            if made is None:
+                out += [m for m in volley if m not in dropped] if dropped else volley
                 continue
             first_raw = next(m for m in volley if not _untouchable(m))
-            out += [summary if m is first_raw else m for m in volley if _untouchable(m) or m is first_raw]
+            out += [made if m is first_raw else m for m in volley if _untouchable(m) or m is first_raw]
         return tuple(out)
 
-    def _step(self, title: str, explanation: str) -> None:
-        plan = self.plan
-        self.steps.add_planned(title, explanation, lambda: self.build(plan), self.tokens)
 
-    def summarize_oldest(self, why: str) -> bool:
-        n = next(iter(self.candidates()), None)
-        if n is None:
-            return False
-        raw = self._raw(n)
-        summary = summarize(raw, self.cap, self.context.session_id)
-        self.tokens += self.context.counter.count(summary) - sum(self.context.counter.count_all(raw))
-        self.plan = _Plan({**self.plan.summaries, n: summary}, self.plan.dropped)
-        human = self.messages[self.spans[n].start]
-        self._step(
-            f"Summarize volley {n}: “{one_line(human.text, 40)}”",
-            f"{why} {len(raw)} messages become one summary of {len(summary.text)} characters.",
-        )
-        return True
+@dataclass(frozen=True)
+class _Phase:
+    """A stretch of one run: `summarize` candidates first..last-1, reduce `protect`ion,
+    `shrink` to a cap level, or `drop` meta messages."""
 
-    def until_target(self, why: str) -> None:
-        while self.pressure > self.target and self.summarize_oldest(why):
-            pass
+    kind: Literal["summarize", "protect", "shrink", "drop"]
+    first: int = 0
+    last: int = 0
+    level: int = 0
+    dropped: frozenset[Message] = frozenset()
+    dropped_tokens: int = 0
+    why: str = ""
 
-    def last_resorts(self) -> int:
-        """The third tier once plain summarizing has run out: returns meta messages dropped."""
-        if self.protect > 1 and self.pressure > self.target:
-            self.protect = 1
-            self._step(
-                "Reduce tail protection to 1 volley",
-                "Still above the target at the highest tier: only the latest volley stays protected.",
+
+@dataclass
+class _Plan:
+    """One run planned over a table: candidates `lo`..`done`-1 summarized at cap `level`."""
+
+    tier: int
+    tokens_before: int
+    tokens: int
+    lo: int
+    done: int
+    level: int
+    protect: int
+    phases: list[_Phase] = field(default_factory=list)
+    candidates: bool = True  # were there any when it started
+
+    @property
+    def dropped(self) -> frozenset[Message]:
+        return next((p.dropped for p in self.phases if p.kind == "drop"), frozenset())
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.phases) and any(p.kind != "protect" for p in self.phases)
+
+
+def _plan(
+    table: Table,
+    tokens: int,
+    lo: int,
+    pre_tail: Callable[[int], int],
+    meta: Callable[[int], tuple[frozenset[Message], int]],
+    options: HysteresisOptions,
+) -> _Plan:
+    """The run of SEMANTICS §6 on a request of `tokens` whose candidates are `lo` up to
+    `pre_tail(protect)` and whose droppable meta messages (with their tokens) are
+    `meta(protect)`."""
+    window = table.context.window
+    target = options.target / 100
+    tier = options.tier(window.pressure(tokens))
+    plan = _Plan(tier, tokens, tokens, lo, lo, 0, options.protect_volleys)
+    if tier == 0:
+        return plan
+    low, middle, high = options.thresholds
+    band = {1: f"{low}–{middle} %", 2: f"{middle}–{high} %", 3: f"{high} %+"}[tier]
+    goal = "one volley" if tier == 1 else f"down to {options.target} %"
+    why = f"Pressure {window.pressure(tokens):.1%} is in the {band} tier: {goal}."
+    plan.candidates = pre_tail(plan.protect) > lo
+
+    def summarize_until(last: int, why: str, limit: int | None = None) -> None:
+        """Summarize oldest first while above the target (or `limit` of them)."""
+        first, now = plan.done, plan.tokens
+        table.fill(last)
+        if limit is not None:
+            stop = min(last, first + limit)
+        elif first == 0:  # the running maximum of the savings finds the first sufficient run
+            best = table.savings_best
+            stop = min(
+                last, bisect_left(best, True, 0, last + 1, key=lambda s: window.pressure(now - s) <= target)
             )
-            self.until_target("With less of the tail protected,")
-        counter = self.context.counter
-        while self.pressure > self.target and self.cap > MIN_SUMMARY_CHARS and self.summarized:
-            self.cap = max(MIN_SUMMARY_CHARS, int(self.cap * SHRINK))
-            smaller = {}
-            for n, old in self.plan.summaries.items():
-                text = summary_text(self._raw(n), self.cap, self.context.session_id)
-                smaller[n] = old.with_blocks((Block("text", text=text),))
-                self.tokens += counter.count(smaller[n]) - counter.count(old)
-            self.plan = _Plan(smaller, self.plan.dropped)
-            self._step(
-                f"Shrink summaries to {self.cap} characters",
-                f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
-                f"of its budget (never below {MIN_SUMMARY_CHARS}).",
-            )
-        if self.pressure <= self.target:
-            return 0
-        tail = self.spans[-self.protect].start if len(self.spans) >= self.protect else 0
-        drop = frozenset(
-            m
-            for n, v in enumerate(self.spans)
-            if v.start < tail and n not in self.plan.summaries
-            for m in self.messages[v.start : v.end]
-            if m.is_meta and not m.is_summary_item and not m.is_tool_result
-        )
-        if drop:
-            self.tokens -= sum(counter.count_all(list(drop)))
-            self.plan = _Plan(self.plan.summaries, drop)
-            self._step(
-                f"Drop {len(drop)} injected meta message{'s' if len(drop) != 1 else ''}",
-                "Non-essential injections go last, when nothing else brings pressure down.",
-            )
-        return len(drop)
+        else:  # each candidate looked at here is summarized: linear in what is summarized
+            stop = first
+            while stop < last and window.pressure(now - _saved(table, first, stop)) > target:
+                stop += 1
+        if stop > first:
+            plan.tokens = now - _saved(table, first, stop)
+            plan.phases.append(_Phase("summarize", first, stop, why=why))
+            plan.done = stop
+
+    if tier == 1:
+        summarize_until(pre_tail(plan.protect), why, limit=1)
+        return plan
+    summarize_until(pre_tail(plan.protect), why)
+    if tier < 3 or window.pressure(plan.tokens) <= target:
+        return plan
+    if plan.protect > 1:
+        plan.protect = 1
+        plan.phases.append(_Phase("protect"))
+        summarize_until(pre_tail(1), "With less of the tail protected,")
+    while window.pressure(plan.tokens) > target and plan.level + 1 < len(table.caps) and plan.done > lo:
+        plan.level += 1
+        table.fill(plan.done, plan.level)
+        now, was = table.summary_tokens[plan.level], table.summary_tokens[plan.level - 1]
+        plan.tokens += (now[plan.done] - now[lo]) - (was[plan.done] - was[lo])
+        plan.phases.append(_Phase("shrink", level=plan.level))
+    if window.pressure(plan.tokens) > target:
+        dropped, dropped_tokens = meta(plan.protect)
+        if dropped:
+            plan.tokens -= dropped_tokens
+            plan.phases.append(_Phase("drop", dropped=dropped, dropped_tokens=dropped_tokens))
+    return plan
+
+
+def _saved(table: Table, first: int, stop: int) -> int:
+    """Tokens saved by summarizing candidates first..stop-1 at the first cap."""
+    sums = table.summary_tokens[0]
+    return (table.raw_tokens[stop] - table.raw_tokens[first]) - (sums[stop] - sums[first])
 
 
 def run(messages: Sequence[Message], options: HysteresisOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
-    state = _Run(messages, options, context)
-    before = state.pressure
-    tier = options.tier(before)
-    low, middle, high = options.thresholds
-    dropped_meta = 0
-    if tier == 0:
-        state.steps.add(
+    table = Table(messages, options, context)
+    end = len(messages)
+    plan = _plan(
+        table,
+        table.prefix[end],
+        0,
+        lambda protect: table.pre_tail(end, protect),
+        lambda protect: _prelude_meta(table) if table.volley_count(end) - protect >= 1 else (frozenset(), 0),
+        options,
+    )
+    steps = Steps(messages, context)
+    if plan.tier == 0:
+        low = options.thresholds[0]
+        steps.add(
             "Below the lowest threshold",
-            f"Pressure {before:.1%} is under {low} %: nothing runs until it crosses {low} % again.",
+            f"Pressure {context.window.pressure(plan.tokens):.1%} is under {low} %: "
+            f"nothing runs until it crosses {low} % again.",
             messages,
         )
-    else:
-        band = {1: f"{low}–{middle} %", 2: f"{middle}–{high} %", 3: f"{high} %+"}[tier]
-        goal = "one volley" if tier == 1 else f"down to {options.target} %"
-        why = f"Pressure {before:.1%} is in the {band} tier: {goal}."
-        if not state.candidates():
-            state.steps.add("No candidates", "Every older volley is a summary or protected.", messages)
-        if tier == 1:
-            state.summarize_oldest(why)
-        else:
-            state.until_target(why)
-        if tier == 3 and state.pressure > state.target:
-            dropped_meta = state.last_resorts()
-    final = tuple(state.steps.repair_pairing())
+    elif not plan.candidates:
+        steps.add("No candidates", "Every older volley is a summary or protected.", messages)
+    for title, explanation, tokens, state in _expand(plan, table, lambda c: table.candidates[c]):
+        done, level, dropped = state
+        steps.add_planned(
+            title,
+            explanation,
+            lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
+                end, lambda c: table.summary(c, level) if c < done else None, dropped
+            ),
+            tokens,
+        )
+    final = tuple(steps.repair_pairing())
     after_tokens = context.tokens(final)
     over_budget = after_tokens > context.window.usable
     if over_budget:
-        state.steps.add(
+        steps.add(
             "Over budget",
             f"{after_tokens:,} tokens still exceed the usable window of {context.window.usable:,}: "
             "the request cannot be made to fit.",
             final,
         )
+    before = context.window.pressure(plan.tokens_before)
     stats: dict[str, Any] = {
         "strategy": NAME,
         "stage": options.stage,
         "persisted": options.stage == "post-turn",
-        "triggered": tier > 0,
-        "tier": tier,
+        "triggered": plan.tier > 0,
+        "tier": plan.tier,
         "thresholds": list(options.thresholds),
         "target": options.target,
         "pressure_before": round(before, 6),
         "pressure_after": round(context.window.pressure(after_tokens), 6),
-        "tokens_before": context.tokens(messages),
+        "tokens_before": plan.tokens_before,
         "tokens_after": after_tokens,
         "messages_before": len(messages),
         "messages_after": len(final),
-        "volleys_summarized": state.summarized,
-        "protect_volleys": state.protect,
-        "summary_chars": state.cap,
-        "meta_dropped": dropped_meta,
-        "over_target": context.window.pressure(after_tokens) > state.target,
+        "volleys_summarized": plan.done,
+        "protect_volleys": plan.protect,
+        "summary_chars": table.caps[plan.level],
+        "meta_dropped": len(plan.dropped),
+        "over_target": context.window.pressure(after_tokens) > options.target / 100,
         "over_budget": over_budget,
     }
-    return CompactionResult(NAME, final, stats, tuple(state.steps.steps))
+    return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+def _prelude_meta(table: Table) -> tuple[frozenset[Message], int]:
+    """The meta messages of the volley before the first human message: once every
+    candidate is summarized, the only volley before the tail that still has any."""
+    if table.candidate_of.get(0) == 0:
+        return frozenset(), 0
+    start, stop = table.span(0)
+    found = [m for m in table.messages[start:stop] if _droppable(m)]
+    return frozenset(found), sum(table.context.counter.count_all(found))
+
+
+_State = tuple[int, int, frozenset[Message]]  # candidates summarized, cap level, meta dropped
+
+
+def _expand(
+    plan: _Plan, table: Table, number: Callable[[int], int]
+) -> Iterator[tuple[str, str, int, _State]]:
+    """Each step of a planned run: title, explanation, tokens after, state after."""
+    tokens, level, dropped = plan.tokens_before, 0, frozenset[Message]()
+    done = plan.lo
+    sums = table.summary_tokens
+    for phase in plan.phases:
+        if phase.kind == "summarize":
+            for c in range(phase.first, phase.last):
+                tokens -= _saved(table, c, c + 1)
+                done = c + 1
+                summary = table.summary(c, 0)
+                yield (
+                    table.title(c, number(c)),
+                    f"{phase.why} {len(table.raws[c])} messages become one summary of "
+                    f"{len(summary.text)} characters.",
+                    tokens,
+                    (done, level, dropped),
+                )
+        elif phase.kind == "protect":
+            yield (
+                "Reduce tail protection to 1 volley",
+                "Still above the target at the highest tier: only the latest volley stays protected.",
+                tokens,
+                (done, level, dropped),
+            )
+        elif phase.kind == "shrink":
+            level = phase.level
+            now, was = sums[level], sums[level - 1]
+            tokens += (now[done] - now[plan.lo]) - (was[done] - was[plan.lo])
+            yield (
+                f"Shrink summaries to {table.caps[level]} characters",
+                f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
+                f"of its budget (never below {MIN_SUMMARY_CHARS}).",
+                tokens,
+                (done, level, dropped),
+            )
+        else:
+            dropped = phase.dropped
+            tokens -= phase.dropped_tokens
+            yield (
+                f"Drop {len(dropped)} injected meta message{'s' if len(dropped) != 1 else ''}",
+                "Non-essential injections go last, when nothing else brings pressure down.",
+                tokens,
+                (done, level, dropped),
+            )
+
+
+def _hazard(messages: Sequence[Message], table: Table) -> int:
+    """The first message whose tool pairing a plan does not model: a result whose call
+    is in another volley, tool blocks in a message that is never summarized or may be
+    dropped. From there on a replay runs `run` itself, which repairs such requests."""
+    volley_of_use: dict[str, int] = {}
+    for n in range(len(table.starts)):
+        start, stop = table.span(n)
+        for i in range(start, stop):
+            m = messages[i]
+            tools = any(b.type in ("tool_use", "tool_result") for b in m.blocks)
+            if tools and (_untouchable(m) or _droppable(m)):
+                return i
+            if m.role == "system" and _droppable(m):
+                return i
+            for tid in m.tool_use_ids():
+                volley_of_use[tid] = n
+            if any(volley_of_use.get(tid) != n for tid in m.tool_result_ids()):
+                return i
+    return len(messages)
+
+
+class Replay:
+    """Hysteresis on every request of a replay segment (`base.Replay`). Preflight plans
+    each request afresh on one table; post-turn stores its summaries and dropped meta
+    messages, so the next request plans only the candidates after them."""
+
+    def __init__(self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context):
+        self.table = Table(messages, options, context)
+        self.options = options
+        self.persisted = options.stage == "post-turn"
+        self.safe = _hazard(messages, self.table)
+        self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
+        self.stored_tokens = 0
+        self.dropped: frozenset[Message] = frozenset()
+        self.dropped_tokens = 0
+
+    def request(self, end: int) -> tuple[int, int]:
+        t, kept = self.table, len(self.stored)
+        tokens = t.prefix[end] - t.raw_tokens[kept] + self.stored_tokens - self.dropped_tokens
+        return tokens, end - t.raw_messages[kept] + kept - len(self.dropped)
+
+    def history(self, end: int) -> tuple[Message, ...]:
+        stored = self.stored
+        return self.table.build(end, lambda c: stored[c] if c < len(stored) else None, self.dropped)
+
+    def compact(self, end: int) -> Outcome | None:
+        t, kept = self.table, len(self.stored)
+        volleys = t.volley_count(end)
+        opened = kept > 0 or t.candidate_of.get(0) != 0  # a first volley that is no candidate
+        count = opened + bisect_left(t.candidates, volleys) - kept  # volleys of the request
+
+        def pre_tail(protect: int) -> int:
+            return kept + max(0, count - protect - opened)
+
+        def meta(protect: int) -> tuple[frozenset[Message], int]:
+            if count - protect < 1 or not opened:
+                return frozenset(), 0
+            found, tokens = _prelude_meta(t)
+            return found - self.dropped, tokens - sum(t.context.counter.count_all(list(found & self.dropped)))
+
+        tokens, messages = self.request(end)
+        plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
+        if not plan.changed:
+            return None
+        titles: list[str] = []
+        changing = 0
+        before = tokens
+        for title, _, after, _ in _expand(plan, t, lambda c: opened + c - kept):
+            if after != before:
+                changing += 1
+                if len(titles) < TITLES_KEPT:
+                    titles.append(title)
+            before = after
+            if len(titles) == TITLES_KEPT:
+                break
+        changing = _changing(plan, t) if len(titles) == TITLES_KEPT else changing
+        summarized = plan.done - kept
+        after_messages = (
+            messages - (t.raw_messages[plan.done] - t.raw_messages[kept]) + summarized - len(plan.dropped)
+        )
+        if self.persisted:
+            self.stored += [t.summary(c, plan.level) for c in range(kept, plan.done)]
+            level = t.summary_tokens[plan.level]
+            t.fill(plan.done, plan.level)
+            self.stored_tokens += level[plan.done] - level[kept]
+            self.dropped |= plan.dropped
+            self.dropped_tokens += sum(p.dropped_tokens for p in plan.phases if p.kind == "drop")
+        return Outcome(plan.tokens, after_messages, tuple(titles), changing)
+
+
+def _changing(plan: _Plan, table: Table) -> int:
+    """How many steps of a plan change the token count, without expanding them."""
+    n = 0
+    sums = table.summary_tokens
+    for phase in plan.phases:
+        if phase.kind == "summarize":
+            n += table.changing[phase.last] - table.changing[phase.first]
+        elif phase.kind == "shrink":
+            now, was = sums[phase.level], sums[phase.level - 1]
+            n += (now[plan.done] - now[plan.lo]) != (was[plan.done] - was[plan.lo])
+        elif phase.kind == "drop":
+            n += phase.dropped_tokens != 0
+    return n
