@@ -127,6 +127,12 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     return problems
 
 
+def missing_results(tool_use_ids: Sequence[str]) -> Message:
+    """The message repair adds after calls that nothing answers."""
+    blocks = tuple(Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in tool_use_ids)
+    return Message(role="user", blocks=blocks, is_meta=True, is_synthetic=True)
+
+
 def repair(messages: Sequence[Message]) -> list[Message]:
     """A valid request made from `messages` by Claude Code's repair rules. Unchanged
     messages are passed through as the same objects; edited ones remember their source."""
@@ -186,9 +192,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
                 first = following.indices[0]
                 edits[first] = synthetic + list(blocks(first))
             else:
-                inserted_after.setdefault(turn.indices[-1], []).append(
-                    Message(role="user", blocks=tuple(synthetic), is_meta=True, is_synthetic=True)
-                )
+                inserted_after.setdefault(turn.indices[-1], []).append(missing_results(missing))
 
     out: list[Message] = []
     for i, m in enumerate(messages):

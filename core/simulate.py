@@ -5,10 +5,18 @@ far (from the transcript's own last compact boundary on). An ephemeral policy (t
 hysteresis preflight) changes only that request; a persisted one (hysteresis post-turn,
 microcompact) replaces the stored history, so later rounds build on its output. Token
 counts come from the counter's cache: nothing already counted is encoded again.
+
+Each strategy's `Replay` applies its rules incrementally, so a request costs what changed
+since the last one rather than the whole history. Where a segment holds a message whose
+tool pairing the incremental form does not model (`Replay.safe`, or any pairing problem:
+`run` would repair the request), the replay hands over to `run` itself from there on.
+`incremental=False` runs `run` on every request: the reference the replays are tested
+against.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -16,7 +24,8 @@ from typing import Any
 
 from core.grouping import api_rounds
 from core.model import Message
-from core.strategies import STRATEGIES, CompactionResult, Context, run
+from core.pairing import api_turns, check, missing_results
+from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
 from core.strategies.hysteresis import HysteresisOptions
 from core.strategies.trim import TrimOptions
 
@@ -73,13 +82,22 @@ class Event:
     """A compaction during the replay: the policy's, or one the transcript itself records."""
 
     source: str  # "policy" or "transcript"
-    titles: tuple[str, ...]
+    titles: tuple[str, ...]  # of its first steps that changed the token count
     tokens_removed: int
+    steps: int = 1  # how many steps changed it
+
+    @property
+    def description(self) -> str:
+        more = self.steps - len(self.titles)
+        return "; ".join(self.titles) + (
+            f" (+{more} more step{'s' if more != 1 else ''})" if more > 0 else ""
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "titles": list(self.titles),
+            "steps": self.steps,
             "tokens_removed": self.tokens_removed,
         }
 
@@ -142,12 +160,94 @@ class Cancelled(Exception):
     """The replay was stopped by its caller (a newer replay supersedes it)."""
 
 
+class _Segment:
+    """The requests between two of the transcript's own compactions, as `policy` sends
+    them: through the strategy's incremental `Replay` while it vouches for them, then
+    through `run` (with the history it stored so far, for a persisted policy).
+
+    One pairing problem is modelled here rather than handed over: calls at the very end
+    of the session that nothing answers yet (a session cut off mid-tool), which `run`
+    repairs by appending a message of missing results."""
+
+    def __init__(self, messages: tuple[Message, ...], policy: Policy, context: Context, incremental: bool):
+        self.messages = messages
+        self.policy = policy
+        self.context = context
+        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
+        self.replay: Replay | None = None
+        self.safe = -1
+        self.dangling = 0  # tokens of the missing results repair appends to the last request
+        if policy.strategy is not None and incremental:
+            self.replay = REPLAYS[policy.strategy](messages, policy._options(), context)
+            problems = [p for p in check(messages) if p.kind != "first_not_user"]
+            turns = api_turns(messages)
+            last = turns[-1].indices[0] if turns and turns[-1].side == "assistant" else len(messages)
+            cut_off = [p for p in problems if p.index >= last]
+            if cut_off and all(p.kind == "missing_result" for p in cut_off):
+                ids = [p.tool_use_id or "" for p in cut_off]
+                self.dangling = context.counter.count(missing_results(ids))
+                problems = [p for p in problems if p.index < last]
+            # one message object twice (never read from a transcript) defeats identity
+            first: dict[Message, int] = {}
+            repeat = next((i for i, m in enumerate(messages) if first.setdefault(m, i) != i), len(messages))
+            self.safe = min([self.replay.safe, repeat, *(p.index for p in problems)])
+        self.history: list[Message] | None = None  # stored by a persisted policy under `run`
+        self.done = 0
+
+    def request(self, end: int) -> tuple[int, int, Outcome | None]:
+        """Tokens and messages of the request before messages[end], and what the policy made of it."""
+        policy, context, replay = self.policy, self.context, self.replay
+        if policy.strategy is None:
+            return self.prefix[end], end, None
+        if replay is not None and end <= self.safe:
+            tokens, sent = replay.request(end)
+            if not policy.would_run(tokens, context, self.humans[end]):
+                self.done = end
+                return tokens, sent, None
+            try:
+                outcome = replay.compact(end)
+            except Unmodelled:
+                return self._run(end)
+            self.done = end
+            if outcome is not None and not outcome.sent:
+                return tokens, sent, None
+            if end == len(self.messages) and self.dangling and (outcome is None or outcome.last_kept):
+                outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(self.dangling)
+            return tokens, sent, outcome
+        return self._run(end)
+
+    def _run(self, end: int) -> tuple[int, int, Outcome | None]:
+        policy, context, replay = self.policy, self.context, self.replay
+        request: Sequence[Message]
+        if policy.persisted:
+            if self.history is None:
+                self.history = list(replay.history(self.done)) if replay is not None else []
+            self.history.extend(self.messages[self.done : end])
+            request = self.history
+            tokens = context.tokens(request)
+        else:
+            request = replay.history(end) if replay is not None else self.messages[:end]
+            tokens = self.prefix[end]
+        self.done = end
+        if not policy.would_run(tokens, context, self.humans[end]):
+            return tokens, len(request), None
+        result = policy.apply(request, context)
+        if not _changed(result, request):
+            return tokens, len(request), None
+        assert result.messages is not None
+        if policy.persisted:
+            self.history = list(result.messages)
+        return tokens, len(request), Outcome.of(result, context)
+
+
 def simulate(
     messages: Sequence[Message],
     policy: Policy,
     context: Context,
     cancelled: Callable[[], bool] | None = None,
     every: int = 1,
+    incremental: bool = True,
 ) -> Simulation:
     """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
 
@@ -157,47 +257,36 @@ def simulate(
     messages = tuple(messages)
     counts = context.counter.count_all(messages)
     prefix = [0, *accumulate(counts)]
-    humans = [0, *accumulate(int(m.is_human) for m in messages)]
     ends = [g.start for g in api_rounds(messages)[1:]] + [len(messages)]
+    boundaries = [i for i, m in enumerate(messages) if m.is_compact_boundary]
     numbered = list(enumerate(ends, start=1))
     if every > 1:
         numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
-    history: list[Message] = []  # what a persisted policy has stored so far
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
+    segment: _Segment | None = None
     for number, end in numbered:
         if cancelled is not None and cancelled():
             raise Cancelled
         if end == 0:
             continue
-        boundary = next((i for i in range(end - 1, done - 1, -1) if messages[i].is_compact_boundary), None)
+        last = bisect_left(boundaries, end) - 1
+        boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
             removed = prefix[boundary] - prefix[live]
             live = boundary + 1
-            history = []
+            segment = None
             event = Event("transcript", ("The transcript records a compaction here",), removed)
-        if policy.persisted:
-            history.extend(messages[max(done, live) : end])
-            tokens = context.tokens(history)
-            sent = len(history)
-        else:
-            tokens = prefix[end] - prefix[live]
-            sent = end - live
+        if segment is None:
+            stop = next((i for i in boundaries if i >= live), len(messages))
+            segment = _Segment(messages[live:stop], policy, context, incremental)
+        tokens, sent, outcome = segment.request(end - live)
         after_tokens = tokens
-        if policy.would_run(tokens, context, humans[end] - humans[live]):
-            # The request is only copied out when the policy will look at it.
-            request: Sequence[Message] = history if policy.persisted else messages[live:end]
-            result = policy.apply(request, context)
-            if _changed(result, request):
-                assert result.messages is not None
-                after_tokens = context.tokens(result.messages)
-                sent = len(result.messages)
-                titles = tuple(s.title for s in result.steps if s.tokens_after != s.tokens_before)
-                event = Event("policy", titles, tokens - after_tokens)
-                if policy.persisted:
-                    history = list(result.messages)
+        if outcome is not None:
+            after_tokens, sent = outcome.tokens, outcome.messages
+            event = Event("policy", outcome.titles, tokens - outcome.tokens, outcome.steps)
         points.append(
             Point(
                 round=number,

@@ -181,7 +181,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
         for p in sim.points:
             event = ""
             if p.event is not None:
-                event = ("⚑ " if p.event.source == "transcript" else "✂ ") + "; ".join(p.event.titles)
+                event = ("⚑ " if p.event.source == "transcript" else "✂ ") + p.event.description
             table.add_row(
                 str(p.round),
                 str(p.messages_sent),

@@ -7,15 +7,34 @@ from typing import Any
 
 from core.model import Message
 from core.strategies import hysteresis, microcompact, ptl_retry, trim
-from core.strategies.base import CompactionResult, Context, OptionError, Step
+from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Replay, Step, Unmodelled
 
-__all__ = ["STRATEGIES", "CompactionResult", "Context", "OptionError", "Step", "run"]
+__all__ = [
+    "REPLAYS",
+    "STRATEGIES",
+    "CompactionResult",
+    "Context",
+    "OptionError",
+    "Outcome",
+    "Replay",
+    "Step",
+    "Unmodelled",
+    "run",
+]
 
 STRATEGIES: dict[str, tuple[type, Callable[..., CompactionResult]]] = {
     trim.NAME: (trim.TrimOptions, trim.run),
     ptl_retry.NAME: (ptl_retry.PtlRetryOptions, ptl_retry.run),
     hysteresis.NAME: (hysteresis.HysteresisOptions, hysteresis.run),
     microcompact.NAME: (microcompact.MicrocompactOptions, microcompact.run),
+}
+
+# Each strategy's rules applied incrementally over the requests of a replay (core.simulate).
+REPLAYS: dict[str, Callable[[tuple[Message, ...], Any, Context], Replay]] = {
+    trim.NAME: trim.Replay,
+    ptl_retry.NAME: ptl_retry.Replay,
+    hysteresis.NAME: hysteresis.Replay,
+    microcompact.NAME: microcompact.Replay,
 }
 
 

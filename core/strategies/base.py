@@ -88,6 +88,11 @@ class CompactionResult:
 
 
 TITLES_KEPT = 3
+REPAIR_TITLE = "Repair tool pairing"
+
+
+class Unmodelled(Exception):
+    """A replay's incremental form does not model this request: `run` it instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,13 @@ class Outcome:
     messages: int
     titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
     steps: int  # how many steps changed it
+    sent: bool = True  # False: nothing can be sent (a refused retry), the request stands
+    last_kept: bool = True  # the request's last message is still there, and still last
+
+    def repaired(self, tokens: int) -> Outcome:
+        """The same after repair appended a message of `tokens`."""
+        titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
+        return Outcome(self.tokens + tokens, self.messages + 1, titles, self.steps + 1)
 
     @staticmethod
     def of(result: CompactionResult, context: Context) -> Outcome:
@@ -179,7 +191,7 @@ class Steps:
             kinds = Counter(p.kind.replace("_", " ") for p in fixable)
             what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
             self.add(
-                "Repair tool pairing",
+                REPAIR_TITLE,
                 f"The request would be invalid ({what}); repaired as Claude Code does before sending.",
                 repair(self.current),
             )

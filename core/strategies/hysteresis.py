@@ -477,7 +477,9 @@ class Replay:
     def compact(self, end: int) -> Outcome | None:
         t, kept = self.table, len(self.stored)
         volleys = t.volley_count(end)
-        opened = kept > 0 or t.candidate_of.get(0) != 0  # a first volley that is no candidate
+        prelude = t.span(0)[1] if t.starts and t.candidate_of.get(0) != 0 else 0
+        # the first volley is no candidate: summaries, or what the third tier left of the prelude
+        opened = kept > 0 or len(self.dropped) < min(prelude, end)
         count = opened + bisect_left(t.candidates, volleys) - kept  # volleys of the request
 
         def pre_tail(protect: int) -> int:

@@ -8,13 +8,15 @@ runs only after an idle gap since the last assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate, groupby
 from typing import Any
 
 from core.model import Block, Message
-from core.strategies.base import CompactionResult, Context, OptionError, Steps, positive_int
+from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Steps, positive_int
 
 NAME = "microcompact"
 CLEARED_TEXT = "[Old tool result content cleared]"
@@ -54,35 +56,75 @@ def _time(value: str | None) -> datetime | None:
         return None
 
 
-def idle_minutes(messages: Sequence[Message], now: str | None) -> float | None:
-    """Minutes from the last assistant message to `now` (default the last message)."""
-    last_reply = next((m for m in reversed(messages) if m.role == "assistant" and m.timestamp), None)
-    end = _time(now) or _time(messages[-1].timestamp if messages else None)
+def idle_minutes(messages: Sequence[Message], now: str | None, end: int | None = None) -> float | None:
+    """Minutes from the last assistant message of messages[:end] to `now` (default the
+    last message's time)."""
+    end = len(messages) if end is None else end
+    last_reply = next(
+        (
+            messages[i]
+            for i in range(end - 1, -1, -1)
+            if messages[i].role == "assistant" and messages[i].timestamp
+        ),
+        None,
+    )
+    finish = _time(now) or _time(messages[end - 1].timestamp if end else None)
     start = _time(last_reply.timestamp) if last_reply else None
-    if start is None or end is None:
+    if start is None or finish is None:
         return None
-    return (end - start).total_seconds() / 60
+    return (finish - start).total_seconds() / 60
 
 
-def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
-    messages = tuple(messages)
-    names = {
-        b.id: b.name or "" for m in messages for b in m.blocks if b.type == "tool_use" and b.id is not None
-    }
-    clearable = [
+def _names(messages: Iterable[Message], into: dict[str, str]) -> dict[str, str]:
+    """Tool names by call id."""
+    for m in messages:
+        for b in m.blocks:
+            if b.type == "tool_use" and b.id is not None:
+                into[b.id] = b.name or ""
+    return into
+
+
+def _clearable(
+    messages: Sequence[Message], start: int, end: int, names: dict[str, str], options: MicrocompactOptions
+) -> list[tuple[int, int]]:
+    """(message, block) of each result of a clearable tool not yet cleared in messages[start:end]."""
+    return [
         (i, j)
-        for i, m in enumerate(messages)
-        for j, b in enumerate(m.blocks)
+        for i in range(start, end)
+        for j, b in enumerate(messages[i].blocks)
         if b.type == "tool_result"
         and names.get(b.tool_use_id or "") in options.clearable_tools
         and b.text != CLEARED_TEXT
     ]
+
+
+def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
+    if options.idle_gap_minutes is None:
+        return "always"
+    return "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
+
+
+def _cleared(message: Message, blocks: set[int]) -> Message:
+    """The message with those result blocks' content cleared."""
+    return message.with_blocks(
+        tuple(
+            Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error) if j in blocks else b
+            for j, b in enumerate(message.blocks)
+        )
+    )
+
+
+def _title(cleared: int) -> str:
+    return f"Clear {cleared} old tool result{'s' if cleared != 1 else ''}"
+
+
+def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
+    messages = tuple(messages)
+    clearable = _clearable(messages, 0, len(messages), _names(messages, {}), options)
     old = clearable[: max(0, len(clearable) - options.keep_recent)]
     idle = idle_minutes(messages, options.now)
     steps = Steps(messages, context)
-    reason: str | None = "always"
-    if options.idle_gap_minutes is not None:
-        reason = "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
+    reason = _reason(idle, options)
 
     if reason is None:
         gap = f"{idle:.0f} minutes" if idle is not None else "an unknown time"
@@ -98,24 +140,11 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
             messages,
         )
     else:
-        by_message: dict[int, set[int]] = {}
-        for i, j in old:
-            by_message.setdefault(i, set()).add(j)
-        after = [
-            m.with_blocks(
-                tuple(
-                    Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error)
-                    if j in by_message[i]
-                    else b
-                    for j, b in enumerate(m.blocks)
-                )
-            )
-            if i in by_message
-            else m
-            for i, m in enumerate(messages)
-        ]
+        after = list(messages)
+        for i, blocks in groupby(old, key=lambda ij: ij[0]):
+            after[i] = _cleared(messages[i], {j for _, j in blocks})
         steps.add(
-            f"Clear {len(old)} old tool result{'s' if len(old) != 1 else ''}",
+            _title(len(old)),
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
             f"{min(options.keep_recent, len(clearable))} most recent intact.",
             after,
@@ -135,3 +164,47 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
         "tokens_after": context.tokens(final),
     }
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+class Replay:
+    """Microcompact on every request of a replay (`base.Replay`). It is persisted: the
+    history keeps its cleared results, so each request clears only the results that
+    fell out of the most recent `keep_recent` since the last one."""
+
+    def __init__(self, messages: tuple[Message, ...], options: MicrocompactOptions, context: Context):
+        self.messages = messages
+        self.options = options
+        self.context = context
+        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.safe = len(messages)
+        self.names: dict[str, str] = {}
+        self.pending: deque[tuple[int, int]] = deque()  # clearable, oldest first
+        self.seen = 0  # messages looked at so far
+        self.edited: dict[int, Message] = {}
+        self.delta = 0  # tokens the edits saved (negative)
+
+    def request(self, end: int) -> tuple[int, int]:
+        return self.prefix[end] + self.delta, end
+
+    def history(self, end: int) -> tuple[Message, ...]:
+        edited = self.edited
+        return tuple(edited.get(i, m) for i, m in enumerate(self.messages[:end]))
+
+    def compact(self, end: int) -> Outcome | None:
+        new = self.messages[self.seen : end]
+        self.pending += _clearable(self.messages, self.seen, end, _names(new, self.names), self.options)
+        self.seen = end
+        idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
+        old = len(self.pending) - self.options.keep_recent
+        if _reason(idle, self.options) is None or old <= 0:
+            return None
+        counter = self.context.counter
+        before = self.delta
+        clearing = [self.pending.popleft() for _ in range(old)]
+        for i, blocks in groupby(clearing, key=lambda ij: ij[0]):
+            current = self.edited.get(i, self.messages[i])
+            self.edited[i] = _cleared(current, {j for _, j in blocks})
+            self.delta += counter.count(self.edited[i]) - counter.count(current)
+        changed = self.delta != before
+        tokens = self.prefix[end] + self.delta
+        return Outcome(tokens, end, (_title(old),) if changed else (), int(changed))

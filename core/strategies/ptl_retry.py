@@ -9,14 +9,15 @@ limit gets the provider's error text, which the next truncation parses.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from core.grouping import api_rounds
+from core.grouping import api_round_starts, api_rounds
 from core.model import PTL_MARKER_TEXT, Message, text_message
-from core.strategies.base import CompactionResult, Context, Steps, positive_int
+from core.strategies.base import TITLES_KEPT, CompactionResult, Context, Outcome, Steps, positive_int
 
 NAME = "ptl-retry"
 MAX_TRUNCATIONS = 3
@@ -71,15 +72,7 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     if len(groups) < 2:
         return None
     gap = token_gap(error_text)
-    if gap is not None:
-        # the group whose tokens cross the gap is dropped too
-        totals = accumulate(g.tokens for g in groups)
-        drop = next((n for n, acc in enumerate(totals, start=1) if acc >= gap), len(groups))
-    else:
-        drop = max(1, int(len(groups) * FALLBACK_FRACTION))
-    drop = min(drop, len(groups) - 1)
-    if drop < 1:
-        return None
+    drop = _rounds_to_drop(len(groups), gap, list(accumulate(g.tokens for g in groups)))
     kept = tuple(messages[groups[drop].start :])
     inserted = kept[0].role == "assistant"
     return Truncation(
@@ -89,6 +82,19 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
         gap=gap,
         marker_inserted=inserted,
     )
+
+
+def _rounds_to_drop(groups: int, gap: int | None, totals: Sequence[int]) -> int:
+    """How many of the oldest rounds go: those covering the gap (the one crossing it
+    too), else 20 % of them; at least one, and always leaving one (`groups` >= 2).
+    `totals` are their running sums."""
+    # bisect: past the end when no run of rounds covers the gap
+    drop = bisect_left(totals, gap) + 1 if gap is not None else max(1, int(groups * FALLBACK_FRACTION))
+    return min(drop, groups - 1)
+
+
+def _title(truncation: int, dropped: int) -> str:
+    return f"Retry {truncation}: drop {dropped} oldest API round{'s' if dropped != 1 else ''}"
 
 
 def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context) -> CompactionResult:
@@ -130,8 +136,7 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
             else f"no token counts in it, so 20 % of {cut.groups_before} rounds"
         )
         steps.add(
-            f"Retry {truncations}: drop {cut.groups_dropped} oldest API round"
-            f"{'s' if cut.groups_dropped != 1 else ''}",
+            _title(truncations, cut.groups_dropped),
             f'Attempt {attempts} was refused ("{said}"): {sizing}'
             f"{'; a marker keeps the request user-first' if cut.marker_inserted else ''}.",
             cut.messages,
@@ -159,3 +164,70 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
         "request_tokens_after": request_tokens(final) if final is not None else None,
     }
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+class _Totals(Sequence[int]):
+    """Running token sums of rounds first.. of a request, without copying them out."""
+
+    def __init__(self, prefix: list[int], bounds: list[int], first: int, rounds: int) -> None:
+        self.prefix, self.bounds, self.first, self.rounds = prefix, bounds, first, rounds
+
+    def __len__(self) -> int:
+        return self.rounds - self.first
+
+    def __getitem__(self, n: int) -> int:  # type: ignore[override]
+        return self.prefix[self.bounds[self.first + n + 1]] - self.prefix[self.bounds[self.first]]
+
+
+class Replay:
+    """PTL retry on every request of a replay (`base.Replay`): the rounds of a request
+    are the segment's rounds before its end, so a retry is a search over their sums."""
+
+    def __init__(self, messages: tuple[Message, ...], options: PtlRetryOptions, context: Context):
+        self.messages = messages
+        self.options = options
+        self.context = context
+        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.starts = api_round_starts(messages)
+        self.marker_tokens = context.counter.count(marker())
+        # an old marker first is stripped before the first truncation: run handles that
+        self.safe = 0 if messages and messages[0].is_ptl_marker else len(messages)
+
+    def request(self, end: int) -> tuple[int, int]:
+        return self.prefix[end], end
+
+    def history(self, end: int) -> tuple[Message, ...]:
+        return self.messages[:end]
+
+    def compact(self, end: int) -> Outcome | None:
+        options, prefix = self.options, self.prefix
+        limit = options.limit or self.context.window.usable
+        rounds = bisect_left(self.starts, end)
+        bounds = [*self.starts[:rounds], end]  # round r is messages[bounds[r]:bounds[r + 1]]
+        tokens, first, truncations, changing = prefix[end], 0, 0, 0
+        titles: list[str] = []
+        while True:
+            refused = truncations == 0 and options.error_text is not None
+            if not refused and tokens + options.summary_prompt_tokens <= limit:
+                break
+            said = options.error_text or provider_error(tokens + options.summary_prompt_tokens, limit)
+            groups = rounds - first
+            if truncations == MAX_TRUNCATIONS or groups < 2:  # too long: nothing is sent
+                return Outcome(prefix[end], end, (), 0, sent=False)
+            drop = _rounds_to_drop(groups, token_gap(said), _Totals(prefix, bounds, first, rounds))
+            first += drop
+            truncations += 1
+            start = bounds[first]
+            inserted = self.messages[start].role == "assistant"
+            after = prefix[end] - prefix[start] + (self.marker_tokens if inserted else 0)
+            if after != tokens:
+                changing += 1
+                if len(titles) < TITLES_KEPT:
+                    titles.append(_title(truncations, drop))
+            tokens = after
+        if first == 0:
+            return None
+        start = bounds[first]
+        return Outcome(
+            tokens, end - start + (self.messages[start].role == "assistant"), tuple(titles), changing
+        )

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from core.model import Message
-from core.strategies.base import CompactionResult, Context, OptionError, Steps, positive_int
+from core.strategies.base import (
+    CompactionResult,
+    Context,
+    OptionError,
+    Outcome,
+    Steps,
+    Unmodelled,
+    positive_int,
+)
 
 NAME = "trim"
 
@@ -42,12 +51,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     turn = options.turn if options.turn is not None else sum(m.is_human for m in messages) + 1
     tokens_before = context.tokens(messages)
 
-    reason: str | None = None
-    if options.trigger_turns is not None and turn > options.trigger_turns:
-        reason = "turn_pressure"
-    elif options.trigger_tokens is not None and tokens_before >= options.trigger_tokens:
-        reason = "token_pressure"
-
+    reason = _reason(options, turn, tokens_before)
     first_is_user = bool(messages) and messages[0].role == "user"
     minimum = 2 * k + (1 if options.keep_initial_user and first_is_user else 0)
     steps = Steps(messages, context)
@@ -77,20 +81,15 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
     keep_first = options.keep_initial_user and first_is_user
-    n = min(2 * k, len(messages) - (1 if keep_first else 0))
-    recent = list(messages[len(messages) - n :])
-    # A slice may not open with a reply, nor with tool results whose call was cut off.
-    while recent and (recent[0].role == "assistant" or recent[0].is_tool_result):
-        recent.pop(0)
-    kept = ([messages[0]] if keep_first else []) + recent
+    recent = messages[_recent_start(messages, len(messages), keep_first, k) :]
+    kept = ([messages[0]] if keep_first else []) + list(recent)
     trigger = (
         f"turn {turn} > {options.trigger_turns}"
         if reason == "turn_pressure"
         else f"{tokens_before:,} tokens >= {options.trigger_tokens:,}"
     )
-    dropped = len(messages) - len(kept)
     steps.add(
-        f"Trim {dropped} message{'s' if dropped != 1 else ''}",
+        _title(len(messages) - len(kept)),
         f"The trigger fired ({trigger}): keeping "
         f"{'the first user message and ' if keep_first else ''}the last {len(recent)} "
         f"messages (up to 2×{k}, starting on a user message).",
@@ -109,6 +108,79 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         }
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+def _reason(options: TrimOptions, turn: int, tokens: int) -> str | None:
+    if options.trigger_turns is not None and turn > options.trigger_turns:
+        return "turn_pressure"
+    if options.trigger_tokens is not None and tokens >= options.trigger_tokens:
+        return "token_pressure"
+    return None
+
+
+def _recent_start(messages: Sequence[Message], end: int, keep_first: bool, k: int) -> int:
+    """Where the kept recent messages of messages[:end] begin: up to 2k of them, but a
+    slice may not open with a reply, nor with tool results whose call was cut off."""
+    start = end - min(2 * k, end - (1 if keep_first else 0))
+    while start < end and (messages[start].role == "assistant" or messages[start].is_tool_result):
+        start += 1
+    return start
+
+
+def _cut_results(messages: Sequence[Message], start: int, end: int) -> bool:
+    """Whether the kept slice may hold tool results whose call was cut off (`run`
+    repairs those): results in the user turn it opens with (after a typed message, or
+    mixed into it), or a reply right after an opening system message, which may
+    continue a response whose calls were cut."""
+    for i in range(start, end):
+        if messages[i].role == "assistant":
+            return i > start
+        if messages[i].tool_result_ids():
+            return True
+    return False
+
+
+def _title(dropped: int) -> str:
+    return f"Trim {dropped} message{'s' if dropped != 1 else ''}"
+
+
+class Replay:
+    """Trim on every request of a replay (`base.Replay`): what it keeps is the first
+    message and a slice, so a request costs its kept messages, not its history."""
+
+    def __init__(self, messages: tuple[Message, ...], options: TrimOptions, context: Context):
+        self.messages = messages
+        self.options = options
+        self.context = context
+        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
+        self.safe = len(messages)
+
+    def request(self, end: int) -> tuple[int, int]:
+        return self.prefix[end], end
+
+    def history(self, end: int) -> tuple[Message, ...]:
+        return self.messages[:end]
+
+    def compact(self, end: int) -> Outcome | None:
+        messages, options = self.messages, self.options
+        turn = options.turn if options.turn is not None else self.humans[end] + 1
+        first_is_user = end > 0 and messages[0].role == "user"
+        keep_first = options.keep_initial_user and first_is_user
+        if (
+            _reason(options, turn, self.prefix[end]) is None
+            or end <= 2 * options.keep_recent_turns + keep_first
+        ):
+            return None
+        start = _recent_start(messages, end, keep_first, options.keep_recent_turns)
+        if _cut_results(messages, start, end):
+            raise Unmodelled  # what repair makes of results that lose their call is run's to say
+        first = self.context.counter.count(messages[0]) if keep_first else 0
+        tokens = first + self.prefix[end] - self.prefix[start]
+        kept = keep_first + end - start
+        changed = tokens != self.prefix[end]
+        titles = (_title(end - kept),) if changed else ()
+        return Outcome(tokens, kept, titles, int(changed), last_kept=start < end)
 
 
 def _not_fired(options: TrimOptions, turn: int, tokens: int) -> str:

@@ -1,0 +1,91 @@
+"""The incremental replays against the reference: `run` on every request (Hypothesis).
+
+Sessions are random valid transcripts, then damaged (messages dropped, repeated or
+swapped, compactions recorded, results mixed into typed messages, meta injections
+carrying tool blocks, a call left unanswered at the end), so the hand-over to `run`
+where a replay stops vouching is exercised as much as the incremental path itself."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.model import Block, Message
+from core.pressure import Window
+from core.simulate import Policy, simulate
+from core.strategies import Context
+from core.strategies.hysteresis import HysteresisOptions
+from core.strategies.microcompact import MicrocompactOptions
+from core.strategies.ptl_retry import PtlRetryOptions
+from core.strategies.trim import TrimOptions
+from tests.test_properties import transcripts
+
+BOUNDARY = Message("system", (Block("text", text="Conversation compacted"),), is_compact_boundary=True)
+MIXED = Message("user", (Block.tool_result("tu1", "late"), Block("text", text="and also")))
+META_TOOL = Message("user", (Block.tool_result("tu2", "x" * 300),), is_meta=True)
+META_MIXED = Message("user", (Block("text", text="<reminder/>"), Block.tool_result("tu3", "y")), is_meta=True)
+SYSTEM_META = Message("system", (Block("text", text="note"),), is_meta=True)
+EXTRAS = [BOUNDARY, MIXED, META_TOOL, META_MIXED, SYSTEM_META]
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[Message]:
+    msgs = list(draw(transcripts()))
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["drop", "repeat", "swap", "insert"]))
+        i = draw(st.integers(0, max(0, len(msgs) - 1)))
+        if not msgs:
+            break
+        if kind == "drop":
+            msgs.pop(i)
+        elif kind == "repeat":
+            msgs.insert(i, msgs[i])
+        elif kind == "swap":
+            j = min(i + 1, len(msgs) - 1)
+            msgs[i], msgs[j] = msgs[j], msgs[i]
+        else:
+            msgs.insert(i, draw(st.sampled_from(EXTRAS)))
+    if draw(st.booleans()):  # cut off while a tool runs, as a live session often is
+        msgs.append(Message("assistant", (Block.tool_use("tu_end", "Bash", {"command": "make"}),), id="last"))
+    return msgs
+
+
+policies = st.one_of(
+    st.just(Policy()),
+    st.builds(
+        lambda k, first, turns, tokens: Policy("trim", TrimOptions(k, first, turns, tokens)),
+        st.integers(1, 3),
+        st.booleans(),
+        st.none() | st.integers(1, 4),
+        st.integers(1, 3000),
+    ),
+    st.builds(
+        lambda limit, spt, error: Policy("ptl-retry", PtlRetryOptions(limit, error, spt)),
+        st.none() | st.integers(50, 3000),
+        st.integers(0, 300),
+        st.none() | st.sampled_from(["overloaded", "prompt is too long: 900 tokens > 400 maximum"]),
+    ),
+    st.builds(
+        lambda protect, cap, stage: Policy(
+            "hysteresis", HysteresisOptions(protect_volleys=protect, summary_chars=cap, stage=stage)
+        ),
+        st.integers(1, 3),
+        st.sampled_from([200, 260, 400, 600]),
+        st.sampled_from(["preflight", "post-turn"]),
+    ),
+    st.builds(
+        lambda keep, gap: Policy("microcompact", MicrocompactOptions(keep_recent=keep, idle_gap_minutes=gap)),
+        st.integers(0, 4),
+        st.none() | st.just(1),
+    ),
+)
+
+
+@given(sessions(), policies, st.integers(300, 12_000), st.sampled_from([1, 1, 2, 3]))
+def test_incremental_replay_matches_run_on_every_request(
+    msgs: list[Message], policy: Policy, window: int, every: int
+) -> None:
+    context = Context(window=Window(window, 1), session_id="replay")
+    fast = simulate(msgs, policy, context, every=every)
+    reference = simulate(msgs, policy, context, every=every, incremental=False)
+    assert fast.to_dict() == reference.to_dict()
