@@ -108,6 +108,7 @@ class Table:
         self.changing = [0]  # candidates whose summary changes the token count
         self.summary_tokens: list[list[int]] = [[0] for _ in self.caps]  # per cap level
         self._summaries: list[list[Message]] = [[] for _ in self.caps]
+        self._requests: dict[int, str] = {}  # what each candidate's human asked, for titles
 
     def span(self, n: int) -> tuple[int, int]:
         end = self.starts[n + 1] if n + 1 < len(self.starts) else len(self.messages)
@@ -167,8 +168,9 @@ class Table:
         return made[c]
 
     def title(self, c: int, number: int) -> str:
-        human = self.messages[self.starts[self.candidates[c]]]
-        return f"Summarize volley {number}: “{one_line(human.text, 40)}”"
+        if c not in self._requests:
+            self._requests[c] = one_line(self.messages[self.starts[self.candidates[c]]].text, 40)
+        return f"Summarize volley {number}: “{self._requests[c]}”"
 
     def build(
         self, end: int, summary: Callable[[int], Message | None], dropped: frozenset[Message]
@@ -326,7 +328,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
         done, level, dropped = state
         steps.add_planned(
             title,
-            explanation,
+            explanation(),
             lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
                 end, lambda c: table.summary(c, level) if c < done else None, dropped
             ),
@@ -382,8 +384,9 @@ _State = tuple[int, int, frozenset[Message]]  # candidates summarized, cap level
 
 def _expand(
     plan: _Plan, table: Table, number: Callable[[int], int]
-) -> Iterator[tuple[str, str, int, _State]]:
-    """Each step of a planned run: title, explanation, tokens after, state after."""
+) -> Iterator[tuple[str, Callable[[], str], int, _State]]:
+    """Each step of a planned run: title, explanation (made when asked: a replay only
+    wants titles), tokens after, state after."""
     tokens, level, dropped = plan.tokens_before, 0, frozenset[Message]()
     done = plan.lo
     sums = table.summary_tokens
@@ -392,18 +395,19 @@ def _expand(
             for c in range(phase.first, phase.last):
                 tokens -= _saved(table, c, c + 1)
                 done = c + 1
-                summary = table.summary(c, 0)
                 yield (
                     table.title(c, number(c)),
-                    f"{phase.why} {len(table.raws[c])} messages become one summary of "
-                    f"{len(summary.text)} characters.",
+                    lambda c=c, why=phase.why: (  # type: ignore[misc]
+                        f"{why} {len(table.raws[c])} messages become one summary of "
+                        f"{len(table.summary(c, 0).text)} characters."
+                    ),
                     tokens,
                     (done, level, dropped),
                 )
         elif phase.kind == "protect":
             yield (
                 "Reduce tail protection to 1 volley",
-                "Still above the target at the highest tier: only the latest volley stays protected.",
+                lambda: "Still above the target at the highest tier: only the latest volley stays protected.",
                 tokens,
                 (done, level, dropped),
             )
@@ -413,8 +417,10 @@ def _expand(
             tokens += (now[done] - now[plan.lo]) - (was[done] - was[plan.lo])
             yield (
                 f"Shrink summaries to {table.caps[level]} characters",
-                f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
-                f"of its budget (never below {MIN_SUMMARY_CHARS}).",
+                lambda: (
+                    f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
+                    f"of its budget (never below {MIN_SUMMARY_CHARS})."
+                ),
                 tokens,
                 (done, level, dropped),
             )
@@ -423,7 +429,7 @@ def _expand(
             tokens -= phase.dropped_tokens
             yield (
                 f"Drop {len(dropped)} injected meta message{'s' if len(dropped) != 1 else ''}",
-                "Non-essential injections go last, when nothing else brings pressure down.",
+                lambda: "Non-essential injections go last, when nothing else brings pressure down.",
                 tokens,
                 (done, level, dropped),
             )
@@ -432,21 +438,26 @@ def _expand(
 def _hazard(messages: Sequence[Message], table: Table) -> int:
     """The first message whose tool pairing a plan does not model: a result whose call
     is in another volley, tool blocks in a message that is never summarized or may be
-    dropped. From there on a replay runs `run` itself, which repairs such requests."""
+    dropped, a system message that may be dropped. From there on a replay runs `run`
+    itself, which repairs such requests."""
     volley_of_use: dict[str, int] = {}
-    for n in range(len(table.starts)):
-        start, stop = table.span(n)
-        for i in range(start, stop):
-            m = messages[i]
-            tools = any(b.type in ("tool_use", "tool_result") for b in m.blocks)
-            if tools and (_untouchable(m) or _droppable(m)):
-                return i
+    bounds = [*table.starts[1:], len(messages)]
+    n = 0
+    for i, m in enumerate(messages):
+        while i >= bounds[n]:
+            n += 1
+        if m.role == "system" or m.is_meta or m.is_summary_item:
             if m.role == "system" and _droppable(m):
                 return i
+            if (_untouchable(m) or _droppable(m)) and any(
+                b.type in ("tool_use", "tool_result") for b in m.blocks
+            ):
+                return i
+        if m.role == "assistant":
             for tid in m.tool_use_ids():
                 volley_of_use[tid] = n
-            if any(volley_of_use.get(tid) != n for tid in m.tool_result_ids()):
-                return i
+        elif any(volley_of_use.get(tid) != n for tid in m.tool_result_ids()):
+            return i
     return len(messages)
 
 

@@ -167,16 +167,19 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
 
 
 class _Totals(Sequence[int]):
-    """Running token sums of rounds first.. of a request, without copying them out."""
+    """Running token sums of the rounds of messages[:end] from round `first` on, read off
+    the segment's prefix sums without copying anything."""
 
-    def __init__(self, prefix: list[int], bounds: list[int], first: int, rounds: int) -> None:
-        self.prefix, self.bounds, self.first, self.rounds = prefix, bounds, first, rounds
+    def __init__(self, prefix: list[int], starts: list[int], end: int, first: int, rounds: int) -> None:
+        self.prefix, self.starts, self.end, self.first, self.rounds = prefix, starts, end, first, rounds
 
     def __len__(self) -> int:
         return self.rounds - self.first
 
     def __getitem__(self, n: int) -> int:  # type: ignore[override]
-        return self.prefix[self.bounds[self.first + n + 1]] - self.prefix[self.bounds[self.first]]
+        r = self.first + n + 1
+        bound = self.starts[r] if r < self.rounds else self.end
+        return self.prefix[bound] - self.prefix[self.starts[self.first]]
 
 
 class Replay:
@@ -203,7 +206,6 @@ class Replay:
         options, prefix = self.options, self.prefix
         limit = options.limit or self.context.window.usable
         rounds = bisect_left(self.starts, end)
-        bounds = [*self.starts[:rounds], end]  # round r is messages[bounds[r]:bounds[r + 1]]
         tokens, first, truncations, changing = prefix[end], 0, 0, 0
         titles: list[str] = []
         while True:
@@ -214,10 +216,10 @@ class Replay:
             groups = rounds - first
             if truncations == MAX_TRUNCATIONS or groups < 2:  # too long: nothing is sent
                 return Outcome(prefix[end], end, (), 0, sent=False)
-            drop = _rounds_to_drop(groups, token_gap(said), _Totals(prefix, bounds, first, rounds))
+            drop = _rounds_to_drop(groups, token_gap(said), _Totals(prefix, self.starts, end, first, rounds))
             first += drop
             truncations += 1
-            start = bounds[first]
+            start = self.starts[first]
             inserted = self.messages[start].role == "assistant"
             after = prefix[end] - prefix[start] + (self.marker_tokens if inserted else 0)
             if after != tokens:
@@ -227,7 +229,7 @@ class Replay:
             tokens = after
         if first == 0:
             return None
-        start = bounds[first]
+        start = self.starts[first]
         return Outcome(
             tokens, end - start + (self.messages[start].role == "assistant"), tuple(titles), changing
         )

@@ -132,11 +132,13 @@ def _cut_results(messages: Sequence[Message], start: int, end: int) -> bool:
     repairs those): results in the user turn it opens with (after a typed message, or
     mixed into it), or a reply right after an opening system message, which may
     continue a response whose calls were cut."""
+    opening = True  # only system messages so far
     for i in range(start, end):
         if messages[i].role == "assistant":
-            return i > start
+            return opening and i > start
         if messages[i].tool_result_ids():
             return True
+        opening = opening and messages[i].role == "system"
     return False
 
 
