@@ -102,24 +102,21 @@ def bench_strategies(path: Path) -> dict[str, Any]:
     count = best(lambda: make_counter("cl100k_base").count_all(session.messages), 1)
     counter.count_all(session.messages)
     context = Context(counter)
-    replays = path.stat().st_size <= 16 * 2**20  # replays are O(rounds × messages): see README
+    trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)
     runs: dict[str, Callable[[], Any]] = {
-        "trim": lambda: run(
-            "trim", session.messages, TrimOptions(trigger_turns=None, trigger_tokens=150_000), context
-        ),
+        "trim": lambda: run("trim", session.messages, trim, context),
         "ptl-retry": lambda: run("ptl-retry", session.messages, None, context),
         "hysteresis": lambda: run("hysteresis", session.messages, None, context),
         "microcompact": lambda: run("microcompact", session.messages, None, context),
         "simulate none": lambda: simulate(session.messages, Policy(), context),
-    }
-    if replays:
-        runs["simulate hysteresis post-turn"] = lambda: simulate(
+        "simulate trim": lambda: simulate(session.messages, Policy("trim", trim), context),
+        "simulate ptl-retry": lambda: simulate(session.messages, Policy("ptl-retry"), context),
+        "simulate hysteresis preflight": lambda: simulate(session.messages, Policy("hysteresis"), context),
+        "simulate hysteresis post-turn": lambda: simulate(
             session.messages, Policy("hysteresis", HysteresisOptions(stage="post-turn")), context
-        )
-        runs["simulate hysteresis preflight"] = lambda: simulate(
-            session.messages, Policy("hysteresis"), context
-        )
-        runs["simulate microcompact"] = lambda: simulate(session.messages, Policy("microcompact"), context)
+        ),
+        "simulate microcompact": lambda: simulate(session.messages, Policy("microcompact"), context),
+    }
     out: dict[str, Any] = {"messages": len(session.messages), "count_s": count}
     for name, fn in runs.items():
         seconds = best(fn, 1)
