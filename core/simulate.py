@@ -255,8 +255,6 @@ def simulate(
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
     persisted one then compacts only at those points."""
     messages = tuple(messages)
-    counts = context.counter.count_all(messages)
-    prefix = [0, *accumulate(counts)]
     ends = [g.start for g in api_rounds(messages)[1:]] + [len(messages)]
     boundaries = [i for i, m in enumerate(messages) if m.is_compact_boundary]
     numbered = list(enumerate(ends, start=1))
@@ -275,7 +273,7 @@ def simulate(
         boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
-            removed = prefix[boundary] - prefix[live]
+            removed = context.tokens(messages[live:boundary])
             live = boundary + 1
             segment = None
             event = Event("transcript", ("The transcript records a compaction here",), removed)

@@ -284,8 +284,7 @@ def _plan(
     while window.pressure(plan.tokens) > target and plan.level + 1 < len(table.caps) and plan.done > lo:
         plan.level += 1
         table.fill(plan.done, plan.level)
-        now, was = table.summary_tokens[plan.level], table.summary_tokens[plan.level - 1]
-        plan.tokens += (now[plan.done] - now[lo]) - (was[plan.done] - was[lo])
+        plan.tokens += _shrunk(table, plan.level, lo, plan.done)
         plan.phases.append(_Phase("shrink", level=plan.level))
     if window.pressure(plan.tokens) > target:
         dropped, dropped_tokens = meta(plan.protect)
@@ -293,6 +292,12 @@ def _plan(
             plan.tokens -= dropped_tokens
             plan.phases.append(_Phase("drop", dropped=dropped, dropped_tokens=dropped_tokens))
     return plan
+
+
+def _shrunk(table: Table, level: int, first: int, stop: int) -> int:
+    """Tokens candidates first..stop-1 change by when their summaries shrink to `level`."""
+    now, was = table.summary_tokens[level], table.summary_tokens[level - 1]
+    return (now[stop] - now[first]) - (was[stop] - was[first])
 
 
 def _saved(table: Table, first: int, stop: int) -> int:
@@ -389,7 +394,6 @@ def _expand(
     wants titles), tokens after, state after."""
     tokens, level, dropped = plan.tokens_before, 0, frozenset[Message]()
     done = plan.lo
-    sums = table.summary_tokens
     for phase in plan.phases:
         if phase.kind == "summarize":
             for c in range(phase.first, phase.last):
@@ -413,8 +417,7 @@ def _expand(
             )
         elif phase.kind == "shrink":
             level = phase.level
-            now, was = sums[level], sums[level - 1]
-            tokens += (now[done] - now[plan.lo]) - (was[done] - was[plan.lo])
+            tokens += _shrunk(table, level, plan.lo, done)
             yield (
                 f"Shrink summaries to {table.caps[level]} characters",
                 lambda: (
@@ -497,51 +500,45 @@ class Replay:
             return kept + max(0, count - protect - opened)
 
         def meta(protect: int) -> tuple[frozenset[Message], int]:
-            if count - protect < 1 or not opened:
+            # a drop takes every meta message of the prelude at once: once is all there is
+            if count - protect < 1 or not opened or self.dropped:
                 return frozenset(), 0
-            found, tokens = _prelude_meta(t)
-            return found - self.dropped, tokens - sum(t.context.counter.count_all(list(found & self.dropped)))
+            return _prelude_meta(t)
 
         tokens, messages = self.request(end)
         plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
         if not plan.changed:
             return None
         titles: list[str] = []
-        changing = 0
         before = tokens
         for title, _, after, _ in _expand(plan, t, lambda c: opened + c - kept):
             if after != before:
-                changing += 1
-                if len(titles) < TITLES_KEPT:
-                    titles.append(title)
+                titles.append(title)
             before = after
             if len(titles) == TITLES_KEPT:
                 break
-        changing = _changing(plan, t) if len(titles) == TITLES_KEPT else changing
         summarized = plan.done - kept
         after_messages = (
             messages - (t.raw_messages[plan.done] - t.raw_messages[kept]) + summarized - len(plan.dropped)
         )
         if self.persisted:
             self.stored += [t.summary(c, plan.level) for c in range(kept, plan.done)]
-            level = t.summary_tokens[plan.level]
             t.fill(plan.done, plan.level)
-            self.stored_tokens += level[plan.done] - level[kept]
+            sums = t.summary_tokens[plan.level]
+            self.stored_tokens += sums[plan.done] - sums[kept]
             self.dropped |= plan.dropped
             self.dropped_tokens += sum(p.dropped_tokens for p in plan.phases if p.kind == "drop")
-        return Outcome(plan.tokens, after_messages, tuple(titles), changing)
+        return Outcome(plan.tokens, after_messages, tuple(titles), _changing(plan, t))
 
 
 def _changing(plan: _Plan, table: Table) -> int:
     """How many steps of a plan change the token count, without expanding them."""
     n = 0
-    sums = table.summary_tokens
     for phase in plan.phases:
         if phase.kind == "summarize":
             n += table.changing[phase.last] - table.changing[phase.first]
         elif phase.kind == "shrink":
-            now, was = sums[phase.level], sums[phase.level - 1]
-            n += (now[plan.done] - now[plan.lo]) != (was[plan.done] - was[plan.lo])
+            n += _shrunk(table, phase.level, plan.lo, plan.done) != 0
         elif phase.kind == "drop":
             n += phase.dropped_tokens != 0
     return n
