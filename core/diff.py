@@ -75,14 +75,24 @@ def origin(message: Message, index: dict[Message, int]) -> int | None:
 
 
 def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int, tokens_after: int) -> Diff:
-    index = {m: i for i, m in enumerate(before)}
-    kept: list[int] = []
+    """Messages of one list are distinct objects. A step usually changes a few messages
+    of a long list, so the unchanged head and tail are matched by tuple comparison (in
+    C) and only the middle is walked message by message: a message there can only be
+    kept from the middle of `before`, since the head and tail are already matched."""
+    before, after = tuple(before), tuple(after)
+    head = _common_run(before, after, 1)
+    tail = _common_run(before[head:], after[head:], -1)
+    end_before, end_after = len(before) - tail, len(after) - tail
+    index = _Index(before, head, end_before)
+    middle: list[int] = []
     summarized: list[tuple[int, int]] = []
     edited: list[tuple[int, int]] = []
     inserted: list[int] = []
-    for j, m in enumerate(after):
-        if m in index:
-            kept.append(index[m])
+    for j in range(head, end_after):
+        m = after[j]
+        i = index.get(m)
+        if i is not None:
+            middle.append(i)
             continue
         origins = sources(m, index)
         if not origins:
@@ -91,10 +101,10 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
             summarized.extend((i, j) for i in origins)
         else:
             edited.extend((i, j) for i in origins)
-    accounted = set(kept) | {i for i, _ in summarized} | {i for i, _ in edited}
-    dropped = tuple(i for i in range(len(before)) if i not in accounted)
+    accounted = set(middle) | {i for i, _ in summarized} | {i for i, _ in edited}
+    dropped = tuple(i for i in range(head, end_before) if i not in accounted)
     return Diff(
-        kept=tuple(kept),
+        kept=(*range(head), *middle, *range(end_before, len(before))),
         dropped=dropped,
         summarized=tuple(summarized),
         edited=tuple(edited),
@@ -102,3 +112,44 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
         tokens_before=tokens_before,
         tokens_after=tokens_after,
     )
+
+
+def _common_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -> int:
+    """How many leading (1) or trailing (-1) messages two lists share, by galloping
+    over slice comparisons so a long shared run costs a few C-level passes."""
+    limit = min(len(a), len(b))
+    done, size = 0, 1
+    while done < limit:
+        size = min(size, limit - done)
+        if direction > 0:
+            same = a[done : done + size] == b[done : done + size]
+        else:
+            same = a[len(a) - done - size : len(a) - done] == b[len(b) - done - size : len(b) - done]
+        if same:
+            done += size
+            size *= 2
+        elif size == 1:
+            break
+        else:
+            size //= 2
+    return done
+
+
+class _Index(dict[Message, int]):
+    """Positions in `before`, built for the middle that differs; the rest is indexed
+    only if a membership test misses there (a source outside the middle, or an edit
+    of an edit whose intermediate message is in neither list)."""
+
+    def __init__(self, before: tuple[Message, ...], start: int, end: int) -> None:
+        super().__init__(zip(before[start:end], range(start, end), strict=True))
+        self._before = before
+        self._complete = start == 0 and end == len(before)
+
+    def __contains__(self, message: object) -> bool:
+        if dict.__contains__(self, message):
+            return True
+        if not self._complete:
+            self._complete = True
+            self.update(zip(self._before, range(len(self._before)), strict=True))
+            return dict.__contains__(self, message)
+        return False

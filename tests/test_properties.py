@@ -9,10 +9,12 @@ deterministic and leaves its input unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.diff import sources
+from core.diff import diff, sources
 from core.grouping import api_rounds, volleys
 from core.model import Block, Message
 from core.pairing import check
@@ -167,3 +169,42 @@ def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, wind
             ctx,
         )
         assert again.stats["volleys_summarized"] == 0
+
+
+def _diff_by_walking(before: list[Message], after: list[Message]) -> tuple[Any, ...]:
+    """The definition of a diff, message by message, to check the fast one against."""
+    index = {m: i for i, m in enumerate(before)}
+    kept, summarized, edited, inserted = [], [], [], []
+    for j, m in enumerate(after):
+        if m in index:
+            kept.append(index[m])
+            continue
+        found = sources(m, index)
+        if not found:
+            inserted.append(j)
+        elif m.is_summary_item and not all(before[i].is_summary_item for i in found):
+            summarized += [(i, j) for i in found]
+        else:
+            edited += [(i, j) for i in found]
+    accounted = set(kept) | {i for i, _ in summarized + edited}
+    dropped = [i for i in range(len(before)) if i not in accounted]
+    return tuple(map(tuple, (kept, dropped, summarized, edited, inserted)))
+
+
+@given(transcripts(), st.data())
+def test_diff_matches_its_definition(before: list[Message], data: st.DataObject) -> None:
+    after: list[Message] = []
+    for m in before:
+        what = data.draw(st.sampled_from(["keep"] * 6 + ["drop", "summarize", "edit", "insert"]))
+        if what == "keep":
+            after.append(m)
+        elif what == "summarize":
+            after.append(Message("user", (Block("text", text="[memory:x]\ns"),), replaces=(m,)))
+        elif what == "edit":
+            edit = Message(m.role, m.blocks, id=m.id, replaces=(m,))
+            twice = data.draw(st.booleans())
+            after.append(Message(m.role, m.blocks, id=m.id, replaces=(edit,)) if twice else edit)
+        elif what == "insert":
+            after += [Message("user", (Block("text", text="new"),)), m]
+    d = diff(before, after, 0, 0)
+    assert (d.kept, d.dropped, d.summarized, d.edited, d.inserted) == _diff_by_walking(before, after)
