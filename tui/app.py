@@ -8,6 +8,7 @@ workers, so the first screen appears at once and keys stay responsive.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
@@ -27,13 +29,14 @@ from core.markdown import compaction_markdown
 from core.model import Message, Session
 from core.pressure import Window, live_start
 from core.simulate import Cancelled, Policy, Simulation, simulate
-from core.strategies import CompactionResult, Context, OptionError
+from core.strategies import CompactionResult, Context, OptionError, Step
 from core.strategies import run as run_strategy
 from core.token_cache import load_counts, store_counts
-from core.tokens import TokenCounter, make_counter, reported_usage
+from core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
 from tui.commands import InspectorCommands
-from tui.entries import ADDED, REMOVED, diff_entries, plain_entries, with_sidechain
+from tui.entries import Listing
 from tui.follow import Follower
+from tui.listing_cache import Key, ListingCache, Source
 from tui.screens.help import HelpScreen
 from tui.widgets.gauge import GaugeState, PressureGauge
 from tui.widgets.strategy_panel import ORDER, StrategyPanel
@@ -41,7 +44,17 @@ from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 TIMELINE_POINTS = 200
+PREPARE_AFTER_S = 0.08
 COMPARE_CYCLE = ("none", "no compaction", "trim", "microcompact", "hysteresis post-turn")
+
+
+def _settle_heap() -> None:
+    """Exempt what is alive now (the session, its counts, a strategy's result, a replay,
+    the listings kept) from cyclic garbage collection.
+    A 100 MB session is millions of objects; a full collection walks them all, which
+    would stall a keypress now and then for 100 ms or more. They are freed by reference
+    counting like any others."""
+    gc.freeze()
 
 
 class InspectorApp(App[None]):
@@ -115,6 +128,10 @@ class InspectorApp(App[None]):
         self.selection = ""
         self.tuning = ""
         self.caption = ""
+        self.listings = ListingCache()
+        self._prepare_timer: Timer | None = None
+        self._usage_facts: tuple[ReportedUsage | None, int | None] = (None, None)
+        self._usage_for: tuple[Any, Any] = (None, None)
 
     # --- layout -----------------------------------------------------------------------
 
@@ -200,6 +217,7 @@ class InspectorApp(App[None]):
             exact,
         )
         self.origins = {m: i for i, m in enumerate(session.messages)}
+        _settle_heap()
         fmt = session.format + (
             f" · request {session.request_index + 1}/{session.request_count}"
             if session.request_count > 1
@@ -226,6 +244,7 @@ class InspectorApp(App[None]):
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
         self.counter, self.tokens, self.side_tokens, self.exact = counter, tokens, side, counter.exact
+        _settle_heap()
         if counter.warning:
             self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
         self.refresh_view()
@@ -252,54 +271,73 @@ class InspectorApp(App[None]):
             return
         before_view = self.query_one("#before", TranscriptView)
         after_view = self.query_one("#after", TranscriptView)
-        panel = self.query_one(StrategyPanel)
-        counter = self.counter
-        step = self.result.steps[self.step_index] if self.result and self.step_index >= 0 else None
-        if step is None:
-            entries = plain_entries(self.session.messages, self.tokens)
-            if self.show_sidechain:
-                entries = with_sidechain(entries, self.session.sidechain, self.side_tokens)
-            before_view.show(entries, keep_cursor)
-            after_view.add_class("hidden")
-            shown = self.session.messages
+        listings = self._listings()
+        before_view.show(listings[0], keep_cursor)
+        if len(listings) > 1:
+            after_view.show(listings[1], keep_cursor)
+            after_view.remove_class("hidden")
         else:
-            previous = (
-                self.result.steps[self.step_index - 1].messages
-                if self.step_index > 0
-                else self.session.messages
-            )  # type: ignore[union-attr]
-            before_tokens = counter.count_all(previous)
-            after_tokens = counter.count_all(step.messages)
-            merged = diff_entries(
-                previous, step.messages, step.diff, before_tokens, after_tokens, self.origins
-            )
-            if self.split:
-                before_view.show([e for e in merged if e.fate not in ADDED], keep_cursor)
-                after_view.show([e for e in merged if e.fate not in REMOVED], keep_cursor)
-                after_view.remove_class("hidden")
-            else:
-                before_view.show(merged, keep_cursor)
-                after_view.add_class("hidden")
-            shown = step.messages
-        panel.show_step(self.result, self.step_index)
-        self.update_gauge(shown)
+            after_view.add_class("hidden")
+        self.query_one(StrategyPanel).show_step(self.result, self.step_index)
+        self.update_gauge()
 
-    def update_gauge(self, shown: Any) -> None:
+    @property
+    def shown_step(self) -> Step | None:
+        return self.result.steps[self.step_index] if self.result and self.step_index >= 0 else None
+
+    def _listings(self) -> tuple[Listing, ...]:
+        """The pane listings of the step shown; the steps either side are prepared in
+        the background, so stepping through a long session redraws at once."""
+        assert self.session is not None
+        source = Source(self.session, self.result, self.counter, self.origins)
+        made = self.listings.get(source, self._key(self.step_index))
+        steps = len(self.result.steps) if self.result else 0
+        around = [self._key(i) for i in (self.step_index + 1, self.step_index - 1) if -1 <= i < steps]
+        if self._prepare_timer is not None:
+            self._prepare_timer.stop()
+        if any(key not in self.listings for key in around):
+            # Once the keys pause: a build running while this step is drawn (or while
+            # a key is held down) would hold the interpreter the drawing needs.
+            self._prepare_timer = self.set_timer(PREPARE_AFTER_S, lambda: self._prepare(source, around))
+        return made
+
+    def _key(self, step: int) -> Key:
+        return Key(step, self.split and step >= 0, self.show_sidechain and step < 0)
+
+    # Workers taking arguments are described by hand: by default Textual describes a
+    # worker with the repr of its arguments, which for a session takes seconds.
+    @work(thread=True, exclusive=True, group="prepare", description="prepare listings")
+    def _prepare(self, source: Source, keys: list[Key]) -> None:
+        worker = get_current_worker()
+        self.listings.prepare(source, keys, lambda: worker.is_cancelled)
+        _settle_heap()  # the listings kept, and the steps' message lists they hold
+
+    def _usage(self) -> tuple[ReportedUsage | None, int | None]:
+        """What the transcript reports, and its live context after its own compaction:
+        both read the whole session, so once per session and counter."""
+        if self._usage_for[0] is not self.session or self._usage_for[1] is not self.counter:
+            assert self.session is not None
+            messages = self.session.messages
+            start = live_start(messages)
+            live = sum(self.tokens[start:]) if start else None
+            self._usage_facts = (reported_usage(messages), live)
+            self._usage_for = (self.session, self.counter)
+        return self._usage_facts
+
+    def update_gauge(self) -> None:
         if self.session is None:
             return
         h = self.config.hysteresis
-        usage = reported_usage(self.session.messages)
+        usage, live = self._usage()
+        step = self.shown_step
         caption = ""
-        if self.result and self.step_index >= 0:
+        if step is not None:
             caption = f"after step {self.step_index + 1} of {self.strategy}"
-        else:
-            start = live_start(self.session.messages)
-            if start:
-                live = self.counter.total(self.session.messages[start:])
-                caption = f"live context after the transcript's own compaction: {live:,}"
+        elif live is not None:
+            caption = f"live context after the transcript's own compaction: {live:,}"
         self.query_one(PressureGauge).update_state(
             GaugeState(
-                tokens=self.counter.total(shown),
+                tokens=step.tokens_after if step is not None else sum(self.tokens),
                 context_window=self.config.window.context_window,
                 reserved_output=self.config.window.reserved_output,
                 thresholds=h.thresholds,
@@ -321,7 +359,7 @@ class InspectorApp(App[None]):
         self._run_strategy(self.strategy, self.config.options(self.strategy), self.context)
         self.run_simulation()
 
-    @work(thread=True, exclusive=True, group="strategy")
+    @work(thread=True, exclusive=True, group="strategy", description="run strategy")
     def _run_strategy(self, name: str, options: Any, context: Context) -> None:
         assert self.session is not None
         result = run_strategy(name, self.session.messages, options, context)
@@ -332,6 +370,7 @@ class InspectorApp(App[None]):
         if name != self.strategy:
             return
         self.result = result
+        _settle_heap()
         self.step_index = min(self.step_index, len(result.steps) - 1)
         self.refresh_view()
 
@@ -341,7 +380,7 @@ class InspectorApp(App[None]):
         self.query_one(Timeline).message = "Simulating…"
         self._simulate(self.config, self.context, self.compare)
 
-    @work(thread=True, exclusive=True, group="simulate")
+    @work(thread=True, exclusive=True, group="simulate", description="replay")
     def _simulate(self, config: Config, context: Context, compare: str) -> None:
         assert self.session is not None
         worker = get_current_worker()
@@ -372,6 +411,7 @@ class InspectorApp(App[None]):
 
     def _simulated(self, main: Simulation, other: Simulation | None) -> None:
         self.simulations = (main, other)
+        _settle_heap()
         h = self.config.hysteresis
         self.query_one(Timeline).show(main, other, h.thresholds, h.target)
 
@@ -508,7 +548,10 @@ class InspectorApp(App[None]):
         for part in (self.tuning, self.selection):
             if part:
                 line.append(("   │   " if line else "") + part)
-        self.query_one("#status", Static).update(line)
+        # query, not query_one: a cursor move queued before the app closed may land
+        # after its widgets are gone. The line is one row high, so no layout is needed.
+        for status in self.query("#status").results(Static):
+            status.update(line, layout=False)
 
     # --- saving and exporting ---------------------------------------------------------------
 

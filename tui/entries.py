@@ -1,14 +1,22 @@
 """What the transcript pane lists: messages (or a step's before/after merged into one
-list), each with its fate in the current diff and the boundaries that open before it."""
+list), each with its fate in the current diff and the boundaries that open before it.
+
+A `Listing` is described by runs over at most three message lists (the list shown,
+the messages a step removed, sub-agent messages), so building one costs time in
+proportion to what a step changed, not to the length of the transcript, and an
+`Entry` is made only when a row on screen asks for it.
+"""
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import overload
 
-from core.diff import Diff, origin, sources
-from core.grouping import api_rounds, volleys
+from core.diff import Diff, origin
+from core.grouping import api_round_starts, volley_starts
 from core.model import Message
 from core.text import one_line
 
@@ -17,6 +25,11 @@ KEPT, DROPPED, SUMMARIZED, EDITED_OLD = "kept", "dropped", "summarized", "replac
 INSERTED, SUMMARY, EDITED_NEW = "inserted", "summary", "edited"
 REMOVED = frozenset({DROPPED, SUMMARIZED, EDITED_OLD})
 ADDED = frozenset({INSERTED, SUMMARY, EDITED_NEW})
+
+# The lists a listing's runs read from.
+SHOWN, GONE, SIDE = 0, 1, 2
+# Tool calls and their results are usually a few messages apart: look there first.
+PAIR_REACH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,73 +44,308 @@ class Entry:
     origin: int | None = None  # position in the opened transcript; None for new messages
 
 
-def _bands(messages: Sequence[Message], tokens: Sequence[int]) -> tuple[dict[int, str], dict[int, str]]:
-    rounds = {
-        g.start: f"round {n} · {len(g)} msgs · {_k(g.tokens)} tok"
-        for n, g in enumerate(api_rounds(messages, tokens))
-    }
-    volley_labels = {}
-    for n, v in enumerate(volleys(messages, tokens)):
-        first = messages[v.start]
+class Listing(Sequence[Entry]):
+    """Entries over `shown` (with fates from `fates`, and its rounds and volleys),
+    interleaved by `runs` of (list, first index, length) with removed messages from
+    `gone` (fates from `gone_fates`) and sub-agent messages from `side`."""
+
+    def __init__(
+        self,
+        shown: Sequence[Message],
+        count: Callable[[Message], int],
+        origins: dict[Message, int] | None = None,
+        *,
+        fates: dict[int, str] | None = None,
+        gone: Sequence[Message] = (),
+        gone_fates: dict[int, str] | None = None,
+        side: Sequence[Message] = (),
+        runs: Sequence[tuple[int, int, int]] | None = None,
+    ) -> None:
+        self.shown, self.gone, self.side = shown, gone, side
+        self.count = count
+        self.origins = origins  # None: `shown` is the opened transcript itself
+        self.fates, self.gone_fates = fates or {}, gone_fates or {}
+        runs = [r for r in (runs if runs is not None else [(SHOWN, 0, len(shown))]) if r[2]]
+        self._starts: list[int] = []  # position of each run
+        self._shown_before: list[int] = []  # entries of `shown` before each run
+        position = shown_count = 0
+        for source, _first, length in runs:
+            self._starts.append(position)
+            self._shown_before.append(shown_count)
+            position += length
+            shown_count += length if source == SHOWN else 0
+        self._runs = runs
+        self._len = position
+        self._by_source: dict[int, list[int]] = {}  # run numbers of each list, in order
+        for k, r in enumerate(runs):
+            self._by_source.setdefault(r[0], []).append(k)
+        self.round_starts = api_round_starts(shown)  # indexes in `shown`
+        self.volley_starts = volley_starts(shown)
+        self.entry = lru_cache(maxsize=4096)(self._entry)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, k: int) -> Entry: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[Entry]: ...
+    def __getitem__(self, k: int | slice) -> Entry | Sequence[Entry]:
+        if isinstance(k, slice):
+            return [self.entry(i) for i in range(*k.indices(self._len))]
+        if not -self._len <= k < self._len:
+            raise IndexError(k)
+        return self.entry(k % self._len)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return (self.entry(k) for k in range(self._len))
+
+    # --- where things are -----------------------------------------------------------
+
+    def locate(self, k: int) -> tuple[int, int]:
+        """(list, index in it) of position `k`."""
+        r = bisect_right(self._starts, k) - 1
+        source, first, _ = self._runs[r]
+        return source, first + k - self._starts[r]
+
+    def message(self, k: int) -> Message:
+        source, i = self.locate(k)
+        return (self.shown, self.gone, self.side)[source][i]
+
+    def shown_before(self, k: int) -> int:
+        """How many entries of `shown` come before position `k` (k may be len)."""
+        if k >= self._len:
+            return len(self.shown)
+        r = bisect_right(self._starts, k) - 1
+        inside = k - self._starts[r] if self._runs[r][0] == SHOWN else 0
+        return self._shown_before[r] + inside
+
+    def position_of_shown(self, i: int) -> int:
+        """Position of `shown[i]`."""
+        k = self._position_in(SHOWN, i)
+        assert k is not None
+        return k
+
+    def position(self, message: Message, near: int = 0) -> int | None:
+        """Where `message` is listed, or else a message standing for it (an edit of it,
+        or one it condensed). Looked for around `near` first, since a view keeps its
+        cursor on one message from step to step, then by its place in the opened
+        transcript, which every list keeps the order of."""
+        for k in range(max(0, near - PAIR_REACH), min(self._len, near + PAIR_REACH)):
+            if self.message(k) is message:
+                return k
+        target = self._origin_of(message)
+        if target is None:
+            return None
+        for source, lst in ((SHOWN, self.shown), (GONE, self.gone)):
+            i = self._by_origin(lst, target)
+            k = self._position_in(source, i) if i is not None else None
+            if k is not None:
+                return k
+        return None
+
+    def _position_in(self, source: int, i: int) -> int | None:
+        runs = self._by_source.get(source, [])
+        n = bisect_right(runs, i, key=lambda r: self._runs[r][1]) - 1
+        if n < 0:
+            return None
+        _, first, length = self._runs[runs[n]]
+        return self._starts[runs[n]] + i - first if i < first + length else None
+
+    def _origin_of(self, message: Message) -> int | None:
+        """Its position in the opened transcript, or that of the first message it
+        stands for."""
+        if self.origins is None:
+            return None
+        pending = [message]
+        while pending:
+            m = pending.pop(0)
+            if m in self.origins:
+                return self.origins[m]
+            pending.extend(m.replaces)
+        return None
+
+    def _by_origin(self, lst: Sequence[Message], target: int) -> int | None:
+        """Index in `lst` of the transcript's message `target`: a bisection, stepping
+        over new messages (they have no place in the transcript)."""
+        assert self.origins is not None
+        get = self.origins.get
+        lo, hi = 0, len(lst)
+        while lo < hi:
+            mid = k = (lo + hi) // 2
+            found = None
+            while k < hi and (found := get(lst[k])) is None:
+                k += 1
+            if found is None:
+                hi = mid
+            elif found == target:
+                return k
+            elif found < target:
+                lo = k + 1
+            else:
+                hi = mid
+        return None
+
+    def bands_at(self, k: int) -> tuple[str | None, str | None]:
+        """(volley, round) labels of the groups of `shown` that open at position `k`."""
+        source, i = self.locate(k)
+        if source != SHOWN:
+            return None, None
+        return self._band(self.volley_starts, i, "volley"), self._band(self.round_starts, i, "round")
+
+    def partner(self, k: int, tool_id: str, result: bool) -> int | None:
+        """Position of the tool result (result=True) or the tool call with `tool_id`."""
+        wanted = Message.tool_result_ids if result else Message.tool_use_ids
+        if result:
+            near = range(k + 1, min(self._len, k + PAIR_REACH))
+        else:
+            near = range(k - 1, max(-1, k - PAIR_REACH), -1)
+        for q in near:
+            if tool_id in wanted(self.message(q)):
+                return q
+        return (self._results if result else self._uses).get(tool_id)
+
+    @cached_property
+    def _uses(self) -> dict[str, int]:
+        return self._first_of(Message.tool_use_ids)
+
+    @cached_property
+    def _results(self) -> dict[str, int]:
+        return self._first_of(Message.tool_result_ids)
+
+    def _first_of(self, ids: Callable[[Message], Sequence[str]]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        lists = (self.shown, self.gone, self.side)
+        for (source, first, length), start in zip(self._runs, self._starts, strict=True):
+            for k, m in enumerate(lists[source][first : first + length], start):
+                for tid in ids(m):
+                    out.setdefault(tid, k)
+        return out
+
+    # --- entries --------------------------------------------------------------------
+
+    def _entry(self, k: int) -> Entry:
+        source, i = self.locate(k)
+        if source == SIDE:
+            m = self.side[i]
+            return Entry(m, None, KEPT, self.count(m), sidechain=True)
+        if source == GONE:
+            m = self.gone[i]
+            return Entry(m, i, self.gone_fates[i], self.count(m), origin=self._origin(m, i))
+        m = self.shown[i]
+        volley, round_ = self.bands_at(k)
+        return Entry(m, i, self.fates.get(i, KEPT), self.count(m), round_, volley, origin=self._origin(m, i))
+
+    def _origin(self, m: Message, i: int) -> int | None:
+        return i if self.origins is None else origin(m, self.origins)
+
+    def _band(self, starts: list[int], i: int, what: str) -> str | None:
+        n = bisect_left(starts, i)
+        if n == len(starts) or starts[n] != i:
+            return None
+        end = starts[n + 1] if n + 1 < len(starts) else len(self.shown)
+        group = self.shown[i:end]
+        tokens = _k(sum(map(self.count, group)))
+        if what == "round":
+            return f"round {n} · {len(group)} msgs · {tokens} tok"
+        first = group[0]
         title = one_line(first.text, 48) if first.is_human else "prelude"
-        volley_labels[v.start] = f"volley {n} · “{title}” · {len(v)} msgs · {_k(v.tokens)} tok"
-    return rounds, volley_labels
+        return f"volley {n} · “{title}” · {len(group)} msgs · {tokens} tok"
 
 
 def _k(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def plain_entries(messages: Sequence[Message], tokens: Sequence[int]) -> list[Entry]:
-    rounds, volley_labels = _bands(messages, tokens)
-    return [
-        Entry(m, i, KEPT, tokens[i], rounds.get(i), volley_labels.get(i), origin=i)
-        for i, m in enumerate(messages)
-    ]
+def plain_listing(
+    messages: Sequence[Message],
+    count: Callable[[Message], int],
+    sidechain: Sequence[Message] = (),
+    origins: dict[Message, int] | None = None,
+) -> Listing:
+    """The opened transcript, with sub-agent messages merged in by line number (where
+    they were written) when `sidechain` is given. `origins` (each message's index)
+    lets a view find its cursor's message again from afar."""
+    if not sidechain:
+        return Listing(messages, count, origins)
+    lines = [m.line or 0 for m in messages]
+    runs: list[tuple[int, int, int]] = []
+    done = 0
+    for s, m in enumerate(sidechain):
+        at = bisect_right(lines, m.line or 0)  # a tie goes to the transcript's message
+        if at > done:
+            _add(runs, SHOWN, done, at - done)
+            done = at
+        _add(runs, SIDE, s, 1)
+    _add(runs, SHOWN, done, len(messages) - done)
+    return Listing(messages, count, origins, side=sidechain, runs=runs)
 
 
-def diff_entries(
+def diff_listing(
     before: Sequence[Message],
     after: Sequence[Message],
     diff: Diff,
-    tokens_before: Sequence[int],
-    tokens_after: Sequence[int],
+    count: Callable[[Message], int],
     origins: dict[Message, int],
-) -> list[Entry]:
-    """Before and after merged in order: removed messages stand where they were, new
-    ones where they land, a summary right after the messages it condenses."""
-    fate = diff.fate()
-    removed_fate = {DROPPED: DROPPED, SUMMARIZED: SUMMARIZED, "edited": EDITED_OLD}
-    index = {m: i for i, m in enumerate(before)}
-    rounds, volley_labels = _bands(after, tokens_after)
-    out: list[Entry] = []
-    i = 0
+    pane: str = "merged",
+) -> Listing:
+    """A step's messages. `merged`: before and after in one list, removed messages where
+    they stood, new ones where they land, a summary right after the messages it
+    condenses. `before` or `after`: one side of a split diff. Strategies keep the order
+    of the messages they keep, which is what lets the merge be computed run by run."""
+    gone_fates = {i: DROPPED for i in diff.dropped}
+    gone_fates.update({i: SUMMARIZED for i, _ in diff.summarized})
+    gone_fates.update({i: EDITED_OLD for i, _ in diff.edited})
+    if pane == "before":
+        return Listing(before, count, origins, fates=gone_fates)
+    last_source: dict[int, int] = {}
+    for i, j in (*diff.summarized, *diff.edited):
+        last_source[j] = max(i, last_source.get(j, i))
+    fates = {j: INSERTED for j in diff.inserted}
+    fates.update({j: SUMMARY if after[j].is_summary_item else EDITED_NEW for j in last_source})
+    if pane == "after":
+        return Listing(after, count, origins, fates=fates)
+    gone = sorted(gone_fates)
+    kept = diff.kept
+    runs: list[tuple[int, int, int]] = []
+    flushed = 0  # how many of `gone` are listed
 
     def flush(upto: int) -> None:
-        nonlocal i
-        while i <= upto and i < len(before):
-            if fate.get(i) != KEPT:
-                m = before[i]
-                out.append(Entry(m, i, removed_fate[fate[i]], tokens_before[i], origin=origin(m, origins)))
-            i += 1
+        """List the removed messages at or before index `upto` of `before`."""
+        nonlocal flushed
+        end = bisect_right(gone, upto, lo=flushed)
+        while flushed < end:
+            # A run of consecutive indexes: gone[x] - x is constant along it.
+            lo, hi, base = flushed, end, gone[flushed] - flushed
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if gone[mid] - mid == base else (lo, mid)
+            _add(runs, GONE, gone[flushed], lo + 1 - flushed)
+            flushed = lo + 1
 
-    for j, m in enumerate(after):
-        bands = (rounds.get(j), volley_labels.get(j))
-        if m in index:
-            flush(index[m] - 1)
-            out.append(Entry(m, j, KEPT, tokens_after[j], *bands, origin=origin(m, origins)))
-            i = max(i, index[m] + 1)
-            continue
-        found = sources(m, index)
-        if found:
-            flush(max(found))
-        new_fate = INSERTED if not found else SUMMARY if m.is_summary_item else EDITED_NEW
-        out.append(Entry(m, j, new_fate, tokens_after[j], *bands, origin=origin(m, origins)))
+    j = q = 0  # next message of `after`, next of `kept`
+    for new in (*sorted(fates), len(after)):
+        while j < new:
+            flush(kept[q] - 1)
+            upto = q + new - j
+            if flushed < len(gone):
+                upto = max(q + 1, bisect_left(kept, gone[flushed], q, upto))
+            _add(runs, SHOWN, j, upto - q)
+            j, q = j + upto - q, upto
+        if new < len(after):
+            if new in last_source:
+                flush(last_source[new])
+            _add(runs, SHOWN, new, 1)
+            j = new + 1
     flush(len(before))
-    return out
+    return Listing(after, count, origins, fates=fates, gone=before, gone_fates=gone_fates, runs=runs)
 
 
-def with_sidechain(entries: list[Entry], sidechain: Sequence[Message], tokens: Sequence[int]) -> list[Entry]:
-    """Sub-agent messages merged in by line number, where they were written."""
-    side = [Entry(m, None, KEPT, t, sidechain=True) for m, t in zip(sidechain, tokens, strict=True)]
-    return list(heapq.merge(entries, side, key=lambda e: e.message.line or 0))
+def _add(runs: list[tuple[int, int, int]], source: int, first: int, length: int) -> None:
+    """Append a run, extending the last one when it continues it."""
+    if length <= 0:
+        return
+    if runs and runs[-1][0] == source and runs[-1][1] + runs[-1][2] == first:
+        runs[-1] = (source, runs[-1][1], runs[-1][2] + length)
+    else:
+        runs.append((source, first, length))

@@ -12,6 +12,7 @@ from core.pressure import Window
 from sample_sessions import path
 from tests.tui.conftest import settle
 from tui.app import InspectorApp
+from tui.listing_cache import Key, Source
 from tui.widgets.gauge import PressureGauge
 from tui.widgets.strategy_panel import StrategyPanel
 from tui.widgets.transcript import TranscriptView
@@ -93,6 +94,27 @@ async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
         assert len(cleared) == 14
 
 
+async def test_the_next_step_is_prepared_while_one_is_read(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.query_one("#before", TranscriptView)
+        transcript = view.entries
+        await pilot.pause(0.3)  # the keys have paused: the step ahead is built meanwhile
+        await app.workers.wait_for_complete()
+        assert Key(0, False, False) in app.listings
+        assert app.session is not None
+        prepared = app.listings.get(
+            Source(app.session, app.result, app.counter, app.origins), Key(0, False, False)
+        )
+        await pilot.press("n")
+        await pilot.pause()
+        assert view.entries is prepared[0] and "Step 1/1" in panel_text(app)
+        await pilot.press("p")
+        await pilot.pause()
+        assert view.entries is transcript and "Before · 1 step ahead" in panel_text(app)
+
+
 async def test_side_by_side_diff(tmp_path: Path) -> None:
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -160,8 +182,9 @@ async def test_navigation_search_and_expand(tmp_path: Path) -> None:
         await pilot.press("escape", "enter")
         await pilot.pause()
         assert view.cursor in view.expanded
-        rows = [r for r in view.rows if r.entry == view.cursor and r.kind == "body"]
-        assert len(rows) > 1
+        lines = view.expanded[view.cursor]
+        assert len(lines) > 1
+        assert lines[1].strip()[:40] in screen_text(app, "#before")
 
 
 async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None:

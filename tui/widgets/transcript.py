@@ -9,8 +9,7 @@ are made of plain segments, and control characters are shown, not obeyed.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from rich.segment import Segment
@@ -23,7 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from core.text import one_line, visible
-from tui.entries import ADDED, REMOVED, SUMMARY, Entry
+from tui.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
 
 BOUNDARY_MODES = ("both", "volleys", "rounds", "none")
 
@@ -63,13 +62,6 @@ CURSOR = Style(reverse=True)
 PAIRED = Style(underline=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    kind: str  # volley, round, head, body
-    entry: int
-    text: str = ""
-
-
 class TranscriptView(ScrollView, can_focus=True):
     """Messages of one list, with a cursor; posts `Selected` when the cursor moves."""
 
@@ -106,75 +98,78 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.entries: list[Entry] = []
-        self.expanded: set[int] = set()
-        self.rows: list[Row] = []
-        self.first_row: list[int] = []
+        self.entries = Listing((), len)
+        self.expanded: dict[int, list[str]] = {}  # position → its wrapped lines
         self.paired: set[int] = set()
-        self._uses: dict[str, int] = {}
-        self._results: dict[str, int] = {}
         self._cache_key = 0
 
     # --- data -------------------------------------------------------------------------
 
-    def show(self, entries: Sequence[Entry], keep_cursor: bool = True) -> None:
+    def show(self, listing: Listing, keep_cursor: bool = True) -> None:
         anchor = self.current.message if keep_cursor and self.current else None
-        self.entries = list(entries)
-        self.expanded = set()
-        self._uses, self._results = {}, {}
-        for k, e in enumerate(self.entries):
-            for tid in e.message.tool_use_ids():
-                self._uses.setdefault(tid, k)
-            for tid in e.message.tool_result_ids():
-                self._results.setdefault(tid, k)
-        target = 0
-        if anchor is not None:
-            target = next((k for k, e in enumerate(self.entries) if e.message is anchor), 0)
-        self._rebuild()
-        self.set_cursor(min(target, max(0, len(self.entries) - 1)))
+        self.entries = listing
+        self.expanded = {}
+        target = listing.position(anchor, self.cursor) if anchor is not None else None
+        self._resize_content()
+        self.set_cursor(target or 0)
 
     @property
     def current(self) -> Entry | None:
         return self.entries[self.cursor] if 0 <= self.cursor < len(self.entries) else None
 
-    def _rebuild(self) -> None:
-        rows: list[Row] = []
-        first: list[int] = []
-        show_volleys = self.boundaries in ("both", "volleys")
-        show_rounds = self.boundaries in ("both", "rounds")
+    # --- geometry: rows are computed, never stored --------------------------------------------
+
+    def _band_rows(self, k: int) -> list[tuple[str, str]]:
+        """The band rows that open position `k`: (kind, label)."""
+        volley, round_ = self.entries.bands_at(k)
+        rows = []
+        if volley and self.boundaries in ("both", "volleys"):
+            rows.append(("volley", volley))
+        if round_ and self.boundaries in ("both", "rounds"):
+            rows.append(("round", round_))
+        return rows
+
+    def _top(self, k: int) -> int:
+        """The first row of position `k` (its bands, if any); `len` gives the row count.
+        Each entry is a head and a preview line, plus one row per shown band before it
+        and the extra lines of expanded entries."""
+        j = self.entries.shown_before(k)
+        rows = 2 * k
+        if self.boundaries in ("both", "volleys"):
+            rows += bisect_left(self.entries.volley_starts, j)
+        if self.boundaries in ("both", "rounds"):
+            rows += bisect_left(self.entries.round_starts, j)
+        return rows + sum(len(lines) - 1 for q, lines in self.expanded.items() if q < k)
+
+    def _at(self, y: int) -> int:
+        """The position whose rows include row `y`."""
+        lo, hi = 0, len(self.entries) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self._top(mid) <= y else (lo, mid - 1)
+        return lo
+
+    def _wrap(self, k: int) -> list[str]:
         width = max(20, self.scrollable_content_region.width - 4 or 100)
-        for k, e in enumerate(self.entries):
-            if show_volleys and e.volley_band:
-                rows.append(Row("volley", k, e.volley_band))
-            if show_rounds and e.round_band:
-                rows.append(Row("round", k, e.round_band))
-            first.append(len(rows))
-            rows.append(Row("head", k))
-            if k in self.expanded:
-                text = visible(e.message.text) or "(empty)"
-                for para in text.splitlines() or [""]:
-                    for line in textwrap.wrap(
-                        para, width, replace_whitespace=False, drop_whitespace=False
-                    ) or [""]:
-                        rows.append(Row("body", k, line))
-            else:
-                rows.append(Row("body", k))
-        self.rows, self.first_row = rows, first
+        text = visible(self.entries.message(k).text) or "(empty)"
+        return [
+            line
+            for para in text.splitlines() or [""]
+            for line in textwrap.wrap(para, width, replace_whitespace=False, drop_whitespace=False) or [""]
+        ]
+
+    def _resize_content(self) -> None:
         self._cache_key += 1
-        self.virtual_size = Size(self.scrollable_content_region.width, len(rows))
+        self.virtual_size = Size(self.scrollable_content_region.width, self._top(len(self.entries)))
         self.refresh()
 
     def watch_boundaries(self) -> None:
-        if self.entries:
-            self._rebuild()
-            self.scroll_to_cursor()
+        self._resize_content()
+        self.scroll_to_cursor()
 
     def on_resize(self) -> None:
-        if self.expanded:
-            self._rebuild()
-        self._cache_key += 1
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
-        self.refresh()
+        self.expanded = {k: self._wrap(k) for k in self.expanded}
+        self._resize_content()
 
     # --- cursor and navigation ------------------------------------------------------------
 
@@ -184,23 +179,20 @@ class TranscriptView(ScrollView, can_focus=True):
             self.post_message(self.Selected(self, None))
             return
         self.cursor = max(0, min(k, len(self.entries) - 1))
-        m = self.entries[self.cursor].message
-        self.paired = {self._results[t] for t in m.tool_use_ids() if t in self._results} | {
-            self._uses[t] for t in m.tool_result_ids() if t in self._uses
-        }
+        m = self.entries.message(self.cursor)
+        found = [self.entries.partner(self.cursor, t, result=True) for t in m.tool_use_ids()]
+        found += [self.entries.partner(self.cursor, t, result=False) for t in m.tool_result_ids()]
+        self.paired = {q for q in found if q is not None}
         self._cache_key += 1
         self.refresh()
         self.scroll_to_cursor()
         self.post_message(self.Selected(self, self.entries[self.cursor]))
 
     def scroll_to_cursor(self) -> None:
-        if not self.first_row:
+        if not self.entries:
             return
-        top = self.first_row[self.cursor]
-        band_top = top
-        while band_top > 0 and self.rows[band_top - 1].entry == self.cursor:
-            band_top -= 1
-        bottom = top + 1
+        band_top = self._top(self.cursor)
+        bottom = band_top + len(self._band_rows(self.cursor)) + 1
         height = self.scrollable_content_region.height or 1
         if band_top < self.scroll_y:
             self.scroll_to(y=band_top, animate=False)
@@ -220,19 +212,23 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_toggle_expand(self) -> None:
         if not self.entries:
             return
-        self.expanded ^= {self.cursor}
-        self._rebuild()
+        if self.expanded.pop(self.cursor, None) is None:
+            self.expanded[self.cursor] = self._wrap(self.cursor)
+        self._resize_content()
         self.scroll_to_cursor()
 
     def action_jump(self, what: str, direction: int) -> None:
-        attr = "round_band" if what == "round" else "volley_band"
-        k = self.cursor + direction
-        while 0 <= k < len(self.entries):
-            if getattr(self.entries[k], attr):
-                self.set_cursor(k)
-                return
-            k += direction
-        self.app.bell()
+        starts = self.entries.round_starts if what == "round" else self.entries.volley_starts
+        j = self.entries.shown_before(self.cursor)
+        on_shown = self.entries.locate(self.cursor)[0] == SHOWN
+        if direction > 0:
+            n = bisect_right(starts, j) if on_shown else bisect_left(starts, j)
+        else:
+            n = bisect_left(starts, j) - 1
+        if 0 <= n < len(starts):
+            self.set_cursor(self.entries.position_of_shown(starts[n]))
+        else:
+            self.app.bell()
 
     def find(self, query: str, direction: int = 1) -> bool:
         """Move the cursor to the next message containing `query` (case-insensitive)."""
@@ -247,31 +243,35 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def on_click(self, event: object) -> None:
         y = getattr(event, "y", None)
-        if isinstance(y, int) and 0 <= self.scroll_y + y < len(self.rows):
-            self.set_cursor(self.rows[int(self.scroll_y) + y].entry)
+        if isinstance(y, int) and self.entries and 0 <= self.scroll_y + y < self.virtual_size.height:
+            self.set_cursor(self._at(int(self.scroll_y) + y))
 
     # --- rendering ----------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        index = int(self.scroll_y) + y
+        row = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
-        if index >= len(self.rows):
+        if not self.entries or row >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)
-        return self._strip(index, width, self._cache_key)
+        return self._strip(row, width, self._cache_key)
 
     @lru_cache(maxsize=2048)  # noqa: B019 (the view lives as long as the app)
-    def _strip(self, index: int, width: int, _key: int) -> Strip:
-        row = self.rows[index]
-        entry = self.entries[row.entry]
-        if row.kind == "volley":
-            segments = [Segment(f" ▌{one_line(row.text, width)} ".ljust(width), VOLLEY_STYLE)]
-        elif row.kind == "round":
-            label = f"── {row.text} "
-            segments = [Segment(label + "─" * max(0, width - len(label)), ROUND_STYLE)]
-        elif row.kind == "head":
-            segments = self._head(entry, row.entry)
+    def _strip(self, row: int, width: int, _key: int) -> Strip:
+        k = self._at(row)
+        entry = self.entries[k]
+        bands = self._band_rows(k)
+        line = row - self._top(k)
+        if line < len(bands):
+            kind, label = bands[line]
+            if kind == "volley":
+                segments = [Segment(f" ▌{one_line(label, width)} ".ljust(width), VOLLEY_STYLE)]
+            else:
+                label = f"── {label} "
+                segments = [Segment(label + "─" * max(0, width - len(label)), ROUND_STYLE)]
+        elif line == len(bands):
+            segments = self._head(entry, k)
         else:
-            segments = self._body(entry, row)
+            segments = self._body(entry, k, line - len(bands) - 1)
         return Strip(segments).crop_extend(0, width, self.rich_style)
 
     def _head(self, e: Entry, k: int) -> list[Segment]:
@@ -291,10 +291,10 @@ class TranscriptView(ScrollView, can_focus=True):
         ]
         links = []
         for tid in m.tool_use_ids():
-            target = self._results.get(tid)
+            target = self.entries.partner(k, tid, result=True)
             links.append(f"⇢ {self._label(target)}" if target is not None else "⇢ no result")
         for tid in m.tool_result_ids():
-            target = self._uses.get(tid)
+            target = self.entries.partner(k, tid, result=False)
             links.append(f"⇠ {self._label(target)}" if target is not None else "⇠ no call")
         if links:
             parts.append(Segment("  " + " ".join(links), Style(color="cyan")))
@@ -316,15 +316,15 @@ class TranscriptView(ScrollView, can_focus=True):
         e = self.entries[k]
         return f"#{e.origin}" if e.origin is not None else "side" if e.sidechain else "new"
 
-    def _body(self, e: Entry, row: Row) -> list[Segment]:
+    def _body(self, e: Entry, k: int, line: int) -> list[Segment]:
         m = e.message
         style = FATE_STYLES.get(e.fate, STYLES.get(m.kind, Style()))
         if e.fate == SUMMARY:
             style = Style(color="yellow")
         if e.sidechain:
             style = SIDE_STYLE
-        if row.entry in self.expanded:
-            return [Segment("        " + row.text, style)]
+        if k in self.expanded:
+            return [Segment("        " + self.expanded[k][line], style)]
         text = m.text
         lines = text.count("\n") + 1 if text else 0
         more = f"  … +{lines - 1} lines" if lines > 1 else ""

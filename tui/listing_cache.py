@@ -1,0 +1,90 @@
+"""The listings the transcript panes show, kept and prepared ahead.
+
+Building the listing of a step of a long session (the step's messages, its diff, the
+rounds and volleys of a 100k-message list) takes tens of milliseconds, more than a
+keypress may. So the app asks for the steps next to the one shown in the background
+while the user reads it, and the most recent listings are kept for stepping back.
+One lock covers building: a step computes its messages and diff once, in whichever
+thread asks first, and the other waits for that result instead of racing it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from core.model import Message, Session
+from core.strategies import CompactionResult
+from core.tokens import TokenCounter
+from tui.entries import Listing, diff_listing, plain_listing
+
+
+class Source(NamedTuple):
+    """What listings are made of; a new source (another result, exact counts) starts
+    the cache afresh."""
+
+    session: Session
+    result: CompactionResult | None
+    counter: TokenCounter
+    origins: dict[Message, int]
+
+
+class Key(NamedTuple):
+    step: int  # -1: the transcript itself
+    split: bool  # before and after side by side (steps only)
+    sidechain: bool  # sub-agent messages merged in (the transcript only)
+
+
+def build(source: Source, key: Key) -> tuple[Listing, ...]:
+    """One listing per pane: the transcript, a step merged, or a step's two sides."""
+    count = source.counter.count
+    if key.step < 0:
+        side = source.session.sidechain if key.sidechain else ()
+        return (plain_listing(source.session.messages, count, side, source.origins),)
+    assert source.result is not None
+    step = source.result.steps[key.step]
+    panes = ("before", "after") if key.split else ("merged",)
+    return tuple(
+        diff_listing(step.before, step.messages, step.diff, count, source.origins, pane) for pane in panes
+    )
+
+
+class ListingCache:
+    def __init__(self, kept: int = 8) -> None:
+        self.kept = kept
+        self._lock = threading.Lock()
+        self._source: Source | None = None
+        self._made: OrderedDict[Key, tuple[Listing, ...]] = OrderedDict()
+
+    def get(self, source: Source, key: Key) -> tuple[Listing, ...]:
+        with self._lock:
+            if not self._current(source):
+                self._source, self._made = source, OrderedDict()
+            return self._get(source, key)
+
+    def prepare(self, source: Source, keys: Iterable[Key], cancelled: Callable[[], bool]) -> None:
+        """Build `keys` ahead, unless the source has moved on or the caller gives up."""
+        for key in keys:
+            with self._lock:
+                if cancelled() or not self._current(source):
+                    return
+                self._get(source, key)
+
+    def __contains__(self, key: Key) -> bool:
+        return key in self._made
+
+    def _current(self, source: Source) -> bool:
+        held = self._source
+        return held is not None and all(a is b for a, b in zip(held[:3], source[:3], strict=True))
+
+    def _get(self, source: Source, key: Key) -> tuple[Listing, ...]:
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = build(source, key)
+            if len(self._made) > self.kept:
+                self._made.popitem(last=False)
+        else:
+            self._made.move_to_end(key)
+        return made
