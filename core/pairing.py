@@ -70,10 +70,11 @@ def api_turns(messages: Sequence[Message]) -> list[Turn]:
     return turns
 
 
-def check(messages: Sequence[Message]) -> list[PairingProblem]:
-    """Every way `messages` would be an invalid request; empty when it is valid."""
+def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> list[PairingProblem]:
+    """Every way `messages` would be an invalid request; empty when it is valid.
+    `turns`, if the caller has them, are `api_turns(messages)`."""
     problems: list[PairingProblem] = []
-    turns = api_turns(messages)
+    turns = api_turns(messages) if turns is None else turns
     if turns and turns[0].side != "user":
         i = turns[0].indices[0]
         problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))

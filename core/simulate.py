@@ -180,8 +180,8 @@ class _Segment:
         self.dangling = 0  # tokens of the missing results repair appends to the last request
         if policy.strategy is not None and incremental:
             self.replay = REPLAYS[policy.strategy](messages, policy._options(), context)
-            problems = [p for p in check(messages) if p.kind != "first_not_user"]
             turns = api_turns(messages)
+            problems = [p for p in check(messages, turns) if p.kind != "first_not_user"]
             last = turns[-1].indices[0] if turns and turns[-1].side == "assistant" else len(messages)
             cut_off = [p for p in problems if p.index >= last]
             if cut_off and all(p.kind == "missing_result" for p in cut_off):
@@ -189,8 +189,10 @@ class _Segment:
                 self.dangling = context.counter.count(missing_results(ids))
                 problems = [p for p in problems if p.index < last]
             # one message object twice (never read from a transcript) defeats identity
-            first: dict[Message, int] = {}
-            repeat = next((i for i, m in enumerate(messages) if first.setdefault(m, i) != i), len(messages))
+            repeat = len(messages)
+            if len(set(messages)) != repeat:  # rare: find the first repeat only then
+                first: dict[Message, int] = {}
+                repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
             self.safe = min([self.replay.safe, repeat, *(p.index for p in problems)])
         self.history: list[Message] | None = None  # stored by a persisted policy under `run`
         self.done = 0
