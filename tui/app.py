@@ -49,8 +49,8 @@ COMPARE_CYCLE = ("none", "no compaction", "trim", "microcompact", "hysteresis po
 
 
 def _settle_heap() -> None:
-    """Exempt what is alive now (the session, its counts, a strategy's result, a replay,
-    the listings kept) from cyclic garbage collection.
+    """Exempt what is alive now (the session, its counts, a strategy's result, a replay)
+    from cyclic garbage collection.
     A 100 MB session is millions of objects; a full collection walks them all, which
     would stall a keypress now and then for 100 ms or more. They are freed by reference
     counting like any others."""
@@ -310,7 +310,10 @@ class InspectorApp(App[None]):
     def _prepare(self, source: Source, keys: list[Key]) -> None:
         worker = get_current_worker()
         self.listings.prepare(source, keys, lambda: worker.is_cancelled)
-        _settle_heap()  # the listings kept, and the steps' message lists they hold
+        # While the user reads: collect what stepping left behind (the heap not yet
+        # exempt is small), then exempt the listings kept.
+        gc.collect()
+        _settle_heap()
 
     def _usage(self) -> tuple[ReportedUsage | None, int | None]:
         """What the transcript reports, and its live context after its own compaction:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import overload
 
 from core.diff import Diff, origin
@@ -81,7 +81,7 @@ class Listing(Sequence[Entry]):
             self._by_source.setdefault(r[0], []).append(k)
         self.round_starts = api_round_starts(shown)  # indexes in `shown`
         self.volley_starts = volley_starts(shown)
-        self.entry = lru_cache(maxsize=4096)(self._entry)
+        self._labels: dict[tuple[str, int], str] = {}
 
     def __len__(self) -> int:
         return self._len
@@ -92,13 +92,13 @@ class Listing(Sequence[Entry]):
     def __getitem__(self, k: slice) -> Sequence[Entry]: ...
     def __getitem__(self, k: int | slice) -> Entry | Sequence[Entry]:
         if isinstance(k, slice):
-            return [self.entry(i) for i in range(*k.indices(self._len))]
+            return [self._entry(i) for i in range(*k.indices(self._len))]
         if not -self._len <= k < self._len:
             raise IndexError(k)
-        return self.entry(k % self._len)
+        return self._entry(k % self._len)
 
     def __iter__(self) -> Iterator[Entry]:
-        return (self.entry(k) for k in range(self._len))
+        return (self._entry(k) for k in range(self._len))
 
     # --- where things are -----------------------------------------------------------
 
@@ -243,6 +243,14 @@ class Listing(Sequence[Entry]):
         n = bisect_left(starts, i)
         if n == len(starts) or starts[n] != i:
             return None
+        label = self._labels.get((what, n))
+        if label is None:
+            label = self._labels[what, n] = self._label(starts, n, what)
+        return label
+
+    def _label(self, starts: list[int], n: int, what: str) -> str:
+        """A group's label: its token total reads the whole group, so it is kept."""
+        i = starts[n]
         end = starts[n + 1] if n + 1 < len(starts) else len(self.shown)
         group = self.shown[i:end]
         tokens = _k(sum(map(self.count, group)))

@@ -5,7 +5,9 @@ rounds and volleys of a 100k-message list) takes tens of milliseconds, more than
 keypress may. So the app asks for the steps next to the one shown in the background
 while the user reads it, and the most recent listings are kept for stepping back.
 One lock covers building: a step computes its messages and diff once, in whichever
-thread asks first, and the other waits for that result instead of racing it.
+thread asks first, and the other waits for that result instead of racing it. A step
+whose listings are all let go forgets its message lists too, so stepping through
+thousands of steps holds memory for a few.
 """
 
 from __future__ import annotations
@@ -84,7 +86,13 @@ class ListingCache:
         if made is None:
             made = self._made[key] = build(source, key)
             if len(self._made) > self.kept:
-                self._made.popitem(last=False)
+                gone, _ = self._made.popitem(last=False)
+                if (
+                    source.result is not None
+                    and gone.step >= 0
+                    and all(k.step != gone.step for k in self._made)
+                ):
+                    source.result.steps[gone.step].forget()
         else:
             self._made.move_to_end(key)
         return made

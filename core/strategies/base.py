@@ -68,6 +68,12 @@ class Step:
     def diff(self) -> Diff:
         return diff(self.before, self.messages, self.tokens_before, self.tokens_after)
 
+    def forget(self) -> None:
+        """Let go of the lists and diff built on demand (on a long session a step's are
+        megabytes); asking again rebuilds them from the same messages."""
+        for name in ("messages", "before", "diff"):
+            self.__dict__.pop(name, None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "title": self.title,

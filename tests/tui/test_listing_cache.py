@@ -45,3 +45,18 @@ def test_listings_are_kept_prepared_and_never_stale() -> None:
     assert Key(0, False, False) not in cache
     cache.prepare(newer, [Key(0, False, False)], cancelled=lambda: True)
     assert Key(0, False, False) not in cache
+
+
+def test_a_step_let_go_forgets_its_lists_and_rebuilds_them_alike() -> None:
+    src = source()
+    assert src.result is not None
+    step = src.result.steps[0]
+    cache = ListingCache(kept=1)
+    (first,) = cache.get(src, Key(0, False, False))
+    kept_then = step.diff.kept
+    assert "messages" in step.__dict__ and "diff" in step.__dict__
+    cache.get(src, Key(-1, False, False))
+    assert not {"messages", "before", "diff"} & set(step.__dict__)
+    (again,) = cache.get(src, Key(0, False, False))
+    assert step.diff.kept == kept_then
+    assert [(e.message, e.fate) for e in again] == [(e.message, e.fate) for e in first]
