@@ -98,7 +98,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.entries = Listing((), len)
+        self.entries = Listing((), lambda m: 0)
         self.expanded: dict[int, list[str]] = {}  # position → its wrapped lines
         self.paired: set[int] = set()
         self._cache_key = 0
@@ -236,7 +236,7 @@ class TranscriptView(ScrollView, can_focus=True):
         n = len(self.entries)
         for step in range(1, n + 1):
             k = (self.cursor + direction * step) % n
-            if needle in self.entries[k].message.text.lower():
+            if needle in self.entries.message(k).text.lower():
                 self.set_cursor(k)
                 return True
         return False
