@@ -187,6 +187,25 @@ async def test_navigation_search_and_expand(tmp_path: Path) -> None:
         assert lines[1].strip()[:40] in screen_text(app, "#before")
 
 
+async def test_sub_agent_messages_show_where_they_were_written(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.query_one("#before", TranscriptView)
+        assert len(view.entries) == 65
+        await pilot.press("s")
+        await pilot.pause()
+        assert len(view.entries) == 69
+        await pilot.press("slash", *"indented deeper than its key", "enter")
+        await pilot.pause()
+        around = view.entries[view.cursor - 4 : view.cursor + 2]
+        assert [e.sidechain for e in around] == [False, True, True, True, True, False]
+        assert [e.message.line for e in around] == [38, 39, 40, 41, 42, 43]
+        text = screen_text(app, "#before")
+        assert "  side user" in text and "  side assistant" in text and "sub-agent" in text
+        assert "sidechain assistant message" in str(app.query_one("#status").render())
+
+
 async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None:
     hostile = tmp_path / "hostile.json"
     hostile.write_text(
