@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import Message
+from core.model import Message, shared_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +80,8 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
     C) and only the middle is walked message by message: a message there can only be
     kept from the middle of `before`, since the head and tail are already matched."""
     before, after = tuple(before), tuple(after)
-    head = _common_run(before, after, 1)
-    tail = _common_run(before[head:], after[head:], -1)
+    head = shared_run(before, after, 1)
+    tail = shared_run(before[head:], after[head:], -1)
     end_before, end_after = len(before) - tail, len(after) - tail
     index = _Index(before, head, end_before)
     middle: list[int] = []
@@ -112,27 +112,6 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
         tokens_before=tokens_before,
         tokens_after=tokens_after,
     )
-
-
-def _common_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -> int:
-    """How many leading (1) or trailing (-1) messages two lists share, by galloping
-    over slice comparisons so a long shared run costs a few C-level passes."""
-    limit = min(len(a), len(b))
-    done, size = 0, 1
-    while done < limit:
-        size = min(size, limit - done)
-        if direction > 0:
-            same = a[done : done + size] == b[done : done + size]
-        else:
-            same = a[len(a) - done - size : len(a) - done] == b[len(b) - done - size : len(b) - done]
-        if same:
-            done += size
-            size *= 2
-        elif size == 1:
-            break
-        else:
-            size //= 2
-    return done
 
 
 class _Index(dict[Message, int]):

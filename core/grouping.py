@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.model import Message
+from core.model import Message, shared_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,40 @@ def volley_starts(messages: Sequence[Message]) -> list[int]:
     if messages and (not starts or starts[0] != 0):
         starts.insert(0, 0)
     return starts
+
+
+def regroup(
+    messages: Sequence[Message], other: Sequence[Message], other_rounds: list[int], other_volleys: list[int]
+) -> tuple[list[int], list[int]]:
+    """`api_round_starts(messages)` and `volley_starts(messages)` from those of `other`,
+    a list sharing a head and a tail with it (a step's before and after): only what lies
+    between is grouped again. A round's start depends on the assistant before it, so the
+    tail's first assistant message is looked at again too; after it the two agree."""
+    a, b = tuple(messages), tuple(other)
+    head = shared_run(a, b, 1)
+    tail = shared_run(a[head:], b[head:], -1)
+    shift, tail_start = len(a) - len(b), len(a) - tail
+    rounds = other_rounds[: bisect_left(other_rounds, head)] if head else [0] if a else []
+    last_id = next((a[k].id for k in range(head - 1, -1, -1) if a[k].role == "assistant"), None)
+    i = head
+    while i < len(a):
+        m = a[i]
+        i += 1
+        if m.role == "assistant":
+            if i > 1 and m.id != last_id:
+                rounds.append(i - 1)
+            last_id = m.id
+            if i > tail_start:
+                break
+    rounds += [s + shift for s in other_rounds[bisect_left(other_rounds, i - shift) :]]
+    volleys = other_volleys[: bisect_left(other_volleys, head)]
+    volleys += [k for k in range(head, tail_start) if a[k].is_human]
+    volleys += [
+        s + shift for s in other_volleys[bisect_left(other_volleys, tail_start - shift) :] if b[s].is_human
+    ]
+    if a and (not volleys or volleys[0] != 0):
+        volleys.insert(0, 0)
+    return rounds, volleys
 
 
 def volleys(messages: Sequence[Message], tokens: Sequence[int] | None = None) -> list[Span]:

@@ -218,3 +218,25 @@ def canonical_json(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
         return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def shared_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -> int:
+    """How many leading (1) or trailing (-1) messages two lists share (the same
+    objects), by galloping over slice comparisons: a long shared run costs a few
+    C-level passes. A step's before and after share all but what it changed."""
+    limit = min(len(a), len(b))
+    done, size = 0, 1
+    while done < limit:
+        size = min(size, limit - done)
+        if direction > 0:
+            same = a[done : done + size] == b[done : done + size]
+        else:
+            same = a[len(a) - done - size : len(a) - done] == b[len(b) - done - size : len(b) - done]
+        if same:
+            done += size
+            size *= 2
+        elif size == 1:
+            break
+        else:
+            size //= 2
+    return done

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.diff import diff, sources
-from core.grouping import api_rounds, volleys
+from core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
 from core.model import Block, Message
 from core.pairing import check
 from core.pressure import Window
@@ -191,8 +191,9 @@ def _diff_by_walking(before: list[Message], after: list[Message]) -> tuple[Any, 
     return tuple(map(tuple, (kept, dropped, summarized, edited, inserted)))
 
 
-@given(transcripts(), st.data())
-def test_diff_matches_its_definition(before: list[Message], data: st.DataObject) -> None:
+def _edited(before: list[Message], data: st.DataObject) -> list[Message]:
+    """`before` as a step might leave it: messages kept, dropped, summarized, edited
+    (once or twice over) and inserted."""
     after: list[Message] = []
     for m in before:
         what = data.draw(st.sampled_from(["keep"] * 6 + ["drop", "summarize", "edit", "insert"]))
@@ -206,5 +207,19 @@ def test_diff_matches_its_definition(before: list[Message], data: st.DataObject)
             after.append(Message(m.role, m.blocks, id=m.id, replaces=(edit,)) if twice else edit)
         elif what == "insert":
             after += [Message("user", (Block("text", text="new"),)), m]
+    return after
+
+
+@given(transcripts(), st.data())
+def test_regrouping_from_a_neighbour_matches_grouping(before: list[Message], data: st.DataObject) -> None:
+    after = _edited(before, data)
+    for this, other in ((after, before), (before, after)):
+        expected = (api_round_starts(this), volley_starts(this))
+        assert regroup(this, other, api_round_starts(other), volley_starts(other)) == expected
+
+
+@given(transcripts(), st.data())
+def test_diff_matches_its_definition(before: list[Message], data: st.DataObject) -> None:
+    after = _edited(before, data)
     d = diff(before, after, 0, 0)
     assert (d.kept, d.dropped, d.summarized, d.edited, d.inserted) == _diff_by_walking(before, after)

@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import overload
 
 from core.diff import Diff, origin
-from core.grouping import api_round_starts, volley_starts
-from core.model import Message
+from core.grouping import api_round_starts, regroup, volley_starts
+from core.model import Message, shared_run
 from core.text import one_line
 
 # How a message fares in the step being shown.
@@ -60,6 +60,7 @@ class Listing(Sequence[Entry]):
         gone_fates: dict[int, str] | None = None,
         side: Sequence[Message] = (),
         runs: Sequence[tuple[int, int, int]] | None = None,
+        like: Sequence[Listing] = (),
     ) -> None:
         self.shown, self.gone, self.side = shown, gone, side
         self.count = count
@@ -79,8 +80,8 @@ class Listing(Sequence[Entry]):
         self._by_source: dict[int, list[int]] = {}  # run numbers of each list, in order
         for k, r in enumerate(runs):
             self._by_source.setdefault(r[0], []).append(k)
-        self.round_starts = api_round_starts(shown)  # indexes in `shown`
-        self.volley_starts = volley_starts(shown)
+        # Indexes in `shown`; from a listing of a neighbouring step when there is one.
+        self.round_starts, self.volley_starts = _grouped(shown, like)
         self._labels: dict[tuple[str, int], str] = {}
 
     def __len__(self) -> int:
@@ -261,6 +262,21 @@ class Listing(Sequence[Entry]):
         return f"volley {n} · “{title}” · {len(group)} msgs · {tokens} tok"
 
 
+def _grouped(shown: Sequence[Message], like: Sequence[Listing]) -> tuple[list[int], list[int]]:
+    """Round and volley starts of `shown`, taken from a listing of the same list or
+    regrouped from one of a list sharing most of it (the step before or after)."""
+    for other in like:
+        if other.shown is shown:
+            return other.round_starts, other.volley_starts
+    a = tuple(shown)
+    for other in like:
+        b = tuple(other.shown)
+        head = shared_run(a, b, 1)
+        if 2 * (head + shared_run(a[head:], b[head:], -1)) >= len(a):
+            return regroup(a, b, other.round_starts, other.volley_starts)
+    return api_round_starts(shown), volley_starts(shown)
+
+
 def _k(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
@@ -270,12 +286,13 @@ def plain_listing(
     count: Callable[[Message], int],
     sidechain: Sequence[Message] = (),
     origins: dict[Message, int] | None = None,
+    like: Sequence[Listing] = (),
 ) -> Listing:
     """The opened transcript, with sub-agent messages merged in by line number (where
     they were written) when `sidechain` is given. `origins` (each message's index)
     lets a view find its cursor's message again from afar."""
     if not sidechain:
-        return Listing(messages, count, origins)
+        return Listing(messages, count, origins, like=like)
     lines = [m.line or 0 for m in messages]
     runs: list[tuple[int, int, int]] = []
     done = 0
@@ -286,7 +303,7 @@ def plain_listing(
             done = at
         _add(runs, SIDE, s, 1)
     _add(runs, SHOWN, done, len(messages) - done)
-    return Listing(messages, count, origins, side=sidechain, runs=runs)
+    return Listing(messages, count, origins, side=sidechain, runs=runs, like=like)
 
 
 def diff_listing(
@@ -296,6 +313,7 @@ def diff_listing(
     count: Callable[[Message], int],
     origins: dict[Message, int],
     pane: str = "merged",
+    like: Sequence[Listing] = (),
 ) -> Listing:
     """A step's messages. `merged`: before and after in one list, removed messages where
     they stood, new ones where they land, a summary right after the messages it
@@ -305,14 +323,14 @@ def diff_listing(
     gone_fates.update({i: SUMMARIZED for i, _ in diff.summarized})
     gone_fates.update({i: EDITED_OLD for i, _ in diff.edited})
     if pane == "before":
-        return Listing(before, count, origins, fates=gone_fates)
+        return Listing(before, count, origins, fates=gone_fates, like=like)
     last_source: dict[int, int] = {}
     for i, j in (*diff.summarized, *diff.edited):
         last_source[j] = max(i, last_source.get(j, i))
     fates = {j: INSERTED for j in diff.inserted}
     fates.update({j: SUMMARY if after[j].is_summary_item else EDITED_NEW for j in last_source})
     if pane == "after":
-        return Listing(after, count, origins, fates=fates)
+        return Listing(after, count, origins, fates=fates, like=like)
     gone = sorted(gone_fates)
     kept = diff.kept
     runs: list[tuple[int, int, int]] = []
@@ -346,7 +364,9 @@ def diff_listing(
             _add(runs, SHOWN, new, 1)
             j = new + 1
     flush(len(before))
-    return Listing(after, count, origins, fates=fates, gone=before, gone_fates=gone_fates, runs=runs)
+    return Listing(
+        after, count, origins, fates=fates, gone=before, gone_fates=gone_fates, runs=runs, like=like
+    )
 
 
 def _add(runs: list[tuple[int, int, int]], source: int, first: int, length: int) -> None:

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from core.model import Message, Session
 from core.strategies import CompactionResult
 from core.tokens import TokenCounter
 from tui.entries import Listing, diff_listing, plain_listing
+
+# How many of the most recent listings a new one may take its grouping from.
+LIKE = 3
 
 
 class Source(NamedTuple):
@@ -39,17 +42,19 @@ class Key(NamedTuple):
     sidechain: bool  # sub-agent messages merged in (the transcript only)
 
 
-def build(source: Source, key: Key) -> tuple[Listing, ...]:
-    """One listing per pane: the transcript, a step merged, or a step's two sides."""
+def build(source: Source, key: Key, like: Sequence[Listing] = ()) -> tuple[Listing, ...]:
+    """One listing per pane: the transcript, a step merged, or a step's two sides.
+    `like`: listings of neighbouring steps, whose grouping the new ones start from."""
     count = source.counter.count
     if key.step < 0:
         side = source.session.sidechain if key.sidechain else ()
-        return (plain_listing(source.session.messages, count, side, source.origins),)
+        return (plain_listing(source.session.messages, count, side, source.origins, like),)
     assert source.result is not None
     step = source.result.steps[key.step]
     panes = ("before", "after") if key.split else ("merged",)
     return tuple(
-        diff_listing(step.before, step.messages, step.diff, count, source.origins, pane) for pane in panes
+        diff_listing(step.before, step.messages, step.diff, count, source.origins, pane, like)
+        for pane in panes
     )
 
 
@@ -84,7 +89,8 @@ class ListingCache:
     def _get(self, source: Source, key: Key) -> tuple[Listing, ...]:
         made = self._made.get(key)
         if made is None:
-            made = self._made[key] = build(source, key)
+            recent = [listing for made in reversed(self._made.values()) for listing in made]
+            made = self._made[key] = build(source, key, recent[:LIKE])
             if len(self._made) > self.kept:
                 gone, _ = self._made.popitem(last=False)
                 if (

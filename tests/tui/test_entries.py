@@ -170,3 +170,16 @@ def test_a_message_is_found_again_from_afar_or_by_what_stands_for_it() -> None:
     assert merged.position(before[3], near=len(merged) - 1) == 3  # summarized, still listed
     # Stepping back from the summary: the message it condensed first stands for it.
     assert plain_listing(before, count, origins=origins).position(s, near=len(before) - 1) == 0
+
+
+def test_a_neighbouring_listing_lends_its_grouping() -> None:
+    before = [u(f"q{n}") if n % 3 == 0 else a(f"r{n}", id=f"A{n // 2}") for n in range(60)]
+    after = [summary(*before[:9]), *before[9:]]
+    d = diff(before, after, 0, 0)
+    plain = plain_listing(before, count)
+    afresh = diff_listing(before, after, d, count, {})
+    lent = diff_listing(before, after, d, count, {}, like=[plain])
+    assert (lent.round_starts, lent.volley_starts) == (afresh.round_starts, afresh.volley_starts)
+    assert [e.round_band for e in lent] == [e.round_band for e in afresh]
+    side = diff_listing(before, after, d, count, {}, "before", like=[plain])
+    assert side.round_starts is plain.round_starts  # the same list: nothing regrouped
