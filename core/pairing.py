@@ -79,10 +79,21 @@ def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> l
         i = turns[0].indices[0]
         problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))
     # Each turn's calls (assistant) or results (user), worked out once.
+    # Blocks read inline: on a long session a method call per message is most of the cost.
     ids = [
-        [(i, tid) for i in t.indices for tid in messages[i].tool_use_ids()]
+        [
+            (i, b.id)
+            for i in t.indices
+            for b in messages[i].blocks
+            if b.type == "tool_use" and b.id is not None
+        ]
         if t.side == "assistant"
-        else [(i, tid) for i in t.indices for tid in messages[i].tool_result_ids()]
+        else [
+            (i, b.tool_use_id)
+            for i in t.indices
+            for b in messages[i].blocks
+            if b.type == "tool_result" and b.tool_use_id is not None
+        ]
         for t in turns
     ]
     seen_uses: set[str] = set()
