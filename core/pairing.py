@@ -8,6 +8,7 @@ merged before sending. System messages (compact boundaries) are not sent and are
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -145,15 +146,24 @@ def missing_results(tool_use_ids: Sequence[str]) -> Message:
     return Message(role="user", blocks=blocks, is_meta=True, is_synthetic=True)
 
 
-def repair(messages: Sequence[Message]) -> list[Message]:
+def repair(
+    messages: Sequence[Message],
+    turns: Sequence[Turn] | None = None,
+    problems: Sequence[PairingProblem] | None = None,
+) -> list[Message]:
     """A valid request made from `messages` by Claude Code's repair rules. Unchanged
-    messages are passed through as the same objects; edited ones remember their source."""
+    messages are passed through as the same objects; edited ones remember their source.
+    `turns` and `problems`, if the caller has them, are `api_turns` and `check` of
+    `messages`: when every problem is a call without a result, only those calls' turns
+    are touched instead of walking the whole request."""
+    turns = api_turns(messages) if turns is None else turns
+    if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
+        return _add_missing_results(messages, turns, [p for p in problems if p.kind == "missing_result"])
     edits: dict[int, list[Block]] = {}  # only the messages whose blocks change
 
     def blocks(i: int) -> Sequence[Block]:
         return edits[i] if i in edits else messages[i].blocks
 
-    turns = api_turns(messages)
     seen_uses: set[str] = set()
     for turn in turns:
         if turn.side != "assistant":
@@ -219,4 +229,26 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             out.append(m.with_blocks((Block("text", text=ORPHAN_TEXT),)))
         if i in inserted_after:
             out.extend(inserted_after[i])
+    return out
+
+
+def _add_missing_results(
+    messages: Sequence[Message], turns: Sequence[Turn], missing: Sequence[PairingProblem]
+) -> list[Message]:
+    """What `repair` makes of a request whose only problems are unanswered calls: error
+    results put first in the user turn that follows each call's turn, or a message of
+    them after it when no user turn follows."""
+    out = list(messages)
+    starts = [t.indices[0] for t in turns]
+    by_turn: dict[int, list[str]] = {}
+    for p in missing:
+        by_turn.setdefault(bisect_right(starts, p.index) - 1, []).append(p.tool_use_id or "")
+    for t in sorted(by_turn, reverse=True):  # from the end, so earlier positions hold
+        synthetic = tuple(Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in by_turn[t])
+        following = turns[t + 1] if t + 1 < len(turns) else None
+        if following is not None and following.side == "user":
+            first = following.indices[0]
+            out[first] = messages[first].with_blocks(synthetic + messages[first].blocks)
+        else:
+            out.insert(turns[t].indices[-1] + 1, missing_results(by_turn[t]))
     return out

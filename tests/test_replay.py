@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.model import Block, Message
+from core.pairing import api_turns, check, repair
 from core.pressure import Window
 from core.simulate import Policy, simulate
 from core.strategies import Context
@@ -89,3 +90,13 @@ def test_incremental_replay_matches_run_on_every_request(
     fast = simulate(msgs, policy, context, every=every)
     reference = simulate(msgs, policy, context, every=every, incremental=False)
     assert fast.to_dict() == reference.to_dict()
+
+
+@given(sessions())
+def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -> None:
+    turns = api_turns(msgs)
+    alone, told = repair(msgs), repair(msgs, turns, check(msgs, turns))
+    assert [(m.role, m.blocks, m.is_meta, m.is_synthetic) for m in told] == [
+        (m.role, m.blocks, m.is_meta, m.is_synthetic) for m in alone
+    ]
+    assert [m for m in told if m in set(msgs)] == [m for m in alone if m in set(msgs)]
