@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from core.grouping import api_rounds
+from core.grouping import api_round_starts
 from core.model import Message
 from core.pairing import api_turns, check, missing_results
 from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
@@ -257,7 +257,7 @@ def simulate(
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
     persisted one then compacts only at those points."""
     messages = tuple(messages)
-    ends = [g.start for g in api_rounds(messages)[1:]] + [len(messages)]
+    ends = [*api_round_starts(messages)[1:], len(messages)]
     boundaries = [i for i, m in enumerate(messages) if m.is_compact_boundary]
     numbered = list(enumerate(ends, start=1))
     if every > 1:
