@@ -83,6 +83,7 @@ class Listing(Sequence[Entry]):
         # Indexes in `shown`; from a listing of a neighbouring step when there is one.
         self.round_starts, self.volley_starts = _grouped(shown, like)
         self._labels: dict[tuple[str, int], str] = {}
+        self._made: dict[int, Entry] = {}  # the rows on screen ask for theirs again and again
 
     def __len__(self) -> int:
         return self._len
@@ -96,7 +97,13 @@ class Listing(Sequence[Entry]):
             return [self._entry(i) for i in range(*k.indices(self._len))]
         if not -self._len <= k < self._len:
             raise IndexError(k)
-        return self._entry(k % self._len)
+        k %= self._len
+        entry = self._made.get(k)
+        if entry is None:
+            if len(self._made) > 4096:
+                self._made.clear()
+            entry = self._made[k] = self._entry(k)
+        return entry
 
     def __iter__(self) -> Iterator[Entry]:
         return (self._entry(k) for k in range(self._len))
