@@ -62,8 +62,8 @@ class TokenCounter:
 
     def count(self, message: Message) -> int:
         cached = self._cache.get(message)
-        if cached is None:
-            cached = self.count_all([message])[0]
+        if cached is None:  # one message (an edit a replay just made): no batch to plan
+            cached = self._cache[message] = self._count_batch([message])[0]
         return cached
 
     def total(self, messages: Iterable[Message]) -> int:

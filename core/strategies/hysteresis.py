@@ -19,6 +19,7 @@ one table).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any, Literal
 
 from core.grouping import volley_starts
 from core.model import Block, Message
+from core.pressure import Window
 from core.strategies.base import (
     TITLES_KEPT,
     CompactionResult,
@@ -258,10 +260,7 @@ def _plan(
         if limit is not None:
             stop = min(last, first + limit)
         elif first == 0:  # the running maximum of the savings finds the first sufficient run
-            best = table.savings_best
-            stop = min(
-                last, bisect_left(best, True, 0, last + 1, key=lambda s: window.pressure(now - s) <= target)
-            )
+            stop = min(last, bisect_left(table.savings_best, _least_saving(window, now, target), 0, last + 1))
         else:  # each candidate looked at here is summarized: linear in what is summarized
             stop = first
             while stop < last and window.pressure(now - _saved(table, first, stop)) > target:
@@ -292,6 +291,17 @@ def _plan(
             plan.tokens -= dropped_tokens
             plan.phases.append(_Phase("drop", dropped=dropped, dropped_tokens=dropped_tokens))
     return plan
+
+
+def _least_saving(window: Window, tokens: int, target: float) -> int:
+    """The least saving that brings `tokens` to the target pressure, compared exactly as
+    `window.pressure` compares (the float estimate is at most one off either way)."""
+    s = tokens - math.floor(target * window.usable)
+    while window.pressure(tokens - s) > target:
+        s += 1
+    while window.pressure(tokens - (s - 1)) <= target:
+        s -= 1
+    return s
 
 
 def _shrunk(table: Table, level: int, first: int, stop: int) -> int:

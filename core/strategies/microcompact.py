@@ -194,10 +194,13 @@ class Replay:
         new = self.messages[self.seen : end]
         self.pending += _clearable(self.messages, self.seen, end, _names(new, self.names), self.options)
         self.seen = end
-        idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
         old = len(self.pending) - self.options.keep_recent
-        if _reason(idle, self.options) is None or old <= 0:
+        if old <= 0:
             return None
+        if self.options.idle_gap_minutes is not None:  # without a gap, idle time does not matter
+            idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
+            if _reason(idle, self.options) is None:
+                return None
         counter = self.context.counter
         before = self.delta
         clearing = [self.pending.popleft() for _ in range(old)]
