@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 from typing import Any
 
@@ -72,7 +73,8 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     if len(groups) < 2:
         return None
     gap = token_gap(error_text)
-    drop = _rounds_to_drop(len(groups), gap, list(accumulate(g.tokens for g in groups)))
+    totals = list(accumulate(g.tokens for g in groups))
+    drop = _rounds_to_drop(len(groups), gap, lambda need: bisect_left(totals, need))
     kept = tuple(messages[groups[drop].start :])
     inserted = kept[0].role == "assistant"
     return Truncation(
@@ -84,12 +86,12 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     )
 
 
-def _rounds_to_drop(groups: int, gap: int | None, totals: Sequence[int]) -> int:
+def _rounds_to_drop(groups: int, gap: int | None, covering: Callable[[int], int]) -> int:
     """How many of the oldest rounds go: those covering the gap (the one crossing it
     too), else 20 % of them; at least one, and always leaving one (`groups` >= 2).
-    `totals` are their running sums."""
-    # bisect: past the end when no run of rounds covers the gap
-    drop = bisect_left(totals, gap) + 1 if gap is not None else max(1, int(groups * FALLBACK_FRACTION))
+    `covering(need)` is the first n whose rounds 0..n add up to `need` (a bisection
+    over their running sums: `groups` when none do)."""
+    drop = covering(gap) + 1 if gap is not None else max(1, int(groups * FALLBACK_FRACTION))
     return min(drop, groups - 1)
 
 
@@ -166,22 +168,6 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
 
-class _Totals(Sequence[int]):
-    """Running token sums of the rounds of messages[:end] from round `first` on, read off
-    the segment's prefix sums without copying anything."""
-
-    def __init__(self, prefix: list[int], starts: list[int], end: int, first: int, rounds: int) -> None:
-        self.prefix, self.starts, self.end, self.first, self.rounds = prefix, starts, end, first, rounds
-
-    def __len__(self) -> int:
-        return self.rounds - self.first
-
-    def __getitem__(self, n: int) -> int:  # type: ignore[override]
-        r = self.first + n + 1
-        bound = self.starts[r] if r < self.rounds else self.end
-        return self.prefix[bound] - self.prefix[self.starts[self.first]]
-
-
 class Replay:
     """PTL retry on every request of a replay (`base.Replay`): the rounds of a request
     are the segment's rounds before its end, so a retry is a search over their sums."""
@@ -192,6 +178,7 @@ class Replay:
         self.context = context
         self.prefix = [0, *accumulate(context.counter.count_all(messages))]
         self.starts = api_round_starts(messages)
+        self.at_start = [self.prefix[i] for i in self.starts]  # tokens before each round
         self.marker_tokens = context.counter.count(marker())
         # an old marker first is stripped before the first truncation: run handles that
         self.safe = 0 if messages and messages[0].is_ptl_marker else len(messages)
@@ -201,6 +188,15 @@ class Replay:
 
     def history(self, end: int) -> tuple[Message, ...]:
         return self.messages[:end]
+
+    def _covering(self, need: int, first: int, rounds: int, end: int) -> int:
+        """`_rounds_to_drop`'s bisection over rounds first..rounds-1 of messages[:end],
+        on the segment's sums (the last round ends at `end`, not at a round start)."""
+        base = self.at_start[first]
+        n = bisect_left(self.at_start, base + need, first + 1, rounds) - first - 1
+        if n == rounds - first - 1 and self.prefix[end] - base < need:
+            n += 1
+        return n
 
     def compact(self, end: int) -> Outcome | None:
         options, prefix = self.options, self.prefix
@@ -216,7 +212,8 @@ class Replay:
             groups = rounds - first
             if truncations == MAX_TRUNCATIONS or groups < 2:  # too long: nothing is sent
                 return Outcome(prefix[end], end, (), 0, sent=False)
-            drop = _rounds_to_drop(groups, token_gap(said), _Totals(prefix, self.starts, end, first, rounds))
+            covering = partial(self._covering, first=first, rounds=rounds, end=end)
+            drop = _rounds_to_drop(groups, token_gap(said), covering)
             first += drop
             truncations += 1
             start = self.starts[first]
