@@ -114,7 +114,6 @@ class InspectorApp(App[None]):
         self.counter: TokenCounter = make_counter("chars4", self.config.media_tokens)
         self.exact = False
         self.tokens: list[int] = []
-        self.side_tokens: list[int] = []
         self.strategy = "hysteresis"
         self.result: CompactionResult | None = None
         self.step_index = -1
@@ -172,14 +171,13 @@ class InspectorApp(App[None]):
             return
         estimate = make_counter("chars4", self.config.media_tokens)
         tokens = estimate.count_all(session.messages)
-        side = estimate.count_all(session.sidechain)
-        self.call_from_thread(self._loaded, session, estimate, tokens, side, False)
+        self.call_from_thread(self._loaded, session, estimate, tokens, False)
         self._count_exact(session)
 
     def _count_exact(self, session: Session) -> None:
         counter = make_counter(self.config.tokenizer, self.config.media_tokens)
         if not counter.exact:
-            self.call_from_thread(self._counting_done, session, counter, self.tokens, self.side_tokens)
+            self.call_from_thread(self._counting_done, session, counter, self.tokens)
             return
         worker = get_current_worker()
         if not load_counts(session, counter):
@@ -192,9 +190,9 @@ class InspectorApp(App[None]):
             counter.count_all(session.messages, progress=progress)
             store_counts(session, counter)
         tokens = counter.count_all(session.messages)
-        side = counter.count_all(session.sidechain)
+        counter.count_all(session.sidechain)  # here, not on the UI thread when they are shown
         if not worker.is_cancelled:
-            self.call_from_thread(self._counting_done, session, counter, tokens, side)
+            self.call_from_thread(self._counting_done, session, counter, tokens)
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -206,16 +204,8 @@ class InspectorApp(App[None]):
         self.query_one("#status", Static).update(f"Cannot open {self.path}: {reason}")
         self.notify(reason, title="Cannot open transcript", severity="error", timeout=30)
 
-    def _loaded(
-        self, session: Session, counter: TokenCounter, tokens: list[int], side: list[int], exact: bool
-    ) -> None:
-        self.session, self.counter, self.tokens, self.side_tokens, self.exact = (
-            session,
-            counter,
-            tokens,
-            side,
-            exact,
-        )
+    def _loaded(self, session: Session, counter: TokenCounter, tokens: list[int], exact: bool) -> None:
+        self.session, self.counter, self.tokens, self.exact = session, counter, tokens, exact
         self.origins = {m: i for i, m in enumerate(session.messages)}
         _settle_heap()
         fmt = session.format + (
@@ -237,13 +227,11 @@ class InspectorApp(App[None]):
         # follows): run now on the estimate, they would only slow the counting down.
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
 
-    def _counting_done(
-        self, session: Session, counter: TokenCounter, tokens: list[int], side: list[int]
-    ) -> None:
+    def _counting_done(self, session: Session, counter: TokenCounter, tokens: list[int]) -> None:
         if session is not self.session:
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
-        self.counter, self.tokens, self.side_tokens, self.exact = counter, tokens, side, counter.exact
+        self.counter, self.tokens, self.exact = counter, tokens, counter.exact
         _settle_heap()
         if counter.warning:
             self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
@@ -627,7 +615,7 @@ class InspectorApp(App[None]):
         new = session.messages[len(self.session.messages) :] if not reloaded else session.messages
         counts = self.counter.count_all(new)
         self.tokens = (self.tokens if not reloaded else []) + counts
-        self.side_tokens = self.counter.count_all(session.sidechain)
+        self.counter.count_all(session.sidechain)
         self.session = session
         self.origins = {m: i for i, m in enumerate(session.messages)}
         self.sub_title = (
