@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import Message, shared_run
+from core.model import Message, shared_ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +80,7 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
     C) and only the middle is walked message by message: a message there can only be
     kept from the middle of `before`, since the head and tail are already matched."""
     before, after = tuple(before), tuple(after)
-    head = shared_run(before, after, 1)
-    tail = shared_run(before[head:], after[head:], -1)
+    head, tail = shared_ends(before, after)
     end_before, end_after = len(before) - tail, len(after) - tail
     index = _Index(before, head, end_before)
     middle: list[int] = []

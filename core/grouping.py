@@ -7,7 +7,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.model import Message, shared_run
+from core.model import Message, shared_ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,15 +64,19 @@ def volley_starts(messages: Sequence[Message]) -> list[int]:
 
 
 def regroup(
-    messages: Sequence[Message], other: Sequence[Message], other_rounds: list[int], other_volleys: list[int]
+    messages: Sequence[Message],
+    other: Sequence[Message],
+    other_rounds: list[int],
+    other_volleys: list[int],
+    ends: tuple[int, int] | None = None,
 ) -> tuple[list[int], list[int]]:
     """`api_round_starts(messages)` and `volley_starts(messages)` from those of `other`,
     a list sharing a head and a tail with it (a step's before and after): only what lies
     between is grouped again. A round's start depends on the assistant before it, so the
-    tail's first assistant message is looked at again too; after it the two agree."""
+    tail's first assistant message is looked at again too; after it the two agree.
+    `ends`, if the caller has it, is `shared_ends(messages, other)`."""
     a, b = tuple(messages), tuple(other)
-    head = shared_run(a, b, 1)
-    tail = shared_run(a[head:], b[head:], -1)
+    head, tail = shared_ends(a, b) if ends is None else ends
     shift, tail_start = len(a) - len(b), len(a) - tail
     rounds = other_rounds[: bisect_left(other_rounds, head)] if head else [0] if a else []
     last_id = next((a[k].id for k in range(head - 1, -1, -1) if a[k].role == "assistant"), None)

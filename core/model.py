@@ -240,3 +240,9 @@ def shared_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -
         else:
             size //= 2
     return done
+
+
+def shared_ends(a: tuple[Message, ...], b: tuple[Message, ...]) -> tuple[int, int]:
+    """How many messages two lists share at the start, then at the end of the rest."""
+    head = shared_run(a, b, 1)
+    return head, shared_run(a[head:], b[head:], -1)

@@ -17,7 +17,7 @@ from typing import overload
 
 from core.diff import Diff, origin
 from core.grouping import api_round_starts, regroup, volley_starts
-from core.model import Message, shared_run
+from core.model import Message, shared_ends
 from core.text import one_line
 
 # How a message fares in the step being shown.
@@ -278,9 +278,9 @@ def _grouped(shown: Sequence[Message], like: Sequence[Listing]) -> tuple[list[in
     a = tuple(shown)
     for other in like:
         b = tuple(other.shown)
-        head = shared_run(a, b, 1)
-        if 2 * (head + shared_run(a[head:], b[head:], -1)) >= len(a):
-            return regroup(a, b, other.round_starts, other.volley_starts)
+        ends = shared_ends(a, b)
+        if 2 * sum(ends) >= len(a):
+            return regroup(a, b, other.round_starts, other.volley_starts, ends)
     return api_round_starts(shown), volley_starts(shown)
 
 
