@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import overload
 
-from core.diff import Diff, origin
+from core.diff import Diff, origin, sources
 from core.grouping import api_round_starts, regroup, volley_starts
 from core.model import Message, shared_ends
 from core.text import one_line
@@ -165,13 +165,10 @@ class Listing(Sequence[Entry]):
         stands for."""
         if self.origins is None:
             return None
-        pending = [message]
-        while pending:
-            m = pending.pop(0)
-            if m in self.origins:
-                return self.origins[m]
-            pending.extend(m.replaces)
-        return None
+        if message in self.origins:
+            return self.origins[message]
+        found = sources(message, self.origins)
+        return found[0] if found else None
 
     def _by_origin(self, lst: Sequence[Message], target: int) -> int | None:
         """Index in `lst` of the transcript's message `target`: a bisection, stepping
