@@ -142,8 +142,17 @@ def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> l
 
 def missing_results(tool_use_ids: Sequence[str]) -> Message:
     """The message repair adds after calls that nothing answers."""
-    blocks = tuple(Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in tool_use_ids)
-    return Message(role="user", blocks=blocks, is_meta=True, is_synthetic=True)
+    return Message(role="user", blocks=_missing_blocks(tool_use_ids), is_meta=True, is_synthetic=True)
+
+
+def _missing_blocks(tool_use_ids: Sequence[str]) -> tuple[Block, ...]:
+    return tuple(Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in tool_use_ids)
+
+
+def _answering(turns: Sequence[Turn], t: int) -> Turn | None:
+    """The user turn right after turn `t`, which answers its calls, if there is one."""
+    following = turns[t + 1] if t + 1 < len(turns) else None
+    return following if following is not None and following.side == "user" else None
 
 
 def repair(
@@ -200,19 +209,18 @@ def repair(
                 if len(kept) != len(current):
                     edits[i] = kept
         else:
-            following = turns[t + 1] if t + 1 < len(turns) else None
+            following = _answering(turns, t)
             answered_ids = (
                 {b.tool_use_id for i in following.indices for b in blocks(i) if b.type == "tool_result"}
-                if following is not None and following.side == "user"
+                if following is not None
                 else set()
             )
             missing = [tid for tid in uses_of(turn) if tid not in answered_ids]
             if not missing:
                 continue
-            synthetic = [Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in missing]
-            if following is not None and following.side == "user":
+            if following is not None:
                 first = following.indices[0]
-                edits[first] = synthetic + list(blocks(first))
+                edits[first] = [*_missing_blocks(missing), *blocks(first)]
             else:
                 inserted_after.setdefault(turn.indices[-1], []).append(missing_results(missing))
 
@@ -244,11 +252,10 @@ def _add_missing_results(
     for p in missing:
         by_turn.setdefault(bisect_right(starts, p.index) - 1, []).append(p.tool_use_id or "")
     for t in sorted(by_turn, reverse=True):  # from the end, so earlier positions hold
-        synthetic = tuple(Block.tool_result(tid, MISSING_RESULT_TEXT, is_error=True) for tid in by_turn[t])
-        following = turns[t + 1] if t + 1 < len(turns) else None
-        if following is not None and following.side == "user":
+        following = _answering(turns, t)
+        if following is not None:
             first = following.indices[0]
-            out[first] = messages[first].with_blocks(synthetic + messages[first].blocks)
+            out[first] = messages[first].with_blocks(_missing_blocks(by_turn[t]) + messages[first].blocks)
         else:
             out.insert(turns[t].indices[-1] + 1, missing_results(by_turn[t]))
     return out
