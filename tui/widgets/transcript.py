@@ -119,13 +119,21 @@ class TranscriptView(ScrollView, can_focus=True):
 
     # --- geometry: rows are computed, never stored --------------------------------------------
 
+    @property
+    def _volleys_shown(self) -> bool:
+        return self.boundaries in ("both", "volleys")
+
+    @property
+    def _rounds_shown(self) -> bool:
+        return self.boundaries in ("both", "rounds")
+
     def _band_rows(self, k: int) -> list[tuple[str, str]]:
         """The band rows that open position `k`: (kind, label)."""
         volley, round_ = self.entries.bands_at(k)
         rows = []
-        if volley and self.boundaries in ("both", "volleys"):
+        if volley and self._volleys_shown:
             rows.append(("volley", volley))
-        if round_ and self.boundaries in ("both", "rounds"):
+        if round_ and self._rounds_shown:
             rows.append(("round", round_))
         return rows
 
@@ -135,9 +143,9 @@ class TranscriptView(ScrollView, can_focus=True):
         and the extra lines of expanded entries."""
         j = self.entries.shown_before(k)
         rows = 2 * k
-        if self.boundaries in ("both", "volleys"):
+        if self._volleys_shown:
             rows += bisect_left(self.entries.volley_starts, j)
-        if self.boundaries in ("both", "rounds"):
+        if self._rounds_shown:
             rows += bisect_left(self.entries.round_starts, j)
         return rows + sum(len(lines) - 1 for q, lines in self.expanded.items() if q < k)
 
