@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core.model import Block, Message
 
@@ -40,34 +40,48 @@ class PairingProblem:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(NamedTuple):
+    """Messages sent as one API message, and their tool blocks: an assistant turn's calls
+    or a user turn's results, as (message index, tool id). A long session has tens of
+    thousands of turns: a named tuple is made several times faster than a dataclass."""
+
     side: Literal["user", "assistant"]
     indices: tuple[int, ...]
+    tools: tuple[tuple[int, str], ...]
 
 
 def api_turns(messages: Sequence[Message]) -> list[Turn]:
     turns: list[Turn] = []
     side: Literal["user", "assistant"] = "user"
     indices: list[int] = []
+    tools: list[tuple[int, str]] = []
     last_id: str | None = None
+    # One pass reads both the turns and their tool blocks: on a long session each walk
+    # over the messages is most of the cost of a check.
     for i, m in enumerate(messages):
         role = m.role
-        if role == "system":
-            continue
         if role == "assistant":
-            if not (indices and side == "assistant" and m.id == last_id):
+            if not (side == "assistant" and m.id == last_id and indices):
                 if indices:
-                    turns.append(Turn(side, tuple(indices)))
-                side, indices = "assistant", []
+                    turns.append(Turn(side, tuple(indices), tuple(tools)))
+                side, indices, tools = "assistant", [], []
             last_id = m.id
-        elif not (indices and side == "user"):
-            if indices:
-                turns.append(Turn(side, tuple(indices)))
-            side, indices = "user", []
+            for b in m.blocks:
+                if b.type == "tool_use" and b.id is not None:
+                    tools.append((i, b.id))
+        elif role == "system":
+            continue
+        else:
+            if side != "user" or not indices:
+                if indices:
+                    turns.append(Turn(side, tuple(indices), tuple(tools)))
+                side, indices, tools = "user", [], []
+            for b in m.blocks:
+                if b.type == "tool_result" and b.tool_use_id is not None:
+                    tools.append((i, b.tool_use_id))
         indices.append(i)
     if indices:
-        turns.append(Turn(side, tuple(indices)))
+        turns.append(Turn(side, tuple(indices), tuple(tools)))
     return turns
 
 
@@ -79,38 +93,20 @@ def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> l
     if turns and turns[0].side != "user":
         i = turns[0].indices[0]
         problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))
-    # Each turn's calls (assistant) or results (user), worked out once.
-    # Blocks read inline: on a long session a method call per message is most of the cost.
-    ids = [
-        [
-            (i, b.id)
-            for i in t.indices
-            for b in messages[i].blocks
-            if b.type == "tool_use" and b.id is not None
-        ]
-        if t.side == "assistant"
-        else [
-            (i, b.tool_use_id)
-            for i in t.indices
-            for b in messages[i].blocks
-            if b.type == "tool_result" and b.tool_use_id is not None
-        ]
-        for t in turns
-    ]
     seen_uses: set[str] = set()
     for t, turn in enumerate(turns):
+        if not turn.tools:
+            continue
         if turn.side == "assistant":
-            uses = ids[t]
-            if not uses:
-                continue
+            uses = turn.tools
             for i, tid in uses:
                 if tid in seen_uses:
                     problems.append(
                         PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
                     )
                 seen_uses.add(tid)
-            following = t + 1 < len(turns) and turns[t + 1].side == "user"
-            answered = {tid for _, tid in ids[t + 1]} if following else set()
+            following = _answering(turns, t)
+            answered = {tid for _, tid in following.tools} if following is not None else set()
             first_use: dict[str, int] = {}
             for i, tid in uses:
                 first_use.setdefault(tid, i)
@@ -121,11 +117,11 @@ def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> l
                             "missing_result", i, tid, f"tool_use {tid} has no tool_result after it"
                         )
                     )
-        elif ids[t]:
-            before = t > 0 and turns[t - 1].side == "assistant"
-            calls = {tid for _, tid in ids[t - 1]} if before else set()
+        else:
+            before = turns[t - 1] if t > 0 and turns[t - 1].side == "assistant" else None
+            calls = {tid for _, tid in before.tools} if before is not None else set()
             answered_here: set[str] = set()
-            for i, tid in ids[t]:
+            for i, tid in turn.tools:
                 if tid not in calls:
                     problems.append(
                         PairingProblem(

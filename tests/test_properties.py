@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from core.diff import diff, sources
 from core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
 from core.model import Block, Message
-from core.pairing import check
+from core.pairing import PairingProblem, api_turns, check
 from core.pressure import Window
 from core.strategies import STRATEGIES, Context, run
 from core.strategies.hysteresis import HysteresisOptions
@@ -223,3 +223,85 @@ def test_diff_matches_its_definition(before: list[Message], data: st.DataObject)
     after = _edited(before, data)
     d = diff(before, after, 0, 0)
     assert (d.kept, d.dropped, d.summarized, d.edited, d.inserted) == _diff_by_walking(before, after)
+
+
+@st.composite
+def tangled(draw: st.DrawFn) -> list[Message]:
+    """Any sequence of messages with tool blocks, valid or not: calls and results in
+    either role, repeated and unanswered ids, streamed replies, system markers."""
+    ids = st.sampled_from(["t1", "t2", "t3", None])
+    block = st.one_of(
+        st.builds(lambda t: Block("text", text=t), st.sampled_from(["x", ""])),
+        st.builds(lambda i: Block("tool_use", id=i, name="Read", input_json="{}"), ids),
+        st.builds(lambda i: Block("tool_result", text="r", tool_use_id=i), ids),
+    )
+    message = st.builds(
+        lambda role, blocks, id: Message(role, tuple(blocks), id=id),
+        st.sampled_from(["user", "assistant", "system", "tool"]),
+        st.lists(block, max_size=3),
+        st.sampled_from(["m1", "m2", None]),
+    )
+    return draw(st.lists(message, max_size=12))
+
+
+def _check_by_turns(msgs: list[Message]) -> list[PairingProblem]:
+    """The definition of the pairing check, reading each turn's blocks where it stands."""
+    turns = api_turns(msgs)
+    problems = []
+    if turns and turns[0].side != "user":
+        problems.append(
+            PairingProblem(
+                "first_not_user", turns[0].indices[0], None, "the first message is not a user message"
+            )
+        )
+
+    def tools(t: int, kind: str) -> list[tuple[int, str]]:
+        if not 0 <= t < len(turns) or turns[t].side != ("assistant" if kind == "tool_use" else "user"):
+            return []
+        return [
+            (i, b.id if kind == "tool_use" else b.tool_use_id)  # type: ignore[misc]
+            for i in turns[t].indices
+            for b in msgs[i].blocks
+            if b.type == kind and (b.id if kind == "tool_use" else b.tool_use_id) is not None
+        ]
+
+    seen: set[str] = set()
+    for t, turn in enumerate(turns):
+        if turn.side == "assistant":
+            uses = tools(t, "tool_use")
+            for i, tid in uses:
+                if tid in seen:
+                    problems.append(
+                        PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
+                    )
+                seen.add(tid)
+            answered = {tid for _, tid in tools(t + 1, "tool_result")}
+            first: dict[str, int] = {}
+            for i, tid in uses:
+                first.setdefault(tid, i)
+            problems += [
+                PairingProblem("missing_result", i, tid, f"tool_use {tid} has no tool_result after it")
+                for tid, i in first.items()
+                if tid not in answered
+            ]
+        else:
+            calls = {tid for _, tid in tools(t - 1, "tool_use")}
+            here: set[str] = set()
+            for i, tid in tools(t, "tool_result"):
+                if tid not in calls:
+                    problems.append(
+                        PairingProblem(
+                            "orphan_result", i, tid, f"tool_result {tid} has no tool_use before it"
+                        )
+                    )
+                elif tid in here:
+                    problems.append(
+                        PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
+                    )
+                here.add(tid)
+    return problems
+
+
+@given(tangled())
+def test_pairing_check_matches_its_definition(msgs: list[Message]) -> None:
+    assert check(msgs) == _check_by_turns(msgs)
