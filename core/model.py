@@ -8,9 +8,9 @@ are reused without re-encoding.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, dataclass_transform
 
 import orjson
 
@@ -22,7 +22,23 @@ SUMMARY_PREFIX = "[memory:"
 PTL_MARKER_TEXT = "[earlier conversation truncated for compaction retry]"
 
 
-@dataclass(frozen=True, slots=True)
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True)
+def record(*, eq: bool = True) -> Callable[[type[_T]], type[_T]]:
+    """A slotted dataclass the type checker holds immutable. Not frozen at run time:
+    a frozen dataclass sets each field through `object.__setattr__`, which made
+    building a session's messages and blocks a fifth of loading it. Records hash by
+    value (`eq=True`) or by identity (`eq=False`), as they would frozen."""
+
+    def make(cls: type[_T]) -> type[_T]:
+        return dataclass(slots=True, eq=eq, unsafe_hash=eq)(cls)
+
+    return make
+
+
+@record()
 class Block:
     """One content block. `text` holds text, thinking text or a tool result's content."""
 
@@ -74,7 +90,7 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Message:
     """One transcript message. Identity is the message: see the module docstring."""
 

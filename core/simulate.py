@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
@@ -41,9 +42,11 @@ class Policy:
     def persisted(self) -> bool:
         if self.strategy == "microcompact":
             return True
-        return self.strategy == "hysteresis" and self._options().stage == "post-turn"
+        return self.strategy == "hysteresis" and self.settings.stage == "post-turn"
 
-    def _options(self) -> Any:
+    @cached_property
+    def settings(self) -> Any:
+        """`options`, or the strategy's defaults; made once, as every round asks."""
         assert self.strategy is not None
         return self.options if self.options is not None else STRATEGIES[self.strategy][0]()
 
@@ -52,7 +55,7 @@ class Policy:
         if self.strategy is None:
             return "no compaction"
         if self.strategy == "hysteresis":
-            opts: HysteresisOptions = self._options()
+            opts: HysteresisOptions = self.settings
             return f"hysteresis {'/'.join(map(str, opts.thresholds))}→{opts.target} ({opts.stage})"
         return self.strategy
 
@@ -60,7 +63,7 @@ class Policy:
         """Cheap pre-check: False only when the strategy certainly changes nothing."""
         if self.strategy is None:
             return False
-        opts = self._options()
+        opts = self.settings
         if self.strategy == "hysteresis":
             return bool(context.window.pressure(tokens) * 100 >= opts.thresholds[0])
         if self.strategy == "trim":
@@ -74,7 +77,7 @@ class Policy:
 
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
         assert self.strategy is not None
-        return run(self.strategy, messages, self._options(), context)
+        return run(self.strategy, messages, self.settings, context)
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ class _Segment:
         self.safe = -1
         self.dangling = 0  # tokens of the missing results repair appends to the last request
         if policy.strategy is not None and incremental:
-            self.replay = REPLAYS[policy.strategy](messages, policy._options(), context)
+            self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
             turns = api_turns(messages)
             problems = [p for p in check(messages, turns) if p.kind != "first_not_user"]
             last = turns[-1].indices[0] if turns and turns[-1].side == "assistant" else len(messages)

@@ -204,7 +204,7 @@ class _Phase:
     level: int = 0
     dropped: frozenset[Message] = frozenset()
     dropped_tokens: int = 0
-    why: str = ""
+    why: str = ""  # empty: the tier's reason (`_Plan.reason`), written only when shown
 
 
 @dataclass
@@ -218,6 +218,7 @@ class _Plan:
     done: int
     level: int
     protect: int
+    options: HysteresisOptions
     phases: list[_Phase] = field(default_factory=list)
     candidates: bool = True  # were there any when it started
 
@@ -228,6 +229,13 @@ class _Plan:
     @property
     def changed(self) -> bool:
         return bool(self.phases) and any(p.kind != "protect" for p in self.phases)
+
+    def reason(self, window: Window) -> str:
+        """Why the run summarizes: the tier its pressure is in."""
+        low, middle, high = self.options.thresholds
+        band = {1: f"{low}–{middle} %", 2: f"{middle}–{high} %", 3: f"{high} %+"}[self.tier]
+        goal = "one volley" if self.tier == 1 else f"down to {self.options.target} %"
+        return f"Pressure {window.pressure(self.tokens_before):.1%} is in the {band} tier: {goal}."
 
 
 def _plan(
@@ -244,16 +252,12 @@ def _plan(
     window = table.context.window
     target = options.target / 100
     tier = options.tier(window.pressure(tokens))
-    plan = _Plan(tier, tokens, tokens, lo, lo, 0, options.protect_volleys)
+    plan = _Plan(tier, tokens, tokens, lo, lo, 0, options.protect_volleys, options)
     if tier == 0:
         return plan
-    low, middle, high = options.thresholds
-    band = {1: f"{low}–{middle} %", 2: f"{middle}–{high} %", 3: f"{high} %+"}[tier]
-    goal = "one volley" if tier == 1 else f"down to {options.target} %"
-    why = f"Pressure {window.pressure(tokens):.1%} is in the {band} tier: {goal}."
     plan.candidates = pre_tail(plan.protect) > lo
 
-    def summarize_until(last: int, why: str, limit: int | None = None) -> None:
+    def summarize_until(last: int, why: str = "", limit: int | None = None) -> None:
         """Summarize oldest first while above the target (or `limit` of them)."""
         first, now = plan.done, plan.tokens
         table.fill(last)
@@ -271,9 +275,9 @@ def _plan(
             plan.done = stop
 
     if tier == 1:
-        summarize_until(pre_tail(plan.protect), why, limit=1)
+        summarize_until(pre_tail(plan.protect), limit=1)
         return plan
-    summarize_until(pre_tail(plan.protect), why)
+    summarize_until(pre_tail(plan.protect))
     if tier < 3 or window.pressure(plan.tokens) <= target:
         return plan
     if plan.protect > 1:
@@ -412,7 +416,8 @@ def _expand(
                 yield (
                     table.title(c, number(c)),
                     lambda c=c, why=phase.why: (  # type: ignore[misc]
-                        f"{why} {len(table.raws[c])} messages become one summary of "
+                        f"{why or plan.reason(table.context.window)} "
+                        f"{len(table.raws[c])} messages become one summary of "
                         f"{len(table.summary(c, 0).text)} characters."
                     ),
                     tokens,
