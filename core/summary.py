@@ -27,7 +27,7 @@ EDIT_TOOLS = frozenset(
     {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "edit_file"}
 )
 _TEST_RESULT = re.compile(r"\b(\d+ (?:passed|failed|errors?)(?:, \d+ (?:passed|failed|skipped|errors?))*)")
-_PATH_HINTS = (*(f'"{k}"' for k in PATH_KEYS), "*** ")
+_PATH_HINT = re.compile("|".join([*(f'"{k}"' for k in PATH_KEYS), re.escape("*** ")]))
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -38,7 +38,7 @@ def marker_line(session_id: str | None) -> str:
 def block_paths(block: Block) -> list[str]:
     """Paths a tool call names: its path arguments, or the files of a patch."""
     raw = block.input_json
-    if block.type != "tool_use" or not raw or not any(k in raw for k in _PATH_HINTS):
+    if block.type != "tool_use" or not raw or not _PATH_HINT.search(raw):
         return []  # most calls name no path: not parsing them is most of the saving
     data = block.input
     if isinstance(data, dict):
@@ -106,13 +106,9 @@ def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...
     """A volley's title and its bullets (label, value), before any cap applies."""
     human = next((m for m in volley if m.is_human), None)
     title = one_line(human.text if human else "agent activity", TITLE_CHARS)
-    tools: Counter[str] = Counter()
-    files: Counter[str] = Counter()
-    for m in volley:
-        for b in m.blocks:
-            if b.type == "tool_use":
-                tools[b.name or "tool"] += 1
-                files.update(block_paths(b))
+    calls = [b for m in volley for b in m.blocks if b.type == "tool_use"]
+    tools = Counter(b.name or "tool" for b in calls)
+    files = Counter(path for b in calls for path in block_paths(b))
     actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tools.most_common())
     return title, (
         ("actions", actions),
