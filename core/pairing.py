@@ -41,99 +41,128 @@ class PairingProblem:
 
 
 class Turn(NamedTuple):
-    """Messages sent as one API message, and their tool blocks: an assistant turn's calls
-    or a user turn's results, as (message index, tool id). A long session has tens of
-    thousands of turns: a named tuple is made several times faster than a dataclass."""
+    """Messages sent as one API message. A long session has tens of thousands of turns:
+    a named tuple is made several times faster than a dataclass."""
 
     side: Literal["user", "assistant"]
     indices: tuple[int, ...]
-    tools: tuple[tuple[int, str], ...]
 
 
 def api_turns(messages: Sequence[Message]) -> list[Turn]:
     turns: list[Turn] = []
     side: Literal["user", "assistant"] = "user"
     indices: list[int] = []
-    tools: list[tuple[int, str]] = []
     last_id: str | None = None
-    # One pass reads both the turns and their tool blocks: on a long session each walk
-    # over the messages is most of the cost of a check.
     for i, m in enumerate(messages):
         role = m.role
-        if role == "assistant":
-            if not (side == "assistant" and m.id == last_id and indices):
-                if indices:
-                    turns.append(Turn(side, tuple(indices), tuple(tools)))
-                side, indices, tools = "assistant", [], []
-            last_id = m.id
-            for b in m.blocks:
-                if b.type == "tool_use" and b.id is not None:
-                    tools.append((i, b.id))
-        elif role == "system":
+        if role == "system":
             continue
-        else:
-            if side != "user" or not indices:
+        if role == "assistant":
+            if not (indices and side == "assistant" and m.id == last_id):
                 if indices:
-                    turns.append(Turn(side, tuple(indices), tuple(tools)))
-                side, indices, tools = "user", [], []
-            for b in m.blocks:
-                if b.type == "tool_result" and b.tool_use_id is not None:
-                    tools.append((i, b.tool_use_id))
+                    turns.append(Turn(side, tuple(indices)))
+                side, indices = "assistant", []
+            last_id = m.id
+        elif not (indices and side == "user"):
+            if indices:
+                turns.append(Turn(side, tuple(indices)))
+            side, indices = "user", []
         indices.append(i)
     if indices:
-        turns.append(Turn(side, tuple(indices), tuple(tools)))
+        turns.append(Turn(side, tuple(indices)))
     return turns
 
 
-def check(messages: Sequence[Message], turns: Sequence[Turn] | None = None) -> list[PairingProblem]:
+def check(messages: Sequence[Message]) -> list[PairingProblem]:
     """Every way `messages` would be an invalid request; empty when it is valid.
-    `turns`, if the caller has them, are `api_turns(messages)`."""
+
+    One pass that keeps only the open turn and the assistant turn before it: a long
+    session is checked before every replay and after every strategy, and making its
+    turns (`api_turns`) costs more than the check itself. Problems come turn by turn,
+    as `repair` meets them."""
     problems: list[PairingProblem] = []
-    turns = api_turns(messages) if turns is None else turns
-    if turns and turns[0].side != "user":
-        i = turns[0].indices[0]
-        problems.append(PairingProblem("first_not_user", i, None, "the first message is not a user message"))
     seen_uses: set[str] = set()
-    for t, turn in enumerate(turns):
-        if not turn.tools:
-            continue
-        if turn.side == "assistant":
-            uses = turn.tools
-            for i, tid in uses:
+    waiting: dict[str, int] = {}  # the previous assistant turn's calls: id -> first index
+
+    def close(side: str, tools: list[tuple[int, str]]) -> None:
+        nonlocal waiting
+        answered = {tid for _, tid in tools} if side == "user" else set()
+        problems.extend(
+            PairingProblem("missing_result", i, tid, f"tool_use {tid} has no tool_result after it")
+            for tid, i in waiting.items()
+            if tid not in answered
+        )
+        calls, waiting = waiting, {}
+        if side == "assistant":
+            for i, tid in tools:
                 if tid in seen_uses:
                     problems.append(
                         PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
                     )
                 seen_uses.add(tid)
-            following = _answering(turns, t)
-            answered = {tid for _, tid in following.tools} if following is not None else set()
-            first_use: dict[str, int] = {}
-            for i, tid in uses:
-                first_use.setdefault(tid, i)
-            for tid, i in first_use.items():
-                if tid not in answered:
+                waiting.setdefault(tid, i)
+            return
+        answered_here: set[str] = set()
+        for i, tid in tools:
+            if tid not in calls:
+                problems.append(
+                    PairingProblem("orphan_result", i, tid, f"tool_result {tid} has no tool_use before it")
+                )
+            elif tid in answered_here:
+                problems.append(
+                    PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
+                )
+            answered_here.add(tid)
+
+    side = ""  # of the open turn; none is open before the first message sent
+    tools: list[tuple[int, str]] = []  # its calls or results
+    last_id: str | None = None
+    for i, m in enumerate(messages):
+        role = m.role
+        if role == "assistant":
+            if side != "assistant" or m.id != last_id:
+                if not side:
                     problems.append(
-                        PairingProblem(
-                            "missing_result", i, tid, f"tool_use {tid} has no tool_result after it"
-                        )
+                        PairingProblem("first_not_user", i, None, "the first message is not a user message")
                     )
-        else:
-            before = turns[t - 1] if t > 0 and turns[t - 1].side == "assistant" else None
-            calls = {tid for _, tid in before.tools} if before is not None else set()
-            answered_here: set[str] = set()
-            for i, tid in turn.tools:
-                if tid not in calls:
-                    problems.append(
-                        PairingProblem(
-                            "orphan_result", i, tid, f"tool_result {tid} has no tool_use before it"
-                        )
-                    )
-                elif tid in answered_here:
-                    problems.append(
-                        PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
-                    )
-                answered_here.add(tid)
+                elif tools or waiting:
+                    close(side, tools)
+                side, tools = "assistant", []
+            last_id = m.id
+            for b in m.blocks:
+                if b.type == "tool_use" and b.id is not None:
+                    tools.append((i, b.id))
+        elif role != "system":
+            if side != "user":
+                if tools or waiting:
+                    close(side, tools)
+                side, tools = "user", []
+            for b in m.blocks:
+                if b.type == "tool_result" and b.tool_use_id is not None:
+                    tools.append((i, b.tool_use_id))
+    if tools or waiting:
+        close(side, tools)
+    if waiting:  # the last turn was an assistant's: nothing follows to answer it
+        close("user", [])
     return problems
+
+
+def unanswered_from(messages: Sequence[Message]) -> int:
+    """Where the final turn starts if it is an assistant's, whose calls nothing can have
+    answered yet (a session cut off mid-tool); len(messages) otherwise."""
+    end = len(messages)
+    last = next((m for m in reversed(messages) if m.role != "system"), None)
+    if last is None or last.role != "assistant":
+        return end
+    start = end
+    for i in range(end - 1, -1, -1):
+        m = messages[i]
+        if m.role == "system":
+            continue
+        if m.role != "assistant" or m.id != last.id:
+            break
+        start = i
+    return start
 
 
 def missing_results(tool_use_ids: Sequence[str]) -> Message:
@@ -151,17 +180,13 @@ def _answering(turns: Sequence[Turn], t: int) -> Turn | None:
     return following if following is not None and following.side == "user" else None
 
 
-def repair(
-    messages: Sequence[Message],
-    turns: Sequence[Turn] | None = None,
-    problems: Sequence[PairingProblem] | None = None,
-) -> list[Message]:
+def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | None = None) -> list[Message]:
     """A valid request made from `messages` by Claude Code's repair rules. Unchanged
     messages are passed through as the same objects; edited ones remember their source.
-    `turns` and `problems`, if the caller has them, are `api_turns` and `check` of
-    `messages`: when every problem is a call without a result, only those calls' turns
-    are touched instead of walking the whole request."""
-    turns = api_turns(messages) if turns is None else turns
+    `problems`, if the caller has them, are `check(messages)`: when every problem is a
+    call without a result, only those calls' turns are touched instead of walking the
+    whole request."""
+    turns = api_turns(messages)
     if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
         return _add_missing_results(messages, turns, [p for p in problems if p.kind == "missing_result"])
     edits: dict[int, list[Block]] = {}  # only the messages whose blocks change

@@ -24,8 +24,8 @@ from itertools import accumulate
 from typing import Any
 
 from core.grouping import api_round_starts
-from core.model import Message
-from core.pairing import api_turns, check, missing_results
+from core.model import Message, record
+from core.pairing import check, missing_results, unanswered_from
 from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
 from core.strategies.hysteresis import HysteresisOptions
 from core.strategies.trim import TrimOptions
@@ -105,7 +105,7 @@ class Event:
         }
 
 
-@dataclass(frozen=True)
+@record()  # tens of thousands per replay
 class Point:
     """The request before one API round (the last point is the next request)."""
 
@@ -183,9 +183,8 @@ class _Segment:
         self.dangling = 0  # tokens of the missing results repair appends to the last request
         if policy.strategy is not None and incremental:
             self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
-            turns = api_turns(messages)
-            problems = [p for p in check(messages, turns) if p.kind != "first_not_user"]
-            last = turns[-1].indices[0] if turns and turns[-1].side == "assistant" else len(messages)
+            problems = [p for p in check(messages) if p.kind != "first_not_user"]
+            last = unanswered_from(messages)
             cut_off = [p for p in problems if p.index >= last]
             if cut_off and all(p.kind == "missing_result" for p in cut_off):
                 ids = [p.tool_use_id or "" for p in cut_off]

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.model import Block, Message
-from core.pairing import api_turns, check, repair
+from core.pairing import check, repair
 from core.pressure import Window
 from core.simulate import Policy, simulate
 from core.strategies import Context
@@ -94,8 +94,7 @@ def test_incremental_replay_matches_run_on_every_request(
 
 @given(sessions())
 def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -> None:
-    turns = api_turns(msgs)
-    alone, told = repair(msgs), repair(msgs, turns, check(msgs, turns))
+    alone, told = repair(msgs), repair(msgs, check(msgs))
     assert [(m.role, m.blocks, m.is_meta, m.is_synthetic) for m in told] == [
         (m.role, m.blocks, m.is_meta, m.is_synthetic) for m in alone
     ]

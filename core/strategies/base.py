@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from core.diff import Diff, diff
 from core.model import Message
-from core.pairing import api_turns, check, repair
+from core.pairing import check, repair
 from core.pressure import Window
 from core.tokens import TokenCounter, make_counter
 
@@ -192,8 +192,7 @@ class Steps:
     def repair_pairing(self) -> tuple[Message, ...]:
         """Make the current messages a valid request, as a step of its own if needed."""
         current = self.current
-        turns = api_turns(current)
-        problems = check(current, turns)
+        problems = check(current)
         fixable = [p for p in problems if p.kind != "first_not_user"]
         if fixable:
             kinds = Counter(p.kind.replace("_", " ") for p in fixable)
@@ -201,7 +200,7 @@ class Steps:
             self.add(
                 REPAIR_TITLE,
                 f"The request would be invalid ({what}); repaired as Claude Code does before sending.",
-                repair(current, turns, problems),
+                repair(current, problems),
             )
         return self.current
 
