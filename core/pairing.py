@@ -8,7 +8,6 @@ merged before sending. System messages (compact boundaries) are not sent and are
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -150,19 +149,24 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
 def unanswered_from(messages: Sequence[Message]) -> int:
     """Where the final turn starts if it is an assistant's, whose calls nothing can have
     answered yet (a session cut off mid-tool); len(messages) otherwise."""
-    end = len(messages)
-    last = next((m for m in reversed(messages) if m.role != "system"), None)
-    if last is None or last.role != "assistant":
-        return end
-    start = end
-    for i in range(end - 1, -1, -1):
-        m = messages[i]
-        if m.role == "system":
-            continue
-        if m.role != "assistant" or m.id != last.id:
-            break
-        start = i
-    return start
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role != "system"), None)
+    if last is None or messages[last].role != "assistant":
+        return len(messages)
+    return _turn_edge(messages, last, -1)
+
+
+def _turn_edge(messages: Sequence[Message], i: int, step: int) -> int:
+    """The first (`step` -1) or last (`step` 1) message of assistant message i's turn,
+    found by walking from it: a few messages, where `api_turns` reads them all."""
+    edge, j = i, i + step
+    while 0 <= j < len(messages):
+        m = messages[j]
+        if m.role != "system":
+            if m.role != "assistant" or m.id != messages[i].id:
+                break
+            edge = j
+        j += step
+    return edge
 
 
 def missing_results(tool_use_ids: Sequence[str]) -> Message:
@@ -186,9 +190,9 @@ def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | Non
     `problems`, if the caller has them, are `check(messages)`: when every problem is a
     call without a result, only those calls' turns are touched instead of walking the
     whole request."""
-    turns = api_turns(messages)
     if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
-        return _add_missing_results(messages, turns, [p for p in problems if p.kind == "missing_result"])
+        return _add_missing_results(messages, [p for p in problems if p.kind == "missing_result"])
+    turns = api_turns(messages)
     edits: dict[int, list[Block]] = {}  # only the messages whose blocks change
 
     def blocks(i: int) -> Sequence[Block]:
@@ -261,22 +265,19 @@ def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | Non
     return out
 
 
-def _add_missing_results(
-    messages: Sequence[Message], turns: Sequence[Turn], missing: Sequence[PairingProblem]
-) -> list[Message]:
+def _add_missing_results(messages: Sequence[Message], missing: Sequence[PairingProblem]) -> list[Message]:
     """What `repair` makes of a request whose only problems are unanswered calls: error
     results put first in the user turn that follows each call's turn, or a message of
     them after it when no user turn follows."""
     out = list(messages)
-    starts = [t.indices[0] for t in turns]
-    by_turn: dict[int, list[str]] = {}
+    by_turn: dict[int, list[str]] = {}  # by the last message of the call's turn
     for p in missing:
-        by_turn.setdefault(bisect_right(starts, p.index) - 1, []).append(p.tool_use_id or "")
-    for t in sorted(by_turn, reverse=True):  # from the end, so earlier positions hold
-        following = _answering(turns, t)
-        if following is not None:
-            first = following.indices[0]
-            out[first] = messages[first].with_blocks(_missing_blocks(by_turn[t]) + messages[first].blocks)
+        by_turn.setdefault(_turn_edge(messages, p.index, 1), []).append(p.tool_use_id or "")
+    for last in sorted(by_turn, reverse=True):  # from the end, so earlier positions hold
+        following = next((j for j in range(last + 1, len(messages)) if messages[j].role != "system"), None)
+        if following is not None and messages[following].role != "assistant":
+            blocks = _missing_blocks(by_turn[last]) + messages[following].blocks
+            out[following] = messages[following].with_blocks(blocks)
         else:
-            out.insert(turns[t].indices[-1] + 1, missing_results(by_turn[t]))
+            out.insert(last + 1, missing_results(by_turn[last]))
     return out
