@@ -94,20 +94,25 @@ class TokenCounter:
         self._cache.update(zip(messages, counts, strict=True))
 
     def _count_batch(self, batch: list[Message]) -> list[int]:
-        media = [
-            self.media_tokens * sum(1 for b in m.blocks if b.type in ("image", "document")) for m in batch
-        ]
         if self._encode_lengths is None:
-            text_counts = [chars4(m.char_count) for m in batch]
+            counts = [chars4(m.char_count) for m in batch]
         else:
             texts = [m.text for m in batch]
             short = self._short
-            todo = [t for t in texts if len(t) > SHORT_TEXT]
-            todo += dict.fromkeys(t for t in texts if len(t) <= SHORT_TEXT and t not in short)
-            known = dict(zip(todo, self._encode_lengths(todo), strict=True))
-            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
-            text_counts = [known[t] if t in known else short[t] for t in texts]
-        return [t + extra for t, extra in zip(text_counts, media, strict=True)]
+            todo = [t for t in texts if len(t) > SHORT_TEXT or t not in short]
+            if todo:  # else every text is a short one seen before: a replay's edits, mostly
+                todo = list(dict.fromkeys(t for t in todo if len(t) <= SHORT_TEXT)) + [
+                    t for t in todo if len(t) > SHORT_TEXT
+                ]
+                known = dict(zip(todo, self._encode_lengths(todo), strict=True))
+                short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
+                counts = [known[t] if t in known else short[t] for t in texts]
+            else:
+                counts = [short[t] for t in texts]
+        return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
+
+    def _media(self, message: Message) -> int:
+        return self.media_tokens * sum(b.type in ("image", "document") for b in message.blocks)
 
 
 _THREADS = max(2, min(4, os.cpu_count() or 2))
