@@ -471,11 +471,16 @@ def _hazard(messages: Sequence[Message], table: Table) -> int:
                 b.type in ("tool_use", "tool_result") for b in m.blocks
             ):
                 return i
+        # blocks read inline: a method call per message was most of the cost
         if m.role == "assistant":
-            for tid in m.tool_use_ids():
-                volley_of_use[tid] = n
-        elif any(volley_of_use.get(tid) != n for tid in m.tool_result_ids()):
-            return i
+            for b in m.blocks:
+                if b.type == "tool_use" and b.id is not None:
+                    volley_of_use[b.id] = n
+        else:
+            for b in m.blocks:
+                tid = b.tool_use_id
+                if b.type == "tool_result" and tid is not None and volley_of_use.get(tid) != n:
+                    return i
     return len(messages)
 
 
