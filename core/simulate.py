@@ -80,7 +80,7 @@ class Policy:
         return run(self.strategy, messages, self.settings, context)
 
 
-@dataclass(frozen=True)
+@record()
 class Event:
     """A compaction during the replay: the policy's, or one the transcript itself records."""
 

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from core.diff import Diff, diff
-from core.model import Message
+from core.model import Message, record
 from core.pairing import check, repair
 from core.pressure import Window
 from core.tokens import TokenCounter, make_counter
@@ -101,7 +101,7 @@ class Unmodelled(Exception):
     """A replay's incremental form does not model this request: `run` it instead."""
 
 
-@dataclass(frozen=True, slots=True)
+@record()  # one per request of a replay
 class Outcome:
     """What a policy made of one request of a replay (`core.simulate`)."""
 
