@@ -133,6 +133,8 @@ class Message:
 
     @property
     def text(self) -> str:
+        if len(self.blocks) == 1:  # most messages: no generator to make
+            return self.blocks[0].render()
         return "\n".join(part for b in self.blocks if (part := b.render()))
 
     @property
