@@ -19,6 +19,7 @@ from core.strategies.hysteresis import HysteresisOptions
 from core.strategies.microcompact import MicrocompactOptions
 from core.strategies.ptl_retry import PtlRetryOptions
 from core.strategies.trim import TrimOptions
+from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts
 
 BOUNDARY = Message("system", (Block("text", text="Conversation compacted"),), is_compact_boundary=True)
@@ -99,3 +100,22 @@ def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -
         (m.role, m.blocks, m.is_meta, m.is_synthetic) for m in alone
     ]
     assert [m for m in told if m in set(msgs)] == [m for m in alone if m in set(msgs)]
+
+
+def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() -> None:
+    """Every round of the last volley stays above the target whatever is summarized:
+    the replay reuses the round before's run, shifted by the tokens added."""
+    msgs: list[Message] = []
+    for v in range(4):
+        msgs += [u(f"request {v} " + "w" * 400), call(f"r{v}", text="t" * 200)]
+        msgs += [result(f"r{v}", text="r" * 800), a("done " + "d" * 200, id=f"end{v}")]
+    for k in range(5):  # the protected tail: a long volley, round after round
+        msgs += [call(f"t{k}", text="x" * 100), result(f"t{k}", text="y" * 1200)]
+    context = Context(window=Window(1200, 1), session_id="replay")
+    policy = Policy("hysteresis", HysteresisOptions(summary_chars=200))
+    fast = simulate(msgs, policy, context)
+    reference = simulate(msgs, policy, context, incremental=False)
+    assert fast.to_dict() == reference.to_dict()
+    last = [p for p in fast.points if p.message_end > 16]
+    assert len(last) == 5 and all(p.pressure_after > 0.70 and p.event is not None for p in last)
+    assert len({p.tokens_before - p.tokens_after for p in last}) == 1

@@ -498,6 +498,11 @@ class Replay:
         self.stored_tokens = 0
         self.dropped: frozenset[Message] = frozenset()
         self.dropped_tokens = 0
+        # Preflight: the last run that ended above the target at the top tier, with the
+        # volleys it saw and its request. Every choice of such a run was "still above
+        # the target, go on": a later request over the same volleys with more tokens
+        # makes the same choices, so its outcome is this one shifted by the tokens added.
+        self.over: tuple[tuple[int, bool], int, int, Outcome] | None = None
 
     def request(self, end: int) -> tuple[int, int]:
         t, kept = self.table, len(self.stored)
@@ -526,6 +531,10 @@ class Replay:
             return _prelude_meta(t)
 
         tokens, messages = self.request(end)
+        if self.over is not None and self.over[0] == (count, opened) and tokens >= self.over[1]:
+            _, before, sent, was = self.over
+            added = tokens - before
+            return Outcome(was.tokens + added, was.messages + messages - sent, was.titles, was.steps)
         plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
         if not plan.changed:
             return None
@@ -548,7 +557,11 @@ class Replay:
             self.stored_tokens += sums[plan.done] - sums[kept]
             self.dropped |= plan.dropped
             self.dropped_tokens += sum(p.dropped_tokens for p in plan.phases if p.kind == "drop")
-        return Outcome(plan.tokens, after_messages, tuple(titles), _changing(plan, t))
+        outcome = Outcome(plan.tokens, after_messages, tuple(titles), _changing(plan, t))
+        window = t.context.window
+        if not self.persisted and plan.tier == 3 and window.pressure(plan.tokens) > self.options.target / 100:
+            self.over = ((count, opened), tokens, messages, outcome)
+        return outcome
 
 
 def _changing(plan: _Plan, table: Table) -> int:
