@@ -118,12 +118,15 @@ class Message:
 
     def __post_init__(self) -> None:
         blocks = self.blocks
-        tool_result = self.role == "tool" or (
-            self.role == "user" and bool(blocks) and all(b.type == "tool_result" for b in blocks)
-        )
-        summary = self.is_compact_summary or any(
-            b.type == "text" and b.text.startswith(SUMMARY_PREFIX) for b in blocks
-        )
+        if len(blocks) == 1:  # most messages: answered without making generators
+            only = blocks[0]
+            all_results = only.type == "tool_result"
+            summary_text = only.type == "text" and only.text.startswith(SUMMARY_PREFIX)
+        else:
+            all_results = bool(blocks) and all(b.type == "tool_result" for b in blocks)
+            summary_text = any(b.type == "text" and b.text.startswith(SUMMARY_PREFIX) for b in blocks)
+        tool_result = self.role == "tool" or (self.role == "user" and all_results)
+        summary = self.is_compact_summary or summary_text
         # A tool result answers tool calls and a summary was written by a compaction:
         # neither was typed by a person, so neither opens a volley.
         human = self.role == "user" and not self.is_meta and not tool_result and not summary
