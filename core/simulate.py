@@ -176,7 +176,7 @@ class _Segment:
         self.messages = messages
         self.policy = policy
         self.context = context
-        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.prefix = context.counter.running(messages)
         self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
         self.replay: Replay | None = None
         self.safe = -1

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from core.model import Message, Usage
@@ -51,6 +52,7 @@ class TokenCounter:
         self._encode_lengths = encode_lengths
         self._cache: dict[Message, int] = {}
         self._short: dict[str, int] = {}
+        self._running: tuple[tuple[Message, ...], list[int]] | None = None
 
     @property
     def exact(self) -> bool:
@@ -88,6 +90,17 @@ class TokenCounter:
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
         return [self._cache[m] for m in messages]
+
+    def running(self, messages: tuple[Message, ...]) -> list[int]:
+        """Prefix sums of the counts: [i] is the tokens of messages[:i]. The last
+        tuple's are kept (and must not be changed): a replay and its strategy's
+        incremental form both ask for the same segment's."""
+        last = self._running
+        if last is not None and last[0] is messages:
+            return last[1]
+        sums = [0, *accumulate(self.count_all(messages))]
+        self._running = (messages, sums)
+        return sums
 
     def prime(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
         """Take counts known from elsewhere (the persistent cache) for these messages."""

@@ -23,7 +23,6 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any, Literal
 
 from core.grouping import volley_starts
@@ -99,7 +98,7 @@ class Table:
         self.context = context
         self.caps = options.caps()
         counter = context.counter
-        self.prefix = [0, *accumulate(counter.count_all(messages))]
+        self.prefix = counter.running(messages)
         self.starts = volley_starts(messages)
         self.candidates = [n for n, i in enumerate(self.starts) if messages[i].is_human]
         self.candidate_of = {n: c for c, n in enumerate(self.candidates)}

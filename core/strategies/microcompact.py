@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import accumulate, groupby
+from itertools import groupby
 from typing import Any
 
 from core.model import Block, Message
@@ -175,7 +175,7 @@ class Replay:
         self.messages = messages
         self.options = options
         self.context = context
-        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.prefix = context.counter.running(messages)
         self.safe = len(messages)
         self.names: dict[str, str] = {}
         self.pending: deque[tuple[int, int]] = deque()  # clearable, oldest first

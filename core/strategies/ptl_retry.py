@@ -176,7 +176,7 @@ class Replay:
         self.messages = messages
         self.options = options
         self.context = context
-        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.prefix = context.counter.running(messages)
         self.starts = api_round_starts(messages)
         self.at_start = [self.prefix[i] for i in self.starts]  # tokens before each round
         self.marker_tokens = context.counter.count(marker())

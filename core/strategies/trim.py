@@ -154,7 +154,7 @@ class Replay:
         self.messages = messages
         self.options = options
         self.context = context
-        self.prefix = [0, *accumulate(context.counter.count_all(messages))]
+        self.prefix = context.counter.running(messages)
         self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
         self.safe = len(messages)
 
