@@ -24,6 +24,7 @@ from itertools import accumulate
 from typing import Any
 
 from core.grouping import api_round_starts
+from core.heap import collection_paused
 from core.model import Message, record
 from core.pairing import check, missing_results, unanswered_from
 from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
@@ -245,6 +246,7 @@ class _Segment:
         return tokens, len(request), Outcome.of(result, context)
 
 
+@collection_paused()
 def simulate(
     messages: Sequence[Message],
     policy: Policy,

@@ -6,11 +6,9 @@ line number; a file that is no transcript at all raises `LoadError` with the rea
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import itertools
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import yaml
 
 from core.formats import anthropic, claude_code, codex, openai_chat, plain
 from core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
+from core.heap import collection_paused
 from core.model import Diagnostic, Message, Session
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
@@ -36,7 +35,7 @@ def load(path: str | Path, request: int | None = None) -> Session:
     Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
     session never sits in memory as bytes, text, lines and records all at once."""
     try:
-        with open(path, "rb") as f, _gc_paused():
+        with open(path, "rb") as f, collection_paused(freeze=True):
             first = f.readline()
             kind = _streamable(first)
             if kind is None:
@@ -67,23 +66,6 @@ def _streamable(first_line: bytes) -> Any:
             if module.looks_like(value):
                 return module
     return None
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Parsing allocates millions of objects and frees none; the cyclic collector would
-    rescan the growing heap again and again for nothing. Afterwards the session moves to
-    the collector's permanent generation (`gc.freeze`): its messages hold no reference
-    cycles, so they are still freed when dropped, but every later full collection (a
-    strategy run allocates enough to trigger several) no longer walks them all."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def load_bytes(data: bytes, path: str | None = None, request: int | None = None) -> Session:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.heap import collection_paused
 from core.model import Message
 from core.strategies import hysteresis, microcompact, ptl_retry, trim
 from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Replay, Step, Unmodelled
@@ -38,6 +39,7 @@ REPLAYS: dict[str, Callable[[tuple[Message, ...], Any, Context], Replay]] = {
 }
 
 
+@collection_paused()
 def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult:
     """Run strategy `name`; `options` is its options object (or None for the defaults)."""
     if name not in STRATEGIES:
