@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.model import Message
 
@@ -17,6 +17,8 @@ class Window:
 
     context_window: int = DEFAULT_CONTEXT_WINDOW
     reserved_output: int = DEFAULT_RESERVED_OUTPUT
+    # a field, not a property: a replay asks for pressure hundreds of thousands of times
+    usable: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.context_window <= 0:
@@ -26,10 +28,7 @@ class Window:
                 f"reserved_output must be from 0 to {self.context_window - 1} "
                 f"(below context_window {self.context_window})"
             )
-
-    @property
-    def usable(self) -> int:
-        return self.context_window - self.reserved_output
+        object.__setattr__(self, "usable", self.context_window - self.reserved_output)
 
     def pressure(self, tokens: int) -> float:
         return tokens / self.usable

@@ -493,6 +493,8 @@ class Replay:
         self.options = options
         self.persisted = options.stage == "post-turn"
         self.safe = _hazard(messages, self.table)
+        table = self.table  # the messages before the first human one, if they open the session
+        self.prelude = table.span(0)[1] if table.starts and table.candidate_of.get(0) != 0 else 0
         self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
         self.stored_tokens = 0
         self.dropped: frozenset[Message] = frozenset()
@@ -515,10 +517,14 @@ class Replay:
     def compact(self, end: int) -> Outcome | None:
         t, kept = self.table, len(self.stored)
         volleys = t.volley_count(end)
-        prelude = t.span(0)[1] if t.starts and t.candidate_of.get(0) != 0 else 0
         # the first volley is no candidate: summaries, or what the third tier left of the prelude
-        opened = kept > 0 or len(self.dropped) < min(prelude, end)
+        opened = kept > 0 or len(self.dropped) < min(self.prelude, end)
         count = opened + bisect_left(t.candidates, volleys) - kept  # volleys of the request
+        tokens, messages = self.request(end)
+        if self.over is not None and self.over[0] == (count, opened) and tokens >= self.over[1]:
+            _, before, sent, was = self.over
+            added = tokens - before
+            return Outcome(was.tokens + added, was.messages + messages - sent, was.titles, was.steps)
 
         def pre_tail(protect: int) -> int:
             return kept + max(0, count - protect - opened)
@@ -529,11 +535,6 @@ class Replay:
                 return frozenset(), 0
             return _prelude_meta(t)
 
-        tokens, messages = self.request(end)
-        if self.over is not None and self.over[0] == (count, opened) and tokens >= self.over[1]:
-            _, before, sent, was = self.over
-            added = tokens - before
-            return Outcome(was.tokens + added, was.messages + messages - sent, was.titles, was.steps)
         plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
         if not plan.changed:
             return None
