@@ -146,9 +146,14 @@ def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
             return chunk(texts)
         if _POOL is None:
             _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="tokens")
-        size = -(-len(texts) // (4 * _THREADS))  # several chunks a thread, for balance
-        parts = _POOL.map(chunk, [texts[i : i + size] for i in range(0, len(texts), size)])
-        return [n for part in parts for n in part]
+        # Every n-th text to a chunk, not runs of neighbours: a batch's long texts often
+        # sit together (the counter puts unseen short texts first), and a chunk of them
+        # would leave the other threads idle while one encodes it.
+        n = 4 * _THREADS
+        out = [0] * len(texts)
+        for k, part in enumerate(_POOL.map(chunk, [texts[k::n] for k in range(n)])):
+            out[k::n] = part
+        return out
 
     return lengths
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.grouping import volley_starts
-from core.model import Block, Message
+from core.model import Block, Message, record
 from core.pressure import Window
 from core.strategies.base import (
     TITLES_KEPT,
@@ -192,7 +192,7 @@ class Table:
         return tuple(out)
 
 
-@dataclass(frozen=True)
+@record()  # a few for every request of a replay
 class _Phase:
     """A stretch of one run: `summarize` candidates first..last-1, reduce `protect`ion,
     `shrink` to a cap level, or `drop` meta messages."""
