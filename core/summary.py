@@ -140,3 +140,15 @@ def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Me
 @lru_cache(maxsize=8192)
 def _summarize(sources: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
     return text_message("user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources)
+
+
+def shrink(summary: Message, volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
+    """`summary` (of `volley`) rewritten within a smaller cap: an edit of it, so a diff
+    shows it rewritten rather than replaced. The same summary and cap give the same
+    message, so its token count is computed once."""
+    return _shrink(summary, tuple(volley), cap, session_id)
+
+
+@lru_cache(maxsize=16384)
+def _shrink(summary: Message, volley: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
+    return summary.with_blocks((Block("text", text=_summary_text(volley, cap, session_id)),))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.grouping import volley_starts
-from core.model import Block, Message, record
+from core.model import Message, record
 from core.pressure import Window
 from core.strategies.base import (
     TITLES_KEPT,
@@ -37,7 +37,7 @@ from core.strategies.base import (
     Steps,
     positive_int,
 )
-from core.summary import MIN_SUMMARY_CHARS, summarize, summary_text
+from core.summary import MIN_SUMMARY_CHARS, shrink, summarize
 from core.text import one_line
 
 NAME = "hysteresis"
@@ -109,7 +109,7 @@ class Table:
         self.changing = [0]  # candidates whose summary changes the token count
         self.summary_tokens: list[list[int]] = [[0] for _ in self.caps]  # per cap level
         self._summaries: list[list[Message]] = [[] for _ in self.caps]
-        self._requests: dict[int, str] = {}  # what each candidate's human asked, for titles
+        self._titles: dict[tuple[int, int], str] = {}  # by candidate and the number shown
 
     def span(self, n: int) -> tuple[int, int]:
         end = self.starts[n + 1] if n + 1 < len(self.starts) else len(self.messages)
@@ -139,11 +139,11 @@ class Table:
 
     def fill(self, upto: int, level: int = 0) -> None:
         """Make the prefix sums of candidates below `upto` (at cap `level`) available."""
+        sums = self.summary_tokens[level]
+        if len(sums) > upto:  # asked again on every request of a replay
+            return
         self._fill_raws(upto)
         counter = self.context.counter
-        sums = self.summary_tokens[level]
-        if len(sums) > upto:
-            return
         self.summary(upto - 1, level)
         counts = counter.count_all(self._summaries[level][len(sums) - 1 : upto])  # one batch
         for n in counts:
@@ -164,14 +164,16 @@ class Table:
             if level == 0:
                 made.append(summarize(self.raws[k], self.caps[0], self.context.session_id))
             else:
-                text = summary_text(self.raws[k], self.caps[level], self.context.session_id)
-                made.append(self.summary(k, level - 1).with_blocks((Block("text", text=text),)))
+                larger = self.summary(k, level - 1)
+                made.append(shrink(larger, self.raws[k], self.caps[level], self.context.session_id))
         return made[c]
 
     def title(self, c: int, number: int) -> str:
-        if c not in self._requests:
-            self._requests[c] = one_line(self.messages[self.starts[self.candidates[c]]].text, 40)
-        return f"Summarize volley {number}: “{self._requests[c]}”"
+        title = self._titles.get((c, number))
+        if title is None:  # a replay asks for the same few titles request after request
+            request = one_line(self.messages[self.starts[self.candidates[c]]].text, 40)
+            title = self._titles[c, number] = f"Summarize volley {number}: “{request}”"
+        return title
 
     def build(
         self, end: int, summary: Callable[[int], Message | None], dropped: frozenset[Message]
