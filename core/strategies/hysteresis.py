@@ -69,7 +69,9 @@ class HysteresisOptions:
 
     def tier(self, pressure: float) -> int:
         """0 below the lowest threshold, else 1, 2 or 3."""
-        return sum(pressure * 100 >= t for t in self.thresholds)
+        percent = pressure * 100
+        low, middle, high = self.thresholds
+        return (percent >= low) + (percent >= middle) + (percent >= high)
 
     def caps(self) -> list[int]:
         """The summary cap, then each shrink of it (x0.7) down to the floor."""
@@ -344,11 +346,11 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
         )
     elif not plan.candidates:
         steps.add("No candidates", "Every older volley is a summary or protected.", messages)
-    for title, explanation, tokens, state in _expand(plan, table, lambda c: table.candidates[c]):
+    for title, phase, tokens, state in _expand(plan, table, lambda c: table.candidates[c]):
         done, level, dropped = state
         steps.add_planned(
             title,
-            explanation(),
+            _explanation(plan, table, phase, state),
             lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
                 end, lambda c: table.summary(c, level) if c < done else None, dropped
             ),
@@ -404,54 +406,46 @@ _State = tuple[int, int, frozenset[Message]]  # candidates summarized, cap level
 
 def _expand(
     plan: _Plan, table: Table, number: Callable[[int], int]
-) -> Iterator[tuple[str, Callable[[], str], int, _State]]:
-    """Each step of a planned run: title, explanation (made when asked: a replay only
-    wants titles), tokens after, state after."""
+) -> Iterator[tuple[str, _Phase, int, _State]]:
+    """Each step of a planned run: title, the phase it is part of, tokens after, state
+    after. A replay only wants the titles: `_explanation` writes the rest for `run`."""
     tokens, level, dropped = plan.tokens_before, 0, frozenset[Message]()
     done = plan.lo
     for phase in plan.phases:
         if phase.kind == "summarize":
             for c in range(phase.first, phase.last):
                 tokens -= _saved(table, c, c + 1)
-                done = c + 1
-                yield (
-                    table.title(c, number(c)),
-                    lambda c=c, why=phase.why: (  # type: ignore[misc]
-                        f"{why or plan.reason(table.context.window)} "
-                        f"{len(table.raws[c])} messages become one summary of "
-                        f"{len(table.summary(c, 0).text)} characters."
-                    ),
-                    tokens,
-                    (done, level, dropped),
-                )
+                yield table.title(c, number(c)), phase, tokens, (c + 1, level, dropped)
+            done = phase.last
         elif phase.kind == "protect":
-            yield (
-                "Reduce tail protection to 1 volley",
-                lambda: "Still above the target at the highest tier: only the latest volley stays protected.",
-                tokens,
-                (done, level, dropped),
-            )
+            yield "Reduce tail protection to 1 volley", phase, tokens, (done, level, dropped)
         elif phase.kind == "shrink":
             level = phase.level
             tokens += _shrunk(table, level, plan.lo, done)
-            yield (
-                f"Shrink summaries to {table.caps[level]} characters",
-                lambda: (
-                    f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
-                    f"of its budget (never below {MIN_SUMMARY_CHARS})."
-                ),
-                tokens,
-                (done, level, dropped),
-            )
+            yield f"Shrink summaries to {table.caps[level]} characters", phase, tokens, (done, level, dropped)
         else:
             dropped = phase.dropped
             tokens -= phase.dropped_tokens
-            yield (
-                f"Drop {len(dropped)} injected meta message{'s' if len(dropped) != 1 else ''}",
-                lambda: "Non-essential injections go last, when nothing else brings pressure down.",
-                tokens,
-                (done, level, dropped),
-            )
+            title = f"Drop {len(dropped)} injected meta message{'s' if len(dropped) != 1 else ''}"
+            yield title, phase, tokens, (done, level, dropped)
+
+
+def _explanation(plan: _Plan, table: Table, phase: _Phase, state: _State) -> str:
+    """Why a step of `_expand` was taken."""
+    if phase.kind == "summarize":
+        c = state[0] - 1
+        return (
+            f"{phase.why or plan.reason(table.context.window)} {len(table.raws[c])} messages "
+            f"become one summary of {len(table.summary(c, 0).text)} characters."
+        )
+    if phase.kind == "protect":
+        return "Still above the target at the highest tier: only the latest volley stays protected."
+    if phase.kind == "shrink":
+        return (
+            f"Still above the target: every summary of this run is rewritten at ×{SHRINK} "
+            f"of its budget (never below {MIN_SUMMARY_CHARS})."
+        )
+    return "Non-essential injections go last, when nothing else brings pressure down."
 
 
 def _hazard(messages: Sequence[Message], table: Table) -> int:
