@@ -25,6 +25,7 @@ TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
 SHORT_TEXT = 512
 DEFAULT_TOKENIZER = "cl100k_base"
 FLAT_MEDIA_TOKENS = 2000
+_MEDIA = ("image", "document")
 
 # Where tiktoken keeps o200k_base once it has downloaded it; we only read it from there.
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -125,7 +126,10 @@ class TokenCounter:
         return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
 
     def _media(self, message: Message) -> int:
-        return self.media_tokens * sum(b.type in ("image", "document") for b in message.blocks)
+        blocks = message.blocks
+        if len(blocks) == 1:  # most messages: no generator to make, for every count
+            return self.media_tokens if blocks[0].type in _MEDIA else 0
+        return self.media_tokens * sum(b.type in _MEDIA for b in blocks)
 
 
 _THREADS = max(2, min(4, os.cpu_count() or 2))
