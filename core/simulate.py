@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import accumulate
 from typing import Any
 
@@ -178,25 +178,17 @@ class _Segment:
         self.policy = policy
         self.context = context
         self.prefix = context.counter.running(messages)
-        self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
         self.replay: Replay | None = None
         self.safe = -1
         self.dangling = 0  # tokens of the missing results repair appends to the last request
-        if policy.strategy is not None and incremental:
-            self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
-            problems = [p for p in check(messages) if p.kind != "first_not_user"]
-            last = unanswered_from(messages)
-            cut_off = [p for p in problems if p.index >= last]
-            if cut_off and all(p.kind == "missing_result" for p in cut_off):
-                ids = [p.tool_use_id or "" for p in cut_off]
-                self.dangling = context.counter.count(missing_results(ids))
-                problems = [p for p in problems if p.index < last]
-            # one message object twice (never read from a transcript) defeats identity
-            repeat = len(messages)
-            if len(set(messages)) != repeat:  # rare: find the first repeat only then
-                first: dict[Message, int] = {}
-                repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
-            self.safe = min([self.replay.safe, repeat, *(p.index for p in problems)])
+        self.humans: list[int] = []
+        if policy.strategy is not None:
+            limit, cut_off, self.humans = _facts(messages)
+            if incremental:
+                self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
+                self.safe = min(self.replay.safe, limit)
+                if cut_off:
+                    self.dangling = context.counter.count(missing_results(cut_off))
         self.history: list[Message] | None = None  # stored by a persisted policy under `run`
         self.done = 0
 
@@ -244,6 +236,29 @@ class _Segment:
         if policy.persisted:
             self.history = list(result.messages)
         return tokens, len(request), Outcome.of(result, context)
+
+
+@lru_cache(maxsize=1)
+def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...], list[int]]:
+    """What every replay of a segment needs of it, whatever the policy: where the
+    replays stop modelling it (its first pairing problem, or a message object given
+    twice, which defeats identity), the calls at its very end that nothing answers yet
+    (a session cut off mid-tool: repair appends their results to the last request,
+    which is modelled), and the human messages before each index. A session is
+    replayed again after every change of an option: the last segment's are kept."""
+    problems = [p for p in check(messages) if p.kind != "first_not_user"]
+    last = unanswered_from(messages)
+    cut_off = [p for p in problems if p.index >= last]
+    ids: tuple[str, ...] = ()
+    if cut_off and all(p.kind == "missing_result" for p in cut_off):
+        ids = tuple(p.tool_use_id or "" for p in cut_off)
+        problems = [p for p in problems if p.index < last]
+    repeat = len(messages)
+    if len(set(messages)) != repeat:  # rare: find the first repeat only then
+        first: dict[Message, int] = {}
+        repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
+    humans = [0, *accumulate(int(m.is_human) for m in messages)]
+    return min([repeat, *(p.index for p in problems)]), ids, humans
 
 
 @collection_paused()
