@@ -9,7 +9,7 @@ runs only after an idle gap since the last assistant message.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
@@ -75,27 +75,22 @@ def idle_minutes(messages: Sequence[Message], now: str | None, end: int | None =
     return (finish - start).total_seconds() / 60
 
 
-def _names(messages: Iterable[Message], into: dict[str, str]) -> dict[str, str]:
-    """Tool names by call id."""
-    for m in messages:
-        for b in m.blocks:
-            if b.type == "tool_use" and b.id is not None:
-                into[b.id] = b.name or ""
-    return into
-
-
 def _clearable(
     messages: Sequence[Message], start: int, end: int, names: dict[str, str], options: MicrocompactOptions
 ) -> list[tuple[int, int]]:
-    """(message, block) of each result of a clearable tool not yet cleared in messages[start:end]."""
-    return [
-        (i, j)
-        for i in range(start, end)
-        for j, b in enumerate(messages[i].blocks)
-        if b.type == "tool_result"
-        and names.get(b.tool_use_id or "") in options.clearable_tools
-        and b.text != CLEARED_TEXT
-    ]
+    """(message, block) of each result of a clearable tool not yet cleared in
+    messages[start:end]. `names` (tool names by call id, of the messages before `start`)
+    takes those of the calls in the range. One walk over the blocks gathers both; a
+    result is judged after it, so a call later in the range still names it."""
+    results: list[tuple[int, int, str]] = []
+    for i in range(start, end):
+        for j, b in enumerate(messages[i].blocks):
+            if b.type == "tool_use" and b.id is not None:
+                names[b.id] = b.name or ""
+            elif b.type == "tool_result" and b.text != CLEARED_TEXT:
+                results.append((i, j, b.tool_use_id or ""))
+    clearable = options.clearable_tools
+    return [(i, j) for i, j, tid in results if names.get(tid) in clearable]
 
 
 def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
@@ -120,7 +115,7 @@ def _title(cleared: int) -> str:
 
 def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
-    clearable = _clearable(messages, 0, len(messages), _names(messages, {}), options)
+    clearable = _clearable(messages, 0, len(messages), {}, options)
     old = clearable[: max(0, len(clearable) - options.keep_recent)]
     idle = idle_minutes(messages, options.now)
     steps = Steps(messages, context)
@@ -191,8 +186,7 @@ class Replay:
         return tuple(edited.get(i, m) for i, m in enumerate(self.messages[:end]))
 
     def compact(self, end: int) -> Outcome | None:
-        new = self.messages[self.seen : end]
-        self.pending += _clearable(self.messages, self.seen, end, _names(new, self.names), self.options)
+        self.pending += _clearable(self.messages, self.seen, end, self.names, self.options)
         self.seen = end
         old = len(self.pending) - self.options.keep_recent
         if old <= 0:
