@@ -65,8 +65,12 @@ class TokenCounter:
 
     def count(self, message: Message) -> int:
         cached = self._cache.get(message)
-        if cached is None:  # one message (an edit a replay just made): no batch to plan
-            cached = self._cache[message] = self._count_batch([message])[0]
+        if cached is None:  # one message: an edit a replay just made, most often
+            text = message.text
+            known = self._short.get(text) if len(text) <= SHORT_TEXT and self.exact else None
+            # a short text seen before (a cleared result, a summary) needs no batch planned
+            n = known + self._media(message) if known is not None else self._count_batch([message])[0]
+            cached = self._cache[message] = n
         return cached
 
     def total(self, messages: Iterable[Message]) -> int:
