@@ -239,6 +239,14 @@ class _Segment:
 
 
 @lru_cache(maxsize=1)
+def _rounds(messages: tuple[Message, ...]) -> tuple[list[int], list[int]]:
+    """Where each API round of a session ends, and its compact boundaries: kept for the
+    next replay of the same session, like `_facts`."""
+    ends = [*api_round_starts(messages)[1:], len(messages)]
+    return ends, [i for i, m in enumerate(messages) if m.is_compact_boundary]
+
+
+@lru_cache(maxsize=1)
 def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...], list[int]]:
     """What every replay of a segment needs of it, whatever the policy: where the
     replays stop modelling it (its first pairing problem, or a message object given
@@ -276,8 +284,7 @@ def simulate(
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
     persisted one then compacts only at those points."""
     messages = tuple(messages)
-    ends = [*api_round_starts(messages)[1:], len(messages)]
-    boundaries = [i for i, m in enumerate(messages) if m.is_compact_boundary]
+    ends, boundaries = _rounds(messages)
     numbered = list(enumerate(ends, start=1))
     if every > 1:
         numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
