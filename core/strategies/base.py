@@ -160,12 +160,17 @@ class Steps:
         self.context = context
         start = tuple(messages)
         self._latest: Callable[[], tuple[Message, ...]] = lambda: start
-        self._tokens = context.tokens(start)
+        self.start_tokens = self._tokens = context.tokens(start)
         self.steps: list[Step] = []
 
     @property
     def current(self) -> tuple[Message, ...]:
         return self._latest()
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the current messages, known without counting them again."""
+        return self._tokens
 
     def add(self, title: str, explanation: str, after: Sequence[Message]) -> None:
         frozen = tuple(after)

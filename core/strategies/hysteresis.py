@@ -357,7 +357,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
             tokens,
         )
     final = tuple(steps.repair_pairing())
-    after_tokens = context.tokens(final)
+    after_tokens = steps.tokens
     over_budget = after_tokens > context.window.usable
     if over_budget:
         steps.add(

@@ -155,8 +155,8 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
         "keep_recent": options.keep_recent,
         "messages_before": len(messages),
         "messages_after": len(final),
-        "tokens_before": context.tokens(messages),
-        "tokens_after": context.tokens(final),
+        "tokens_before": steps.start_tokens,
+        "tokens_after": steps.tokens,
     }
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
