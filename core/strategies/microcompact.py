@@ -9,10 +9,9 @@ runs only after an idle gap since the last assistant message.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import groupby
 from typing import Any
 
 from core.model import Block, Message
@@ -99,14 +98,21 @@ def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
     return "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
 
 
-def _cleared(message: Message, blocks: set[int]) -> Message:
+def _cleared(message: Message, blocks: list[int]) -> Message:
     """The message with those result blocks' content cleared."""
-    return message.with_blocks(
-        tuple(
-            Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error) if j in blocks else b
-            for j, b in enumerate(message.blocks)
-        )
-    )
+    edited = list(message.blocks)
+    for j in blocks:
+        b = edited[j]
+        edited[j] = Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error)
+    return message.with_blocks(tuple(edited))
+
+
+def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    """(message, block) positions as the blocks of each message, in order."""
+    grouped: dict[int, list[int]] = {}
+    for i, j in positions:
+        grouped.setdefault(i, []).append(j)
+    return grouped
 
 
 def _title(cleared: int) -> str:
@@ -136,8 +142,8 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
         )
     else:
         after = list(messages)
-        for i, blocks in groupby(old, key=lambda ij: ij[0]):
-            after[i] = _cleared(messages[i], {j for _, j in blocks})
+        for i, blocks in _by_message(old).items():
+            after[i] = _cleared(messages[i], blocks)
         steps.add(
             _title(len(old)),
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
@@ -198,9 +204,9 @@ class Replay:
         counter = self.context.counter
         before = self.delta
         clearing = [self.pending.popleft() for _ in range(old)]
-        for i, blocks in groupby(clearing, key=lambda ij: ij[0]):
+        for i, blocks in _by_message(clearing).items():
             current = self.edited.get(i, self.messages[i])
-            self.edited[i] = _cleared(current, {j for _, j in blocks})
+            self.edited[i] = _cleared(current, blocks)
             self.delta += counter.count(self.edited[i]) - counter.count(current)
         changed = self.delta != before
         tokens = self.prefix[end] + self.delta
