@@ -500,6 +500,7 @@ class Replay:
         # the target, go on": a later request over the same volleys with more tokens
         # makes the same choices, so its outcome is this one shifted by the tokens added.
         self.over: tuple[tuple[int, bool], int, int, Outcome] | None = None
+        self.leading: dict[tuple[int, int], tuple[str, ...]] = {}  # `_titles` by start and numbering
 
     def request(self, end: int) -> tuple[int, int]:
         t, kept = self.table, len(self.stored)
@@ -509,6 +510,27 @@ class Replay:
     def history(self, end: int) -> tuple[Message, ...]:
         stored = self.stored
         return self.table.build(end, lambda c: stored[c] if c < len(stored) else None, self.dropped)
+
+    def _titles(self, plan: _Plan, shift: int) -> tuple[str, ...]:
+        """The first TITLES_KEPT steps of `plan` that change the token count, candidate c
+        numbered c + `shift`. When its first phase summarizes that many such candidates,
+        they depend only on where it starts: kept, as the next requests start there too."""
+        t, first = self.table, plan.phases[0]
+        key = (first.first, shift)
+        alone = first.kind == "summarize" and t.changing[first.last] - t.changing[first.first] >= TITLES_KEPT
+        if alone and key in self.leading:
+            return self.leading[key]
+        titles: list[str] = []
+        before = plan.tokens_before
+        for title, _, after, _ in _expand(plan, t, lambda c: c + shift):
+            if after != before:
+                titles.append(title)
+            before = after
+            if len(titles) == TITLES_KEPT:
+                break
+        if alone:
+            self.leading[key] = tuple(titles)
+        return tuple(titles)
 
     def compact(self, end: int) -> Outcome | None:
         t, kept = self.table, len(self.stored)
@@ -534,14 +556,7 @@ class Replay:
         plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
         if not plan.changed:
             return None
-        titles: list[str] = []
-        before = tokens
-        for title, _, after, _ in _expand(plan, t, lambda c: opened + c - kept):
-            if after != before:
-                titles.append(title)
-            before = after
-            if len(titles) == TITLES_KEPT:
-                break
+        titles = self._titles(plan, opened - kept)
         summarized = plan.done - kept
         after_messages = (
             messages - (t.raw_messages[plan.done] - t.raw_messages[kept]) + summarized - len(plan.dropped)
@@ -553,7 +568,7 @@ class Replay:
             self.stored_tokens += sums[plan.done] - sums[kept]
             self.dropped |= plan.dropped
             self.dropped_tokens += sum(p.dropped_tokens for p in plan.phases if p.kind == "drop")
-        outcome = Outcome(plan.tokens, after_messages, tuple(titles), _changing(plan, t))
+        outcome = Outcome(plan.tokens, after_messages, titles, _changing(plan, t))
         window = t.context.window
         if not self.persisted and plan.tier == 3 and window.pressure(plan.tokens) > self.options.target / 100:
             self.over = ((count, opened), tokens, messages, outcome)
