@@ -6,6 +6,7 @@ import itertools
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.model import Message, shared_ends
 
@@ -53,6 +54,14 @@ def api_rounds(messages: Sequence[Message], tokens: Sequence[int] | None = None)
     """Claude Code's groupMessagesByApiRound: ids A, B, A give three rounds; tool results
     stay with the assistant message they answer; dangling tool uses stay where they are."""
     return _spans(api_round_starts(messages), len(messages), tokens)
+
+
+@lru_cache(maxsize=1)
+def humans_before(messages: tuple[Message, ...]) -> list[int]:
+    """[i] is how many human messages come before messages[i] (the last entry: all of
+    them), the turn count trim triggers on. Kept for the last segment asked about:
+    a replay and trim's incremental form both ask for it."""
+    return [0, *itertools.accumulate(int(m.is_human) for m in messages)]
 
 
 def volley_starts(messages: Sequence[Message]) -> list[int]:

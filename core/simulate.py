@@ -20,10 +20,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import accumulate
 from typing import Any
 
-from core.grouping import api_round_starts
+from core.grouping import api_round_starts, humans_before
 from core.heap import collection_paused
 from core.model import Message, record
 from core.pairing import check, missing_results, unanswered_from
@@ -183,7 +182,8 @@ class _Segment:
         self.dangling = 0  # tokens of the missing results repair appends to the last request
         self.humans: list[int] = []
         if policy.strategy is not None:
-            limit, cut_off, self.humans = _facts(messages)
+            self.humans = humans_before(messages)
+            limit, cut_off = _facts(messages)
             if incremental:
                 self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
                 self.safe = min(self.replay.safe, limit)
@@ -247,13 +247,13 @@ def _rounds(messages: tuple[Message, ...]) -> tuple[list[int], list[int]]:
 
 
 @lru_cache(maxsize=1)
-def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...], list[int]]:
+def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...]]:
     """What every replay of a segment needs of it, whatever the policy: where the
     replays stop modelling it (its first pairing problem, or a message object given
     twice, which defeats identity), the calls at its very end that nothing answers yet
     (a session cut off mid-tool: repair appends their results to the last request,
-    which is modelled), and the human messages before each index. A session is
-    replayed again after every change of an option: the last segment's are kept."""
+    which is modelled). A session is replayed again after every change of an option:
+    the last segment's are kept."""
     problems = [p for p in check(messages) if p.kind != "first_not_user"]
     last = unanswered_from(messages)
     cut_off = [p for p in problems if p.index >= last]
@@ -265,8 +265,7 @@ def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...], list[in
     if len(set(messages)) != repeat:  # rare: find the first repeat only then
         first: dict[Message, int] = {}
         repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
-    humans = [0, *accumulate(int(m.is_human) for m in messages)]
-    return min([repeat, *(p.index for p in problems)]), ids, humans
+    return min([repeat, *(p.index for p in problems)]), ids
 
 
 @collection_paused()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
 
+from core.grouping import humans_before
 from core.model import Message
 from core.strategies.base import (
     CompactionResult,
@@ -155,7 +155,7 @@ class Replay:
         self.options = options
         self.context = context
         self.prefix = context.counter.running(messages)
-        self.humans = [0, *accumulate(int(m.is_human) for m in messages)]
+        self.humans = humans_before(messages)
         self.safe = len(messages)
 
     def request(self, end: int) -> tuple[int, int]:
