@@ -117,16 +117,12 @@ class TokenCounter:
         else:
             texts = [m.text for m in batch]
             short = self._short
-            todo = [t for t in texts if len(t) > SHORT_TEXT or t not in short]
-            if todo:  # else every text is a short one seen before: a replay's edits, mostly
-                todo = list(dict.fromkeys(t for t in todo if len(t) <= SHORT_TEXT)) + [
-                    t for t in todo if len(t) > SHORT_TEXT
-                ]
-                known = dict(zip(todo, self._encode_lengths(todo), strict=True))
-                short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
-                counts = [known[t] if t in known else short[t] for t in texts]
-            else:
-                counts = [short[t] for t in texts]
+            todo = [t for t in texts if len(t) > SHORT_TEXT]
+            todo += dict.fromkeys(t for t in texts if len(t) <= SHORT_TEXT and t not in short)
+            # none: every text is a short one seen before (a replay's edits, mostly)
+            known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
+            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
+            counts = [known[t] if t in known else short[t] for t in texts]
         return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
 
     def _media(self, message: Message) -> int:
@@ -155,8 +151,8 @@ def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="tokens")
         # Every n-th text to a chunk, not runs of neighbours: a batch's long texts often
-        # sit together (the counter puts unseen short texts first), and a chunk of them
-        # would leave the other threads idle while one encodes it.
+        # sit together (the counter puts them before the unseen short ones), and a chunk
+        # of them would leave the other threads idle while one encodes it.
         n = 4 * _THREADS
         out = [0] * len(texts)
         for k, part in enumerate(_POOL.map(chunk, [texts[k::n] for k in range(n)])):
