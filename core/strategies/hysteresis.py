@@ -104,6 +104,8 @@ class Table:
         self.starts = volley_starts(messages)
         self.candidates = [n for n, i in enumerate(self.starts) if messages[i].is_human]
         self.candidate_of = {n: c for c, n in enumerate(self.candidates)}
+        # where the prelude (the volley before the first human message) ends; 0: none
+        self.prelude = self.span(0)[1] if self.starts and self.candidate_of.get(0) != 0 else 0
         self.raws: list[tuple[Message, ...]] = []
         self.raw_tokens = [0]  # prefix sums over candidates
         self.raw_messages = [0]
@@ -394,10 +396,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
 def _prelude_meta(table: Table) -> tuple[frozenset[Message], int]:
     """The meta messages of the volley before the first human message: once every
     candidate is summarized, the only volley before the tail that still has any."""
-    if table.candidate_of.get(0) == 0:
-        return frozenset(), 0
-    start, stop = table.span(0)
-    found = [m for m in table.messages[start:stop] if _droppable(m)]
+    found = [m for m in table.messages[: table.prelude] if _droppable(m)]
     return frozenset(found), sum(table.context.counter.count_all(found))
 
 
@@ -489,8 +488,6 @@ class Replay:
         self.options = options
         self.persisted = options.stage == "post-turn"
         self.safe = _hazard(messages, self.table)
-        table = self.table  # the messages before the first human one, if they open the session
-        self.prelude = table.span(0)[1] if table.starts and table.candidate_of.get(0) != 0 else 0
         self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
         self.stored_tokens = 0
         self.dropped: frozenset[Message] = frozenset()
@@ -536,7 +533,7 @@ class Replay:
         t, kept = self.table, len(self.stored)
         volleys = t.volley_count(end)
         # the first volley is no candidate: summaries, or what the third tier left of the prelude
-        opened = kept > 0 or len(self.dropped) < min(self.prelude, end)
+        opened = kept > 0 or len(self.dropped) < min(t.prelude, end)
         count = opened + bisect_left(t.candidates, volleys) - kept  # volleys of the request
         tokens, messages = self.request(end)
         if self.over is not None and self.over[0] == (count, opened) and tokens >= self.over[1]:
