@@ -161,8 +161,8 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
         "limit": limit,
         "messages_before": len(messages),
         "messages_after": len(final) if final is not None else 0,
-        "tokens_before": context.tokens(messages),
-        "tokens_after": context.tokens(final) if final is not None else 0,
+        "tokens_before": steps.start_tokens,
+        "tokens_after": steps.tokens if final is not None else 0,
         "request_tokens_after": request_tokens(final) if final is not None else None,
     }
     return CompactionResult(NAME, final, stats, tuple(steps.steps))

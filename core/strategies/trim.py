@@ -49,12 +49,12 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     messages = tuple(messages)
     k = options.keep_recent_turns
     turn = options.turn if options.turn is not None else sum(m.is_human for m in messages) + 1
-    tokens_before = context.tokens(messages)
+    steps = Steps(messages, context)
+    tokens_before = steps.start_tokens
 
     reason = _reason(options, turn, tokens_before)
     first_is_user = bool(messages) and messages[0].role == "user"
     minimum = 2 * k + (1 if options.keep_initial_user and first_is_user else 0)
-    steps = Steps(messages, context)
     stats: dict[str, Any] = {
         "enabled": True,
         "triggered": False,
@@ -77,7 +77,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
         final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
         if final != messages:
-            stats.update(messages_after=len(final), estimated_tokens_after=context.tokens(final))
+            stats.update(messages_after=len(final), estimated_tokens_after=steps.tokens)
         return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
     keep_first = options.keep_initial_user and first_is_user
@@ -101,7 +101,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
             "triggered": True,
             "reason": reason,
             "messages_after": len(final),
-            "estimated_tokens_after": context.tokens(final),
+            "estimated_tokens_after": steps.tokens,
             "kept_initial_user?": keep_first,
             "over_budget?": options.trigger_tokens is not None
             and any(context.counter.count(m) > options.trigger_tokens for m in final),
