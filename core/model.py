@@ -56,7 +56,8 @@ class Block:
 
     @staticmethod
     def tool_result(tool_use_id: str, text: str, is_error: bool = False) -> Block:
-        return Block("tool_result", text=text, tool_use_id=tool_use_id, is_error=is_error)
+        # in field order: keywords cost more, and edits make these by the ten thousand
+        return Block("tool_result", text, None, None, None, tool_use_id, is_error)
 
     @property
     def input(self) -> Any:
@@ -130,9 +131,11 @@ class Message:
         # A tool result answers tool calls and a summary was written by a compaction:
         # neither was typed by a person, so neither opens a volley.
         human = self.role == "user" and not self.is_meta and not tool_result and not summary
-        object.__setattr__(self, "is_tool_result", tool_result)
-        object.__setattr__(self, "is_summary_item", summary)
-        object.__setattr__(self, "is_human", human)
+        # set directly (a record is not frozen at run time), at a tenth of the cost of
+        # object.__setattr__, for every message loaded or edited
+        self.is_tool_result = tool_result  # type: ignore[misc]
+        self.is_summary_item = summary  # type: ignore[misc]
+        self.is_human = human  # type: ignore[misc]
 
     @property
     def text(self) -> str:
@@ -174,24 +177,24 @@ class Message:
 
     def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
         """An edited copy that remembers it stands for this message."""
-        # Spelled out: dataclasses.replace costs several times more, and strategies make
-        # tens of thousands of these on a large session.
+        # Spelled out, in field order: dataclasses.replace costs several times more, and
+        # keywords a third more, and strategies make tens of thousands of these.
         return Message(
-            role=self.role,
-            blocks=blocks,
-            id=self.id,
-            line=self.line,
-            uuid=self.uuid,
-            parent_uuid=self.parent_uuid,
-            request_id=self.request_id,
-            timestamp=self.timestamp,
-            is_meta=self.is_meta,
-            is_sidechain=self.is_sidechain,
-            is_compact_summary=self.is_compact_summary,
-            is_compact_boundary=self.is_compact_boundary,
-            is_synthetic=self.is_synthetic,
-            usage=self.usage,
-            replaces=(self,),
+            self.role,
+            blocks,
+            self.id,
+            self.line,
+            self.uuid,
+            self.parent_uuid,
+            self.request_id,
+            self.timestamp,
+            self.is_meta,
+            self.is_sidechain,
+            self.is_compact_summary,
+            self.is_compact_boundary,
+            self.is_synthetic,
+            self.usage,
+            (self,),
         )
 
 
