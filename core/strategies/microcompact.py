@@ -9,13 +9,14 @@ runs only after an idle gap since the last assistant message.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from core.model import Block, Message
 from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Steps, positive_int
+from core.tokens import TokenCounter
 
 NAME = "microcompact"
 CLEARED_TEXT = "[Old tool result content cleared]"
@@ -107,12 +108,22 @@ def _cleared(message: Message, blocks: list[int]) -> Message:
     return message.with_blocks(tuple(edited))
 
 
-def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
-    """(message, block) positions as the blocks of each message, in order."""
+def _clear(
+    current: Callable[[int], Message], positions: Iterable[tuple[int, int]], counter: TokenCounter
+) -> tuple[dict[int, Message], int]:
+    """The messages holding the results at (message, block) `positions` with those
+    cleared, by index, and the tokens that changes (negative: saved). The counts come
+    from the edited messages alone, not from counting the whole request again."""
     grouped: dict[int, list[int]] = {}
     for i, j in positions:
         grouped.setdefault(i, []).append(j)
-    return grouped
+    edited: dict[int, Message] = {}
+    delta = 0
+    for i, blocks in grouped.items():
+        was = current(i)
+        edited[i] = now = _cleared(was, blocks)
+        delta += counter.count(now) - counter.count(was)
+    return edited, delta
 
 
 def _title(cleared: int) -> str:
@@ -141,14 +152,17 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
             messages,
         )
     else:
+        edited, delta = _clear(messages.__getitem__, old, context.counter)
         after = list(messages)
-        for i, blocks in _by_message(old).items():
-            after[i] = _cleared(messages[i], blocks)
-        steps.add(
+        for i, message in edited.items():
+            after[i] = message
+        cleared = tuple(after)
+        steps.add_planned(
             _title(len(old)),
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
             f"{min(options.keep_recent, len(clearable))} most recent intact.",
-            after,
+            lambda: cleared,
+            steps.tokens + delta,
         )
     final = steps.repair_pairing()
     stats: dict[str, Any] = {
@@ -201,13 +215,10 @@ class Replay:
             idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
             if _reason(idle, self.options) is None:
                 return None
-        counter = self.context.counter
-        before = self.delta
         clearing = [self.pending.popleft() for _ in range(old)]
-        for i, blocks in _by_message(clearing).items():
-            current = self.edited.get(i, self.messages[i])
-            self.edited[i] = _cleared(current, blocks)
-            self.delta += counter.count(self.edited[i]) - counter.count(current)
-        changed = self.delta != before
+        edited, delta = _clear(lambda i: self.edited.get(i, self.messages[i]), clearing, self.context.counter)
+        self.edited.update(edited)
+        self.delta += delta
+        changed = delta != 0
         tokens = self.prefix[end] + self.delta
         return Outcome(tokens, end, (_title(old),) if changed else (), int(changed))
