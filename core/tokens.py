@@ -87,7 +87,7 @@ class TokenCounter:
             return [self._cache[m] for m in messages]  # the usual case: all seen before
         except KeyError:
             pass
-        todo = [m for m in dict.fromkeys(messages) if m not in self._cache]
+        todo = list(dict.fromkeys(m for m in messages if m not in self._cache))
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             for message, n in zip(batch, self._count_batch(batch), strict=True):

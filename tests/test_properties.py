@@ -123,11 +123,14 @@ def test_every_strategy_emits_a_valid_request_deterministically(
 ) -> None:
     name = NAMES[type(opts)]
     before = snapshot(msgs)
-    first = run(name, msgs, opts, context(window))
+    ctx = context(window)
+    first = run(name, msgs, opts, ctx)
     second = run(name, msgs, opts, context(window))
     assert snapshot(msgs) == before
     assert shape(first.messages) == shape(second.messages)
     assert first.stats == second.stats
+    for step in first.steps:  # strategies work out a step's tokens rather than count them
+        assert (step.tokens_before, step.tokens_after) == (ctx.tokens(step.before), ctx.tokens(step.messages))
     assert set(first.stats) == set(run(name, msgs[:1], opts, context(window)).stats)
     if first.messages:
         assert check(first.messages) == []

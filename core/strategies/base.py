@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from core.diff import Diff, diff
-from core.model import Message, record
+from core.model import Message, record, shared_ends
 from core.pairing import check, repair
 from core.pressure import Window
 from core.tokens import TokenCounter, make_counter
@@ -202,10 +202,17 @@ class Steps:
         if fixable:
             kinds = Counter(p.kind.replace("_", " ") for p in fixable)
             what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
-            self.add(
+            repaired = tuple(repair(current, problems))
+            # only what lies between the shared ends changed: most often one message
+            # added near the end of a long request, not worth counting the request again
+            head, tail = shared_ends(current, repaired)
+            added, removed = repaired[head : len(repaired) - tail], current[head : len(current) - tail]
+            delta = self.context.tokens(added) - self.context.tokens(removed)
+            self.add_planned(
                 REPAIR_TITLE,
                 f"The request would be invalid ({what}); repaired as Claude Code does before sending.",
-                repair(current, problems),
+                lambda: repaired,
+                self._tokens + delta,
             )
         return self.current
 

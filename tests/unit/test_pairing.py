@@ -1,5 +1,7 @@
 from core.model import Block, Message
 from core.pairing import INTERRUPTED_TEXT, MISSING_RESULT_TEXT, ORPHAN_TEXT, check, repair
+from core.strategies.base import REPAIR_TITLE, Context, Steps
+from core.tokens import chars4
 from tests.helpers import a, call, result, snapshot, u
 
 
@@ -75,3 +77,23 @@ def test_repair_never_changes_its_input() -> None:
     before = snapshot(msgs)
     repair(msgs)
     assert snapshot(msgs) == before
+
+
+def test_a_repair_step_works_out_the_tokens_of_what_it_edited_and_added() -> None:
+    msgs = [
+        u("start"),
+        call("t1", id="A"),
+        u("typed instead"),
+        a("ok", id="B"),
+        u("more"),
+        call("t2", id="C"),
+    ]
+    ctx = Context()  # chars/4
+    steps = Steps(msgs, ctx)
+    fixed = steps.repair_pairing()
+    [step] = steps.steps
+    assert step.title == REPAIR_TITLE
+    # the user message after t1 gains its missing result; a message answers t2 at the end
+    edited = chars4(len(f"{MISSING_RESULT_TEXT}\n{'typed instead'}")) - chars4(len("typed instead"))
+    assert step.tokens_after == ctx.tokens(msgs) + edited + chars4(len(MISSING_RESULT_TEXT))
+    assert step.tokens_after == ctx.tokens(fixed)
