@@ -12,9 +12,9 @@ The whole text stays within the per-volley cap: bullets are shortened, then left
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 from core.model import SUMMARY_PREFIX, Block, Message, text_message
 from core.text import one_line
@@ -65,29 +65,18 @@ def _verdict(text: str) -> re.Match[str] | None:
     return _TEST_RESULT.search(text, first)
 
 
-def _outcomes(messages: Sequence[Message]) -> list[str]:
-    found: list[str] = []
-    for m in messages:
-        for block in m.blocks:
-            if block.type != "tool_result":
-                continue
-            text = block.text[-OUTCOME_TAIL:]  # runners print their verdict last
-            match = _verdict(text)
-            if match:
-                found.append(f"test result: {match.group(1)}")
-            elif "build failed" in text.lower():
-                found.append("build failed")
-            elif block.is_error:
-                lines = [ln for ln in text.splitlines() if ln.strip()]
-                found.append("error: " + one_line(lines[-1] if lines else "tool error", 60))
-    last_reply = next(
-        (m for m in reversed(messages) if m.role == "assistant" and any(b.type == "text" for b in m.blocks)),
-        None,
-    )
-    if last_reply is not None:
-        text = " ".join(b.text for b in last_reply.blocks if b.type == "text")
-        found.append("reply: " + one_line(text.split(". ")[0], 90))
-    return list(dict.fromkeys(found))
+def _outcome(block: Block) -> str | None:
+    """What a tool result says of how its call went, if anything."""
+    text = block.text[-OUTCOME_TAIL:]  # runners print their verdict last
+    match = _verdict(text)
+    if match:
+        return f"test result: {match.group(1)}"
+    if "build failed" in text.lower():
+        return "build failed"
+    if block.is_error:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return "error: " + one_line(lines[-1] if lines else "tool error", 60)
+    return None
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -103,18 +92,44 @@ def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) ->
 # policy re-runs over it, and once for all the caps it is summarized at.
 @lru_cache(maxsize=8192)
 def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A volley's title and its bullets (label, value), before any cap applies."""
-    human = next((m for m in volley if m.is_human), None)
+    """A volley's title and its bullets (label, value), before any cap applies. One walk
+    over its blocks: a long session's thousands of volleys are all read at the top tier."""
+    human: Message | None = None
+    reply: Message | None = None  # the last assistant message with text
+    tools: dict[str, int] = {}
+    files: dict[str, int] = {}
+    found: list[str] = []
+    for m in volley:
+        if human is None and m.is_human:
+            human = m
+        for block in m.blocks:
+            kind = block.type
+            if kind == "tool_use":
+                name = block.name or "tool"
+                tools[name] = tools.get(name, 0) + 1
+                for path in block_paths(block):
+                    files[path] = files.get(path, 0) + 1
+            elif kind == "tool_result":
+                outcome = _outcome(block)
+                if outcome is not None:
+                    found.append(outcome)
+            elif kind == "text" and m.role == "assistant":
+                reply = m
+    if reply is not None:
+        text = " ".join(b.text for b in reply.blocks if b.type == "text")
+        found.append("reply: " + one_line(text.split(". ")[0], 90))
     title = one_line(human.text if human else "agent activity", TITLE_CHARS)
-    calls = [b for m in volley for b in m.blocks if b.type == "tool_use"]
-    tools = Counter(b.name or "tool" for b in calls)
-    files = Counter(path for b in calls for path in block_paths(b))
-    actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tools.most_common())
+    # most used first, ties in the order met (a stable sort, as Counter.most_common)
+    actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in _by_count(tools))
     return title, (
         ("actions", actions),
-        ("outcomes", "; ".join(_outcomes(volley))),
-        ("files", ", ".join(p for p, _ in files.most_common(3))),
+        ("outcomes", "; ".join(dict.fromkeys(found))),
+        ("files", ", ".join(path for path, _ in _by_count(files)[:3])),
     )
+
+
+def _by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=itemgetter(1), reverse=True)
 
 
 def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None) -> str:
@@ -134,7 +149,7 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None)
 def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
     """A summary message standing for the volley's messages (never for a summary). The
     same volley gives the same message object, so its token count is computed once."""
-    return _summarize(tuple(m for m in volley if not m.is_summary_item), cap, session_id)
+    return _summarize(tuple([m for m in volley if not m.is_summary_item]), cap, session_id)
 
 
 @lru_cache(maxsize=8192)

@@ -131,13 +131,13 @@ class Table:
         counter = self.context.counter
         while len(self.raws) < upto:
             start, end = self.span(self.candidates[len(self.raws)])
-            raw = tuple(m for m in self.messages[start:end] if not _untouchable(m))
+            volley = self.messages[start:end]
+            # `_untouchable` spelled out: asked of every message of a long session
+            raw = tuple([m for m in volley if not (m.is_summary_item or m.role == "system")])
             self.raws.append(raw)
-            tokens = (
-                self.prefix[end]
-                - self.prefix[start]
-                - sum(counter.count(m) for m in self.messages[start:end] if _untouchable(m))
-            )
+            tokens = self.prefix[end] - self.prefix[start]
+            if len(raw) < len(volley):
+                tokens -= sum(counter.count(m) for m in volley if _untouchable(m))
             self.raw_tokens.append(self.raw_tokens[-1] + tokens)
             self.raw_messages.append(self.raw_messages[-1] + len(raw))
 
