@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from core.model import Block, Message
@@ -126,8 +127,11 @@ def _clear(
     return edited, delta
 
 
-def _title(cleared: int) -> str:
-    return f"Clear {cleared} old tool result{'s' if cleared != 1 else ''}"
+@cache
+def _titles(cleared: int) -> tuple[str]:
+    """The step's title, as an outcome lists it: a replay's thousands of outcomes share
+    a few tuples rather than each holding one (they outlive the replay, in its points)."""
+    return (f"Clear {cleared} old tool result{'s' if cleared != 1 else ''}",)
 
 
 def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
@@ -158,7 +162,7 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
             after[i] = message
         cleared = tuple(after)
         steps.add_planned(
-            _title(len(old)),
+            _titles(len(old))[0],
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
             f"{min(options.keep_recent, len(clearable))} most recent intact.",
             lambda: cleared,
@@ -221,4 +225,4 @@ class Replay:
         self.delta += delta
         changed = delta != 0
         tokens = self.prefix[end] + self.delta
-        return Outcome(tokens, end, (_title(old),) if changed else (), int(changed))
+        return Outcome(tokens, end, _titles(old) if changed else (), int(changed))
