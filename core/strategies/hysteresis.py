@@ -190,11 +190,14 @@ class Table:
             volley = self.messages[start : min(stop, end)]
             c = self.candidate_of.get(n)
             made = summary(c) if c is not None else None
-            if made is None:
+            if c is None or made is None:
                 out += [m for m in volley if m not in dropped] if dropped else volley
                 continue
-            first_raw = next(m for m in volley if not _untouchable(m))
-            out += [made if m is first_raw else m for m in volley if _untouchable(m) or m is first_raw]
+            raw = self.raws[c]  # made with its summary
+            if len(raw) == len(volley):  # the usual volley: only its summary stays
+                out.append(made)
+                continue
+            out += [made if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
         return tuple(out)
 
 
