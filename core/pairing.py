@@ -146,13 +146,11 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     return problems
 
 
-def unanswered_from(messages: Sequence[Message]) -> int:
-    """Where the final turn starts if it is an assistant's, whose calls nothing can have
-    answered yet (a session cut off mid-tool); len(messages) otherwise."""
-    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role != "system"), None)
-    if last is None or messages[last].role != "assistant":
-        return len(messages)
-    return _turn_edge(messages, last, -1)
+def last_assistant_turn(messages: Sequence[Message]) -> int:
+    """Where the last assistant turn starts; len(messages) if there is none. Found from
+    the end: a session cut off mid-tool has its unanswered calls there."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
+    return len(messages) if last is None else _turn_edge(messages, last, -1)
 
 
 def _turn_edge(messages: Sequence[Message], i: int, step: int) -> int:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
 from core.grouping import api_round_starts, humans_before
 from core.heap import collection_paused
 from core.model import Message, record
-from core.pairing import check, missing_results, unanswered_from
+from core.pairing import check, last_assistant_turn, repair
 from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
 from core.strategies.hysteresis import HysteresisOptions
 from core.strategies.trim import TrimOptions
@@ -168,9 +168,11 @@ class _Segment:
     them: through the strategy's incremental `Replay` while it vouches for them, then
     through `run` (with the history it stored so far, for a persisted policy).
 
-    One pairing problem is modelled here rather than handed over: calls at the very end
-    of the session that nothing answers yet (a session cut off mid-tool), which `run`
-    repairs by appending a message of missing results."""
+    One pairing problem is modelled here rather than handed over: calls of the session's
+    last assistant turn that nothing answers yet (a session cut off mid-tool, before or
+    between parallel results). `run` repairs them with missing results, put first in the
+    user message after the calls or in a message of their own; the replays keep those
+    messages as they are, so the last request changes by what that repair changes."""
 
     def __init__(self, messages: tuple[Message, ...], policy: Policy, context: Context, incremental: bool):
         self.messages = messages
@@ -179,16 +181,17 @@ class _Segment:
         self.prefix = context.counter.running(messages)
         self.replay: Replay | None = None
         self.safe = -1
-        self.dangling = 0  # tokens of the missing results repair appends to the last request
+        self.end_repair: tuple[int, int] | None = None  # tokens and messages it adds to the last request
         self.humans: list[int] = []
         if policy.strategy is not None:
             self.humans = humans_before(messages)
-            limit, cut_off = _facts(messages)
+            limit, tail, repaired = _facts(messages)
             if incremental:
-                self.replay = REPLAYS[policy.strategy](messages, policy.settings, context)
+                self.replay = REPLAYS[policy.strategy](messages, policy.settings, context, tail)
                 self.safe = min(self.replay.safe, limit)
-                if cut_off:
-                    self.dangling = context.counter.count(missing_results(cut_off))
+                if repaired is not None:
+                    added = context.tokens(repaired) - (self.prefix[-1] - self.prefix[tail])
+                    self.end_repair = added, len(repaired) - (len(messages) - tail)
         self.history: list[Message] | None = None  # stored by a persisted policy under `run`
         self.done = 0
 
@@ -209,8 +212,8 @@ class _Segment:
             self.done = end
             if outcome is not None and not outcome.sent:
                 return tokens, sent, None
-            if end == len(self.messages) and self.dangling and (outcome is None or outcome.last_kept):
-                outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(self.dangling)
+            if end == len(self.messages) and self.end_repair is not None:
+                outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
             return tokens, sent, outcome
         return self._run(end)
 
@@ -247,25 +250,28 @@ def _rounds(messages: tuple[Message, ...]) -> tuple[list[int], list[int]]:
 
 
 @lru_cache(maxsize=1)
-def _facts(messages: tuple[Message, ...]) -> tuple[int, tuple[str, ...]]:
+def _facts(messages: tuple[Message, ...]) -> tuple[int, int, tuple[Message, ...] | None]:
     """What every replay of a segment needs of it, whatever the policy: where the
     replays stop modelling it (its first pairing problem, or a message object given
-    twice, which defeats identity), the calls at its very end that nothing answers yet
-    (a session cut off mid-tool: repair appends their results to the last request,
-    which is modelled). A session is replayed again after every change of an option:
-    the last segment's are kept."""
+    twice, which defeats identity); where its last assistant turn starts, and the
+    messages from there as repair leaves them when the only problems there are calls
+    nothing answers yet (`_Segment` models that repair; otherwise `tail` is the end
+    and there is nothing to repair). A session is replayed again after every change of
+    an option: the last segment's are kept."""
     problems = [p for p in check(messages) if p.kind != "first_not_user"]
-    last = unanswered_from(messages)
-    cut_off = [p for p in problems if p.index >= last]
-    ids: tuple[str, ...] = ()
-    if cut_off and all(p.kind == "missing_result" for p in cut_off):
-        ids = tuple(p.tool_use_id or "" for p in cut_off)
-        problems = [p for p in problems if p.index < last]
+    tail = last_assistant_turn(messages)
+    at_end = [p for p in problems if p.index >= tail]
+    repaired: tuple[Message, ...] | None = None
+    if at_end and all(p.kind == "missing_result" for p in at_end):
+        problems = [p for p in problems if p.index < tail]
+        repaired = tuple(repair(messages[tail:], [replace(p, index=p.index - tail) for p in at_end]))
+    else:
+        tail = len(messages)
     repeat = len(messages)
     if len(set(messages)) != repeat:  # rare: find the first repeat only then
         first: dict[Message, int] = {}
         repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
-    return min([repeat, *(p.index for p in problems)]), ids
+    return min([repeat, *(p.index for p in problems)]), tail, repaired
 
 
 @collection_paused()

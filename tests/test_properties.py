@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from core.diff import diff, sources
 from core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
 from core.model import Block, Message
-from core.pairing import PairingProblem, api_turns, check, unanswered_from
+from core.pairing import PairingProblem, api_turns, check, last_assistant_turn
 from core.pressure import Window
 from core.strategies import STRATEGIES, Context, run
 from core.strategies.hysteresis import HysteresisOptions
@@ -309,5 +309,5 @@ def _check_by_turns(msgs: list[Message]) -> list[PairingProblem]:
 def test_pairing_check_matches_its_definition(msgs: list[Message]) -> None:
     assert check(msgs) == _check_by_turns(msgs)
     turns = api_turns(msgs)
-    final = turns[-1].indices[0] if turns and turns[-1].side == "assistant" else len(msgs)
-    assert unanswered_from(msgs) == final
+    final = max((t.indices[0] for t in turns if t.side == "assistant"), default=len(msgs))
+    assert last_assistant_turn(msgs) == final

@@ -2,7 +2,7 @@
 
 Sessions are random valid transcripts, then damaged (messages dropped, repeated or
 swapped, compactions recorded, results mixed into typed messages, meta injections
-carrying tool blocks, a call left unanswered at the end), so the hand-over to `run`
+carrying tool blocks, calls left unanswered at the end), so the hand-over to `run`
 where a replay stops vouching is exercised as much as the incremental path itself."""
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from core.pairing import check, repair
 from core.pressure import Window
 from core.simulate import Policy, simulate
 from core.strategies import Context
+from core.strategies.base import REPAIR_TITLE
 from core.strategies.hysteresis import HysteresisOptions
 from core.strategies.microcompact import MicrocompactOptions
 from core.strategies.ptl_retry import PtlRetryOptions
 from core.strategies.trim import TrimOptions
+from core.tokens import TokenCounter
 from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts
 
@@ -47,8 +49,19 @@ def sessions(draw: st.DrawFn) -> list[Message]:
             msgs[i], msgs[j] = msgs[j], msgs[i]
         else:
             msgs.insert(i, draw(st.sampled_from(EXTRAS)))
-    if draw(st.booleans()):  # cut off while a tool runs, as a live session often is
-        msgs.append(Message("assistant", (Block.tool_use("tu_end", "Bash", {"command": "make"}),), id="last"))
+    # cut off while tools run, as a live session often is: before any result, between
+    # parallel results, or with a message typed before they came
+    ending = draw(st.sampled_from(["whole", "running", "between results", "typed over"]))
+    if ending != "whole":
+        calls = [Block.tool_use("tu_end", "Bash", {"command": "make"}), Block.tool_use("tu_end2", "Read", {})]
+        if draw(st.booleans()):  # parallel calls on one line, or a line each
+            msgs.append(Message("assistant", tuple(calls), id="last"))
+        else:
+            msgs += [Message("assistant", (b,), id="last") for b in calls]
+    if ending == "between results":
+        msgs.append(result("tu_end", text="make: ok " * draw(st.integers(1, 40))))
+    elif ending == "typed over":
+        msgs.append(u("stop, look at the tests instead"))
     return msgs
 
 
@@ -119,3 +132,47 @@ def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() 
     last = [p for p in fast.points if p.message_end > 16]
     assert len(last) == 5 and all(p.pressure_after > 0.70 and p.event is not None for p in last)
     assert len({p.tokens_before - p.tokens_after for p in last}) == 1
+
+
+def sevenths(texts: list[str]) -> list[int]:
+    return [len(t) // 7 for t in texts]
+
+
+def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() -> None:
+    """The repair of calls cut off at the end is modelled only while the replay keeps the
+    messages it edits: here microcompact clears the result the repair puts the missing
+    one beside, hysteresis summarizes the volley of the calls (a message typed after
+    them opens the last one) and trim drops it, so nothing is left to repair. A counter whose counts do
+    not add up across blocks tells a modelled repair of the original messages from
+    `run`'s."""
+    counter = TokenCounter("sevenths", sevenths)
+    cut_off = Message(
+        "assistant", (Block.tool_use("t1", "Bash", {}), Block.tool_use("t2", "Read", {})), id="last"
+    )
+    start = [u("go"), call("t0", "Bash", id="A"), result("t0", text="old " * 60), a("ok", id="B")]
+    cases = [
+        (
+            [*start, u("more"), cut_off, result("t1", text="make: ok " * 9)],
+            Policy("microcompact", MicrocompactOptions(0)),
+            400,
+            ("Clear 1 old tool result", REPAIR_TITLE),
+        ),
+        (
+            [*start, u("more " * 80), cut_off, u("stop, look at the tests")],
+            Policy("hysteresis"),
+            70,
+            ("Summarize volley 0: “go”", "Summarize volley 1: “more more more more more more more more…”"),
+        ),
+        (  # trim keeps the last turn only: the typed message, without the calls
+            [*start, u("more " * 80), cut_off, u("stop, look at the tests")],
+            Policy("trim", TrimOptions(1, False, 1, None)),
+            400,
+            ("Trim 6 messages",),
+        ),
+    ]
+    for msgs, policy, window, titles in cases:
+        context = Context(counter, Window(window, 1), session_id="replay")
+        fast = simulate(msgs, policy, context)
+        event = fast.points[-1].event
+        assert event is not None and event.titles == titles
+        assert fast.to_dict() == simulate(msgs, policy, context, incremental=False).to_dict()

@@ -31,7 +31,7 @@ STRATEGIES: dict[str, tuple[type, Callable[..., CompactionResult]]] = {
 }
 
 # Each strategy's rules applied incrementally over the requests of a replay (core.simulate).
-REPLAYS: dict[str, Callable[[tuple[Message, ...], Any, Context], Replay]] = {
+REPLAYS: dict[str, Callable[[tuple[Message, ...], Any, Context, int], Replay]] = {
     trim.NAME: trim.Replay,
     ptl_retry.NAME: ptl_retry.Replay,
     hysteresis.NAME: hysteresis.Replay,

@@ -110,12 +110,11 @@ class Outcome:
     titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
     steps: int  # how many steps changed it
     sent: bool = True  # False: nothing can be sent (a refused retry), the request stands
-    last_kept: bool = True  # the request's last message is still there, and still last
 
-    def repaired(self, tokens: int) -> Outcome:
-        """The same after repair appended a message of `tokens`."""
+    def repaired(self, tokens: int, messages: int) -> Outcome:
+        """The same after a pairing repair changed it by `tokens` and `messages`."""
         titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
-        return Outcome(self.tokens + tokens, self.messages + 1, titles, self.steps + 1)
+        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1)
 
     @staticmethod
     def of(result: CompactionResult, context: Context) -> Outcome:
@@ -136,7 +135,13 @@ class Replay(Protocol):
     The segment is the session's messages from the transcript's last compaction on; an
     `end` is an index into it. `safe` is where the incremental form stops vouching for
     an exact match with `run` (a message whose tool pairing the form does not model);
-    the replay then hands over to `run` itself, starting from `history(end)`."""
+    the replay then hands over to `run` itself, starting from `history(end)`.
+
+    A replay is made with `tail`, where the segment's last assistant turn starts when
+    its calls are not all answered (a session cut off mid-tool; `len(messages)`
+    otherwise). `core.simulate` adds the repair of those calls to the last request
+    itself, which holds only if the request keeps messages[tail:] as they are: a
+    compaction that would change or drop one raises `Unmodelled` instead."""
 
     safe: int
 

@@ -35,6 +35,7 @@ from core.strategies.base import (
     OptionError,
     Outcome,
     Steps,
+    Unmodelled,
     positive_int,
 )
 from core.summary import MIN_SUMMARY_CHARS, shrink, summarize
@@ -486,9 +487,12 @@ class Replay:
     each request afresh on one table; post-turn stores its summaries and dropped meta
     messages, so the next request plans only the candidates after them."""
 
-    def __init__(self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context):
+    def __init__(
+        self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context, tail: int
+    ):
         self.table = Table(messages, options, context)
         self.options = options
+        self.tail = tail
         self.persisted = options.stage == "post-turn"
         self.safe = _hazard(messages, self.table)
         self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
@@ -556,6 +560,11 @@ class Replay:
         plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
         if not plan.changed:
             return None
+        if end > self.tail and (
+            (plan.done > kept and t.span(t.candidates[plan.done - 1])[1] > self.tail)
+            or (plan.dropped and t.prelude > self.tail)
+        ):
+            raise Unmodelled  # a human message after the calls can leave them in a candidate
         titles = self._titles(plan, opened - kept)
         summarized = plan.done - kept
         after_messages = (

@@ -16,7 +16,15 @@ from functools import cache
 from typing import Any
 
 from core.model import Block, Message
-from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Steps, positive_int
+from core.strategies.base import (
+    CompactionResult,
+    Context,
+    OptionError,
+    Outcome,
+    Steps,
+    Unmodelled,
+    positive_int,
+)
 from core.tokens import TokenCounter
 
 NAME = "microcompact"
@@ -190,8 +198,11 @@ class Replay:
     history keeps its cleared results, so each request clears only the results that
     fell out of the most recent `keep_recent` since the last one."""
 
-    def __init__(self, messages: tuple[Message, ...], options: MicrocompactOptions, context: Context):
+    def __init__(
+        self, messages: tuple[Message, ...], options: MicrocompactOptions, context: Context, tail: int
+    ):
         self.messages = messages
+        self.tail = tail
         self.options = options
         self.context = context
         self.prefix = context.counter.running(messages)
@@ -219,6 +230,8 @@ class Replay:
             idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
             if _reason(idle, self.options) is None:
                 return None
+        if self.pending[old - 1][0] >= self.tail:  # the newest to clear is the last to reach it
+            raise Unmodelled
         clearing = [self.pending.popleft() for _ in range(old)]
         edited, delta = _clear(lambda i: self.edited.get(i, self.messages[i]), clearing, self.context.counter)
         self.edited.update(edited)

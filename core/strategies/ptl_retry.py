@@ -170,9 +170,10 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
 
 class Replay:
     """PTL retry on every request of a replay (`base.Replay`): the rounds of a request
-    are the segment's rounds before its end, so a retry is a search over their sums."""
+    are the segment's rounds before its end, so a retry is a search over their sums.
+    It always keeps the last round, which starts at `tail` when that is in the segment."""
 
-    def __init__(self, messages: tuple[Message, ...], options: PtlRetryOptions, context: Context):
+    def __init__(self, messages: tuple[Message, ...], options: PtlRetryOptions, context: Context, tail: int):
         self.messages = messages
         self.options = options
         self.context = context

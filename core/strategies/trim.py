@@ -150,8 +150,9 @@ class Replay:
     """Trim on every request of a replay (`base.Replay`): what it keeps is the first
     message and a slice, so a request costs its kept messages, not its history."""
 
-    def __init__(self, messages: tuple[Message, ...], options: TrimOptions, context: Context):
+    def __init__(self, messages: tuple[Message, ...], options: TrimOptions, context: Context, tail: int):
         self.messages = messages
+        self.tail = tail
         self.options = options
         self.context = context
         self.prefix = context.counter.running(messages)
@@ -175,14 +176,14 @@ class Replay:
         ):
             return None
         start = _recent_start(messages, end, keep_first, options.keep_recent_turns)
-        if _cut_results(messages, start, end):
+        if _cut_results(messages, start, end) or start > self.tail:
             raise Unmodelled  # what repair makes of results that lose their call is run's to say
         first = self.context.counter.count(messages[0]) if keep_first else 0
         tokens = first + self.prefix[end] - self.prefix[start]
         kept = keep_first + end - start
         changed = tokens != self.prefix[end]
         titles = (_title(end - kept),) if changed else ()
-        return Outcome(tokens, kept, titles, int(changed), last_kept=start < end)
+        return Outcome(tokens, kept, titles, int(changed))
 
 
 def _not_fired(options: TrimOptions, turn: int, tokens: int) -> str:
