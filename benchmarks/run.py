@@ -161,6 +161,19 @@ def fresh(name: str, path: Path) -> Any:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+def best_of_fresh(name: str, path: Path, runs: int) -> dict[str, Any]:
+    """`name(path)` in `runs` fresh interpreters, each timing every strategy and replay
+    once, cold, as a user's first run: the best time of each and of counting, and the
+    share from those (one interpreter's figures wander with the machine by a third)."""
+    results = [fresh(name, path) for _ in range(runs)]
+    out: dict[str, Any] = {"messages": results[0]["messages"], "count_s": min(r["count_s"] for r in results)}
+    for key, value in results[0].items():
+        if isinstance(value, dict):
+            seconds = min(r[key]["s"] for r in results)
+            out[key] = {"s": seconds, "share_of_counting": seconds / out["count_s"]}
+    return out
+
+
 def bench_app(path: Path) -> dict[str, float]:
     return asyncio.run(_app(path))
 
@@ -302,7 +315,8 @@ def markdown(results: dict[int, dict[str, Any]], command: str) -> str:
     )
     lines += [
         "",
-        "Strategies and replays as a share of counting the same session's tokens (target: under 10 %):",
+        "Strategies and replays as a share of counting the same session's tokens, each the best of three "
+        "fresh interpreters, as is the counting (target: under 10 %):",
         "",
         "| run | " + " | ".join(f"{mb} MB" for mb in results) + " |",
         "| --- |" + " --- |" * len(results),
@@ -360,7 +374,7 @@ def main() -> None:
         print(f"{mb} MB: counting…", flush=True)
         r["tokens"] = bench_tokens(path, runs)
         print(f"{mb} MB: strategies…", flush=True)
-        r["strategies"] = fresh("bench_strategies", path)
+        r["strategies"] = best_of_fresh("bench_strategies", path, 3)
         r["memory"] = bench_memory(path)
         if not args.skip_app:
             print(f"{mb} MB: app…", flush=True)
