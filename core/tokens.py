@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from core.model import Message, Usage
@@ -37,7 +38,15 @@ def chars4(chars: int) -> int:
 
 
 class TokenCounter:
-    """Counts message tokens with one encoding, remembering each message's count."""
+    """Counts message tokens with one encoding, remembering each message's count.
+
+    A session's messages are remembered for the counter's life. Messages a strategy
+    made (summaries, edits, markers: `replaces` or `is_synthetic`) are remembered too,
+    but only the latest `derived_kept` of them: every change of an option makes a new
+    result, and remembering them all would keep every result ever made alive."""
+
+    derived_kept = 1 << 16  # a few strategy results' worth on a 100k-message session
+    short_kept = 1 << 17  # short texts by content, the oldest half let go past this
 
     def __init__(
         self,
@@ -52,6 +61,7 @@ class TokenCounter:
         self.media_tokens = media_tokens
         self._encode_lengths = encode_lengths
         self._cache: dict[Message, int] = {}
+        self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
         self._running: tuple[tuple[Message, ...], list[int]] | None = None
 
@@ -63,14 +73,17 @@ class TokenCounter:
     def label(self) -> str:
         return self.name if self.exact else "chars/4 estimate"
 
-    def count(self, message: Message) -> int:
+    def count(self, message: Message, remember: bool = True) -> int:
+        """`remember=False` for a message made for a moment (a replay's edit): its
+        count is not kept, so the counter does not keep it alive (its text, if short, is)."""
         cached = self._cache.get(message)
         if cached is None:  # one message: an edit a replay just made, most often
             text = message.text
             known = self._short.get(text) if len(text) <= SHORT_TEXT and self.exact else None
             # a short text seen before (a cleared result, a summary) needs no batch planned
-            n = known + self._media(message) if known is not None else self._count_batch([message])[0]
-            cached = self._cache[message] = n
+            cached = known + self._media(message) if known is not None else self._count_batch([message])[0]
+            if remember:
+                self._remember([message], [cached])
         return cached
 
     def total(self, messages: Iterable[Message]) -> int:
@@ -88,13 +101,16 @@ class TokenCounter:
         except KeyError:
             pass
         todo = list(dict.fromkeys(m for m in messages if m not in self._cache))
+        counted: dict[Message, int] = {}
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
-            for message, n in zip(batch, self._count_batch(batch), strict=True):
-                self._cache[message] = n
+            counted.update(zip(batch, self._count_batch(batch), strict=True))
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
-        return [self._cache[m] for m in messages]
+        # read before remembering: what is remembered may let go of derived messages asked for here
+        counts = [counted[m] if m in counted else self._cache[m] for m in messages]
+        self._remember(todo, [counted[m] for m in todo])
+        return counts
 
     def running(self, messages: tuple[Message, ...]) -> list[int]:
         """Prefix sums of the counts: [i] is the tokens of messages[:i]. The last
@@ -106,6 +122,13 @@ class TokenCounter:
         sums = [0, *accumulate(self.count_all(messages))]
         self._running = (messages, sums)
         return sums
+
+    def _remember(self, messages: list[Message], counts: list[int]) -> None:
+        self._cache.update(zip(messages, counts, strict=True))
+        derived = self._derived
+        derived += [m for m in messages if m.replaces or m.is_synthetic]
+        while len(derived) > self.derived_kept:
+            self._cache.pop(derived.popleft(), None)
 
     def prime(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
         """Take counts known from elsewhere (the persistent cache) for these messages."""
@@ -121,8 +144,11 @@ class TokenCounter:
             todo += dict.fromkeys(t for t in texts if len(t) <= SHORT_TEXT and t not in short)
             # none: every text is a short one seen before (a replay's edits, mostly)
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
-            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
             counts = [known[t] if t in known else short[t] for t in texts]
+            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
+            if len(short) > self.short_kept:  # each new summary cap writes thousands more
+                for text in list(islice(short, len(short) // 2)):
+                    del short[text]
         return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
 
     def _media(self, message: Message) -> int:

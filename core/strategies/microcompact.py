@@ -118,11 +118,15 @@ def _cleared(message: Message, blocks: list[int]) -> Message:
 
 
 def _clear(
-    current: Callable[[int], Message], positions: Iterable[tuple[int, int]], counter: TokenCounter
+    current: Callable[[int], Message],
+    positions: Iterable[tuple[int, int]],
+    counter: TokenCounter,
+    remember: bool = True,
 ) -> tuple[dict[int, Message], int]:
     """The messages holding the results at (message, block) `positions` with those
     cleared, by index, and the tokens that changes (negative: saved). The counts come
-    from the edited messages alone, not from counting the whole request again."""
+    from the edited messages alone, not from counting the whole request again; a
+    replay's edits are not `remember`ed by the counter (they go with the replay)."""
     grouped: dict[int, list[int]] = {}
     for i, j in positions:
         grouped.setdefault(i, []).append(j)
@@ -131,7 +135,7 @@ def _clear(
     for i, blocks in grouped.items():
         was = current(i)
         edited[i] = now = _cleared(was, blocks)
-        delta += counter.count(now) - counter.count(was)
+        delta += counter.count(now, remember) - counter.count(was, remember)
     return edited, delta
 
 
@@ -233,7 +237,8 @@ class Replay:
         if self.pending[old - 1][0] >= self.tail:  # the newest to clear is the last to reach it
             raise Unmodelled
         clearing = [self.pending.popleft() for _ in range(old)]
-        edited, delta = _clear(lambda i: self.edited.get(i, self.messages[i]), clearing, self.context.counter)
+        current = self.edited.get
+        edited, delta = _clear(lambda i: current(i, self.messages[i]), clearing, self.context.counter, False)
         self.edited.update(edited)
         self.delta += delta
         changed = delta != 0

@@ -87,3 +87,28 @@ def test_a_short_text_is_encoded_once_however_many_messages_carry_it() -> None:
     assert counter.count(u("[Old tool result content cleared]")) == 5
     assert seen.count("[Old tool result content cleared]") == 1
     assert len(seen) == 3  # long texts are not remembered by content
+
+
+def test_only_the_latest_derived_messages_and_short_texts_are_remembered() -> None:
+    encoded: list[str] = []
+
+    def lengths(texts: list[str]) -> list[int]:
+        encoded.extend(texts)
+        return [len(t) for t in texts]
+
+    counter = TokenCounter("lengths", lengths)
+    counter.derived_kept, counter.short_kept = 2, 4
+    session = [u("s" * 600), a("t" * 700)]  # long texts: remembered by message only
+    made = [u(str(k) * 600, is_synthetic=True) for k in range(3)]  # what a strategy made
+    assert counter.count_all([*session, *made]) == [600, 700, 600, 600, 600]
+    encoded.clear()
+    # the session stays known; of the three made, the oldest was let go and is encoded again
+    assert counter.count_all([*session, *made]) == [600, 700, 600, 600, 600]
+    assert encoded == [made[0].text]
+    edit = session[0].with_blocks((Block("text", text="e" * 600),))
+    assert counter.count(edit, remember=False) == counter.count(edit, remember=False) == 600
+    assert encoded[1:] == [edit.text, edit.text]  # a replay's edit is not kept
+    assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6  # short texts past 4: half let go
+    encoded.clear()
+    assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6
+    assert encoded == ["a", "b", "c"]
