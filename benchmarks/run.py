@@ -293,6 +293,10 @@ def bench_langchain(path: Path) -> dict[str, Any]:
 
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
+    info = Path("/proc/cpuinfo")  # Linux names the model here; platform.processor() is often empty
+    lines = info.read_text().splitlines() if info.exists() else []
+    models = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")]
+    cpu = models[0] if models else cpu
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
 
 
