@@ -181,24 +181,28 @@ class Table:
         return title
 
     def build(
-        self, end: int, summary: Callable[[int], Message | None], dropped: frozenset[Message]
+        self, end: int, summaries: Sequence[Message], dropped: frozenset[Message]
     ) -> tuple[Message, ...]:
-        """messages[:end] with the candidates `summary` names replaced by their summary
-        (a volley's system messages and earlier summaries stay) and `dropped` left out."""
+        """messages[:end] with the first candidates replaced by `summaries` (a volley's
+        system messages and earlier summaries stay) and `dropped` left out. Only the
+        volleys up to the last summarized are walked: the rest is one slice, as a step
+        of a long run is built for every step shown or reported."""
         out: list[Message] = []
-        for n in range(self.volley_count(end)):
+        walked = min(self.candidates[len(summaries) - 1] + 1 if summaries else 0, self.volley_count(end))
+        for n in range(walked):
             start, stop = self.span(n)
             volley = self.messages[start : min(stop, end)]
             c = self.candidate_of.get(n)
-            made = summary(c) if c is not None else None
-            if c is None or made is None:
+            if c is None or c >= len(summaries):
                 out += [m for m in volley if m not in dropped] if dropped else volley
                 continue
             raw = self.raws[c]  # made with its summary
             if len(raw) == len(volley):  # the usual volley: only its summary stays
-                out.append(made)
+                out.append(summaries[c])
                 continue
-            out += [made if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
+            out += [summaries[c] if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
+        rest = self.messages[self.starts[walked] if walked < len(self.starts) else end : end]
+        out += [m for m in rest if m not in dropped] if dropped else rest
         return tuple(out)
 
 
@@ -358,7 +362,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
             title,
             _explanation(plan, table, phase, state),
             lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
-                end, lambda c: table.summary(c, level) if c < done else None, dropped
+                end, [table.summary(c, level) for c in range(done)], dropped
             ),
             tokens,
         )
@@ -512,8 +516,7 @@ class Replay:
         return tokens, end - t.raw_messages[kept] + kept - len(self.dropped)
 
     def history(self, end: int) -> tuple[Message, ...]:
-        stored = self.stored
-        return self.table.build(end, lambda c: stored[c] if c < len(stored) else None, self.dropped)
+        return self.table.build(end, self.stored, self.dropped)
 
     def _titles(self, plan: _Plan, shift: int) -> tuple[str, ...]:
         """The first TITLES_KEPT steps of `plan` that change the token count, candidate c
