@@ -38,16 +38,40 @@ class Diff:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """Index lists as runs `[start, end]` (end exclusive): a step of a long session
+        keeps a hundred thousand messages, and listing each would make a step megabytes."""
         return {
-            "kept": list(self.kept),
-            "dropped": list(self.dropped),
+            "kept": runs(self.kept),
+            "dropped": runs(self.dropped),
             "summarized": [{"before": b, "after": a} for b, a in self.summarized],
             "edited": [{"before": b, "after": a} for b, a in self.edited],
-            "inserted": list(self.inserted),
+            "inserted": runs(self.inserted),
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "token_delta": self.token_delta,
         }
+
+
+def run_end(indices: Sequence[int], start: int, stop: int | None = None) -> int:
+    """Where the run of consecutive values from indices[start] ends (exclusive, at most
+    `stop`) in ascending distinct `indices`: by bisection, as indices[x] - x is the
+    same along a run and larger after it. A long list is a few runs."""
+    lo, hi, base = start, len(indices) if stop is None else stop, indices[start] - start
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if indices[mid] - mid == base else (lo, mid)
+    return lo + 1
+
+
+def runs(indices: Sequence[int]) -> list[list[int]]:
+    """Ascending distinct indices as runs of consecutive ones, `[start, end]`, end exclusive."""
+    out: list[list[int]] = []
+    p = 0
+    while p < len(indices):
+        q = run_end(indices, p)
+        out.append([indices[p], indices[q - 1] + 1])
+        p = q
+    return out
 
 
 def sources(message: Message, before: dict[Message, int]) -> list[int]:

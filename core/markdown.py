@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.model import Session
-from core.strategies import CompactionResult, Context
+from core.strategies import CompactionResult, Context, each_step
 from core.text import one_line
 
 
@@ -22,7 +22,7 @@ def compaction_markdown(session: Session, result: CompactionResult, context: Con
         "",
     ]
     previous = session.messages
-    for n, step in enumerate(steps, start=1):
+    for n, step in enumerate(each_step(steps), start=1):
         d = step.diff
         lines += [
             f"## Step {n}: {step.title}",

@@ -155,6 +155,10 @@ def test_compact_json_shape_and_indexes() -> None:
     assert set(out["messages"][0]) == {"index", "role", "kind", "id", "tokens", "line", "text"}
     step = out["steps"][0]
     assert {"title", "explanation", "diff", "pressure_before", "pressure_after"} <= set(step)
+    # index lists as runs [start, end): the prelude and everything after volley 1 stay
+    assert step["diff"]["kept"] == [[0, 1], [15, 65]]
+    assert step["diff"]["summarized"] == [{"before": i, "after": 1} for i in range(1, 15)]
+    assert step["diff"]["dropped"] == step["diff"]["inserted"] == []
 
 
 def test_compact_trim_with_flags() -> None:

@@ -29,7 +29,7 @@ from core.files import write_atomic
 from core.formats import LoadError, load
 from core.model import Session
 from core.simulate import Policy, Simulation, simulate
-from core.strategies import STRATEGIES, CompactionResult, Context, OptionError
+from core.strategies import STRATEGIES, CompactionResult, Context, OptionError, each_step
 from core.strategies import run as run_strategy
 from core.token_cache import count_session
 from core.tokens import TOKENIZERS, TokenCounter, make_counter
@@ -211,7 +211,7 @@ def compaction_json(session: Session, result: CompactionResult, context: Context
         "strategy": result.strategy,
         "messages": messages,
         "stats": dict(result.stats),
-        "steps": [s.to_dict() for s in result.steps],
+        "steps": [s.to_dict() for s in each_step(result.steps)],
     }
 
 

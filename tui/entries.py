@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import overload
 
-from core.diff import Diff, origin, sources
+from core.diff import Diff, origin, run_end, sources
 from core.grouping import api_round_starts, regroup, volley_starts
 from core.model import Message, shared_ends
 from core.text import one_line
@@ -345,13 +345,9 @@ def diff_listing(
         nonlocal flushed
         end = bisect_right(gone, upto, lo=flushed)
         while flushed < end:
-            # A run of consecutive indexes: gone[x] - x is constant along it.
-            lo, hi, base = flushed, end, gone[flushed] - flushed
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if gone[mid] - mid == base else (lo, mid)
-            _add(runs, GONE, gone[flushed], lo + 1 - flushed)
-            flushed = lo + 1
+            stop = run_end(gone, flushed, end)
+            _add(runs, GONE, gone[flushed], stop - flushed)
+            flushed = stop
 
     j = q = 0  # next message of `after`, next of `kept`
     for new in (*sorted(fates), len(after)):

@@ -13,7 +13,7 @@ from rich.text import Text
 from core.analysis import Analysis
 from core.model import Message, Session
 from core.simulate import Simulation
-from core.strategies import CompactionResult, Context
+from core.strategies import CompactionResult, Context, each_step
 from core.text import one_line, visible
 
 
@@ -123,7 +123,7 @@ def print_compaction(
     before = session.messages
     out.print(Text(f"{result.strategy} on {session.path} ({len(before)} messages)", style="bold"))
     previous: tuple[Message, ...] = tuple(before)
-    for n, step in enumerate(result.steps, start=1):
+    for n, step in enumerate(each_step(result.steps), start=1):
         d = step.diff
         body = Text(step.explanation + "\n")
         body.append(

@@ -8,7 +8,16 @@ from typing import Any
 from core.heap import collection_paused
 from core.model import Message
 from core.strategies import hysteresis, microcompact, ptl_retry, trim
-from core.strategies.base import CompactionResult, Context, OptionError, Outcome, Replay, Step, Unmodelled
+from core.strategies.base import (
+    CompactionResult,
+    Context,
+    OptionError,
+    Outcome,
+    Replay,
+    Step,
+    Unmodelled,
+    each_step,
+)
 
 __all__ = [
     "REPLAYS",
@@ -20,6 +29,7 @@ __all__ = [
     "Replay",
     "Step",
     "Unmodelled",
+    "each_step",
     "run",
 ]
 

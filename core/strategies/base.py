@@ -8,7 +8,7 @@ counts are reused and diffs are exact. Every output is checked for valid tool pa
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -83,6 +83,18 @@ class Step:
             "pressure_before": round(self.pressure_before, 6),
             "pressure_after": round(self.pressure_after, 6),
         }
+
+
+def each_step(steps: Sequence[Step]) -> Iterator[Step]:
+    """The steps in order, each let go of (`Step.forget`) once the next is done with it
+    (a step's lists are the next one's `before`): a report over thousands of steps of a
+    long session holds two steps' lists at a time rather than all of them."""
+    previous: Step | None = None
+    for step in steps:
+        yield step
+        if previous is not None:
+            previous.forget()
+        previous = step
 
 
 @dataclass(frozen=True)

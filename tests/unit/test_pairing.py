@@ -1,6 +1,6 @@
 from core.model import Block, Message
 from core.pairing import INTERRUPTED_TEXT, MISSING_RESULT_TEXT, ORPHAN_TEXT, check, repair
-from core.strategies.base import REPAIR_TITLE, Context, Steps
+from core.strategies.base import REPAIR_TITLE, Context, Steps, each_step
 from core.tokens import chars4
 from tests.helpers import a, call, result, snapshot, u
 
@@ -97,3 +97,17 @@ def test_a_repair_step_works_out_the_tokens_of_what_it_edited_and_added() -> Non
     edited = chars4(len(f"{MISSING_RESULT_TEXT}\n{'typed instead'}")) - chars4(len("typed instead"))
     assert step.tokens_after == ctx.tokens(msgs) + edited + chars4(len(MISSING_RESULT_TEXT))
     assert step.tokens_after == ctx.tokens(fixed)
+
+
+def test_walking_the_steps_lets_go_of_all_but_the_latest() -> None:
+    msgs = [u("go " * 50), call("t1", id="A"), result("t1", text="x" * 400), a("ok", id="B"), u("more")]
+    ctx = Context()
+    steps = Steps(msgs, ctx)
+    steps.add("first", "", msgs[1:])
+    steps.add("second", "", msgs[3:])
+    steps.add("third", "", msgs[4:])
+    seen = [(s.title, len(s.before), len(s.messages)) for s in each_step(steps.steps)]
+    assert seen == [("first", 5, 4), ("second", 4, 2), ("third", 2, 1)]
+    held = [s for s in steps.steps if {"messages", "before", "diff"} & set(s.__dict__)]
+    assert held == steps.steps[-1:]
+    assert steps.steps[1].messages == (msgs[3], msgs[4])  # asked again, made again
