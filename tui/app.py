@@ -563,14 +563,29 @@ class InspectorApp(App[None]):
         stem = self.export_stem()
         try:
             svg = write_atomic(stem.with_suffix(".svg"), self.export_screenshot(), protect=self.path)
-            written = [svg.name]
-            if self.session and self.result:
-                md = compaction_markdown(self.session, self.result, self.context, self.step_index)
-                written.append(write_atomic(stem.with_suffix(".md"), md, protect=self.path).name)
         except (OSError, WriteRefused) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return
-        self.notify(", ".join(written), title=f"Exported to {stem.parent.resolve()}", timeout=5)
+        if self.session and self.result:
+            steps = len(self.result.steps) if self.step_index < 0 else self.step_index + 1
+            self.notify(f"{svg.name}; the Markdown of {steps:,} steps is being written", timeout=3)
+            self._export_markdown(stem, self.session, self.result, self.context, self.step_index)
+        else:
+            self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
+
+    @work(thread=True, group="export", description="export Markdown")
+    def _export_markdown(
+        self, stem: Path, session: Session, result: CompactionResult, context: Context, upto: int
+    ) -> None:
+        """The steps up to the one shown, as Markdown: every step's diff, seconds for
+        the thousands of a long session, so not on the UI thread."""
+        try:
+            md = compaction_markdown(session, result, context, upto)
+            name = write_atomic(stem.with_suffix(".md"), md, protect=self.path).name
+        except (OSError, WriteRefused) as exc:
+            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
+            return
+        self.call_from_thread(self.notify, name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
 
     def action_checkpoint(self) -> None:
         if self.session is None:

@@ -233,6 +233,7 @@ async def test_export_and_checkpoint_write_new_files_only(tmp_path: Path) -> Non
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("n", "x")
+        await app.workers.wait_for_complete()  # the Markdown is written by a worker
         await pilot.pause()
         assert (tmp_path / "s-hysteresis-step1.svg").read_text().startswith("<svg")
         md = (tmp_path / "s-hysteresis-step1.md").read_text()
