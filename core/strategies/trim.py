@@ -176,8 +176,10 @@ class Replay:
         ):
             return None
         start = _recent_start(messages, end, keep_first, options.keep_recent_turns)
+        # `run` says what repair makes of results that lose their call, and of cut-off
+        # calls the trim drops (the end repair modelled in `simulate` assumes them kept)
         if _cut_results(messages, start, end) or start > self.tail:
-            raise Unmodelled  # what repair makes of results that lose their call is run's to say
+            raise Unmodelled
         first = self.context.counter.count(messages[0]) if keep_first else 0
         tokens = first + self.prefix[end] - self.prefix[start]
         kept = keep_first + end - start
