@@ -194,16 +194,16 @@ class Table:
             volley = self.messages[start : min(stop, end)]
             c = self.candidate_of.get(n)
             if c is None or c >= len(summaries):
-                out += [m for m in volley if m not in dropped] if dropped else volley
+                out += volley
                 continue
             raw = self.raws[c]  # made with its summary
             if len(raw) == len(volley):  # the usual volley: only its summary stays
                 out.append(summaries[c])
                 continue
             out += [summaries[c] if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
-        rest = self.messages[self.starts[walked] if walked < len(self.starts) else end : end]
-        out += [m for m in rest if m not in dropped] if dropped else rest
-        return tuple(out)
+        out += self.messages[self.starts[walked] if walked < len(self.starts) else end : end]
+        # dropped messages are the prelude's, never in a summarized volley: left out once
+        return tuple(m for m in out if m not in dropped) if dropped else tuple(out)
 
 
 @record()  # a few for every request of a replay
