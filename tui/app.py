@@ -568,7 +568,8 @@ class InspectorApp(App[None]):
             return
         if self.session and self.result:
             steps = len(self.result.steps) if self.step_index < 0 else self.step_index + 1
-            self.notify(f"{svg.name}; the Markdown of {steps:,} steps is being written", timeout=3)
+            what = f"{steps:,} step{'s' if steps != 1 else ''}"
+            self.notify(f"{svg.name}; the Markdown of {what} is being written", timeout=3)
             self._export_markdown(stem, self.session, self.result, self.context, self.step_index)
         else:
             self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
