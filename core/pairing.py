@@ -78,7 +78,8 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     One pass that keeps only the open turn and the assistant turn before it: a long
     session is checked before every replay and after every strategy, and making its
     turns (`api_turns`) costs more than the check itself. Problems come turn by turn,
-    as `repair` meets them."""
+    as `repair` meets them. A turn that pairs as usual is passed in line; `close`
+    finds what is wrong with any other."""
     problems: list[PairingProblem] = []
     seen_uses: set[str] = set()
     waiting: dict[str, int] = {}  # the previous assistant turn's calls: id -> first index
@@ -125,7 +126,12 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
                         PairingProblem("first_not_user", i, None, "the first message is not a user message")
                     )
                 elif tools or waiting:
-                    close(side, tools)
+                    # the usual user turn: each waiting call answered once, and nothing else
+                    usual = side == "user" and len(tools) == len(waiting)
+                    if usual and {t for _, t in tools} == waiting.keys():
+                        waiting = {}
+                    else:
+                        close(side, tools)
                 side, tools = "assistant", []
             last_id = m.id
             for b in m.blocks:
@@ -134,7 +140,14 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
         elif role != "system":
             if side != "user":
                 if tools or waiting:
-                    close(side, tools)
+                    # the usual assistant turn: new calls, each made once, after all were answered
+                    calls = {t: k for k, t in tools}
+                    usual = side == "assistant" and not waiting and len(calls) == len(tools)
+                    if usual and seen_uses.isdisjoint(calls):
+                        seen_uses.update(calls)
+                        waiting = calls
+                    else:
+                        close(side, tools)
                 side, tools = "user", []
             for b in m.blocks:
                 if b.type == "tool_result" and b.tool_use_id is not None:
