@@ -8,8 +8,8 @@ runs only after an idle gap since the last assistant message.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -84,18 +84,17 @@ def idle_minutes(messages: Sequence[Message], now: str | None, end: int | None =
     return (finish - start).total_seconds() / 60
 
 
-def _clearable(
-    messages: Sequence[Message], start: int, end: int, names: dict[str, str], options: MicrocompactOptions
-) -> list[tuple[int, int]]:
-    """(message, block) of each result of a clearable tool not yet cleared in
-    messages[start:end]. `names` (tool names by call id, of the messages before `start`)
-    takes those of the calls in the range. One walk over the blocks gathers both; a
-    result is judged after it, so a call later in the range still names it."""
+def _clearable(messages: Sequence[Message], options: MicrocompactOptions) -> list[tuple[int, int]]:
+    """(message, block) of each result of a clearable tool not yet cleared. One walk over
+    the blocks gathers calls and results; a result is judged after it, so a call after
+    it still names it. A repeated call id keeps its first call's name: repair keeps that
+    call, and a replay stops at the repeat."""
+    names: dict[str, str] = {}
     results: list[tuple[int, int, str]] = []
-    for i in range(start, end):
-        for j, b in enumerate(messages[i].blocks):
+    for i, m in enumerate(messages):
+        for j, b in enumerate(m.blocks):
             if b.type == "tool_use" and b.id is not None:
-                names[b.id] = b.name or ""
+                names.setdefault(b.id, b.name or "")
             elif b.type == "tool_result" and b.text != CLEARED_TEXT:
                 results.append((i, j, b.tool_use_id or ""))
     clearable = options.clearable_tools
@@ -117,25 +116,25 @@ def _cleared(message: Message, blocks: list[int]) -> Message:
     return message.with_blocks(tuple(edited))
 
 
-def _clear(
-    current: Callable[[int], Message],
-    positions: Iterable[tuple[int, int]],
-    counter: TokenCounter,
-    remember: bool = True,
-) -> tuple[dict[int, Message], int]:
-    """The messages holding the results at (message, block) `positions` with those
-    cleared, by index, and the tokens that changes (negative: saved). The counts come
-    from the edited messages alone, not from counting the whole request again; a
-    replay's edits are not `remember`ed by the counter (they go with the replay)."""
+def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    """(message, block) positions as the blocks of each message."""
     grouped: dict[int, list[int]] = {}
     for i, j in positions:
         grouped.setdefault(i, []).append(j)
+    return grouped
+
+
+def _clear(
+    messages: Sequence[Message], positions: Iterable[tuple[int, int]], counter: TokenCounter
+) -> tuple[dict[int, Message], int]:
+    """The messages holding the results at (message, block) `positions` with those
+    cleared, by index, and the tokens that changes (negative: saved). The counts come
+    from the edited messages alone, not from counting the whole request again."""
     edited: dict[int, Message] = {}
     delta = 0
-    for i, blocks in grouped.items():
-        was = current(i)
-        edited[i] = now = _cleared(was, blocks)
-        delta += counter.count(now, remember) - counter.count(was, remember)
+    for i, blocks in _by_message(positions).items():
+        edited[i] = now = _cleared(messages[i], blocks)
+        delta += counter.count(now) - counter.count(messages[i])
     return edited, delta
 
 
@@ -148,7 +147,7 @@ def _titles(cleared: int) -> tuple[str]:
 
 def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
     messages = tuple(messages)
-    clearable = _clearable(messages, 0, len(messages), {}, options)
+    clearable = _clearable(messages, options)
     old = clearable[: max(0, len(clearable) - options.keep_recent)]
     idle = idle_minutes(messages, options.now)
     steps = Steps(messages, context)
@@ -168,7 +167,7 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
             messages,
         )
     else:
-        edited, delta = _clear(messages.__getitem__, old, context.counter)
+        edited, delta = _clear(messages, old, context.counter)
         after = list(messages)
         for i, message in edited.items():
             after[i] = message
@@ -211,35 +210,57 @@ class Replay:
         self.context = context
         self.prefix = context.counter.running(messages)
         self.safe = len(messages)
-        self.names: dict[str, str] = {}
-        self.pending: deque[tuple[int, int]] = deque()  # clearable, oldest first
-        self.seen = 0  # messages looked at so far
-        self.edited: dict[int, Message] = {}
+        # found once: a request's clearable results are those before its end (a call
+        # after a result it names is a pairing problem, where the replay stops)
+        self.clearable = _clearable(messages, options)
+        self.at = [i for i, _ in self.clearable]
+        self.cleared = 0  # how many of them the history has cleared
+        self.blocks_cleared: dict[int, list[int]] = {}  # by message
+        self.tokens: dict[int, int] = {}  # of each message edited, as it is now
+        self.lone: int | None = None  # of a message that is one cleared result, as most are
         self.delta = 0  # tokens the edits saved (negative)
 
     def request(self, end: int) -> tuple[int, int]:
         return self.prefix[end] + self.delta, end
 
     def history(self, end: int) -> tuple[Message, ...]:
-        edited = self.edited
-        return tuple(edited.get(i, m) for i, m in enumerate(self.messages[:end]))
+        messages = self.messages
+        edited = {i: _cleared(messages[i], blocks) for i, blocks in self.blocks_cleared.items() if i < end}
+        return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
 
     def compact(self, end: int) -> Outcome | None:
-        self.pending += _clearable(self.messages, self.seen, end, self.names, self.options)
-        self.seen = end
-        old = len(self.pending) - self.options.keep_recent
+        upto = bisect_left(self.at, end) - self.options.keep_recent  # clear those before this
+        old = upto - self.cleared
         if old <= 0:
             return None
         if self.options.idle_gap_minutes is not None:  # without a gap, idle time does not matter
             idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
             if _reason(idle, self.options) is None:
                 return None
-        if self.pending[old - 1][0] >= self.tail:  # the newest to clear is the last to reach it
+        if self.at[upto - 1] >= self.tail:  # the newest to clear is the last to reach it
             raise Unmodelled
-        clearing = [self.pending.popleft() for _ in range(old)]
-        current = self.edited.get
-        edited, delta = _clear(lambda i: current(i, self.messages[i]), clearing, self.context.counter, False)
-        self.edited.update(edited)
+        clearing = _by_message(self.clearable[self.cleared : upto])
+        self.cleared = upto
+        # Only the tokens are needed here (the messages only if `run` takes over, from
+        # `history`): a replay clears tens of thousands of results, each message's count
+        # found from what it was and what it becomes, without making it. Edits are not
+        # remembered by the counter: they go with the replay.
+        counter, delta = self.context.counter, 0
+        for i, blocks in clearing.items():
+            message = self.messages[i]
+            was = self.tokens.get(i)
+            if was is None:
+                was = self.prefix[i + 1] - self.prefix[i]
+            done = self.blocks_cleared.setdefault(i, [])
+            done += blocks
+            if len(message.blocks) > 1:
+                now = counter.count(_cleared(message, done), remember=False)
+            elif self.lone is not None:
+                now = self.lone
+            else:
+                now = self.lone = counter.count(_cleared(message, done), remember=False)
+            self.tokens[i] = now
+            delta += now - was
         self.delta += delta
         changed = delta != 0
         tokens = self.prefix[end] + self.delta
