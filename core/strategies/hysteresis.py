@@ -147,6 +147,9 @@ class Table:
         sums = self.summary_tokens[level]
         if len(sums) > upto:  # asked again on every request of a replay
             return
+        # A replay asks for a candidate or two more, request after request: they are
+        # made ahead, in batches that double, for the counter to encode many at once.
+        upto = min(len(self.candidates), max(upto, 2 * (len(sums) - 1)))
         self._fill_raws(upto)
         counter = self.context.counter
         self.summary(upto - 1, level)
