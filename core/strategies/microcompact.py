@@ -124,17 +124,38 @@ def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     return grouped
 
 
+class _ClearedCounts:
+    """Tokens of messages with results cleared. Most messages are one result, and all
+    of those read alike once cleared: counted once. Not remembered by the counter: the
+    edits of a run or a replay come and go with it."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.lone: int | None = None
+
+    def count(self, message: Message, blocks: list[int], edited: Message | None = None) -> int:
+        """Tokens of `message` with `blocks` cleared (`edited`, if it is made already)."""
+        lone = len(message.blocks) == 1
+        if lone and self.lone is not None:
+            return self.lone
+        tokens = self.counter.count(edited or _cleared(message, blocks), remember=False)
+        if lone:
+            self.lone = tokens
+        return tokens
+
+
 def _clear(
     messages: Sequence[Message], positions: Iterable[tuple[int, int]], counter: TokenCounter
 ) -> tuple[dict[int, Message], int]:
     """The messages holding the results at (message, block) `positions` with those
     cleared, by index, and the tokens that changes (negative: saved). The counts come
     from the edited messages alone, not from counting the whole request again."""
+    counts = _ClearedCounts(counter)
     edited: dict[int, Message] = {}
     delta = 0
     for i, blocks in _by_message(positions).items():
         edited[i] = now = _cleared(messages[i], blocks)
-        delta += counter.count(now) - counter.count(messages[i])
+        delta += counts.count(messages[i], blocks, now) - counter.count(messages[i])
     return edited, delta
 
 
@@ -217,7 +238,7 @@ class Replay:
         self.cleared = 0  # how many of them the history has cleared
         self.blocks_cleared: dict[int, list[int]] = {}  # by message
         self.tokens: dict[int, int] = {}  # of each message edited, as it is now
-        self.lone: int | None = None  # of a message that is one cleared result, as most are
+        self.counts = _ClearedCounts(context.counter)
         self.delta = 0  # tokens the edits saved (negative)
 
     def request(self, end: int) -> tuple[int, int]:
@@ -243,23 +264,15 @@ class Replay:
         self.cleared = upto
         # Only the tokens are needed here (the messages only if `run` takes over, from
         # `history`): a replay clears tens of thousands of results, each message's count
-        # found from what it was and what it becomes, without making it. Edits are not
-        # remembered by the counter: they go with the replay.
-        counter, delta = self.context.counter, 0
+        # found from what it was and what it becomes, without making it.
+        delta = 0
         for i, blocks in clearing.items():
-            message = self.messages[i]
             was = self.tokens.get(i)
             if was is None:
                 was = self.prefix[i + 1] - self.prefix[i]
             done = self.blocks_cleared.setdefault(i, [])
             done += blocks
-            if len(message.blocks) > 1:
-                now = counter.count(_cleared(message, done), remember=False)
-            elif self.lone is not None:
-                now = self.lone
-            else:
-                now = self.lone = counter.count(_cleared(message, done), remember=False)
-            self.tokens[i] = now
+            self.tokens[i] = now = self.counts.count(self.messages[i], done)
             delta += now - was
         self.delta += delta
         changed = delta != 0
