@@ -50,6 +50,13 @@ def api_round_starts(messages: Sequence[Message]) -> list[int]:
     return starts
 
 
+@lru_cache(maxsize=1)
+def round_starts(messages: tuple[Message, ...]) -> tuple[int, ...]:
+    """`api_round_starts` of the last tuple asked about: a replay and PTL retry's
+    incremental form both ask for the same segment's."""
+    return tuple(api_round_starts(messages))
+
+
 def api_rounds(messages: Sequence[Message], tokens: Sequence[int] | None = None) -> list[Span]:
     """Claude Code's groupMessagesByApiRound: ids A, B, A give three rounds; tool results
     stay with the assistant message they answer; dangling tool uses stay where they are."""

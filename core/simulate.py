@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
-from core.grouping import api_round_starts, humans_before
+from core.grouping import humans_before, round_starts
 from core.heap import collection_paused
 from core.model import Message, record
 from core.pairing import check, last_assistant_turn, repair
@@ -245,7 +245,7 @@ class _Segment:
 def _rounds(messages: tuple[Message, ...]) -> tuple[list[int], list[int]]:
     """Where each API round of a session ends, and its compact boundaries: kept for the
     next replay of the same session, like `_facts`."""
-    ends = [*api_round_starts(messages)[1:], len(messages)]
+    ends = [*round_starts(messages)[1:], len(messages)]
     return ends, [i for i, m in enumerate(messages) if m.is_compact_boundary]
 
 

@@ -16,7 +16,7 @@ from functools import partial
 from itertools import accumulate
 from typing import Any
 
-from core.grouping import api_round_starts, api_rounds
+from core.grouping import api_rounds, round_starts
 from core.model import PTL_MARKER_TEXT, Message, text_message
 from core.strategies.base import TITLES_KEPT, CompactionResult, Context, Outcome, Steps, positive_int
 
@@ -178,7 +178,7 @@ class Replay:
         self.options = options
         self.context = context
         self.prefix = context.counter.running(messages)
-        self.starts = api_round_starts(messages)
+        self.starts = round_starts(messages)
         self.at_start = [self.prefix[i] for i in self.starts]  # tokens before each round
         self.marker_tokens = context.counter.count(marker())
         # an old marker first is stripped before the first truncation: run handles that
