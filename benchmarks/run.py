@@ -5,7 +5,8 @@
 Every figure is a ratio against a baseline measured in the same run on the same data
 (these machines are shared, so absolute times drift): bare `json.loads` over the same
 lines for loading, raw tiktoken `encode_ordinary_batch` over the same texts for
-counting, the counting time itself for strategies and replays. Best of several runs.
+counting, the counting in the same interpreter for strategies and replays (each a
+first run in an interpreter of its own, the median of three). Otherwise best of several.
 Results go to stdout and to benchmarks/results/latest.md. Not part of the test suite.
 """
 
