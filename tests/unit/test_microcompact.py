@@ -47,3 +47,16 @@ def test_idle_gap_trigger() -> None:
     )
     assert late.stats["triggered"] is True and late.stats["reason"] == "idle_gap"
     assert late.stats["results_cleared"] == 3
+
+
+def test_a_repeated_call_id_is_named_by_its_first_call() -> None:
+    # repair keeps the first call of a repeated id, so its name decides the result
+    msgs = [
+        u("go"),
+        call("t0", name="Read", id="A0"),
+        result("t0", text="file " * 50),
+        call("t0", name="TodoWrite", id="A1"),
+        result("t0", text="todo"),
+    ]
+    r = run(msgs, MicrocompactOptions(keep_recent=0), CTX)
+    assert r.stats["results_clearable"] == 2 and r.stats["results_cleared"] == 2
