@@ -138,7 +138,8 @@ class _ClearedCounts:
         lone = len(message.blocks) == 1
         if lone and self.lone is not None:
             return self.lone
-        tokens = self.counter.count(edited or _cleared(message, blocks), remember=False)
+        made = edited if edited is not None else _cleared(message, blocks)
+        tokens = self.counter.count(made, remember=False)
         if lone:
             self.lone = tokens
         return tokens
