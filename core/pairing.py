@@ -140,10 +140,10 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
         elif role != "system":
             if side != "user":
                 if tools or waiting:
-                    # the usual assistant turn: new calls, each made once, after all were answered
+                    # the open turn is an assistant's (one is open once anything holds
+                    # tools); the usual one: new calls, each made once, after all were answered
                     calls = {t: k for k, t in tools}
-                    usual = side == "assistant" and not waiting and len(calls) == len(tools)
-                    if usual and seen_uses.isdisjoint(calls):
+                    if not waiting and len(calls) == len(tools) and seen_uses.isdisjoint(calls):
                         seen_uses.update(calls)
                         waiting = calls
                     else:

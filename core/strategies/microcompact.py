@@ -125,21 +125,19 @@ def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
 
 
 class _ClearedCounts:
-    """Tokens of messages with results cleared. Most messages are one result, and all
-    of those read alike once cleared: counted once. Not remembered by the counter: the
-    edits of a run or a replay come and go with it."""
+    """Tokens of messages with results cleared, for a replay that does not make them:
+    most messages are one result, and all of those read alike once cleared."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.lone: int | None = None
 
-    def count(self, message: Message, blocks: list[int], edited: Message | None = None) -> int:
-        """Tokens of `message` with `blocks` cleared (`edited`, if it is made already)."""
+    def count(self, message: Message, blocks: list[int]) -> int:
+        """Tokens of `message` with `blocks` cleared."""
         lone = len(message.blocks) == 1
         if lone and self.lone is not None:
             return self.lone
-        made = edited if edited is not None else _cleared(message, blocks)
-        tokens = self.counter.count(made, remember=False)
+        tokens = self.counter.count(_cleared(message, blocks), remember=False)
         if lone:
             self.lone = tokens
         return tokens
@@ -150,13 +148,13 @@ def _clear(
 ) -> tuple[dict[int, Message], int]:
     """The messages holding the results at (message, block) `positions` with those
     cleared, by index, and the tokens that changes (negative: saved). The counts come
-    from the edited messages alone, not from counting the whole request again."""
-    counts = _ClearedCounts(counter)
+    from the edited messages alone, not from counting the whole request again; the
+    edits are not remembered by the counter (they go with the result)."""
     edited: dict[int, Message] = {}
     delta = 0
     for i, blocks in _by_message(positions).items():
         edited[i] = now = _cleared(messages[i], blocks)
-        delta += counts.count(messages[i], blocks, now) - counter.count(messages[i])
+        delta += counter.count(now, remember=False) - counter.count(messages[i])
     return edited, delta
 
 
