@@ -91,14 +91,14 @@ def bench_tokens(path: Path, runs: int) -> dict[str, float]:
     }
 
 
-def _strategy_runs(session: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
-    """What `bench_strategy` times, by name: the last call of each, after the others."""
+def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
+    """What `bench_strategy` times, by name: the last call of each, after the others.
+    Nothing is called here, so the names can be had without a session."""
     from core.simulate import Policy, simulate
     from core.strategies import run
     from core.strategies.hysteresis import HysteresisOptions
     from core.strategies.trim import TrimOptions
 
-    messages = session.messages
     trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)
     return {
         "trim": (lambda: run("trim", messages, trim, context),),
@@ -121,21 +121,6 @@ def _strategy_runs(session: Any, context: Any) -> dict[str, tuple[Callable[[], A
     }
 
 
-STRATEGY_RUNS = (
-    "trim",
-    "ptl-retry",
-    "hysteresis",
-    "hysteresis again, target 60 %",
-    "microcompact",
-    "simulate none",
-    "simulate trim",
-    "simulate ptl-retry",
-    "simulate hysteresis preflight",
-    "simulate hysteresis post-turn",
-    "simulate microcompact",
-)
-
-
 def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     """Count the session's tokens, then time run `name` once. Run in a fresh interpreter
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
@@ -147,7 +132,7 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     session = load(path)
     counter = make_counter("cl100k_base")
     count = best(lambda: counter.count_all(session.messages), 1)
-    *before, timed = _strategy_runs(session, Context(counter))[name]
+    *before, timed = _strategy_runs(session.messages, Context(counter))[name]
     for call in before:
         call()
     return {"messages": len(session.messages), "count_s": count, "s": best(timed, 1)}
@@ -196,15 +181,16 @@ def fresh(name: str, path: Path, *args: str) -> Any:
 
 
 def best_of_fresh(path: Path, runs: int) -> dict[str, Any]:
-    """Each of `STRATEGY_RUNS` in `runs` fresh interpreters of its own, taken in turns.
+    """Each run of `_strategy_runs` in `runs` fresh interpreters of its own, taken in turns.
     Its share is of the counting in the same interpreter, the median of the `runs`
     (one interpreter's figures wander with the machine by a third); its time the best."""
-    results = [(name, fresh("bench_strategy", path, name)) for _ in range(runs) for name in STRATEGY_RUNS]
+    names = list(_strategy_runs((), None))
+    results = [(name, fresh("bench_strategy", path, name)) for _ in range(runs) for name in names]
     out: dict[str, Any] = {
         "messages": results[0][1]["messages"],
         "count_s": min(r["count_s"] for _, r in results),
     }
-    for name in STRATEGY_RUNS:
+    for name in names:
         mine = [r for n, r in results if n == name]
         out[name] = {
             "s": min(r["s"] for r in mine),
