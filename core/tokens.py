@@ -74,8 +74,9 @@ class TokenCounter:
         return self.name if self.exact else "chars/4 estimate"
 
     def count(self, message: Message, remember: bool = True) -> int:
-        """`remember=False` for a message made for a moment (a replay's edit): its
-        count is not kept, so the counter does not keep it alive (its text, if short, is)."""
+        """`remember=False` for a message made for a moment (a replay's edit, a result
+        microcompact clears): its count is not kept, so the counter does not keep it
+        alive (its text, if short, is)."""
         cached = self._cache.get(message)
         if cached is None:  # one message: an edit a replay just made, most often
             text = message.text
