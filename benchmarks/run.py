@@ -1,6 +1,6 @@
 """Benchmarks on generated Claude Code sessions of 1, 10 and 100 MB.
 
-    python3 -m pip install -e '.[dev,bench]' && python3 -m benchmarks.run [--sizes 1,10,100]
+    .venv/bin/pip install -q -e '.[dev,bench]' && .venv/bin/python -m benchmarks.run [--sizes 1,10,100]
 
 Every figure is a ratio against a baseline measured in the same run on the same data
 (these machines are shared, so absolute times drift): bare `json.loads` over the same
@@ -40,7 +40,7 @@ def best(fn: Callable[[], Any], runs: int = 3) -> float:
 
 
 def session_file(mb: int) -> Path:
-    from sample_sessions.generate import generate
+    from compaction_inspector.sample_sessions.generate import generate
 
     target = RESULTS / "sessions" / f"session-{mb}MB.jsonl"
     if not target.exists():
@@ -50,7 +50,7 @@ def session_file(mb: int) -> Path:
 
 
 def bench_load(path: Path, runs: int) -> dict[str, float]:
-    from core.formats import load
+    from compaction_inspector.core.formats import load
 
     def baseline() -> None:
         with open(path, "rb") as f:
@@ -66,9 +66,9 @@ def bench_load(path: Path, runs: int) -> dict[str, float]:
 def bench_tokens(path: Path, runs: int) -> dict[str, float]:
     import tiktoken
 
-    from core import token_cache
-    from core.formats import load
-    from core.tokens import make_counter
+    from compaction_inspector.core import token_cache
+    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.tokens import make_counter
 
     session = load(path)
     texts = [m.text for m in session.messages]
@@ -94,10 +94,10 @@ def bench_tokens(path: Path, runs: int) -> dict[str, float]:
 def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
     """What `bench_strategy` times, by name: the last call of each, after the others.
     Nothing is called here, so the names can be had without a session."""
-    from core.simulate import Policy, simulate
-    from core.strategies import run
-    from core.strategies.hysteresis import HysteresisOptions
-    from core.strategies.trim import TrimOptions
+    from compaction_inspector.core.simulate import Policy, simulate
+    from compaction_inspector.core.strategies import run
+    from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+    from compaction_inspector.core.strategies.trim import TrimOptions
 
     trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)
     return {
@@ -125,9 +125,9 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     """Count the session's tokens, then time run `name` once. Run in a fresh interpreter
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
     hysteresis run's summaries would serve the replay after it)."""
-    from core.formats import load
-    from core.strategies import Context
-    from core.tokens import make_counter
+    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.strategies import Context
+    from compaction_inspector.core.tokens import make_counter
 
     session = load(path)
     counter = make_counter("cl100k_base")
@@ -217,8 +217,8 @@ async def _app(path: Path) -> dict[str, float]:
     preparing the neighbouring steps, which is what it does while a user reads."""
     from textual import events
 
-    from core.config import Config
-    from tui.app import InspectorApp
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.tui.app import InspectorApp
 
     os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp()
     app = InspectorApp(path, Config())
@@ -277,10 +277,10 @@ async def _app(path: Path) -> dict[str, float]:
 def bench_langchain(path: Path) -> dict[str, Any]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
 
-    from core.formats import load
-    from core.strategies import Context, run
-    from core.strategies.trim import TrimOptions
-    from core.tokens import make_counter
+    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.strategies import Context, run
+    from compaction_inspector.core.strategies.trim import TrimOptions
+    from compaction_inspector.core.tokens import make_counter
 
     session = load(path)
     counter = make_counter("cl100k_base")

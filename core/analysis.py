@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.grouping import Span, api_rounds, volleys
-from core.model import Message, Session
-from core.pairing import PairingProblem, check
-from core.pressure import Window, live_start
-from core.tokens import ReportedUsage, TokenCounter, reported_usage
+from compaction_inspector.core.grouping import Span, api_rounds, volleys
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.pairing import PairingProblem, check
+from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, reported_usage
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from core.files import write_atomic
-from core.grouping import api_round_starts
-from core.model import Message, Session
-from core.summary import EDIT_TOOLS, block_paths
-from core.text import one_line
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.summary import EDIT_TOOLS, block_paths
+from compaction_inspector.core.text import one_line
 
 HEADING = re.compile(r"^##\s*Checkpoint\s*\[(\d{1,2}:\d{2})\]\s*[—–-]+\s*Message\s*#\s*(\d+)", re.IGNORECASE)
 SECTION = re.compile(r"^###\s*(.+?)\s*$")

@@ -16,14 +16,14 @@ from typing import Any
 
 import yaml
 
-from core.files import write_atomic
-from core.pressure import Window
-from core.strategies.base import OptionError
-from core.strategies.hysteresis import HysteresisOptions
-from core.strategies.microcompact import CLEARABLE_TOOLS, MicrocompactOptions
-from core.strategies.ptl_retry import PtlRetryOptions
-from core.strategies.trim import TrimOptions
-from core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies.base import OptionError
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.microcompact import CLEARABLE_TOOLS, MicrocompactOptions
+from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
+from compaction_inspector.core.strategies.trim import TrimOptions
+from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
 
 FILE_NAME = "compaction.yaml"
 

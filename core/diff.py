@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import Message, shared_ends
+from compaction_inspector.core.model import Message, shared_ends
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.model import Block, Message
+from compaction_inspector.core.model import Block, Message
 
 
 def anthropic_block(block: Block) -> dict[str, Any]:

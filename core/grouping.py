@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.model import Message, shared_ends
+from compaction_inspector.core.model import Message, shared_ends
 
 
 @dataclass(frozen=True, slots=True)

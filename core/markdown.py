@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.model import Session
-from core.strategies import CompactionResult, Context, each_step
-from core.text import one_line
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.strategies import CompactionResult, Context, each_step
+from compaction_inspector.core.text import one_line
 
 
 def _cell(text: str) -> str:

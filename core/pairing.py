@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from core.model import Block, Message
+from compaction_inspector.core.model import Block, Message
 
 ORPHAN_TEXT = "[Orphaned tool result removed due to conversation resume]"
 MISSING_RESULT_TEXT = "[Tool result missing due to internal error]"

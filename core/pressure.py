@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.model import Message
+from compaction_inspector.core.model import Message
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_RESERVED_OUTPUT = 20_000

@@ -22,13 +22,22 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
-from core.grouping import humans_before, round_starts
-from core.heap import collection_paused
-from core.model import Message, record
-from core.pairing import check, last_assistant_turn, repair
-from core.strategies import REPLAYS, STRATEGIES, CompactionResult, Context, Outcome, Replay, Unmodelled, run
-from core.strategies.hysteresis import HysteresisOptions
-from core.strategies.trim import TrimOptions
+from compaction_inspector.core.grouping import humans_before, round_starts
+from compaction_inspector.core.heap import collection_paused
+from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.pairing import check, last_assistant_turn, repair
+from compaction_inspector.core.strategies import (
+    REPLAYS,
+    STRATEGIES,
+    CompactionResult,
+    Context,
+    Outcome,
+    Replay,
+    Unmodelled,
+    run,
+)
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.trim import TrimOptions
 
 
 @dataclass(frozen=True)

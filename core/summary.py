@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from operator import itemgetter
 
-from core.model import SUMMARY_PREFIX, Block, Message, text_message
-from core.text import one_line
+from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
+from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80
 OUTCOME_TAIL = 2000

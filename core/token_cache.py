@@ -17,9 +17,9 @@ import struct
 from array import array
 from pathlib import Path
 
-from core.files import write_atomic
-from core.model import Session
-from core.tokens import TokenCounter
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.tokens import TokenCounter
 
 LOADER_VERSION = "1"  # bump when a loader changes which messages it produces
 MAGIC = b"CITC1"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import Any
 
-from core.model import Message, Usage
+from compaction_inspector.core.model import Message, Usage
 
 TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
 # Texts up to this long are also remembered by content: strategies make the same short

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from core.config import Config
-from core.files import write_atomic
-from core.pressure import Window
-from sample_sessions import path
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
 from tests.tui.conftest import settle
-from tui.app import InspectorApp
 
 HERE = Path(__file__).parent
 SHOTS = {

@@ -1,6 +1,6 @@
 """Deterministic large Claude Code sessions for benchmarks and stress tests.
 
-    python -m sample_sessions.generate 10MB -o big.jsonl [--seed 1]
+    python -m compaction_inspector.sample_sessions.generate 10MB -o big.jsonl [--seed 1]
 
 The same size and seed always give the same bytes. Sessions look like real ones: human
 turns followed by streamed multi-line replies (thinking, text, tool_use lines sharing a

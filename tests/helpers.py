@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.model import Block, Message, text_message
+from compaction_inspector.core.model import Block, Message, text_message
 
 
 def u(text: str = "u", **flags: Any) -> Message:

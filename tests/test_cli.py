@@ -9,14 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from sample_sessions import names, path
+from compaction_inspector.sample_sessions import names, path
 
 SAMPLES = names()
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "compaction_inspector.tui.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -15,14 +15,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.analysis import analyze
-from core.formats import LoadError, load, load_bytes
-from core.pairing import check, repair
-from core.simulate import Policy, simulate
-from core.strategies import STRATEGIES, Context, run
-from core.text import visible
-from core.tokens import make_counter
-from sample_sessions import names, path
+from compaction_inspector.core.analysis import analyze
+from compaction_inspector.core.formats import LoadError, load, load_bytes
+from compaction_inspector.core.pairing import check, repair
+from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.strategies import STRATEGIES, Context, run
+from compaction_inspector.core.text import visible
+from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import names, path
 
 SAMPLES = {name: path(name).read_bytes() for name in names()}
 

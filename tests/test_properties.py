@@ -14,16 +14,16 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.diff import diff, sources
-from core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
-from core.model import Block, Message
-from core.pairing import PairingProblem, api_turns, check, last_assistant_turn
-from core.pressure import Window
-from core.strategies import STRATEGIES, Context, run
-from core.strategies.hysteresis import HysteresisOptions
-from core.strategies.microcompact import MicrocompactOptions
-from core.strategies.ptl_retry import PtlRetryOptions
-from core.strategies.trim import TrimOptions
+from compaction_inspector.core.diff import diff, sources
+from compaction_inspector.core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.pairing import PairingProblem, api_turns, check, last_assistant_turn
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import STRATEGIES, Context, run
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
+from compaction_inspector.core.strategies.trim import TrimOptions
 from tests.helpers import snapshot
 
 TOOLS = ["Read", "Bash", "Edit", "TodoWrite", "Grep"]

@@ -10,17 +10,17 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.model import Block, Message
-from core.pairing import check, repair
-from core.pressure import Window
-from core.simulate import Policy, simulate
-from core.strategies import Context
-from core.strategies.base import REPAIR_TITLE
-from core.strategies.hysteresis import HysteresisOptions
-from core.strategies.microcompact import MicrocompactOptions
-from core.strategies.ptl_retry import PtlRetryOptions
-from core.strategies.trim import TrimOptions
-from core.tokens import TokenCounter
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.pairing import check, repair
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.strategies import Context
+from compaction_inspector.core.strategies.base import REPAIR_TITLE
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
+from compaction_inspector.core.strategies.trim import TrimOptions
+from compaction_inspector.core.tokens import TokenCounter
 from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts
 

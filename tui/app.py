@@ -21,27 +21,27 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from core.config import PRESETS, Config, ConfigError, save
-from core.files import WriteRefused, write_atomic
-from core.formats import LoadError, load
-from core.grouping import api_round_starts
-from core.markdown import compaction_markdown
-from core.model import Message, Session
-from core.pressure import Window, live_start
-from core.simulate import Cancelled, Policy, Simulation, simulate
-from core.strategies import CompactionResult, Context, OptionError, Step
-from core.strategies import run as run_strategy
-from core.token_cache import load_counts, store_counts
-from core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
-from tui.commands import InspectorCommands
-from tui.entries import Listing
-from tui.follow import Follower
-from tui.listing_cache import Key, ListingCache, Source
-from tui.screens.help import HelpScreen
-from tui.widgets.gauge import GaugeState, PressureGauge
-from tui.widgets.strategy_panel import ORDER, StrategyPanel
-from tui.widgets.timeline import Timeline
-from tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
+from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
+from compaction_inspector.core.files import WriteRefused, write_atomic
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.markdown import compaction_markdown
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.simulate import Cancelled, Policy, Simulation, simulate
+from compaction_inspector.core.strategies import CompactionResult, Context, OptionError, Step
+from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.token_cache import load_counts, store_counts
+from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
+from compaction_inspector.tui.commands import InspectorCommands
+from compaction_inspector.tui.entries import Listing
+from compaction_inspector.tui.follow import Follower
+from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
+from compaction_inspector.tui.screens.help import HelpScreen
+from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
+from compaction_inspector.tui.widgets.strategy_panel import ORDER, StrategyPanel
+from compaction_inspector.tui.widgets.timeline import Timeline
+from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 TIMELINE_POINTS = 200
 PREPARE_AFTER_S = 0.08
@@ -242,7 +242,7 @@ class InspectorApp(App[None]):
             self.set_interval(1.0, self.poll_follow)
         if self.demo:
             self.demo = False
-            from tui.demo import Demo
+            from compaction_inspector.tui.demo import Demo
 
             Demo(self).start()
 
@@ -591,7 +591,7 @@ class InspectorApp(App[None]):
     def action_checkpoint(self) -> None:
         if self.session is None:
             return
-        from core.checkpoint import append_checkpoint
+        from compaction_inspector.core.checkpoint import append_checkpoint
 
         view = self.query_one("#before", TranscriptView)
         at = (

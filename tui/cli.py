@@ -19,20 +19,20 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from core.analysis import analyze, message_fields
-from core.checkpoint import Trigger, append_checkpoint, detect, triggers
-from core.config import PRESETS, Config, ConfigError
-from core.config import load as load_config
-from core.diff import origin
-from core.export import serialize
-from core.files import write_atomic
-from core.formats import LoadError, load
-from core.model import Session
-from core.simulate import Policy, Simulation, simulate
-from core.strategies import STRATEGIES, CompactionResult, Context, OptionError, each_step
-from core.strategies import run as run_strategy
-from core.token_cache import count_session
-from core.tokens import TOKENIZERS, TokenCounter, make_counter
+from compaction_inspector.core.analysis import analyze, message_fields
+from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
+from compaction_inspector.core.config import PRESETS, Config, ConfigError
+from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.diff import origin
+from compaction_inspector.core.export import serialize
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.strategies import STRATEGIES, CompactionResult, Context, OptionError, each_step
+from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.token_cache import count_session
+from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 
 COMMANDS = ("analyze", "compact", "simulate", "checkpoint")
 
@@ -192,7 +192,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
     else:
-        from tui.report import print_analysis
+        from compaction_inspector.tui.report import print_analysis
 
         print_analysis(result)
     return 0
@@ -223,7 +223,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(compaction_json(session, result, context))
     else:
-        from tui.report import print_compaction
+        from compaction_inspector.tui.report import print_compaction
 
         print_compaction(session, result, context)
     if result.messages is None:
@@ -259,7 +259,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             out["checkpoints"] = [t.to_dict() for t in points]
         _print_json(out)
     else:
-        from tui.report import print_simulation
+        from compaction_inspector.tui.report import print_simulation
 
         print_simulation(sims)
         if points is not None:
@@ -333,7 +333,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
-        from tui.launch import run_app
+        from compaction_inspector.tui.launch import run_app
 
         return run_app(argv)
     args = build_parser().parse_args(argv)

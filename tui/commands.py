@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from core.config import PRESETS
+from compaction_inspector.core.config import PRESETS
 
 if TYPE_CHECKING:
-    from tui.app import InspectorApp
+    from compaction_inspector.tui.app import InspectorApp
 
 
 class InspectorCommands(Provider):

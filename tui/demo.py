@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tui.app import InspectorApp
+    from compaction_inspector.tui.app import InspectorApp
 
 SCRIPT: list[tuple[str, str, float]] = [
     (

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import overload
 
-from core.diff import Diff, origin, run_end, sources
-from core.grouping import api_round_starts, regroup, volley_starts
-from core.model import Message, shared_ends
-from core.text import one_line
+from compaction_inspector.core.diff import Diff, origin, run_end, sources
+from compaction_inspector.core.grouping import api_round_starts, regroup, volley_starts
+from compaction_inspector.core.model import Message, shared_ends
+from compaction_inspector.core.text import one_line
 
 # How a message fares in the step being shown.
 KEPT, DROPPED, SUMMARIZED, EDITED_OLD = "kept", "dropped", "summarized", "replaced"
@@ -63,7 +63,7 @@ class Listing(Sequence[Entry]):
         like: Sequence[Listing] = (),
     ) -> None:
         self.shown, self.gone, self.side = shown, gone, side
-        self.count = count
+        self.tokens_of = count
         self.origins = origins  # None: `shown` is the opened transcript itself
         self.fates, self.gone_fates = fates or {}, gone_fates or {}
         runs = [r for r in (runs if runs is not None else [(SHOWN, 0, len(shown))]) if r[2]]
@@ -146,10 +146,10 @@ class Listing(Sequence[Entry]):
         if target is None:
             return None
         for source, lst in ((SHOWN, self.shown), (GONE, self.gone)):
-            i = self._by_origin(lst, target)
-            k = self._position_in(source, i) if i is not None else None
-            if k is not None:
-                return k
+            found = self._by_origin(lst, target)
+            at = self._position_in(source, found) if found is not None else None
+            if at is not None:
+                return at
         return None
 
     def _position_in(self, source: int, i: int) -> int | None:
@@ -233,13 +233,15 @@ class Listing(Sequence[Entry]):
         source, i = self.locate(k)
         if source == SIDE:
             m = self.side[i]
-            return Entry(m, None, KEPT, self.count(m), sidechain=True)
+            return Entry(m, None, KEPT, self.tokens_of(m), sidechain=True)
         if source == GONE:
             m = self.gone[i]
-            return Entry(m, i, self.gone_fates[i], self.count(m), origin=self._origin(m, i))
+            return Entry(m, i, self.gone_fates[i], self.tokens_of(m), origin=self._origin(m, i))
         m = self.shown[i]
         volley, round_ = self.bands_at(k)
-        return Entry(m, i, self.fates.get(i, KEPT), self.count(m), round_, volley, origin=self._origin(m, i))
+        return Entry(
+            m, i, self.fates.get(i, KEPT), self.tokens_of(m), round_, volley, origin=self._origin(m, i)
+        )
 
     def _origin(self, m: Message, i: int) -> int | None:
         return i if self.origins is None else origin(m, self.origins)
@@ -258,7 +260,7 @@ class Listing(Sequence[Entry]):
         i = starts[n]
         end = starts[n + 1] if n + 1 < len(starts) else len(self.shown)
         group = self.shown[i:end]
-        tokens = _k(sum(map(self.count, group)))
+        tokens = _k(sum(map(self.tokens_of, group)))
         if what == "round":
             return f"round {n} · {len(group)} msgs · {tokens} tok"
         first = group[0]

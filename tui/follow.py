@@ -7,10 +7,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from core.formats import LoadError, load
-from core.formats.claude_code import load as load_claude_code
-from core.formats.common import read_jsonl
-from core.model import Session
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats.claude_code import load as load_claude_code
+from compaction_inspector.core.formats.common import read_jsonl
+from compaction_inspector.core.model import Session
 
 
 class Follower:

@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from core.config import PRESETS, Config, ConfigError
-from core.config import load as load_config
-from core.pressure import Window
-from core.tokens import TOKENIZERS
-from sample_sessions import path as sample_path
+from compaction_inspector.core.config import PRESETS, Config, ConfigError
+from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.tokens import TOKENIZERS
+from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
 
@@ -53,7 +53,7 @@ def run_app(argv: Sequence[str]) -> int:
         note = (
             "Bundled sample, shown in a 5,000-token window so every strategy has work to do (w/W to resize)."
         )
-    from tui.app import InspectorApp
+    from compaction_inspector.tui.app import InspectorApp
 
     target = args.file or str(sample_path())
     InspectorApp(

@@ -17,10 +17,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from core.model import Message, Session
-from core.strategies import CompactionResult
-from core.tokens import TokenCounter
-from tui.entries import Listing, diff_listing, plain_listing
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.strategies import CompactionResult
+from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.tui.entries import Listing, diff_listing, plain_listing
 
 # How many of the most recent listings a new one may take its grouping from.
 LIKE = 3

@@ -10,11 +10,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from core.analysis import Analysis
-from core.model import Message, Session
-from core.simulate import Simulation
-from core.strategies import CompactionResult, Context, each_step
-from core.text import one_line, visible
+from compaction_inspector.core.analysis import Analysis
+from compaction_inspector.core.diff import runs
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.strategies import CompactionResult, Context, each_step
+from compaction_inspector.core.text import one_line, visible
 
 
 def console() -> Console:
@@ -101,13 +102,7 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
 
 def _ranges(indexes: list[int]) -> str:
     """1, 2, 3, 7 -> '#1–#3, #7'."""
-    parts: list[str] = []
-    for i in sorted(indexes):
-        if parts and parts[-1][1] == i - 1:
-            parts[-1] = (parts[-1][0], i)
-        else:
-            parts.append((i, i))
-    return ", ".join(f"#{a}" if a == b else f"#{a}–#{b}" for a, b in parts)
+    return ", ".join(f"#{a}" if b == a + 1 else f"#{a}–#{b - 1}" for a, b in runs(sorted(set(indexes))))
 
 
 def _preview(m: Message, width: int = 90) -> Text:

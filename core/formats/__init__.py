@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from core.formats import anthropic, claude_code, codex, openai_chat, plain
-from core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
-from core.heap import collection_paused
-from core.model import Diagnostic, Message, Session
+from compaction_inspector.core.formats import anthropic, claude_code, codex, openai_chat, plain
+from compaction_inspector.core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
+from compaction_inspector.core.heap import collection_paused
+from compaction_inspector.core.model import Diagnostic, Message, Session
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
 

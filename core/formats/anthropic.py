@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.formats.common import SyntheticIds, as_list, as_str, parse_content, result_text
-from core.model import Message, Role
+from compaction_inspector.core.formats.common import SyntheticIds, as_list, as_str, parse_content, result_text
+from compaction_inspector.core.model import Message, Role
 
 FORMAT = "anthropic"
 _BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.formats.common import (
+from compaction_inspector.core.formats.common import (
     Records,
     Skipped,
     SyntheticIds,
@@ -19,7 +19,7 @@ from core.formats.common import (
     parse_content,
     parse_usage,
 )
-from core.model import Block, Message, Role, Session, Usage
+from compaction_inspector.core.model import Block, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
 LINE_TYPES = frozenset(

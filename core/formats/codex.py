@@ -10,8 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from core.formats.common import Records, Skipped, SyntheticIds, as_dict, as_str, iter_dicts, tool_arguments
-from core.model import Block, Message, Session, Usage
+from compaction_inspector.core.formats.common import (
+    Records,
+    Skipped,
+    SyntheticIds,
+    as_dict,
+    as_str,
+    iter_dicts,
+    tool_arguments,
+)
+from compaction_inspector.core.model import Block, Message, Session, Usage
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})

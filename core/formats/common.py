@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from core.model import Block, Diagnostic, Usage, canonical_json
+from compaction_inspector.core.model import Block, Diagnostic, Usage, canonical_json
 
 
 class LoadError(Exception):

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.formats.common import SyntheticIds, as_dict, as_str, result_text, tool_arguments
-from core.model import Block, Message
+from compaction_inspector.core.formats.common import (
+    SyntheticIds,
+    as_dict,
+    as_str,
+    result_text,
+    tool_arguments,
+)
+from compaction_inspector.core.model import Block, Message
 
 FORMAT = "openai-chat"
 

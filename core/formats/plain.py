@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.formats.common import SyntheticIds, as_str, parse_content
-from core.model import Message, Role
+from compaction_inspector.core.formats.common import SyntheticIds, as_str, parse_content
+from compaction_inspector.core.model import Message, Role
 
 FORMAT = "plain"
 _ROLES: dict[str, Role] = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core.heap import collection_paused
-from core.model import Message
-from core.strategies import hysteresis, microcompact, ptl_retry, trim
-from core.strategies.base import (
+from compaction_inspector.core.heap import collection_paused
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.strategies import hysteresis, microcompact, ptl_retry, trim
+from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,

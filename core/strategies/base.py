@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from core.diff import Diff, diff
-from core.model import Message, record, shared_ends
-from core.pairing import check, repair
-from core.pressure import Window
-from core.tokens import TokenCounter, make_counter
+from compaction_inspector.core.diff import Diff, diff
+from compaction_inspector.core.model import Message, record, shared_ends
+from compaction_inspector.core.pairing import check, repair
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 
 class OptionError(ValueError):

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.grouping import volley_starts
-from core.model import Message, record
-from core.pressure import Window
-from core.strategies.base import (
+from compaction_inspector.core.grouping import volley_starts
+from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies.base import (
     TITLES_KEPT,
     CompactionResult,
     Context,
@@ -38,8 +38,8 @@ from core.strategies.base import (
     Unmodelled,
     positive_int,
 )
-from core.summary import MIN_SUMMARY_CHARS, shrink, summarize
-from core.text import one_line
+from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
+from compaction_inspector.core.text import one_line
 
 NAME = "hysteresis"
 SHRINK = 0.7

@@ -15,8 +15,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from core.model import Block, Message
-from core.strategies.base import (
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,
@@ -25,7 +25,7 @@ from core.strategies.base import (
     Unmodelled,
     positive_int,
 )
-from core.tokens import TokenCounter
+from compaction_inspector.core.tokens import TokenCounter
 
 NAME = "microcompact"
 CLEARED_TEXT = "[Old tool result content cleared]"

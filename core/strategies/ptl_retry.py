@@ -16,9 +16,16 @@ from functools import partial
 from itertools import accumulate
 from typing import Any
 
-from core.grouping import api_rounds, round_starts
-from core.model import PTL_MARKER_TEXT, Message, text_message
-from core.strategies.base import TITLES_KEPT, CompactionResult, Context, Outcome, Steps, positive_int
+from compaction_inspector.core.grouping import api_rounds, round_starts
+from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, text_message
+from compaction_inspector.core.strategies.base import (
+    TITLES_KEPT,
+    CompactionResult,
+    Context,
+    Outcome,
+    Steps,
+    positive_int,
+)
 
 NAME = "ptl-retry"
 MAX_TRUNCATIONS = 3

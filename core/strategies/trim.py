@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.grouping import humans_before
-from core.model import Message
-from core.strategies.base import (
+from compaction_inspector.core.grouping import humans_before
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,

@@ -8,8 +8,8 @@ import contextlib
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
-from tui.app import InspectorApp
-from tui.widgets.timeline import Timeline
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.widgets.timeline import Timeline
 
 
 async def settle(pilot: Pilot[None]) -> None:

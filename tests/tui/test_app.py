@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Config, load
-from core.pressure import Window
-from sample_sessions import path
+from compaction_inspector.core.config import Config, load
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.listing_cache import Key, Source
+from compaction_inspector.tui.widgets.gauge import PressureGauge
+from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
+from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
-from tui.app import InspectorApp
-from tui.listing_cache import Key, Source
-from tui.widgets.gauge import PressureGauge
-from tui.widgets.strategy_panel import StrategyPanel
-from tui.widgets.transcript import TranscriptView
 
 SIZE = (120, 40)
 SMALL = Config(window=Window(5000, 500), preset=None)

@@ -7,11 +7,11 @@ import dataclasses
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.diff import diff
-from core.model import Block, Message
+from compaction_inspector.core.diff import diff
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.tui.entries import PAIR_REACH, Listing, diff_listing, plain_listing
 from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts
-from tui.entries import PAIR_REACH, Listing, diff_listing, plain_listing
 
 
 def count(m: Message) -> int:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from core.config import Config
-from core.formats import load
-from core.pressure import Window
-from sample_sessions import path
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.follow import Follower
 from tests.tui.conftest import settle
-from tui.app import InspectorApp
-from tui.follow import Follower
 
 LINES = path().read_text().splitlines(keepends=True)
 

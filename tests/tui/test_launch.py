@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tui import launch
-from tui.app import InspectorApp
+from compaction_inspector.tui import launch
+from compaction_inspector.tui.app import InspectorApp
 
 
 def capture(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from core.model import Session
-from core.pressure import Window
-from core.strategies import Context, run
-from core.strategies.microcompact import MicrocompactOptions
-from core.tokens import make_counter
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import Context, run
+from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from tests.helpers import call, result, u
-from tui.listing_cache import Key, ListingCache, Source
 
 
 def source() -> Source:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.config import Config
-from core.pressure import Window
-from sample_sessions import path
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
 from tests.tui.conftest import settle
-from tui.app import InspectorApp
 
 SIZE = (120, 40)
 

@@ -1,9 +1,17 @@
 from pathlib import Path
 
-from core.checkpoint import Checkpoint, append_checkpoint, build, detect, parse, read_memory, triggers
-from core.formats import load
-from core.model import Block, Message
-from sample_sessions import path
+from compaction_inspector.core.checkpoint import (
+    Checkpoint,
+    append_checkpoint,
+    build,
+    detect,
+    parse,
+    read_memory,
+    triggers,
+)
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
 
 

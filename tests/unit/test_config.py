@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.config import PRESETS, Config, ConfigError, from_dict, load, save
-from core.pressure import Window
+from compaction_inspector.core.config import PRESETS, Config, ConfigError, from_dict, load, save
+from compaction_inspector.core.pressure import Window
 
 
 def test_defaults_and_round_trip(tmp_path: Path) -> None:

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import LoadError, load, load_bytes, load_text
-from core.grouping import api_rounds, volleys
-from core.tokens import reported_usage
-from sample_sessions import path
+from compaction_inspector.core.formats import LoadError, load, load_bytes, load_text
+from compaction_inspector.core.grouping import api_rounds, volleys
+from compaction_inspector.core.tokens import reported_usage
+from compaction_inspector.sample_sessions import path
 
 
 def ranges(spans):  # type: ignore[no-untyped-def]

@@ -2,11 +2,11 @@
 
 import pytest
 
-from core.model import Message
-from core.pressure import Window
-from core.strategies.base import Context, OptionError
-from core.strategies.hysteresis import HysteresisOptions, run
-from core.summary import summary_text
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies.base import Context, OptionError
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions, run
+from compaction_inspector.core.summary import summary_text
 from tests.helpers import a, call, result, snapshot, u
 
 

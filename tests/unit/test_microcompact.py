@@ -1,6 +1,6 @@
-from core.model import Block, Message
-from core.strategies.base import Context
-from core.strategies.microcompact import CLEARED_TEXT, MicrocompactOptions, run
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.strategies.base import Context
+from compaction_inspector.core.strategies.microcompact import CLEARED_TEXT, MicrocompactOptions, run
 from tests.helpers import call, result, u
 
 CTX = Context()

@@ -1,6 +1,6 @@
 import dataclasses
 
-from core.model import Block, Message, Usage
+from compaction_inspector.core.model import Block, Message, Usage
 
 
 def test_an_edited_copy_keeps_every_field_but_its_blocks() -> None:

@@ -1,7 +1,13 @@
-from core.model import Block, Message
-from core.pairing import INTERRUPTED_TEXT, MISSING_RESULT_TEXT, ORPHAN_TEXT, check, repair
-from core.strategies.base import REPAIR_TITLE, Context, Steps, each_step
-from core.tokens import chars4
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.pairing import (
+    INTERRUPTED_TEXT,
+    MISSING_RESULT_TEXT,
+    ORPHAN_TEXT,
+    check,
+    repair,
+)
+from compaction_inspector.core.strategies.base import REPAIR_TITLE, Context, Steps, each_step
+from compaction_inspector.core.tokens import chars4
 from tests.helpers import a, call, result, snapshot, u
 
 

@@ -1,11 +1,11 @@
-from core.formats import load
-from core.model import Block, Message
-from core.pressure import Window
-from core.simulate import Policy, compare, simulate
-from core.strategies import Context
-from core.strategies.hysteresis import HysteresisOptions
-from core.strategies.microcompact import MicrocompactOptions
-from sample_sessions import path
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.simulate import Policy, compare, simulate
+from compaction_inspector.core.strategies import Context
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
 
 

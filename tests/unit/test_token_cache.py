@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from core import token_cache
-from core.formats import load
-from core.tokens import make_counter
-from sample_sessions import path
+from compaction_inspector.core import token_cache
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import path
 
 
 @pytest.fixture(autouse=True)

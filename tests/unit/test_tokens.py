@@ -1,5 +1,5 @@
-from core.model import Block, Message, Usage
-from core.tokens import TokenCounter, chars4, make_counter, reported_usage
+from compaction_inspector.core.model import Block, Message, Usage
+from compaction_inspector.core.tokens import TokenCounter, chars4, make_counter, reported_usage
 from tests.helpers import a, u
 
 
@@ -18,7 +18,7 @@ def test_cl100k_counts_offline_and_exactly() -> None:
 
 def test_unavailable_encoding_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    from core import tokens
+    from compaction_inspector.core import tokens
 
     tokens._ENCODINGS.pop("o200k_base", None)
     counter = make_counter("o200k_base")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from core.strategies.base import Context, OptionError
-from core.strategies.trim import TrimOptions, run
+from compaction_inspector.core.strategies.base import Context, OptionError
+from compaction_inspector.core.strategies.trim import TrimOptions, run
 from tests.helpers import a, call, result, snapshot, texts, u
 
 CTX = Context()  # chars/4, the default estimate of §4

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from tui.widgets.transcript import TranscriptView
+from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 INTRO = (
     "Compaction Inspector — step through how an agent's context is compacted.\n"

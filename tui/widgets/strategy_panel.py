@@ -10,10 +10,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
 from textual.message import Message as TextualMessage
+from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
-from core.strategies import STRATEGIES, CompactionResult, OptionError
-from core.text import one_line
+from compaction_inspector.core.strategies import STRATEGIES, CompactionResult, OptionError
+from compaction_inspector.core.text import one_line
 
 LABELS = {
     "trim": "Trim",
@@ -109,7 +110,7 @@ class StrategyPanel(Vertical):
         grid = self.query_one("#options", Grid)
         await grid.remove_children()
         opts = self.options[self.strategy]
-        widgets = []
+        widgets: list[Widget] = []
         for name, label, kind in FIELDS[self.strategy]:
             value = getattr(opts, name)
             if kind == "bool":

@@ -11,7 +11,7 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
 
-from core.simulate import Simulation
+from compaction_inspector.core.simulate import Simulation
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -79,15 +79,17 @@ class Timeline(Widget):
                 events.get(x, "·" if x % 10 == 0 else " "), "yellow" if x in events else "bright_black"
             )
         lines.append(axis)
-        t = self.main.totals
+        totals = self.main.totals
         legend = Text(
-            f"█ {self.main.policy.label}: {t['compactions']} compaction(s), peak {t['peak_pressure']:.0%}",
+            f"█ {self.main.policy.label}: {totals['compactions']} compaction(s), "
+            f"peak {totals['peak_pressure']:.0%}",
             "bold",
         )
         if self.other:
-            o = self.other.totals
+            others = self.other.totals
             legend.append(
-                f"   • {self.other.policy.label}: {o['compactions']}, peak {o['peak_pressure']:.0%}",
+                f"   • {self.other.policy.label}: {others['compactions']}, "
+                f"peak {others['peak_pressure']:.0%}",
                 "magenta",
             )
         sampled = f", every {self.main.every}" if self.main.every > 1 else ""

@@ -21,8 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from core.text import one_line, visible
-from tui.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
+from compaction_inspector.core.text import one_line, visible
+from compaction_inspector.tui.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
 
 BOUNDARY_MODES = ("both", "volleys", "rounds", "none")
 
