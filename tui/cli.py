@@ -1,6 +1,6 @@
 """The `compaction-inspector` command: open the app, or run the core from a shell.
 
-    compaction-inspector [FILE]                 open the app (a bundled sample without FILE)
+    compaction-inspector [open] [FILE]          open the app (a bundled sample without FILE)
     compaction-inspector analyze FILE [--json]  rounds, volleys, tokens, pressure
     compaction-inspector compact FILE ...       run one strategy and show its steps
     compaction-inspector simulate FILE ...      replay the session under a policy
@@ -34,25 +34,39 @@ from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 
-COMMANDS = ("analyze", "compact", "simulate", "checkpoint")
+COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint")
 
 
 class UsageError(Exception):
     """Bad options: reported on stderr with exit code 2."""
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="transcript to read (never written)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
+def _source(file_nargs: str | None = None) -> argparse.ArgumentParser:
+    """The options naming what to read, shared by every command."""
+    p = argparse.ArgumentParser(add_help=False)
+    if file_nargs is None:
+        p.add_argument("file", help="transcript to read (never written)")
+    else:
+        p.add_argument("file", nargs=file_nargs, help="transcript to open (never written)")
     p.add_argument("--request", type=int, default=None, help="which body of a proxy log (default last)")
+    return p
 
 
-def _add_config(p: argparse.ArgumentParser) -> None:
+def _settings() -> argparse.ArgumentParser:
+    """The options every command that counts or compacts shares."""
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--config", default=None, help="YAML settings (default ./compaction.yaml)")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None)
+    p.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
     p.add_argument("--context-window", type=int, default=None)
     p.add_argument("--reserved-output", type=int, default=None)
+    return p
+
+
+def _json() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
 
 
 def _add_policy(p: argparse.ArgumentParser) -> None:
@@ -77,32 +91,45 @@ def _add_policy(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="compaction-inspector", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="compaction-inspector",
+        description="See how LLM agent transcripts are compacted. With no command, open FILE "
+        "in the app (a bundled sample without it); `open FILE` reaches a file named like a command.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("analyze", help="rounds, volleys, tokens and pressure of a transcript")
-    _add_common(p)
-    _add_config(p)
-    p = sub.add_parser("compact", help="run one strategy and show each step")
-    _add_common(p)
-    _add_config(p)
+    settings, source, as_json = _settings(), _source(), _json()
+    p = sub.add_parser("open", parents=[_source("?"), settings], help="open the app (the default command)")
+    p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
+    p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
+    sub.add_parser(
+        "analyze",
+        parents=[source, settings, as_json],
+        help="rounds, volleys, tokens and pressure of a transcript",
+    )
+    p = sub.add_parser(
+        "compact", parents=[source, settings, as_json], help="run one strategy and show each step"
+    )
     p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES))
     _add_policy(p)
     p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
-    p = sub.add_parser("simulate", help="replay the session round by round under a policy")
-    _add_common(p)
-    _add_config(p)
+    p = sub.add_parser(
+        "simulate",
+        parents=[source, settings, as_json],
+        help="replay the session round by round under a policy",
+    )
     p.add_argument("--strategy", default="hysteresis", choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
     _add_policy(p)
     p.add_argument("--checkpoints", action="store_true", help="show where checkpoints would be written")
     p.add_argument("--checkpoint-every", type=int, default=10, help="API rounds between checkpoints")
-    p = sub.add_parser("checkpoint", help="append a checkpoint to memory/YYYY-MM-DD.md, or detect truncation")
-    p.add_argument("file", help="transcript to read (never written)")
+    p = sub.add_parser(
+        "checkpoint",
+        parents=[source, as_json],
+        help="append a checkpoint to memory/YYYY-MM-DD.md, or detect truncation",
+    )
     p.add_argument("--memory-dir", default="memory")
     p.add_argument("--at", type=int, help="message index to checkpoint (default the last)")
     p.add_argument("--detect", action="store_true", help="compare with the last checkpoint of this session")
-    p.add_argument("--request", type=int, default=None)
-    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -317,7 +344,14 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def cmd_open(args: argparse.Namespace) -> int:
+    from compaction_inspector.tui.launch import run_app
+
+    return run_app(args)
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "open": cmd_open,
     "analyze": cmd_analyze,
     "compact": cmd_compact,
     "simulate": cmd_simulate,
@@ -332,10 +366,8 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in COMMANDS:
-        from compaction_inspector.tui.launch import run_app
-
-        return run_app(argv)
+    if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
+        argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     try:
         return HANDLERS[args.command](args)

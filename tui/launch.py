@@ -1,36 +1,21 @@
-"""Open the app: `compaction-inspector [FILE] [--follow] [--demo] [--config FILE] ...`."""
+"""Open the app: `compaction-inspector [open] [FILE] [--follow] [--demo] [--config FILE] ...`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from dataclasses import replace
 
-from compaction_inspector.core.config import PRESETS, Config, ConfigError
+from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.tokens import TOKENIZERS
 from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
 
 
-def run_app(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="compaction-inspector",
-        description="Open a session transcript in the app (a bundled sample without FILE). "
-        "Subcommands: analyze, compact, simulate, checkpoint (see --help of each).",
-    )
-    parser.add_argument("file", nargs="?", help="transcript to open (never written)")
-    parser.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
-    parser.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
-    parser.add_argument("--config", help="YAML settings (default ./compaction.yaml)")
-    parser.add_argument("--preset", choices=sorted(PRESETS))
-    parser.add_argument("--tokenizer", choices=TOKENIZERS)
-    parser.add_argument("--context-window", type=int)
-    parser.add_argument("--request", type=int, help="which body of a proxy log (default last)")
-    args = parser.parse_args(list(argv))
+def run_app(args: argparse.Namespace) -> int:
+    """Open the app with `compaction-inspector open`'s arguments (`tui.cli` parses them)."""
     warning = None
     try:
         config = load_config(args.config)
@@ -41,7 +26,10 @@ def run_app(argv: Sequence[str]) -> int:
         config, warning = Config(), f"{exc} — using the defaults"
     try:
         config = config.overridden(
-            preset=args.preset, tokenizer=args.tokenizer, context_window=args.context_window
+            preset=args.preset,
+            tokenizer=args.tokenizer,
+            context_window=args.context_window,
+            reserved_output=args.reserved_output,
         )
     except (ConfigError, ValueError) as exc:
         print(f"compaction-inspector: {exc}", file=sys.stderr)

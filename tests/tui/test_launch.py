@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.tui import launch
+from compaction_inspector.tui import cli, launch
 from compaction_inspector.tui.app import InspectorApp
 
 
@@ -27,7 +27,7 @@ def test_broken_config_in_the_working_directory_opens_with_defaults(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "compaction.yaml").write_text("hysteresis: {target: 99}\n")
     seen = capture(monkeypatch)
-    assert launch.run_app([]) == 0
+    assert cli.main([]) == 0
     assert "hysteresis.thresholds [75, 85, 95] and target 99 must satisfy" in seen["warning"]
     assert seen["warning"].endswith("using the defaults")
     assert seen["path"].name == "claude_code_session.jsonl"
@@ -40,12 +40,19 @@ def test_a_named_broken_config_is_an_error(
     bad = tmp_path / "c.yaml"
     bad.write_text("nope: 1\n")
     capture(monkeypatch)
-    assert launch.run_app(["--config", str(bad)]) == 2
+    assert cli.main(["--config", str(bad)]) == 2
     assert "unknown key 'nope'" in capsys.readouterr().err
 
 
 def test_a_file_argument_keeps_the_configured_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     seen = capture(monkeypatch)
-    launch.run_app(["some.jsonl", "--context-window", "64000"])
+    cli.main(["some.jsonl", "--context-window", "64000"])
     assert seen["config"].window.context_window == 64000 and seen["note"] is None
+
+
+def test_open_reaches_a_file_named_like_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    seen = capture(monkeypatch)
+    assert cli.main(["open", "analyze", "--reserved-output", "4000"]) == 0
+    assert str(seen["path"]) == "analyze" and seen["config"].window.reserved_output == 4000
