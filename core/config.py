@@ -18,11 +18,8 @@ import yaml
 
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies.base import OptionError
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.microcompact import CLEARABLE_TOOLS, MicrocompactOptions
-from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
-from compaction_inspector.core.strategies.trim import TrimOptions
+from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
+from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
 from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
 
 FILE_NAME = "compaction.yaml"
@@ -76,10 +73,10 @@ class Config:
     tokenizer: str = DEFAULT_TOKENIZER
     media_tokens: int = FLAT_MEDIA_TOKENS
     preset: str | None = "claude-code"
-    trim: TrimOptions = field(default_factory=TrimOptions)
-    ptl_retry: PtlRetryOptions = field(default_factory=PtlRetryOptions)
-    hysteresis: HysteresisOptions = field(default_factory=HysteresisOptions)
-    microcompact: MicrocompactOptions = field(default_factory=MicrocompactOptions)
+    # each registered strategy's options, by its name
+    strategies: Mapping[str, Any] = field(
+        default_factory=lambda: {n: s.options() for n, s in REGISTRY.items()}
+    )
     keys: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it was read from
 
@@ -91,17 +88,11 @@ class Config:
         return point if point > 0 else None  # the preset's rule has no point in so small a window
 
     def options(self, strategy: str) -> Any:
-        """The options object of `strategy` (a name of core.strategies.STRATEGIES)."""
-        return {
-            "trim": self.trim,
-            "ptl-retry": self.ptl_retry,
-            "hysteresis": self.hysteresis,
-            "microcompact": self.microcompact,
-        }[strategy]
+        """The options object of `strategy` (a name in core.strategies.REGISTRY)."""
+        return self.strategies[lookup(strategy).name]
 
     def with_options(self, strategy: str, options: Any) -> Config:
-        field_name = {"ptl-retry": "ptl_retry"}.get(strategy, strategy)
-        return dataclasses.replace(self, **{field_name: options})
+        return dataclasses.replace(self, strategies={**self.strategies, lookup(strategy).name: options})
 
     def overridden(
         self,
@@ -133,47 +124,19 @@ class Config:
         return dataclasses.replace(self, preset=name, window=Window(p.context_window, p.reserved_output))
 
     def to_dict(self) -> dict[str, Any]:
-        trim = self.trim
-        trigger = {k: v for k, v in (("turns", trim.trigger_turns), ("tokens", trim.trigger_tokens)) if v}
         return {
             "preset": self.preset,
             "context_window": self.window.context_window,
             "reserved_output": self.window.reserved_output,
             "tokenizer": self.tokenizer,
             "media_tokens": self.media_tokens,
-            "trim": {
-                "keep_recent_turns": trim.keep_recent_turns,
-                "keep_initial_user": trim.keep_initial_user,
-                "trigger": trigger,
-            },
-            "ptl_retry": {
-                "limit": self.ptl_retry.limit,
-                "summary_prompt_tokens": self.ptl_retry.summary_prompt_tokens,
-            },
-            "hysteresis": {
-                "thresholds": list(self.hysteresis.thresholds),
-                "target": self.hysteresis.target,
-                "summary_chars": self.hysteresis.summary_chars,
-                "protect_volleys": self.hysteresis.protect_volleys,
-                "stage": self.hysteresis.stage,
-            },
-            "microcompact": {
-                "keep_recent": self.microcompact.keep_recent,
-                "idle_gap_minutes": self.microcompact.idle_gap_minutes,
-                "clearable_tools": sorted(self.microcompact.clearable_tools),
-            },
+            **{s.config_key: to_config(self.strategies[name]) for name, s in REGISTRY.items()},
             "keys": dict(self.keys),
         }
 
 
 _TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens",
-        "trim", "ptl_retry", "hysteresis", "microcompact", "keys")  # fmt: skip
-_SECTIONS: dict[str, tuple[str, ...]] = {
-    "trim": ("keep_recent_turns", "keep_initial_user", "trigger"),
-    "ptl_retry": ("limit", "summary_prompt_tokens"),
-    "hysteresis": ("thresholds", "target", "summary_chars", "protect_volleys", "stage"),
-    "microcompact": ("keep_recent", "idle_gap_minutes", "clearable_tools"),
-}
+        *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -216,38 +179,18 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         )
     except ValueError as exc:  # a ConfigError already names the key; a Window error too
         raise ConfigError(str(exc)) from exc
-    sections = {name: _mapping(data.get(name), name) for name in _SECTIONS}
-    for name, section in sections.items():
-        _known(section, _SECTIONS[name], name)
     keys = _mapping(data.get("keys"), "keys")
-    with _section("trim"):
-        trim = _trim(sections["trim"], config.trim)
-    with _section("ptl_retry"):
-        ptl = dataclasses.replace(config.ptl_retry, **sections["ptl_retry"])
-    with _section("hysteresis"):
-        hys = sections["hysteresis"]
-        if "thresholds" in hys:
-            if not isinstance(hys["thresholds"], list):
-                raise OptionError("thresholds must be a list like [75, 85, 95]")
-            hys = {**hys, "thresholds": tuple(hys["thresholds"])}
-        hysteresis = dataclasses.replace(config.hysteresis, **hys)
-    with _section("microcompact"):
-        micro = sections["microcompact"]
-        if "clearable_tools" in micro:
-            tools = micro["clearable_tools"]
-            if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-                raise OptionError("clearable_tools must be a list of tool names")
-            micro = {**micro, "clearable_tools": frozenset(tools)}
-        microcompact = dataclasses.replace(config.microcompact, **micro)
+    strategies = dict(config.strategies)
+    for name, strategy in REGISTRY.items():
+        where = strategy.config_key
+        with _section(where):
+            strategies[name] = from_config(strategies[name], _mapping(data.get(where), where), where)
     return Config(
         window=config.window,
         tokenizer=config.tokenizer,
         media_tokens=_int(data.get("media_tokens", config.media_tokens), "media_tokens"),
         preset=config.preset,
-        trim=trim,
-        ptl_retry=ptl,
-        hysteresis=hysteresis,
-        microcompact=microcompact,
+        strategies=strategies,
         keys={**config.keys, **{str(k): str(v) for k, v in keys.items()}},
         source=source,
     )
@@ -258,20 +201,10 @@ def _section(name: str) -> Iterator[None]:
     """Option errors inside a section name their key as `section.key`."""
     try:
         yield
+    except UnknownKey as exc:
+        raise ConfigError(str(exc)) from exc
     except OptionError as exc:
         raise ConfigError(f"{name}.{exc}") from exc
-
-
-def _trim(section: dict[str, Any], base: TrimOptions) -> TrimOptions:
-    trigger = _mapping(section.get("trigger"), "trim.trigger") if "trigger" in section else None
-    if trigger is not None:
-        _known(trigger, ("turns", "tokens"), "trim.trigger")
-    return TrimOptions(
-        keep_recent_turns=section.get("keep_recent_turns", base.keep_recent_turns),
-        keep_initial_user=bool(section.get("keep_initial_user", base.keep_initial_user)),
-        trigger_turns=trigger.get("turns") if trigger is not None else base.trigger_turns,
-        trigger_tokens=trigger.get("tokens") if trigger is not None else base.trigger_tokens,
-    )
 
 
 def user_config_path() -> Path:
@@ -315,4 +248,4 @@ def save(config: Config, path: str | Path, protect: str | Path | None = None) ->
     return write_atomic(path, text, protect=protect)
 
 
-__all__ = ["CLEARABLE_TOOLS", "PRESETS", "Config", "ConfigError", "from_dict", "load", "save"]
+__all__ = ["PRESETS", "Config", "ConfigError", "from_dict", "load", "save"]

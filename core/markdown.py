@@ -48,5 +48,5 @@ def compaction_markdown(session: Session, result: CompactionResult, context: Con
             lines += [f"New message at {j}:", "", "```", text, "```", ""]
         previous = step.messages
     lines += ["## Stats", "", "| key | value |", "| --- | --- |"]
-    lines += [f"| {k} | {_cell(str(v))} |" for k, v in result.stats.items()]
+    lines += [f"| {k} | {_cell(str(v))} |" for k, v in result.stats.to_dict().items()]
     return "\n".join(lines) + "\n"

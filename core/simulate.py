@@ -16,9 +16,10 @@ against.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -27,17 +28,15 @@ from compaction_inspector.core.heap import collection_paused
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pairing import check, last_assistant_turn, repair
 from compaction_inspector.core.strategies import (
-    REPLAYS,
-    STRATEGIES,
     CompactionResult,
     Context,
     Outcome,
     Replay,
+    Strategy,
     Unmodelled,
+    lookup,
     run,
 )
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.trim import TrimOptions
 
 
 @dataclass(frozen=True)
@@ -47,42 +46,27 @@ class Policy:
     strategy: str | None = None
     options: Any = None
 
-    @property
-    def persisted(self) -> bool:
-        if self.strategy == "microcompact":
-            return True
-        return self.strategy == "hysteresis" and self.settings.stage == "post-turn"
+    @cached_property
+    def declared(self) -> Strategy:
+        assert self.strategy is not None
+        return lookup(self.strategy)
 
     @cached_property
     def settings(self) -> Any:
         """`options`, or the strategy's defaults; made once, as every round asks."""
-        assert self.strategy is not None
-        return self.options if self.options is not None else STRATEGIES[self.strategy][0]()
+        return self.options if self.options is not None else self.declared.options()
+
+    @property
+    def persisted(self) -> bool:
+        return self.strategy is not None and self.declared.persists(self.settings)
 
     @property
     def label(self) -> str:
-        if self.strategy is None:
-            return "no compaction"
-        if self.strategy == "hysteresis":
-            opts: HysteresisOptions = self.settings
-            return f"hysteresis {'/'.join(map(str, opts.thresholds))}→{opts.target} ({opts.stage})"
-        return self.strategy
+        return "no compaction" if self.strategy is None else self.declared.label_of(self.settings)
 
     def would_run(self, tokens: int, context: Context, human_turns: int) -> bool:
         """Cheap pre-check: False only when the strategy certainly changes nothing."""
-        if self.strategy is None:
-            return False
-        opts = self.settings
-        if self.strategy == "hysteresis":
-            return bool(context.window.pressure(tokens) * 100 >= opts.thresholds[0])
-        if self.strategy == "trim":
-            assert isinstance(opts, TrimOptions)
-            turn = opts.turn if opts.turn is not None else human_turns + 1
-            return bool(
-                (opts.trigger_turns is not None and turn > opts.trigger_turns)
-                or (opts.trigger_tokens is not None and tokens >= opts.trigger_tokens)
-            )
-        return True
+        return self.strategy is not None and self.declared.fires(self.settings, tokens, context, human_turns)
 
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
         assert self.strategy is not None
@@ -143,11 +127,29 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Totals:
+    """A replay in figures."""
+
+    rounds: int
+    points: int
+    compactions: int  # the policy's
+    transcript_compactions: int  # the transcript's own
+    peak_pressure: float  # of what was sent
+    peak_pressure_uncompacted: float  # of the requests before the policy changed them
+    tokens_removed: int
+    rounds_exceeding_window: int
+    final_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class Simulation:
     policy: Policy
     points: tuple[Point, ...]
     usable_window: int
-    totals: dict[str, Any] = field(default_factory=dict)
+    totals: Totals
     every: int = 1  # rounds per point
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,7 +158,7 @@ class Simulation:
             "strategy": self.policy.strategy,
             "persisted": self.policy.persisted if self.policy.strategy else False,
             "usable_window": self.usable_window,
-            "totals": self.totals,
+            "totals": self.totals.to_dict(),
             "points": [p.to_dict() for p in self.points],
         }
 
@@ -196,7 +198,7 @@ class _Segment:
             self.humans = humans_before(messages)
             limit, tail, repaired = _facts(messages)
             if incremental:
-                self.replay = REPLAYS[policy.strategy](messages, policy.settings, context, tail)
+                self.replay = policy.declared.replay(messages, policy.settings, context, tail)
                 self.safe = min(self.replay.safe, limit)
                 if repaired is not None:
                     added = context.tokens(repaired) - (self.prefix[-1] - self.prefix[tail])
@@ -342,17 +344,17 @@ def simulate(
         )
         done = end
     policy_events = [p.event for p in points if p.event and p.event.source == "policy"]
-    totals = {
-        "rounds": len(ends),
-        "points": len(points),
-        "compactions": len(policy_events),
-        "transcript_compactions": sum(1 for p in points if p.event and p.event.source == "transcript"),
-        "peak_pressure": round(max((p.pressure_after for p in points), default=0.0), 6),
-        "peak_pressure_uncompacted": round(max((p.pressure_before for p in points), default=0.0), 6),
-        "tokens_removed": sum(e.tokens_removed for e in policy_events),
-        "rounds_exceeding_window": sum(p.exceeded for p in points),
-        "final_tokens": points[-1].tokens_after if points else 0,
-    }
+    totals = Totals(
+        rounds=len(ends),
+        points=len(points),
+        compactions=len(policy_events),
+        transcript_compactions=sum(1 for p in points if p.event and p.event.source == "transcript"),
+        peak_pressure=round(max((p.pressure_after for p in points), default=0.0), 6),
+        peak_pressure_uncompacted=round(max((p.pressure_before for p in points), default=0.0), 6),
+        tokens_removed=sum(e.tokens_removed for e in policy_events),
+        rounds_exceeding_window=sum(p.exceeded for p in points),
+        final_tokens=points[-1].tokens_after if points else 0,
+    )
     return Simulation(policy, tuple(points), context.window.usable, totals, every)
 
 

@@ -19,7 +19,7 @@ from compaction_inspector.core.analysis import analyze
 from compaction_inspector.core.formats import LoadError, load, load_bytes
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import STRATEGIES, Context, run
+from compaction_inspector.core.strategies import REGISTRY, Context, run
 from compaction_inspector.core.text import visible
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import names, path
@@ -128,7 +128,7 @@ def exercise(data: bytes) -> None:
     counter = make_counter("chars4")
     json.dumps(analyze(session, counter).to_dict())
     context = Context(counter)
-    for name in STRATEGIES:
+    for name in REGISTRY:
         result = run(name, session.messages, None, context)
         if result.messages is not None:
             assert [p for p in check(result.messages) if p.kind != "first_not_user"] == []

@@ -19,7 +19,7 @@ from compaction_inspector.core.grouping import api_round_starts, api_rounds, reg
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.pairing import PairingProblem, api_turns, check, last_assistant_turn
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies import STRATEGIES, Context, run
+from compaction_inspector.core.strategies import REGISTRY, Context, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
@@ -106,7 +106,7 @@ options = st.one_of(
     ),
     st.builds(MicrocompactOptions, keep_recent=st.integers(0, 6)),
 )
-NAMES = {options_type: name for name, (options_type, _) in STRATEGIES.items()}
+NAMES = {s.options: name for name, s in REGISTRY.items()}
 
 
 def context(window: int) -> Context:
@@ -131,7 +131,7 @@ def test_every_strategy_emits_a_valid_request_deterministically(
     assert first.stats == second.stats
     for step in first.steps:  # strategies work out a step's tokens rather than count them
         assert (step.tokens_before, step.tokens_after) == (ctx.tokens(step.before), ctx.tokens(step.messages))
-    assert set(first.stats) == set(run(name, msgs[:1], opts, context(window)).stats)
+    assert set(first.stats.to_dict()) == set(run(name, msgs[:1], opts, context(window)).stats.to_dict())
     if first.messages:
         assert check(first.messages) == []
         assert next(m for m in first.messages if m.role != "system").role == "user"
@@ -162,16 +162,16 @@ def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, wind
             assert len(m.text) <= cap
             assert not any(msgs[i] in input_summaries for i in sources(m, index))
     spans = volleys(msgs)
-    tail = spans[-min(r.stats["protect_volleys"], len(spans))].start
-    assert list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:] or r.stats["meta_dropped"]
-    if r.stats["tier"] >= 2 and r.stats["over_target"]:
+    tail = spans[-min(r.stats.protect_volleys, len(spans))].start
+    assert list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:] or r.stats.meta_dropped
+    if r.stats.tier >= 2 and r.stats.over_target:
         again = run(
             "hysteresis",
             r.messages,
-            HysteresisOptions(protect_volleys=r.stats["protect_volleys"], summary_chars=cap),
+            HysteresisOptions(protect_volleys=r.stats.protect_volleys, summary_chars=cap),
             ctx,
         )
-        assert again.stats["volleys_summarized"] == 0
+        assert again.stats.volleys_summarized == 0
 
 
 def _diff_by_walking(before: list[Message], after: list[Message]) -> tuple[Any, ...]:

@@ -29,7 +29,14 @@ from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window, live_start
 from compaction_inspector.core.simulate import Cancelled, Policy, Simulation, simulate
-from compaction_inspector.core.strategies import CompactionResult, Context, OptionError, Step
+from compaction_inspector.core.strategies import (
+    REGISTRY,
+    CompactionResult,
+    Context,
+    OptionError,
+    Step,
+    hysteresis,
+)
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.token_cache import load_counts, store_counts
 from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
@@ -39,13 +46,15 @@ from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from compaction_inspector.tui.screens.help import HelpScreen
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
-from compaction_inspector.tui.widgets.strategy_panel import ORDER, StrategyPanel
+from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 TIMELINE_POINTS = 200
 PREPARE_AFTER_S = 0.08
-COMPARE_CYCLE = ("none", "no compaction", "trim", "microcompact", "hysteresis post-turn")
+NO_COMPACTION = "no compaction"
+# what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
+COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
 
 
 def _settle_heap() -> None:
@@ -67,10 +76,10 @@ class InspectorApp(App[None]):
         Binding("p", "step(-1)", "Prev step", id="step_prev"),
         Binding("e", "step_end", "End", id="step_end"),
         Binding("r", "step_reset", "Reset", id="step_reset"),
-        Binding("1", "strategy('trim')", "Trim", show=False, id="strategy_trim"),
-        Binding("2", "strategy('ptl-retry')", "PTL retry", show=False, id="strategy_ptl"),
-        Binding("3", "strategy('hysteresis')", "Hysteresis", show=False, id="strategy_hysteresis"),
-        Binding("4", "strategy('microcompact')", "Microcompact", show=False, id="strategy_microcompact"),
+        *(
+            Binding(str(number), f"strategy('{name}')", s.label, show=False, id=f"strategy_{s.config_key}")
+            for number, (name, s) in enumerate(REGISTRY.items(), start=1)
+        ),
         Binding("d", "toggle_split", "Split diff", id="toggle_split"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
         Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
@@ -114,7 +123,7 @@ class InspectorApp(App[None]):
         self.counter: TokenCounter = make_counter("chars4", self.config.media_tokens)
         self.exact = False
         self.tokens: list[int] = []
-        self.strategy = "hysteresis"
+        self.strategy = hysteresis.NAME
         self.result: CompactionResult | None = None
         self.step_index = -1
         self.split = False
@@ -142,7 +151,7 @@ class InspectorApp(App[None]):
                 yield TranscriptView(id="before")
                 yield TranscriptView(id="after", classes="hidden")
             with Vertical(id="side"):
-                yield StrategyPanel(self.strategy, {n: self.config.options(n) for n in ORDER}, id="panel")
+                yield StrategyPanel(self.strategy, dict(self.config.strategies), id="panel")
                 yield Timeline(id="timeline")
         yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
         yield ProgressBar(id="progress", show_eta=False, classes="hidden")
@@ -318,7 +327,7 @@ class InspectorApp(App[None]):
     def update_gauge(self) -> None:
         if self.session is None:
             return
-        h = self.config.hysteresis
+        h = self.config.options(hysteresis.NAME)
         usage, live = self._usage()
         step = self.shown_step
         caption = ""
@@ -375,7 +384,7 @@ class InspectorApp(App[None]):
     def _simulate(self, config: Config, context: Context, compare: str) -> None:
         assert self.session is not None
         worker = get_current_worker()
-        name = self.strategy if self.strategy != "ptl-retry" else "hysteresis"
+        name = self.strategy if REGISTRY[self.strategy].timeline else hysteresis.NAME
         stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
         # The chart has far fewer columns than a long session has rounds.
         every = max(1, len(api_round_starts(self.session.messages)) // TIMELINE_POINTS)
@@ -385,14 +394,10 @@ class InspectorApp(App[None]):
             return
         other = None
         if compare != "none":
-            policy = {
-                "no compaction": Policy(None),
-                "trim": Policy("trim", config.trim),
-                "microcompact": Policy("microcompact", config.microcompact),
-                "hysteresis post-turn": Policy(
-                    "hysteresis", dataclasses.replace(config.hysteresis, stage="post-turn")
-                ),
-            }[compare]
+            policy = Policy(None)
+            if compare != NO_COMPACTION:
+                declared, options = REGISTRY[compare], config.options(compare)
+                policy = Policy(compare, declared.contrast(options) if declared.contrast else options)
             try:
                 other = simulate(self.session.messages, policy, context, stop, every)
             except Cancelled:
@@ -403,7 +408,7 @@ class InspectorApp(App[None]):
     def _simulated(self, main: Simulation, other: Simulation | None) -> None:
         self.simulations = (main, other)
         _settle_heap()
-        h = self.config.hysteresis
+        h = self.config.options(hysteresis.NAME)
         self.query_one(Timeline).show(main, other, h.thresholds, h.target)
 
     def action_step(self, delta: int) -> None:
@@ -474,12 +479,12 @@ class InspectorApp(App[None]):
         self.run_simulation()
 
     async def action_tune(self, what: str, delta: int) -> None:
-        h = self.config.hysteresis
+        h = self.config.options(hysteresis.NAME)
         try:
             if what == "target":
                 h = dataclasses.replace(h, target=h.target + delta)
             elif what == "thresholds":
-                h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))  # type: ignore[arg-type]
+                h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
             else:
                 w = self.config.window
                 size = max(w.reserved_output + 1000, int(w.context_window * (1.1 if delta > 0 else 1 / 1.1)))
@@ -487,8 +492,8 @@ class InspectorApp(App[None]):
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
-        self.config = self.config.with_options("hysteresis", h)
-        await self.query_one(StrategyPanel).set_options("hysteresis", h)
+        self.config = self.config.with_options(hysteresis.NAME, h)
+        await self.query_one(StrategyPanel).set_options(hysteresis.NAME, h)
         w = self.config.window
         self.tuning = (
             f"window {w.context_window:,} (usable {w.usable:,}) · "

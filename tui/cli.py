@@ -13,7 +13,6 @@ compact, 4 truncation likely. Only the app imports Textual.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -29,8 +28,16 @@ from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
-from compaction_inspector.core.strategies import STRATEGIES, CompactionResult, Context, OptionError, each_step
+from compaction_inspector.core.strategies import (
+    REGISTRY,
+    CompactionResult,
+    Context,
+    OptionError,
+    each_step,
+    hysteresis,
+)
 from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 
@@ -70,24 +77,19 @@ def _json() -> argparse.ArgumentParser:
 
 
 def _add_policy(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("trim")
-    g.add_argument("--keep-recent-turns", type=int)
-    g.add_argument("--no-keep-initial-user", action="store_true")
-    g.add_argument("--trigger-turns", type=int)
-    g.add_argument("--trigger-tokens", type=int)
-    g.add_argument("--turn", type=int, help="the turn about to start (default human turns + 1)")
-    g = p.add_argument_group("ptl-retry")
-    g.add_argument("--limit", type=int, help="provider limit (default the usable window)")
-    g.add_argument("--error", help="the provider's prompt-too-long error text")
-    g = p.add_argument_group("hysteresis")
-    g.add_argument("--thresholds", help="three percents, e.g. 75,85,95")
-    g.add_argument("--target", type=int)
-    g.add_argument("--summary-chars", type=int)
-    g.add_argument("--protect-volleys", type=int)
-    g.add_argument("--stage", choices=("preflight", "post-turn"))
-    g = p.add_argument_group("microcompact")
-    g.add_argument("--keep-recent", type=int)
-    g.add_argument("--idle-gap-minutes", type=int)
+    """Every registered strategy's options as flags, one group each."""
+    for strategy in REGISTRY.values():
+        group = p.add_argument_group(strategy.name)
+        for s in strategy.settings:
+            if s.flag is None:
+                continue
+            dest = f"{strategy.config_key}.{s.name}"
+            if s.option.kind == "bool":
+                group.add_argument(
+                    s.flag, dest=dest, action="store_const", const=not s.default, help=s.option.help
+                )
+            else:
+                group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=s.option.help)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compact", parents=[source, settings, as_json], help="run one strategy and show each step"
     )
-    p.add_argument("--strategy", required=True, choices=sorted(STRATEGIES))
+    p.add_argument("--strategy", required=True, choices=sorted(REGISTRY))
     _add_policy(p)
     p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
     p = sub.add_parser(
@@ -117,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="replay the session round by round under a policy",
     )
-    p.add_argument("--strategy", default="hysteresis", choices=sorted(SIMULATED))
+    p.add_argument("--strategy", default=hysteresis.NAME, choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
     _add_policy(p)
     p.add_argument("--checkpoints", action="store_true", help="show where checkpoints would be written")
@@ -133,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SIMULATED = ("none", "trim", "hysteresis", "microcompact")
+SIMULATED = ("none", *(name for name, s in REGISTRY.items() if s.timeline))
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -153,45 +155,18 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _with_flags(config: Config, args: argparse.Namespace) -> Config:
     """The config with every strategy option given on the command line."""
-    trim = config.trim
-    if args.trigger_turns is not None or args.trigger_tokens is not None:
-        trim = dataclasses.replace(trim, trigger_turns=args.trigger_turns, trigger_tokens=args.trigger_tokens)
-    trim = dataclasses.replace(
-        trim,
-        keep_recent_turns=_or(args.keep_recent_turns, trim.keep_recent_turns),
-        keep_initial_user=trim.keep_initial_user and not args.no_keep_initial_user,
-        turn=args.turn,
-    )
-    ptl = dataclasses.replace(
-        config.ptl_retry, limit=_or(args.limit, config.ptl_retry.limit), error_text=args.error
-    )
-    hys = config.hysteresis
-    thresholds = hys.thresholds
-    if args.thresholds:
-        try:
-            thresholds = tuple(int(x) for x in args.thresholds.split(","))  # type: ignore[assignment]
-        except ValueError as exc:
-            raise UsageError(
-                f"--thresholds must be three whole percents like 75,85,95, not {args.thresholds!r}"
-            ) from exc
-    hys = dataclasses.replace(
-        hys,
-        thresholds=thresholds,
-        target=_or(args.target, hys.target),
-        summary_chars=_or(args.summary_chars, hys.summary_chars),
-        protect_volleys=_or(args.protect_volleys, hys.protect_volleys),
-        stage=_or(args.stage, hys.stage),
-    )
-    micro = dataclasses.replace(
-        config.microcompact,
-        keep_recent=_or(args.keep_recent, config.microcompact.keep_recent),
-        idle_gap_minutes=_or(args.idle_gap_minutes, config.microcompact.idle_gap_minutes),
-    )
-    return dataclasses.replace(config, trim=trim, ptl_retry=ptl, hysteresis=hys, microcompact=micro)
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
+    for name, strategy in REGISTRY.items():
+        values: dict[str, Any] = {}
+        for s in strategy.settings:
+            given = getattr(args, f"{strategy.config_key}.{s.name}", None)
+            if given is None:
+                continue
+            try:
+                values[s.name] = given if isinstance(given, bool) else s.parse(given)
+            except OptionError as exc:
+                raise UsageError(f"{s.flag} must be {exc}") from exc
+        config = config.with_options(name, with_values(config.options(name), values))
+    return config
 
 
 def _load(args: argparse.Namespace) -> Session:
@@ -237,7 +212,7 @@ def compaction_json(session: Session, result: CompactionResult, context: Context
     return {
         "strategy": result.strategy,
         "messages": messages,
-        "stats": dict(result.stats),
+        "stats": result.stats.to_dict(),
         "steps": [s.to_dict() for s in each_step(result.steps)],
     }
 
@@ -254,7 +229,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
         print_compaction(session, result, context)
     if result.messages is None:
-        print(f"compaction-inspector: {result.stats.get('error')}", file=sys.stderr)
+        print(f"compaction-inspector: {result.error}", file=sys.stderr)
         return 3
     if args.write:
         text, written = serialize(result.messages, session.format, session.metadata)
@@ -301,7 +276,7 @@ def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every
     compactions and where pressure first crosses the lowest threshold."""
     if every < 1:
         raise UsageError("--checkpoint-every must be a whole number >= 1")
-    low = config.hysteresis.thresholds[0] / 100
+    low = config.options(hysteresis.NAME).thresholds[0] / 100
     crossings = [
         b.message_end
         for a, b in zip(sim.points, sim.points[1:], strict=False)

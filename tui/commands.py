@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from compaction_inspector.core.config import PRESETS
+from compaction_inspector.core.strategies import REGISTRY
 
 if TYPE_CHECKING:
     from compaction_inspector.tui.app import InspectorApp
@@ -17,13 +18,12 @@ class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
         app: InspectorApp = self.app  # type: ignore[assignment]
         out: list[tuple[str, str, object]] = [
-            (f"Strategy: {label}", f"Step through {label}", partial(app.run_action, f"strategy('{name}')"))
-            for name, label in (
-                ("trim", "trim"),
-                ("ptl-retry", "PTL retry truncation"),
-                ("hysteresis", "volley hysteresis"),
-                ("microcompact", "microcompact"),
+            (
+                f"Strategy: {s.label}",
+                f"{s.label}: {s.description}",
+                partial(app.run_action, f"strategy('{name}')"),
             )
+            for name, s in REGISTRY.items()
         ]
         out += [
             (f"Preset: {name}", p.description, partial(app.apply_preset, name)) for name, p in PRESETS.items()

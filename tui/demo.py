@@ -5,38 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compaction_inspector.core.strategies import REGISTRY
+
 if TYPE_CHECKING:
     from compaction_inspector.tui.app import InspectorApp
 
+INTRO = "The transcript, split into volleys (blue bands) and API rounds (rules). The gauge shows pressure."
+OUTRO = "That's the tour. Press any key to take over; ? lists every key."
+
+# Each registered strategy in turn: chosen with its description, then its own steps.
 SCRIPT: list[tuple[str, str, float]] = [
-    (
-        "",
-        "The transcript, split into volleys (blue bands) and API rounds (rules). The gauge shows pressure.",
-        4,
+    ("", INTRO, 4),
+    *(
+        step
+        for name, s in REGISTRY.items()
+        for step in ((f"strategy('{name}')", f"{s.label}: {s.description}.", 3), *s.demo)
     ),
-    (
-        "strategy('trim')",
-        "Trim: keep the first user message and the last 2k messages once a trigger fires.",
-        3,
-    ),
-    ("step_end", "Trim's result: dropped messages are struck through.", 4),
-    (
-        "strategy('ptl-retry')",
-        "PTL retry: when even the summarize request is too long, drop the oldest API rounds.",
-        3,
-    ),
-    ("step(1)", "Each retry parses the provider's error for the token gap, else drops 20 % of rounds.", 4),
-    (
-        "strategy('hysteresis')",
-        "Volley hysteresis: summarize old volleys when pressure crosses 75 / 85 / 95 %.",
-        3,
-    ),
-    ("step(1)", "A volley becomes a local summary (yellow); its messages are struck through.", 4),
-    ("toggle_split", "Side by side: before on the left, after on the right.", 4),
-    ("toggle_split", "The timeline below replays the session round by round under this policy.", 4),
-    ("strategy('microcompact')", "Microcompact: clear old tool results, keep the most recent ones.", 3),
-    ("step(1)", "Old results are replaced by “[Old tool result content cleared]”.", 4),
-    ("step_reset", "That's the tour. Press any key to take over; ? lists every key.", 6),
+    ("step_reset", OUTRO, 6),
 ]
 
 

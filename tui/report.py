@@ -141,11 +141,11 @@ def print_compaction(
         out.print(Panel(body, title=Text(f"step {n}: {step.title}"), title_align="left", expand=False))
         previous = step.messages
     stats = Table(title="stats", title_justify="left", show_header=False)
-    for key, value in result.stats.items():
+    for key, value in result.stats.to_dict().items():
         stats.add_row(Text(key), Text(json.dumps(value)))
     out.print(stats)
     if result.messages is None:
-        out.print(Text(str(result.stats.get("error")), style="bold red"))
+        out.print(Text(str(result.error), style="bold red"))
     else:
         out.print(
             Text(
@@ -161,11 +161,11 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
         t = sim.totals
         out.print(
             Text(
-                f"{sim.policy.label}: {t['rounds']} rounds, {t['compactions']} compaction(s), "
-                f"peak {t['peak_pressure']:.1%} "
-                f"(uncompacted {t['peak_pressure_uncompacted']:.1%}), "
-                f"{t['tokens_removed']:,} tokens removed, "
-                f"{t['rounds_exceeding_window']} rounds over the "
+                f"{sim.policy.label}: {t.rounds} rounds, {t.compactions} compaction(s), "
+                f"peak {t.peak_pressure:.1%} "
+                f"(uncompacted {t.peak_pressure_uncompacted:.1%}), "
+                f"{t.tokens_removed:,} tokens removed, "
+                f"{t.rounds_exceeding_window} rounds over the "
                 f"{sim.usable_window:,}-token window",
                 style="bold",
             )

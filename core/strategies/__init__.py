@@ -1,8 +1,12 @@
-"""The compaction strategies, each a pure function `run(messages, options, context)`."""
+"""The compaction strategies, each a pure function `run(messages, options, context)`.
+
+`REGISTRY` is the one list of which strategies exist; everything that offers a choice of
+strategy (config, command line, the app) is made from it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from compaction_inspector.core.heap import collection_paused
@@ -14,45 +18,46 @@ from compaction_inspector.core.strategies.base import (
     OptionError,
     Outcome,
     Replay,
+    Stats,
     Step,
     Unmodelled,
     each_step,
+    highlights,
 )
+from compaction_inspector.core.strategies.registry import Setting, Strategy
 
 __all__ = [
-    "REPLAYS",
-    "STRATEGIES",
+    "REGISTRY",
     "CompactionResult",
     "Context",
     "OptionError",
     "Outcome",
     "Replay",
+    "Setting",
+    "Stats",
     "Step",
+    "Strategy",
     "Unmodelled",
     "each_step",
+    "highlights",
+    "lookup",
     "run",
 ]
 
-STRATEGIES: dict[str, tuple[type, Callable[..., CompactionResult]]] = {
-    trim.NAME: (trim.TrimOptions, trim.run),
-    ptl_retry.NAME: (ptl_retry.PtlRetryOptions, ptl_retry.run),
-    hysteresis.NAME: (hysteresis.HysteresisOptions, hysteresis.run),
-    microcompact.NAME: (microcompact.MicrocompactOptions, microcompact.run),
+REGISTRY: dict[str, Strategy] = {
+    s.name: s for s in (trim.STRATEGY, ptl_retry.STRATEGY, hysteresis.STRATEGY, microcompact.STRATEGY)
 }
 
-# Each strategy's rules applied incrementally over the requests of a replay (core.simulate).
-REPLAYS: dict[str, Callable[[tuple[Message, ...], Any, Context, int], Replay]] = {
-    trim.NAME: trim.Replay,
-    ptl_retry.NAME: ptl_retry.Replay,
-    hysteresis.NAME: hysteresis.Replay,
-    microcompact.NAME: microcompact.Replay,
-}
+
+def lookup(name: str) -> Strategy:
+    """The strategy called `name`, or an OptionError listing those that exist."""
+    if name not in REGISTRY:
+        raise OptionError(f"unknown strategy {name!r}; choose one of {', '.join(REGISTRY)}")
+    return REGISTRY[name]
 
 
 @collection_paused()
 def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult:
     """Run strategy `name`; `options` is its options object (or None for the defaults)."""
-    if name not in STRATEGIES:
-        raise OptionError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    options_type, function = STRATEGIES[name]
-    return function(messages, options if options is not None else options_type(), context)
+    strategy = lookup(name)
+    return strategy.run(messages, options if options is not None else strategy.options(), context)

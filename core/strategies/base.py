@@ -8,10 +8,10 @@ counts are reused and diffs are exact. Every output is checked for valid tool pa
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from compaction_inspector.core.diff import Diff, diff
 from compaction_inspector.core.model import Message, record, shared_ends
@@ -97,12 +97,28 @@ def each_step(steps: Sequence[Step]) -> Iterator[Step]:
         previous = step
 
 
+class Stats(Protocol):
+    """A strategy's figures for one run: a frozen dataclass of its own, with the same
+    fields on every run."""
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]]  # the fields a one-line summary shows
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def highlights(stats: Stats) -> dict[str, Any]:
+    """The fields of a one-line summary that say something (not None, False or 0)."""
+    values = {k: getattr(stats, k) for k in stats.HIGHLIGHTS}
+    return {k: v for k, v in values.items() if v not in (None, False, 0)}
+
+
 @dataclass(frozen=True)
 class CompactionResult:
     strategy: str
     messages: tuple[Message, ...] | None  # None when nothing safe remains
-    stats: Mapping[str, Any]
+    stats: Stats
     steps: tuple[Step, ...]
+    error: str | None = None  # why nothing can be sent, when `messages` is None
 
 
 TITLES_KEPT = 3

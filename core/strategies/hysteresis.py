@@ -19,11 +19,12 @@ one table).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from compaction_inspector.core.grouping import volley_starts
 from compaction_inspector.core.model import Message, record
@@ -36,8 +37,8 @@ from compaction_inspector.core.strategies.base import (
     Outcome,
     Steps,
     Unmodelled,
-    positive_int,
 )
+from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
 from compaction_inspector.core.text import one_line
 
@@ -46,13 +47,28 @@ SHRINK = 0.7
 Stage = Literal["preflight", "post-turn"]
 
 
+STAGES: tuple[Stage, ...] = ("preflight", "post-turn")
+
+
 @dataclass(frozen=True)
 class HysteresisOptions:
-    thresholds: tuple[int, int, int] = (75, 85, 95)
-    target: int = 70
-    summary_chars: int = 400
-    protect_volleys: int = 1
-    stage: Stage = "preflight"
+    thresholds: tuple[int, int, int] = option(
+        (75, 85, 95),
+        "three whole percents of the usable window, e.g. 75,85,95",
+        kind="percents",
+        label="thresholds %",
+    )
+    target: int = option(70, "the percent compaction brings pressure down to", label="target %")
+    summary_chars: int = option(
+        400, "characters per volley summary", minimum=MIN_SUMMARY_CHARS, label="summary chars"
+    )
+    protect_volleys: int = option(
+        1, "the most recent volleys never summarized", minimum=1, label="protect volleys"
+    )
+    stage: Stage = option(
+        "preflight", "preflight changes the request only; post-turn the stored history",
+        kind="choice", choices=STAGES, label="stage",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         values = [self.target, *self.thresholds]
@@ -63,10 +79,7 @@ class HysteresisOptions:
                 f"thresholds {list(self.thresholds)} and target {self.target} must satisfy "
                 "0 < target < lowest < middle < highest < 100"
             )
-        positive_int("summary_chars", self.summary_chars, MIN_SUMMARY_CHARS)
-        positive_int("protect_volleys", self.protect_volleys)
-        if self.stage not in ("preflight", "post-turn"):
-            raise OptionError(f"stage must be preflight or post-turn, not {self.stage!r}")
+        check(self)
 
     def tier(self, pressure: float) -> int:
         """0 below the lowest threshold, else 1, 2 or 3."""
@@ -380,28 +393,67 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
             final,
         )
     before = context.window.pressure(plan.tokens_before)
-    stats: dict[str, Any] = {
-        "strategy": NAME,
-        "stage": options.stage,
-        "persisted": options.stage == "post-turn",
-        "triggered": plan.tier > 0,
-        "tier": plan.tier,
-        "thresholds": list(options.thresholds),
-        "target": options.target,
-        "pressure_before": round(before, 6),
-        "pressure_after": round(context.window.pressure(after_tokens), 6),
-        "tokens_before": plan.tokens_before,
-        "tokens_after": after_tokens,
-        "messages_before": len(messages),
-        "messages_after": len(final),
-        "volleys_summarized": plan.done,
-        "protect_volleys": plan.protect,
-        "summary_chars": table.caps[plan.level],
-        "meta_dropped": len(plan.dropped),
-        "over_target": context.window.pressure(after_tokens) > options.target / 100,
-        "over_budget": over_budget,
-    }
+    stats = HysteresisStats(
+        stage=options.stage,
+        persisted=_persists(options),
+        triggered=plan.tier > 0,
+        tier=plan.tier,
+        thresholds=options.thresholds,
+        target=options.target,
+        pressure_before=round(before, 6),
+        pressure_after=round(context.window.pressure(after_tokens), 6),
+        tokens_before=plan.tokens_before,
+        tokens_after=after_tokens,
+        messages_before=len(messages),
+        messages_after=len(final),
+        volleys_summarized=plan.done,
+        protect_volleys=plan.protect,
+        summary_chars=table.caps[plan.level],
+        meta_dropped=len(plan.dropped),
+        over_target=context.window.pressure(after_tokens) > options.target / 100,
+        over_budget=over_budget,
+    )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HysteresisStats:
+    strategy: str = NAME
+    stage: Stage
+    persisted: bool
+    triggered: bool
+    tier: int  # 0 below the lowest threshold, else 1, 2 or 3
+    thresholds: tuple[int, int, int]
+    target: int
+    pressure_before: float
+    pressure_after: float
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    volleys_summarized: int
+    protect_volleys: int  # as the run left it (the third tier may lower it)
+    summary_chars: int  # the cap the run ended at
+    meta_dropped: int
+    over_target: bool
+    over_budget: bool  # still over the usable window
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("tier", "triggered", "volleys_summarized", "over_budget")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "thresholds": list(self.thresholds)}
+
+
+def _persists(options: HysteresisOptions) -> bool:
+    return options.stage == "post-turn"
+
+
+def _fires(options: HysteresisOptions, tokens: int, context: Context, humans: int) -> bool:
+    return options.tier(context.window.pressure(tokens)) > 0
+
+
+def _label(options: HysteresisOptions) -> str:
+    return f"hysteresis {'/'.join(map(str, options.thresholds))}→{options.target} ({options.stage})"
 
 
 def _prelude_meta(table: Table) -> tuple[frozenset[Message], int]:
@@ -500,7 +552,7 @@ class Replay:
         self.table = Table(messages, options, context)
         self.options = options
         self.tail = tail
-        self.persisted = options.stage == "post-turn"
+        self.persisted = _persists(options)
         self.safe = _hazard(messages, self.table)
         self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
         self.stored_tokens = 0
@@ -601,3 +653,22 @@ def _changing(plan: _Plan, table: Table) -> int:
         elif phase.kind == "drop":
             n += phase.dropped_tokens != 0
     return n
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="Hysteresis",
+    description="summarize old volleys when pressure crosses 75 / 85 / 95 %",
+    options=HysteresisOptions,
+    run=run,
+    replay=Replay,
+    fires=_fires,
+    persists=_persists,
+    policy_label=_label,
+    contrast=lambda options: dataclasses.replace(options, stage="post-turn"),
+    demo=(
+        ("step(1)", "A volley becomes a local summary (yellow); its messages are struck through.", 4),
+        ("toggle_split", "Side by side: before on the left, after on the right.", 4),
+        ("toggle_split", "The timeline below replays the session round by round under this policy.", 4),
+    ),
+)

@@ -8,12 +8,13 @@ runs only after an idle gap since the last assistant message.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.strategies.base import (
@@ -23,8 +24,8 @@ from compaction_inspector.core.strategies.base import (
     Outcome,
     Steps,
     Unmodelled,
-    positive_int,
 )
+from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.tokens import TokenCounter
 
 NAME = "microcompact"
@@ -43,15 +44,23 @@ CLEARABLE_TOOLS = frozenset(
 
 @dataclass(frozen=True)
 class MicrocompactOptions:
-    keep_recent: int = 5
-    clearable_tools: frozenset[str] = CLEARABLE_TOOLS
-    idle_gap_minutes: int | None = None  # None: always run; else only after such a gap
-    now: str | None = None  # ISO time of the next request; default the last message's time
+    keep_recent: int = option(5, "the most recent tool results kept intact", minimum=0, label="keep recent")
+    idle_gap_minutes: int | None = option(
+        None,
+        "run only after this many minutes since the last assistant message (default always)",
+        kind="int?",
+        minimum=1,
+        label="idle gap minutes",
+    )
+    clearable_tools: frozenset[str] = option(
+        CLEARABLE_TOOLS, "the tools whose results may be cleared", kind="names", flag=None
+    )
+    now: str | None = option(
+        None, "ISO time of the next request (default the last message's time)", kind="str?", saved=False
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        positive_int("keep_recent", self.keep_recent, minimum=0)
-        if self.idle_gap_minutes is not None:
-            positive_int("idle_gap_minutes", self.idle_gap_minutes)
+        check(self)
         if not self.clearable_tools:
             raise OptionError("clearable_tools must name at least one tool")
 
@@ -200,20 +209,39 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
             steps.tokens + delta,
         )
     final = steps.repair_pairing()
-    stats: dict[str, Any] = {
-        "strategy": NAME,
-        "triggered": reason is not None and bool(old),
-        "reason": reason,
-        "idle_minutes": round(idle, 1) if idle is not None else None,
-        "results_clearable": len(clearable),
-        "results_cleared": len(old) if reason is not None else 0,
-        "keep_recent": options.keep_recent,
-        "messages_before": len(messages),
-        "messages_after": len(final),
-        "tokens_before": steps.start_tokens,
-        "tokens_after": steps.tokens,
-    }
+    stats = MicrocompactStats(
+        triggered=reason is not None and bool(old),
+        reason=reason,
+        idle_minutes=round(idle, 1) if idle is not None else None,
+        results_clearable=len(clearable),
+        results_cleared=len(old) if reason is not None else 0,
+        keep_recent=options.keep_recent,
+        messages_before=len(messages),
+        messages_after=len(final),
+        tokens_before=steps.start_tokens,
+        tokens_after=steps.tokens,
+    )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MicrocompactStats:
+    strategy: str = NAME
+    triggered: bool
+    reason: str | None  # always, idle_gap, or None (the gap has not passed)
+    idle_minutes: float | None
+    results_clearable: int
+    results_cleared: int
+    keep_recent: int
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("reason", "triggered", "results_cleared")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 class Replay:
@@ -277,3 +305,15 @@ class Replay:
         changed = delta != 0
         tokens = self.prefix[end] + self.delta
         return Outcome(tokens, end, _titles(old) if changed else (), int(changed))
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="Microcompact",
+    description="clear old tool results, keep the most recent ones",
+    options=MicrocompactOptions,
+    run=run,
+    replay=Replay,
+    persists=lambda options: True,
+    demo=(("step(1)", "Old results are replaced by “[Old tool result content cleared]”.", 4),),
+)

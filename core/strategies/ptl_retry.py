@@ -8,24 +8,19 @@ limit gets the provider's error text, which the next truncation parses.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
-from typing import Any
+from typing import Any, ClassVar
 
 from compaction_inspector.core.grouping import api_rounds, round_starts
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, text_message
-from compaction_inspector.core.strategies.base import (
-    TITLES_KEPT,
-    CompactionResult,
-    Context,
-    Outcome,
-    Steps,
-    positive_int,
-)
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Context, Outcome, Steps
+from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "ptl-retry"
 MAX_TRUNCATIONS = 3
@@ -36,14 +31,50 @@ _GAP = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.IG
 
 @dataclass(frozen=True)
 class PtlRetryOptions:
-    limit: int | None = None  # the provider's limit; default the usable window
-    error_text: str | None = None  # the provider's own words, instead of simulating them
-    summary_prompt_tokens: int = 1000  # what the summarize instruction adds to the request
+    limit: int | None = option(
+        None,
+        "the provider's limit (default the usable window)",
+        kind="int?",
+        minimum=1,
+        label="limit (default window)",
+    )
+    error_text: str | None = option(
+        None,
+        "the provider's prompt-too-long error text for the first attempt",
+        kind="str?",
+        label="provider error text",
+        flag="--error",
+        saved=False,
+    )
+    summary_prompt_tokens: int = option(
+        1000, "what the summarize instruction adds to the request", minimum=0, label="summary prompt tok"
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.limit is not None:
-            positive_int("limit", self.limit)
-        positive_int("summary_prompt_tokens", self.summary_prompt_tokens, minimum=0)
+        check(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PtlRetryStats:
+    strategy: str = NAME
+    outcome: str  # fits, truncated or too_long
+    error: str | None
+    attempts: int
+    truncations: int
+    groups_before: int
+    groups_dropped: int
+    marker_inserted: bool
+    limit: int
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    request_tokens_after: int | None
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("outcome", "error")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def token_gap(error_text: str) -> int | None:
@@ -156,23 +187,22 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
     final = steps.repair_pairing() if outcome != "too_long" else None
     if outcome == "too_long":
         steps.add("Give up", f"{TOO_LONG_MESSAGE} (after {truncations} truncations)", current)
-    stats: dict[str, Any] = {
-        "strategy": NAME,
-        "outcome": outcome,
-        "error": error,
-        "attempts": attempts,
-        "truncations": truncations,
-        "groups_before": len(api_rounds(messages)),
-        "groups_dropped": dropped_groups,
-        "marker_inserted": marker_inserted,
-        "limit": limit,
-        "messages_before": len(messages),
-        "messages_after": len(final) if final is not None else 0,
-        "tokens_before": steps.start_tokens,
-        "tokens_after": steps.tokens if final is not None else 0,
-        "request_tokens_after": request_tokens(final) if final is not None else None,
-    }
-    return CompactionResult(NAME, final, stats, tuple(steps.steps))
+    stats = PtlRetryStats(
+        outcome=outcome,
+        error=error,
+        attempts=attempts,
+        truncations=truncations,
+        groups_before=len(api_rounds(messages)),
+        groups_dropped=dropped_groups,
+        marker_inserted=marker_inserted,
+        limit=limit,
+        messages_before=len(messages),
+        messages_after=len(final) if final is not None else 0,
+        tokens_before=steps.start_tokens,
+        tokens_after=steps.tokens if final is not None else 0,
+        request_tokens_after=request_tokens(final) if final is not None else None,
+    )
+    return CompactionResult(NAME, final, stats, tuple(steps.steps), error)
 
 
 class Replay:
@@ -238,3 +268,21 @@ class Replay:
         return Outcome(
             tokens, end - start + (self.messages[start].role == "assistant"), tuple(titles), changing
         )
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="PTL retry",
+    description="when even the summarize request is too long, drop the oldest API rounds",
+    options=PtlRetryOptions,
+    run=run,
+    replay=Replay,
+    timeline=False,
+    demo=(
+        (
+            "step(1)",
+            "Each retry parses the provider's error for the token gap, else drops 20 % of rounds.",
+            4,
+        ),
+    ),
+)

@@ -6,9 +6,10 @@ drops everything between, once a turn or token trigger fires.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from compaction_inspector.core.grouping import humans_before
 from compaction_inspector.core.model import Message
@@ -19,30 +20,73 @@ from compaction_inspector.core.strategies.base import (
     Outcome,
     Steps,
     Unmodelled,
-    positive_int,
 )
+from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "trim"
 
 
 @dataclass(frozen=True)
 class TrimOptions:
-    keep_recent_turns: int = 3
-    keep_initial_user: bool = True
-    trigger_turns: int | None = 8
-    trigger_tokens: int | None = None
-    turn: int | None = None  # the turn about to start, 1-indexed; default human turns + 1
+    keep_recent_turns: int = option(3, "keep the last 2k messages", minimum=1, label="keep recent turns")
+    keep_initial_user: bool = option(
+        True, "keep the first message when it is a user message", kind="bool", label="keep initial user"
+    )
+    trigger_turns: int | None = option(
+        8,
+        "trim when the turn about to start is past this",
+        kind="int?",
+        minimum=1,
+        label="trigger turns",
+        group="trigger",
+        key="turns",
+    )
+    trigger_tokens: int | None = option(
+        None,
+        "trim at this many tokens",
+        kind="int?",
+        minimum=1,
+        label="trigger tokens",
+        group="trigger",
+        key="tokens",
+    )
+    turn: int | None = option(
+        None, "the turn about to start, 1-indexed (default human turns + 1)", kind="int?", minimum=1,
+        label="turn (default next)", saved=False,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        positive_int("keep_recent_turns", self.keep_recent_turns)
         if self.trigger_turns is None and self.trigger_tokens is None:
             raise OptionError("trigger needs turns and/or tokens (positive integers)")
-        if self.trigger_turns is not None:
-            positive_int("trigger.turns", self.trigger_turns)
-        if self.trigger_tokens is not None:
-            positive_int("trigger.tokens", self.trigger_tokens)
-        if self.turn is not None:
-            positive_int("turn", self.turn)
+        check(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrimStats:
+    """What a trim did; its JSON keeps ptc_runner's names (SEMANTICS §4)."""
+
+    enabled: bool = True
+    triggered: bool
+    strategy: str = NAME
+    reason: str | None  # turn_pressure, token_pressure, or None
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    kept_initial_user: bool
+    kept_recent_turns: int
+    over_budget: bool  # a tokens trigger is set and some kept message alone is over it
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("reason", "triggered", "over_budget")
+    _JSON_NAMES: ClassVar[dict[str, str]] = {
+        "tokens_before": "estimated_tokens_before",
+        "tokens_after": "estimated_tokens_after",
+        "kept_initial_user": "kept_initial_user?",
+        "over_budget": "over_budget?",
+    }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {self._JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(self).items()}
 
 
 def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult:
@@ -55,19 +99,17 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     reason = _reason(options, turn, tokens_before)
     first_is_user = bool(messages) and messages[0].role == "user"
     minimum = 2 * k + (1 if options.keep_initial_user and first_is_user else 0)
-    stats: dict[str, Any] = {
-        "enabled": True,
-        "triggered": False,
-        "strategy": NAME,
-        "reason": None,
-        "messages_before": len(messages),
-        "messages_after": len(messages),
-        "estimated_tokens_before": tokens_before,
-        "estimated_tokens_after": tokens_before,
-        "kept_initial_user?": False,
-        "kept_recent_turns": k,
-        "over_budget?": False,
-    }
+    untouched = TrimStats(
+        triggered=False,
+        reason=None,
+        messages_before=len(messages),
+        messages_after=len(messages),
+        tokens_before=tokens_before,
+        tokens_after=tokens_before,
+        kept_initial_user=False,
+        kept_recent_turns=k,
+        over_budget=False,
+    )
     if reason is None or len(messages) <= minimum:
         why = (
             f"{len(messages)} messages are no more than the minimum of {minimum}"
@@ -76,8 +118,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         )
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
         final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
-        if final != messages:
-            stats.update(messages_after=len(final), estimated_tokens_after=steps.tokens)
+        stats = dataclasses.replace(untouched, messages_after=len(final), tokens_after=steps.tokens)
         return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
     keep_first = options.keep_initial_user and first_is_user
@@ -96,18 +137,23 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         kept,
     )
     final = steps.repair_pairing()
-    stats.update(
-        {
-            "triggered": True,
-            "reason": reason,
-            "messages_after": len(final),
-            "estimated_tokens_after": steps.tokens,
-            "kept_initial_user?": keep_first,
-            "over_budget?": options.trigger_tokens is not None
-            and any(context.counter.count(m) > options.trigger_tokens for m in final),
-        }
+    stats = dataclasses.replace(
+        untouched,
+        triggered=True,
+        reason=reason,
+        messages_after=len(final),
+        tokens_after=steps.tokens,
+        kept_initial_user=keep_first,
+        over_budget=options.trigger_tokens is not None
+        and any(context.counter.count(m) > options.trigger_tokens for m in final),
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+def _fires(options: TrimOptions, tokens: int, context: Context, humans: int) -> bool:
+    """The trigger, for a replay's request with `humans` human messages before it."""
+    turn = options.turn if options.turn is not None else humans + 1
+    return _reason(options, turn, tokens) is not None
 
 
 def _reason(options: TrimOptions, turn: int, tokens: int) -> str | None:
@@ -195,3 +241,15 @@ def _not_fired(options: TrimOptions, turn: int, tokens: int) -> str:
     if options.trigger_tokens is not None:
         parts.append(f"{tokens:,} tokens are under {options.trigger_tokens:,}")
     return " and ".join(parts)
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="Trim",
+    description="keep the first user message and the last 2k messages once a trigger fires",
+    options=TrimOptions,
+    run=run,
+    replay=Replay,
+    fires=_fires,
+    demo=(("step_end", "Trim's result: dropped messages are struck through.", 4),),
+)

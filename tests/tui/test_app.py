@@ -137,8 +137,8 @@ async def test_tuning_keys_move_everything(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("T", "T", "h")
         await settle(pilot)
-        assert app.config.hysteresis.target == 72
-        assert app.config.hysteresis.thresholds == (74, 84, 94)
+        assert app.config.options("hysteresis").target == 72
+        assert app.config.options("hysteresis").thresholds == (74, 84, 94)
         assert "thresholds 74/84/94 % · target 72 %" in str(app.query_one("#status").render())
         assert "┆ target 72%" in gauge_text(app)
         await pilot.press("W")
@@ -158,10 +158,10 @@ async def test_option_inputs_are_validated(tmp_path: Path) -> None:
         assert "target: thresholds [75, 85, 95] and target 90 must satisfy" in str(
             app.query_one("#options-error").render()
         )
-        assert app.config.hysteresis.target == 70
+        assert app.config.options("hysteresis").target == 70
         box.value = "65"  # type: ignore[attr-defined]
         await settle(pilot)
-        assert app.config.hysteresis.target == 65
+        assert app.config.options("hysteresis").target == 65
 
 
 async def test_navigation_search_and_expand(tmp_path: Path) -> None:
@@ -253,7 +253,7 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
         await pilot.press("T", "ctrl+s")
         await pilot.pause()
     saved = load(tmp_path / "compaction.yaml")
-    assert saved.hysteresis.target == 71 and saved.window.context_window == 5000
+    assert saved.options("hysteresis").target == 71 and saved.window.context_window == 5000
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

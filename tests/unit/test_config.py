@@ -38,14 +38,11 @@ def test_every_option_is_read() -> None:
         }
     )
     assert c.window.usable == 92_000 and c.tokenizer == "chars4"
-    assert (c.trim.keep_recent_turns, c.trim.trigger_turns, c.trim.trigger_tokens) == (
-        2,
-        None,
-        5000,
-    )
-    assert c.ptl_retry.limit == 90_000
-    assert c.hysteresis.thresholds == (60, 80, 90) and c.hysteresis.stage == "post-turn"
-    assert c.microcompact.clearable_tools == frozenset({"Read"})
+    trim = c.options("trim")
+    assert (trim.keep_recent_turns, trim.trigger_turns, trim.trigger_tokens) == (2, None, 5000)
+    assert c.options("ptl-retry").limit == 90_000
+    assert c.options("hysteresis").thresholds == (60, 80, 90) and c.options("hysteresis").stage == "post-turn"
+    assert c.options("microcompact").clearable_tools == frozenset({"Read"})
     assert c.keys == {"step_next": "j"}
 
 

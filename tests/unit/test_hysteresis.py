@@ -33,14 +33,14 @@ def ctx_for(messages: list[Message], pressure: float) -> Context:
 def test_below_the_lowest_threshold_nothing_runs() -> None:
     msgs = session(5)
     r = run(msgs, HysteresisOptions(), ctx_for(msgs, 0.74))
-    assert r.messages == tuple(msgs) and r.stats["tier"] == 0 and r.stats["triggered"] is False
+    assert r.messages == tuple(msgs) and r.stats.tier == 0 and r.stats.triggered is False
     assert r.steps[0].title == "Below the lowest threshold"
 
 
 def test_first_tier_summarizes_exactly_one_volley() -> None:
     msgs = session(5)
     r = run(msgs, HysteresisOptions(), ctx_for(msgs, 0.80))
-    assert r.stats["tier"] == 1 and r.stats["volleys_summarized"] == 1
+    assert r.stats.tier == 1 and r.stats.volleys_summarized == 1
     assert r.messages is not None and r.messages[0].is_summary_item
     assert r.messages[1:] == tuple(msgs[4:])
     assert r.steps[0].title == "Summarize volley 0: “task 0: fix the parser”"
@@ -51,9 +51,9 @@ def test_second_tier_summarizes_until_at_or_under_target() -> None:
     msgs = session(6)
     ctx = ctx_for(msgs, 0.90)
     r = run(msgs, HysteresisOptions(), ctx)
-    assert r.stats["tier"] == 2
-    assert r.stats["pressure_after"] <= 0.70
-    n = r.stats["volleys_summarized"]
+    assert r.stats.tier == 2
+    assert r.stats.pressure_after <= 0.70
+    n = r.stats.volleys_summarized
     assert n >= 2 and len(r.steps) == n
     # it stopped as soon as the target was reached: one fewer would still be above it
     assert r.steps[-2].pressure_after > 0.70
@@ -65,7 +65,7 @@ def test_protected_tail_and_existing_summaries_are_never_summarized() -> None:
     r = run(msgs, HysteresisOptions(protect_volleys=2), ctx_for(msgs, 0.99))
     assert r.messages is not None
     assert old_summary in r.messages
-    assert all(m in r.messages for m in msgs[-8:]) or r.stats["protect_volleys"] == 1
+    assert all(m in r.messages for m in msgs[-8:]) or r.stats.protect_volleys == 1
     for m in r.messages:
         assert old_summary not in m.replaces
 
@@ -81,9 +81,9 @@ def test_third_tier_reduces_protection_then_shrinks_then_drops_meta() -> None:
     assert "Reduce tail protection to 1 volley" in titles
     assert "Shrink summaries to 420 characters" in titles and "Shrink summaries to 200 characters" in titles
     assert "Drop 1 injected meta message" in titles
-    assert r.stats["protect_volleys"] == 1 and r.stats["summary_chars"] == 200
-    assert r.stats["meta_dropped"] == 1
-    assert r.stats["over_target"] is True and r.stats["over_budget"] is False
+    assert r.stats.protect_volleys == 1 and r.stats.summary_chars == 200
+    assert r.stats.meta_dropped == 1
+    assert r.stats.over_target is True and r.stats.over_budget is False
     assert r.messages is not None and all(m in r.messages for m in msgs[-4:])  # last volley intact
 
 
@@ -91,7 +91,7 @@ def test_over_budget_is_said_rather_than_sending_an_invalid_request() -> None:
     msgs = volley(0, size=8000)  # one volley: protected, nothing to summarize
     r = run(msgs, HysteresisOptions(), ctx_for(msgs, 2.0))
     assert [s.title for s in r.steps] == ["No candidates", "Over budget"]
-    assert r.stats["over_budget"] is True and r.messages == tuple(msgs)
+    assert r.stats.over_budget is True and r.messages == tuple(msgs)
 
 
 def test_summaries_are_deterministic_and_within_their_cap() -> None:
@@ -109,7 +109,7 @@ def test_summaries_are_deterministic_and_within_their_cap() -> None:
 def test_stage_is_recorded() -> None:
     msgs = session(5)
     r = run(msgs, HysteresisOptions(stage="post-turn"), ctx_for(msgs, 0.80))
-    assert r.stats["stage"] == "post-turn" and r.stats["persisted"] is True
+    assert r.stats.stage == "post-turn" and r.stats.persisted is True
 
 
 def test_input_is_never_modified() -> None:

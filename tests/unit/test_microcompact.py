@@ -19,7 +19,7 @@ def test_clears_all_but_the_most_recent_results() -> None:
     assert r.messages is not None
     cleared = [m.blocks[0].text == CLEARED_TEXT for m in r.messages if m.is_tool_result]
     assert cleared == [True, True, False, False, False, False, False]
-    assert r.stats["results_cleared"] == 2 and r.stats["results_clearable"] == 7
+    assert r.stats.results_cleared == 2 and r.stats.results_clearable == 7
     assert r.steps[0].diff.edited == ((2, 2), (4, 4))
     assert r.messages[2].blocks[0].tool_use_id == "t0"
 
@@ -39,14 +39,14 @@ def test_idle_gap_trigger() -> None:
         Message("user", (Block("text", text="back"),), timestamp="2026-01-01T10:30:00Z")
     ]
     quiet = run(msgs, MicrocompactOptions(keep_recent=0, idle_gap_minutes=60), CTX)
-    assert quiet.stats["triggered"] is False and quiet.stats["idle_minutes"] == 30.0
+    assert quiet.stats.triggered is False and quiet.stats.idle_minutes == 30.0
     late = run(
         msgs,
         MicrocompactOptions(keep_recent=0, idle_gap_minutes=60, now="2026-01-01T11:30:00Z"),
         CTX,
     )
-    assert late.stats["triggered"] is True and late.stats["reason"] == "idle_gap"
-    assert late.stats["results_cleared"] == 3
+    assert late.stats.triggered is True and late.stats.reason == "idle_gap"
+    assert late.stats.results_cleared == 3
 
 
 def test_a_repeated_call_id_is_named_by_its_first_call() -> None:
@@ -59,4 +59,4 @@ def test_a_repeated_call_id_is_named_by_its_first_call() -> None:
         result("t0", text="todo"),
     ]
     r = run(msgs, MicrocompactOptions(keep_recent=0), CTX)
-    assert r.stats["results_clearable"] == 2 and r.stats["results_cleared"] == 2
+    assert r.stats.results_clearable == 2 and r.stats.results_cleared == 2

@@ -82,43 +82,43 @@ def test_tool_results_stay_with_their_round() -> None:
 def test_run_simulates_the_provider_until_it_fits() -> None:
     msgs = rounds(10)  # 1001 tokens
     r = run(msgs, PtlRetryOptions(limit=700, summary_prompt_tokens=0), CTX)
-    assert r.stats["outcome"] == "truncated"
+    assert r.stats.outcome == "truncated"
     # the gap of 301 drops 4 groups; the 13-token marker then leaves it 13 over: once more
-    assert r.stats["truncations"] == 2 and r.stats["attempts"] == 3
+    assert r.stats.truncations == 2 and r.stats.attempts == 3
     assert [s.explanation.split(":")[0:2] for s in r.steps] == [
         ['Attempt 1 was refused ("prompt is too long', ' 1001 tokens > 700 maximum")'],
         ['Attempt 2 was refused ("prompt is too long', ' 713 tokens > 700 maximum")'],
     ]
     assert [s.diff.dropped for s in r.steps] == [(0, 1, 2, 3), (0, 1)]  # marker, R3
-    assert r.stats["request_tokens_after"] == 613
+    assert r.stats.request_tokens_after == 613
     assert r.messages is not None and r.messages[0].is_ptl_marker
 
 
 def test_run_fits_at_once_without_steps() -> None:
     r = run(rounds(2), PtlRetryOptions(limit=10_000), CTX)
-    assert r.stats["outcome"] == "fits" and r.steps == () and r.stats["attempts"] == 1
+    assert r.stats.outcome == "fits" and r.steps == () and r.stats.attempts == 1
 
 
 def test_user_error_without_numbers_shows_the_fallback() -> None:
     r = run(rounds(9), PtlRetryOptions(error_text="context length exceeded", limit=10_000), CTX)
-    assert r.stats["truncations"] == 1 and r.stats["groups_dropped"] == 2
+    assert r.stats.truncations == 1 and r.stats.groups_dropped == 2
     assert "20 % of 10 rounds" in r.steps[0].explanation
 
 
 def test_gives_up_after_three_truncations() -> None:
     r = run(rounds(20), PtlRetryOptions(error_text="too long, no numbers", limit=1), CTX)
     assert r.messages is None
-    assert r.stats["outcome"] == "too_long" and r.stats["truncations"] == 3 and r.stats["attempts"] == 4
-    assert r.stats["error"] == TOO_LONG_MESSAGE
+    assert r.stats.outcome == "too_long" and r.stats.truncations == 3 and r.stats.attempts == 4
+    assert r.stats.error == TOO_LONG_MESSAGE
     assert r.steps[-1].title == "Give up"
 
 
 def test_nothing_safe_left_is_too_long() -> None:
     r = run([u("x" * 4000)], PtlRetryOptions(limit=10), CTX)
-    assert r.messages is None and r.stats["truncations"] == 0
+    assert r.messages is None and r.stats.truncations == 0
 
 
 def test_default_limit_is_the_usable_window() -> None:
     ctx = Context(window=Window(1200, 400))
     r = run(rounds(10), PtlRetryOptions(summary_prompt_tokens=0), ctx)
-    assert r.stats["limit"] == 800 and r.stats["request_tokens_after"] <= 800
+    assert r.stats.limit == 800 and r.stats.request_tokens_after <= 800

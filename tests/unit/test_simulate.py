@@ -21,7 +21,7 @@ def test_baseline_counts_every_request() -> None:
     sim = simulate(msgs, Policy(), Context(window=Window(1000, 0)))
     assert [p.message_end for p in sim.points] == [1, 3, 5, 7]
     assert [p.tokens_before for p in sim.points] == [1, 102, 203, 304]
-    assert sim.totals["compactions"] == 0 and sim.totals["peak_pressure"] == 0.304
+    assert sim.totals.compactions == 0 and sim.totals.peak_pressure == 0.304
 
 
 def test_persisted_policy_builds_on_its_own_output() -> None:
@@ -31,7 +31,7 @@ def test_persisted_policy_builds_on_its_own_output() -> None:
     events = [p.round for p in sim.points if p.event]
     assert events == [4, 5, 6, 7, 8, 9]  # one more result cleared each round once 3 exist
     assert all(p.tokens_after < p.tokens_before for p in sim.points if p.event)
-    assert sim.totals["compactions"] == 6
+    assert sim.totals.compactions == 6
     assert sim.points[-1].tokens_after == ctx.tokens(msgs) - 6 * (100 - 8)
 
 
@@ -45,7 +45,7 @@ def test_ephemeral_policy_starts_from_the_full_history_each_round() -> None:
     # preflight never stores its summaries: the request before compaction keeps growing
     assert pre.points[-1].tokens_before == ctx.tokens(msgs)
     assert post.points[-1].tokens_before < ctx.tokens(msgs)
-    assert pre.totals["compactions"] >= 1 and post.totals["compactions"] >= 1
+    assert pre.totals.compactions >= 1 and post.totals.compactions >= 1
 
 
 def test_the_transcripts_own_compaction_is_honoured() -> None:
@@ -53,21 +53,21 @@ def test_the_transcripts_own_compaction_is_honoured() -> None:
     sim = simulate(session.messages, Policy(), Context(window=Window(100_000, 0)))
     marks = [p for p in sim.points if p.event]
     assert len(marks) == 1 and marks[0].event is not None and marks[0].event.source == "transcript"
-    assert sim.totals["transcript_compactions"] == 1
+    assert sim.totals.transcript_compactions == 1
     assert sim.points[-1].tokens_before < Context().tokens(session.messages)
 
 
 def test_compare_two_policies() -> None:
     msgs = agentic(10)
     a, b = compare(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
-    assert a.totals["rounds_exceeding_window"] == 0 and a.totals["peak_pressure"] > b.totals["peak_pressure"]
+    assert a.totals.rounds_exceeding_window == 0 and a.totals.peak_pressure > b.totals.peak_pressure
     assert a.policy.label == "no compaction" and b.policy.label == "microcompact"
 
 
 def test_exceeding_rounds_are_counted() -> None:
     msgs = agentic(4)
     sim = simulate(msgs, Policy(), Context(window=Window(250, 0)))
-    assert sim.totals["rounds_exceeding_window"] == 2
+    assert sim.totals.rounds_exceeding_window == 2
 
 
 def test_meta_message_blocks_are_plain_messages() -> None:
@@ -83,4 +83,4 @@ def test_sampled_replay_is_exact_at_its_points_for_an_ephemeral_policy() -> None
     assert [p.round for p in sampled.points] == [3, 6, 9, 11]
     by_round = {p.round: p for p in full.points}
     assert all(p == by_round[p.round] for p in sampled.points)
-    assert sampled.totals["rounds"] == full.totals["rounds"] == 11 and sampled.every == 3
+    assert sampled.totals.rounds == full.totals.rounds == 11 and sampled.every == 3

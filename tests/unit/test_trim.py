@@ -18,7 +18,7 @@ def test_turn_trigger_keeps_first_user_and_last_2k() -> None:
     msgs = alternating(12)
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=5, turn=6), CTX)
     assert texts(r.messages) == ["u1", "u9", "a10", "u11", "a12"]
-    assert r.stats["reason"] == "turn_pressure" and r.stats["triggered"] is True
+    assert r.stats.reason == "turn_pressure" and r.stats.triggered is True
     assert r.messages[0] is msgs[0] and r.messages[-1] is msgs[-1]
 
 
@@ -26,7 +26,7 @@ def test_turn_trigger_is_strict() -> None:
     msgs = alternating(12)
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=5, turn=5), CTX)
     assert r.messages == tuple(msgs)
-    assert r.stats == {
+    assert r.stats.to_dict() == {
         "enabled": True, "triggered": False, "strategy": "trim", "reason": None,
         "messages_before": 12, "messages_after": 12,
         "estimated_tokens_before": 12, "estimated_tokens_after": 12,
@@ -44,7 +44,7 @@ def test_first_message_not_user_is_not_kept() -> None:
     msgs = [a("a0"), u("u1"), a("a1"), u("u2"), a("a2"), u("u3"), a("a3"), u("u4")]
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=1, turn=2), CTX)
     assert texts(r.messages) == ["u3", "a3", "u4"]
-    assert r.stats["kept_initial_user?"] is False
+    assert r.stats.kept_initial_user is False
 
 
 def test_assistant_first_five_messages() -> None:
@@ -57,7 +57,7 @@ def test_token_trigger() -> None:
     msgs = [u("x" * 100) if i % 2 == 0 else a("y" * 100) for i in range(10)]
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=None, trigger_tokens=200), CTX)
     assert r.messages == (msgs[0], *msgs[6:])
-    assert r.stats == {
+    assert r.stats.to_dict() == {
         "enabled": True, "triggered": True, "strategy": "trim", "reason": "token_pressure",
         "messages_before": 10, "messages_after": 5,
         "estimated_tokens_before": 250, "estimated_tokens_after": 125,
@@ -68,20 +68,20 @@ def test_token_trigger() -> None:
 def test_turns_is_checked_first_when_both_fire() -> None:
     msgs = alternating(12)
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=1, trigger_tokens=1, turn=3), CTX)
-    assert r.stats["reason"] == "turn_pressure"
+    assert r.stats.reason == "turn_pressure"
 
 
 def test_at_or_below_the_minimum_is_unchanged_even_when_triggered() -> None:
     msgs = alternating(5)  # minimum 2k + 1 = 5 with a user first
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=1, turn=9), CTX)
-    assert r.messages == tuple(msgs) and r.stats["triggered"] is False
+    assert r.messages == tuple(msgs) and r.stats.triggered is False
     assert r.steps[0].title == "Not triggered"
 
 
 def test_over_budget_when_a_kept_message_exceeds_the_token_trigger() -> None:
     msgs = [u("x" * 4000), a("a"), u("u"), a("a"), u("u"), a("a")]
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=None, trigger_tokens=500), CTX)
-    assert r.stats["over_budget?"] is True
+    assert r.stats.over_budget is True
 
 
 def test_slice_never_starts_with_a_tool_result() -> None:
@@ -100,8 +100,8 @@ def test_slice_never_starts_with_a_tool_result() -> None:
 
 def test_default_turn_is_human_turns_plus_one() -> None:
     msgs = alternating(20)  # 10 human turns: turn 11 > 8 fires
-    assert run(msgs, TrimOptions(), CTX).stats["reason"] == "turn_pressure"
-    assert run(alternating(14), TrimOptions(), CTX).stats["triggered"] is False  # turn 8
+    assert run(msgs, TrimOptions(), CTX).stats.reason == "turn_pressure"
+    assert run(alternating(14), TrimOptions(), CTX).stats.triggered is False  # turn 8
 
 
 def test_input_is_never_modified() -> None:

@@ -13,67 +13,13 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
-from compaction_inspector.core.strategies import STRATEGIES, CompactionResult, OptionError
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Setting, highlights
 from compaction_inspector.core.text import one_line
 
-LABELS = {
-    "trim": "Trim",
-    "ptl-retry": "PTL retry",
-    "hysteresis": "Hysteresis",
-    "microcompact": "Microcompact",
-}
-ORDER = ("trim", "ptl-retry", "hysteresis", "microcompact")
 
-# The editable options of each strategy: (field, label, kind) with kind int, int?, str?, bool, list
-FIELDS: dict[str, list[tuple[str, str, str]]] = {
-    "trim": [
-        ("keep_recent_turns", "keep recent turns", "int"),
-        ("trigger_turns", "trigger turns", "int?"),
-        ("trigger_tokens", "trigger tokens", "int?"),
-        ("turn", "turn (default next)", "int?"),
-        ("keep_initial_user", "keep initial user", "bool"),
-    ],
-    "ptl-retry": [
-        ("limit", "limit (default window)", "int?"),
-        ("summary_prompt_tokens", "summary prompt tok", "int"),
-        ("error_text", "provider error text", "str?"),
-    ],
-    "hysteresis": [
-        ("thresholds", "thresholds %", "list"),
-        ("target", "target %", "int"),
-        ("summary_chars", "summary chars", "int"),
-        ("protect_volleys", "protect volleys", "int"),
-        ("stage", "stage", "stage"),
-    ],
-    "microcompact": [
-        ("keep_recent", "keep recent", "int"),
-        ("idle_gap_minutes", "idle gap minutes", "int?"),
-    ],
-}
-
-
-def _text(value: Any, kind: str) -> str:
-    if value is None:
-        return ""
-    if kind == "list":
-        return ",".join(map(str, value))
-    return str(value)
-
-
-def _parse(raw: str, kind: str) -> Any:
-    raw = raw.strip()
-    if kind in ("int?", "str?") and not raw:
-        return None
-    if kind in ("int", "int?"):
-        if not raw.lstrip("-").isdigit():
-            raise OptionError(f"a whole number, not {raw!r}")
-        return int(raw)
-    if kind == "list":
-        try:
-            return tuple(int(x) for x in raw.split(","))
-        except ValueError:
-            raise OptionError(f"three whole percents like 75,85,95, not {raw!r}") from None
-    return raw
+def _fields(strategy: str) -> list[Setting]:
+    """The options the panel edits: those with a label."""
+    return [s for s in REGISTRY[strategy].settings if s.option.label is not None]
 
 
 class StrategyPanel(Vertical):
@@ -92,7 +38,7 @@ class StrategyPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Select(
-            [(LABELS[n], n) for n in ORDER],
+            [(REGISTRY[n].label, n) for n in REGISTRY],
             value=self.strategy,
             allow_blank=False,
             id="strategy-select",
@@ -111,25 +57,25 @@ class StrategyPanel(Vertical):
         await grid.remove_children()
         opts = self.options[self.strategy]
         widgets: list[Widget] = []
-        for name, label, kind in FIELDS[self.strategy]:
-            value = getattr(opts, name)
-            if kind == "bool":
-                widgets.append(Checkbox(label, value=bool(value), id=f"opt-{name}", compact=True))
+        for s in _fields(self.strategy):
+            value, label = getattr(opts, s.name), s.option.label or s.name
+            if s.option.kind == "bool":
+                widgets.append(Checkbox(label, value=bool(value), id=f"opt-{s.name}", compact=True))
                 widgets.append(Static(""))
-            elif kind == "stage":
+            elif s.option.kind == "choice":
                 widgets.append(Label(label))
                 widgets.append(
                     Select(
-                        [("preflight", "preflight"), ("post-turn", "post-turn")],
+                        [(c, c) for c in s.option.choices],
                         value=value,
                         allow_blank=False,
-                        id=f"opt-{name}",
+                        id=f"opt-{s.name}",
                         compact=True,
                     )
                 )
             else:
                 widgets.append(Label(label))
-                widgets.append(Input(_text(value, kind), id=f"opt-{name}", compact=True))
+                widgets.append(Input(s.show(value), id=f"opt-{s.name}", compact=True))
         await grid.mount_all(widgets)
         self.query_one("#options-error", Label).update("")
 
@@ -143,11 +89,10 @@ class StrategyPanel(Vertical):
         """Options changed elsewhere (tuning keys, a preset): show them in the form."""
         self.options[strategy] = options
         if strategy == self.strategy:
-            for name, _, kind in FIELDS[strategy]:
-                widget = self.query_one(f"#opt-{name}")
-                value = getattr(options, name)
+            for s in _fields(strategy):
+                widget = self.query_one(f"#opt-{s.name}")
                 if isinstance(widget, Input):
-                    text = _text(value, kind)
+                    text = s.show(getattr(options, s.name))
                     if widget.value != text:
                         widget.value = text
 
@@ -157,15 +102,15 @@ class StrategyPanel(Vertical):
             self.strategy = str(event.value)
             await self._build_form()
             self.post_message(self.Changed(self.strategy, self.options[self.strategy]))
-        elif event.select.id == "opt-stage":
-            self._apply("stage", event.value)
+        elif event.select.id and event.select.id.startswith("opt-"):
+            self._apply(event.select.id.removeprefix("opt-"), event.value)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         name = (event.input.id or "").removeprefix("opt-")
-        kind = next((k for n, _, k in FIELDS[self.strategy] if n == name), "str?")
+        setting = next(s for s in _fields(self.strategy) if s.name == name)
         try:
-            self._apply(name, _parse(event.value, kind))
+            self._apply(name, setting.parse(event.value))
             event.input.remove_class("invalid")
         except OptionError as exc:
             event.input.add_class("invalid")
@@ -228,23 +173,5 @@ class StrategyPanel(Vertical):
 
     @staticmethod
     def _stats_line(result: CompactionResult) -> str:
-        keep = (
-            "reason",
-            "outcome",
-            "tier",
-            "triggered",
-            "volleys_summarized",
-            "results_cleared",
-            "over_budget",
-            "over_budget?",
-            "error",
-        )
-        parts = [
-            f"{k}={result.stats[k]}"
-            for k in keep
-            if k in result.stats and result.stats[k] not in (None, False, 0)
-        ]
+        parts = [f"{k}={v}" for k, v in highlights(result.stats).items()]
         return "stats: " + (", ".join(parts) if parts else "nothing to do")
-
-
-__all__ = ["FIELDS", "LABELS", "ORDER", "STRATEGIES", "StrategyPanel"]

@@ -81,19 +81,18 @@ class Timeline(Widget):
         lines.append(axis)
         totals = self.main.totals
         legend = Text(
-            f"█ {self.main.policy.label}: {totals['compactions']} compaction(s), "
-            f"peak {totals['peak_pressure']:.0%}",
+            f"█ {self.main.policy.label}: {totals.compactions} compaction(s), "
+            f"peak {totals.peak_pressure:.0%}",
             "bold",
         )
         if self.other:
             others = self.other.totals
             legend.append(
-                f"   • {self.other.policy.label}: {others['compactions']}, "
-                f"peak {others['peak_pressure']:.0%}",
+                f"   • {self.other.policy.label}: {others.compactions}, peak {others.peak_pressure:.0%}",
                 "magenta",
             )
         sampled = f", every {self.main.every}" if self.main.every > 1 else ""
-        legend.append(f"   {self.main.totals['rounds']} rounds{sampled}", "bright_black")
+        legend.append(f"   {self.main.totals.rounds} rounds{sampled}", "bright_black")
         lines.append(legend)
         return Text("\n").join(lines)
 

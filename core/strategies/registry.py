@@ -1,0 +1,240 @@
+"""Which strategies exist, and how each one's options are set.
+
+Each strategy module declares one `Strategy`; `core.strategies.REGISTRY` lists them. The
+config file's sections, the command line's flags, the app's panel form, palette, number
+keys, compare cycle and demo are all made from these declarations, so a new strategy is
+one module and its line in the registry.
+
+An option's field carries an `Option` in its metadata (made with `option()`): its help,
+the kind of value, its range, its flag, its label in the panel, and whether the config
+file keeps it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.strategies.base import (
+    CompactionResult,
+    Context,
+    OptionError,
+    Replay,
+    positive_int,
+)
+
+# int: a whole number; int?, str?: or nothing; bool; percents: whole percents "75,85,95";
+# choice: one of `choices`; names: a set of names "Read,Bash"
+KINDS = ("int", "int?", "str?", "bool", "percents", "choice", "names")
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one field of a strategy's options is set."""
+
+    help: str
+    kind: str = "int"
+    minimum: int | None = None  # the least whole number allowed; None: the strategy checks it
+    label: str | None = None  # its label in the app's panel; None: not in the panel
+    flag: str | None = ""  # its command-line flag: "" derives it from the name, None: no flag
+    saved: bool = True  # read from and written to compaction.yaml
+    group: str | None = None  # a mapping in compaction.yaml (and flags) set together: trim's trigger
+    key: str | None = None  # its key in that group
+    choices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+
+
+class UnknownKey(OptionError):
+    """A config key no option has; the message names its whole place."""
+
+
+def option(default: Any, help: str, **how: Any) -> Any:
+    """A field of an options dataclass, with how it is set (see `Option`)."""
+    return field(default=default, metadata={"option": Option(help, **how)})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A field of a strategy's options and how it is set."""
+
+    name: str
+    default: Any
+    option: Option
+
+    @property
+    def key(self) -> str:
+        """Its name in messages and in compaction.yaml: `trigger.turns` for a grouped one."""
+        o = self.option
+        return f"{o.group}.{o.key}" if o.group else self.name
+
+    @property
+    def flag(self) -> str | None:
+        o = self.option
+        if o.flag is None or o.flag:
+            return o.flag
+        stem = self.key.replace(".", "-").replace("_", "-")
+        return f"--no-{stem}" if o.kind == "bool" and self.default is True else f"--{stem}"
+
+    def parse(self, raw: str) -> Any:
+        """A value typed in the panel or given on the command line; an error says what
+        is wanted ("a whole number, not 'x'"), for the caller to name the field."""
+        kind, raw = self.option.kind, raw.strip()
+        if kind in ("int?", "str?") and not raw:
+            return None
+        if kind in ("int", "int?"):
+            if not raw.lstrip("-").isdigit():
+                raise OptionError(f"a whole number, not {raw!r}")
+            return int(raw)
+        if kind == "percents":
+            try:
+                return tuple(int(x) for x in raw.split(","))
+            except ValueError:
+                raise OptionError(f"whole percents like 75,85,95, not {raw!r}") from None
+        if kind == "names":
+            return frozenset(x.strip() for x in raw.split(",") if x.strip())
+        if kind == "bool":
+            if raw.lower() not in ("true", "false"):
+                raise OptionError(f"true or false, not {raw!r}")
+            return raw.lower() == "true"
+        return raw
+
+    def show(self, value: Any) -> str:
+        """A value as the panel shows it (`parse` reads it back)."""
+        if value is None:
+            return ""
+        if self.option.kind in ("percents", "names"):
+            return ",".join(map(str, sorted(value) if self.option.kind == "names" else value))
+        return str(value)
+
+
+def settings(options_type: type) -> list[Setting]:
+    """The settable fields of an options dataclass, in order."""
+    return [
+        Setting(f.name, f.default, f.metadata["option"])
+        for f in dataclasses.fields(options_type)
+        if "option" in f.metadata
+    ]
+
+
+def check(options: Any) -> None:
+    """The range of every field that declares one: whole numbers from their minimum, a
+    choice among its choices. Rules across fields stay in the strategy."""
+    for s in settings(type(options)):
+        value = getattr(options, s.name)
+        if s.option.minimum is not None and value is not None:
+            positive_int(s.key, value, s.option.minimum)
+        if s.option.choices and value not in s.option.choices:
+            raise OptionError(f"{s.key} must be {' or '.join(s.option.choices)}, not {value!r}")
+
+
+def with_values(options: Any, values: Mapping[str, Any]) -> Any:
+    """`options` with the fields named in `values` replaced. A field of a group given
+    replaces the whole group: the others it leaves out become None."""
+    if not values:
+        return options
+    changes = dict(values)
+    groups = {s.option.group for s in settings(type(options)) if s.name in values and s.option.group}
+    for s in settings(type(options)):
+        if s.option.group in groups and s.name not in changes:
+            changes[s.name] = None
+    try:
+        return dataclasses.replace(options, **changes)
+    except TypeError as exc:
+        raise OptionError(str(exc)) from exc
+
+
+def from_config(options: Any, section: Mapping[str, Any], where: str) -> Any:
+    """`options` with a compaction.yaml section on top. Unknown keys name their place."""
+    saved = [s for s in settings(type(options)) if s.option.saved]
+    allowed = list(dict.fromkeys(s.option.group or s.name for s in saved))
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in allowed:
+            raise UnknownKey(f"unknown key {f'{where}.{key}'!r}; allowed: {', '.join(allowed)}")
+        members = [s for s in saved if s.option.group == key]
+        if not members:
+            s = next(s for s in saved if s.name == key)
+            values[s.name] = _from_yaml(s, value)
+            continue
+        if not isinstance(value, dict):
+            raise OptionError(f"{key} must be a mapping of keys to values")
+        keys = [m.option.key for m in members]
+        for sub in value:
+            if sub not in keys:
+                allowed_keys = ", ".join(map(str, keys))
+                raise UnknownKey(f"unknown key {f'{where}.{key}.{sub}'!r}; allowed: {allowed_keys}")
+        for m in members:
+            values[m.name] = value.get(m.option.key)
+    return with_values(options, values)
+
+
+def _from_yaml(s: Setting, value: Any) -> Any:
+    kind = s.option.kind
+    if kind == "percents":
+        if not isinstance(value, list):
+            raise OptionError(f"{s.key} must be a list like [75, 85, 95]")
+        return tuple(value)
+    if kind == "names":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise OptionError(f"{s.key} must be a list of tool names")
+        return frozenset(value)
+    if kind == "bool":
+        return bool(value)
+    return value
+
+
+def to_config(options: Any) -> dict[str, Any]:
+    """The saved fields as a compaction.yaml section (a group holds only what is set)."""
+    out: dict[str, Any] = {}
+    for s in settings(type(options)):
+        if not s.option.saved:
+            continue
+        value = getattr(options, s.name)
+        if s.option.kind == "percents":
+            value = list(value)
+        elif s.option.kind == "names":
+            value = sorted(value)
+        if s.option.group:
+            group = out.setdefault(s.option.group, {})
+            if value:
+                group[s.option.key] = value
+        else:
+            out[s.name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A strategy as the product knows it."""
+
+    name: str  # as the command line, the config and the app name it
+    label: str  # short, for the panel and the keys
+    description: str  # one line, for the palette and the help
+    options: type  # its options dataclass; the defaults are `options()`
+    run: Callable[[Sequence[Message], Any, Context], CompactionResult]
+    replay: Callable[[tuple[Message, ...], Any, Context, int], Replay]
+    # cheap pre-check of a replay: (options, tokens, context, human turns so far) -> False
+    # only when it certainly changes nothing
+    fires: Callable[[Any, int, Context, int], bool] = lambda options, tokens, context, humans: True
+    persists: Callable[[Any], bool] = lambda options: False  # its result replaces the stored history
+    timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
+    policy_label: Callable[[Any], str] | None = None  # how a replay's legend names it with its options
+    contrast: Callable[[Any], Any] | None = None  # the options the timeline compares it as
+    demo: tuple[tuple[str, str, float], ...] = ()  # (action, caption, seconds) after it is chosen
+
+    @property
+    def config_key(self) -> str:
+        """Its section in compaction.yaml."""
+        return self.name.replace("-", "_")
+
+    @property
+    def settings(self) -> list[Setting]:
+        return settings(self.options)
+
+    def label_of(self, options: Any) -> str:
+        return self.policy_label(options) if self.policy_label else self.name

@@ -1,0 +1,82 @@
+"""The registry is the one list of strategies: every option is declared, and the config
+file, the command line and the panel all read the same declarations."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from compaction_inspector.core.config import Config, from_dict
+from compaction_inspector.core.strategies import REGISTRY, OptionError
+from compaction_inspector.core.strategies.registry import settings, with_values
+from compaction_inspector.tui.cli import _with_flags, build_parser
+
+
+def test_every_option_field_is_declared() -> None:
+    for strategy in REGISTRY.values():
+        fields = [f.name for f in dataclasses.fields(strategy.options)]
+        assert [s.name for s in settings(strategy.options)] == fields, strategy.name
+
+
+def test_flags_are_the_known_ones() -> None:
+    flags = {s.flag for strategy in REGISTRY.values() for s in strategy.settings}
+    assert flags == {
+        "--keep-recent-turns", "--no-keep-initial-user", "--trigger-turns", "--trigger-tokens", "--turn",
+        "--limit", "--error", "--summary-prompt-tokens",
+        "--thresholds", "--target", "--summary-chars", "--protect-volleys", "--stage",
+        "--keep-recent", "--idle-gap-minutes", "--now", None,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [("75,85,95", (75, 85, 95)), (" 12 ", 12), ("", None), ("Read, Bash", frozenset({"Read", "Bash"}))],
+)
+def test_parse_reads_what_show_writes(raw: str, value: object) -> None:
+    kinds = {
+        "75,85,95": "thresholds",
+        " 12 ": "target",
+        "": "idle_gap_minutes",
+        "Read, Bash": "clearable_tools",
+    }
+    name = kinds[raw]
+    setting = next(s for strategy in REGISTRY.values() for s in strategy.settings if s.name == name)
+    assert setting.parse(raw) == value
+    assert setting.parse(setting.show(value)) == value
+
+
+def test_a_group_given_replaces_the_whole_group() -> None:
+    trim = REGISTRY["trim"].options()
+    assert trim.trigger_turns == 8
+    changed = with_values(trim, {"trigger_tokens": 5000})
+    assert (changed.trigger_turns, changed.trigger_tokens) == (None, 5000)
+
+
+def test_config_round_trip_covers_every_strategy() -> None:
+    config = Config()
+    for name, strategy in REGISTRY.items():
+        saved = [s for s in strategy.settings if s.option.saved and s.option.kind in ("int", "int?")]
+        if saved:
+            s = saved[-1]
+            value = (getattr(config.options(name), s.name) or s.option.minimum or 1) + 1
+            config = config.with_options(name, with_values(config.options(name), {s.name: value}))
+    again = from_dict(config.to_dict())
+    assert again.strategies == config.strategies
+
+
+def test_command_line_flags_set_the_options() -> None:
+    args = build_parser().parse_args(
+        ["compact", "f.jsonl", "--strategy", "trim", "--trigger-tokens", "900", "--thresholds", "60,70,80",
+         "--target", "50", "--no-keep-initial-user", "--error", "prompt is too long: 5 tokens > 4 maximum"]
+    )  # fmt: skip
+    config = _with_flags(Config(), args)
+    trim, hys = config.options("trim"), config.options("hysteresis")
+    assert (trim.trigger_turns, trim.trigger_tokens, trim.keep_initial_user) == (None, 900, False)
+    assert (hys.thresholds, hys.target) == ((60, 70, 80), 50)
+    assert config.options("ptl-retry").error_text == "prompt is too long: 5 tokens > 4 maximum"
+
+
+def test_unknown_strategy_names_the_known_ones() -> None:
+    with pytest.raises(OptionError, match="choose one of trim, ptl-retry, hysteresis, microcompact"):
+        Config().options("summarize")
