@@ -128,10 +128,12 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     from compaction_inspector.core.formats import load
     from compaction_inspector.core.strategies import Context
     from compaction_inspector.core.tokens import make_counter
+    from compaction_inspector.tui import heap
 
     session = load(path)
     counter = make_counter("cl100k_base")
     count = best(lambda: counter.count_all(session.messages), 1)
+    heap.settle()  # as the app and the command line do after loading and counting
     *before, timed = _strategy_runs(session.messages, Context(counter))[name]
     for call in before:
         call()
@@ -146,8 +148,8 @@ def bench_memory(path: Path) -> dict[str, float]:
         "import sys\n"
         "def hwm():\n"
         "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
-        "from core.formats import load\n"
-        "from core.tokens import make_counter\n"
+        "from compaction_inspector.core.formats import load\n"
+        "from compaction_inspector.core.tokens import make_counter\n"
         "counter = make_counter('cl100k_base')\n"
         "print(hwm())\n"
         "s = load(sys.argv[1]); counter.count_all(s.messages)\n"
@@ -172,6 +174,7 @@ def fresh(name: str, path: Path, *args: str) -> Any:
     process the heap left by the earlier measurements slows what follows by about half."""
     code = (
         "import json, sys\nfrom pathlib import Path\n"
+        "from compaction_inspector.tui import heap\nheap.configure()\n"
         f"from benchmarks.run import {name}\nprint(json.dumps({name}(Path(sys.argv[1]), *sys.argv[2:])))"
     )
     out = subprocess.run(
@@ -393,6 +396,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,100", help="MB, comma separated")
     parser.add_argument("--skip-app", action="store_true")
     args = parser.parse_args()
+    from compaction_inspector.tui import heap
+
+    heap.configure()  # the collector as the app and the command line set it
     command = "python3 -m benchmarks.run " + " ".join(sys.argv[1:])
     results: dict[int, dict[str, Any]] = {}
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -24,7 +24,6 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from compaction_inspector.core.grouping import humans_before, round_starts
-from compaction_inspector.core.heap import collection_paused
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pairing import check, last_assistant_turn, repair
 from compaction_inspector.core.strategies import (
@@ -285,7 +284,6 @@ def _facts(messages: tuple[Message, ...]) -> tuple[int, int, tuple[Message, ...]
     return min([repeat, *(p.index for p in problems)]), tail, repaired
 
 
-@collection_paused()
 def simulate(
     messages: Sequence[Message],
     policy: Policy,

@@ -25,3 +25,26 @@ def test_nothing_generic_is_installed() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_library_leaves_the_collector_alone() -> None:
+    """Only the app and the command line set the collector (`tui.heap`): loading,
+    counting, every strategy and a replay change neither its thresholds nor what it
+    has frozen, so two workers cannot race on it."""
+    code = (
+        "import gc\n"
+        "from compaction_inspector.core.formats import load\n"
+        "from compaction_inspector.core.simulate import Policy, simulate\n"
+        "from compaction_inspector.core.strategies import REGISTRY, Context, run\n"
+        "from compaction_inspector.core.tokens import make_counter\n"
+        "from compaction_inspector.sample_sessions import path\n"
+        "before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())\n"
+        "session = load(path())\n"
+        "context = Context(make_counter('cl100k_base'))\n"
+        "for name in REGISTRY:\n"
+        "    run(name, session.messages, None, context)\n"
+        "    simulate(session.messages, Policy(name), context)\n"
+        "print(before == (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "True"

@@ -8,7 +8,6 @@ workers, so the first screen appears at once and keys stay responsive.
 from __future__ import annotations
 
 import dataclasses
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from compaction_inspector.core.strategies import (
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.token_cache import load_counts, store_counts
 from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
+from compaction_inspector.tui import heap
 from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
@@ -55,15 +55,6 @@ PREPARE_AFTER_S = 0.08
 NO_COMPACTION = "no compaction"
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
-
-
-def _settle_heap() -> None:
-    """Exempt what is alive now (the session, its counts, a strategy's result, a replay)
-    from cyclic garbage collection.
-    A 100 MB session is millions of objects; a full collection walks them all, which
-    would stall a keypress now and then for 100 ms or more. They are freed by reference
-    counting like any others."""
-    gc.freeze()
 
 
 class InspectorApp(App[None]):
@@ -216,7 +207,7 @@ class InspectorApp(App[None]):
     def _loaded(self, session: Session, counter: TokenCounter, tokens: list[int], exact: bool) -> None:
         self.session, self.counter, self.tokens, self.exact = session, counter, tokens, exact
         self.origins = {m: i for i, m in enumerate(session.messages)}
-        _settle_heap()
+        heap.settle()
         fmt = session.format + (
             f" · request {session.request_index + 1}/{session.request_count}"
             if session.request_count > 1
@@ -241,7 +232,7 @@ class InspectorApp(App[None]):
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
         self.counter, self.tokens, self.exact = counter, tokens, counter.exact
-        _settle_heap()
+        heap.settle()
         if counter.warning:
             self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
         self.refresh_view()
@@ -307,10 +298,7 @@ class InspectorApp(App[None]):
     def _prepare(self, source: Source, keys: list[Key]) -> None:
         worker = get_current_worker()
         self.listings.prepare(source, keys, lambda: worker.is_cancelled)
-        # While the user reads: collect what stepping left behind (the heap not yet
-        # exempt is small), then exempt the listings kept.
-        gc.collect()
-        _settle_heap()
+        heap.tidy()
 
     def _usage(self) -> tuple[ReportedUsage | None, int | None]:
         """What the transcript reports, and its live context after its own compaction:
@@ -370,7 +358,7 @@ class InspectorApp(App[None]):
         if name != self.strategy:
             return
         self.result = result
-        _settle_heap()
+        heap.settle()
         self.step_index = min(self.step_index, len(result.steps) - 1)
         self.refresh_view()
 
@@ -407,7 +395,7 @@ class InspectorApp(App[None]):
 
     def _simulated(self, main: Simulation, other: Simulation | None) -> None:
         self.simulations = (main, other)
-        _settle_heap()
+        heap.settle()
         h = self.config.options(hysteresis.NAME)
         self.query_one(Timeline).show(main, other, h.thresholds, h.target)
 

@@ -40,6 +40,7 @@ from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
+from compaction_inspector.tui import heap
 
 COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint")
 
@@ -180,6 +181,7 @@ def _counter(session: Session, config: Config) -> TokenCounter:
     if counter.warning:
         print(f"warning: {counter.warning}", file=sys.stderr)
     count_session(session, counter)
+    heap.settle()
     return counter
 
 
@@ -340,6 +342,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    heap.configure()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
         argv.insert(0, "open")

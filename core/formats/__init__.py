@@ -17,7 +17,6 @@ import yaml
 
 from compaction_inspector.core.formats import anthropic, claude_code, codex, openai_chat, plain
 from compaction_inspector.core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
-from compaction_inspector.core.heap import collection_paused
 from compaction_inspector.core.model import Diagnostic, Message, Session
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
@@ -35,7 +34,7 @@ def load(path: str | Path, request: int | None = None) -> Session:
     Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
     session never sits in memory as bytes, text, lines and records all at once."""
     try:
-        with open(path, "rb") as f, collection_paused(freeze=True):
+        with open(path, "rb") as f:
             first = f.readline()
             kind = _streamable(first)
             if kind is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compaction_inspector.core.heap import collection_paused
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.strategies import hysteresis, microcompact, ptl_retry, trim
 from compaction_inspector.core.strategies.base import (
@@ -56,7 +55,6 @@ def lookup(name: str) -> Strategy:
     return REGISTRY[name]
 
 
-@collection_paused()
 def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult:
     """Run strategy `name`; `options` is its options object (or None for the defaults)."""
     strategy = lookup(name)
