@@ -6,7 +6,6 @@ import itertools
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from compaction_inspector.core.model import Message, shared_ends
 
@@ -50,25 +49,10 @@ def api_round_starts(messages: Sequence[Message]) -> list[int]:
     return starts
 
 
-@lru_cache(maxsize=1)
-def round_starts(messages: tuple[Message, ...]) -> tuple[int, ...]:
-    """`api_round_starts` of the last tuple asked about: a replay and PTL retry's
-    incremental form both ask for the same segment's."""
-    return tuple(api_round_starts(messages))
-
-
 def api_rounds(messages: Sequence[Message], tokens: Sequence[int] | None = None) -> list[Span]:
     """Claude Code's groupMessagesByApiRound: ids A, B, A give three rounds; tool results
     stay with the assistant message they answer; dangling tool uses stay where they are."""
     return _spans(api_round_starts(messages), len(messages), tokens)
-
-
-@lru_cache(maxsize=1)
-def humans_before(messages: tuple[Message, ...]) -> list[int]:
-    """[i] is how many human messages come before messages[i] (the last entry: all of
-    them), the turn count trim triggers on. Kept for the last segment asked about:
-    a replay and trim's incremental form both ask for it."""
-    return [0, *itertools.accumulate(int(m.is_human) for m in messages)]
 
 
 def volley_starts(messages: Sequence[Message]) -> list[int]:

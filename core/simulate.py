@@ -6,12 +6,12 @@ hysteresis preflight) changes only that request; a persisted one (hysteresis pos
 microcompact) replaces the stored history, so later rounds build on its output. Token
 counts come from the counter's cache: nothing already counted is encoded again.
 
-Each strategy's `Replay` applies its rules incrementally, so a request costs what changed
-since the last one rather than the whole history. Where a segment holds a message whose
-tool pairing the incremental form does not model (`Replay.safe`, or any pairing problem:
-`run` would repair the request), the replay hands over to `run` itself from there on.
-`incremental=False` runs `run` on every request: the reference the replays are tested
-against.
+Each request asks the strategy's one rule, its `plan`, over the segment's index: a
+request costs what the plan costs, not the whole history. The plan's figures stand where
+no pairing repair changes them; the repair of calls the session's last turn leaves
+unanswered is modelled too. Elsewhere the request's messages are made and `run`, as a
+strategy is defined. `incremental=False` runs `run` on every request: the reference the
+plans are tested against.
 """
 
 from __future__ import annotations
@@ -19,23 +19,14 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from compaction_inspector.core.grouping import humans_before, round_starts
 from compaction_inspector.core.model import Message, record
-from compaction_inspector.core.pairing import check, last_assistant_turn, repair
-from compaction_inspector.core.strategies import (
-    CompactionResult,
-    Context,
-    Outcome,
-    Replay,
-    Strategy,
-    Unmodelled,
-    lookup,
-    run,
-)
+from compaction_inspector.core.segment import Segment, Segments
+from compaction_inspector.core.strategies import CompactionResult, Context, Strategy, lookup, run
+from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
 
 
 @dataclass(frozen=True)
@@ -70,6 +61,32 @@ class Policy:
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
         assert self.strategy is not None
         return run(self.strategy, messages, self.settings, context)
+
+
+@record()  # one per request of a replay
+class Outcome:
+    """What a policy made of one request of a replay."""
+
+    tokens: int
+    messages: int
+    titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
+    steps: int  # how many steps changed it
+
+    def repaired(self, tokens: int, messages: int) -> Outcome:
+        """The same after a pairing repair changed it by `tokens` and `messages`."""
+        titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
+        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1)
+
+    @staticmethod
+    def of(result: CompactionResult, context: Context) -> Outcome:
+        assert result.messages is not None
+        changing = [s.title for s in result.steps if s.tokens_after != s.tokens_before]
+        return Outcome(
+            context.tokens(result.messages),
+            len(result.messages),
+            tuple(changing[:TITLES_KEPT]),
+            len(changing),
+        )
 
 
 @record()
@@ -173,74 +190,75 @@ class Cancelled(Exception):
     """The replay was stopped by its caller (a newer replay supersedes it)."""
 
 
-class _Segment:
-    """The requests between two of the transcript's own compactions, as `policy` sends
-    them: through the strategy's incremental `Replay` while it vouches for them, then
-    through `run` (with the history it stored so far, for a persisted policy).
+class _Requests:
+    """The requests of one segment as `policy` sends them: each from the strategy's plan
+    where its figures are exact, else made and `run` (with the history a persisted
+    policy stored so far, kept as messages from then on)."""
 
-    One pairing problem is modelled here rather than handed over: calls of the session's
-    last assistant turn that nothing answers yet (a session cut off mid-tool, before or
-    between parallel results). `run` repairs them with missing results, put first in the
-    user message after the calls or in a message of their own; the replays keep those
-    messages as they are, so the last request changes by what that repair changes."""
-
-    def __init__(self, messages: tuple[Message, ...], policy: Policy, context: Context, incremental: bool):
-        self.messages = messages
+    def __init__(self, segment: Segment, policy: Policy, incremental: bool):
+        self.segment = segment
         self.policy = policy
-        self.context = context
-        self.prefix = context.counter.running(messages)
-        self.replay: Replay | None = None
-        self.safe = -1
-        self.end_repair: tuple[int, int] | None = None  # tokens and messages it adds to the last request
-        self.humans: list[int] = []
-        if policy.strategy is not None:
-            self.humans = humans_before(messages)
-            limit, tail, repaired = _facts(messages)
-            if incremental:
-                self.replay = policy.declared.replay(messages, policy.settings, context, tail)
-                self.safe = min(self.replay.safe, limit)
-                if repaired is not None:
-                    added = context.tokens(repaired) - (self.prefix[-1] - self.prefix[tail])
-                    self.end_repair = added, len(repaired) - (len(messages) - tail)
-        self.history: list[Message] | None = None  # stored by a persisted policy under `run`
+        self.incremental = incremental and policy.strategy is not None
+        self.stored: Any = None  # a persisted policy's history, as its plans hold it
+        self.history: list[Message] | None = None  # ... once made into messages
         self.done = 0
+        pairing = segment.pairing if self.incremental else None
+        self.valid_until = pairing.valid_until if pairing else -1
+        self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
+        self.tail = len(segment)
+        if pairing is not None and pairing.repaired is not None:
+            self.tail = pairing.tail
+            added = segment.context.tokens(pairing.repaired) - segment.tokens(pairing.tail, len(segment))
+            self.end_repair = added, len(pairing.repaired) - (len(segment) - pairing.tail)
 
     def request(self, end: int) -> tuple[int, int, Outcome | None]:
         """Tokens and messages of the request before messages[end], and what the policy made of it."""
-        policy, context, replay = self.policy, self.context, self.replay
+        policy, segment = self.policy, self.segment
         if policy.strategy is None:
-            return self.prefix[end], end, None
-        if replay is not None and end <= self.safe:
-            tokens, sent = replay.request(end)
-            if not policy.would_run(tokens, context, self.humans[end]):
-                self.done = end
-                return tokens, sent, None
-            try:
-                outcome = replay.compact(end)
-            except Unmodelled:
-                return self._run(end)
+            return segment.prefix[end], end, None
+        if not self.incremental or self.history is not None or end > self.valid_until:
+            return self._run(end)
+        stored = self.stored
+        tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
+        if not policy.would_run(tokens, segment.context, segment.humans[end]):
             self.done = end
-            if outcome is not None and not outcome.sent:
-                return tokens, sent, None
-            if end == len(self.messages) and self.end_repair is not None:
-                outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
-            return tokens, sent, outcome
-        return self._run(end)
+            return tokens, sent, None
+        plan = policy.declared.plan(segment, end, policy.settings, stored)
+        last = end == len(segment) and self.end_repair is not None
+        if not plan.exact or (last and plan.changed and plan.kept_from > self.tail):
+            return self._run(end)
+        self.done = end
+        if not plan.sent:
+            return tokens, sent, None
+        outcome = None
+        if plan.changed:
+            outcome = Outcome(plan.tokens, plan.messages, plan.titles(), plan.changing())
+            if policy.persisted:
+                self.stored = plan.stored
+        if last and self.end_repair is not None:
+            outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
+        return tokens, sent, outcome
 
     def _run(self, end: int) -> tuple[int, int, Outcome | None]:
-        policy, context, replay = self.policy, self.context, self.replay
+        policy, segment = self.policy, self.segment
+        context = segment.context
         request: Sequence[Message]
         if policy.persisted:
             if self.history is None:
-                self.history = list(replay.history(self.done)) if replay is not None else []
-            self.history.extend(self.messages[self.done : end])
+                stored = self.stored
+                self.history = list(
+                    stored.history(segment, self.done)
+                    if stored is not None
+                    else segment.messages[: self.done]
+                )
+            self.history.extend(segment.messages[self.done : end])
             request = self.history
             tokens = context.tokens(request)
         else:
-            request = replay.history(end) if replay is not None else self.messages[:end]
-            tokens = self.prefix[end]
+            request = segment.messages[:end]
+            tokens = segment.prefix[end]
         self.done = end
-        if not policy.would_run(tokens, context, self.humans[end]):
+        if not policy.would_run(tokens, context, segment.humans[end]):
             return tokens, len(request), None
         result = policy.apply(request, context)
         if not _changed(result, request):
@@ -251,39 +269,6 @@ class _Segment:
         return tokens, len(request), Outcome.of(result, context)
 
 
-@lru_cache(maxsize=1)
-def _rounds(messages: tuple[Message, ...]) -> tuple[list[int], list[int]]:
-    """Where each API round of a session ends, and its compact boundaries: kept for the
-    next replay of the same session, like `_facts`."""
-    ends = [*round_starts(messages)[1:], len(messages)]
-    return ends, [i for i, m in enumerate(messages) if m.is_compact_boundary]
-
-
-@lru_cache(maxsize=1)
-def _facts(messages: tuple[Message, ...]) -> tuple[int, int, tuple[Message, ...] | None]:
-    """What every replay of a segment needs of it, whatever the policy: where the
-    replays stop modelling it (its first pairing problem, or a message object given
-    twice, which defeats identity); where its last assistant turn starts, and the
-    messages from there as repair leaves them when the only problems there are calls
-    nothing answers yet (`_Segment` models that repair; otherwise `tail` is the end
-    and there is nothing to repair). A session is replayed again after every change of
-    an option: the last segment's are kept."""
-    problems = [p for p in check(messages) if p.kind != "first_not_user"]
-    tail = last_assistant_turn(messages)
-    at_end = [p for p in problems if p.index >= tail]
-    repaired: tuple[Message, ...] | None = None
-    if at_end and all(p.kind == "missing_result" for p in at_end):
-        problems = [p for p in problems if p.index < tail]
-        repaired = tuple(repair(messages[tail:], [replace(p, index=p.index - tail) for p in at_end]))
-    else:
-        tail = len(messages)
-    repeat = len(messages)
-    if len(set(messages)) != repeat:  # rare: find the first repeat only then
-        first: dict[Message, int] = {}
-        repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
-    return min([repeat, *(p.index for p in problems)]), tail, repaired
-
-
 def simulate(
     messages: Sequence[Message],
     policy: Policy,
@@ -291,21 +276,25 @@ def simulate(
     cancelled: Callable[[], bool] | None = None,
     every: int = 1,
     incremental: bool = True,
+    segments: Segments | None = None,
 ) -> Simulation:
     """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
 
     `every` > 1 evaluates only every that many rounds (and the last), for a chart with
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
-    persisted one then compacts only at those points."""
+    persisted one then compacts only at those points. `segments`, if the caller keeps
+    them for these messages and context, saves making their indexes again."""
     messages = tuple(messages)
-    ends, boundaries = _rounds(messages)
+    if segments is None or segments.messages != messages or segments.context != context:
+        segments = Segments(messages, context)
+    ends, boundaries = segments.round_ends, segments.boundaries
     numbered = list(enumerate(ends, start=1))
     if every > 1:
         numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
-    segment: _Segment | None = None
+    segment: _Requests | None = None
     for number, end in numbered:
         if cancelled is not None and cancelled():
             raise Cancelled
@@ -320,8 +309,7 @@ def simulate(
             segment = None
             event = Event("transcript", ("The transcript records a compaction here",), removed)
         if segment is None:
-            stop = next((i for i in boundaries if i >= live), len(messages))
-            segment = _Segment(messages[live:stop], policy, context, incremental)
+            segment = _Requests(segments.at(live).fresh(), policy, incremental)
         tokens, sent, outcome = segment.request(end - live)
         after_tokens = tokens
         if outcome is not None:

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import islice
 from typing import Any
 
 from compaction_inspector.core.model import Message, Usage
@@ -63,7 +63,6 @@ class TokenCounter:
         self._cache: dict[Message, int] = {}
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
-        self._running: tuple[tuple[Message, ...], list[int]] | None = None
 
     @property
     def exact(self) -> bool:
@@ -112,17 +111,6 @@ class TokenCounter:
         counts = [counted[m] if m in counted else self._cache[m] for m in messages]
         self._remember(todo, [counted[m] for m in todo])
         return counts
-
-    def running(self, messages: tuple[Message, ...]) -> list[int]:
-        """Prefix sums of the counts: [i] is the tokens of messages[:i]. The last
-        tuple's are kept (and must not be changed): a replay and its strategy's
-        incremental form both ask for the same segment's."""
-        last = self._running
-        if last is not None and last[0] is messages:
-            return last[1]
-        sums = [0, *accumulate(self.count_all(messages))]
-        self._running = (messages, sums)
-        return sums
 
     def _remember(self, messages: list[Message], counts: list[int]) -> None:
         self._cache.update(zip(messages, counts, strict=True))

@@ -1,9 +1,9 @@
-"""The incremental replays against the reference: `run` on every request (Hypothesis).
+"""The incremental `simulate` against the reference: `run` on every request (Hypothesis).
 
 Sessions are random valid transcripts, then damaged (messages dropped, repeated or
 swapped, compactions recorded, results mixed into typed messages, meta injections
-carrying tool blocks, calls left unanswered at the end), so the hand-over to `run`
-where a replay stops vouching is exercised as much as the incremental path itself."""
+carrying tool blocks, calls left unanswered at the end), so requests whose messages
+must be made and repaired are exercised as much as those a plan's figures answer."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ policies = st.one_of(
 
 
 @given(sessions(), policies, st.integers(300, 12_000), st.sampled_from([1, 1, 2, 3]))
-def test_incremental_replay_matches_run_on_every_request(
+def test_incremental_simulate_matches_run_on_every_request(
     msgs: list[Message], policy: Policy, window: int, every: int
 ) -> None:
     context = Context(window=Window(window, 1), session_id="replay")
@@ -117,7 +117,7 @@ def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -
 
 def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() -> None:
     """Every round of the last volley stays above the target whatever is summarized:
-    the replay reuses the round before's run, shifted by the tokens added."""
+    the plan is the round before's, shifted by the tokens added."""
     msgs: list[Message] = []
     for v in range(4):
         msgs += [u(f"request {v} " + "w" * 400), call(f"r{v}", text="t" * 200)]
@@ -139,7 +139,7 @@ def sevenths(texts: list[str]) -> list[int]:
 
 
 def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() -> None:
-    """The repair of calls cut off at the end is modelled only while the replay keeps the
+    """The repair of calls cut off at the end is modelled only while the plan keeps the
     messages it edits: here microcompact clears the result the repair puts the missing
     one beside, hysteresis summarizes the volley of the calls (a message typed after
     them opens the last one) and trim drops it, so nothing is left to repair. A counter whose counts do

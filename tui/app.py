@@ -23,10 +23,10 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
 from compaction_inspector.core.files import WriteRefused, write_atomic
 from compaction_inspector.core.formats import LoadError, load
-from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.simulate import Cancelled, Policy, Simulation, simulate
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -131,6 +131,7 @@ class InspectorApp(App[None]):
         self._prepare_timer: Timer | None = None
         self._usage_facts: tuple[ReportedUsage | None, int | None] = (None, None)
         self._usage_for: tuple[Any, Any] = (None, None)
+        self._segments: Segments | None = None  # the session's indexes, kept between replays
 
     # --- layout -----------------------------------------------------------------------
 
@@ -374,10 +375,20 @@ class InspectorApp(App[None]):
         worker = get_current_worker()
         name = self.strategy if REGISTRY[self.strategy].timeline else hysteresis.NAME
         stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
+        segments = self._segments
+        if segments is None or segments.messages is not self.session.messages or segments.context != context:
+            segments = self._segments = Segments(self.session.messages, context)
         # The chart has far fewer columns than a long session has rounds.
-        every = max(1, len(api_round_starts(self.session.messages)) // TIMELINE_POINTS)
+        every = max(1, len(segments.round_ends) // TIMELINE_POINTS)
         try:
-            main = simulate(self.session.messages, Policy(name, config.options(name)), context, stop, every)
+            main = simulate(
+                self.session.messages,
+                Policy(name, config.options(name)),
+                context,
+                stop,
+                every,
+                segments=segments,
+            )
         except Cancelled:
             return
         other = None
@@ -387,7 +398,7 @@ class InspectorApp(App[None]):
                 declared, options = REGISTRY[compare], config.options(compare)
                 policy = Policy(compare, declared.contrast(options) if declared.contrast else options)
             try:
-                other = simulate(self.session.messages, policy, context, stop, every)
+                other = simulate(self.session.messages, policy, context, stop, every, segments=segments)
             except Cancelled:
                 return
         if not get_current_worker().is_cancelled:

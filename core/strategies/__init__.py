@@ -1,4 +1,5 @@
-"""The compaction strategies, each a pure function `run(messages, options, context)`.
+"""The compaction strategies: each one rule, `plan`, and `run(messages, options, context)`
+made of it.
 
 `REGISTRY` is the one list of which strategies exist; everything that offers a choice of
 strategy (config, command line, the app) is made from it.
@@ -15,11 +16,9 @@ from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,
-    Outcome,
-    Replay,
+    Plan,
     Stats,
     Step,
-    Unmodelled,
     each_step,
     highlights,
 )
@@ -30,13 +29,11 @@ __all__ = [
     "CompactionResult",
     "Context",
     "OptionError",
-    "Outcome",
-    "Replay",
+    "Plan",
     "Setting",
     "Stats",
     "Step",
     "Strategy",
-    "Unmodelled",
     "each_step",
     "highlights",
     "lookup",

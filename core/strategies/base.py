@@ -1,8 +1,10 @@
 """What every strategy shares: its context, its steps and its one result type.
 
-A strategy is a pure function `run(messages, options, context) -> CompactionResult`. It
-never mutates its input; kept messages are passed on as the same objects, so token
-counts are reused and diffs are exact. Every output is checked for valid tool pairing.
+A strategy's rule is one function, `plan(segment, end, options, stored) -> Plan`: the
+arithmetic of what it does to a request. `run(messages, options, context)` is that plan
+made into messages and steps, with the one pairing repair; `core.simulate` asks the same
+plan of every request of a replay. Nothing mutates its input; kept messages are passed
+on as the same objects, so token counts are reused and diffs are exact.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Protocol
 
 from compaction_inspector.core.diff import Diff, diff
-from compaction_inspector.core.model import Message, record, shared_ends
+from compaction_inspector.core.model import Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import TokenCounter, make_counter
@@ -125,75 +127,67 @@ TITLES_KEPT = 3
 REPAIR_TITLE = "Repair tool pairing"
 
 
-class Unmodelled(Exception):
-    """A replay's incremental form does not model this request: `run` it instead."""
+class Plan(Protocol):
+    """What a strategy makes of one request, `segment.messages[:end]` (as a persisted
+    strategy's stored history has it), worked out without making the messages.
 
+    `run` makes the messages from it and repairs their pairing once; a replay uses the
+    figures as they are where they are exact (`exact`, and nothing the last request's
+    missing results are put beside is changed: `kept_from`), else makes the messages."""
 
-@record()  # one per request of a replay
-class Outcome:
-    """What a policy made of one request of a replay (`core.simulate`)."""
-
-    tokens: int
-    messages: int
-    titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
-    steps: int  # how many steps changed it
-    sent: bool = True  # False: nothing can be sent (a refused retry), the request stands
-
-    def repaired(self, tokens: int, messages: int) -> Outcome:
-        """The same after a pairing repair changed it by `tokens` and `messages`."""
-        titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
-        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1)
-
-    @staticmethod
-    def of(result: CompactionResult, context: Context) -> Outcome:
-        assert result.messages is not None
-        changing = [s.title for s in result.steps if s.tokens_after != s.tokens_before]
-        return Outcome(
-            context.tokens(result.messages),
-            len(result.messages),
-            tuple(changing[:TITLES_KEPT]),
-            len(changing),
-        )
-
-
-class Replay(Protocol):
-    """A strategy's rules applied to every request of one replay segment incrementally:
-    each request costs what changed since the last, not the whole history.
-
-    The segment is the session's messages from the transcript's last compaction on; an
-    `end` is an index into it. `safe` is where the incremental form stops vouching for
-    an exact match with `run` (a message whose tool pairing the form does not model);
-    the replay then hands over to `run` itself, starting from `history(end)`.
-
-    A replay is made with `tail`, where the segment's last assistant turn starts when
-    its calls are not all answered (a session cut off mid-tool; `len(messages)`
-    otherwise). `core.simulate` adds the repair of those calls to the last request
-    itself, which holds only if the request keeps messages[tail:] as they are: a
-    compaction that would change or drop one raises `Unmodelled` instead."""
-
-    safe: int
-
-    def request(self, end: int) -> tuple[int, int]:
-        """Tokens and messages of the request before compaction."""
+    @property
+    def tokens(self) -> int:
+        """Of the request after it, before any pairing repair."""
         ...
 
-    def compact(self, end: int) -> Outcome | None:
-        """The request compacted (stored, for a persisted policy); None if unchanged."""
+    @property
+    def messages(self) -> int:
+        """How many messages that request holds."""
         ...
 
-    def history(self, end: int) -> tuple[Message, ...]:
-        """The request before compaction as messages."""
+    @property
+    def changed(self) -> bool:
+        """False: the request goes as it is."""
+        ...
+
+    @property
+    def sent(self) -> bool:
+        """False: nothing can be sent (a retry refused for good)."""
+        ...
+
+    @property
+    def exact(self) -> bool:
+        """The messages it makes need no pairing repair of their own."""
+        ...
+
+    @property
+    def kept_from(self) -> int:
+        """messages[kept_from:end] stay as they are, at the end of the request."""
+        ...
+
+    @property
+    def stored(self) -> Any:
+        """A persisted strategy's history after it (None for an ephemeral one)."""
+        ...
+
+    def titles(self) -> tuple[str, ...]:
+        """The first TITLES_KEPT steps that change the token count."""
+        ...
+
+    def changing(self) -> int:
+        """How many steps change the token count."""
         ...
 
 
 class Steps:
     """Builds the step list of one run, each step diffed against the one before."""
 
-    def __init__(self, messages: Sequence[Message], context: Context) -> None:
+    def __init__(self, messages: Sequence[Message], context: Context, tokens: int | None = None) -> None:
+        """`tokens`, if the caller knows it, is the messages' total."""
         self.context = context
         start = tuple(messages)
         self._latest: Callable[[], tuple[Message, ...]] = lambda: start
-        self.start_tokens = self._tokens = context.tokens(start)
+        self.start_tokens = self._tokens = context.tokens(start) if tokens is None else tokens
         self.steps: list[Step] = []
 
     @property

@@ -23,20 +23,19 @@ import dataclasses
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
-from compaction_inspector.core.grouping import volley_starts
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
     TITLES_KEPT,
     CompactionResult,
     Context,
     OptionError,
-    Outcome,
     Steps,
-    Unmodelled,
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
@@ -105,17 +104,18 @@ def _droppable(m: Message) -> bool:
 
 
 class Table:
-    """The volleys of a message list and, for each candidate (a volley opening with a
-    human message), its raw messages and tokens and its summary at every cap. Prefix
-    sums over candidates make any run of them O(1) to plan; filled lazily, once."""
+    """The volleys of a segment and, for each candidate (a volley opening with a human
+    message), its raw messages and tokens and its summary at every cap. Prefix sums over
+    candidates make any run of them O(1) to plan; filled lazily, once per segment."""
 
-    def __init__(self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context):
-        self.messages = messages
-        self.context = context
-        self.caps = options.caps()
-        counter = context.counter
-        self.prefix = counter.running(messages)
-        self.starts = volley_starts(messages)
+    def __init__(self, segment: Segment, caps: list[int]):
+        self.messages = messages = segment.messages
+        self.context = segment.context
+        self.caps = caps
+        self.prefix = segment.prefix
+        self.starts = segment.volley_starts
+        self.leading: dict[tuple[int, int], tuple[str, ...]] = {}  # `HysteresisPlan.titles` kept
+        self.over: dict[tuple[HysteresisOptions, int, bool], _Plan] = {}  # see `plan`
         self.candidates = [n for n, i in enumerate(self.starts) if messages[i].is_human]
         self.candidate_of = {n: c for c, n in enumerate(self.candidates)}
         # where the prelude (the volley before the first human message) ends; 0: none
@@ -349,34 +349,185 @@ def _saved(table: Table, first: int, stop: int) -> int:
     return (table.raw_tokens[stop] - table.raw_tokens[first]) - (sums[stop] - sums[first])
 
 
+def _table(segment: Segment, options: HysteresisOptions) -> Table:
+    caps = options.caps()
+    return segment.memo(("hysteresis", *caps), lambda: Table(segment, caps))
+
+
+@dataclass(frozen=True)
+class Summarized:
+    """A history under hysteresis post-turn: the table's candidates 0..kept-1 replaced by
+    `summaries[:kept]` (a list later histories append to), the prelude's meta messages
+    `dropped`."""
+
+    table: Table = field(repr=False)
+    summaries: list[Message] = field(default_factory=list, repr=False)
+    kept: int = 0
+    summary_tokens: int = 0
+    dropped: frozenset[Message] = frozenset()
+    dropped_tokens: int = 0
+
+    def request(self, segment: Segment, end: int) -> tuple[int, int]:
+        t, kept = self.table, self.kept
+        tokens = t.prefix[end] - t.raw_tokens[kept] + self.summary_tokens - self.dropped_tokens
+        return tokens, end - t.raw_messages[kept] + kept - len(self.dropped)
+
+    def history(self, segment: Segment, end: int) -> tuple[Message, ...]:
+        return self.table.build(end, self.summaries[: self.kept], self.dropped)
+
+
+@dataclass(frozen=True)
+class HysteresisPlan:
+    """Hysteresis of messages[:end] (after the history `was`): the run `plan` of SEMANTICS
+    §6, over the segment's table; candidate c is volley c + `shift` of the request."""
+
+    table: Table
+    plan: _Plan
+    end: int
+    was: Summarized
+    shift: int
+    messages_before: int
+    persisted: bool
+    exact: bool
+    sent: bool = True
+
+    @property
+    def tokens(self) -> int:
+        return self.plan.tokens
+
+    @property
+    def changed(self) -> bool:
+        return self.plan.changed
+
+    @property
+    def messages(self) -> int:
+        t, p, kept = self.table, self.plan, self.was.kept
+        summarized = p.done - kept
+        return (
+            self.messages_before
+            - (t.raw_messages[p.done] - t.raw_messages[kept])
+            + summarized
+            - len(p.dropped)
+        )
+
+    @property
+    def kept_from(self) -> int:
+        """After the last volley it summarizes, and after the prelude if it drops from it."""
+        t, p = self.table, self.plan
+        after = t.span(t.candidates[p.done - 1])[1] if p.done > self.was.kept else 0
+        return max(after, t.prelude if p.dropped else 0)
+
+    @cached_property
+    def stored(self) -> Summarized | None:
+        """The history after it, post-turn."""
+        if not self.persisted or not self.changed:
+            return self.was if self.persisted else None
+        t, p, was = self.table, self.plan, self.was
+        summaries = was.summaries if len(was.summaries) == was.kept else was.summaries[: was.kept]
+        summaries += [t.summary(c, p.level) for c in range(was.kept, p.done)]
+        t.fill(p.done, p.level)
+        sums = t.summary_tokens[p.level]
+        return Summarized(
+            t,
+            summaries,
+            p.done,
+            was.summary_tokens + sums[p.done] - sums[was.kept],
+            was.dropped | p.dropped,
+            was.dropped_tokens + sum(x.dropped_tokens for x in p.phases if x.kind == "drop"),
+        )
+
+    def titles(self) -> tuple[str, ...]:
+        """When its first phase summarizes TITLES_KEPT candidates that change the count,
+        the titles depend only on where it starts: kept, as the next requests start there."""
+        t, first = self.table, self.plan.phases[0]
+        key = (first.first, self.shift)
+        alone = first.kind == "summarize" and t.changing[first.last] - t.changing[first.first] >= TITLES_KEPT
+        if alone and key in t.leading:
+            return t.leading[key]
+        titles: list[str] = []
+        before = self.plan.tokens_before
+        for title, _, after, _ in _expand(self.plan, t, lambda c: c + self.shift):
+            if after != before:
+                titles.append(title)
+            before = after
+            if len(titles) == TITLES_KEPT:
+                break
+        if alone:
+            t.leading[key] = tuple(titles)
+        return tuple(titles)
+
+    def changing(self) -> int:
+        """How many steps change the token count, without expanding them."""
+        t, p, n = self.table, self.plan, 0
+        for phase in p.phases:
+            if phase.kind == "summarize":
+                n += t.changing[phase.last] - t.changing[phase.first]
+            elif phase.kind == "shrink":
+                n += _shrunk(t, phase.level, p.lo, p.done) != 0
+            elif phase.kind == "drop":
+                n += phase.dropped_tokens != 0
+        return n
+
+
+def plan(
+    segment: Segment, end: int, options: HysteresisOptions, stored: Summarized | None = None
+) -> HysteresisPlan:
+    t = _table(segment, options)
+    was = stored or Summarized(t)
+    kept = was.kept
+    # the first volley is no candidate: summaries, or what the third tier left of the prelude
+    opened = kept > 0 or len(was.dropped) < min(t.prelude, end)
+    count = opened + bisect_left(t.candidates, t.volley_count(end)) - kept  # volleys of the request
+    tokens, messages = was.request(segment, end)
+    persisted = _persists(options)
+    exact = end <= segment.memo("hysteresis hazard", lambda: _hazard(segment))
+
+    def planned(p: _Plan) -> HysteresisPlan:
+        return HysteresisPlan(t, p, end, was, opened - kept, messages, persisted, exact)
+
+    # Preflight: a run that ended above the target at the top tier made every choice
+    # "still above the target, go on"; a request over the same volleys with more tokens
+    # makes the same choices, so its plan is that one shifted by the tokens added.
+    over = t.over.get((options, count, opened)) if not persisted else None
+    if over is not None and tokens >= over.tokens_before:
+        return planned(replace(over, tokens_before=tokens, tokens=over.tokens + tokens - over.tokens_before))
+
+    def pre_tail(protect: int) -> int:
+        return kept + max(0, count - protect - opened)
+
+    def meta(protect: int) -> tuple[frozenset[Message], int]:
+        # a drop takes every meta message of the prelude at once: once is all there is
+        if count - protect < 1 or not opened or was.dropped:
+            return frozenset(), 0
+        return _prelude_meta(t)
+
+    p = _plan(t, tokens, kept, pre_tail, meta, options)
+    if not persisted and p.tier == 3 and segment.context.window.pressure(p.tokens) > options.target / 100:
+        t.over[options, count, opened] = p
+    return planned(p)
+
+
 def run(messages: Sequence[Message], options: HysteresisOptions, context: Context) -> CompactionResult:
-    messages = tuple(messages)
-    table = Table(messages, options, context)
-    end = len(messages)
-    plan = _plan(
-        table,
-        table.prefix[end],
-        0,
-        lambda protect: table.pre_tail(end, protect),
-        lambda protect: _prelude_meta(table) if table.volley_count(end) - protect >= 1 else (frozenset(), 0),
-        options,
-    )
-    steps = Steps(messages, context)
-    if plan.tier == 0:
+    segment = Segment(messages, context)
+    messages, end = segment.messages, len(segment)
+    planned = plan(segment, end, options)
+    table, p = planned.table, planned.plan
+    steps = Steps(messages, context, p.tokens_before)
+    if p.tier == 0:
         low = options.thresholds[0]
         steps.add(
             "Below the lowest threshold",
-            f"Pressure {context.window.pressure(plan.tokens):.1%} is under {low} %: "
+            f"Pressure {context.window.pressure(p.tokens):.1%} is under {low} %: "
             f"nothing runs until it crosses {low} % again.",
             messages,
         )
-    elif not plan.candidates:
+    elif not p.candidates:
         steps.add("No candidates", "Every older volley is a summary or protected.", messages)
-    for title, phase, tokens, state in _expand(plan, table, lambda c: table.candidates[c]):
+    for title, phase, tokens, state in _expand(p, table, lambda c: c + planned.shift):
         done, level, dropped = state
         steps.add_planned(
             title,
-            _explanation(plan, table, phase, state),
+            _explanation(p, table, phase, state),
             lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
                 end, [table.summary(c, level) for c in range(done)], dropped
             ),
@@ -392,24 +543,23 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
             "the request cannot be made to fit.",
             final,
         )
-    before = context.window.pressure(plan.tokens_before)
     stats = HysteresisStats(
         stage=options.stage,
         persisted=_persists(options),
-        triggered=plan.tier > 0,
-        tier=plan.tier,
+        triggered=p.tier > 0,
+        tier=p.tier,
         thresholds=options.thresholds,
         target=options.target,
-        pressure_before=round(before, 6),
+        pressure_before=round(context.window.pressure(p.tokens_before), 6),
         pressure_after=round(context.window.pressure(after_tokens), 6),
-        tokens_before=plan.tokens_before,
+        tokens_before=p.tokens_before,
         tokens_after=after_tokens,
         messages_before=len(messages),
         messages_after=len(final),
-        volleys_summarized=plan.done,
-        protect_volleys=plan.protect,
-        summary_chars=table.caps[plan.level],
-        meta_dropped=len(plan.dropped),
+        volleys_summarized=p.done,
+        protect_volleys=p.protect,
+        summary_chars=table.caps[p.level],
+        meta_dropped=len(p.dropped),
         over_target=context.window.pressure(after_tokens) > options.target / 100,
         over_budget=over_budget,
     )
@@ -510,13 +660,14 @@ def _explanation(plan: _Plan, table: Table, phase: _Phase, state: _State) -> str
     return "Non-essential injections go last, when nothing else brings pressure down."
 
 
-def _hazard(messages: Sequence[Message], table: Table) -> int:
-    """The first message whose tool pairing a plan does not model: a result whose call
-    is in another volley, tool blocks in a message that is never summarized or may be
-    dropped, a system message that may be dropped. From there on a replay runs `run`
-    itself, which repairs such requests."""
+def _hazard(segment: Segment) -> int:
+    """The first message whose tool pairing a plan's arithmetic does not model: a result
+    whose call is in another volley, tool blocks in a message that is never summarized
+    or may be dropped, a system message that may be dropped. A request holding it has
+    its messages made and repaired."""
+    messages = segment.messages
     volley_of_use: dict[str, int] = {}
-    bounds = [*table.starts[1:], len(messages)]
+    bounds = [*segment.volley_starts[1:], len(messages)]
     n = 0
     for i, m in enumerate(messages):
         while i >= bounds[n]:
@@ -541,127 +692,13 @@ def _hazard(messages: Sequence[Message], table: Table) -> int:
     return len(messages)
 
 
-class Replay:
-    """Hysteresis on every request of a replay segment (`base.Replay`). Preflight plans
-    each request afresh on one table; post-turn stores its summaries and dropped meta
-    messages, so the next request plans only the candidates after them."""
-
-    def __init__(
-        self, messages: tuple[Message, ...], options: HysteresisOptions, context: Context, tail: int
-    ):
-        self.table = Table(messages, options, context)
-        self.options = options
-        self.tail = tail
-        self.persisted = _persists(options)
-        self.safe = _hazard(messages, self.table)
-        self.stored: list[Message] = []  # summaries of candidates 0..len-1, post-turn
-        self.stored_tokens = 0
-        self.dropped: frozenset[Message] = frozenset()
-        self.dropped_tokens = 0
-        # Preflight: the last run that ended above the target at the top tier, with the
-        # volleys it saw and its request. Every choice of such a run was "still above
-        # the target, go on": a later request over the same volleys with more tokens
-        # makes the same choices, so its outcome is this one shifted by the tokens added.
-        self.over: tuple[tuple[int, bool], int, int, Outcome] | None = None
-        self.leading: dict[tuple[int, int], tuple[str, ...]] = {}  # `_titles` by start and numbering
-
-    def request(self, end: int) -> tuple[int, int]:
-        t, kept = self.table, len(self.stored)
-        tokens = t.prefix[end] - t.raw_tokens[kept] + self.stored_tokens - self.dropped_tokens
-        return tokens, end - t.raw_messages[kept] + kept - len(self.dropped)
-
-    def history(self, end: int) -> tuple[Message, ...]:
-        return self.table.build(end, self.stored, self.dropped)
-
-    def _titles(self, plan: _Plan, shift: int) -> tuple[str, ...]:
-        """The first TITLES_KEPT steps of `plan` that change the token count, candidate c
-        numbered c + `shift`. When its first phase summarizes that many such candidates,
-        they depend only on where it starts: kept, as the next requests start there too."""
-        t, first = self.table, plan.phases[0]
-        key = (first.first, shift)
-        alone = first.kind == "summarize" and t.changing[first.last] - t.changing[first.first] >= TITLES_KEPT
-        if alone and key in self.leading:
-            return self.leading[key]
-        titles: list[str] = []
-        before = plan.tokens_before
-        for title, _, after, _ in _expand(plan, t, lambda c: c + shift):
-            if after != before:
-                titles.append(title)
-            before = after
-            if len(titles) == TITLES_KEPT:
-                break
-        if alone:
-            self.leading[key] = tuple(titles)
-        return tuple(titles)
-
-    def compact(self, end: int) -> Outcome | None:
-        t, kept = self.table, len(self.stored)
-        volleys = t.volley_count(end)
-        # the first volley is no candidate: summaries, or what the third tier left of the prelude
-        opened = kept > 0 or len(self.dropped) < min(t.prelude, end)
-        count = opened + bisect_left(t.candidates, volleys) - kept  # volleys of the request
-        tokens, messages = self.request(end)
-        if self.over is not None and self.over[0] == (count, opened) and tokens >= self.over[1]:
-            _, before, sent, was = self.over
-            added = tokens - before
-            return Outcome(was.tokens + added, was.messages + messages - sent, was.titles, was.steps)
-
-        def pre_tail(protect: int) -> int:
-            return kept + max(0, count - protect - opened)
-
-        def meta(protect: int) -> tuple[frozenset[Message], int]:
-            # a drop takes every meta message of the prelude at once: once is all there is
-            if count - protect < 1 or not opened or self.dropped:
-                return frozenset(), 0
-            return _prelude_meta(t)
-
-        plan = _plan(t, tokens, kept, pre_tail, meta, self.options)
-        if not plan.changed:
-            return None
-        if end > self.tail and (
-            (plan.done > kept and t.span(t.candidates[plan.done - 1])[1] > self.tail)
-            or (plan.dropped and t.prelude > self.tail)
-        ):
-            raise Unmodelled  # a human message after the calls can leave them in a candidate
-        titles = self._titles(plan, opened - kept)
-        summarized = plan.done - kept
-        after_messages = (
-            messages - (t.raw_messages[plan.done] - t.raw_messages[kept]) + summarized - len(plan.dropped)
-        )
-        if self.persisted:
-            self.stored += [t.summary(c, plan.level) for c in range(kept, plan.done)]
-            t.fill(plan.done, plan.level)
-            sums = t.summary_tokens[plan.level]
-            self.stored_tokens += sums[plan.done] - sums[kept]
-            self.dropped |= plan.dropped
-            self.dropped_tokens += sum(p.dropped_tokens for p in plan.phases if p.kind == "drop")
-        outcome = Outcome(plan.tokens, after_messages, titles, _changing(plan, t))
-        window = t.context.window
-        if not self.persisted and plan.tier == 3 and window.pressure(plan.tokens) > self.options.target / 100:
-            self.over = ((count, opened), tokens, messages, outcome)
-        return outcome
-
-
-def _changing(plan: _Plan, table: Table) -> int:
-    """How many steps of a plan change the token count, without expanding them."""
-    n = 0
-    for phase in plan.phases:
-        if phase.kind == "summarize":
-            n += table.changing[phase.last] - table.changing[phase.first]
-        elif phase.kind == "shrink":
-            n += _shrunk(table, phase.level, plan.lo, plan.done) != 0
-        elif phase.kind == "drop":
-            n += phase.dropped_tokens != 0
-    return n
-
-
 STRATEGY = Strategy(
     name=NAME,
     label="Hysteresis",
     description="summarize old volleys when pressure crosses 75 / 85 / 95 %",
     options=HysteresisOptions,
     run=run,
-    replay=Replay,
+    plan=plan,
     fires=_fires,
     persists=_persists,
     policy_label=_label,

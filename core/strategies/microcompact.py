@@ -11,22 +11,20 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any, ClassVar
 
 from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,
-    Outcome,
     Steps,
-    Unmodelled,
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
-from compaction_inspector.core.tokens import TokenCounter
 
 NAME = "microcompact"
 CLEARED_TEXT = "[Old tool result content cleared]"
@@ -133,38 +131,116 @@ def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     return grouped
 
 
-class _ClearedCounts:
-    """Tokens of messages with results cleared, for a replay that does not make them:
-    most messages are one result, and all of those read alike once cleared."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self.lone: int | None = None
-
-    def count(self, message: Message, blocks: list[int]) -> int:
-        """Tokens of `message` with `blocks` cleared."""
-        lone = len(message.blocks) == 1
-        if lone and self.lone is not None:
-            return self.lone
-        tokens = self.counter.count(_cleared(message, blocks), remember=False)
-        if lone:
-            self.lone = tokens
-        return tokens
+def _table(segment: Segment, options: MicrocompactOptions) -> list[tuple[int, int]]:
+    """The segment's clearable results, found once: a request's are those before its end
+    (a call after a result it names is a pairing problem, where a replay makes the
+    messages instead)."""
+    return segment.memo(
+        ("microcompact", options.clearable_tools), lambda: _clearable(segment.messages, options)
+    )
 
 
-def _clear(
-    messages: Sequence[Message], positions: Iterable[tuple[int, int]], counter: TokenCounter
-) -> tuple[dict[int, Message], int]:
-    """The messages holding the results at (message, block) `positions` with those
-    cleared, by index, and the tokens that changes (negative: saved). The counts come
-    from the edited messages alone, not from counting the whole request again; the
-    edits are not remembered by the counter (they go with the result)."""
-    edited: dict[int, Message] = {}
-    delta = 0
-    for i, blocks in _by_message(positions).items():
-        edited[i] = now = _cleared(messages[i], blocks)
-        delta += counter.count(now, remember=False) - counter.count(messages[i])
-    return edited, delta
+@dataclass(frozen=True)
+class Cleared:
+    """A history under microcompact: the first `count` of the segment's clearable
+    results (`table`) cleared, which changed its tokens by `saved` (negative)."""
+
+    table: list[tuple[int, int]] = field(default_factory=list, compare=False, repr=False)
+    count: int = 0
+    saved: int = 0
+
+    def request(self, segment: Segment, end: int) -> tuple[int, int]:
+        return segment.prefix[end] + self.saved, end
+
+    def history(self, segment: Segment, end: int) -> tuple[Message, ...]:
+        messages = segment.messages
+        edited = {
+            i: _cleared(messages[i], b) for i, b in _by_message(self.table[: self.count]).items() if i < end
+        }
+        return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
+
+    def blocks_of(self, i: int) -> list[int]:
+        """The blocks of message i it has cleared: only the last message it touched can
+        hold some not yet cleared."""
+        k = self.count
+        while k > 0 and self.table[k - 1][0] == i:
+            k -= 1
+        return [j for _, j in self.table[k : self.count]]
+
+
+def _tokens_cleared(segment: Segment, i: int, blocks: list[int]) -> int:
+    """Tokens of message i with `blocks` cleared, without remembering the edit (it goes
+    with the plan). Most messages are one result, and all of those read alike once
+    cleared: counted once per segment."""
+    message, counter = segment.messages[i], segment.context.counter
+    if len(message.blocks) != 1:
+        return counter.count(_cleared(message, blocks), remember=False)
+    return segment.memo("microcompact lone", lambda: counter.count(_cleared(message, blocks), remember=False))
+
+
+@dataclass(frozen=True)
+class MicrocompactPlan:
+    """Microcompact of messages[:end] after the results `was` cleared: clear those of
+    the request before its most recent `keep_recent`, if the idle gap allows."""
+
+    end: int
+    reason: str | None
+    clearable: int  # the request's clearable results not yet cleared
+    was: Cleared
+    stored: Cleared  # after it
+    tokens_before: int
+    sent: bool = True
+    exact: bool = True
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_before + self.stored.saved - self.was.saved
+
+    @property
+    def messages(self) -> int:
+        return self.end
+
+    @property
+    def clearing(self) -> int:
+        return self.stored.count - self.was.count
+
+    @property
+    def changed(self) -> bool:
+        return self.clearing > 0
+
+    @property
+    def kept_from(self) -> int:
+        """After the message of the last result it clears."""
+        return self.stored.table[self.stored.count - 1][0] + 1 if self.changed else 0
+
+    def titles(self) -> tuple[str, ...]:
+        return _titles(self.clearing) if self.changing() else ()
+
+    def changing(self) -> int:
+        return int(self.tokens != self.tokens_before)
+
+
+def plan(
+    segment: Segment, end: int, options: MicrocompactOptions, stored: Cleared | None = None
+) -> MicrocompactPlan:
+    was = stored or Cleared(_table(segment, options))
+    before_end = bisect_left(was.table, (end, 0))
+    upto = before_end - options.keep_recent  # clear those before this
+    # without a gap to wait for, idle time does not matter (and finding it walks back)
+    idle = idle_minutes(segment.messages, options.now, end) if options.idle_gap_minutes is not None else None
+    reason = _reason(idle, options)
+    tokens, _ = was.request(segment, end)
+    if reason is None or upto <= was.count:
+        return MicrocompactPlan(end, reason, before_end - was.count, was, was, tokens)
+    # Each message's tokens are found from what it was and what it becomes: a replay
+    # clears tens of thousands of results without making the edited messages.
+    saved = 0
+    for i, blocks in _by_message(was.table[was.count : upto]).items():
+        done = was.blocks_of(i)
+        before = _tokens_cleared(segment, i, done) if done else segment.tokens(i, i + 1)
+        saved += _tokens_cleared(segment, i, done + blocks) - before
+    after = Cleared(was.table, upto, was.saved + saved)
+    return MicrocompactPlan(end, reason, before_end - was.count, was, after, tokens)
 
 
 @cache
@@ -175,50 +251,44 @@ def _titles(cleared: int) -> tuple[str]:
 
 
 def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
-    messages = tuple(messages)
-    clearable = _clearable(messages, options)
-    old = clearable[: max(0, len(clearable) - options.keep_recent)]
+    segment = Segment(messages, context)
+    messages = segment.messages
+    p = plan(segment, len(messages), options)
     idle = idle_minutes(messages, options.now)
-    steps = Steps(messages, context)
-    reason = _reason(idle, options)
-
-    if reason is None:
+    steps = Steps(messages, context, p.tokens_before)
+    if p.reason is None:
         gap = f"{idle:.0f} minutes" if idle is not None else "an unknown time"
         steps.add(
             "Not triggered",
             f"Only {gap} since the last assistant message; it runs after {options.idle_gap_minutes}.",
             messages,
         )
-    elif not old:
+    elif not p.changed:
         steps.add(
             "Nothing to clear",
-            f"{len(clearable)} clearable tool results, all among the {options.keep_recent} most recent.",
+            f"{p.clearable} clearable tool results, all among the {options.keep_recent} most recent.",
             messages,
         )
     else:
-        edited, delta = _clear(messages, old, context.counter)
-        after = list(messages)
-        for i, message in edited.items():
-            after[i] = message
-        cleared = tuple(after)
+        cleared = p.stored.history(segment, len(messages))
         steps.add_planned(
-            _titles(len(old))[0],
+            _titles(p.clearing)[0],
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
-            f"{min(options.keep_recent, len(clearable))} most recent intact.",
+            f"{min(options.keep_recent, p.clearable)} most recent intact.",
             lambda: cleared,
-            steps.tokens + delta,
+            p.tokens,
         )
     final = steps.repair_pairing()
     stats = MicrocompactStats(
-        triggered=reason is not None and bool(old),
-        reason=reason,
+        triggered=p.reason is not None and p.changed,
+        reason=p.reason,
         idle_minutes=round(idle, 1) if idle is not None else None,
-        results_clearable=len(clearable),
-        results_cleared=len(old) if reason is not None else 0,
+        results_clearable=p.clearable,
+        results_cleared=p.clearing if p.reason is not None else 0,
         keep_recent=options.keep_recent,
         messages_before=len(messages),
         messages_after=len(final),
-        tokens_before=steps.start_tokens,
+        tokens_before=p.tokens_before,
         tokens_after=steps.tokens,
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
@@ -244,76 +314,13 @@ class MicrocompactStats:
         return dataclasses.asdict(self)
 
 
-class Replay:
-    """Microcompact on every request of a replay (`base.Replay`). It is persisted: the
-    history keeps its cleared results, so each request clears only the results that
-    fell out of the most recent `keep_recent` since the last one."""
-
-    def __init__(
-        self, messages: tuple[Message, ...], options: MicrocompactOptions, context: Context, tail: int
-    ):
-        self.messages = messages
-        self.tail = tail
-        self.options = options
-        self.context = context
-        self.prefix = context.counter.running(messages)
-        self.safe = len(messages)
-        # found once: a request's clearable results are those before its end (a call
-        # after a result it names is a pairing problem, where the replay stops)
-        self.clearable = _clearable(messages, options)
-        self.at = [i for i, _ in self.clearable]
-        self.cleared = 0  # how many of them the history has cleared
-        self.blocks_cleared: dict[int, list[int]] = {}  # by message
-        self.tokens: dict[int, int] = {}  # of each message edited, as it is now
-        self.counts = _ClearedCounts(context.counter)
-        self.delta = 0  # tokens the edits saved (negative)
-
-    def request(self, end: int) -> tuple[int, int]:
-        return self.prefix[end] + self.delta, end
-
-    def history(self, end: int) -> tuple[Message, ...]:
-        messages = self.messages
-        edited = {i: _cleared(messages[i], blocks) for i, blocks in self.blocks_cleared.items() if i < end}
-        return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
-
-    def compact(self, end: int) -> Outcome | None:
-        upto = bisect_left(self.at, end) - self.options.keep_recent  # clear those before this
-        old = upto - self.cleared
-        if old <= 0:
-            return None
-        if self.options.idle_gap_minutes is not None:  # without a gap, idle time does not matter
-            idle = idle_minutes(self.messages, self.options.now, end)  # edits keep their times
-            if _reason(idle, self.options) is None:
-                return None
-        if self.at[upto - 1] >= self.tail:  # the newest to clear is the last to reach it
-            raise Unmodelled
-        clearing = _by_message(self.clearable[self.cleared : upto])
-        self.cleared = upto
-        # Only the tokens are needed here (the messages only if `run` takes over, from
-        # `history`): a replay clears tens of thousands of results, each message's count
-        # found from what it was and what it becomes, without making it.
-        delta = 0
-        for i, blocks in clearing.items():
-            was = self.tokens.get(i)
-            if was is None:
-                was = self.prefix[i + 1] - self.prefix[i]
-            done = self.blocks_cleared.setdefault(i, [])
-            done += blocks
-            self.tokens[i] = now = self.counts.count(self.messages[i], done)
-            delta += now - was
-        self.delta += delta
-        changed = delta != 0
-        tokens = self.prefix[end] + self.delta
-        return Outcome(tokens, end, _titles(old) if changed else (), int(changed))
-
-
 STRATEGY = Strategy(
     name=NAME,
     label="Microcompact",
     description="clear old tool results, keep the most recent ones",
     options=MicrocompactOptions,
     run=run,
-    replay=Replay,
+    plan=plan,
     persists=lambda options: True,
     demo=(("step(1)", "Old results are replaced by “[Old tool result content cleared]”.", 4),),
 )

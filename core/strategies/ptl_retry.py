@@ -14,12 +14,11 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import accumulate
 from typing import Any, ClassVar
 
-from compaction_inspector.core.grouping import api_rounds, round_starts
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, text_message
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Context, Outcome, Steps
+from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Context, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "ptl-retry"
@@ -103,171 +102,207 @@ class Truncation:
     marker_inserted: bool
 
 
+@dataclass(frozen=True)
+class _Rounds:
+    """The API rounds of a request messages[lead:end] of a segment, as a truncation sees
+    them (a retry marker first is stripped, or it would be all the 20 % fallback drops):
+    where each starts and the tokens before it, over the segment; `count` are the
+    request's."""
+
+    starts: Sequence[int]
+    at_start: Sequence[int]
+    count: int
+
+    @staticmethod
+    def of(segment: Segment, end: int) -> _Rounds:
+        messages, prefix = segment.messages, segment.prefix
+        if end and messages[0].is_ptl_marker:
+            starts: Sequence[int] = [1, *(s for s in segment.round_starts if s > 1)]
+            at_start: Sequence[int] = [prefix[s] for s in starts]
+        else:
+            starts = segment.round_starts
+            at_start = segment.memo("round start tokens", lambda: [prefix[s] for s in starts])
+        return _Rounds(starts, at_start, bisect_left(starts, end))
+
+    def drop(self, prefix: Sequence[int], first: int, end: int, said: str) -> tuple[int, int | None] | None:
+        """One truncation of the request made of rounds first..count-1: how many of the
+        oldest go, and the gap the error gives; None when fewer than two rounds remain."""
+        groups = self.count - first
+        if groups < 2:
+            return None
+        gap = token_gap(said)
+        return _rounds_to_drop(groups, gap, partial(self._covering, prefix, first, end)), gap
+
+    def _covering(self, prefix: Sequence[int], first: int, end: int, need: int) -> int:
+        """The first n whose rounds first..first+n add up to `need` (the rounds' count
+        when none do): a bisection over the tokens before each round."""
+        base = self.at_start[first]
+        n = bisect_left(self.at_start, base + need, first + 1, self.count) - first - 1
+        if n == self.count - first - 1 and prefix[end] - base < need:
+            n += 1
+        return n
+
+
 def truncate_head(messages: Sequence[Message], error_text: str, context: Context) -> Truncation | None:
     """One truncation of the summarize request, or None when nothing safe remains."""
-    if messages and messages[0].is_ptl_marker:
-        messages = messages[1:]  # otherwise the old marker is all the 20 % fallback drops
-    groups = api_rounds(messages, context.counter.count_all(messages))
-    if len(groups) < 2:
+    segment = Segment(messages, context)
+    rounds = _Rounds.of(segment, len(segment))
+    cut = rounds.drop(segment.prefix, 0, len(segment), error_text)
+    if cut is None:
         return None
-    gap = token_gap(error_text)
-    totals = list(accumulate(g.tokens for g in groups))
-    drop = _rounds_to_drop(len(groups), gap, lambda need: bisect_left(totals, need))
-    kept = tuple(messages[groups[drop].start :])
+    drop, gap = cut
+    kept = segment.messages[rounds.starts[drop] :]
     inserted = kept[0].role == "assistant"
-    return Truncation(
-        messages=(marker(), *kept) if inserted else kept,
-        groups_before=len(groups),
-        groups_dropped=drop,
-        gap=gap,
-        marker_inserted=inserted,
-    )
+    return Truncation((marker(), *kept) if inserted else kept, rounds.count, drop, gap, inserted)
 
 
 def _rounds_to_drop(groups: int, gap: int | None, covering: Callable[[int], int]) -> int:
     """How many of the oldest rounds go: those covering the gap (the one crossing it
     too), else 20 % of them; at least one, and always leaving one (`groups` >= 2).
-    `covering(need)` is the first n whose rounds 0..n add up to `need` (a bisection
-    over their running sums: `groups` when none do)."""
+    `covering(need)` is the first n whose rounds 0..n add up to `need` (`groups` when
+    none do)."""
     drop = covering(gap) + 1 if gap is not None else max(1, int(groups * FALLBACK_FRACTION))
     return min(drop, groups - 1)
 
 
-def _title(truncation: int, dropped: int) -> str:
-    return f"Retry {truncation}: drop {dropped} oldest API round{'s' if dropped != 1 else ''}"
+@dataclass(frozen=True)
+class _Retry:
+    """One truncation of a planned retry loop."""
+
+    attempt: int  # the attempt that was refused
+    said: str  # the provider's words
+    groups_before: int
+    dropped: int
+    gap: int | None
+    start: int  # the request now holds messages[start:end], after a marker if `inserted`
+    inserted: bool
+    tokens: int
+
+    @property
+    def title(self) -> str:
+        return f"Retry {self.attempt}: drop {self.dropped} oldest API round{'s' if self.dropped != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class PtlRetryPlan:
+    """The summarize request of messages[:end] and the retries it takes: `outcome` is
+    fits, truncated or too_long (nothing is sent)."""
+
+    end: int
+    limit: int
+    tokens_before: int
+    retries: tuple[_Retry, ...]
+    outcome: str
+    attempts: int
+    stored: None = None
+    exact: bool = True
+
+    @property
+    def tokens(self) -> int:
+        return self.retries[-1].tokens if self.retries else self.tokens_before
+
+    @property
+    def kept_from(self) -> int:
+        return self.retries[-1].start if self.retries else 0
+
+    @property
+    def messages(self) -> int:
+        return self.end - self.kept_from + (self.retries[-1].inserted if self.retries else 0)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.retries)
+
+    @property
+    def sent(self) -> bool:
+        return self.outcome != "too_long"
+
+    def _changing(self) -> list[_Retry]:
+        before, out = self.tokens_before, []
+        for r in self.retries:
+            if r.tokens != before:
+                out.append(r)
+            before = r.tokens
+        return out
+
+    def titles(self) -> tuple[str, ...]:
+        return tuple(r.title for r in self._changing()[:TITLES_KEPT])
+
+    def changing(self) -> int:
+        return len(self._changing())
+
+
+def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = None) -> PtlRetryPlan:
+    """The retry loop: every attempt still over the limit gets the provider's error, and
+    the next truncation sizes its cut from it."""
+    prefix, context = segment.prefix, segment.context
+    limit = options.limit or context.window.usable
+    rounds = _Rounds.of(segment, end)
+    marker_tokens = segment.memo("ptl marker tokens", lambda: context.counter.count(marker()))
+    tokens, first, attempts, outcome = prefix[end], 0, 0, "fits"
+    retries: list[_Retry] = []
+    while True:
+        attempts += 1
+        refused = attempts == 1 and options.error_text is not None  # the user brought its refusal
+        if not refused and tokens + options.summary_prompt_tokens <= limit:
+            break
+        said = options.error_text or provider_error(tokens + options.summary_prompt_tokens, limit)
+        cut = rounds.drop(prefix, first, end, said) if len(retries) < MAX_TRUNCATIONS else None
+        if cut is None:
+            outcome = "too_long"
+            break
+        drop, gap = cut
+        groups, first = rounds.count - first, first + drop
+        start = rounds.starts[first]
+        inserted = segment.messages[start].role == "assistant"
+        tokens = prefix[end] - prefix[start] + (marker_tokens if inserted else 0)
+        retries.append(_Retry(attempts, said, groups, drop, gap, start, inserted, tokens))
+        outcome = "truncated"
+    return PtlRetryPlan(end, limit, prefix[end], tuple(retries), outcome, attempts)
 
 
 def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context) -> CompactionResult:
-    messages = tuple(messages)
-    limit = options.limit or context.window.usable
-    steps = Steps(messages, context)
-    current = messages
-    attempts = truncations = dropped_groups = 0
-    outcome = "fits"
-    error: str | None = None
-    marker_inserted = False
-
-    def request_tokens(msgs: Sequence[Message]) -> int:
-        return context.tokens(msgs) + options.summary_prompt_tokens
-
-    def fails(msgs: Sequence[Message]) -> bool:
-        if attempts == 1 and options.error_text is not None:
-            return True  # the user brought the provider's refusal of the first attempt
-        return request_tokens(msgs) > limit
-
-    while True:
-        attempts += 1
-        if not fails(current):
-            break
-        said = options.error_text or provider_error(request_tokens(current), limit)
-        if truncations == MAX_TRUNCATIONS:
-            outcome, error = "too_long", TOO_LONG_MESSAGE
-            break
-        cut = truncate_head(current, said, context)
-        if cut is None:
-            outcome, error = "too_long", TOO_LONG_MESSAGE
-            break
-        truncations += 1
-        dropped_groups += cut.groups_dropped
-        marker_inserted = cut.marker_inserted
+    segment = Segment(messages, context)
+    messages = segment.messages
+    p = plan(segment, len(messages), options)
+    steps = Steps(messages, context, p.tokens_before)
+    for r in p.retries:
+        kept = messages[r.start :]
+        after = (marker(), *kept) if r.inserted else kept
         sizing = (
-            f"a gap of {cut.gap:,} tokens, so the oldest rounds covering it"
-            if cut.gap is not None
-            else f"no token counts in it, so 20 % of {cut.groups_before} rounds"
+            f"a gap of {r.gap:,} tokens, so the oldest rounds covering it"
+            if r.gap is not None
+            else f"no token counts in it, so 20 % of {r.groups_before} rounds"
         )
-        steps.add(
-            _title(truncations, cut.groups_dropped),
-            f'Attempt {attempts} was refused ("{said}"): {sizing}'
-            f"{'; a marker keeps the request user-first' if cut.marker_inserted else ''}.",
-            cut.messages,
+        steps.add_planned(
+            r.title,
+            f'Attempt {r.attempt} was refused ("{r.said}"): {sizing}'
+            f"{'; a marker keeps the request user-first' if r.inserted else ''}.",
+            lambda after=after: after,  # type: ignore[misc]
+            r.tokens,
         )
-        current = cut.messages
-        outcome = "truncated"
-
-    final = steps.repair_pairing() if outcome != "too_long" else None
-    if outcome == "too_long":
-        steps.add("Give up", f"{TOO_LONG_MESSAGE} (after {truncations} truncations)", current)
+    error = TOO_LONG_MESSAGE if not p.sent else None
+    final = steps.repair_pairing() if p.sent else None
+    if not p.sent:
+        steps.add("Give up", f"{TOO_LONG_MESSAGE} (after {len(p.retries)} truncations)", steps.current)
     stats = PtlRetryStats(
-        outcome=outcome,
+        outcome=p.outcome,
         error=error,
-        attempts=attempts,
-        truncations=truncations,
-        groups_before=len(api_rounds(messages)),
-        groups_dropped=dropped_groups,
-        marker_inserted=marker_inserted,
-        limit=limit,
+        attempts=p.attempts,
+        truncations=len(p.retries),
+        groups_before=len(segment.round_starts),
+        groups_dropped=sum(r.dropped for r in p.retries),
+        marker_inserted=p.retries[-1].inserted if p.retries else False,
+        limit=p.limit,
         messages_before=len(messages),
         messages_after=len(final) if final is not None else 0,
-        tokens_before=steps.start_tokens,
+        tokens_before=p.tokens_before,
         tokens_after=steps.tokens if final is not None else 0,
-        request_tokens_after=request_tokens(final) if final is not None else None,
+        request_tokens_after=context.tokens(final) + options.summary_prompt_tokens
+        if final is not None
+        else None,
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps), error)
-
-
-class Replay:
-    """PTL retry on every request of a replay (`base.Replay`): the rounds of a request
-    are the segment's rounds before its end, so a retry is a search over their sums.
-    It always keeps the last round, which starts at `tail` when that is in the segment."""
-
-    def __init__(self, messages: tuple[Message, ...], options: PtlRetryOptions, context: Context, tail: int):
-        self.messages = messages
-        self.options = options
-        self.context = context
-        self.prefix = context.counter.running(messages)
-        self.starts = round_starts(messages)
-        self.at_start = [self.prefix[i] for i in self.starts]  # tokens before each round
-        self.marker_tokens = context.counter.count(marker())
-        # an old marker first is stripped before the first truncation: run handles that
-        self.safe = 0 if messages and messages[0].is_ptl_marker else len(messages)
-
-    def request(self, end: int) -> tuple[int, int]:
-        return self.prefix[end], end
-
-    def history(self, end: int) -> tuple[Message, ...]:
-        return self.messages[:end]
-
-    def _covering(self, need: int, first: int, rounds: int, end: int) -> int:
-        """`_rounds_to_drop`'s bisection over rounds first..rounds-1 of messages[:end],
-        on the segment's sums (the last round ends at `end`, not at a round start)."""
-        base = self.at_start[first]
-        n = bisect_left(self.at_start, base + need, first + 1, rounds) - first - 1
-        if n == rounds - first - 1 and self.prefix[end] - base < need:
-            n += 1
-        return n
-
-    def compact(self, end: int) -> Outcome | None:
-        options, prefix = self.options, self.prefix
-        limit = options.limit or self.context.window.usable
-        rounds = bisect_left(self.starts, end)
-        tokens, first, truncations, changing = prefix[end], 0, 0, 0
-        titles: list[str] = []
-        while True:
-            refused = truncations == 0 and options.error_text is not None
-            if not refused and tokens + options.summary_prompt_tokens <= limit:
-                break
-            said = options.error_text or provider_error(tokens + options.summary_prompt_tokens, limit)
-            groups = rounds - first
-            if truncations == MAX_TRUNCATIONS or groups < 2:  # too long: nothing is sent
-                return Outcome(prefix[end], end, (), 0, sent=False)
-            covering = partial(self._covering, first=first, rounds=rounds, end=end)
-            drop = _rounds_to_drop(groups, token_gap(said), covering)
-            first += drop
-            truncations += 1
-            start = self.starts[first]
-            inserted = self.messages[start].role == "assistant"
-            after = prefix[end] - prefix[start] + (self.marker_tokens if inserted else 0)
-            if after != tokens:
-                changing += 1
-                if len(titles) < TITLES_KEPT:
-                    titles.append(_title(truncations, drop))
-            tokens = after
-        if first == 0:
-            return None
-        start = self.starts[first]
-        return Outcome(
-            tokens, end - start + (self.messages[start].role == "assistant"), tuple(titles), changing
-        )
 
 
 STRATEGY = Strategy(
@@ -276,7 +311,7 @@ STRATEGY = Strategy(
     description="when even the summarize request is too long, drop the oldest API rounds",
     options=PtlRetryOptions,
     run=run,
-    replay=Replay,
+    plan=plan,
     timeline=False,
     demo=(
         (

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction_inspector.core.model import Message
+from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
     OptionError,
-    Replay,
+    Plan,
     positive_int,
 )
 
@@ -217,7 +218,8 @@ class Strategy:
     description: str  # one line, for the palette and the help
     options: type  # its options dataclass; the defaults are `options()`
     run: Callable[[Sequence[Message], Any, Context], CompactionResult]
-    replay: Callable[[tuple[Message, ...], Any, Context, int], Replay]
+    # the rule: (segment, end, options, stored history or None) -> what it makes of the request
+    plan: Callable[[Segment, int, Any, Any], Plan]
     # cheap pre-check of a replay: (options, tokens, context, human turns so far) -> False
     # only when it certainly changes nothing
     fires: Callable[[Any, int, Context, int], bool] = lambda options, tokens, context, humans: True

@@ -11,16 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core.grouping import humans_before
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.strategies.base import (
-    CompactionResult,
-    Context,
-    OptionError,
-    Outcome,
-    Steps,
-    Unmodelled,
-)
+from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.strategies.base import CompactionResult, Context, OptionError, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "trim"
@@ -89,61 +82,119 @@ class TrimStats:
         return {self._JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(self).items()}
 
 
-def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult:
-    messages = tuple(messages)
-    k = options.keep_recent_turns
-    turn = options.turn if options.turn is not None else sum(m.is_human for m in messages) + 1
-    steps = Steps(messages, context)
-    tokens_before = steps.start_tokens
+@dataclass(frozen=True)
+class TrimPlan:
+    """Trim of messages[:end]: untouched unless a trigger fired and there are more than
+    the minimum, else the first message (`keep_first`) and messages[start:end]."""
 
-    reason = _reason(options, turn, tokens_before)
-    first_is_user = bool(messages) and messages[0].role == "user"
-    minimum = 2 * k + (1 if options.keep_initial_user and first_is_user else 0)
+    end: int
+    turn: int
+    reason: str | None
+    minimum: int
+    keep_first: bool
+    start: int
+    tokens_before: int
+    tokens: int
+    messages: int
+    changed: bool
+    exact: bool
+    sent: bool = True
+    stored: None = None
+
+    @property
+    def kept_from(self) -> int:
+        return self.start
+
+    @property
+    def title(self) -> str:
+        dropped = self.end - self.messages
+        return f"Trim {dropped} message{'s' if dropped != 1 else ''}"
+
+    def titles(self) -> tuple[str, ...]:
+        return (self.title,) if self.changing() else ()
+
+    def changing(self) -> int:
+        return int(self.tokens != self.tokens_before)
+
+
+def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) -> TrimPlan:
+    messages = segment.messages
+    k = options.keep_recent_turns
+    turn = options.turn if options.turn is not None else segment.humans[end] + 1
+    tokens = segment.prefix[end]
+    reason = _reason(options, turn, tokens)
+    keep_first = options.keep_initial_user and end > 0 and messages[0].role == "user"
+    minimum = 2 * k + (1 if keep_first else 0)
+    if reason is None or end <= minimum:
+        return TrimPlan(end, turn, reason, minimum, False, 0, tokens, tokens, end, False, True)
+    start = _recent_start(messages, end, keep_first, k)
+    first = segment.tokens(0, 1) if keep_first else 0
+    return TrimPlan(
+        end,
+        turn,
+        reason,
+        minimum,
+        keep_first,
+        start,
+        tokens,
+        first + segment.tokens(start, end),
+        keep_first + end - start,
+        True,
+        # repair says what becomes of results whose call the trim cut off
+        exact=not _cut_results(messages, start, end),
+    )
+
+
+def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult:
+    segment = Segment(messages, context)
+    messages = segment.messages
+    p = plan(segment, len(messages), options)
+    steps = Steps(messages, context, p.tokens_before)
     untouched = TrimStats(
         triggered=False,
         reason=None,
         messages_before=len(messages),
         messages_after=len(messages),
-        tokens_before=tokens_before,
-        tokens_after=tokens_before,
+        tokens_before=p.tokens_before,
+        tokens_after=p.tokens_before,
         kept_initial_user=False,
-        kept_recent_turns=k,
+        kept_recent_turns=options.keep_recent_turns,
         over_budget=False,
     )
-    if reason is None or len(messages) <= minimum:
+    if not p.changed:
         why = (
-            f"{len(messages)} messages are no more than the minimum of {minimum}"
-            if reason
-            else _not_fired(options, turn, tokens_before)
+            f"{len(messages)} messages are no more than the minimum of {p.minimum}"
+            if p.reason
+            else _not_fired(options, p.turn, p.tokens_before)
         )
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
         final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
         stats = dataclasses.replace(untouched, messages_after=len(final), tokens_after=steps.tokens)
         return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
-    keep_first = options.keep_initial_user and first_is_user
-    recent = messages[_recent_start(messages, len(messages), keep_first, k) :]
-    kept = ([messages[0]] if keep_first else []) + list(recent)
+    recent = messages[p.start :]
+    kept = (messages[0], *recent) if p.keep_first else recent
     trigger = (
-        f"turn {turn} > {options.trigger_turns}"
-        if reason == "turn_pressure"
-        else f"{tokens_before:,} tokens >= {options.trigger_tokens:,}"
+        f"turn {p.turn} > {options.trigger_turns}"
+        if p.reason == "turn_pressure"
+        else f"{p.tokens_before:,} tokens >= {options.trigger_tokens:,}"
     )
-    steps.add(
-        _title(len(messages) - len(kept)),
+    steps.add_planned(
+        p.title,
         f"The trigger fired ({trigger}): keeping "
-        f"{'the first user message and ' if keep_first else ''}the last {len(recent)} "
-        f"messages (up to 2×{k}, starting on a user message).",
-        kept,
+        f"{'the first user message and ' if p.keep_first else ''}the last {len(recent)} "
+        f"messages (up to 2×{options.keep_recent_turns}, starting on a user message).",
+        lambda: kept,
+        p.tokens,
     )
     final = steps.repair_pairing()
     stats = dataclasses.replace(
         untouched,
         triggered=True,
-        reason=reason,
+        reason=p.reason,
         messages_after=len(final),
         tokens_after=steps.tokens,
-        kept_initial_user=keep_first,
+        kept_initial_user=p.keep_first,
         over_budget=options.trigger_tokens is not None
         and any(context.counter.count(m) > options.trigger_tokens for m in final),
     )
@@ -174,8 +225,8 @@ def _recent_start(messages: Sequence[Message], end: int, keep_first: bool, k: in
 
 
 def _cut_results(messages: Sequence[Message], start: int, end: int) -> bool:
-    """Whether the kept slice may hold tool results whose call was cut off (`run`
-    repairs those): results in the user turn it opens with (after a typed message, or
+    """Whether the kept slice may hold tool results whose call was cut off (repair
+    changes those): results in the user turn it opens with (after a typed message, or
     mixed into it), or a reply right after an opening system message, which may
     continue a response whose calls were cut."""
     opening = True  # only system messages so far
@@ -186,52 +237,6 @@ def _cut_results(messages: Sequence[Message], start: int, end: int) -> bool:
             return True
         opening = opening and messages[i].role == "system"
     return False
-
-
-def _title(dropped: int) -> str:
-    return f"Trim {dropped} message{'s' if dropped != 1 else ''}"
-
-
-class Replay:
-    """Trim on every request of a replay (`base.Replay`): what it keeps is the first
-    message and a slice, so a request costs its kept messages, not its history."""
-
-    def __init__(self, messages: tuple[Message, ...], options: TrimOptions, context: Context, tail: int):
-        self.messages = messages
-        self.tail = tail
-        self.options = options
-        self.context = context
-        self.prefix = context.counter.running(messages)
-        self.humans = humans_before(messages)
-        self.safe = len(messages)
-
-    def request(self, end: int) -> tuple[int, int]:
-        return self.prefix[end], end
-
-    def history(self, end: int) -> tuple[Message, ...]:
-        return self.messages[:end]
-
-    def compact(self, end: int) -> Outcome | None:
-        messages, options = self.messages, self.options
-        turn = options.turn if options.turn is not None else self.humans[end] + 1
-        first_is_user = end > 0 and messages[0].role == "user"
-        keep_first = options.keep_initial_user and first_is_user
-        if (
-            _reason(options, turn, self.prefix[end]) is None
-            or end <= 2 * options.keep_recent_turns + keep_first
-        ):
-            return None
-        start = _recent_start(messages, end, keep_first, options.keep_recent_turns)
-        # `run` says what repair makes of results that lose their call, and of cut-off
-        # calls the trim drops (the end repair modelled in `simulate` assumes them kept)
-        if _cut_results(messages, start, end) or start > self.tail:
-            raise Unmodelled
-        first = self.context.counter.count(messages[0]) if keep_first else 0
-        tokens = first + self.prefix[end] - self.prefix[start]
-        kept = keep_first + end - start
-        changed = tokens != self.prefix[end]
-        titles = (_title(end - kept),) if changed else ()
-        return Outcome(tokens, kept, titles, int(changed))
 
 
 def _not_fired(options: TrimOptions, turn: int, tokens: int) -> str:
@@ -249,7 +254,7 @@ STRATEGY = Strategy(
     description="keep the first user message and the last 2k messages once a trigger fires",
     options=TrimOptions,
     run=run,
-    replay=Replay,
+    plan=plan,
     fires=_fires,
     demo=(("step_end", "Trim's result: dropped messages are struck through.", 4),),
 )

@@ -1,0 +1,132 @@
+"""One index per segment: what every strategy and replay reads of a message list, made
+once and passed explicitly.
+
+A segment is the messages between two of the transcript's own compactions (or any list a
+strategy runs on). Its index holds the prefix sums of the token counts, where API rounds
+and volleys start, the human messages before each index, where tool pairing first goes
+wrong and where the last assistant turn starts. Strategies keep their own tables of a
+segment (hysteresis's candidate volleys, microcompact's clearable results) in `memo`, so
+a replay's thousands of requests, and the runs made while tuning, share them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from compaction_inspector.core.grouping import api_round_starts, volley_starts
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.pairing import check, last_assistant_turn, repair
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.strategies.base import Context
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Where a segment's tool pairing stands.
+
+    `valid_until`: a request of the messages before this index needs no pairing repair
+    (its first problem, or a message object given twice, which defeats identity).
+    `tail`: where the last assistant turn starts when the only problems from there are
+    calls nothing answers yet (a session cut off mid-tool), else the end. `repaired`:
+    the messages from `tail` as repair leaves them, when there is such a turn."""
+
+    valid_until: int
+    tail: int
+    repaired: tuple[Message, ...] | None
+
+
+class Segment:
+    """The index of one message list (see the module's docstring)."""
+
+    def __init__(self, messages: Sequence[Message], context: Context) -> None:
+        self.messages = tuple(messages)
+        self.context = context
+        # [i] is the tokens of messages[:i]
+        self.prefix: list[int] = [0, *accumulate(context.counter.count_all(self.messages))]
+        self._memo: dict[Hashable, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def tokens(self, start: int, end: int) -> int:
+        return self.prefix[end] - self.prefix[start]
+
+    @cached_property
+    def round_starts(self) -> list[int]:
+        return api_round_starts(self.messages)
+
+    @cached_property
+    def round_ends(self) -> list[int]:
+        return [*self.round_starts[1:], len(self.messages)]
+
+    @cached_property
+    def volley_starts(self) -> list[int]:
+        return volley_starts(self.messages)
+
+    @cached_property
+    def humans(self) -> list[int]:
+        """[i] is how many human messages come before messages[i] (trim's turn count)."""
+        return [0, *accumulate(int(m.is_human) for m in self.messages)]
+
+    @cached_property
+    def pairing(self) -> Pairing:
+        messages = self.messages
+        problems = [p for p in check(messages) if p.kind != "first_not_user"]
+        tail = last_assistant_turn(messages)
+        at_end = [p for p in problems if p.index >= tail]
+        repaired: tuple[Message, ...] | None = None
+        if at_end and all(p.kind == "missing_result" for p in at_end):
+            problems = [p for p in problems if p.index < tail]
+            repaired = tuple(repair(messages[tail:], [replace(p, index=p.index - tail) for p in at_end]))
+        else:
+            tail = len(messages)
+        repeat = len(messages)
+        if len(set(messages)) != repeat:  # rare: find the first repeat only then
+            first: dict[Message, int] = {}
+            repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
+        return Pairing(min([repeat, *(p.index for p in problems)]), tail, repaired)
+
+    def fresh(self) -> Segment:
+        """The same index without strategy tables, for a replay of its own: tables grow
+        as they are asked, so two replays (in two workers) never share one."""
+        for made in (self.round_starts, self.round_ends, self.volley_starts, self.humans, self.pairing):
+            assert made is not None  # made here, once, for every copy to share
+        other = copy.copy(self)
+        other._memo = {}
+        return other
+
+    def memo(self, key: Hashable, make: Callable[[], T]) -> T:
+        """A strategy's table of this segment, made once for `key`."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+        return found
+
+
+class Segments:
+    """A session's messages cut at the transcript's own compactions, each part's index
+    made when first asked for. The app keeps one per session and context, so the replay
+    after each change of an option reuses the indexes (each replay `fresh` copies)."""
+
+    def __init__(self, messages: Sequence[Message], context: Context) -> None:
+        self.messages = tuple(messages)
+        self.context = context
+        self.round_ends = [*api_round_starts(self.messages)[1:], len(self.messages)]
+        self.boundaries = [i for i, m in enumerate(self.messages) if m.is_compact_boundary]
+        self._made: dict[int, Segment] = {}
+
+    def at(self, start: int) -> Segment:
+        """The segment from `start` to the next compact boundary (or the end)."""
+        made = self._made.get(start)
+        if made is None:
+            stop = next((i for i in self.boundaries if i >= start), len(self.messages))
+            made = self._made[start] = Segment(self.messages[start:stop], self.context)
+        return made
