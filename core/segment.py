@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,7 +50,8 @@ class Segment:
         self.context = context
         # [i] is the tokens of messages[:i]
         self.prefix: list[int] = [0, *accumulate(context.counter.count_all(self.messages))]
-        self._memo: dict[Hashable, Any] = {}
+        self._made: dict[str, Any] = {}  # the index's parts, shared by `fresh` copies
+        self._memo: dict[Hashable, Any] = {}  # strategies' tables, a copy's own
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -59,25 +59,32 @@ class Segment:
     def tokens(self, start: int, end: int) -> int:
         return self.prefix[end] - self.prefix[start]
 
-    @cached_property
+    def _index(self, name: str, make: Callable[[], T]) -> T:
+        """A part of the index, made when first asked for and shared with `fresh` copies."""
+        return _once(self._made, name, make)
+
+    @property
     def round_starts(self) -> list[int]:
-        return api_round_starts(self.messages)
+        return self._index("round_starts", lambda: api_round_starts(self.messages))
 
-    @cached_property
+    @property
     def round_ends(self) -> list[int]:
-        return [*self.round_starts[1:], len(self.messages)]
+        return self._index("round_ends", lambda: [*self.round_starts[1:], len(self.messages)])
 
-    @cached_property
+    @property
     def volley_starts(self) -> list[int]:
-        return volley_starts(self.messages)
+        return self._index("volley_starts", lambda: volley_starts(self.messages))
 
-    @cached_property
+    @property
     def humans(self) -> list[int]:
         """[i] is how many human messages come before messages[i] (trim's turn count)."""
-        return [0, *accumulate(int(m.is_human) for m in self.messages)]
+        return self._index("humans", lambda: [0, *accumulate(int(m.is_human) for m in self.messages)])
 
-    @cached_property
+    @property
     def pairing(self) -> Pairing:
+        return self._index("pairing", self._pairing)
+
+    def _pairing(self) -> Pairing:
         messages = self.messages
         problems = [p for p in check(messages) if p.kind != "first_not_user"]
         tail = last_assistant_turn(messages)
@@ -95,20 +102,23 @@ class Segment:
         return Pairing(min([repeat, *(p.index for p in problems)]), tail, repaired)
 
     def fresh(self) -> Segment:
-        """The same index without strategy tables, for a replay of its own: tables grow
-        as they are asked, so two replays (in two workers) never share one."""
-        for made in (self.round_starts, self.round_ends, self.volley_starts, self.humans, self.pairing):
-            assert made is not None  # made here, once, for every copy to share
+        """The same index (shared, as it is made) without strategy tables, for a replay
+        of its own: tables grow as they are asked, so two replays (in two workers) never
+        share one."""
         other = copy.copy(self)
         other._memo = {}
         return other
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
         """A strategy's table of this segment, made once for `key`."""
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = make()
-        return found
+        return _once(self._memo, key, make)
+
+
+def _once(store: dict[Any, Any], key: Hashable, make: Callable[[], T]) -> T:
+    found = store.get(key)
+    if found is None:
+        found = store[key] = make()
+    return found
 
 
 class Segments:

@@ -381,6 +381,7 @@ class HysteresisPlan:
     """Hysteresis of messages[:end] (after the history `was`): the run `plan` of SEMANTICS
     §6, over the segment's table; candidate c is volley c + `shift` of the request."""
 
+    segment: Segment
     table: Table
     plan: _Plan
     end: int
@@ -388,8 +389,12 @@ class HysteresisPlan:
     shift: int
     messages_before: int
     persisted: bool
-    exact: bool
     sent: bool = True
+
+    @property
+    def exact(self) -> bool:
+        """Asked by a replay only: the scan for what a plan does not model reads every block."""
+        return self.end <= self.segment.memo("hysteresis hazard", lambda: _hazard(self.segment))
 
     @property
     def tokens(self) -> int:
@@ -480,10 +485,9 @@ def plan(
     count = opened + bisect_left(t.candidates, t.volley_count(end)) - kept  # volleys of the request
     tokens, messages = was.request(segment, end)
     persisted = _persists(options)
-    exact = end <= segment.memo("hysteresis hazard", lambda: _hazard(segment))
 
     def planned(p: _Plan) -> HysteresisPlan:
-        return HysteresisPlan(t, p, end, was, opened - kept, messages, persisted, exact)
+        return HysteresisPlan(segment, t, p, end, was, opened - kept, messages, persisted)
 
     # Preflight: a run that ended above the target at the top tier made every choice
     # "still above the target, go on"; a request over the same volleys with more tokens

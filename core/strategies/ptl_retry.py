@@ -13,7 +13,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, ClassVar
 
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, text_message
@@ -217,6 +217,7 @@ class PtlRetryPlan:
     def sent(self) -> bool:
         return self.outcome != "too_long"
 
+    @cached_property
     def _changing(self) -> list[_Retry]:
         before, out = self.tokens_before, []
         for r in self.retries:
@@ -226,10 +227,10 @@ class PtlRetryPlan:
         return out
 
     def titles(self) -> tuple[str, ...]:
-        return tuple(r.title for r in self._changing()[:TITLES_KEPT])
+        return tuple(r.title for r in self._changing[:TITLES_KEPT])
 
     def changing(self) -> int:
-        return len(self._changing())
+        return len(self._changing)
 
 
 def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = None) -> PtlRetryPlan:
