@@ -27,10 +27,9 @@ _T = TypeVar("_T")
 
 @dataclass_transform(frozen_default=True)
 def record(*, eq: bool = True) -> Callable[[type[_T]], type[_T]]:
-    """A slotted dataclass the type checker holds immutable. Not frozen at run time:
-    a frozen dataclass sets each field through `object.__setattr__`, which made
-    building a session's messages and blocks a fifth of loading it. Records hash by
-    value (`eq=True`) or by identity (`eq=False`), as they would frozen."""
+    """A slotted dataclass the type checker holds immutable. Not frozen at run time,
+    so building one skips `object.__setattr__` for each field (sessions hold millions).
+    Records hash by value (`eq=True`) or by identity (`eq=False`), as they would frozen."""
 
     def make(cls: type[_T]) -> type[_T]:
         return dataclass(slots=True, eq=eq, unsafe_hash=eq)(cls)
@@ -56,7 +55,7 @@ class Block:
 
     @staticmethod
     def tool_result(tool_use_id: str, text: str, is_error: bool = False) -> Block:
-        # in field order: keywords cost more, and edits make these by the ten thousand
+        # positional: edits make these by the ten thousand
         return Block("tool_result", text, None, None, None, tool_use_id, is_error)
 
     @property
@@ -131,8 +130,7 @@ class Message:
         # A tool result answers tool calls and a summary was written by a compaction:
         # neither was typed by a person, so neither opens a volley.
         human = self.role == "user" and not self.is_meta and not tool_result and not summary
-        # set directly (a record is not frozen at run time), at a tenth of the cost of
-        # object.__setattr__, for every message loaded or edited
+        # set directly: a record is not frozen at run time
         self.is_tool_result = tool_result  # type: ignore[misc]
         self.is_summary_item = summary  # type: ignore[misc]
         self.is_human = human  # type: ignore[misc]
@@ -177,8 +175,7 @@ class Message:
 
     def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
         """An edited copy that remembers it stands for this message."""
-        # Spelled out, in field order: dataclasses.replace costs several times more, and
-        # keywords a third more, and strategies make tens of thousands of these.
+        # spelled out, positional: strategies make tens of thousands of these
         return Message(
             self.role,
             blocks,
@@ -246,8 +243,8 @@ def canonical_json(value: Any) -> str:
 
 def shared_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -> int:
     """How many leading (1) or trailing (-1) messages two lists share (the same
-    objects), by galloping over slice comparisons: a long shared run costs a few
-    C-level passes. A step's before and after share all but what it changed."""
+    objects), by galloping over slice comparisons, which run in C. A step's before
+    and after share all but what it changed."""
     limit = min(len(a), len(b))
     done, size = 0, 1
     while done < limit:

@@ -40,8 +40,8 @@ class PairingProblem:
 
 
 class Turn(NamedTuple):
-    """Messages sent as one API message. A long session has tens of thousands of turns:
-    a named tuple is made several times faster than a dataclass."""
+    """Messages sent as one API message (a named tuple: a long session has tens of
+    thousands)."""
 
     side: Literal["user", "assistant"]
     indices: tuple[int, ...]

@@ -129,7 +129,8 @@ class Segments:
     def __init__(self, messages: Sequence[Message], context: Context) -> None:
         self.messages = tuple(messages)
         self.context = context
-        self.round_ends = [*api_round_starts(self.messages)[1:], len(self.messages)]
+        self.round_starts = api_round_starts(self.messages)
+        self.round_ends = [*self.round_starts[1:], len(self.messages)]
         self.boundaries = [i for i, m in enumerate(self.messages) if m.is_compact_boundary]
         self._made: dict[int, Segment] = {}
 
@@ -139,4 +140,6 @@ class Segments:
         if made is None:
             stop = next((i for i in self.boundaries if i >= start), len(self.messages))
             made = self._made[start] = Segment(self.messages[start:stop], self.context)
+            if start == 0:  # a list's round starts are those of the list it begins
+                made._made["round_starts"] = [s for s in self.round_starts if s < stop]
         return made

@@ -202,29 +202,35 @@ class _Requests:
         self.stored: Any = None  # a persisted policy's history, as its plans hold it
         self.history: list[Message] | None = None  # ... once made into messages
         self.done = 0
-        pairing = segment.pairing if self.incremental else None
-        self.valid_until = pairing.valid_until if pairing else -1
+        self.valid_until = -1
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
-        self.tail = len(segment)
-        if pairing is not None and pairing.repaired is not None:
-            self.tail = pairing.tail
-            added = segment.context.tokens(pairing.repaired) - segment.tokens(pairing.tail, len(segment))
-            self.end_repair = added, len(pairing.repaired) - (len(segment) - pairing.tail)
+        self.tail = self.length = len(segment)
+        if self.incremental:
+            # asked of every request: looked up once
+            declared = policy.declared
+            self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
+            self.persisted, self.humans = policy.persisted, segment.humans
+            pairing = segment.pairing
+            self.valid_until = pairing.valid_until
+            if pairing.repaired is not None:
+                self.tail = pairing.tail
+                added = segment.context.tokens(pairing.repaired) - segment.tokens(pairing.tail, len(segment))
+                self.end_repair = added, len(pairing.repaired) - (len(segment) - pairing.tail)
 
     def request(self, end: int) -> tuple[int, int, Outcome | None]:
         """Tokens and messages of the request before messages[end], and what the policy made of it."""
-        policy, segment = self.policy, self.segment
-        if policy.strategy is None:
+        segment = self.segment
+        if self.policy.strategy is None:
             return segment.prefix[end], end, None
         if not self.incremental or self.history is not None or end > self.valid_until:
             return self._run(end)
         stored = self.stored
         tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
-        if not policy.would_run(tokens, segment.context, segment.humans[end]):
+        if not self.fires(self.options, tokens, segment.context, self.humans[end]):
             self.done = end
             return tokens, sent, None
-        plan = policy.declared.plan(segment, end, policy.settings, stored)
-        last = end == len(segment) and self.end_repair is not None
+        plan = self.plan(segment, end, self.options, stored)
+        last = end == self.length and self.end_repair is not None
         if not plan.exact or (last and plan.changed and plan.kept_from > self.tail):
             return self._run(end)
         self.done = end
@@ -233,7 +239,7 @@ class _Requests:
         outcome = None
         if plan.changed:
             outcome = Outcome(plan.tokens, plan.messages, plan.titles(), plan.changing())
-            if policy.persisted:
+            if self.persisted:
                 self.stored = plan.stored
         if last and self.end_repair is not None:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)

@@ -154,7 +154,7 @@ _POOL: ThreadPoolExecutor | None = None
 def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
     """Token lengths of a batch, encoded in a few chunks on a shared thread pool (the
     encoder releases the GIL). tiktoken's own batch call submits one task per text and
-    builds a pool per call, which costs more than encoding a short text."""
+    builds a pool per call, more work than encoding a short text."""
 
     def chunk(texts: list[str]) -> list[int]:
         return [len(encoding.encode_ordinary(t)) for t in texts]

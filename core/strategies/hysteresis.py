@@ -24,7 +24,6 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from compaction_inspector.core.model import Message, record
@@ -350,11 +349,11 @@ def _saved(table: Table, first: int, stop: int) -> int:
 
 
 def _table(segment: Segment, options: HysteresisOptions) -> Table:
-    caps = options.caps()
-    return segment.memo(("hysteresis", *caps), lambda: Table(segment, caps))
+    """The segment's table for this summary cap (the caps after it follow from it)."""
+    return segment.memo(("hysteresis", options.summary_chars), lambda: Table(segment, options.caps()))
 
 
-@dataclass(frozen=True)
+@record(eq=False)
 class Summarized:
     """A history under hysteresis post-turn: the table's candidates 0..kept-1 replaced by
     `summaries[:kept]` (a list later histories append to), the prelude's meta messages
@@ -376,7 +375,7 @@ class Summarized:
         return self.table.build(end, self.summaries[: self.kept], self.dropped)
 
 
-@dataclass(frozen=True)
+@record(eq=False)  # one per request of a replay
 class HysteresisPlan:
     """Hysteresis of messages[:end] (after the history `was`): the run `plan` of SEMANTICS
     §6, over the segment's table; candidate c is volley c + `shift` of the request."""
@@ -422,9 +421,10 @@ class HysteresisPlan:
         after = t.span(t.candidates[p.done - 1])[1] if p.done > self.was.kept else 0
         return max(after, t.prelude if p.dropped else 0)
 
-    @cached_property
+    @property
     def stored(self) -> Summarized | None:
-        """The history after it, post-turn."""
+        """The history after it, post-turn (its summaries appended to the list the
+        history before it shares, when that history is the list's last)."""
         if not self.persisted or not self.changed:
             return self.was if self.persisted else None
         t, p, was = self.table, self.plan, self.was
@@ -683,7 +683,7 @@ def _hazard(segment: Segment) -> int:
                 b.type in ("tool_use", "tool_result") for b in m.blocks
             ):
                 return i
-        # blocks read inline: a method call per message was most of the cost
+        # blocks read inline, not through a method: this reads every message
         if m.role == "assistant":
             for b in m.blocks:
                 if b.type == "tool_use" and b.id is not None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, ClassVar
 
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Message, record
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
@@ -109,6 +109,7 @@ def _clearable(messages: Sequence[Message], options: MicrocompactOptions) -> lis
 
 
 def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
+    """Why it runs after an idle gap of `idle` minutes: `always` without a gap to wait for."""
     if options.idle_gap_minutes is None:
         return "always"
     return "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
@@ -131,21 +132,26 @@ def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     return grouped
 
 
-def _table(segment: Segment, options: MicrocompactOptions) -> list[tuple[int, int]]:
-    """The segment's clearable results, found once: a request's are those before its end
-    (a call after a result it names is a pairing problem, where a replay makes the
-    messages instead)."""
-    return segment.memo(
-        ("microcompact", options.clearable_tools), lambda: _clearable(segment.messages, options)
-    )
+def _nothing_cleared(segment: Segment, options: MicrocompactOptions) -> Cleared:
+    """The segment's clearable results, found once, none cleared: a request's are those
+    before its end (a call after a result it names is a pairing problem, where a replay
+    makes the messages instead)."""
+
+    def made() -> Cleared:
+        table = _clearable(segment.messages, options)
+        return Cleared(table, [i for i, _ in table])
+
+    return segment.memo(("microcompact", options.clearable_tools), made)
 
 
 @dataclass(frozen=True)
 class Cleared:
     """A history under microcompact: the first `count` of the segment's clearable
-    results (`table`) cleared, which changed its tokens by `saved` (negative)."""
+    results (`table`, their messages `at`) cleared, which changed its tokens by `saved`
+    (negative)."""
 
     table: list[tuple[int, int]] = field(default_factory=list, compare=False, repr=False)
+    at: list[int] = field(default_factory=list, compare=False, repr=False)
     count: int = 0
     saved: int = 0
 
@@ -160,8 +166,7 @@ class Cleared:
         return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
 
     def blocks_of(self, i: int) -> list[int]:
-        """The blocks of message i it has cleared: only the last message it touched can
-        hold some not yet cleared."""
+        """The blocks of message i, the last it touched, that it has cleared."""
         k = self.count
         while k > 0 and self.table[k - 1][0] == i:
             k -= 1
@@ -178,7 +183,7 @@ def _tokens_cleared(segment: Segment, i: int, blocks: list[int]) -> int:
     return segment.memo("microcompact lone", lambda: counter.count(_cleared(message, blocks), remember=False))
 
 
-@dataclass(frozen=True)
+@record(eq=False)  # one per request of a replay
 class MicrocompactPlan:
     """Microcompact of messages[:end] after the results `was` cleared: clear those of
     the request before its most recent `keep_recent`, if the idle gap allows."""
@@ -189,12 +194,10 @@ class MicrocompactPlan:
     was: Cleared
     stored: Cleared  # after it
     tokens_before: int
+    tokens: int
+    kept_from: int  # after the message of the last result it clears
     sent: bool = True
     exact: bool = True
-
-    @property
-    def tokens(self) -> int:
-        return self.tokens_before + self.stored.saved - self.was.saved
 
     @property
     def messages(self) -> int:
@@ -206,15 +209,10 @@ class MicrocompactPlan:
 
     @property
     def changed(self) -> bool:
-        return self.clearing > 0
-
-    @property
-    def kept_from(self) -> int:
-        """After the message of the last result it clears."""
-        return self.stored.table[self.stored.count - 1][0] + 1 if self.changed else 0
+        return self.stored.count > self.was.count
 
     def titles(self) -> tuple[str, ...]:
-        return _titles(self.clearing) if self.changing() else ()
+        return _titles(self.clearing) if self.tokens != self.tokens_before else ()
 
     def changing(self) -> int:
         return int(self.tokens != self.tokens_before)
@@ -223,24 +221,31 @@ class MicrocompactPlan:
 def plan(
     segment: Segment, end: int, options: MicrocompactOptions, stored: Cleared | None = None
 ) -> MicrocompactPlan:
-    was = stored or Cleared(_table(segment, options))
-    before_end = bisect_left(was.table, (end, 0))
+    was = stored or _nothing_cleared(segment, options)
+    table, count = was.table, was.count
+    before_end = bisect_left(was.at, end)
     upto = before_end - options.keep_recent  # clear those before this
     # without a gap to wait for, idle time does not matter (and finding it walks back)
-    idle = idle_minutes(segment.messages, options.now, end) if options.idle_gap_minutes is not None else None
-    reason = _reason(idle, options)
-    tokens, _ = was.request(segment, end)
-    if reason is None or upto <= was.count:
-        return MicrocompactPlan(end, reason, before_end - was.count, was, was, tokens)
+    reason: str | None = "always"
+    if options.idle_gap_minutes is not None:
+        reason = _reason(idle_minutes(segment.messages, options.now, end), options)
+    tokens = segment.prefix[end] + was.saved
+    if reason is None or upto <= count:
+        return MicrocompactPlan(end, reason, before_end - count, was, was, tokens, tokens, 0)
     # Each message's tokens are found from what it was and what it becomes: a replay
-    # clears tens of thousands of results without making the edited messages.
+    # clears tens of thousands of results without making the edited messages. Only the
+    # first message can hold results cleared before (the last the history touched).
+    first = table[count][0]
+    straddles = count > 0 and table[count - 1][0] == first
     saved = 0
-    for i, blocks in _by_message(was.table[was.count : upto]).items():
-        done = was.blocks_of(i)
-        before = _tokens_cleared(segment, i, done) if done else segment.tokens(i, i + 1)
+    for i, blocks in _by_message(table[count:upto]).items():
+        done = was.blocks_of(i) if straddles and i == first else []
+        before = _tokens_cleared(segment, i, done) if done else segment.prefix[i + 1] - segment.prefix[i]
         saved += _tokens_cleared(segment, i, done + blocks) - before
-    after = Cleared(was.table, upto, was.saved + saved)
-    return MicrocompactPlan(end, reason, before_end - was.count, was, after, tokens)
+    after = Cleared(table, was.at, upto, was.saved + saved)
+    return MicrocompactPlan(
+        end, reason, before_end - count, was, after, tokens, tokens + saved, table[upto - 1][0] + 1
+    )
 
 
 @cache

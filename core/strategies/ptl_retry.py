@@ -13,10 +13,10 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, ClassVar
 
-from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, text_message
+from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Context, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
@@ -102,43 +102,49 @@ class Truncation:
     marker_inserted: bool
 
 
+_ROUNDS_KEYS = (("ptl rounds", False), ("ptl rounds", True))
+
+
 @dataclass(frozen=True)
 class _Rounds:
-    """The API rounds of a request messages[lead:end] of a segment, as a truncation sees
-    them (a retry marker first is stripped, or it would be all the 20 % fallback drops):
-    where each starts and the tokens before it, over the segment; `count` are the
-    request's."""
+    """The API rounds of a segment's requests as a truncation sees them (a retry marker
+    first is stripped, or it would be all the 20 % fallback drops): where each starts
+    and the tokens before it. Made once per segment and kind of first message."""
 
     starts: Sequence[int]
     at_start: Sequence[int]
-    count: int
 
     @staticmethod
     def of(segment: Segment, end: int) -> _Rounds:
-        messages, prefix = segment.messages, segment.prefix
-        if end and messages[0].is_ptl_marker:
-            starts: Sequence[int] = [1, *(s for s in segment.round_starts if s > 1)]
-            at_start: Sequence[int] = [prefix[s] for s in starts]
-        else:
-            starts = segment.round_starts
-            at_start = segment.memo("round start tokens", lambda: [prefix[s] for s in starts])
-        return _Rounds(starts, at_start, bisect_left(starts, end))
+        lead = end > 0 and segment.messages[0].is_ptl_marker
+        return segment.memo(_ROUNDS_KEYS[lead], lambda: _Rounds._made(segment, lead))
 
-    def drop(self, prefix: Sequence[int], first: int, end: int, said: str) -> tuple[int, int | None] | None:
-        """One truncation of the request made of rounds first..count-1: how many of the
+    @staticmethod
+    def _made(segment: Segment, lead: bool) -> _Rounds:
+        starts = [1, *(s for s in segment.round_starts if s > 1)] if lead else segment.round_starts
+        return _Rounds(starts, [segment.prefix[s] for s in starts])
+
+    def count(self, end: int) -> int:
+        """The rounds of the request that ends at `end`."""
+        return bisect_left(self.starts, end)
+
+    def drop(
+        self, prefix: Sequence[int], first: int, rounds: int, end: int, said: str
+    ) -> tuple[int, int | None] | None:
+        """One truncation of the request made of rounds first..rounds-1: how many of the
         oldest go, and the gap the error gives; None when fewer than two rounds remain."""
-        groups = self.count - first
+        groups = rounds - first
         if groups < 2:
             return None
         gap = token_gap(said)
-        return _rounds_to_drop(groups, gap, partial(self._covering, prefix, first, end)), gap
+        return _rounds_to_drop(groups, gap, partial(self._covering, prefix, first, rounds, end)), gap
 
-    def _covering(self, prefix: Sequence[int], first: int, end: int, need: int) -> int:
+    def _covering(self, prefix: Sequence[int], first: int, rounds: int, end: int, need: int) -> int:
         """The first n whose rounds first..first+n add up to `need` (the rounds' count
         when none do): a bisection over the tokens before each round."""
         base = self.at_start[first]
-        n = bisect_left(self.at_start, base + need, first + 1, self.count) - first - 1
-        if n == self.count - first - 1 and prefix[end] - base < need:
+        n = bisect_left(self.at_start, base + need, first + 1, rounds) - first - 1
+        if n == rounds - first - 1 and prefix[end] - base < need:
             n += 1
         return n
 
@@ -146,14 +152,16 @@ class _Rounds:
 def truncate_head(messages: Sequence[Message], error_text: str, context: Context) -> Truncation | None:
     """One truncation of the summarize request, or None when nothing safe remains."""
     segment = Segment(messages, context)
-    rounds = _Rounds.of(segment, len(segment))
-    cut = rounds.drop(segment.prefix, 0, len(segment), error_text)
+    end = len(segment)
+    rounds = _Rounds.of(segment, end)
+    count = rounds.count(end)
+    cut = rounds.drop(segment.prefix, 0, count, end, error_text)
     if cut is None:
         return None
     drop, gap = cut
     kept = segment.messages[rounds.starts[drop] :]
     inserted = kept[0].role == "assistant"
-    return Truncation((marker(), *kept) if inserted else kept, rounds.count, drop, gap, inserted)
+    return Truncation((marker(), *kept) if inserted else kept, count, drop, gap, inserted)
 
 
 def _rounds_to_drop(groups: int, gap: int | None, covering: Callable[[int], int]) -> int:
@@ -165,7 +173,7 @@ def _rounds_to_drop(groups: int, gap: int | None, covering: Callable[[int], int]
     return min(drop, groups - 1)
 
 
-@dataclass(frozen=True)
+@record()
 class _Retry:
     """One truncation of a planned retry loop."""
 
@@ -183,54 +191,31 @@ class _Retry:
         return f"Retry {self.attempt}: drop {self.dropped} oldest API round{'s' if self.dropped != 1 else ''}"
 
 
-@dataclass(frozen=True)
+@record(eq=False)  # one per request of a replay
 class PtlRetryPlan:
     """The summarize request of messages[:end] and the retries it takes: `outcome` is
     fits, truncated or too_long (nothing is sent)."""
 
-    end: int
     limit: int
     tokens_before: int
     retries: tuple[_Retry, ...]
+    changing_titles: tuple[str, ...]  # of the first TITLES_KEPT retries that change the tokens
+    changing_count: int
     outcome: str
     attempts: int
+    tokens: int
+    messages: int
+    kept_from: int  # the request after it holds messages[kept_from:end]
+    changed: bool
+    sent: bool
     stored: None = None
     exact: bool = True
 
-    @property
-    def tokens(self) -> int:
-        return self.retries[-1].tokens if self.retries else self.tokens_before
-
-    @property
-    def kept_from(self) -> int:
-        return self.retries[-1].start if self.retries else 0
-
-    @property
-    def messages(self) -> int:
-        return self.end - self.kept_from + (self.retries[-1].inserted if self.retries else 0)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.retries)
-
-    @property
-    def sent(self) -> bool:
-        return self.outcome != "too_long"
-
-    @cached_property
-    def _changing(self) -> list[_Retry]:
-        before, out = self.tokens_before, []
-        for r in self.retries:
-            if r.tokens != before:
-                out.append(r)
-            before = r.tokens
-        return out
-
     def titles(self) -> tuple[str, ...]:
-        return tuple(r.title for r in self._changing[:TITLES_KEPT])
+        return self.changing_titles
 
     def changing(self) -> int:
-        return len(self._changing)
+        return self.changing_count
 
 
 def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = None) -> PtlRetryPlan:
@@ -239,27 +224,51 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
     prefix, context = segment.prefix, segment.context
     limit = options.limit or context.window.usable
     rounds = _Rounds.of(segment, end)
-    marker_tokens = segment.memo("ptl marker tokens", lambda: context.counter.count(marker()))
+    count = rounds.count(end)
     tokens, first, attempts, outcome = prefix[end], 0, 0, "fits"
+    marker_tokens = -1  # counted when first needed
     retries: list[_Retry] = []
+    titles: list[str] = []
+    changing = 0
     while True:
         attempts += 1
         refused = attempts == 1 and options.error_text is not None  # the user brought its refusal
         if not refused and tokens + options.summary_prompt_tokens <= limit:
             break
         said = options.error_text or provider_error(tokens + options.summary_prompt_tokens, limit)
-        cut = rounds.drop(prefix, first, end, said) if len(retries) < MAX_TRUNCATIONS else None
+        cut = rounds.drop(prefix, first, count, end, said) if len(retries) < MAX_TRUNCATIONS else None
         if cut is None:
             outcome = "too_long"
             break
         drop, gap = cut
-        groups, first = rounds.count - first, first + drop
+        groups, first = count - first, first + drop
         start = rounds.starts[first]
         inserted = segment.messages[start].role == "assistant"
-        tokens = prefix[end] - prefix[start] + (marker_tokens if inserted else 0)
-        retries.append(_Retry(attempts, said, groups, drop, gap, start, inserted, tokens))
-        outcome = "truncated"
-    return PtlRetryPlan(end, limit, prefix[end], tuple(retries), outcome, attempts)
+        if inserted and marker_tokens < 0:
+            marker_tokens = segment.memo("ptl marker tokens", lambda: context.counter.count(marker()))
+        after = prefix[end] - prefix[start] + (marker_tokens if inserted else 0)
+        retries.append(_Retry(attempts, said, groups, drop, gap, start, inserted, after))
+        if after != tokens:
+            changing += 1
+            if len(titles) < TITLES_KEPT:
+                titles.append(retries[-1].title)
+        tokens, outcome = after, "truncated"
+    last = retries[-1] if retries else None
+    kept_from = last.start if last else 0
+    return PtlRetryPlan(
+        limit,
+        prefix[end],
+        tuple(retries),
+        tuple(titles),
+        changing,
+        outcome,
+        attempts,
+        tokens,
+        end - kept_from + (1 if last and last.inserted else 0),
+        kept_from,
+        bool(retries),
+        outcome != "too_long",
+    )
 
 
 def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context) -> CompactionResult:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import CompactionResult, Context, OptionError, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
@@ -82,7 +82,7 @@ class TrimStats:
         return {self._JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(self).items()}
 
 
-@dataclass(frozen=True)
+@record(eq=False)  # one per request of a replay
 class TrimPlan:
     """Trim of messages[:end]: untouched unless a trigger fired and there are more than
     the minimum, else the first message (`keep_first`) and messages[start:end]."""
