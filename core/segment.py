@@ -15,6 +15,7 @@ import copy
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from compaction_inspector.core.grouping import api_round_starts, volley_starts
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from compaction_inspector.core.strategies.base import Context
 
 T = TypeVar("T")
+_is_human = attrgetter("is_human")
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Segment:
         self.messages = tuple(messages)
         self.context = context
         # [i] is the tokens of messages[:i]
-        self.prefix: list[int] = [0, *accumulate(context.counter.count_all(self.messages))]
+        self.prefix: list[int] = list(accumulate(context.counter.count_all(self.messages), initial=0))
         self._made: dict[str, Any] = {}  # the index's parts, shared by `fresh` copies
         self._memo: dict[Hashable, Any] = {}  # strategies' tables, a copy's own
 
@@ -78,7 +80,7 @@ class Segment:
     @property
     def humans(self) -> list[int]:
         """[i] is how many human messages come before messages[i] (trim's turn count)."""
-        return self._index("humans", lambda: [0, *accumulate(int(m.is_human) for m in self.messages)])
+        return self._index("humans", lambda: list(accumulate(map(_is_human, self.messages), initial=0)))
 
     @property
     def pairing(self) -> Pairing:
@@ -109,15 +111,15 @@ class Segment:
         other._memo = {}
         return other
 
-    def memo(self, key: Hashable, make: Callable[[], T]) -> T:
-        """A strategy's table of this segment, made once for `key`."""
-        return _once(self._memo, key, make)
+    def memo(self, key: Hashable, make: Callable[..., T], *args: Any) -> T:
+        """A strategy's table of this segment, `make(*args)` made once for `key`."""
+        return _once(self._memo, key, make, *args)
 
 
-def _once(store: dict[Any, Any], key: Hashable, make: Callable[[], T]) -> T:
+def _once(store: dict[Any, Any], key: Hashable, make: Callable[..., T], *args: Any) -> T:
     found = store.get(key)
     if found is None:
-        found = store[key] = make()
+        found = store[key] = make(*args)
     return found
 
 

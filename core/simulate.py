@@ -56,7 +56,10 @@ class Policy:
 
     def would_run(self, tokens: int, context: Context, human_turns: int) -> bool:
         """Cheap pre-check: False only when the strategy certainly changes nothing."""
-        return self.strategy is not None and self.declared.fires(self.settings, tokens, context, human_turns)
+        fires = None if self.strategy is None else self.declared.fires
+        return self.strategy is not None and (
+            fires is None or fires(self.settings, tokens, context, human_turns)
+        )
 
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
         assert self.strategy is not None
@@ -226,7 +229,7 @@ class _Requests:
             return self._run(end)
         stored = self.stored
         tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
-        if not self.fires(self.options, tokens, segment.context, self.humans[end]):
+        if self.fires is not None and not self.fires(self.options, tokens, segment.context, self.humans[end]):
             self.done = end
             return tokens, sent, None
         plan = self.plan(segment, end, self.options, stored)

@@ -5,7 +5,7 @@ A session is up to millions of objects (messages, blocks, counts, a strategy's e
 that form no reference cycles and are freed by reference counting. With the default
 thresholds the cyclic collector runs every 700 allocations while they are made, and
 each full collection walks all of them, which stalls a keypress for 100 ms or more.
-So young objects are collected every 100,000 allocations, and what is alive after
+So young objects are collected every million allocations, and what is alive after
 loading and counting, and after each result, is frozen: full collections skip it.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 100_000
+YOUNG_THRESHOLD = 1_000_000
 
 
 def configure() -> None:

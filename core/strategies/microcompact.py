@@ -136,22 +136,22 @@ def _nothing_cleared(segment: Segment, options: MicrocompactOptions) -> Cleared:
     """The segment's clearable results, found once, none cleared: a request's are those
     before its end (a call after a result it names is a pairing problem, where a replay
     makes the messages instead)."""
-
-    def made() -> Cleared:
-        table = _clearable(segment.messages, options)
-        return Cleared(table, [i for i, _ in table])
-
-    return segment.memo(("microcompact", options.clearable_tools), made)
+    table = _clearable(segment.messages, options)
+    lone = next((i for i, _ in table if len(segment.messages[i].blocks) == 1), None)
+    # a message that is one result reads like every other such once cleared: counted once
+    lone_tokens = -1 if lone is None else _count(segment, lone, [0])
+    return Cleared(table, [i for i, _ in table], lone_tokens)
 
 
 @dataclass(frozen=True)
 class Cleared:
     """A history under microcompact: the first `count` of the segment's clearable
     results (`table`, their messages `at`) cleared, which changed its tokens by `saved`
-    (negative)."""
+    (negative). `lone_tokens` are those of any message that is one result, cleared."""
 
     table: list[tuple[int, int]] = field(default_factory=list, compare=False, repr=False)
     at: list[int] = field(default_factory=list, compare=False, repr=False)
+    lone_tokens: int = -1
     count: int = 0
     saved: int = 0
 
@@ -160,9 +160,8 @@ class Cleared:
 
     def history(self, segment: Segment, end: int) -> tuple[Message, ...]:
         messages = segment.messages
-        edited = {
-            i: _cleared(messages[i], b) for i, b in _by_message(self.table[: self.count]).items() if i < end
-        }
+        cleared = _by_message(self.table[: self.count]).items()
+        edited = {i: _cleared(messages[i], blocks) for i, blocks in cleared if i < end}
         return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
 
     def blocks_of(self, i: int) -> list[int]:
@@ -172,15 +171,17 @@ class Cleared:
             k -= 1
         return [j for _, j in self.table[k : self.count]]
 
+    def tokens_cleared(self, segment: Segment, i: int, blocks: list[int]) -> int:
+        """Tokens of message i with `blocks` cleared."""
+        if self.lone_tokens >= 0 and len(segment.messages[i].blocks) == 1:
+            return self.lone_tokens
+        return _count(segment, i, blocks)
 
-def _tokens_cleared(segment: Segment, i: int, blocks: list[int]) -> int:
+
+def _count(segment: Segment, i: int, blocks: list[int]) -> int:
     """Tokens of message i with `blocks` cleared, without remembering the edit (it goes
-    with the plan). Most messages are one result, and all of those read alike once
-    cleared: counted once per segment."""
-    message, counter = segment.messages[i], segment.context.counter
-    if len(message.blocks) != 1:
-        return counter.count(_cleared(message, blocks), remember=False)
-    return segment.memo("microcompact lone", lambda: counter.count(_cleared(message, blocks), remember=False))
+    with the plan that made it)."""
+    return segment.context.counter.count(_cleared(segment.messages[i], blocks), remember=False)
 
 
 @record(eq=False)  # one per request of a replay
@@ -196,6 +197,7 @@ class MicrocompactPlan:
     tokens_before: int
     tokens: int
     kept_from: int  # after the message of the last result it clears
+    clearing: int  # results it clears
     sent: bool = True
     exact: bool = True
 
@@ -204,12 +206,8 @@ class MicrocompactPlan:
         return self.end
 
     @property
-    def clearing(self) -> int:
-        return self.stored.count - self.was.count
-
-    @property
     def changed(self) -> bool:
-        return self.stored.count > self.was.count
+        return self.clearing > 0
 
     def titles(self) -> tuple[str, ...]:
         return _titles(self.clearing) if self.tokens != self.tokens_before else ()
@@ -221,7 +219,9 @@ class MicrocompactPlan:
 def plan(
     segment: Segment, end: int, options: MicrocompactOptions, stored: Cleared | None = None
 ) -> MicrocompactPlan:
-    was = stored or _nothing_cleared(segment, options)
+    was = stored or segment.memo(
+        ("microcompact", options.clearable_tools), _nothing_cleared, segment, options
+    )
     table, count = was.table, was.count
     before_end = bisect_left(was.at, end)
     upto = before_end - options.keep_recent  # clear those before this
@@ -231,7 +231,7 @@ def plan(
         reason = _reason(idle_minutes(segment.messages, options.now, end), options)
     tokens = segment.prefix[end] + was.saved
     if reason is None or upto <= count:
-        return MicrocompactPlan(end, reason, before_end - count, was, was, tokens, tokens, 0)
+        return MicrocompactPlan(end, reason, before_end - count, was, was, tokens, tokens, 0, 0)
     # Each message's tokens are found from what it was and what it becomes: a replay
     # clears tens of thousands of results without making the edited messages. Only the
     # first message can hold results cleared before (the last the history touched).
@@ -240,11 +240,12 @@ def plan(
     saved = 0
     for i, blocks in _by_message(table[count:upto]).items():
         done = was.blocks_of(i) if straddles and i == first else []
-        before = _tokens_cleared(segment, i, done) if done else segment.prefix[i + 1] - segment.prefix[i]
-        saved += _tokens_cleared(segment, i, done + blocks) - before
-    after = Cleared(table, was.at, upto, was.saved + saved)
+        before = was.tokens_cleared(segment, i, done) if done else segment.prefix[i + 1] - segment.prefix[i]
+        saved += was.tokens_cleared(segment, i, done + blocks) - before
+    after = Cleared(table, was.at, was.lone_tokens, upto, was.saved + saved)
+    kept_from = table[upto - 1][0] + 1
     return MicrocompactPlan(
-        end, reason, before_end - count, was, after, tokens, tokens + saved, table[upto - 1][0] + 1
+        end, reason, before_end - count, was, after, tokens, tokens + saved, kept_from, upto - count
     )
 
 

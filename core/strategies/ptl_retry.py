@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, ClassVar
 
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
@@ -109,20 +108,23 @@ _ROUNDS_KEYS = (("ptl rounds", False), ("ptl rounds", True))
 class _Rounds:
     """The API rounds of a segment's requests as a truncation sees them (a retry marker
     first is stripped, or it would be all the 20 % fallback drops): where each starts
-    and the tokens before it. Made once per segment and kind of first message."""
+    and the tokens before it, and the marker's tokens. Made once per segment and kind
+    of first message."""
 
     starts: Sequence[int]
     at_start: Sequence[int]
+    marker_tokens: int
 
     @staticmethod
     def of(segment: Segment, end: int) -> _Rounds:
         lead = end > 0 and segment.messages[0].is_ptl_marker
-        return segment.memo(_ROUNDS_KEYS[lead], lambda: _Rounds._made(segment, lead))
+        return segment.memo(_ROUNDS_KEYS[lead], _Rounds._made, segment, lead)
 
     @staticmethod
     def _made(segment: Segment, lead: bool) -> _Rounds:
         starts = [1, *(s for s in segment.round_starts if s > 1)] if lead else segment.round_starts
-        return _Rounds(starts, [segment.prefix[s] for s in starts])
+        marker_tokens = segment.context.counter.count(marker())
+        return _Rounds(starts, [segment.prefix[s] for s in starts], marker_tokens)
 
     def count(self, end: int) -> int:
         """The rounds of the request that ends at `end`."""
@@ -132,12 +134,18 @@ class _Rounds:
         self, prefix: Sequence[int], first: int, rounds: int, end: int, said: str
     ) -> tuple[int, int | None] | None:
         """One truncation of the request made of rounds first..rounds-1: how many of the
-        oldest go, and the gap the error gives; None when fewer than two rounds remain."""
+        oldest go, and the gap the error gives; None when fewer than two rounds remain.
+        Those covering the gap go (the one crossing it too), else 20 % of them; at least
+        one, and always leaving one."""
         groups = rounds - first
         if groups < 2:
             return None
         gap = token_gap(said)
-        return _rounds_to_drop(groups, gap, partial(self._covering, prefix, first, rounds, end)), gap
+        if gap is None:
+            drop = max(1, int(groups * FALLBACK_FRACTION))
+        else:
+            drop = self._covering(prefix, first, rounds, end, gap) + 1
+        return min(drop, groups - 1), gap
 
     def _covering(self, prefix: Sequence[int], first: int, rounds: int, end: int, need: int) -> int:
         """The first n whose rounds first..first+n add up to `need` (the rounds' count
@@ -162,15 +170,6 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     kept = segment.messages[rounds.starts[drop] :]
     inserted = kept[0].role == "assistant"
     return Truncation((marker(), *kept) if inserted else kept, count, drop, gap, inserted)
-
-
-def _rounds_to_drop(groups: int, gap: int | None, covering: Callable[[int], int]) -> int:
-    """How many of the oldest rounds go: those covering the gap (the one crossing it
-    too), else 20 % of them; at least one, and always leaving one (`groups` >= 2).
-    `covering(need)` is the first n whose rounds 0..n add up to `need` (`groups` when
-    none do)."""
-    drop = covering(gap) + 1 if gap is not None else max(1, int(groups * FALLBACK_FRACTION))
-    return min(drop, groups - 1)
 
 
 @record()
@@ -226,7 +225,6 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
     rounds = _Rounds.of(segment, end)
     count = rounds.count(end)
     tokens, first, attempts, outcome = prefix[end], 0, 0, "fits"
-    marker_tokens = -1  # counted when first needed
     retries: list[_Retry] = []
     titles: list[str] = []
     changing = 0
@@ -244,9 +242,7 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         groups, first = count - first, first + drop
         start = rounds.starts[first]
         inserted = segment.messages[start].role == "assistant"
-        if inserted and marker_tokens < 0:
-            marker_tokens = segment.memo("ptl marker tokens", lambda: context.counter.count(marker()))
-        after = prefix[end] - prefix[start] + (marker_tokens if inserted else 0)
+        after = prefix[end] - prefix[start] + (rounds.marker_tokens if inserted else 0)
         retries.append(_Retry(attempts, said, groups, drop, gap, start, inserted, after))
         if after != tokens:
             changing += 1

@@ -222,7 +222,7 @@ class Strategy:
     plan: Callable[[Segment, int, Any, Any], Plan]
     # cheap pre-check of a replay: (options, tokens, context, human turns so far) -> False
     # only when it certainly changes nothing
-    fires: Callable[[Any, int, Context, int], bool] = lambda options, tokens, context, humans: True
+    fires: Callable[[Any, int, Context, int], bool] | None = None  # None: always runs
     persists: Callable[[Any], bool] = lambda options: False  # its result replaces the stored history
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
     policy_label: Callable[[Any], str] | None = None  # how a replay's legend names it with its options

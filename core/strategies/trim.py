@@ -120,7 +120,7 @@ class TrimPlan:
 def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) -> TrimPlan:
     messages = segment.messages
     k = options.keep_recent_turns
-    turn = options.turn if options.turn is not None else segment.humans[end] + 1
+    turn = _turn(options, segment, end)
     tokens = segment.prefix[end]
     reason = _reason(options, turn, tokens)
     keep_first = options.keep_initial_user and end > 0 and messages[0].role == "user"
@@ -199,6 +199,13 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         and any(context.counter.count(m) > options.trigger_tokens for m in final),
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+def _turn(options: TrimOptions, segment: Segment, end: int) -> int:
+    """The turn about to start; 0 when no turns trigger asks (counting them reads every message)."""
+    if options.turn is not None:
+        return options.turn
+    return segment.humans[end] + 1 if options.trigger_turns is not None else 0
 
 
 def _fires(options: TrimOptions, tokens: int, context: Context, humans: int) -> bool:
