@@ -130,22 +130,19 @@ class _Rounds:
         """The rounds of the request that ends at `end`."""
         return bisect_left(self.starts, end)
 
-    def drop(
-        self, prefix: Sequence[int], first: int, rounds: int, end: int, said: str
-    ) -> tuple[int, int | None] | None:
-        """One truncation of the request made of rounds first..rounds-1: how many of the
-        oldest go, and the gap the error gives; None when fewer than two rounds remain.
-        Those covering the gap go (the one crossing it too), else 20 % of them; at least
-        one, and always leaving one."""
+    def drop(self, prefix: Sequence[int], first: int, rounds: int, end: int, gap: int | None) -> int | None:
+        """One truncation of the request made of rounds first..rounds-1, refused `gap`
+        tokens too long (None: the error does not say): how many of the oldest go; None
+        when fewer than two rounds remain. Those covering the gap go (the one crossing
+        it too), else 20 % of them; at least one, and always leaving one."""
         groups = rounds - first
         if groups < 2:
             return None
-        gap = token_gap(said)
         if gap is None:
             drop = max(1, int(groups * FALLBACK_FRACTION))
         else:
             drop = self._covering(prefix, first, rounds, end, gap) + 1
-        return min(drop, groups - 1), gap
+        return min(drop, groups - 1)
 
     def _covering(self, prefix: Sequence[int], first: int, rounds: int, end: int, need: int) -> int:
         """The first n whose rounds first..first+n add up to `need` (the rounds' count
@@ -163,10 +160,10 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     end = len(segment)
     rounds = _Rounds.of(segment, end)
     count = rounds.count(end)
-    cut = rounds.drop(segment.prefix, 0, count, end, error_text)
-    if cut is None:
+    gap = token_gap(error_text)
+    drop = rounds.drop(segment.prefix, 0, count, end, gap)
+    if drop is None:
         return None
-    drop, gap = cut
     kept = segment.messages[rounds.starts[drop] :]
     inserted = kept[0].role == "assistant"
     return Truncation((marker(), *kept) if inserted else kept, count, drop, gap, inserted)
@@ -177,7 +174,9 @@ class _Retry:
     """One truncation of a planned retry loop."""
 
     attempt: int  # the attempt that was refused
-    said: str  # the provider's words
+    error_text: str | None  # the provider's words the user gave, else those of the simulated provider:
+    request: int  # the tokens it refused,
+    limit: int  # over its limit
     groups_before: int
     dropped: int
     gap: int | None
@@ -188,6 +187,10 @@ class _Retry:
     @property
     def title(self) -> str:
         return f"Retry {self.attempt}: drop {self.dropped} oldest API round{'s' if self.dropped != 1 else ''}"
+
+    @property
+    def said(self) -> str:
+        return self.error_text or provider_error(self.request, self.limit)
 
 
 @record(eq=False)  # one per request of a replay
@@ -233,21 +236,27 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         refused = attempts == 1 and options.error_text is not None  # the user brought its refusal
         if not refused and tokens + options.summary_prompt_tokens <= limit:
             break
-        said = options.error_text or provider_error(tokens + options.summary_prompt_tokens, limit)
-        cut = rounds.drop(prefix, first, count, end, said) if len(retries) < MAX_TRUNCATIONS else None
-        if cut is None:
+        request = tokens + options.summary_prompt_tokens
+        if options.error_text:
+            gap = token_gap(options.error_text)
+        else:  # the simulated provider says "prompt is too long: {request} tokens > {limit} maximum"
+            gap = request - limit if request > limit else None
+        drop = rounds.drop(prefix, first, count, end, gap) if len(retries) < MAX_TRUNCATIONS else None
+        if drop is None:
             outcome = "too_long"
             break
-        drop, gap = cut
         groups, first = count - first, first + drop
         start = rounds.starts[first]
         inserted = segment.messages[start].role == "assistant"
         after = prefix[end] - prefix[start] + (rounds.marker_tokens if inserted else 0)
-        retries.append(_Retry(attempts, said, groups, drop, gap, start, inserted, after))
+        retry = _Retry(
+            attempts, options.error_text, request, limit, groups, drop, gap, start, inserted, after
+        )
+        retries.append(retry)
         if after != tokens:
             changing += 1
             if len(titles) < TITLES_KEPT:
-                titles.append(retries[-1].title)
+                titles.append(retry.title)
         tokens, outcome = after, "truncated"
     last = retries[-1] if retries else None
     kept_from = last.start if last else 0
