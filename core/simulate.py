@@ -212,7 +212,8 @@ class _Requests:
             # asked of every request: looked up once
             declared = policy.declared
             self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
-            self.persisted, self.humans = policy.persisted, segment.humans
+            self.persisted = policy.persisted
+            self.humans = segment.humans if self.fires is not None else []  # what a trigger reads
             pairing = segment.pairing
             self.valid_until = pairing.valid_until
             if pairing.repaired is not None:
