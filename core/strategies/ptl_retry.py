@@ -174,7 +174,7 @@ class _Retry:
     """One truncation of a planned retry loop."""
 
     attempt: int  # the attempt that was refused
-    error_text: str | None  # the provider's words the user gave, else those of the simulated provider:
+    error_text: str | None  # the user's words, for the first refusal only; else the simulated provider's:
     request: int  # the tokens it refused,
     limit: int  # over its limit
     groups_before: int
@@ -190,7 +190,7 @@ class _Retry:
 
     @property
     def said(self) -> str:
-        return self.error_text or provider_error(self.request, self.limit)
+        return self.error_text if self.error_text is not None else provider_error(self.request, self.limit)
 
 
 @record(eq=False)  # one per request of a replay
@@ -237,8 +237,9 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         if not refused and tokens + options.summary_prompt_tokens <= limit:
             break
         request = tokens + options.summary_prompt_tokens
-        if options.error_text:
-            gap = token_gap(options.error_text)
+        error_text = options.error_text if refused else None  # later attempts: the simulated provider's
+        if error_text is not None:
+            gap = token_gap(error_text)
         else:  # the simulated provider says "prompt is too long: {request} tokens > {limit} maximum"
             gap = request - limit if request > limit else None
         drop = rounds.drop(prefix, first, count, end, gap) if len(retries) < MAX_TRUNCATIONS else None
@@ -250,7 +251,7 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         inserted = segment.messages[start].role == "assistant"
         after = prefix[end] - prefix[start] + (rounds.marker_tokens if inserted else 0)
         retry = _Retry(
-            attempts, options.error_text, request, limit, groups, drop, gap, start, inserted, after
+            attempts, error_text, request, limit, groups, drop, gap, start, inserted, after
         )
         retries.append(retry)
         if after != tokens:

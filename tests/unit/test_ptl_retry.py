@@ -105,12 +105,18 @@ def test_user_error_without_numbers_shows_the_fallback() -> None:
     assert "20 % of 10 rounds" in r.steps[0].explanation
 
 
-def test_gives_up_after_three_truncations() -> None:
+def test_gives_up_when_one_round_is_left_and_still_too_long() -> None:
+    """The user's words (no numbers) size the first cut; the simulated provider's gap
+    then leaves one round, still over the limit: nothing safe remains."""
     r = run(rounds(20), PtlRetryOptions(error_text="too long, no numbers", limit=1), CTX)
-    assert r.messages is None
-    assert r.stats.outcome == "too_long" and r.stats.truncations == 3 and r.stats.attempts == 4
-    assert r.stats.error == TOO_LONG_MESSAGE
-    assert r.steps[-1].title == "Give up"
+    assert r.messages is None and r.error == TOO_LONG_MESSAGE
+    assert (r.stats.outcome, r.stats.truncations, r.stats.attempts) == ("too_long", 2, 3)
+    assert [s.title for s in r.steps] == [
+        "Retry 1: drop 4 oldest API rounds",
+        "Retry 2: drop 16 oldest API rounds",
+        "Give up",
+    ]
+    assert '("prompt is too long: 2713 tokens > 1 maximum")' in r.steps[1].explanation
 
 
 def test_nothing_safe_left_is_too_long() -> None:
@@ -122,3 +128,19 @@ def test_default_limit_is_the_usable_window() -> None:
     ctx = Context(window=Window(1200, 400))
     r = run(rounds(10), PtlRetryOptions(summary_prompt_tokens=0), ctx)
     assert r.stats.limit == 800 and r.stats.request_tokens_after <= 800
+
+
+def test_the_users_error_is_the_first_refusal_only() -> None:
+    """SEMANTICS §5: later attempts are answered by the simulated provider from the
+    request's own size, not by the user's words again."""
+    error = "prompt is too long: 2100 tokens > 2000 maximum"
+    r = run(rounds(9), PtlRetryOptions(error_text=error, limit=500, summary_prompt_tokens=0), CTX)
+    assert [(s.title, s.tokens_before, s.tokens_after) for s in r.steps] == [
+        ("Retry 1: drop 2 oldest API rounds", 901, 813),
+        ("Retry 2: drop 4 oldest API rounds", 813, 413),
+    ]
+    assert r.steps[0].explanation.startswith(f'Attempt 1 was refused ("{error}"): a gap of 100 tokens')
+    assert r.steps[1].explanation.startswith(
+        'Attempt 2 was refused ("prompt is too long: 813 tokens > 500 maximum"): a gap of 313 tokens'
+    )
+    assert (r.stats.outcome, r.stats.attempts, r.stats.request_tokens_after) == ("truncated", 3, 413)
