@@ -298,3 +298,14 @@ async def test_keys_remap_from_config(tmp_path: Path) -> None:
         await pilot.press("z")
         await pilot.pause()
         assert app.step_index == 0
+
+
+async def test_the_search_box_shows_what_is_typed(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"parser")
+        await pilot.pause()
+        box = app.query_one("#search")
+        shown = "\n".join(box.render_line(y).text for y in range(box.size.height))
+        assert "parser" in shown
