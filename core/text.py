@@ -33,3 +33,9 @@ def one_line(text: str, width: int) -> str:
     """The first `width` characters of `text` on one line, for previews and titles."""
     flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` with thousands separators and the noun in the number it takes: "1 summary",
+    "2 summaries", "30,697 messages"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

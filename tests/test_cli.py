@@ -95,7 +95,7 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
 def test_analyze_human_output_shows_the_summary() -> None:
     proc = run("analyze", str(path("agent_only_session.jsonl")))
     assert proc.returncode == 0
-    assert "21 API rounds" in proc.stdout and "1 volleys" in proc.stdout
+    assert "63 (1 human turn, 21 API rounds, 1 volley, 0 sidechain set aside)" in proc.stdout
     assert "pressure" in proc.stdout
 
 

@@ -37,6 +37,7 @@ from compaction_inspector.core.strategies import (
     hysteresis,
 )
 from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import load_counts, store_counts
 from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
 from compaction_inspector.tui import heap
@@ -572,7 +573,7 @@ class InspectorApp(App[None]):
             return
         if self.session and self.result:
             steps = len(self.result.steps) if self.step_index < 0 else self.step_index + 1
-            what = f"{steps:,} step{'s' if steps != 1 else ''}"
+            what = counted(steps, "step")
             self.notify(f"{svg.name}; the Markdown of {what} is being written", timeout=3)
             self._export_markdown(stem, self.session, self.result, self.context, self.step_index)
         else:

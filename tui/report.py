@@ -15,7 +15,7 @@ from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Context, each_step
-from compaction_inspector.core.text import one_line, visible
+from compaction_inspector.core.text import counted, one_line, visible
 
 
 def console() -> Console:
@@ -51,8 +51,9 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
     head.add_row(
         "messages",
         Text(
-            f"{len(s.messages)} ({s.human_turns()} human turns, {len(a.api_rounds)} API rounds, "
-            f"{len(a.volleys)} volleys, {len(s.sidechain)} sidechain set aside)"
+            f"{len(s.messages):,} ({counted(s.human_turns(), 'human turn')}, "
+            f"{counted(len(a.api_rounds), 'API round')}, {counted(len(a.volleys), 'volley')}, "
+            f"{len(s.sidechain):,} sidechain set aside)"
         ),
     )
     head.add_row(

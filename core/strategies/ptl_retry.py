@@ -250,9 +250,7 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         start = rounds.starts[first]
         inserted = segment.messages[start].role == "assistant"
         after = prefix[end] - prefix[start] + (rounds.marker_tokens if inserted else 0)
-        retry = _Retry(
-            attempts, error_text, request, limit, groups, drop, gap, start, inserted, after
-        )
+        retry = _Retry(attempts, error_text, request, limit, groups, drop, gap, start, inserted, after)
         retries.append(retry)
         if after != tokens:
             changing += 1

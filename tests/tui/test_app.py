@@ -59,6 +59,7 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         assert "Step 1/1 · Summarize volley 1" in panel_text(app)
         assert "tokens 4,085 → 2,783 (-1,302)" in panel_text(app)
         assert "pressure 90.8% → 61.8%" in panel_text(app)
+        assert "1 summary  " in panel_text(app) and "1 summaries" not in panel_text(app)
         assert "Pressure 61.8%" in gauge_text(app)
         view = app.query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Setting, highlights
-from compaction_inspector.core.text import one_line
+from compaction_inspector.core.text import counted, one_line
 
 
 def _fields(strategy: str) -> list[Setting]:
@@ -142,7 +142,7 @@ class StrategyPanel(Vertical):
         total = len(result.steps)
         head = Text()
         if index < 0:
-            head.append(f"Before · {total} step{'s' if total != 1 else ''} ahead", "bold")
+            head.append(f"Before · {counted(total, 'step')} ahead", "bold")
             head.append("  (n next · e end)", "bright_black")
             detail = Text(self._stats_line(result), style="bright_black")
         else:
@@ -156,16 +156,17 @@ class StrategyPanel(Vertical):
                 f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}\n",
                 "bold",
             )
+            summaries = len({a for _, a in d.summarized})
             counts = [
-                (len(d.dropped), "dropped", "red"),
-                (len({a for _, a in d.summarized}), "summaries", "yellow"),
-                (len(d.summarized), "summarized", "yellow"),
-                (len(d.edited), "edited", "blue"),
-                (len(d.inserted), "inserted", "green"),
+                (len(d.dropped), f"{len(d.dropped):,} dropped", "red"),
+                (summaries, counted(summaries, "summary", "summaries"), "yellow"),
+                (len(d.summarized), f"{len(d.summarized):,} summarized", "yellow"),
+                (len(d.edited), f"{len(d.edited):,} edited", "blue"),
+                (len(d.inserted), f"{len(d.inserted):,} inserted", "green"),
             ]
             for n, label, colour in counts:
                 if n:
-                    detail.append(f"{n} {label}  ", colour)
+                    detail.append(f"{label}  ", colour)
             if index == total - 1:
                 detail.append("\n" + self._stats_line(result), "bright_black")
         title.update(head)
