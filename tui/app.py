@@ -126,13 +126,14 @@ class InspectorApp(App[None]):
         self.origins: dict[Message, int] = {}
         self.demo_runner: Any = None
         self.selection = ""
-        self.tuning = ""
+        self.tuned = False  # the status line shows the window and thresholds once they are tuned
         self.caption = ""
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
         self._usage_facts: tuple[ReportedUsage | None, int | None] = (None, None)
         self._usage_for: tuple[Any, Any] = (None, None)
         self._segments: Segments | None = None  # the session's indexes, kept between replays
+        self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
 
     # --- layout -----------------------------------------------------------------------
 
@@ -487,18 +488,20 @@ class InspectorApp(App[None]):
                 h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
             else:
                 w = self.config.window
-                size = max(w.reserved_output + 1000, int(w.context_window * (1.1 if delta > 0 else 1 / 1.1)))
+                # sizes on one ladder of ×1.1 rungs, so w then W comes back to the same window
+                base, rung = self._window_ladder
+                if round(base * 1.1**rung) != w.context_window:  # set elsewhere since: a ladder from here
+                    base, rung = w.context_window, 0
+                rung += delta
+                size = max(w.reserved_output + 1000, round(base * 1.1**rung))
+                self._window_ladder = (base, rung)
                 self.config = dataclasses.replace(self.config, window=Window(size, w.reserved_output))
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
         self.config = self.config.with_options(hysteresis.NAME, h)
         await self.query_one(StrategyPanel).set_options(hysteresis.NAME, h)
-        w = self.config.window
-        self.tuning = (
-            f"window {w.context_window:,} (usable {w.usable:,}) · "
-            f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
-        )
+        self.tuned = True
         self.show_status()
         self.refresh_view()
         self.run_current_strategy()
@@ -506,6 +509,7 @@ class InspectorApp(App[None]):
     def apply_preset(self, name: str) -> None:
         self.config = self.config.with_preset(name)
         self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
+        self.show_status()
         self.refresh_view()
         self.run_current_strategy()
 
@@ -541,7 +545,14 @@ class InspectorApp(App[None]):
         line = Text()
         if self.caption:
             line.append(self.caption, "bold yellow")
-        for part in (self.tuning, self.selection):
+        tuning = ""
+        if self.tuned:  # made from the config each time, so a preset or a new window shows at once
+            w, h = self.config.window, self.config.options(hysteresis.NAME)
+            tuning = (
+                f"window {w.context_window:,} (usable {w.usable:,}) · "
+                f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
+            )
+        for part in (tuning, self.selection):
             if part:
                 line.append(("   │   " if line else "") + part)
         # query, not query_one: a cursor move queued before the app closed may land

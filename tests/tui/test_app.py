@@ -310,3 +310,25 @@ async def test_the_search_box_shows_what_is_typed(tmp_path: Path) -> None:
         box = app.query_one("#search")
         shown = "\n".join(box.render_line(y).text for y in range(box.size.height))
         assert "parser" in shown
+
+
+async def test_window_down_then_up_is_the_same_window(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sizes = []
+        for key in ("w", "W", "w", "w", "W", "W", "W"):
+            await pilot.press(key)
+            sizes.append(app.config.window.context_window)
+        assert sizes == [4545, 5000, 4545, 4132, 4545, 5000, 5500]
+
+
+async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        assert "window 4,545 (usable 4,045)" in str(app.query_one("#status").render())
+        app.apply_preset("codex")
+        await pilot.pause()
+        assert "window 272,000 (usable 272,000)" in str(app.query_one("#status").render())
