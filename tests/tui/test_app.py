@@ -332,3 +332,23 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
         app.apply_preset("codex")
         await pilot.pause()
         assert "window 272,000 (usable 272,000)" in str(app.query_one("#status").render())
+
+
+async def test_thinking_kept_only_as_a_signature_reads_as_redacted(tmp_path: Path) -> None:
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+         "message": {"role": "user", "content": "why does the build fail?"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "requestId": "r1",
+         "message": {"id": "msg1", "role": "assistant", "model": "m",
+                     "content": [{"type": "thinking", "thinking": "", "signature": "EqQBCkY"}]}},
+        {"type": "assistant", "uuid": "a2", "parentUuid": "a1", "sessionId": "s", "requestId": "r1",
+         "message": {"id": "msg1", "role": "assistant", "model": "m",
+                     "content": [{"type": "text", "text": "A missing import."}]}},
+    ]  # fmt: skip
+    session = tmp_path / "thinking.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    app = InspectorApp(session, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = screen_text(app, "#before")
+        assert "thinking (redacted)" in shown and "(empty)" not in shown

@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from compaction_inspector.core.model import Message
 from compaction_inspector.core.text import one_line, visible
 from compaction_inspector.tui.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
 
@@ -159,7 +160,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _wrap(self, k: int) -> list[str]:
         width = max(20, self.scrollable_content_region.width - 4 or 100)
-        text = visible(self.entries.message(k).text) or "(empty)"
+        text = visible(self.entries.message(k).text) or _placeholder(self.entries.message(k))
         return [
             line
             for para in text.splitlines() or [""]
@@ -336,5 +337,13 @@ class TranscriptView(ScrollView, can_focus=True):
         text = m.text
         lines = text.count("\n") + 1 if text else 0
         more = f"  … +{lines - 1} lines" if lines > 1 else ""
-        preview = one_line(text[:2000], 400) or "(empty)"
+        preview = one_line(text[:2000], 400) or _placeholder(m)
         return [Segment("        " + preview, style), Segment(more, Style(color="bright_black"))]
+
+
+def _placeholder(message: Message) -> str:
+    """What a message with no text shows: thinking kept only as its signature was
+    redacted by the provider, not empty."""
+    if message.blocks and all(b.type == "thinking" for b in message.blocks):
+        return "thinking (redacted)"
+    return "(empty)"
