@@ -352,3 +352,18 @@ async def test_thinking_kept_only_as_a_signature_reads_as_redacted(tmp_path: Pat
         await settle(pilot)
         shown = screen_text(app, "#before")
         assert "thinking (redacted)" in shown and "(empty)" not in shown
+
+
+async def test_an_expanded_message_keeps_every_character_at_each_wrap(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "enter")
+        await pilot.pause()
+        view = app.query_one("#before", TranscriptView)
+        message = view.entries.message(view.cursor).text
+        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        wrapped = view.expanded[view.cursor]
+        assert len(wrapped) > 1 and "".join(wrapped) == message
+        for line in wrapped:
+            assert any(row.endswith(line.rstrip()) for row in shown), line

@@ -62,6 +62,8 @@ SIDE_STYLE = Style(color="bright_black", dim=True)
 CURSOR = Style(reverse=True)
 PAIRED = Style(underline=True)
 
+INDENT = " " * 8  # a message's text under its header
+
 
 class TranscriptView(ScrollView, can_focus=True):
     """Messages of one list, with a cursor; posts `Selected` when the cursor moves."""
@@ -159,7 +161,8 @@ class TranscriptView(ScrollView, can_focus=True):
         return lo
 
     def _wrap(self, k: int) -> list[str]:
-        width = max(20, self.scrollable_content_region.width - 4 or 100)
+        # each line is drawn after the indent: wrapped any wider, its end falls off the view
+        width = max(20, self.scrollable_content_region.width - len(INDENT) or 100)
         text = visible(self.entries.message(k).text) or _placeholder(self.entries.message(k))
         return [
             line
@@ -333,12 +336,12 @@ class TranscriptView(ScrollView, can_focus=True):
         if e.sidechain:
             style = SIDE_STYLE
         if k in self.expanded:
-            return [Segment("        " + self.expanded[k][line], style)]
+            return [Segment(INDENT + self.expanded[k][line], style)]
         text = m.text
         lines = text.count("\n") + 1 if text else 0
         more = f"  … +{lines - 1} lines" if lines > 1 else ""
         preview = one_line(text[:2000], 400) or _placeholder(m)
-        return [Segment("        " + preview, style), Segment(more, Style(color="bright_black"))]
+        return [Segment(INDENT + preview, style), Segment(more, Style(color="bright_black"))]
 
 
 def _placeholder(message: Message) -> str:
