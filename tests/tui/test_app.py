@@ -14,6 +14,7 @@ from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.listing_cache import Key, Source
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
+from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
 
@@ -367,3 +368,16 @@ async def test_an_expanded_message_keeps_every_character_at_each_wrap(tmp_path: 
         assert len(wrapped) > 1 and "".join(wrapped) == message
         for line in wrapped:
             assert any(row.endswith(line.rstrip()) for row in shown), line
+
+
+async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = str(app.query_one(Timeline).render()).splitlines()
+        ruled = [row.split()[0] for row in rows if "┄" in row]
+        assert ruled == ["95%", "85%", "75%", "70%"]
+        await pilot.press("t", "H")  # target 69 %, thresholds 76/86/96
+        await settle(pilot)
+        rows = str(app.query_one(Timeline).render()).splitlines()
+        assert [row.split()[0] for row in rows if "┄" in row] == ["96%", "86%", "76%", "69%"]

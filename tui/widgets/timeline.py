@@ -54,11 +54,13 @@ class Timeline(Widget):
         for k, p in enumerate(self.main.points):
             if p.event:
                 events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
-        rules = {round(t / 100 / top * height): "bold white" for t in self.thresholds}
-        rules[round(self.target / 100 / top * height)] = "cyan"
+        # a line on the row nearest each threshold and the target, labelled with its own value
+        rules = {round(t / 100 / top * height): (t, "bold white") for t in self.thresholds}
+        rules[round(self.target / 100 / top * height)] = (self.target, "cyan")
         lines = []
         for row in range(height, 0, -1):
-            line = Text(f"{row / height * top:>5.0%} ", style="bright_black")
+            label = f"{rules[row][0]:>4}%" if row in rules else f"{row / height * top:>5.0%}"
+            line = Text(label + " ", style="bright_black")
             for x in range(len(main)):
                 level = main[x] / top * height
                 o = other[x] / top * height if x < len(other) else None
@@ -69,7 +71,7 @@ class Timeline(Widget):
                 elif level > row - 1:
                     line.append(EIGHTHS[int((level - row + 1) * 8)], self._colour(main[x]))
                 elif row in rules:
-                    line.append("┄", rules[row])
+                    line.append("┄", rules[row][1])
                 else:
                     line.append(" ")
             lines.append(line)
