@@ -381,3 +381,11 @@ async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_pa
         await settle(pilot)
         rows = str(app.query_one(Timeline).render()).splitlines()
         assert [row.split()[0] for row in rows if "┄" in row] == ["96%", "86%", "76%", "69%"]
+
+
+async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:
+    app = InspectorApp(path("codex_rollout.jsonl"), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = screen_text(app, "#before")
+        assert "response-1" in shown and " sponse-1" not in shown

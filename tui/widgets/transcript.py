@@ -311,7 +311,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if links:
             parts.append(Segment("  " + " ".join(links), Style(color="cyan")))
         if m.id and m.role == "assistant":
-            parts.append(Segment(f"  {m.id[-8:]}", Style(color="bright_black", dim=True)))
+            parts.append(Segment(f"  {_short_id(m.id)}", Style(color="bright_black", dim=True)))
         if e.sidechain:
             parts.append(Segment("  sub-agent", SIDE_STYLE))
         if e.fate in REMOVED or e.fate in ADDED:
@@ -350,3 +350,8 @@ def _placeholder(message: Message) -> str:
     if message.blocks and all(b.type == "thinking" for b in message.blocks):
         return "thinking (redacted)"
     return "(empty)"
+
+
+def _short_id(message_id: str) -> str:
+    """An API id's distinctive tail; the ids a loader makes up ("response-12") whole."""
+    return message_id if len(message_id) <= 12 else message_id[-8:]
