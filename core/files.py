@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 class WriteRefused(OSError):
-    """The write would replace the transcript that was opened."""
+    """The write would replace the transcript that was opened, or a file it must not."""
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
@@ -29,9 +29,13 @@ def _mode(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_atomic(path: str | Path, data: str | bytes, *, protect: str | Path | None = None) -> Path:
+def write_atomic(
+    path: str | Path, data: str | bytes, *, protect: str | Path | None = None, overwrite: bool = True
+) -> Path:
     """Replace `path` with `data` in one step; readers see the old or the new file, never
-    half of one. Refuses when `path` is `protect` (the opened transcript)."""
+    half of one. Refuses when `path` is `protect` (the opened transcript), and with
+    `overwrite=False` raises FileExistsError when `path` exists at all (checked as the
+    file is put in place)."""
     target = Path(path)
     if protect is not None and target.exists() and same_file(target, protect):
         raise WriteRefused(f"refusing to overwrite the input file {protect}")
@@ -44,8 +48,22 @@ def write_atomic(path: str | Path, data: str | bytes, *, protect: str | Path | N
             out.write(payload)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, target)
+        if overwrite:
+            os.replace(tmp, target)
+        else:  # a link fails if the name is taken, in the same step that makes the file
+            os.link(tmp, target)  # FileExistsError names the target
+            Path(tmp).unlink()
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def free_stem(stem: Path, suffixes: tuple[str, ...]) -> Path:
+    """`stem`, or `stem-2`, `stem-3`, ...: the first for which no file with any of the
+    suffixes exists yet, so a new export never lands on an earlier one."""
+    candidate, n = stem, 1
+    while any(candidate.with_name(candidate.name + s).exists() for s in suffixes):
+        n += 1
+        candidate = stem.with_name(f"{stem.name}-{n}")
+    return candidate

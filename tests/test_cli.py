@@ -225,6 +225,12 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     proc = run("compact", str(src), "--strategy", "microcompact", "--write", str(src))
     assert proc.returncode == 2 and "refusing to overwrite the input file" in proc.stderr
     assert digest(src) == before
+    written = digest(out)  # an existing file is kept unless --force says otherwise
+    proc = run("compact", str(src), "--strategy", "trim", "--write", str(out))
+    assert proc.returncode == 2 and f"{out} exists: choose another name, or pass --force" in proc.stderr
+    assert digest(out) == written
+    proc = run("compact", str(src), "--strategy", "trim", "--write", str(out), "--force")
+    assert proc.returncode == 0 and digest(out) != written
 
 
 def test_simulate_json_and_compare() -> None:

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
-from compaction_inspector.core.files import WriteRefused, write_atomic
+from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
@@ -576,16 +576,23 @@ class InspectorApp(App[None]):
         return self.export_dir / f"{self.path.stem}-{self.strategy}-{step}"
 
     def action_export(self) -> None:
-        stem = self.export_stem()
+        stem = free_stem(self.export_stem(), (".svg", ".md"))
         try:
-            svg = write_atomic(stem.with_suffix(".svg"), self.export_screenshot(), protect=self.path)
+            svg = write_atomic(
+                stem.with_name(stem.name + ".svg"),
+                self.export_screenshot(),
+                protect=self.path,
+                overwrite=False,
+            )
         except (OSError, WriteRefused) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return
         if self.session and self.result:
             steps = len(self.result.steps) if self.step_index < 0 else self.step_index + 1
             what = counted(steps, "step")
-            self.notify(f"{svg.name}; the Markdown of {what} is being written", timeout=3)
+            self.notify(
+                f"{svg.name} written; {stem.name}.md, the Markdown of {what}, is being written", timeout=3
+            )
             self._export_markdown(stem, self.session, self.result, self.context, self.step_index)
         else:
             self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
@@ -598,11 +605,16 @@ class InspectorApp(App[None]):
         the thousands of a long session, so not on the UI thread."""
         try:
             md = compaction_markdown(session, result, context, upto)
-            name = write_atomic(stem.with_suffix(".md"), md, protect=self.path).name
+            name = write_atomic(
+                stem.with_name(stem.name + ".md"), md, protect=self.path, overwrite=False
+            ).name
         except (OSError, WriteRefused) as exc:
             self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
             return
-        self.call_from_thread(self.notify, name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
+        svg = f"{stem.name}.svg and "
+        self.call_from_thread(
+            self.notify, svg + name, title=f"Exported to {stem.parent.resolve()}", timeout=5
+        )
 
     def action_checkpoint(self) -> None:
         if self.session is None:

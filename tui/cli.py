@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", required=True, choices=sorted(REGISTRY))
     _add_policy(p)
     p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
+    p.add_argument("--force", action="store_true", help="let --write replace an existing file")
     p = sub.add_parser(
         "simulate",
         parents=[source, settings, as_json],
@@ -236,7 +237,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.write:
         text, written = serialize(result.messages, session.format, session.metadata)
         try:
-            write_atomic(args.write, text, protect=args.file)
+            write_atomic(args.write, text, protect=args.file, overwrite=args.force)
+        except FileExistsError as exc:
+            raise UsageError(f"{args.write} exists: choose another name, or pass --force") from exc
         except OSError as exc:
             raise UsageError(str(exc)) from exc
         print(f"wrote {len(result.messages)} messages ({written}) to {args.write}", file=sys.stderr)

@@ -240,6 +240,11 @@ async def test_export_and_checkpoint_write_new_files_only(tmp_path: Path) -> Non
         assert (tmp_path / "s-hysteresis-step1.svg").read_text().startswith("<svg")
         md = (tmp_path / "s-hysteresis-step1.md").read_text()
         assert md.startswith("# hysteresis on") and "## Step 1: Summarize volley 1" in md
+        await pilot.press("x")  # again: new files beside the first export, not over it
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert (tmp_path / "s-hysteresis-step1-2.svg").read_text().startswith("<svg")
+        assert (tmp_path / "s-hysteresis-step1-2.md").read_text() == md
         await pilot.press("m")
         await pilot.pause()
         memory = list((tmp_path / "memory").glob("*.md"))
