@@ -203,6 +203,9 @@ class InspectorApp(App[None]):
         bar.update(total=max(1, total), progress=done)
 
     def _load_failed(self, reason: str) -> None:
+        if not self.follow:  # nothing to show: end with the reason, as the command line does
+            self.exit(return_code=2, message=Text(f"compaction-inspector: {self.path}: {reason}"))
+            return
         self.sub_title = f"{self.path.name} · cannot open"
         self.query_one("#status", Static).update(f"Cannot open {self.path}: {reason}")
         self.notify(reason, title="Cannot open transcript", severity="error", timeout=30)

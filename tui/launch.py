@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path as sample_path
 
@@ -41,10 +42,16 @@ def run_app(args: argparse.Namespace) -> int:
         note = (
             "Bundled sample, shown in a 5,000-token window so every strategy has work to do (w/W to resize)."
         )
+    if args.file and not args.follow:  # a file that cannot be opened is said at once, not in the app
+        try:
+            check_readable(args.file)
+        except LoadError as exc:
+            print(f"compaction-inspector: {args.file}: {exc}", file=sys.stderr)
+            return 2
     from compaction_inspector.tui.app import InspectorApp
 
     target = args.file or str(sample_path())
-    InspectorApp(
+    app = InspectorApp(
         target,
         config,
         request=args.request,
@@ -52,5 +59,6 @@ def run_app(args: argparse.Namespace) -> int:
         demo=args.demo,
         config_warning=warning,
         note=note,
-    ).run()
-    return 0
+    )
+    app.run()
+    return app.return_code or 0

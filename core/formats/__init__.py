@@ -51,7 +51,21 @@ def load(path: str | Path, request: int | None = None) -> Session:
             session: Session = kind.load(records, str(path))
             return replace(session, content_hash=hasher.hexdigest())
     except OSError as exc:
-        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise _unreadable(path, exc) from exc
+
+
+def check_readable(path: str | Path) -> None:
+    """Raise the LoadError `load` would for a file that cannot be opened at all (missing,
+    a directory, no permission), without reading it."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+
+
+def _unreadable(path: str | Path, exc: OSError) -> LoadError:
+    return LoadError(f"cannot read {path}: {exc.strerror or exc}")
 
 
 def _streamable(first_line: bytes) -> Any:

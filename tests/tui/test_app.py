@@ -264,10 +264,12 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
-async def test_an_unreadable_file_is_reported_not_crashed(tmp_path: Path) -> None:
+async def test_an_unreadable_file_followed_is_reported_not_crashed(tmp_path: Path) -> None:
+    """Followed, the app stays open for what the file becomes (opened, it ends with the
+    reason: tests/tui/test_launch.py)."""
     bad = tmp_path / "notes.txt"
     bad.write_text("not a transcript\n")
-    app = InspectorApp(bad, SMALL, export_dir=tmp_path)
+    app = InspectorApp(bad, SMALL, export_dir=tmp_path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from compaction_inspector.core.config import Config
 from compaction_inspector.tui import cli, launch
 from compaction_inspector.tui.app import InspectorApp
 
@@ -46,6 +47,7 @@ def test_a_named_broken_config_is_an_error(
 
 def test_a_file_argument_keeps_the_configured_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "some.jsonl").touch()
     seen = capture(monkeypatch)
     cli.main(["some.jsonl", "--context-window", "64000"])
     assert seen["config"].window.context_window == 64000 and seen["note"] is None
@@ -53,6 +55,38 @@ def test_a_file_argument_keeps_the_configured_window(tmp_path: Path, monkeypatch
 
 def test_open_reaches_a_file_named_like_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "analyze").touch()
     seen = capture(monkeypatch)
     assert cli.main(["open", "analyze", "--reserved-output", "4000"]) == 0
     assert str(seen["path"]) == "analyze" and seen["config"].window.reserved_output == 4000
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_a_file_that_cannot_be_read_is_refused_before_the_app_starts(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = capture(monkeypatch)
+    target = tmp_path / "nope.jsonl" if kind == "missing" else tmp_path
+    assert cli.main([str(target)]) == 2
+    assert seen == {}  # the app never started
+    err = capsys.readouterr().err
+    assert err.startswith(f"compaction-inspector: {target}: cannot read ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256))])
+async def test_a_file_that_is_not_a_transcript_ends_the_app_with_its_reason(
+    content: bytes, tmp_path: Path
+) -> None:
+    target = tmp_path / "bad.jsonl"
+    target.write_bytes(content)
+    app = InspectorApp(target, Config())
+    said: list[str] = []
+    async with app.run_test() as pilot:
+        for _ in range(100):  # loading runs in a worker; the app ends when it fails
+            if app.return_code is not None:
+                said = [str(r) for r in app._exit_renderables]  # printed and cleared once it has ended
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == 2
+    reason = "the file is empty" if not content else "not a transcript in any known format"
+    assert len(said) == 1 and said[0].startswith(f"compaction-inspector: {target}: ") and reason in said[0]
