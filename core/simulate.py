@@ -54,13 +54,6 @@ class Policy:
     def label(self) -> str:
         return "no compaction" if self.strategy is None else self.declared.label_of(self.settings)
 
-    def would_run(self, tokens: int, context: Context, human_turns: int) -> bool:
-        """Cheap pre-check: False only when the strategy certainly changes nothing."""
-        fires = None if self.strategy is None else self.declared.fires
-        return self.strategy is not None and (
-            fires is None or fires(self.settings, tokens, context, human_turns)
-        )
-
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
         assert self.strategy is not None
         return run(self.strategy, messages, self.settings, context)
@@ -208,12 +201,12 @@ class _Requests:
         self.valid_until = -1
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
         self.tail = self.length = len(segment)
-        if self.incremental:
-            # asked of every request: looked up once
+        if policy.strategy is not None:  # asked of every request: looked up once
             declared = policy.declared
             self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
             self.persisted = policy.persisted
             self.humans = segment.humans if self.fires is not None else []  # what a trigger reads
+        if self.incremental:
             pairing = segment.pairing
             self.valid_until = pairing.valid_until
             if pairing.repaired is not None:
@@ -230,7 +223,7 @@ class _Requests:
             return self._run(end)
         stored = self.stored
         tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
-        if self.fires is not None and not self.fires(self.options, tokens, segment.context, self.humans[end]):
+        if not self._fires(tokens, end):
             self.done = end
             return tokens, sent, None
         plan = self.plan(segment, end, self.options, stored)
@@ -248,6 +241,10 @@ class _Requests:
         if last and self.end_repair is not None:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
         return tokens, sent, outcome
+
+    def _fires(self, tokens: int, end: int) -> bool:
+        """The strategy's cheap pre-check: False only when it certainly changes nothing."""
+        return self.fires is None or self.fires(self.options, tokens, self.segment.context, self.humans[end])
 
     def _run(self, end: int) -> tuple[int, int, Outcome | None]:
         policy, segment = self.policy, self.segment
@@ -268,7 +265,7 @@ class _Requests:
             request = segment.messages[:end]
             tokens = segment.prefix[end]
         self.done = end
-        if not policy.would_run(tokens, context, segment.humans[end]):
+        if not self._fires(tokens, end):
             return tokens, len(request), None
         result = policy.apply(request, context)
         if not _changed(result, request):

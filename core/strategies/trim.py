@@ -120,7 +120,8 @@ class TrimPlan:
 def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) -> TrimPlan:
     messages = segment.messages
     k = options.keep_recent_turns
-    turn = _turn(options, segment, end)
+    # counting human messages reads every one: only when a turns trigger asks (0 otherwise)
+    turn = _turn(options, segment.humans[end]) if options.trigger_turns is not None else 0
     tokens = segment.prefix[end]
     reason = _reason(options, turn, tokens)
     keep_first = options.keep_initial_user and end > 0 and messages[0].role == "user"
@@ -201,17 +202,14 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
 
-def _turn(options: TrimOptions, segment: Segment, end: int) -> int:
-    """The turn about to start; 0 when no turns trigger asks (counting them reads every message)."""
-    if options.turn is not None:
-        return options.turn
-    return segment.humans[end] + 1 if options.trigger_turns is not None else 0
+def _turn(options: TrimOptions, humans: int) -> int:
+    """The turn about to start, after `humans` human messages (1-indexed)."""
+    return options.turn if options.turn is not None else humans + 1
 
 
 def _fires(options: TrimOptions, tokens: int, context: Context, humans: int) -> bool:
     """The trigger, for a replay's request with `humans` human messages before it."""
-    turn = options.turn if options.turn is not None else humans + 1
-    return _reason(options, turn, tokens) is not None
+    return _reason(options, _turn(options, humans), tokens) is not None
 
 
 def _reason(options: TrimOptions, turn: int, tokens: int) -> str | None:
