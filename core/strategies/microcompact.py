@@ -229,7 +229,7 @@ def plan(
     reason: str | None = "always"
     if options.idle_gap_minutes is not None:
         reason = _reason(idle_minutes(segment.messages, options.now, end), options)
-    tokens = segment.prefix[end] + was.saved
+    tokens, _ = was.request(segment, end)
     if reason is None or upto <= count:
         return MicrocompactPlan(end, reason, before_end - count, was, was, tokens, tokens, 0, 0)
     # Each message's tokens are found from what it was and what it becomes: a replay
