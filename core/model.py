@@ -16,7 +16,7 @@ import orjson
 
 Role = Literal["user", "assistant", "system", "tool"]
 BlockType = Literal["text", "thinking", "tool_use", "tool_result", "image", "document"]
-Kind = Literal["message", "tool_result", "summary", "marker", "meta"]
+Kind = Literal["message", "tool_result", "summary", "marker", "meta", "attachment"]
 
 SUMMARY_PREFIX = "[memory:"
 PTL_MARKER_TEXT = "[earlier conversation truncated for compaction retry]"
@@ -111,6 +111,9 @@ class Message:
     # Source messages this one stands for: the volleys a summary condenses, or the
     # original of an edited message. Empty for messages read from the transcript.
     replaces: tuple[Message, ...] = ()
+    # What a meta message injected by the agent is (Claude Code `attachment` lines: file,
+    # task_reminder, skill_listing, ...); None for every other message.
+    attachment: str | None = None
     # Derived once at construction: every strategy and grouping asks these many times.
     is_tool_result: bool = field(init=False, repr=False)
     is_summary_item: bool = field(init=False, repr=False)
@@ -163,6 +166,8 @@ class Message:
             return "summary"
         if self.is_tool_result:
             return "tool_result"
+        if self.attachment is not None:
+            return "attachment"
         if self.is_meta:
             return "meta"
         return "message"
@@ -192,6 +197,7 @@ class Message:
             self.is_synthetic,
             self.usage,
             (self,),
+            self.attachment,
         )
 
 

@@ -2,7 +2,9 @@
 
 One line per content block of a streamed reply: lines sharing `message.id` are one API
 response, each line one message here. Sub-agent (`isSidechain`) lines are set aside.
-Compact boundaries are kept as markers; every other non-conversation line is counted.
+Compact boundaries are kept as markers and `attachment` lines (context Claude Code
+injects as system reminders: re-read files, plan files, task lists, hook output, ...) as
+meta messages; every other non-conversation line is counted (SEMANTICS §13).
 """
 
 from __future__ import annotations
@@ -87,6 +89,13 @@ def load(records: Records, path: str | None) -> Session:
                 )
             )
             continue
+        if kind == "attachment":
+            attachment = _attachment(record, number)
+            if attachment is None:
+                skipped.add("unsent attachment")
+            else:
+                (side if attachment.is_sidechain else main).append(attachment)
+            continue
         if kind not in ("user", "assistant"):
             subtype = record.get("subtype")
             skipped.add(f"{kind}/{subtype}" if kind == "system" and subtype else str(kind))
@@ -96,8 +105,11 @@ def load(records: Records, path: str | None) -> Session:
             skipped.add(f"{kind} (no message)")
             continue
         role: Role = "assistant" if kind == "assistant" else "user"
-        if role == "assistant" and isinstance(body.get("model"), str):
-            metadata["model"] = body["model"]
+        model = body.get("model")
+        # a line Claude Code writes itself ("No response requested."): no API response
+        synthetic = model == "<synthetic>"
+        if role == "assistant" and isinstance(model, str) and not synthetic:
+            metadata["model"] = model
         message = Message(
             role=role,
             blocks=parse_content(body.get("content")),
@@ -110,7 +122,7 @@ def load(records: Records, path: str | None) -> Session:
             is_meta=record.get("isMeta") is True,
             is_sidechain=record.get("isSidechain") is True,
             is_compact_summary=record.get("isCompactSummary") is True,
-            usage=_usage(body, usages) if role == "assistant" else None,
+            usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
         )
         (side if message.is_sidechain else main).append(message)
     return Session(
@@ -121,6 +133,66 @@ def load(records: Records, path: str | None) -> Session:
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
         sidechain=tuple(side),
     )
+
+
+# The fields of an attachment that hold what the model is shown, by attachment type;
+# other types show every text field they carry.
+_ATTACHMENT_TEXT = {
+    "file": ("content",),
+    "plan_file_reference": ("planContent",),
+    "hook_success": ("content",),
+    "hook_additional_context": ("content",),
+    "queued_command": ("prompt",),
+    "deferred_tools_delta": ("addedLines",),
+    "agent_listing_delta": ("addedLines",),
+    "mcp_instructions_delta": ("addedBlocks",),
+}
+_ATTACHMENT_SKIP = frozenset(
+    {"type", "timestamp", "toolUseID", "hookName", "hookEvent", "durationMs", "exitCode"}
+)
+
+
+# Hook output reaches the model only from these events (other hooks' success is logged)
+_HOOKS_SENT = frozenset({"SessionStart", "UserPromptSubmit"})
+
+
+def _attachment(record: dict[str, Any], number: int) -> Message | None:
+    """An `attachment` line as the meta message the model was sent; None for one it
+    was not sent (an empty text, another hook's success)."""
+    body = as_dict(record.get("attachment"))
+    kind = as_str(body.get("type")) or "attachment"
+    if kind == "hook_success" and body.get("hookEvent") not in _HOOKS_SENT:
+        return None
+    fields = _ATTACHMENT_TEXT.get(kind) or tuple(k for k in body if k not in _ATTACHMENT_SKIP)
+    parts = [text for key in fields if (text := _flatten(body.get(key)))]
+    if not parts:
+        return None
+    return Message(
+        role="user",
+        blocks=(Block("text", text="\n".join(parts)),),
+        line=number,
+        uuid=_opt_str(record.get("uuid")),
+        parent_uuid=_opt_str(record.get("parentUuid")),
+        timestamp=_opt_str(record.get("timestamp")),
+        is_meta=True,
+        is_sidechain=record.get("isSidechain") is True,
+        attachment=kind,
+    )
+
+
+def _flatten(value: Any) -> str:
+    """The text inside an attachment field: strings as they are, lists and mappings
+    (a read file's `{file: {content}}`, hook output lists) by their text values."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(text for item in value if (text := _flatten(item)))
+    if isinstance(value, dict):
+        inner = value.get("file", value)
+        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
+            return str(inner["content"])
+        return "\n".join(text for item in value.values() if (text := _flatten(item)))
+    return ""
 
 
 def _usage(body: dict[str, Any], seen: dict[Any, Usage | None]) -> Usage | None:

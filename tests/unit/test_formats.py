@@ -171,3 +171,53 @@ def test_streamed_file_with_a_byte_order_mark(tmp_path: Path) -> None:
     target.write_bytes(b"\xef\xbb\xbf" + path().read_bytes())
     s = load(target)
     assert len(s.messages) == 65 and s.diagnostics == load(path()).diagnostics
+
+
+def _cc_line(kind: str, **fields: object) -> str:
+    return json.dumps({"type": kind, "uuid": f"u-{kind}-{len(fields)}", "sessionId": "s", **fields})
+
+
+def test_claude_code_attachments_are_meta_messages_of_what_the_model_was_sent() -> None:
+    lines = [
+        _cc_line("user", message={"role": "user", "content": "hi"}),
+        _cc_line(
+            "attachment",
+            attachment={
+                "type": "file",
+                "filename": "/src/a.py",
+                "content": {"type": "text", "file": {"filePath": "/src/a.py", "content": "print(1)"}},
+            },
+        ),
+        _cc_line("attachment", attachment={"type": "task_reminder", "content": [{"subject": "write tests"}]}),
+        _cc_line("attachment", attachment={"type": "hook_success", "hookEvent": "PostToolUse", "content": "ok"}),
+        _cc_line("attachment", attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": ""}),
+        _cc_line(
+            "attachment",
+            attachment={"type": "hook_additional_context", "content": ["registered", "ready"]},
+        ),
+        _cc_line(
+            "assistant",
+            message={
+                "id": "msg_1",
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "No response requested."}],
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+        ),
+    ]
+    s = load_text("\n".join(lines))
+    kinds = [(m.kind, m.attachment, m.text) for m in s.messages]
+    assert kinds == [
+        ("message", None, "hi"),
+        ("attachment", "file", "print(1)"),
+        ("attachment", "task_reminder", "write tests"),
+        ("attachment", "hook_additional_context", "registered\nready"),
+        ("message", None, "No response requested."),
+    ]
+    assert all(m.is_meta and not m.is_human for m in s.messages[1:4])
+    # Claude Code's own "<synthetic>" line is no API response: it reports nothing
+    assert s.messages[-1].usage is None and "model" not in s.metadata
+    assert [d.message for d in s.diagnostics] == [
+        "skipped 2 unsent attachment lines (not conversation)"
+    ]

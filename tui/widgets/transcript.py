@@ -33,6 +33,7 @@ STYLES = {
     "summary": Style(color="yellow", bold=True),
     "marker": Style(color="magenta", bold=True),
     "meta": Style(color="bright_black", italic=True),
+    "attachment": Style(color="bright_black", italic=True),
 }
 FATE_STYLES = {
     "dropped": Style(color="red", strike=True, dim=True),
