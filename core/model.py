@@ -216,6 +216,25 @@ class Diagnostic:
         return {"line": self.line, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A compaction the transcript itself records (SEMANTICS §12): where its boundary
+    marker sits and the context sizes the agent wrote down, when it did."""
+
+    index: int  # of the boundary marker in `Session.messages`
+    trigger: str | None = None  # "auto", "manual", or None where the format does not say
+    pre_tokens: int | None = None  # the context the agent measured before it
+    post_tokens: int | None = None  # ... and after it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "trigger": self.trigger,
+            "pre_tokens": self.pre_tokens,
+            "post_tokens": self.post_tokens,
+        }
+
+
 @dataclass(frozen=True)
 class Session:
     """A loaded transcript: the main conversation plus what was set aside."""
@@ -230,6 +249,7 @@ class Session:
     request_count: int = 1
     request_index: int = 0
     content_hash: str | None = None  # of the bytes read: keys the persistent token cache
+    compactions: tuple[Compaction, ...] = ()  # the transcript's own, in order
 
     @property
     def session_id(self) -> str | None:

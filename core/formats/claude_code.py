@@ -21,7 +21,7 @@ from compaction_inspector.core.formats.common import (
     parse_content,
     parse_usage,
 )
-from compaction_inspector.core.model import Block, Message, Role, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
 LINE_TYPES = frozenset(
@@ -48,12 +48,22 @@ def looks_like(record: dict[str, Any]) -> bool:
     )
 
 
-def _boundary_text(record: dict[str, Any]) -> str:
+def _compaction(record: dict[str, Any], index: int) -> Compaction:
     meta = as_dict(record.get("compactMetadata"))
-    trigger = as_str(meta.get("trigger")) or "unknown"
-    pre = meta.get("preTokens")
-    detail = f"{trigger}, {pre} tokens before" if isinstance(pre, int) else trigger
+    return Compaction(
+        index, as_str(meta.get("trigger")) or None, _int(meta.get("preTokens")), _int(meta.get("postTokens"))
+    )
+
+
+def _boundary_text(compaction: Compaction) -> str:
+    trigger = compaction.trigger or "unknown"
+    pre = compaction.pre_tokens
+    detail = f"{trigger}, {pre:,} tokens before" if pre is not None else trigger
     return f"Conversation compacted ({detail})"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def load(records: Records, path: str | None) -> Session:
@@ -65,6 +75,7 @@ def load(records: Records, path: str | None) -> Session:
     wanted = [("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")]
     # A streamed reply repeats its usage on every line: parse it once per response.
     usages: dict[Any, Usage | None] = {}
+    compactions: list[Compaction] = []
     for number, record in iter_dicts(records):
         kind = record.get("type")
         if wanted:
@@ -78,10 +89,11 @@ def load(records: Records, path: str | None) -> Session:
             skipped.add("summary")
             continue
         if kind == "system" and record.get("subtype") == "compact_boundary":
+            compactions.append(_compaction(record, len(main)))
             main.append(
                 Message(
                     role="system",
-                    blocks=(Block("text", text=_boundary_text(record)),),
+                    blocks=(Block("text", text=_boundary_text(compactions[-1])),),
                     line=number,
                     uuid=_opt_str(record.get("uuid")),
                     timestamp=_opt_str(record.get("timestamp")),
@@ -132,6 +144,7 @@ def load(records: Records, path: str | None) -> Session:
         metadata=metadata,
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
         sidechain=tuple(side),
+        compactions=tuple(compactions),
     )
 
 

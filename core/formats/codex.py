@@ -1,8 +1,11 @@
 """Codex CLI rollouts (`~/.codex/sessions/.../rollout-*.jsonl`).
 
 Each `response_item` is one message here. Consecutive assistant-side items (reasoning,
-assistant text, tool calls) are one API response and share a synthetic id. The usage of
-a `token_count` event belongs to the response it precedes or is written inside.
+assistant text, tool calls) are one API response and share a synthetic id. A
+`token_count` event reports the sampling request just finished: newer rollouts write it
+after that response's items, older ones before them and again after (the repeat, with
+the same running total, is ignored). The one right after a `compacted` line is the
+context the compaction left (SEMANTICS §11-12).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from compaction_inspector.core.formats.common import (
     iter_dicts,
     tool_arguments,
 )
-from compaction_inspector.core.model import Block, Message, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -67,22 +70,59 @@ def _usage(info: Any) -> Usage | None:
     )
 
 
+def _total(info: Any) -> Any:
+    """The running total a token_count carries: the same again is a repeat."""
+    return as_dict(info).get("total_token_usage")
+
+
 def load(records: Records, path: str | None) -> Session:
     messages: list[Message] = []
     skipped = Skipped()
     ids = SyntheticIds("response")
     metadata: dict[str, Any] = {}
+    compactions: list[Compaction] = []
     response_id: str | None = None  # the open assistant response, if any
-    pending_usage: Usage | None = None
+    last_response = -1  # index of the last assistant message
+    pending_usage: Usage | None = None  # reported before the response it belongs to
+    reported: set[str] = set()  # responses that have their usage
+    last_total: Any = None
+    last_prompt: int | None = None  # the context last reported: a compaction's "before"
 
     def assistant(number: int, blocks: tuple[Block, ...]) -> None:
-        nonlocal response_id, pending_usage
+        nonlocal response_id, pending_usage, last_response
         if response_id is None:
             response_id = ids.next()
         messages.append(
             Message(role="assistant", blocks=blocks, id=response_id, line=number, usage=pending_usage)
         )
+        if pending_usage is not None:
+            reported.add(response_id)
         pending_usage = None
+        last_response = len(messages) - 1
+
+    def token_count(info: Any) -> None:
+        nonlocal pending_usage, last_total, last_prompt
+        if isinstance(info.get("model_context_window"), int):
+            metadata["context_window"] = info["model_context_window"]
+        usage = _usage(info)
+        if usage is None:
+            return
+        after = as_dict(info.get("last_token_usage")).get("total_tokens")
+        if usage.prompt_tokens == 0:  # no request: the context a compaction left
+            if compactions and compactions[-1].post_tokens is None and isinstance(after, int):
+                compactions[-1] = replace(compactions[-1], post_tokens=after)
+            return
+        total = _total(info)
+        if total is not None and total == last_total:
+            return
+        last_total = total
+        last_prompt = after if isinstance(after, int) else usage.prompt_tokens + usage.output_tokens
+        last = messages[last_response] if last_response >= 0 else None
+        if last is not None and last.id not in reported and pending_usage is None:
+            messages[last_response] = replace(last, usage=usage)
+            reported.add(str(last.id))
+        else:
+            pending_usage = usage
 
     for number, record in iter_dicts(records):
         kind = record.get("type")
@@ -98,16 +138,13 @@ def load(records: Records, path: str | None) -> Session:
             continue
         if kind == "event_msg":
             if payload.get("type") == "token_count" and payload.get("info"):
-                usage = _usage(payload.get("info"))
-                if response_id is not None and messages and messages[-1].usage is None:
-                    messages[-1] = replace(messages[-1], usage=usage)
-                else:
-                    pending_usage = usage
+                token_count(as_dict(payload.get("info")))
             else:
                 skipped.add(f"event_msg/{payload.get('type')}")
             continue
         if kind == "compacted":
             response_id = None
+            compactions.append(Compaction(len(messages), "auto", last_prompt))
             messages.append(
                 Message(
                     role="system",
@@ -148,18 +185,21 @@ def load(records: Records, path: str | None) -> Session:
         elif item == "reasoning":
             summary = "\n".join(as_str(as_dict(part).get("text")) for part in payload.get("summary") or [])
             assistant(number, (Block("thinking", text=summary),))
-        elif item in ("function_call", "custom_tool_call", "local_shell_call"):
-            name = as_str(payload.get("name")) or "local_shell"
+        elif item in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
+            name = as_str(payload.get("name")) or (
+                "tool_search" if item == "tool_search_call" else "local_shell"
+            )
             raw = payload.get("arguments", payload.get("input", payload.get("action")))
             assistant(number, (Block.tool_use(as_str(payload.get("call_id")), name, tool_arguments(raw)),))
-        elif item in ("function_call_output", "custom_tool_call_output"):
+        elif item in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
             response_id = None
             messages.append(
                 Message(
                     role="user",
                     blocks=(
                         Block.tool_result(
-                            as_str(payload.get("call_id")), _output_text(payload.get("output"))
+                            as_str(payload.get("call_id")),
+                            _output_text(payload.get("output", payload.get("tools"))),
                         ),
                     ),
                     line=number,
@@ -176,4 +216,5 @@ def load(records: Records, path: str | None) -> Session:
         path=path,
         metadata=metadata,
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
+        compactions=tuple(compactions),
     )

@@ -32,6 +32,10 @@ def test_claude_code_sample_rounds_volleys_markers_and_sidechain() -> None:
         "message",
     ]
     assert s.messages[29].is_compact_boundary
+    assert s.messages[29].text == "Conversation compacted (manual, 20,444 tokens before)"
+    assert [c.to_dict() for c in s.compactions] == [
+        {"index": 29, "trigger": "manual", "pre_tokens": 20444, "post_tokens": None}
+    ]
     assert s.metadata["session_id"] == "7f3c2a91-5b8e-4d1a-9c6f-2e4b8a1d0c55"
     assert s.metadata["title"].startswith("Fix tinyparse")
     assert [d.message for d in s.diagnostics] == [
@@ -189,8 +193,10 @@ def test_claude_code_attachments_are_meta_messages_of_what_the_model_was_sent() 
             },
         ),
         _cc_line("attachment", attachment={"type": "task_reminder", "content": [{"subject": "write tests"}]}),
-        _cc_line("attachment", attachment={"type": "hook_success", "hookEvent": "PostToolUse", "content": "ok"}),
-        _cc_line("attachment", attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": ""}),
+        _cc_line("attachment", attachment={"type": "hook_success", "hookEvent": "Stop", "content": "a"}),
+        _cc_line(
+            "attachment", attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": ""}
+        ),
         _cc_line(
             "attachment",
             attachment={"type": "hook_additional_context", "content": ["registered", "ready"]},
@@ -218,6 +224,46 @@ def test_claude_code_attachments_are_meta_messages_of_what_the_model_was_sent() 
     assert all(m.is_meta and not m.is_human for m in s.messages[1:4])
     # Claude Code's own "<synthetic>" line is no API response: it reports nothing
     assert s.messages[-1].usage is None and "model" not in s.metadata
-    assert [d.message for d in s.diagnostics] == [
-        "skipped 2 unsent attachment lines (not conversation)"
+    assert [d.message for d in s.diagnostics] == ["skipped 2 unsent attachment lines (not conversation)"]
+
+
+def _codex(kind: str, **payload: object) -> str:
+    return json.dumps({"type": kind, "payload": payload})
+
+
+def _count(prompt: int, output: int, total: int) -> str:
+    last = {
+        "input_tokens": prompt,
+        "cached_input_tokens": 0,
+        "output_tokens": output,
+        "total_tokens": prompt + output,
+    }
+    info = {
+        "last_token_usage": last,
+        "total_token_usage": {"total_tokens": total},
+        "model_context_window": 1000,
+    }
+    return _codex("event_msg", type="token_count", info=info)
+
+
+def test_codex_usage_goes_to_the_response_it_reports_in_either_order_and_compactions_are_recorded() -> None:
+    call = _codex("response_item", type="function_call", name="shell", arguments="{}", call_id="c")
+    result = _codex("response_item", type="function_call_output", call_id="c", output="ok")
+    lines = [
+        _codex("session_meta", id="s"),
+        _codex("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
+        # newer rollouts: the count after the response's items (and after its tool output)
+        call, result, _count(100, 10, 110),
+        # older ones: the count first, the items, then the same count again
+        _count(130, 5, 245), call, result, _count(130, 5, 245),
+        _codex("compacted", message="summary"),
+        _count(0, 0, 245).replace('"total_tokens": 0}', '"total_tokens": 40}'),
+        call, _count(60, 5, 310),
+    ]  # fmt: skip
+    s = load_text("\n".join(lines))
+    reported = [(m.id, m.usage.prompt_tokens) for m in s.messages if m.usage is not None]
+    assert reported == [("response-1", 100), ("response-2", 130), ("response-3", 60)]
+    assert [c.to_dict() for c in s.compactions] == [
+        {"index": 5, "trigger": "auto", "pre_tokens": 135, "post_tokens": 40}
     ]
+    assert s.messages[5].is_compact_boundary and s.metadata["context_window"] == 1000
