@@ -250,6 +250,11 @@ class Session:
     request_index: int = 0
     content_hash: str | None = None  # of the bytes read: keys the persistent token cache
     compactions: tuple[Compaction, ...] = ()  # the transcript's own, in order
+    # A request body's own prompt outside its messages (system prompt, tool definitions),
+    # by label: the overhead of the context it sent (SEMANTICS §11).
+    preamble: tuple[tuple[str, str], ...] = ()
+    # What the logged response to a request body reported: its prompt is the whole body.
+    request_usage: Usage | None = None
 
     @property
     def session_id(self) -> str | None:

@@ -16,12 +16,23 @@ from typing import Any
 import yaml
 
 from compaction_inspector.core.formats import anthropic, claude_code, codex, openai_chat, plain
-from compaction_inspector.core.formats.common import LoadError, Records, loads, read_jsonl, stream_jsonl
-from compaction_inspector.core.model import Diagnostic, Message, Session
+from compaction_inspector.core.formats.common import (
+    LoadError,
+    Records,
+    as_dict,
+    loads,
+    parse_usage,
+    read_jsonl,
+    result_text,
+    stream_jsonl,
+)
+from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
 __all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
 
 YAML_MAX_CHARS = 10_000_000
+# a request body: its line, the body, and the usage its logged response reported
+Body = tuple[int | None, dict[str, Any], Usage | None]
 FORMATS_TRIED = (
     "Claude Code JSONL, Anthropic Messages JSON (body, JSONL of bodies or proxy log), "
     "OpenAI chat-completions JSON, Codex rollout JSONL, plain role/content JSON/YAML"
@@ -130,10 +141,10 @@ def _from_value(value: Any, path: str | None, request: int | None) -> Session:
             records = Records(items=[(1, value)])
             return _from_records(records, [value], path, request)
         if isinstance(value.get("messages"), list):
-            return _from_bodies([(None, value)], [], path, request)
+            return _from_bodies([(None, value, None)], [], path, request)
     if isinstance(value, list) and value:
         if any((isinstance(m, dict) and "tool_calls" in m) or _is_tool_role(m) for m in value):
-            return _from_bodies([(None, {"messages": value})], [], path, request)
+            return _from_bodies([(None, {"messages": value}, None)], [], path, request)
         if plain.looks_like(value):
             return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
@@ -151,11 +162,11 @@ def _from_records(
         return claude_code.load(records, path)
     if any(codex.looks_like(d) for d in sample):
         return codex.load(records, path)
-    bodies: list[tuple[int | None, dict[str, Any]]] = []
+    bodies: list[Body] = []
     for number, value in records.items:
         body = _body(value)
         if body is not None:
-            bodies.append((number, body))
+            bodies.append((number, body, _response_usage(value)))
     if bodies:
         return _from_bodies(bodies, records.diagnostics, path, request)
     if all("role" in d for d in sample):
@@ -180,8 +191,39 @@ def _body(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value.get("messages"), list) else None
 
 
+def _response_usage(record: Any) -> Usage | None:
+    """What a proxy log's logged response reported: its body's usage, else the last
+    streamed event that carries one (Anthropic's message_delta, OpenAI's final chunk)."""
+    response = record.get("response") if isinstance(record, dict) else None
+    if not isinstance(response, dict):
+        return None
+    body = response.get("body")
+    if isinstance(body, dict) and isinstance(body.get("usage"), dict):
+        return parse_usage(body["usage"])
+    events = response.get("events")
+    for event in reversed(events if isinstance(events, list) else []):
+        data = event.get("data") if isinstance(event, dict) else None
+        if isinstance(data, dict):
+            usage = data.get("usage", as_dict(data.get("message")).get("usage"))
+            if isinstance(usage, dict):
+                return parse_usage(usage)
+    return None
+
+
+def _preamble(body: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A body's system prompt and tool definitions, as the text a counter reads."""
+    parts: list[tuple[str, str]] = []
+    system = result_text(body.get("system"))
+    if system:
+        parts.append(("system prompt", system))
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        parts.append((f"tool definitions ({len(tools)})", canonical_json(tools)))
+    return tuple(parts)
+
+
 def _from_bodies(
-    bodies: list[tuple[int | None, dict[str, Any]]],
+    bodies: list[Body],
     diagnostics: list[Diagnostic],
     path: str | None,
     request: int | None,
@@ -190,7 +232,7 @@ def _from_bodies(
     if not -len(bodies) <= index < len(bodies):
         raise LoadError(f"request {request} does not exist: the file holds {len(bodies)}")
     index %= len(bodies)
-    line, body = bodies[index]
+    line, body, usage = bodies[index]
     messages: list[Message]
     if openai_chat.looks_like(body):
         fmt = openai_chat.FORMAT
@@ -209,6 +251,8 @@ def _from_bodies(
         diagnostics=tuple(diagnostics),
         request_count=len(bodies),
         request_index=index,
+        preamble=_preamble(body),
+        request_usage=usage,
     )
 
 

@@ -181,6 +181,7 @@ def parse_content(content: Any) -> tuple[Block, ...]:
 
 
 def parse_usage(raw: Any) -> Usage | None:
+    """Anthropic's usage object, or OpenAI chat's (`prompt_tokens`, `completion_tokens`)."""
     if not isinstance(raw, dict):
         return None
 
@@ -188,6 +189,8 @@ def parse_usage(raw: Any) -> Usage | None:
         value = raw.get(key)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
+    if "prompt_tokens" in raw and "input_tokens" not in raw:
+        return Usage(input_tokens=number("prompt_tokens"), output_tokens=number("completion_tokens"))
     return Usage(
         input_tokens=number("input_tokens"),
         cache_creation_input_tokens=number("cache_creation_input_tokens"),

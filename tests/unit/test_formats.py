@@ -267,3 +267,35 @@ def test_codex_usage_goes_to_the_response_it_reports_in_either_order_and_compact
         {"index": 5, "trigger": "auto", "pre_tokens": 135, "post_tokens": 40}
     ]
     assert s.messages[5].is_compact_boundary and s.metadata["context_window"] == 1000
+
+
+def test_a_proxy_log_request_brings_its_system_tools_and_the_usage_its_response_reported() -> None:
+    tools = [{"name": "Bash", "input_schema": {"type": "object"}}]
+    streamed = {
+        "events": [
+            {
+                "data": {
+                    "type": "message_start",
+                    "message": {"usage": {"input_tokens": 9, "output_tokens": 1}},
+                }
+            },
+            {"data": {"type": "message_delta", "usage": {"input_tokens": 3, "cache_read_input_tokens": 90}}},
+            {"data": {"type": "message_stop"}},
+        ]
+    }
+    chat = {"body": {"usage": {"prompt_tokens": 50, "completion_tokens": 7}}}
+    records = [
+        {"request": {"body": {"system": "be brief", "tools": tools, "messages": [{"role": "user", "content": "a"}]}},
+         "response": streamed},
+        {"request": {"body": {"messages": [{"role": "user", "content": "b"}]}}, "response": chat},
+    ]  # fmt: skip
+    text = "\n".join(json.dumps(r) for r in records)
+    first = load_text(text, request=0)
+    assert first.preamble == (
+        ("system prompt", "be brief"),
+        ("tool definitions (1)", '[{"input_schema":{"type":"object"},"name":"Bash"}]'),
+    )
+    assert first.request_usage is not None and first.request_usage.prompt_tokens == 93
+    last = load_text(text)
+    assert last.preamble == () and last.request_usage is not None
+    assert (last.request_usage.prompt_tokens, last.request_usage.output_tokens) == (50, 7)
