@@ -284,9 +284,9 @@ def test_a_proxy_log_request_brings_its_system_tools_and_the_usage_its_response_
         ]
     }
     chat = {"body": {"usage": {"prompt_tokens": 50, "completion_tokens": 7}}}
+    body = {"system": "be brief", "tools": tools, "messages": [{"role": "user", "content": "a"}]}
     records = [
-        {"request": {"body": {"system": "be brief", "tools": tools, "messages": [{"role": "user", "content": "a"}]}},
-         "response": streamed},
+        {"request": {"body": body}, "response": streamed},
         {"request": {"body": {"messages": [{"role": "user", "content": "b"}]}}, "response": chat},
     ]  # fmt: skip
     text = "\n".join(json.dumps(r) for r in records)
