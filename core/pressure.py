@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,40 @@ class Window:
             "reserved_output": self.reserved_output,
             "usable_window": self.usable,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Meter:
+    """The context a request of `counted` message tokens holds: `overhead` + `scale` ×
+    `counted` (SEMANTICS §11; `core.context_model` fits both per point of a session).
+    The identity meter (0, 1) is the messages-only view."""
+
+    window: Window = field(default_factory=Window)
+    overhead: float = 0.0
+    scale: float = 1.0
+
+    @property
+    def identity(self) -> bool:
+        return self.overhead == 0 and self.scale == 1
+
+    def tokens(self, counted: int) -> int:
+        return round(self.overhead + self.scale * counted)
+
+    def pressure(self, counted: int) -> float:
+        return self.tokens(counted) / self.window.usable
+
+    def counted(self, tokens: float) -> int:
+        """The most counted tokens whose context is at most `tokens`."""
+        c = math.floor((tokens - self.overhead) / self.scale)
+        while self.tokens(c + 1) <= tokens:  # rounding moves the answer by one at most
+            c += 1
+        while self.tokens(c) > tokens:
+            c -= 1
+        return c
+
+    def removed(self, counted: int) -> int:
+        """The context `counted` message tokens stand for."""
+        return round(self.scale * counted)
 
 
 def live_start(messages: Sequence[Message]) -> int:

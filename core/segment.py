@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from compaction_inspector.core.grouping import api_round_starts, volley_starts
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pairing import check, last_assistant_turn, repair
+from compaction_inspector.core.pressure import Meter
 
 if TYPE_CHECKING:
     from compaction_inspector.core.strategies.base import Context
@@ -47,9 +48,12 @@ class Pairing:
 class Segment:
     """The index of one message list (see the module's docstring)."""
 
-    def __init__(self, messages: Sequence[Message], context: Context) -> None:
+    def __init__(self, messages: Sequence[Message], context: Context, base: int | None = None) -> None:
+        """`base`: where the messages begin in the session whose context model
+        `context` holds (None: a list of its own, every request measured by `context.meter`)."""
         self.messages = tuple(messages)
         self.context = context
+        self.base = base
         # [i] is the tokens of messages[:i]
         self.prefix: list[int] = list(accumulate(context.counter.count_all(self.messages), initial=0))
         self._made: dict[str, Any] = {}  # the index's parts, shared by `fresh` copies
@@ -60,6 +64,13 @@ class Segment:
 
     def tokens(self, start: int, end: int) -> int:
         return self.prefix[end] - self.prefix[start]
+
+    def meter(self, end: int) -> Meter:
+        """What the counted tokens of the request messages[:end] stand for (SEMANTICS §11)."""
+        model = self.context.model
+        if model is None or self.base is None:
+            return self.context.meter
+        return model.meter(self.base + end, self.context.window)
 
     def _index(self, name: str, make: Callable[[], T]) -> T:
         """A part of the index, made when first asked for and shared with `fresh` copies."""
@@ -141,7 +152,7 @@ class Segments:
         made = self._made.get(start)
         if made is None:
             stop = next((i for i in self.boundaries if i >= start), len(self.messages))
-            made = self._made[start] = Segment(self.messages[start:stop], self.context)
+            made = self._made[start] = Segment(self.messages[start:stop], self.context, start)
             if start == 0:  # a list's round starts are those of the list it begins
                 made._made["round_starts"] = [s for s in self.round_starts if s < stop]
         return made

@@ -93,6 +93,7 @@ class Event:
     titles: tuple[str, ...]  # of its first steps that changed the token count
     tokens_removed: int
     steps: int = 1  # how many steps changed it
+    recorded_tokens: int | None = None  # the context the transcript's own compaction recorded before it
 
     @property
     def description(self) -> str:
@@ -107,6 +108,7 @@ class Event:
             "titles": list(self.titles),
             "steps": self.steps,
             "tokens_removed": self.tokens_removed,
+            "recorded_tokens": self.recorded_tokens,
         }
 
 
@@ -123,6 +125,7 @@ class Point:
     pressure_after: float
     exceeded: bool
     event: Event | None = None
+    reported: int | None = None  # the prompt the transcript reports for this request
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +138,7 @@ class Point:
             "pressure_after": round(self.pressure_after, 6),
             "exceeded": self.exceeded,
             "event": self.event.to_dict() if self.event else None,
+            "reported_prompt_tokens": self.reported,
         }
 
 
@@ -244,7 +248,10 @@ class _Requests:
 
     def _fires(self, tokens: int, end: int) -> bool:
         """The strategy's cheap pre-check: False only when it certainly changes nothing."""
-        return self.fires is None or self.fires(self.options, tokens, self.segment.context, self.humans[end])
+        if self.fires is None:
+            return True
+        segment = self.segment
+        return self.fires(self.options, segment.meter(end).tokens(tokens), segment.context, self.humans[end])
 
     def _run(self, end: int) -> tuple[int, int, Outcome | None]:
         policy, segment = self.policy, self.segment
@@ -267,7 +274,7 @@ class _Requests:
         self.done = end
         if not self._fires(tokens, end):
             return tokens, len(request), None
-        result = policy.apply(request, context)
+        result = policy.apply(request, context.at(segment.meter(end)))
         if not _changed(result, request):
             return tokens, len(request), None
         assert result.messages is not None
@@ -299,6 +306,8 @@ def simulate(
     if every > 1:
         numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
+    model = context.model
+    reported = {r.start: r.prompt_tokens for r in model.responses} if model is not None else {}
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
     segment: _Requests | None = None
@@ -311,17 +320,21 @@ def simulate(
         boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
-            removed = context.tokens(messages[live:boundary])
+            removed = (
+                segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
+            )
             live = boundary + 1
             segment = None
-            event = Event("transcript", ("The transcript records a compaction here",), removed)
+            recorded = model.compactions.get(boundary) if model is not None else None
+            event = Event("transcript", ("The transcript records a compaction here",), removed, 1, recorded)
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
-        tokens, sent, outcome = segment.request(end - live)
-        after_tokens = tokens
+        counted, sent, outcome = segment.request(end - live)
+        meter = segment.segment.meter(end - live)
+        tokens = after_tokens = meter.tokens(counted)
         if outcome is not None:
-            after_tokens, sent = outcome.tokens, outcome.messages
-            event = Event("policy", outcome.titles, tokens - outcome.tokens, outcome.steps)
+            after_tokens, sent = meter.tokens(outcome.tokens), outcome.messages
+            event = Event("policy", outcome.titles, tokens - after_tokens, outcome.steps)
         points.append(
             Point(
                 round=number,
@@ -333,6 +346,7 @@ def simulate(
                 pressure_after=context.window.pressure(after_tokens),
                 exceeded=after_tokens > context.window.usable,
                 event=event,
+                reported=reported.get(end),
             )
         )
         done = end

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from compaction_inspector.core.diff import Diff, diff
 from compaction_inspector.core.model import Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.tokens import TokenCounter, make_counter
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.context_model import ContextModel
 
 
 class OptionError(ValueError):
@@ -28,17 +31,32 @@ class OptionError(ValueError):
 
 @dataclass(frozen=True)
 class Context:
-    """What a strategy needs besides messages and options: how to count and the window."""
+    """What a strategy needs besides messages and options: how to count, the window,
+    and how counted tokens become the context sent.
+
+    `meter` turns the counted tokens of the request `run` is given into the context it
+    holds (the identity: messages only). `model`, when the session's context model is
+    fitted, gives each request of a replay its own meter (`Segment.meter`)."""
 
     counter: TokenCounter = field(default_factory=lambda: make_counter("chars4"))
     window: Window = field(default_factory=Window)
     session_id: str | None = None
+    meter: Meter = None  # type: ignore[assignment]  # None: the identity meter of `window`
+    model: ContextModel | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.meter is None:
+            object.__setattr__(self, "meter", Meter(self.window))
+        elif self.meter.window != self.window:
+            object.__setattr__(self, "meter", replace(self.meter, window=self.window))
 
     def tokens(self, messages: Sequence[Message]) -> int:
+        """Counted tokens of `messages`."""
         return sum(self.counter.count_all(messages))
 
-    def pressure(self, messages: Sequence[Message]) -> float:
-        return self.window.pressure(self.tokens(messages))
+    def at(self, meter: Meter) -> Context:
+        """This context for a request whose figures `meter` gives."""
+        return self if meter == self.meter else replace(self, meter=meter)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,8 +201,9 @@ class Steps:
     """Builds the step list of one run, each step diffed against the one before."""
 
     def __init__(self, messages: Sequence[Message], context: Context, tokens: int | None = None) -> None:
-        """`tokens`, if the caller knows it, is the messages' total."""
+        """`tokens`, if the caller knows it, is the messages' counted total."""
         self.context = context
+        self.meter = context.meter
         start = tuple(messages)
         self._latest: Callable[[], tuple[Message, ...]] = lambda: start
         self.start_tokens = self._tokens = context.tokens(start) if tokens is None else tokens
@@ -196,8 +215,13 @@ class Steps:
 
     @property
     def tokens(self) -> int:
-        """Tokens of the current messages, known without counting them again."""
+        """Counted tokens of the current messages, known without counting them again."""
         return self._tokens
+
+    @property
+    def context_tokens(self) -> int:
+        """The context the current messages hold (`Context.meter`)."""
+        return self.meter.tokens(self._tokens)
 
     def add(self, title: str, explanation: str, after: Sequence[Message]) -> None:
         frozen = tuple(after)
@@ -212,10 +236,10 @@ class Steps:
             explanation=explanation,
             build_after=build,
             build_before=self._latest,
-            tokens_before=self._tokens,
-            tokens_after=tokens_after,
-            pressure_before=self.context.window.pressure(self._tokens),
-            pressure_after=self.context.window.pressure(tokens_after),
+            tokens_before=self.meter.tokens(self._tokens),
+            tokens_after=self.meter.tokens(tokens_after),
+            pressure_before=self.meter.pressure(self._tokens),
+            pressure_after=self.meter.pressure(tokens_after),
         )
         self.steps.append(step)
         self._latest = lambda: step.messages

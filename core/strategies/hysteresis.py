@@ -20,14 +20,13 @@ one table).
 from __future__ import annotations
 
 import dataclasses
-import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from compaction_inspector.core.model import Message, record
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
     TITLES_KEPT,
@@ -114,7 +113,7 @@ class Table:
         self.prefix = segment.prefix
         self.starts = segment.volley_starts
         self.leading: dict[tuple[int, int], tuple[str, ...]] = {}  # `HysteresisPlan.titles` kept
-        self.over: dict[tuple[HysteresisOptions, int, bool], _Plan] = {}  # see `plan`
+        self.over: dict[tuple[HysteresisOptions, int, bool, Meter], _Plan] = {}  # see `plan`
         self.candidates = [n for n, i in enumerate(self.starts) if messages[i].is_human]
         self.candidate_of = {n: c for c, n in enumerate(self.candidates)}
         # where the prelude (the volley before the first human message) ends; 0: none
@@ -247,6 +246,7 @@ class _Plan:
     level: int
     protect: int
     options: HysteresisOptions
+    meter: Meter  # the request's: its counted tokens to the context it holds
     phases: list[_Phase] = field(default_factory=list)
     candidates: bool = True  # were there any when it started
 
@@ -258,12 +258,12 @@ class _Plan:
     def changed(self) -> bool:
         return bool(self.phases) and any(p.kind != "protect" for p in self.phases)
 
-    def reason(self, window: Window) -> str:
+    def reason(self) -> str:
         """Why the run summarizes: the tier its pressure is in."""
         low, middle, high = self.options.thresholds
         band = {1: f"{low}–{middle} %", 2: f"{middle}–{high} %", 3: f"{high} %+"}[self.tier]
         goal = "one volley" if self.tier == 1 else f"down to {self.options.target} %"
-        return f"Pressure {window.pressure(self.tokens_before):.1%} is in the {band} tier: {goal}."
+        return f"Pressure {self.meter.pressure(self.tokens_before):.1%} is in the {band} tier: {goal}."
 
 
 def _plan(
@@ -273,14 +273,14 @@ def _plan(
     pre_tail: Callable[[int], int],
     meta: Callable[[int], tuple[frozenset[Message], int]],
     options: HysteresisOptions,
+    meter: Meter,
 ) -> _Plan:
-    """The run of SEMANTICS §6 on a request of `tokens` whose candidates are `lo` up to
-    `pre_tail(protect)` and whose droppable meta messages (with their tokens) are
-    `meta(protect)`."""
-    window = table.context.window
+    """The run of SEMANTICS §6 on a request of `tokens` (counted; `meter` says the context
+    they hold) whose candidates are `lo` up to `pre_tail(protect)` and whose droppable
+    meta messages (with their tokens) are `meta(protect)`."""
     target = options.target / 100
-    tier = options.tier(window.pressure(tokens))
-    plan = _Plan(tier, tokens, tokens, lo, lo, 0, options.protect_volleys, options)
+    tier = options.tier(meter.pressure(tokens))
+    plan = _Plan(tier, tokens, tokens, lo, lo, 0, options.protect_volleys, options, meter)
     if tier == 0:
         return plan
     plan.candidates = pre_tail(plan.protect) > lo
@@ -292,10 +292,10 @@ def _plan(
         if limit is not None:
             stop = min(last, first + limit)
         elif first == 0:  # the running maximum of the savings finds the first sufficient run
-            stop = min(last, bisect_left(table.savings_best, _least_saving(window, now, target), 0, last + 1))
+            stop = min(last, bisect_left(table.savings_best, _least_saving(meter, now, target), 0, last + 1))
         else:  # each candidate looked at here is summarized: linear in what is summarized
             stop = first
-            while stop < last and window.pressure(now - _saved(table, first, stop)) > target:
+            while stop < last and meter.pressure(now - _saved(table, first, stop)) > target:
                 stop += 1
         if stop > first:
             plan.tokens = now - _saved(table, first, stop)
@@ -306,18 +306,18 @@ def _plan(
         summarize_until(pre_tail(plan.protect), limit=1)
         return plan
     summarize_until(pre_tail(plan.protect))
-    if tier < 3 or window.pressure(plan.tokens) <= target:
+    if tier < 3 or meter.pressure(plan.tokens) <= target:
         return plan
     if plan.protect > 1:
         plan.protect = 1
         plan.phases.append(_Phase("protect"))
         summarize_until(pre_tail(1), "With less of the tail protected,")
-    while window.pressure(plan.tokens) > target and plan.level + 1 < len(table.caps) and plan.done > lo:
+    while meter.pressure(plan.tokens) > target and plan.level + 1 < len(table.caps) and plan.done > lo:
         plan.level += 1
         table.fill(plan.done, plan.level)
         plan.tokens += _shrunk(table, plan.level, lo, plan.done)
         plan.phases.append(_Phase("shrink", level=plan.level))
-    if window.pressure(plan.tokens) > target:
+    if meter.pressure(plan.tokens) > target:
         dropped, dropped_tokens = meta(plan.protect)
         if dropped:
             plan.tokens -= dropped_tokens
@@ -325,13 +325,13 @@ def _plan(
     return plan
 
 
-def _least_saving(window: Window, tokens: int, target: float) -> int:
-    """The least saving that brings `tokens` to the target pressure, compared exactly as
-    `window.pressure` compares (the float estimate is at most one off either way)."""
-    s = tokens - math.floor(target * window.usable)
-    while window.pressure(tokens - s) > target:
+def _least_saving(meter: Meter, tokens: int, target: float) -> int:
+    """The least counted saving that brings `tokens` to the target pressure, compared
+    exactly as `meter.pressure` compares (the estimate is a few tokens off at most)."""
+    s = tokens - meter.counted(target * meter.window.usable)
+    while meter.pressure(tokens - s) > target:
         s += 1
-    while window.pressure(tokens - (s - 1)) <= target:
+    while meter.pressure(tokens - (s - 1)) <= target:
         s -= 1
     return s
 
@@ -492,7 +492,8 @@ def plan(
     # Preflight: a run that ended above the target at the top tier made every choice
     # "still above the target, go on"; a request over the same volleys with more tokens
     # makes the same choices, so its plan is that one shifted by the tokens added.
-    over = t.over.get((options, count, opened)) if not persisted else None
+    meter = segment.meter(end)
+    over = t.over.get((options, count, opened, meter)) if not persisted else None
     if over is not None and tokens >= over.tokens_before:
         return planned(replace(over, tokens_before=tokens, tokens=over.tokens + tokens - over.tokens_before))
 
@@ -505,9 +506,9 @@ def plan(
             return frozenset(), 0
         return _prelude_meta(t)
 
-    p = _plan(t, tokens, kept, pre_tail, meta, options)
-    if not persisted and p.tier == 3 and segment.context.window.pressure(p.tokens) > options.target / 100:
-        t.over[options, count, opened] = p
+    p = _plan(t, tokens, kept, pre_tail, meta, options, meter)
+    if not persisted and p.tier == 3 and meter.pressure(p.tokens) > options.target / 100:
+        t.over[options, count, opened, meter] = p
     return planned(p)
 
 
@@ -517,11 +518,12 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
     planned = plan(segment, end, options)
     table, p = planned.table, planned.plan
     steps = Steps(messages, context, p.tokens_before)
+    meter = context.meter
     if p.tier == 0:
         low = options.thresholds[0]
         steps.add(
             "Below the lowest threshold",
-            f"Pressure {context.window.pressure(p.tokens):.1%} is under {low} %: "
+            f"Pressure {meter.pressure(p.tokens):.1%} is under {low} %: "
             f"nothing runs until it crosses {low} % again.",
             messages,
         )
@@ -538,7 +540,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
             tokens,
         )
     final = tuple(steps.repair_pairing())
-    after_tokens = steps.tokens
+    after_tokens = steps.context_tokens
     over_budget = after_tokens > context.window.usable
     if over_budget:
         steps.add(
@@ -554,9 +556,9 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
         tier=p.tier,
         thresholds=options.thresholds,
         target=options.target,
-        pressure_before=round(context.window.pressure(p.tokens_before), 6),
+        pressure_before=round(meter.pressure(p.tokens_before), 6),
         pressure_after=round(context.window.pressure(after_tokens), 6),
-        tokens_before=p.tokens_before,
+        tokens_before=meter.tokens(p.tokens_before),
         tokens_after=after_tokens,
         messages_before=len(messages),
         messages_after=len(final),
@@ -603,7 +605,7 @@ def _persists(options: HysteresisOptions) -> bool:
 
 
 def _fires(options: HysteresisOptions, tokens: int, context: Context, humans: int) -> bool:
-    return options.tier(context.window.pressure(tokens)) > 0
+    return options.tier(context.window.pressure(tokens)) > 0  # `tokens`: the context's
 
 
 def _label(options: HysteresisOptions) -> str:
@@ -651,7 +653,7 @@ def _explanation(plan: _Plan, table: Table, phase: _Phase, state: _State) -> str
     if phase.kind == "summarize":
         c = state[0] - 1
         return (
-            f"{phase.why or plan.reason(table.context.window)} {len(table.raws[c])} messages "
+            f"{phase.why or plan.reason()} {len(table.raws[c])} messages "
             f"become one summary of {len(table.summary(c, 0).text)} characters."
         )
     if phase.kind == "protect":

@@ -294,8 +294,8 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
         keep_recent=options.keep_recent,
         messages_before=len(messages),
         messages_after=len(final),
-        tokens_before=p.tokens_before,
-        tokens_after=steps.tokens,
+        tokens_before=context.meter.tokens(p.tokens_before),
+        tokens_after=steps.context_tokens,
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 

@@ -9,6 +9,7 @@ limit gets the provider's error text, which the next truncation parses.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -225,6 +226,7 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
     the next truncation sizes its cut from it."""
     prefix, context = segment.prefix, segment.context
     limit = options.limit or context.window.usable
+    meter = segment.meter(end)  # the provider counts the context; `tokens` are counted
     rounds = _Rounds.of(segment, end)
     count = rounds.count(end)
     tokens, first, attempts, outcome = prefix[end], 0, 0, "fits"
@@ -234,15 +236,16 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
     while True:
         attempts += 1
         refused = attempts == 1 and options.error_text is not None  # the user brought its refusal
-        if not refused and tokens + options.summary_prompt_tokens <= limit:
+        request = meter.tokens(tokens) + options.summary_prompt_tokens
+        if not refused and request <= limit:
             break
-        request = tokens + options.summary_prompt_tokens
         error_text = options.error_text if refused else None  # later attempts: the simulated provider's
         if error_text is not None:
             gap = token_gap(error_text)
         else:  # the simulated provider says "prompt is too long: {request} tokens > {limit} maximum"
             gap = request - limit if request > limit else None
-        drop = rounds.drop(prefix, first, count, end, gap) if len(retries) < MAX_TRUNCATIONS else None
+        need = math.ceil(gap / meter.scale) if gap is not None else None  # the gap in counted tokens
+        drop = rounds.drop(prefix, first, count, end, need) if len(retries) < MAX_TRUNCATIONS else None
         if drop is None:
             outcome = "too_long"
             break
@@ -310,9 +313,9 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
         limit=p.limit,
         messages_before=len(messages),
         messages_after=len(final) if final is not None else 0,
-        tokens_before=p.tokens_before,
-        tokens_after=steps.tokens if final is not None else 0,
-        request_tokens_after=context.tokens(final) + options.summary_prompt_tokens
+        tokens_before=context.meter.tokens(p.tokens_before),
+        tokens_after=steps.context_tokens if final is not None else 0,
+        request_tokens_after=context.meter.tokens(context.tokens(final)) + options.summary_prompt_tokens
         if final is not None
         else None,
     )

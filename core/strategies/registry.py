@@ -220,7 +220,7 @@ class Strategy:
     run: Callable[[Sequence[Message], Any, Context], CompactionResult]
     # the rule: (segment, end, options, stored history or None) -> what it makes of the request
     plan: Callable[[Segment, int, Any, Any], Plan]
-    # cheap pre-check of a replay: (options, tokens, context, human turns so far) -> False
+    # cheap pre-check of a replay: (options, context tokens, context, human turns so far) -> False
     # only when it certainly changes nothing
     fires: Callable[[Any, int, Context, int], bool] | None = None  # None: always runs
     persists: Callable[[Any], bool] = lambda options: False  # its result replaces the stored history

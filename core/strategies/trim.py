@@ -123,7 +123,7 @@ def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) 
     # counting human messages reads every one: only when a turns trigger asks (0 otherwise)
     turn = _turn(options, segment.humans[end]) if options.trigger_turns is not None else 0
     tokens = segment.prefix[end]
-    reason = _reason(options, turn, tokens)
+    reason = _reason(options, turn, segment.meter(end).tokens(tokens))
     keep_first = options.keep_initial_user and end > 0 and messages[0].role == "user"
     minimum = 2 * k + (1 if keep_first else 0)
     if reason is None or end <= minimum:
@@ -151,13 +151,15 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     messages = segment.messages
     p = plan(segment, len(messages), options)
     steps = Steps(messages, context, p.tokens_before)
+    meter = context.meter
+    before = meter.tokens(p.tokens_before)
     untouched = TrimStats(
         triggered=False,
         reason=None,
         messages_before=len(messages),
         messages_after=len(messages),
-        tokens_before=p.tokens_before,
-        tokens_after=p.tokens_before,
+        tokens_before=before,
+        tokens_after=before,
         kept_initial_user=False,
         kept_recent_turns=options.keep_recent_turns,
         over_budget=False,
@@ -166,11 +168,11 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         why = (
             f"{len(messages)} messages are no more than the minimum of {p.minimum}"
             if p.reason
-            else _not_fired(options, p.turn, p.tokens_before)
+            else _not_fired(options, p.turn, before)
         )
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
         final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
-        stats = dataclasses.replace(untouched, messages_after=len(final), tokens_after=steps.tokens)
+        stats = dataclasses.replace(untouched, messages_after=len(final), tokens_after=steps.context_tokens)
         return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
     recent = messages[p.start :]
@@ -178,7 +180,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
     trigger = (
         f"turn {p.turn} > {options.trigger_turns}"
         if p.reason == "turn_pressure"
-        else f"{p.tokens_before:,} tokens >= {options.trigger_tokens:,}"
+        else f"{before:,} tokens >= {options.trigger_tokens:,}"
     )
     steps.add_planned(
         p.title,
@@ -194,10 +196,10 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         triggered=True,
         reason=p.reason,
         messages_after=len(final),
-        tokens_after=steps.tokens,
+        tokens_after=steps.context_tokens,
         kept_initial_user=p.keep_first,
         over_budget=options.trigger_tokens is not None
-        and any(context.counter.count(m) > options.trigger_tokens for m in final),
+        and any(meter.removed(context.counter.count(m)) > options.trigger_tokens for m in final),
     )
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
@@ -208,7 +210,8 @@ def _turn(options: TrimOptions, humans: int) -> int:
 
 
 def _fires(options: TrimOptions, tokens: int, context: Context, humans: int) -> bool:
-    """The trigger, for a replay's request with `humans` human messages before it."""
+    """The trigger, for a replay's request of context `tokens` with `humans` human
+    messages before it."""
     return _reason(options, _turn(options, humans), tokens) is not None
 
 

@@ -1,0 +1,344 @@
+"""The context the agent actually sent (SEMANTICS §11): measured where the transcript
+reports it, estimated from the last measurement elsewhere.
+
+Every API response reports the prompt it was sent, which holds what the transcript never
+shows (system prompt, tool definitions, injected reminders) and is counted by the model's
+own tokenizer. So the context at a point of the transcript is:
+
+- at a response: its reported prompt (measured);
+- after one: that prompt + its output + `scale` × the counted tokens since (anchored);
+- before the first in its segment: `overhead` + `scale` × the counted tokens so far.
+
+`scale` (real tokens per counted token) is fitted per session on consecutive responses
+inside one segment; `overhead` is what the first response holds beyond its messages.
+Without any reported usage the overhead is the request body's own system prompt and tools
+when it has them, else a preset, with scale 1: an estimate, and labelled one.
+
+Each point's figure is `offset + scale × counted`, the counted tokens being those of the
+segment's messages up to it: a strategy that removes or inserts messages moves the figure
+by `scale` × what it removed or inserted (`Meter`), and the offset stays.
+"""
+
+from __future__ import annotations
+
+import statistics
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any, Literal
+
+from compaction_inspector.core.model import Message, Session, text_message
+from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.tokens import TokenCounter
+
+# Codex's own TUI assumes this much baseline prompt and tools (SEMANTICS §11).
+DEFAULT_OVERHEAD_TOKENS = 12_000
+MIN_PAIRS = 3  # consecutive responses needed to fit a scale; fewer: scale 1
+OUTLIER_MADS = 3.0  # a pair this many robust deviations off the fit is left out of it
+
+Source = Literal["measured", "estimated"]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One API response the transcript reports: the request of the messages before
+    `start` was sent, and `prompt_tokens` is what it held."""
+
+    number: int  # 1-based, in transcript order
+    start: int  # index of its first line (the request is messages[:start])
+    end: int  # after its last line
+    prompt_tokens: int
+    output_tokens: int
+
+
+def responses(session: Session) -> list[Response]:
+    """The responses that report a prompt, each once (a streamed reply's lines share its
+    message id and request id and repeat its usage, the output as far as it had got). A
+    request body's logged response reports the prompt of the whole body."""
+    messages = session.messages
+    found: dict[tuple[str | None, str | None], list[Any]] = {}
+    for i, m in enumerate(messages):
+        if m.role != "assistant":
+            continue
+        key = (m.id, m.request_id)
+        seen = found.get(key)
+        if seen is None:
+            found[key] = [i, i + 1, m.usage]
+        else:  # lines written while streaming: the last carries the whole output
+            seen[1] = i + 1
+            if m.usage is not None and (seen[2] is None or m.usage.output_tokens >= seen[2].output_tokens):
+                seen[2] = m.usage
+    reported = [(s, e, u) for s, e, u in found.values() if u is not None and u.prompt_tokens > 0]
+    out = [Response(n, s, e, u.prompt_tokens, u.output_tokens) for n, (s, e, u) in enumerate(reported, 1)]
+    usage = session.request_usage
+    if usage is not None and usage.prompt_tokens > 0:
+        end = len(messages)
+        out.append(Response(len(out) + 1, end, end, usage.prompt_tokens, usage.output_tokens))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What the model says of one response's prompt without that response's report."""
+
+    response: Response
+    estimated: int
+    anchored: bool  # from the response before it in its segment (else from the overhead)
+
+    @property
+    def error(self) -> float:
+        """Relative to what the response reported."""
+        return abs(self.estimated - self.response.prompt_tokens) / self.response.prompt_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The context at one point and where the figure comes from."""
+
+    tokens: int
+    source: Source
+    response: Response | None  # the measurement it stands on, if any
+    output_tokens: int  # of that response, when the point is after it
+    estimated_since: int  # scale × counted tokens added since (or since the start)
+    overhead: int  # outside the messages: system prompt, tools, what the transcript omits
+    messages: int  # scale × counted tokens of the messages sent, attachments apart
+    attachments: int  # scale × counted tokens of the attachments sent
+
+    @property
+    def exact(self) -> bool:
+        """The figure is a response's own report."""
+        return self.response is not None and self.estimated_since == 0 and self.output_tokens == 0
+
+
+@dataclass(eq=False)
+class ContextModel:
+    """A session's fitted context model (see the module's docstring). Made by `fit`."""
+
+    messages: tuple[Message, ...]
+    prefix: list[int]  # [i]: counted tokens of messages[:i]
+    attached: list[int]  # [i]: counted tokens of the attachments among messages[:i]
+    segment_starts: list[int]  # where each segment begins (0, then after each boundary)
+    responses: tuple[Response, ...]
+    scale: float
+    pairs: int  # consecutive responses the scale was fitted on (0: the fallback 1.0)
+    overhead: int
+    overhead_source: str  # "first response", "request body" or "preset"
+    preamble: tuple[tuple[str, int], ...]  # a request body's system prompt and tools, counted
+    predictions: tuple[Prediction, ...]
+    # the context the transcript's own compactions recorded before them, by boundary index
+    compactions: dict[int, int]
+    _anchors: list[int] = field(repr=False)
+    _offsets: list[float] = field(repr=False)
+    _responses_at: list[Response | None] = field(repr=False)
+    _after: list[bool] = field(repr=False)
+    _meters: dict[tuple[int, Window], Meter] = field(default_factory=dict, repr=False)
+
+    @property
+    def source(self) -> Source:
+        return "measured" if self.responses else "estimated"
+
+    @property
+    def next_response_error(self) -> float | None:
+        """Median relative error of each response's prompt predicted from the one before."""
+        errors = [p.error for p in self.predictions if p.anchored]
+        return statistics.median(errors) if errors else None
+
+    def segment_start(self, end: int) -> int:
+        return self.segment_starts[bisect_right(self.segment_starts, end) - 1]
+
+    def _anchor(self, end: int) -> int:
+        return bisect_right(self._anchors, end) - 1
+
+    def offset(self, end: int) -> float:
+        """The figure of the request messages[:end] less `scale` × its counted tokens."""
+        k = self._anchor(end)
+        return self._offsets[k] if k >= 0 else float(self.overhead)
+
+    def tokens(self, end: int) -> int:
+        """The context of the request messages[:end] as the transcript has it."""
+        return self.meter(end, None).tokens(self.prefix[end] - self.prefix[self.segment_start(end)])
+
+    def meter(self, end: int, window: Window | None) -> Meter:
+        """The meter of the request messages[:end]: its counted tokens (from its segment's
+        start) to the context it holds."""
+        k = self._anchor(end)
+        key = (k, window or Window())
+        made = self._meters.get(key)
+        if made is None:
+            made = self._meters[key] = Meter(
+                key[1], self._offsets[k] if k >= 0 else self.overhead, self.scale
+            )
+        return made
+
+    def reading(self, end: int) -> Reading:
+        start = self.segment_start(end)
+        k = self._anchor(end)
+        response = self._responses_at[k] if k >= 0 else None
+        after = self._after[k] if k >= 0 else False
+        tokens = self.tokens(end)
+        counted = self.prefix[end] - self.prefix[start]
+        attached = self.attached[end] - self.attached[start]
+        messages = round(self.scale * (counted - attached))
+        attachments = round(self.scale * attached)
+        if response is None:
+            return Reading(
+                tokens, "estimated", None, 0, tokens - self.overhead, self.overhead, messages, attachments
+            )
+        output = response.output_tokens if after else 0
+        since = tokens - response.prompt_tokens - output
+        return Reading(
+            tokens,
+            "measured",
+            response,
+            output,
+            since,
+            max(0, tokens - messages - attachments),
+            messages,
+            attachments,
+        )
+
+
+def fit(
+    session: Session, counter: TokenCounter, overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
+) -> ContextModel:
+    """The session's context model; `overhead_tokens` is the preset overhead used when
+    the session reports no usage and carries no system prompt or tools of its own."""
+    messages = session.messages
+    counts = counter.count_all(messages)
+    prefix = list(accumulate(counts, initial=0))
+    attached = list(
+        accumulate((n if m.attachment else 0 for m, n in zip(messages, counts, strict=True)), initial=0)
+    )
+    starts = [0, *(i + 1 for i, m in enumerate(messages) if m.is_compact_boundary)]
+    found = responses(session)
+
+    def segment_start(i: int) -> int:
+        return starts[bisect_right(starts, i) - 1]
+
+    def own(r: Response) -> int:
+        """Counted tokens of the response's own lines (its output stands for them)."""
+        first = messages[r.start] if r.start < len(messages) else None
+        key = (first.id, first.request_id) if first is not None else None
+        return sum(
+            prefix[i + 1] - prefix[i]
+            for i in range(r.start, r.end)
+            if messages[i].role == "assistant" and (messages[i].id, messages[i].request_id) == key
+        )
+
+    owns = [own(r) for r in found]
+    # consecutive responses of one segment: what the second added over the first's
+    # prompt and output, against the counted tokens of what came between
+    pairs: list[tuple[int, float, float]] = []
+    for k in range(1, len(found)):
+        r, s = found[k - 1], found[k]
+        if segment_start(r.start) == segment_start(s.start):
+            x = prefix[s.start] - prefix[r.start] - owns[k - 1]
+            pairs.append((k, float(x), float(s.prompt_tokens - r.prompt_tokens - r.output_tokens)))
+    fitted = _Fit.of([(x, y) for _, x, y in pairs])
+    scale = fitted.slope
+
+    preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
+    if found:
+        first = found[0]
+        counted = prefix[first.start] - prefix[segment_start(first.start)]
+        overhead, overhead_source = max(0, round(first.prompt_tokens - scale * counted)), "first response"
+    elif preamble:
+        overhead, overhead_source = sum(n for _, n in preamble), "request body"
+    else:
+        overhead, overhead_source = overhead_tokens, "preset"
+
+    # anchors: each segment's start (the overhead), each response's request (its report),
+    # and after its first line (its report + output, less its own lines' counted tokens)
+    anchors: list[tuple[int, float, Response | None, bool]] = [
+        (s, float(overhead), None, False) for s in starts
+    ]
+    for r, own_tokens in zip(found, owns, strict=True):
+        base = prefix[r.start] - prefix[segment_start(r.start)]
+        anchors.append((r.start, r.prompt_tokens - scale * base, r, False))
+        if r.end > r.start:
+            after = r.prompt_tokens + r.output_tokens - scale * (base + own_tokens)
+            anchors.append((r.start + 1, after, r, True))
+    anchors.sort(key=lambda a: a[0])  # stable: at one index, a response's anchor wins
+
+    predictions = []
+    by_pair = {k: n for n, (k, _, _) in enumerate(pairs)}
+    for k, r in enumerate(found):
+        if k in by_pair:  # from the response before it, at a scale fitted without this pair
+            between = pairs[by_pair[k]][1]
+            before = found[k - 1]
+            pair_scale = fitted.without(by_pair[k])
+            estimate = before.prompt_tokens + before.output_tokens + pair_scale * between
+            predictions.append(Prediction(r, round(estimate), True))
+        else:  # the first of its segment: from the overhead (the preset for the very first)
+            base_overhead = overhead if k > 0 else (sum(n for _, n in preamble) or overhead_tokens)
+            counted = prefix[r.start] - prefix[segment_start(r.start)]
+            predictions.append(Prediction(r, round(base_overhead + scale * counted), False))
+
+    return ContextModel(
+        messages=messages,
+        prefix=prefix,
+        attached=attached,
+        segment_starts=starts,
+        responses=tuple(found),
+        scale=scale,
+        pairs=len(fitted.kept),
+        overhead=overhead,
+        overhead_source=overhead_source,
+        preamble=preamble,
+        predictions=tuple(predictions),
+        compactions={c.index: c.pre_tokens for c in session.compactions if c.pre_tokens is not None},
+        _anchors=[a[0] for a in anchors],
+        _offsets=[a[1] for a in anchors],
+        _responses_at=[a[2] for a in anchors],
+        _after=[a[3] for a in anchors],
+    )
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """The least-squares slope through the origin of y on x, refitted without the points
+    more than OUTLIER_MADS robust deviations off; 1.0 with fewer than MIN_PAIRS points
+    or no positive slope. `kept`: the indices of the points it rests on."""
+
+    points: Sequence[tuple[float, float]]
+    kept: frozenset[int]
+    slope: float
+    sxx: float
+    sxy: float
+
+    @staticmethod
+    def of(points: Sequence[tuple[float, float]]) -> _Fit:
+        usable = [i for i, (x, _) in enumerate(points) if x > 0]
+        if len(usable) < MIN_PAIRS:
+            return _Fit(points, frozenset(), 1.0, 0.0, 0.0)
+        kept = usable
+        for _ in range(3):
+            slope = _Fit._slope(points, kept)
+            residuals = [abs(points[i][1] - slope * points[i][0]) for i in usable]
+            spread = 1.4826 * statistics.median(residuals)
+            if spread == 0:
+                break
+            refit = [i for i, r in zip(usable, residuals, strict=True) if r <= OUTLIER_MADS * spread]
+            if len(refit) < MIN_PAIRS or refit == kept:
+                break
+            kept = refit
+        sxx = sum(points[i][0] ** 2 for i in kept)
+        sxy = sum(points[i][0] * points[i][1] for i in kept)
+        if sxy <= 0:
+            return _Fit(points, frozenset(), 1.0, 0.0, 0.0)
+        return _Fit(points, frozenset(kept), sxy / sxx, sxx, sxy)
+
+    @staticmethod
+    def _slope(points: Sequence[tuple[float, float]], kept: list[int]) -> float:
+        return sum(points[i][0] * points[i][1] for i in kept) / sum(points[i][0] ** 2 for i in kept)
+
+    def without(self, i: int) -> float:
+        """The slope fitted with point `i` left out (1.0 if too few would remain)."""
+        if i not in self.kept:
+            return self.slope
+        if len(self.kept) - 1 < MIN_PAIRS:
+            return 1.0
+        x, y = self.points[i]
+        sxx, sxy = self.sxx - x * x, self.sxy - x * y
+        return sxy / sxx if sxx > 0 and sxy > 0 else 1.0

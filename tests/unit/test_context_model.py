@@ -1,0 +1,171 @@
+"""The context model (SEMANTICS §11) on small sessions whose every figure is worked out
+by hand: chars/4 counts, so a text of 4n characters is n tokens."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
+from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
+from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.tokens import make_counter
+
+COUNTER = make_counter("chars4")
+
+
+def user(tokens: int) -> Message:
+    return text_message("user", "u" * (4 * tokens))
+
+
+def reply(id: str, tokens: int, prompt: int | None = None, output: int = 0) -> Message:
+    usage = Usage(input_tokens=prompt, output_tokens=output) if prompt is not None else None
+    return Message("assistant", (Block("text", "a" * (4 * tokens)),), id=id, usage=usage)
+
+
+def session(*messages: Message, **fields: object) -> Session:
+    return Session(messages=messages, format="test", **fields)  # type: ignore[arg-type]
+
+
+def test_measured_points_anchor_the_estimate_and_few_pairs_keep_scale_one() -> None:
+    s = session(
+        user(100),
+        reply("A", 50, prompt=1100, output=50),
+        user(200),
+        reply("B", 20, prompt=1330, output=20),
+        user(100),
+        reply("C", 10, prompt=1470, output=10),
+        user(50),
+    )
+    m = fit(s, COUNTER)
+    assert [(r.number, r.start, r.end, r.prompt_tokens) for r in m.responses] == [
+        (1, 1, 2, 1100),
+        (2, 3, 4, 1330),
+        (3, 5, 6, 1470),
+    ]
+    assert (m.scale, m.pairs, m.overhead, m.overhead_source, m.source) == (
+        1.0,
+        0,
+        1000,
+        "first response",
+        "measured",
+    )
+    # at each response, its report exactly; after the last, report + output + what came since
+    assert [m.tokens(i) for i in (1, 3, 5)] == [1100, 1330, 1470]
+    assert m.tokens(7) == 1470 + 10 + 50
+    assert m.tokens(0) == 1000 and m.tokens(1) == 1100
+    # each response predicted without its own report: the first from the preset overhead
+    assert [(p.estimated, p.anchored) for p in m.predictions] == [
+        (DEFAULT_OVERHEAD_TOKENS + 100, False),
+        (1100 + 50 + 200, True),
+        (1330 + 20 + 100, True),
+    ]
+    assert m.next_response_error == (20 / 1330 + 20 / 1470) / 2
+    r = m.reading(7)
+    assert (r.tokens, r.source, r.response and r.response.number, r.output_tokens, r.estimated_since) == (
+        1530,
+        "measured",
+        3,
+        10,
+        50,
+    )
+    assert (r.overhead, r.messages, r.attachments) == (1000, 530, 0)
+    assert m.reading(5).exact and not r.exact
+
+
+def test_scale_is_fitted_on_consecutive_responses_and_ignores_an_outlier() -> None:
+    # each response adds 1.25 real tokens per counted token, except one that adds far more
+    steps = [(400, 500), (200, 250), (800, 1000), (40, 50), (300, 5000)]
+    messages: list[Message] = [user(100), reply("r0", 0, prompt=2000)]
+    prompt = 2000
+    for n, (counted, real) in enumerate(steps, 1):
+        prompt += real
+        messages += [user(counted), reply(f"r{n}", 0, prompt=prompt)]
+    m = fit(session(*messages), COUNTER)
+    assert m.scale == 1.25 and m.pairs == 4
+    assert m.overhead == 2000 - 125
+    # the request after everything: the last report, then 1.25 per counted token since
+    messages.append(user(8))
+    assert fit(session(*messages), COUNTER).tokens(len(messages)) == prompt + 10
+
+
+def test_without_usage_the_figure_is_a_labelled_estimate_from_the_preset_or_the_body() -> None:
+    plain = fit(session(user(100), reply("x", 50)), COUNTER, overhead_tokens=5000)
+    assert (plain.source, plain.overhead_source, plain.scale) == ("estimated", "preset", 1.0)
+    assert plain.tokens(2) == 5150
+    r = plain.reading(2)
+    assert (r.source, r.response, r.overhead, r.messages, r.estimated_since) == (
+        "estimated",
+        None,
+        5000,
+        150,
+        150,
+    )
+    body = session(user(100), preamble=(("system prompt", "s" * 400), ("tool definitions (2)", "t" * 800)))
+    model = fit(body, COUNTER)
+    assert (model.source, model.overhead_source, model.overhead) == ("estimated", "request body", 300)
+    assert model.preamble == (("system prompt", 100), ("tool definitions (2)", 200))
+    assert model.tokens(1) == 400
+
+
+def test_a_request_body_with_its_logged_usage_is_measured_whole() -> None:
+    s = session(user(100), reply("x", 50), user(10), request_usage=Usage(input_tokens=3000, output_tokens=7))
+    m = fit(s, COUNTER)
+    assert [(r.start, r.end, r.prompt_tokens) for r in m.responses] == [(3, 3, 3000)]
+    assert m.tokens(3) == 3000 and m.overhead == 3000 - 160
+
+
+def test_a_streamed_reply_counts_once_with_its_last_lines_output_and_synthetic_zero_usage_is_none() -> None:
+    def line(output: int) -> Message:
+        usage = Usage(input_tokens=500, output_tokens=output)
+        return Message("assistant", (Block("text", "a" * 40),), id="A", request_id="q", usage=usage)
+
+    lines = [line(2), line(90), reply("Z", 5, prompt=0)]
+    assert [
+        (r.start, r.end, r.prompt_tokens, r.output_tokens) for r in responses(session(user(1), *lines))
+    ] == [(1, 3, 500, 90)]
+
+
+def test_each_segment_starts_from_the_overhead_and_pairs_never_cross_a_compaction() -> None:
+    boundary = Message("system", (Block("text", "compacted"),), is_compact_boundary=True)
+    s = session(
+        user(100),
+        reply("A", 0, prompt=1100),
+        user(100),
+        reply("B", 0, prompt=1200),
+        boundary,
+        user(40),
+        reply("C", 0, prompt=1040),
+    )
+    m = fit(s, COUNTER)
+    assert m.segment_starts == [0, 5]
+    assert m.tokens(5) == 1000 and m.tokens(6) == 1040  # the overhead, then 40 counted
+    assert [p.anchored for p in m.predictions] == [False, True, False]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 500), st.integers(0, 300), st.integers(0, 40)), min_size=1, max_size=12
+    ),
+    st.integers(0, 50_000),
+)
+def test_measured_points_come_back_exactly(rounds: list[tuple[int, int, int]], first: int) -> None:
+    messages: list[Message] = []
+    prompts = []
+    prompt = first
+    for n, (counted, added, output) in enumerate(rounds):
+        messages.append(user(counted))
+        prompt += added + 1
+        prompts.append((len(messages), prompt))
+        messages.append(reply(f"r{n}", output // 2, prompt=prompt, output=output))
+    m = fit(session(*messages), COUNTER)
+    assert [m.tokens(start) for start, _ in prompts] == [p for _, p in prompts]
+    assert m.scale > 0
+    if len(rounds) <= 3:  # fewer than three pairs: no fit
+        assert m.scale == 1.0 and m.pairs == 0
+
+
+@given(st.floats(0, 50_000), st.floats(0.2, 3.0), st.integers(0, 200_000))
+def test_meter_counted_is_the_inverse_of_tokens(overhead: float, scale: float, tokens: int) -> None:
+    meter = Meter(Window(), overhead, scale)
+    c = meter.counted(tokens)
+    assert meter.tokens(c) <= tokens < meter.tokens(c + 1)
