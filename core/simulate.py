@@ -76,7 +76,7 @@ class Outcome:
     @staticmethod
     def of(result: CompactionResult, context: Context) -> Outcome:
         assert result.messages is not None
-        changing = [s.title for s in result.steps if s.tokens_after != s.tokens_before]
+        changing = [s.title for s in result.steps if s.counted_delta]
         return Outcome(
             context.tokens(result.messages),
             len(result.messages),

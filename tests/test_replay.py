@@ -7,10 +7,13 @@ must be made and repaired are exercised as much as those a plan's figures answer
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
@@ -103,6 +106,27 @@ def test_incremental_simulate_matches_run_on_every_request(
     context = Context(window=Window(window, 1), session_id="replay")
     fast = simulate(msgs, policy, context, every=every)
     reference = simulate(msgs, policy, context, every=every, incremental=False)
+    assert fast.to_dict() == reference.to_dict()
+
+
+@given(sessions(), policies, st.integers(300, 12_000), st.integers(0, 2000), st.data())
+def test_incremental_simulate_matches_run_under_a_fitted_context_model(
+    msgs: list[Message], policy: Policy, window: int, first: int, data: st.DataObject
+) -> None:
+    """Each request measured by its own meter: the plans' figures and the runs agree."""
+    reported: dict[int, Message] = {}
+    prompt = first
+    for m in msgs:
+        if m.role == "assistant" and id(m) not in reported:
+            prompt += data.draw(st.integers(0, 400))
+            usage = Usage(input_tokens=prompt, output_tokens=data.draw(st.integers(0, 50)))
+            reported[id(m)] = dataclasses.replace(m, usage=usage)
+    msgs = [reported.get(id(m), m) for m in msgs]
+    counter = TokenCounter("chars4", None)
+    model = fit(Session(tuple(msgs), "test"), counter)
+    context = Context(counter, Window(window, 1), "replay", model.meter(len(msgs), None), model)
+    fast = simulate(msgs, policy, context)
+    reference = simulate(msgs, policy, context, incremental=False)
     assert fast.to_dict() == reference.to_dict()
 
 

@@ -75,6 +75,7 @@ class Step:
     tokens_after: int
     pressure_before: float
     pressure_after: float
+    counted_delta: int = 0  # counted tokens it changes the messages by (the figures above are rounded)
 
     @cached_property
     def messages(self) -> tuple[Message, ...]:
@@ -240,6 +241,7 @@ class Steps:
             tokens_after=self.meter.tokens(tokens_after),
             pressure_before=self.meter.pressure(self._tokens),
             pressure_after=self.meter.pressure(tokens_after),
+            counted_delta=tokens_after - self._tokens,
         )
         self.steps.append(step)
         self._latest = lambda: step.messages

@@ -44,7 +44,7 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         assert "volley 0 · “prelude” · 1 msgs" in text
         assert "── round 0 · 2 msgs" in text
         assert "#4 assistant message" in text and "⇢ #5" in text and "⇠ #4" in text
-        assert "Pressure 90.8%" in gauge_text(app) and "4,085 / 4,500 usable tokens" in gauge_text(app)
+        assert "Pressure 90.8%" in gauge_text(app) and "4,086 / 4,500 usable tokens" in gauge_text(app)
         assert "live context after the transcript's own compaction: 1,832" in gauge_text(app)
         assert "reported 22,451" in gauge_text(app)
         assert "Before · 1 step ahead" in panel_text(app)
@@ -58,8 +58,8 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         await pilot.press("n")
         await pilot.pause()
         assert "Step 1/1 · Summarize volley 1" in panel_text(app)
-        assert "tokens 4,085 → 2,783 (-1,302)" in panel_text(app)
-        assert "pressure 90.8% → 61.8%" in panel_text(app)
+        assert "tokens 4,086 → 2,784 (-1,302)" in panel_text(app)
+        assert "pressure 90.8% → 61.9%" in panel_text(app)
         assert "1 summary  " in panel_text(app) and "1 summaries" not in panel_text(app)
         assert "Pressure 61.8%" in gauge_text(app)
         view = app.query_one("#before", TranscriptView)
