@@ -61,14 +61,14 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         assert "tokens 4,086 → 2,784 (-1,302)" in panel_text(app)
         assert "pressure 90.8% → 61.9%" in panel_text(app)
         assert "1 summary  " in panel_text(app) and "1 summaries" not in panel_text(app)
-        assert "Pressure 61.8%" in gauge_text(app)
+        assert "Pressure 61.9%" in gauge_text(app)
         view = app.query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]
         assert fates.count("summarized") == 14 and fates.count("summary") == 1
         assert "≈    #1 user      message" in screen_text(app, "#before")
         await pilot.press("p")
         await pilot.pause()
-        assert "Pressure 61.8%" not in gauge_text(app) and "Pressure 90.8%" in gauge_text(app)
+        assert "Pressure 61.9%" not in gauge_text(app) and "Pressure 90.8%" in gauge_text(app)
 
 
 async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
