@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
@@ -23,6 +24,14 @@ class Analysis:
     pairing_problems: tuple[PairingProblem, ...]
     reported: ReportedUsage | None
     context_start: int
+    model: ContextModel
+    mode: str = "context"  # or "messages": pressure of the messages only
+
+    @property
+    def sent_tokens(self) -> int:
+        """The context the agent sends next: measured and anchored (`model`), or in
+        "messages" mode the messages after the last compact boundary."""
+        return self.model.tokens(len(self.tokens)) if self.mode == "context" else self.context_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -35,7 +44,40 @@ class Analysis:
 
     @property
     def pressure(self) -> float:
-        return self.window.pressure(self.context_tokens)
+        return self.window.pressure(self.sent_tokens)
+
+    def context_dict(self) -> dict[str, Any]:
+        model = self.model
+        measured = self.mode == "context"
+        error = model.next_response_error
+        return {
+            "tokens": self.sent_tokens,
+            "pressure": round(self.pressure, 6),
+            "source": model.reading(len(self.tokens)).source if measured else "messages",
+            "overhead_tokens": model.overhead if measured else 0,
+            "overhead_source": model.overhead_source if measured else None,
+            "scale": round(model.scale, 6) if measured else 1.0,
+            "scale_pairs": model.pairs,
+            "responses": len(model.responses),
+            "next_response_error": round(error, 6) if error is not None else None,
+            "preamble": [{"label": label, "tokens": n} for label, n in model.preamble],
+        }
+
+    def round_dicts(self) -> list[dict[str, Any]]:
+        """Each API round with what the response opening it reported, and what the model
+        predicts of that request without that report."""
+        predicted = {p.response.start: p for p in self.model.predictions}
+        rounds = []
+        for g in self.api_rounds:
+            p = predicted.get(g.start)
+            rounds.append(
+                {
+                    **g.to_dict(),
+                    "reported_prompt_tokens": p.response.prompt_tokens if p else None,
+                    "estimated_prompt_tokens": p.estimated if p else self.model.tokens(g.start),
+                }
+            )
+        return rounds
 
     def message_dict(self, index: int) -> dict[str, Any]:
         m = self.session.messages[index]
@@ -56,13 +98,15 @@ class Analysis:
             **self.window.to_dict(),
             "pressure": round(self.pressure, 6),
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),
+            "context": self.context_dict(),
             "reported_usage": self.reported.to_dict() if self.reported else None,
             "metadata": {k: v for k, v in s.metadata.items() if k != "system"},
             "request_count": s.request_count,
             "request_index": s.request_index,
             "sidechain_count": len(s.sidechain),
+            "compactions": [c.to_dict() for c in s.compactions],
             "messages": [self.message_dict(i) for i in range(len(s.messages))],
-            "api_rounds": [g.to_dict() for g in self.api_rounds],
+            "api_rounds": self.round_dicts(),
             "volleys": [v.to_dict() for v in self.volleys],
             "pairing_problems": [p.to_dict() for p in self.pairing_problems],
             "diagnostics": [d.to_dict() for d in s.diagnostics],
@@ -80,7 +124,13 @@ def message_fields(m: Message, index: int | None, tokens: int) -> dict[str, Any]
     }
 
 
-def analyze(session: Session, counter: TokenCounter, window: Window | None = None) -> Analysis:
+def analyze(
+    session: Session,
+    counter: TokenCounter,
+    window: Window | None = None,
+    mode: str = "context",
+    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
+) -> Analysis:
     messages = session.messages
     tokens = tuple(counter.count_all(messages))
     return Analysis(
@@ -93,4 +143,6 @@ def analyze(session: Session, counter: TokenCounter, window: Window | None = Non
         pairing_problems=tuple(check(messages)),
         reported=reported_usage(messages),
         context_start=live_start(messages),
+        model=fit(session, counter, overhead_tokens),
+        mode=mode,
     )

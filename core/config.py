@@ -1,4 +1,5 @@
-"""`compaction.yaml`: window, tokenizer and every strategy's options, with presets.
+"""`compaction.yaml`: window, tokenizer, how pressure is measured and every strategy's
+options, with presets.
 
 Found at `--config FILE`, else `./compaction.yaml`, else the user config directory.
 Read with `yaml.safe_load` and validated: an unknown key or an out-of-range value is a
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
@@ -23,6 +25,7 @@ from compaction_inspector.core.strategies.registry import UnknownKey, from_confi
 from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
 
 FILE_NAME = "compaction.yaml"
+PRESSURES = ("context", "messages")
 
 
 class ConfigError(ValueError):
@@ -79,6 +82,10 @@ class Config:
     )
     keys: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it was read from
+    # "context": what the agent sent (SEMANTICS §11); "messages": the transcript's messages only
+    pressure: str = "context"
+    # the system prompt and tools assumed of a transcript that reports no usage
+    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
 
     @property
     def auto_compact_tokens(self) -> int | None:
@@ -101,10 +108,18 @@ class Config:
         tokenizer: str | None = None,
         context_window: int | None = None,
         reserved_output: int | None = None,
+        pressure: str | None = None,
+        overhead_tokens: int | None = None,
     ) -> Config:
         """This config with what a command line gives on top (a preset first, so explicit
         sizes win). Raises ConfigError or ValueError naming what is wrong."""
         config = self.with_preset(preset) if preset else self
+        if pressure is not None:
+            if pressure not in PRESSURES:
+                raise ConfigError(f"pressure must be one of {', '.join(PRESSURES)}, not {pressure!r}")
+            config = dataclasses.replace(config, pressure=pressure)
+        if overhead_tokens is not None:
+            config = dataclasses.replace(config, overhead_tokens=_int(overhead_tokens, "overhead_tokens"))
         if context_window is not None or reserved_output is not None:
             window = Window(
                 context_window if context_window is not None else config.window.context_window,
@@ -130,13 +145,15 @@ class Config:
             "reserved_output": self.window.reserved_output,
             "tokenizer": self.tokenizer,
             "media_tokens": self.media_tokens,
+            "pressure": self.pressure,
+            "overhead_tokens": self.overhead_tokens,
             **{s.config_key: to_config(self.strategies[name]) for name, s in REGISTRY.items()},
             "keys": dict(self.keys),
         }
 
 
-_TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens",
-        *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
+_TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens", "pressure",
+        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -176,6 +193,8 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
             reserved_output=_int(data["reserved_output"], "reserved_output")
             if "reserved_output" in data
             else None,
+            pressure=data.get("pressure"),
+            overhead_tokens=data.get("overhead_tokens"),
         )
     except ValueError as exc:  # a ConfigError already names the key; a Window error too
         raise ConfigError(str(exc)) from exc
@@ -193,6 +212,8 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         strategies=strategies,
         keys={**config.keys, **{str(k): str(v) for k, v in keys.items()}},
         source=source,
+        pressure=config.pressure,
+        overhead_tokens=config.overhead_tokens,
     )
 
 

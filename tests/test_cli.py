@@ -88,8 +88,43 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
         "line": 31,
     }
     assert out["context_tokens"] == sum(m["tokens"] for m in out["messages"][30:])
-    assert out["pressure"] == round(out["context_tokens"] / 80000, 6)
+    # the context sent next: the last response's report, its output, what came after it
+    assert out["context"] == {
+        "tokens": 4009,
+        "pressure": 0.050112,
+        "source": "measured",
+        "overhead_tokens": 1787,
+        "overhead_source": "first response",
+        "scale": 1.284235,
+        "scale_pairs": 21,
+        "responses": 23,
+        "next_response_error": 0.006616,
+        "preamble": [],
+    }
+    assert out["pressure"] == out["context"]["pressure"] == round(4009 / 80000, 6)
+    assert out["api_rounds"][0] == {
+        "start": 0, "end": 2, "tokens": 63, "reported_prompt_tokens": None, "estimated_prompt_tokens": 1787,
+    }  # fmt: skip
+    assert out["api_rounds"][-1] == {
+        "start": 64, "end": 65, "tokens": 72, "reported_prompt_tokens": 3930, "estimated_prompt_tokens": 3956,
+    }  # fmt: skip
+    assert out["compactions"] == [{"index": 29, "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}]
     assert out["reported_usage"]["responses"] == 23
+
+
+def test_pressure_messages_keeps_the_messages_only_view() -> None:
+    out = json.loads(
+        run(
+            "analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000",
+            "--pressure", "messages",
+        ).stdout
+    )  # fmt: skip
+    assert out["pressure"] == round(out["context_tokens"] / 80000, 6) == out["context"]["pressure"]
+    assert (out["context"]["source"], out["context"]["scale"], out["context"]["overhead_tokens"]) == (
+        "messages",
+        1.0,
+        0,
+    )
 
 
 def test_analyze_human_output_shows_the_summary() -> None:
@@ -149,7 +184,8 @@ def test_compact_json_shape_and_indexes() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert set(out) == {"strategy", "messages", "stats", "steps"}
+    assert set(out) == {"strategy", "context_start", "messages", "stats", "steps"}
+    assert out["context_start"] == 30  # the request: after the transcript's own compaction
     assert out["strategy"] == "hysteresis" and out["stats"]["volleys_summarized"] >= 1
     summaries = [m for m in out["messages"] if m["kind"] == "summary" and m["index"] is None]
     assert summaries and summaries[0]["text"].startswith("[memory:context v1 | session=7f3c2a91")
@@ -158,9 +194,9 @@ def test_compact_json_shape_and_indexes() -> None:
     assert set(out["messages"][0]) == {"index", "role", "kind", "id", "tokens", "line", "text"}
     step = out["steps"][0]
     assert {"title", "explanation", "diff", "pressure_before", "pressure_after"} <= set(step)
-    # index lists as runs [start, end): the prelude and everything after volley 1 stay
-    assert step["diff"]["kept"] == [[0, 1], [15, 65]]
-    assert step["diff"]["summarized"] == [{"before": i, "after": 1} for i in range(1, 15)]
+    # positions in the request, as runs [start, end): its prelude and all after volley 1 stay
+    assert step["diff"]["kept"] == [[0, 2], [24, 35]]
+    assert step["diff"]["summarized"] == [{"before": i, "after": 2} for i in range(2, 24)]
     assert step["diff"]["dropped"] == step["diff"]["inserted"] == []
 
 

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
+from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.markdown import compaction_markdown
@@ -39,14 +40,14 @@ from compaction_inspector.core.strategies import (
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import load_counts, store_counts
-from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, make_counter, reported_usage
+from compaction_inspector.core.tokens import TokenCounter, make_counter
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from compaction_inspector.tui.screens.help import HelpScreen
-from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
+from compaction_inspector.tui.widgets.gauge import Fit, GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
@@ -130,8 +131,8 @@ class InspectorApp(App[None]):
         self.caption = ""
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
-        self._usage_facts: tuple[ReportedUsage | None, int | None] = (None, None)
-        self._usage_for: tuple[Any, Any] = (None, None)
+        self.model: ContextModel | None = None  # the session's, fitted with `counter`
+        self.live = 0  # where the context the agent sends next starts
         self._segments: Segments | None = None  # the session's indexes, kept between replays
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
 
@@ -174,13 +175,15 @@ class InspectorApp(App[None]):
             return
         estimate = make_counter("chars4", self.config.media_tokens)
         tokens = estimate.count_all(session.messages)
-        self.call_from_thread(self._loaded, session, estimate, tokens, False)
+        model = fit(session, estimate, self.config.overhead_tokens)
+        self.call_from_thread(self._loaded, session, estimate, tokens, model)
         self._count_exact(session)
 
     def _count_exact(self, session: Session) -> None:
         counter = make_counter(self.config.tokenizer, self.config.media_tokens)
         if not counter.exact:
-            self.call_from_thread(self._counting_done, session, counter, self.tokens)
+            model = fit(session, counter, self.config.overhead_tokens)
+            self.call_from_thread(self._counting_done, session, counter, self.tokens, model)
             return
         worker = get_current_worker()
         if not load_counts(session, counter):
@@ -194,8 +197,9 @@ class InspectorApp(App[None]):
             store_counts(session, counter)
         tokens = counter.count_all(session.messages)
         counter.count_all(session.sidechain)  # here, not on the UI thread when they are shown
+        model = fit(session, counter, self.config.overhead_tokens)
         if not worker.is_cancelled:
-            self.call_from_thread(self._counting_done, session, counter, tokens)
+            self.call_from_thread(self._counting_done, session, counter, tokens, model)
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -210,9 +214,18 @@ class InspectorApp(App[None]):
         self.query_one("#status", Static).update(f"Cannot open {self.path}: {reason}")
         self.notify(reason, title="Cannot open transcript", severity="error", timeout=30)
 
-    def _loaded(self, session: Session, counter: TokenCounter, tokens: list[int], exact: bool) -> None:
-        self.session, self.counter, self.tokens, self.exact = session, counter, tokens, exact
+    def _loaded(
+        self, session: Session, counter: TokenCounter, tokens: list[int], model: ContextModel
+    ) -> None:
+        self.session, self.counter, self.tokens, self.exact, self.model = (
+            session,
+            counter,
+            tokens,
+            False,
+            model,
+        )
         self.origins = {m: i for i, m in enumerate(session.messages)}
+        self.live = live_start(session.messages)
         heap.settle()
         fmt = session.format + (
             f" · request {session.request_index + 1}/{session.request_count}"
@@ -233,11 +246,13 @@ class InspectorApp(App[None]):
         # follows): run now on the estimate, they would only slow the counting down.
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
 
-    def _counting_done(self, session: Session, counter: TokenCounter, tokens: list[int]) -> None:
+    def _counting_done(
+        self, session: Session, counter: TokenCounter, tokens: list[int], model: ContextModel
+    ) -> None:
         if session is not self.session:
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
-        self.counter, self.tokens, self.exact = counter, tokens, counter.exact
+        self.counter, self.tokens, self.exact, self.model = counter, tokens, counter.exact, model
         heap.settle()
         if counter.warning:
             self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
@@ -255,9 +270,19 @@ class InspectorApp(App[None]):
     # --- the view -------------------------------------------------------------------------
 
     @property
+    def measured(self) -> bool:
+        """Pressure is the context the agent sent (else the messages only)."""
+        return self.config.pressure == "context" and self.model is not None
+
+    @property
     def context(self) -> Context:
         session_id = self.session.session_id if self.session else None
-        return Context(self.counter, self.config.window, session_id)
+        window = self.config.window
+        if not self.measured or self.session is None:
+            return Context(self.counter, window, session_id)
+        assert self.model is not None
+        meter = self.model.meter(len(self.session.messages), window)
+        return Context(self.counter, window, session_id, meter, self.model)
 
     def refresh_view(self, keep_cursor: bool = True) -> None:
         """Redraw the transcript(s), gauge and panel for the step being shown."""
@@ -306,41 +331,51 @@ class InspectorApp(App[None]):
         self.listings.prepare(source, keys, lambda: worker.is_cancelled)
         heap.tidy()
 
-    def _usage(self) -> tuple[ReportedUsage | None, int | None]:
-        """What the transcript reports, and its live context after its own compaction:
-        both read the whole session, so once per session and counter."""
-        if self._usage_for[0] is not self.session or self._usage_for[1] is not self.counter:
-            assert self.session is not None
-            messages = self.session.messages
-            start = live_start(messages)
-            live = sum(self.tokens[start:]) if start else None
-            self._usage_facts = (reported_usage(messages), live)
-            self._usage_for = (self.session, self.counter)
-        return self._usage_facts
-
     def update_gauge(self) -> None:
         if self.session is None:
             return
         h = self.config.options(hysteresis.NAME)
-        usage, live = self._usage()
+        end = len(self.session.messages)
+        reading = self.model.reading(end) if self.measured and self.model is not None else None
+        tokens = reading.tokens if reading is not None else sum(self.tokens[self.live :])
         step = self.shown_step
-        caption = ""
+        caption, note = "", ""
+        if self.live:
+            caption = "the context after the transcript's own last compaction"
         if step is not None:
             caption = f"after step {self.step_index + 1} of {self.strategy}"
-        elif live is not None:
-            caption = f"live context after the transcript's own compaction: {live:,}"
+            change = step.tokens_after - tokens
+            scale = self.context.meter.scale
+            note = (
+                f"after step {self.step_index + 1}: {tokens:,} {'+' if change >= 0 else '−'} {abs(change):,} "
+                f"(×{scale:.2f} the counted tokens the steps removed or added; the rest is as measured)"
+                if reading is not None
+                else f"after step {self.step_index + 1}: the messages the steps leave, counted"
+            )
+            tokens = step.tokens_after
+        model = self.model
         self.query_one(PressureGauge).update_state(
             GaugeState(
-                tokens=step.tokens_after if step is not None else sum(self.tokens),
+                tokens=tokens,
                 context_window=self.config.window.context_window,
                 reserved_output=self.config.window.reserved_output,
                 thresholds=h.thresholds,
                 target=h.target,
                 auto_compact=self.config.auto_compact_tokens,
-                reported=usage.latest_prompt_tokens if usage else None,
                 label=self.counter.label,
                 estimate=not self.counter.exact,
                 caption=caption,
+                reading=reading,
+                fit=Fit(
+                    model.scale,
+                    model.pairs,
+                    len(model.responses),
+                    model.next_response_error,
+                    model.overhead_source,
+                )
+                if model is not None
+                else None,
+                step_note=note,
             )
         )
 
@@ -356,7 +391,7 @@ class InspectorApp(App[None]):
     @work(thread=True, exclusive=True, group="strategy", description="run strategy")
     def _run_strategy(self, name: str, options: Any, context: Context) -> None:
         assert self.session is not None
-        result = run_strategy(name, self.session.messages, options, context)
+        result = run_strategy(name, self.session.messages[self.live :], options, context)
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._strategy_done, name, result)
 
@@ -665,6 +700,8 @@ class InspectorApp(App[None]):
         self.counter.count_all(session.sidechain)
         self.session = session
         self.origins = {m: i for i, m in enumerate(session.messages)}
+        self.live = live_start(session.messages)
+        self.model = fit(session, self.counter, self.config.overhead_tokens)
         self.sub_title = (
             f"{self.path.name} · {session.format} · {len(session.messages):,} messages · following"
         )

@@ -20,13 +20,15 @@ from typing import Any, NoReturn
 
 from compaction_inspector.core.analysis import analyze, message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
-from compaction_inspector.core.config import PRESETS, Config, ConfigError
+from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.context_model import context_of
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.pressure import live_start
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -68,6 +70,19 @@ def _settings() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
     p.add_argument("--context-window", type=int, default=None)
     p.add_argument("--reserved-output", type=int, default=None)
+    p.add_argument(
+        "--pressure",
+        choices=PRESSURES,
+        default=None,
+        help="context: what the agent sent, measured from the usage the transcript reports "
+        "(default); messages: the transcript's messages only",
+    )
+    p.add_argument(
+        "--overhead-tokens",
+        type=int,
+        default=None,
+        help="system prompt and tools assumed when the transcript reports no usage",
+    )
     return p
 
 
@@ -147,6 +162,8 @@ def _config(args: argparse.Namespace) -> Config:
             tokenizer=args.tokenizer,
             context_window=args.context_window,
             reserved_output=args.reserved_output,
+            pressure=args.pressure,
+            overhead_tokens=args.overhead_tokens,
         )
         if "strategy" in args:
             config = _with_flags(config, args)
@@ -187,13 +204,15 @@ def _counter(session: Session, config: Config) -> TokenCounter:
 
 
 def _context(session: Session, config: Config) -> Context:
-    return Context(_counter(session, config), config.window, session.session_id)
+    counter = _counter(session, config)
+    return context_of(session, counter, config.window, config.pressure, config.overhead_tokens)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     config = _config(args)
     session = _load(args)
-    result = analyze(session, _counter(session, config), config.window)
+    counter = _counter(session, config)
+    result = analyze(session, counter, config.window, config.pressure, config.overhead_tokens)
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -203,7 +222,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def compaction_json(session: Session, result: CompactionResult, context: Context) -> dict[str, Any]:
+def compaction_json(
+    session: Session, result: CompactionResult, context: Context, start: int
+) -> dict[str, Any]:
+    """The result as JSON: its messages by their index in the session, and each step's
+    diff by positions in the request, which is the session's messages from `start` on."""
     index = {m: i for i, m in enumerate(session.messages)}
 
     messages = None
@@ -214,6 +237,7 @@ def compaction_json(session: Session, result: CompactionResult, context: Context
         ]
     return {
         "strategy": result.strategy,
+        "context_start": start,
         "messages": messages,
         "stats": result.stats.to_dict(),
         "steps": [s.to_dict() for s in each_step(result.steps)],
@@ -224,9 +248,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
     config = _config(args)
     session = _load(args)
     context = _context(session, config)
-    result = run_strategy(args.strategy, session.messages, config.options(args.strategy), context)
+    live = live_start(session.messages)  # what the agent sends: after its own last compaction
+    result = run_strategy(args.strategy, session.messages[live:], config.options(args.strategy), context)
     if args.json:
-        _print_json(compaction_json(session, result, context))
+        _print_json(compaction_json(session, result, context, live))
     else:
         from compaction_inspector.tui.report import print_compaction
 
@@ -235,14 +260,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
         print(f"compaction-inspector: {result.error}", file=sys.stderr)
         return 3
     if args.write:
-        text, written = serialize(result.messages, session.format, session.metadata)
+        # the history before the transcript's own compaction stays as it was
+        kept = (*session.messages[:live], *result.messages)
+        text, written = serialize(kept, session.format, session.metadata)
         try:
             write_atomic(args.write, text, protect=args.file, overwrite=args.force)
         except FileExistsError as exc:
             raise UsageError(f"{args.write} exists: choose another name, or pass --force") from exc
         except OSError as exc:
             raise UsageError(str(exc)) from exc
-        print(f"wrote {len(result.messages)} messages ({written}) to {args.write}", file=sys.stderr)
+        print(f"wrote {len(kept)} messages ({written}) to {args.write}", file=sys.stderr)
     return 0
 
 

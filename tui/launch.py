@@ -31,6 +31,8 @@ def run_app(args: argparse.Namespace) -> int:
             tokenizer=args.tokenizer,
             context_window=args.context_window,
             reserved_output=args.reserved_output,
+            pressure=args.pressure,
+            overhead_tokens=args.overhead_tokens,
         )
     except (ConfigError, ValueError) as exc:
         print(f"compaction-inspector: {exc}", file=sys.stderr)

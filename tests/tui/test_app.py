@@ -44,9 +44,13 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         assert "volley 0 · “prelude” · 1 msgs" in text
         assert "── round 0 · 2 msgs" in text
         assert "#4 assistant message" in text and "⇢ #5" in text and "⇠ #4" in text
-        assert "Pressure 90.8%" in gauge_text(app) and "4,086 / 4,500 usable tokens" in gauge_text(app)
-        assert "live context after the transcript's own compaction: 1,832" in gauge_text(app)
-        assert "reported 22,451" in gauge_text(app)
+        gauge = gauge_text(app)
+        # the headline is the context the agent sends next, and says where it comes from
+        assert "Pressure 89.1%" in gauge and "4,009 / 4,500 usable tokens" in gauge
+        assert "measured 3,930 at response 23 + 79 output" in gauge
+        assert "outside the messages 1,800 (system prompt, tools) · messages 2,209" in gauge
+        assert "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%" in gauge
+        assert "the context after the transcript's own last compaction" in gauge
         assert "Before · 1 step ahead" in panel_text(app)
         assert app.sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
 
@@ -58,22 +62,25 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         await pilot.press("n")
         await pilot.pause()
         assert "Step 1/1 · Summarize volley 1" in panel_text(app)
-        assert "tokens 4,086 → 2,784 (-1,302)" in panel_text(app)
-        assert "pressure 90.8% → 61.9%" in panel_text(app)
+        # the step works on the request: the messages after the transcript's own compaction
+        assert "tokens 4,009 → 2,989 (-1,020)" in panel_text(app)
+        assert "pressure 89.1% → 66.4%" in panel_text(app)
         assert "1 summary  " in panel_text(app) and "1 summaries" not in panel_text(app)
-        assert "Pressure 61.9%" in gauge_text(app)
+        gauge = gauge_text(app)
+        assert "Pressure 66.4%" in gauge
+        assert "after step 1: 4,009 − 1,020 (×1.21 the counted tokens the steps removed or added" in gauge
         view = app.query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]
-        assert fates.count("summarized") == 14 and fates.count("summary") == 1
-        assert "≈    #1 user      message" in screen_text(app, "#before")
+        assert fates.count("summarized") == 22 and fates.count("summary") == 1
+        assert "≈   #32 user      message" in screen_text(app, "#before")
         await pilot.press("p")
         await pilot.pause()
-        assert "Pressure 61.9%" not in gauge_text(app) and "Pressure 90.8%" in gauge_text(app)
+        assert "Pressure 66.4%" not in gauge_text(app) and "Pressure 89.1%" in gauge_text(app)
 
 
 async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
     app = InspectorApp(
-        path("agent_only_session.jsonl"), Config(window=Window(30_000, 4_000)), export_dir=tmp_path
+        path("agent_only_session.jsonl"), Config(window=Window(60_000, 6_000)), export_dir=tmp_path
     )
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

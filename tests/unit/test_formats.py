@@ -32,9 +32,9 @@ def test_claude_code_sample_rounds_volleys_markers_and_sidechain() -> None:
         "message",
     ]
     assert s.messages[29].is_compact_boundary
-    assert s.messages[29].text == "Conversation compacted (manual, 20,444 tokens before)"
+    assert s.messages[29].text == "Conversation compacted (manual, 4,479 tokens before)"
     assert [c.to_dict() for c in s.compactions] == [
-        {"index": 29, "trigger": "manual", "pre_tokens": 20444, "post_tokens": None}
+        {"index": 29, "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
     ]
     assert s.metadata["session_id"] == "7f3c2a91-5b8e-4d1a-9c6f-2e4b8a1d0c55"
     assert s.metadata["title"].startswith("Fix tinyparse")
