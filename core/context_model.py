@@ -105,11 +105,32 @@ class Reading:
     overhead: int  # outside the messages: system prompt, tools, what the transcript omits
     messages: int  # scale × counted tokens of the messages sent, attachments apart
     attachments: int  # scale × counted tokens of the attachments sent
+    overhead_source: str = "preset"  # of the model's overhead, when nothing is measured
 
     @property
     def exact(self) -> bool:
         """The figure is a response's own report."""
         return self.response is not None and self.estimated_since == 0 and self.output_tokens == 0
+
+    def provenance(self) -> str:
+        """Where the figure comes from, in words."""
+        r = self.response
+        if r is None:
+            return (
+                f"estimated: ~{self.overhead:,} overhead ({self.overhead_source}) "
+                f"+ ~{self.estimated_since:,} for the messages (the transcript reports no usage)"
+            )
+        text = f"measured {r.prompt_tokens:,} at response {r.number}"
+        if self.output_tokens:
+            text += f" + {self.output_tokens:,} output"
+        if self.estimated_since:
+            text += f" + ~{self.estimated_since:,} estimated since"
+        return text
+
+    def holds(self) -> str:
+        """What the context holds, in words."""
+        text = f"outside the messages {self.overhead:,} (system prompt, tools) · messages {self.messages:,}"
+        return text + (f" · attachments {self.attachments:,}" if self.attachments else "")
 
 
 @dataclass(eq=False)
@@ -183,21 +204,33 @@ class ContextModel:
         messages = round(self.scale * (counted - attached))
         attachments = round(self.scale * attached)
         if response is None:
+            since = tokens - self.overhead
             return Reading(
-                tokens, "estimated", None, 0, tokens - self.overhead, self.overhead, messages, attachments
+                tokens,
+                "estimated",
+                None,
+                0,
+                since,
+                self.overhead,
+                messages,
+                attachments,
+                self.overhead_source,
             )
         output = response.output_tokens if after else 0
         since = tokens - response.prompt_tokens - output
+        rest = max(0, tokens - messages - attachments)
         return Reading(
-            tokens,
-            "measured",
-            response,
-            output,
-            since,
-            max(0, tokens - messages - attachments),
-            messages,
-            attachments,
+            tokens, "measured", response, output, since, rest, messages, attachments, self.overhead_source
         )
+
+    def describe_fit(self) -> str:
+        """What the scale rests on, and how well it predicts, in words."""
+        if self.pairs:
+            text = f"×{self.scale:.2f} per counted token, fitted on {self.pairs} response pairs"
+        else:
+            text = "×1 per counted token (too few responses to fit)"
+        error = self.next_response_error
+        return text + (f" · next-response error {error:.2%}" if error is not None else "")
 
 
 def fit(

@@ -47,7 +47,7 @@ from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from compaction_inspector.tui.screens.help import HelpScreen
-from compaction_inspector.tui.widgets.gauge import Fit, GaugeState, PressureGauge
+from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
@@ -366,15 +366,7 @@ class InspectorApp(App[None]):
                 estimate=not self.counter.exact,
                 caption=caption,
                 reading=reading,
-                fit=Fit(
-                    model.scale,
-                    model.pairs,
-                    len(model.responses),
-                    model.next_response_error,
-                    model.overhead_source,
-                )
-                if model is not None
-                else None,
+                fit=model.describe_fit() if model is not None else "",
                 step_note=note,
             )
         )

@@ -60,7 +60,9 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         "tokenizer",
         Text(a.counter.label + (f"  ⚠ {a.counter.warning}" if a.counter.warning else "")),
     )
-    head.add_row("tokens", Text(f"{a.total_tokens:,} in all, {a.context_tokens:,} in the live context"))
+    head.add_row(
+        "tokens", Text(f"{a.total_tokens:,} counted in all, {a.context_tokens:,} in the live context")
+    )
     if a.reported:
         head.add_row(
             "reported",
@@ -69,6 +71,12 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
                 f"(peak {a.reported.peak_prompt_tokens:,}, {a.reported.responses} responses)"
             ),
         )
+    if a.mode == "context":
+        reading = a.model.reading(len(s.messages))
+        head.add_row("context", Text(f"{reading.tokens:,}: {reading.provenance()}"))
+        head.add_row("", Text(f"{reading.holds()} · {a.model.describe_fit()}", style="dim"))
+    else:
+        head.add_row("context", Text("messages only (--pressure messages)"))
     head.add_row(
         "window",
         Text(
@@ -148,12 +156,8 @@ def print_compaction(
     if result.messages is None:
         out.print(Text(str(result.error), style="bold red"))
     else:
-        out.print(
-            Text(
-                f"result: {len(previous)} messages, {context.tokens(previous):,} tokens",
-                style="bold",
-            )
-        )
+        tokens = context.meter.tokens(context.tokens(previous))
+        out.print(Text(f"result: {len(previous)} messages, {tokens:,} tokens", style="bold"))
 
 
 def print_simulation(simulations: list[Simulation], out: Console | None = None) -> None:
@@ -172,15 +176,18 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
             )
         )
         table = Table(show_edge=False, pad_edge=False)
-        for column in ("round", "sent", "before", "after", "pressure", "event"):
+        for column in ("round", "sent", "reported", "before", "after", "pressure", "event"):
             table.add_column(column, justify="left" if column in ("pressure", "event") else "right")
         for p in sim.points:
             event = ""
             if p.event is not None:
                 event = ("⚑ " if p.event.source == "transcript" else "✂ ") + p.event.description
+                if p.event.recorded_tokens is not None:
+                    event += f" (at {p.event.recorded_tokens:,}, as recorded)"
             table.add_row(
                 str(p.round),
                 str(p.messages_sent),
+                f"{p.reported:,}" if p.reported is not None else "",
                 f"{p.tokens_before:,}",
                 f"{p.tokens_after:,}",
                 pressure_text(p.pressure_after, 10),

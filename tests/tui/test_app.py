@@ -51,6 +51,10 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         assert "outside the messages 1,800 (system prompt, tools) · messages 2,209" in gauge
         assert "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%" in gauge
         assert "the context after the transcript's own last compaction" in gauge
+        # the replay draws what the transcript reports, and its own compaction where it recorded it
+        timeline = str(app.query_one(Timeline).render())
+        assert "◆ reported" in timeline and "⚑ its own compaction" in timeline
+        assert sum(line.count("◆") for line in timeline.splitlines()[:-1]) >= 10
         assert "Before · 1 step ahead" in panel_text(app)
         assert app.sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
 

@@ -13,17 +13,6 @@ from compaction_inspector.core.context_model import Reading
 
 
 @dataclass(frozen=True)
-class Fit:
-    """What the context model rests on, for the gauge's last line."""
-
-    scale: float
-    pairs: int  # consecutive responses the scale was fitted on
-    responses: int
-    error: float | None  # median next-response error
-    overhead_source: str
-
-
-@dataclass(frozen=True)
 class GaugeState:
     tokens: int
     context_window: int
@@ -35,7 +24,7 @@ class GaugeState:
     estimate: bool = False  # counts are the chars/4 estimate
     caption: str = ""
     reading: Reading | None = None  # where the live context's figure comes from; None: messages only
-    fit: Fit | None = None
+    fit: str = ""  # what the context model's scale rests on
     step_note: str = ""  # how a shown step's figure follows from the reading
 
     @property
@@ -49,43 +38,19 @@ class GaugeState:
 
 def provenance(s: GaugeState) -> Text:
     """Where the figure comes from: measured, estimated from what, or messages only."""
-    line = Text(no_wrap=True, overflow="ellipsis")
     r = s.reading
     if s.step_note:
-        line.append(s.step_note, "italic")
-    elif r is None:
-        line.append("messages only (--pressure messages): the transcript's messages, counted", "yellow")
-    elif r.response is not None:
-        line.append(f"measured {r.response.prompt_tokens:,}", "bold cyan")
-        line.append(f" at response {r.response.number}")
-        if r.output_tokens:
-            line.append(f" + {r.output_tokens:,} output")
-        if r.estimated_since:
-            line.append(f" + ~{r.estimated_since:,} estimated since", "yellow")
-    else:
-        line.append(f"estimated: ~{r.overhead:,} overhead", "yellow")
-        line.append(f" ({s.fit.overhead_source if s.fit else 'preset'})")
-        line.append(f" + ~{r.estimated_since:,} for the messages (the transcript reports no usage)")
-    return line
+        return Text(s.step_note, "italic")
+    if r is None:
+        return Text("messages only (--pressure messages): the transcript's messages, counted", "yellow")
+    return Text(r.provenance(), "cyan" if r.source == "measured" else "yellow")
 
 
 def breakdown(s: GaugeState) -> Text:
     """What the live context holds, and what the model's fit rests on."""
-    line = Text(no_wrap=True, overflow="ellipsis", style="bright_black")
-    r, fit = s.reading, s.fit
-    if r is None or fit is None:
-        return line
-    line.append(f"outside the messages {r.overhead:,} (system prompt, tools)")
-    line.append(f" · messages {r.messages:,}")
-    if r.attachments:
-        line.append(f" · attachments {r.attachments:,}")
-    if fit.pairs:
-        line.append(f" · ×{fit.scale:.2f} per counted token, fitted on {fit.pairs} response pairs")
-    else:
-        line.append(" · ×1 per counted token (too few responses to fit)")
-    if fit.error is not None:
-        line.append(f" · next-response error {fit.error:.2%}")
-    return line
+    if s.reading is None:
+        return Text()
+    return Text(f"{s.reading.holds()} · {s.fit}", "bright_black")
 
 
 class PressureGauge(Widget):

@@ -1,8 +1,10 @@
 """The simulate() pressure curve over API rounds, redrawn whenever a threshold changes.
 
 Columns are rounds (bucketed to the width, each bucket showing its peak); the main
-policy is drawn as bars, a compared policy as dots; threshold and target rows are
-ruled; ✂ marks a compaction by the policy and ⚑ one the transcript records.
+policy is drawn as bars, a compared policy as dots, and ◆ is the prompt the transcript
+reports for a request (what the agent really sent); threshold and target rows are
+ruled; ✂ marks a compaction by the policy and ⚑ one the transcript records, drawn at
+the context it recorded before it when it did.
 """
 
 from __future__ import annotations
@@ -41,6 +43,20 @@ class Timeline(Widget):
         per = max(1, -(-len(values) // width))
         return [max(values[i : i + per]) for i in range(0, len(values), per)]
 
+    @staticmethod
+    def _marks(sim: Simulation, per: int) -> tuple[dict[int, float], dict[int, float]]:
+        """Per column, the peak reported prompt and the context a transcript's own
+        compaction recorded, as pressures."""
+        usable = sim.usable_window
+        reported: dict[int, float] = {}
+        recorded: dict[int, float] = {}
+        for k, p in enumerate(sim.points):
+            if p.reported is not None:
+                reported[k // per] = max(reported.get(k // per, 0.0), p.reported / usable)
+            if p.event and p.event.recorded_tokens is not None:
+                recorded[k // per] = p.event.recorded_tokens / usable
+        return reported, recorded
+
     def render(self) -> RenderableType:
         if self.main is None or not self.main.points:
             return Text(self.message, style="dim")
@@ -48,8 +64,9 @@ class Timeline(Widget):
         height = max(3, self.size.height - 3)
         main = self._buckets(self.main, width)
         other = self._buckets(self.other, width) if self.other else []
-        top = max(1.0, *main, *(other or [0.0]))
         per = max(1, -(-len(self.main.points) // width))
+        reported, recorded = self._marks(self.main, per)
+        top = max(1.0, *main, *(other or [0.0]), *reported.values(), *recorded.values())
         events = {}
         for k, p in enumerate(self.main.points):
             if p.event:
@@ -64,7 +81,13 @@ class Timeline(Widget):
             for x in range(len(main)):
                 level = main[x] / top * height
                 o = other[x] / top * height if x < len(other) else None
-                if o is not None and row - 1 < o <= row:
+                r = reported.get(x)
+                flag = recorded.get(x)
+                if flag is not None and row - 1 < flag / top * height <= row:
+                    line.append("⚑", "bold yellow")
+                elif r is not None and row - 1 < r / top * height <= row:
+                    line.append("◆", "bold cyan")
+                elif o is not None and row - 1 < o <= row:
                     line.append("•", "bold magenta")
                 elif level >= row:
                     line.append("█", self._colour(main[x]))
@@ -93,6 +116,10 @@ class Timeline(Widget):
                 f"   • {self.other.policy.label}: {others.compactions}, peak {others.peak_pressure:.0%}",
                 "magenta",
             )
+        if reported:
+            legend.append("   ◆ reported", "cyan")
+        if recorded:
+            legend.append("   ⚑ its own compaction", "yellow")
         sampled = f", every {self.main.every}" if self.main.every > 1 else ""
         legend.append(f"   {self.main.totals.rounds} rounds{sampled}", "bright_black")
         lines.append(legend)
