@@ -4,10 +4,15 @@ by hand: chars/4 counts, so a text of 4n characters is n tokens."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, context_of, fit, responses
+from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
-from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.pressure import Meter, Window, live_start
+from compaction_inspector.core.strategies import run
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.trim import TrimOptions
 from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import path
 
 COUNTER = make_counter("chars4")
 
@@ -169,3 +174,53 @@ def test_meter_counted_is_the_inverse_of_tokens(overhead: float, scale: float, t
     meter = Meter(Window(), overhead, scale)
     c = meter.counted(tokens)
     assert meter.tokens(c) <= tokens < meter.tokens(c + 1)
+
+
+def test_the_compacted_sample_measures_each_segment_and_reads_the_live_context() -> None:
+    s = load(path("claude_code_compacted.jsonl"))
+    m = fit(s, COUNTER)
+    assert (round(m.scale, 6), m.pairs, m.overhead, m.segment_starts) == (1.891861, 6, 15164, [0, 15])
+    # each response predicted without its own report; the first of each segment from an overhead
+    assert [
+        (p.response.number, p.estimated, p.anchored, p.response.prompt_tokens) for p in m.predictions
+    ] == [
+        (1, 12112, False, 15276),
+        (2, 15462, True, 15475),
+        (3, 15786, True, 15714),
+        (4, 15912, True, 15893),
+        (5, 16106, True, 16165),
+        (6, 15629, False, 15555),
+        (7, 15637, True, 15646),
+        (8, 15745, True, 15734),
+    ]
+    assert m.tokens(15) == 15164  # after the compaction, before any response: the overhead
+    r = m.reading(len(s.messages))
+    assert (r.tokens, r.response and r.response.number, r.output_tokens, r.estimated_since) == (
+        15755,
+        8,
+        21,
+        0,
+    )
+    assert (r.overhead, r.messages, r.attachments) == (15085, 409, 261)
+    assert r.provenance() == "measured 15,734 at response 8 + 21 output"
+
+
+def test_strategies_trigger_on_the_context_sent_not_on_the_messages() -> None:
+    s = load(path("claude_code_compacted.jsonl"))
+    live = s.messages[live_start(s.messages) :]
+    window = Window(17_000, 1_000)
+    trim = TrimOptions(keep_recent_turns=1, trigger_turns=None, trigger_tokens=15_000)
+    measured = run("trim", live, trim, context_of(s, COUNTER, window))
+    assert [(st.title, st.tokens_before, st.tokens_after) for st in measured.steps] == [
+        ("Trim 9 messages", 15755, 15273)
+    ]
+    assert measured.stats.reason == "token_pressure"  # type: ignore[attr-defined]
+    messages_only = run("trim", live, trim, context_of(s, COUNTER, window, "messages"))
+    assert [(st.title, st.tokens_before) for st in messages_only.steps] == [("Not triggered", 354)]
+    # the system prompt and tools fill the window: nothing to summarize, the attachments go last
+    h = run("hysteresis", live, HysteresisOptions(), context_of(s, COUNTER, window))
+    assert [(st.title, st.tokens_after) for st in h.steps] == [
+        ("No candidates", 15755),
+        ("Drop 2 injected meta messages", 15494),
+    ]
+    assert h.stats.tier == 3 and h.stats.over_target  # type: ignore[attr-defined]

@@ -299,3 +299,19 @@ def test_a_proxy_log_request_brings_its_system_tools_and_the_usage_its_response_
     last = load_text(text)
     assert last.preamble == () and last.request_usage is not None
     assert (last.request_usage.prompt_tokens, last.request_usage.output_tokens) == (50, 7)
+
+
+def test_the_compacted_sample_carries_attachments_usage_and_its_compaction() -> None:
+    s = load(path("claude_code_compacted.jsonl"))
+    assert [(i, m.attachment) for i, m in enumerate(s.messages) if m.kind == "attachment"] == [
+        (0, "skill_listing"),
+        (16, "file"),
+        (17, "task_reminder"),
+    ]
+    assert s.messages[16].text.startswith("   1\timport time")  # the re-read file's content
+    assert [c.to_dict() for c in s.compactions] == [
+        {"index": 14, "trigger": "auto", "pre_tokens": 16194, "post_tokens": 343}
+    ]
+    assert s.messages[15].is_compact_summary and s.metadata["version"] == "2.1.40"
+    usage = reported_usage(s.messages)
+    assert usage is not None and (usage.responses, usage.latest_prompt_tokens) == (8, 15734)
