@@ -56,7 +56,10 @@ def test_analyze_json_on_every_sample(name: str) -> None:
         "summary",
         "marker",
         "meta",
+        "attachment",
     }
+    context = out["context"]
+    assert out["pressure"] == context["pressure"] and context["source"] in ("measured", "estimated")
     for spans in (out["api_rounds"], out["volleys"]):
         assert spans[0]["start"] == 0 and spans[-1]["end"] == out["message_count"]
         assert all(x["end"] == y["start"] for x, y in itertools.pairwise(spans))
