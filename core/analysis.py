@@ -26,6 +26,7 @@ class Analysis:
     context_start: int
     model: ContextModel
     mode: str = "context"  # or "messages": pressure of the messages only
+    window_note: str = "the default"  # who chose the window
 
     @property
     def sent_tokens(self) -> int:
@@ -96,6 +97,7 @@ class Analysis:
             "tokens": self.total_tokens,
             "context_tokens": self.context_tokens,
             **self.window.to_dict(),
+            "window_source": self.window_note,
             "pressure": round(self.pressure, 6),
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),
             "context": self.context_dict(),
@@ -130,6 +132,7 @@ def analyze(
     window: Window | None = None,
     mode: str = "context",
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
+    window_note: str = "the default",
 ) -> Analysis:
     messages = session.messages
     tokens = tuple(counter.count_all(messages))
@@ -145,4 +148,5 @@ def analyze(
         context_start=live_start(messages),
         model=fit(session, counter, overhead_tokens),
         mode=mode,
+        window_note=window_note,
     )

@@ -19,6 +19,7 @@ import yaml
 
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
@@ -26,6 +27,8 @@ from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKEN
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
+SESSION_WINDOW = "the session's model_context_window"
+SAMPLE_WINDOW = "the sample's demo window"
 
 
 class ConfigError(ValueError):
@@ -86,6 +89,29 @@ class Config:
     pressure: str = "context"
     # the system prompt and tools assumed of a transcript that reports no usage
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
+    # who chose the window: None for the default; a file's path, "command line", or the session
+    window_source: str | None = None
+
+    def for_session(self, session: Session) -> Config:
+        """The window the session itself records (a Codex rollout's model_context_window),
+        with Codex's rule, unless a window was chosen (SEMANTICS §11-12)."""
+        recorded = session.metadata.get("context_window")
+        if self.window_source is not None or not isinstance(recorded, int) or recorded <= 0:
+            return self
+        return dataclasses.replace(
+            self, preset="codex", window=Window(recorded, 0), window_source=SESSION_WINDOW
+        )
+
+    @property
+    def window_chosen(self) -> bool:
+        """The window is the user's choice (not the default, nor one a session or the
+        sample brought): only such a window is saved."""
+        return self.window_source not in (None, SESSION_WINDOW, SAMPLE_WINDOW)
+
+    @property
+    def window_note(self) -> str:
+        """Where the window comes from, for the status line and analyze."""
+        return f"set by {self.window_source}" if self.window_source else "the default"
 
     @property
     def auto_compact_tokens(self) -> int | None:
@@ -113,7 +139,7 @@ class Config:
     ) -> Config:
         """This config with what a command line gives on top (a preset first, so explicit
         sizes win). Raises ConfigError or ValueError naming what is wrong."""
-        config = self.with_preset(preset) if preset else self
+        config = self.with_preset(preset, "command line") if preset else self
         if pressure is not None:
             if pressure not in PRESSURES:
                 raise ConfigError(f"pressure must be one of {', '.join(PRESSURES)}, not {pressure!r}")
@@ -125,24 +151,30 @@ class Config:
                 context_window if context_window is not None else config.window.context_window,
                 reserved_output if reserved_output is not None else config.window.reserved_output,
             )
-            config = dataclasses.replace(config, window=window)
+            config = dataclasses.replace(config, window=window, window_source="command line")
         if tokenizer is not None:
             if tokenizer not in TOKENIZERS:
                 raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
             config = dataclasses.replace(config, tokenizer=tokenizer)
         return config
 
-    def with_preset(self, name: str) -> Config:
+    def with_preset(self, name: str, source: str | None = None) -> Config:
+        """This config with preset `name`'s window; `source` says who chose it."""
         if name not in PRESETS:
             raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
         p = PRESETS[name]
-        return dataclasses.replace(self, preset=name, window=Window(p.context_window, p.reserved_output))
+        window = Window(p.context_window, p.reserved_output)
+        return dataclasses.replace(self, preset=name, window=window, window_source=source)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        chosen = self.window_chosen
+        window = {
             "preset": self.preset,
             "context_window": self.window.context_window,
             "reserved_output": self.window.reserved_output,
+        }
+        return {
+            **(window if chosen else {}),
             "tokenizer": self.tokenizer,
             "media_tokens": self.media_tokens,
             "pressure": self.pressure,
@@ -183,7 +215,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     data = _mapping(data, "the configuration")
     _known(data, _TOP, "")
     if "preset" in data and data["preset"] is not None:
-        config = config.with_preset(str(data["preset"]))
+        config = config.with_preset(str(data["preset"]), source)
     try:
         config = config.overridden(
             tokenizer=data.get("tokenizer"),
@@ -214,6 +246,9 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         source=source,
         pressure=config.pressure,
         overhead_tokens=config.overhead_tokens,
+        window_source=source
+        if "context_window" in data or "reserved_output" in data
+        else config.window_source,
     )
 
 

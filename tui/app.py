@@ -217,6 +217,7 @@ class InspectorApp(App[None]):
     def _loaded(
         self, session: Session, counter: TokenCounter, tokens: list[int], model: ContextModel
     ) -> None:
+        self.config = self.config.for_session(session)
         self.session, self.counter, self.tokens, self.exact, self.model = (
             session,
             counter,
@@ -525,7 +526,8 @@ class InspectorApp(App[None]):
                 rung += delta
                 size = max(w.reserved_output + 1000, round(base * 1.1**rung))
                 self._window_ladder = (base, rung)
-                self.config = dataclasses.replace(self.config, window=Window(size, w.reserved_output))
+                window = Window(size, w.reserved_output)
+                self.config = dataclasses.replace(self.config, window=window, window_source="w/W")
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
@@ -537,7 +539,7 @@ class InspectorApp(App[None]):
         self.run_current_strategy()
 
     def apply_preset(self, name: str) -> None:
-        self.config = self.config.with_preset(name)
+        self.config = self.config.with_preset(name, f"preset {name}")
         self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
         self.show_status()
         self.refresh_view()
@@ -579,7 +581,7 @@ class InspectorApp(App[None]):
         if self.tuned:  # made from the config each time, so a preset or a new window shows at once
             w, h = self.config.window, self.config.options(hysteresis.NAME)
             tuning = (
-                f"window {w.context_window:,} (usable {w.usable:,}) · "
+                f"window {w.context_window:,} (usable {w.usable:,}; {self.config.window_note}) · "
                 f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
             )
         for part in (tuning, self.selection):

@@ -209,10 +209,12 @@ def _context(session: Session, config: Config) -> Context:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    config = _config(args)
     session = _load(args)
+    config = _config(args).for_session(session)
     counter = _counter(session, config)
-    result = analyze(session, counter, config.window, config.pressure, config.overhead_tokens)
+    result = analyze(
+        session, counter, config.window, config.pressure, config.overhead_tokens, config.window_note
+    )
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -245,8 +247,8 @@ def compaction_json(
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    config = _config(args)
     session = _load(args)
+    config = _config(args).for_session(session)
     context = _context(session, config)
     live = live_start(session.messages)  # what the agent sends: after its own last compaction
     result = run_strategy(args.strategy, session.messages[live:], config.options(args.strategy), context)
@@ -278,8 +280,8 @@ def _policy(name: str, config: Config) -> Policy:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    config = _config(args)
     session = _load(args)
+    config = _config(args).for_session(session)
     context = _context(session, config)
     sims = [simulate(session.messages, _policy(args.strategy, config), context)]
     if args.compare:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from dataclasses import replace
 
+from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
 from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.formats import LoadError, check_readable
@@ -38,9 +39,9 @@ def run_app(args: argparse.Namespace) -> int:
         print(f"compaction-inspector: {exc}", file=sys.stderr)
         return 2
     note = None
-    if not args.file and not args.context_window:
+    if not args.file and config.window_source is None:
         # The sample is small: a window it fills past the thresholds gives every strategy work.
-        config = replace(config, window=SAMPLE_WINDOW, preset=None)
+        config = replace(config, window=SAMPLE_WINDOW, preset=None, window_source=SAMPLE_WINDOW_SOURCE)
         note = (
             "Bundled sample, shown in a 5,000-token window so every strategy has work to do (w/W to resize)."
         )

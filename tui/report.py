@@ -81,7 +81,7 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         "window",
         Text(
             f"{a.window.usable:,} usable of {a.window.context_window:,} "
-            f"({a.window.reserved_output:,} reserved for output)"
+            f"({a.window.reserved_output:,} reserved for output; {a.window_note})"
         ),
     )
     head.add_row("pressure", pressure_text(a.pressure))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.config import Config, load
+from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
@@ -19,7 +19,7 @@ from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
 
 SIZE = (120, 40)
-SMALL = Config(window=Window(5000, 500), preset=None)
+SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
 
 
 def screen_text(app: InspectorApp, widget_id: str) -> str:
@@ -270,8 +270,15 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
         await settle(pilot)
         await pilot.press("T", "ctrl+s")
         await pilot.pause()
-    saved = load(tmp_path / "compaction.yaml")
-    assert saved.options("hysteresis").target == 71 and saved.window.context_window == 5000
+        # the sample's demo window is the app's choice, not the user's: it is not saved
+        saved = load(tmp_path / "compaction.yaml")
+        assert saved.options("hysteresis").target == 71 and saved.window == Config().window
+        await pilot.press("W", "ctrl+s")  # a window the user tuned is
+        await pilot.pause()
+        saved = load(tmp_path / "compaction.yaml")
+        assert saved.window.context_window == 5500 and saved.window_source == str(
+            tmp_path / "compaction.yaml"
+        )
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -347,10 +354,12 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("w")
-        assert "window 4,545 (usable 4,045)" in str(app.query_one("#status").render())
+        assert "window 4,545 (usable 4,045; set by w/W)" in str(app.query_one("#status").render())
         app.apply_preset("codex")
         await pilot.pause()
-        assert "window 272,000 (usable 272,000)" in str(app.query_one("#status").render())
+        assert "window 272,000 (usable 272,000; set by preset codex)" in str(
+            app.query_one("#status").render()
+        )
 
 
 async def test_thinking_kept_only_as_a_signature_reads_as_redacted(tmp_path: Path) -> None:

@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,26 @@ def test_the_auto_compact_point_follows_the_window() -> None:
     assert config.auto_compact_tokens == 60_000 - 20_000 - 13_000
     assert from_dict({"preset": "codex", "context_window": 100_000}).auto_compact_tokens == 90_000
     assert Config(window=Window(30_000, 20_000)).auto_compact_tokens is None  # 13,000 under 10,000
+
+
+def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path) -> None:
+    from compaction_inspector.core.formats import load as load_session
+    from compaction_inspector.sample_sessions import path
+
+    rollout = load_session(path("codex_rollout.jsonl"))
+    assert rollout.metadata["context_window"] == 272_000  # its token counts record the window
+    session = dataclasses.replace(rollout, metadata={**rollout.metadata, "context_window": 121_600})
+    own = Config().for_session(session)
+    assert (own.window, own.preset, own.window_note) == (
+        Window(121_600, 0),
+        "codex",
+        "set by the session's model_context_window",
+    )
+    assert own.auto_compact_tokens == 109_440  # Codex: 90 % of the window
+    assert "context_window" not in own.to_dict()  # the session's window is never saved as the user's
+    chosen = Config().overridden(context_window=50_000)
+    assert chosen.for_session(session) == chosen and chosen.window_note == "set by command line"
+    file = tmp_path / "compaction.yaml"
+    file.write_text("context_window: 64000\n")
+    from_file = load(file)
+    assert from_file.window_note == f"set by {file}" and from_file.for_session(session) == from_file
