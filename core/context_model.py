@@ -106,6 +106,7 @@ class Reading:
     messages: int  # scale × counted tokens of the messages sent, attachments apart
     attachments: int  # scale × counted tokens of the attachments sent
     overhead_source: str = "preset"  # of the model's overhead, when nothing is measured
+    preamble: tuple[tuple[str, int], ...] = ()  # a request body's system prompt and tools, counted
 
     @property
     def exact(self) -> bool:
@@ -129,7 +130,14 @@ class Reading:
 
     def holds(self) -> str:
         """What the context holds, in words."""
-        text = f"outside the messages {self.overhead:,} (system prompt, tools) · messages {self.messages:,}"
+        if self.preamble:  # a request body: its own system prompt and tools, counted
+            parts = " + ".join(f"{label} {tokens:,}" for label, tokens in self.preamble)
+            rest = self.overhead - sum(tokens for _, tokens in self.preamble)
+            missed = f"; {rest:+,} the count misses" if rest else ""
+            outside = f"outside the messages {self.overhead:,} ({parts}, counted{missed})"
+        else:
+            outside = f"outside the messages {self.overhead:,} (system prompt, tools)"
+        text = f"{outside} · messages {self.messages:,}"
         return text + (f" · attachments {self.attachments:,}" if self.attachments else "")
 
 
@@ -215,12 +223,22 @@ class ContextModel:
                 messages,
                 attachments,
                 self.overhead_source,
+                self.preamble,
             )
         output = response.output_tokens if after else 0
         since = tokens - response.prompt_tokens - output
         rest = max(0, tokens - messages - attachments)
         return Reading(
-            tokens, "measured", response, output, since, rest, messages, attachments, self.overhead_source
+            tokens,
+            "measured",
+            response,
+            output,
+            since,
+            rest,
+            messages,
+            attachments,
+            self.overhead_source,
+            self.preamble,
         )
 
     def describe_fit(self) -> str:

@@ -1,6 +1,8 @@
 """The context model (SEMANTICS §11) on small sessions whose every figure is worked out
 by hand: chars/4 counts, so a text of 4n characters is n tokens."""
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +111,9 @@ def test_without_usage_the_figure_is_a_labelled_estimate_from_the_preset_or_the_
     assert (model.source, model.overhead_source, model.overhead) == ("estimated", "request body", 300)
     assert model.preamble == (("system prompt", 100), ("tool definitions (2)", 200))
     assert model.tokens(1) == 400
+    assert model.reading(1).holds() == (
+        "outside the messages 300 (system prompt 100 + tool definitions (2) 200, counted) · messages 100"
+    )
 
 
 def test_a_request_body_with_its_logged_usage_is_measured_whole() -> None:
@@ -116,6 +121,11 @@ def test_a_request_body_with_its_logged_usage_is_measured_whole() -> None:
     m = fit(s, COUNTER)
     assert [(r.start, r.end, r.prompt_tokens) for r in m.responses] == [(3, 3, 3000)]
     assert m.tokens(3) == 3000 and m.overhead == 3000 - 160
+    measured = fit(replace(s, preamble=(("system prompt", "s" * 2000),)), COUNTER).reading(3)
+    assert measured.provenance() == "measured 3,000 at response 1"
+    assert measured.holds() == (
+        "outside the messages 2,840 (system prompt 500, counted; +2,340 the count misses) · messages 160"
+    )
 
 
 def test_a_streamed_reply_counts_once_with_its_last_lines_output_and_synthetic_zero_usage_is_none() -> None:
