@@ -416,3 +416,14 @@ async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:
         await settle(pilot)
         shown = screen_text(app, "#before")
         assert "response-1" in shown and " sponse-1" not in shown
+
+
+async def test_at_80_columns_each_gauge_line_is_cut_not_wrapped(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        gauge = app.query_one(PressureGauge)
+        rows = [gauge.render_line(y).text for y in range(gauge.size.height)]
+        assert rows[0].startswith("Pressure 89.1%") and rows[2].startswith("measured 3,930")
+        assert rows[3].rstrip().endswith("…")  # the breakdown, cut at the width
+        assert "┆ target 70%" in rows[4]  # the legend keeps its row

@@ -114,6 +114,4 @@ class PressureGauge(Widget):
         legend.append(f"▒ reserved output {s.reserved_output:,}", "bright_black")
         if s.caption:
             legend.append(f"  · {s.caption}", "italic")
-        shown = Text("\n").join([head, bar, provenance(s), breakdown(s), legend])
-        shown.no_wrap, shown.overflow = True, "ellipsis"  # one row each, cut at the width
-        return shown
+        return Text("\n").join([head, bar, provenance(s), breakdown(s), legend])
