@@ -91,6 +91,9 @@ def bench_tokens(path: Path, runs: int) -> dict[str, float]:
     }
 
 
+MEASURED = "(context model)"
+
+
 def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
     """What `bench_strategy` times, by name: the last call of each, after the others.
     Nothing is called here, so the names can be had without a session."""
@@ -100,7 +103,13 @@ def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], 
     from compaction_inspector.core.strategies.trim import TrimOptions
 
     trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)
+    measured = {
+        "hysteresis": (lambda: run("hysteresis", messages, None, context),),
+        "simulate hysteresis preflight": (lambda: simulate(messages, Policy("hysteresis"), context),),
+        "simulate none": (lambda: simulate(messages, Policy(), context),),
+    }
     return {
+        "fit context model": (lambda: None,),  # timed by bench_strategy: it needs the session
         "trim": (lambda: run("trim", messages, trim, context),),
         "ptl-retry": (lambda: run("ptl-retry", messages, None, context),),
         "hysteresis": (lambda: run("hysteresis", messages, None, context),),
@@ -118,6 +127,8 @@ def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], 
             lambda: simulate(messages, Policy("hysteresis", HysteresisOptions(stage="post-turn")), context),
         ),
         "simulate microcompact": (lambda: simulate(messages, Policy("microcompact"), context),),
+        # the same, each request measured by the session's fitted context model
+        **{f"{name} {MEASURED}": calls for name, calls in measured.items()},
     }
 
 
@@ -125,7 +136,9 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     """Count the session's tokens, then time run `name` once. Run in a fresh interpreter
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
     hysteresis run's summaries would serve the replay after it)."""
+    from compaction_inspector.core.context_model import context_of, fit
     from compaction_inspector.core.formats import load
+    from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies import Context
     from compaction_inspector.core.tokens import make_counter
     from compaction_inspector.tui import heap
@@ -134,7 +147,14 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     counter = make_counter("cl100k_base")
     count = best(lambda: counter.count_all(session.messages), 1)
     heap.settle()  # as the app and the command line do after loading and counting
-    *before, timed = _strategy_runs(session.messages, Context(counter))[name]
+    if name == "fit context model":
+        return {
+            "messages": len(session.messages),
+            "count_s": count,
+            "s": best(lambda: fit(session, counter), 1),
+        }
+    context = context_of(session, counter, Window()) if name.endswith(MEASURED) else Context(counter)
+    *before, timed = _strategy_runs(session.messages, context)[name]
     for call in before:
         call()
     return {"messages": len(session.messages), "count_s": count, "s": best(timed, 1)}

@@ -10,6 +10,7 @@ from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, con
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
 from compaction_inspector.core.pressure import Meter, Window, live_start
+from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
@@ -234,3 +235,32 @@ def test_strategies_trigger_on_the_context_sent_not_on_the_messages() -> None:
         ("Drop 2 injected meta messages", 15494),
     ]
     assert h.stats.tier == 3 and h.stats.over_target  # type: ignore[attr-defined]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 300)), min_size=1, max_size=20), st.integers(0, 30_000)
+)
+def test_without_usage_every_figure_is_a_labelled_estimate(
+    shape: list[tuple[bool, int]], preset: int
+) -> None:
+    messages = [reply(f"r{n}", tokens) if mine else user(tokens) for n, (mine, tokens) in enumerate(shape)]
+    m = fit(session(*messages), COUNTER, overhead_tokens=preset)
+    counted = sum(tokens for _, tokens in shape)
+    r = m.reading(len(messages))
+    assert (m.source, m.scale, m.overhead, m.overhead_source) == ("estimated", 1.0, preset, "preset")
+    assert r.source == "estimated" and r.response is None and r.tokens == preset + counted
+    assert r.provenance().startswith(f"estimated: ~{preset:,} overhead (preset)")
+
+
+def test_the_samples_headline_is_the_replays_last_request() -> None:
+    """The gauge and the timeline agree: the context the agent sends next is the last
+    point of a replay without compaction, and a transcript's measured request is its report."""
+    s = load(path())
+    context = context_of(s, COUNTER, Window(5000, 500))
+    assert context.model is not None
+    replay = simulate(s.messages, Policy(), context)
+    headline = context.model.reading(len(s.messages)).tokens
+    assert replay.points[-1].tokens_before == headline == 4009
+    assert all(p.tokens_before == p.reported for p in replay.points if p.reported is not None)
+    assert sum(p.reported is not None for p in replay.points) == 23  # every response of the main chain
