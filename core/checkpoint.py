@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from compaction_inspector.core import topic
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Message, Session
@@ -164,8 +165,8 @@ def build(session: Session, at: int | None = None) -> Checkpoint:
     upto = messages[: at + 1]
     when = _local(next((m.timestamp for m in reversed(upto) if m.timestamp), None))
     humans = [m for m in upto if m.is_human]
-    first = one_line(humans[0].text, 120) if humans else ""
-    latest = one_line(humans[-1].text, 200) if humans else ""
+    first = topic.title(humans[0].text, 120) if humans else ""
+    latest = topic.title(humans[-1].text, 200) if humans else ""
     title = session.metadata.get("title")
     last_human = max((i for i, m in enumerate(upto) if m.is_human), default=-1)
     replies = [m for m in upto if m.role == "assistant" and _texts(m).strip()]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from operator import itemgetter
 
+from compaction_inspector.core import topic
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
 from compaction_inspector.core.text import one_line
 
@@ -118,7 +119,7 @@ def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...
     if reply is not None:
         text = " ".join(b.text for b in reply.blocks if b.type == "text")
         found.append("reply: " + one_line(text.split(". ")[0], 90))
-    title = one_line(human.text if human else "agent activity", TITLE_CHARS)
+    title = topic.title(human.text, TITLE_CHARS) if human else "agent activity"
     # most used first, ties in the order met (a stable sort, as Counter.most_common)
     actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in _by_count(tools))
     return title, (

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import overload
 
+from compaction_inspector.core import topic
 from compaction_inspector.core.diff import Diff, origin, run_end, sources
 from compaction_inspector.core.grouping import api_round_starts, regroup, volley_starts
 from compaction_inspector.core.model import Message, shared_ends
-from compaction_inspector.core.text import one_line
 
 # How a message fares in the step being shown.
 KEPT, DROPPED, SUMMARIZED, EDITED_OLD = "kept", "dropped", "summarized", "replaced"
@@ -264,7 +264,7 @@ class Listing(Sequence[Entry]):
         if what == "round":
             return f"round {n} · {len(group)} msgs · {tokens} tok"
         first = group[0]
-        title = one_line(first.text, 48) if first.is_human else "prelude"
+        title = topic.title(first.text, 48) if first.is_human else "prelude"
         return f"volley {n} · “{title}” · {len(group)} msgs · {tokens} tok"
 
 

@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
@@ -94,7 +95,7 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
     for n, v in enumerate(a.volleys):
         rounds = sum(1 for i in range(v.start, v.end) if i in round_starts)
         first = s.messages[v.start]
-        label = "prelude" if n == 0 and not first.is_human else one_line(first.text, 60)
+        label = "prelude" if n == 0 and not first.is_human else topic.title(first.text, 60)
         table.add_row(str(n), str(len(v)), str(rounds), f"{v.tokens:,}", Text(label))
     out.print(table)
 

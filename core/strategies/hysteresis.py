@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
+from compaction_inspector.core import topic
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment
@@ -37,7 +38,6 @@ from compaction_inspector.core.strategies.base import (
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
-from compaction_inspector.core.text import one_line
 
 NAME = "hysteresis"
 SHRINK = 0.7
@@ -190,7 +190,7 @@ class Table:
     def title(self, c: int, number: int) -> str:
         title = self._titles.get((c, number))
         if title is None:  # a replay asks for the same few titles request after request
-            request = one_line(self.messages[self.starts[self.candidates[c]]].text, 40)
+            request = topic.title(self.messages[self.starts[self.candidates[c]]].text, 40)
             title = self._titles[c, number] = f"Summarize volley {number}: “{request}”"
         return title
 

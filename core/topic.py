@@ -1,0 +1,50 @@
+"""A prompt's own words, for titles and topics (SEMANTICS §13).
+
+Agents wrap what a person typed: Claude Code puts the editor's selection or open file
+before it (`<ide_selection>`, `<ide_opened_file>`), injects `<system-reminder>` blocks,
+and writes slash commands as `<command-name>`, `<command-message>`, `<command-args>` and
+their output as `<local-command-stdout>`. A title or topic is the person's words, not
+the wrapper.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compaction_inspector.core.text import one_line
+
+WRAPPERS = (
+    "ide_selection",
+    "ide_opened_file",
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+)
+_NAMES = "|".join(map(re.escape, WRAPPERS))
+_BLOCK = re.compile(rf"<({_NAMES})\b[^>]*>.*?(?:</\1>|$)", re.S)  # unclosed: to the end
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def own_words(text: str) -> str:
+    """`text` without the agent's wrappers; a bare slash command reads as the command
+    and its arguments; text that is all wrapper stays as it is."""
+    words = _BLOCK.sub(" ", text).strip()
+    if words:
+        return words
+    command = _COMMAND.search(text)
+    if command:
+        args = _ARGS.search(text)
+        return " ".join(
+            part.strip() for part in (command.group(1), args.group(1) if args else "") if part.strip()
+        )
+    return text
+
+
+def title(text: str, width: int) -> str:
+    """A prompt's own words on one line, cut at `width`."""
+    return one_line(own_words(text), width)

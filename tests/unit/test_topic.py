@@ -1,0 +1,46 @@
+"""Titles and topics are the person's words, not the agent's wrappers (SEMANTICS §13)."""
+
+from compaction_inspector.core.checkpoint import build
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import Context, run
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.topic import own_words, title
+from tests.helpers import a, u
+
+SELECTED = (
+    "<ide_selection>The user selected the lines 508 to 510 from /src/cli.py:\nparser.add_argument()\n\n"
+    "This may or may not be related to the current task.</ide_selection>"
+    "How can I make this possible to install as a library with `uv`?"
+)
+
+
+def test_wrappers_are_taken_out_and_a_bare_command_reads_as_the_command() -> None:
+    assert own_words(SELECTED) == "How can I make this possible to install as a library with `uv`?"
+    assert own_words("<ide_opened_file>The user opened a.py</ide_opened_file>\nfix the bug") == "fix the bug"
+    assert (
+        own_words("<system-reminder>be brief</system-reminder> and <b>bold</b> stays")
+        == "and <b>bold</b> stays"
+    )
+    command = (
+        "<command-message>review</command-message>\n<command-name>/review</command-name>\n"
+        "<command-args>12</command-args>"
+    )
+    assert own_words(command) == "/review 12"
+    assert (
+        own_words("<local-command-stdout></local-command-stdout>")
+        == "<local-command-stdout></local-command-stdout>"
+    )
+    assert title(SELECTED, 20) == "How can I make this…"
+
+
+def test_a_volley_summary_and_a_checkpoint_are_named_by_the_persons_words() -> None:
+    messages = [u(SELECTED), a("x" * 4000, id="r1"), u("next, the README"), a("done", id="r2")]
+    result = run("hysteresis", messages, HysteresisOptions(), Context(window=Window(1200, 1)))
+    assert result.steps[0].title == "Summarize volley 0: “How can I make this possible to install…”"
+    checkpoint = build(Session(tuple(messages), "test"), at=1)
+    assert (
+        checkpoint.topic
+        == checkpoint.goal
+        == "How can I make this possible to install as a library with `uv`?"
+    )
