@@ -102,6 +102,14 @@ class Config:
             self, preset="codex", window=Window(recorded, 0), window_source=SESSION_WINDOW
         )
 
+    def reserve_for(self, size: int) -> int:
+        """The output reserve of a window of `size` set without one: the reserve in force,
+        at most the preset's own share of its window (Claude Code's 20,000 of 200,000), so
+        it follows a small window as the reserve of a model with a small output would."""
+        preset = PRESETS.get(self.preset or "")
+        base = Window(preset.context_window, preset.reserved_output) if preset else Window()
+        return min(self.window.reserved_output, size * base.reserved_output // base.context_window)
+
     @property
     def window_chosen(self) -> bool:
         """The window is the user's choice (not the default, nor one a session or the
@@ -147,11 +155,14 @@ class Config:
         if overhead_tokens is not None:
             config = dataclasses.replace(config, overhead_tokens=_int(overhead_tokens, "overhead_tokens"))
         if context_window is not None or reserved_output is not None:
-            window = Window(
-                context_window if context_window is not None else config.window.context_window,
-                reserved_output if reserved_output is not None else config.window.reserved_output,
+            size = context_window if context_window is not None else config.window.context_window
+            if reserved_output is None:
+                reserved_output = (
+                    config.reserve_for(size) if context_window is not None else config.window.reserved_output
+                )
+            config = dataclasses.replace(
+                config, window=Window(size, reserved_output), window_source="command line"
             )
-            config = dataclasses.replace(config, window=window, window_source="command line")
         if tokenizer is not None:
             if tokenizer not in TOKENIZERS:
                 raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")

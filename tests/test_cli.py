@@ -404,3 +404,9 @@ def test_escape_sequences_and_bidi_are_harmless_in_cli_output(tmp_path: Path) ->
         for bad in ("\x1b", "\x07", "\u202e", "\r"):
             assert bad not in proc.stdout
     assert "␛[2J␛[H cleared?" in run("analyze", str(f)).stdout
+
+
+def test_a_small_window_gets_a_reserve_that_fits_it() -> None:
+    out = json.loads(run("analyze", str(path()), "--json", "--context-window", "16000").stdout)
+    assert (out["context_window"], out["reserved_output"], out["usable_window"]) == (16000, 1600, 14400)
+    assert out["window_source"] == "set by command line"

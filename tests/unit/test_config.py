@@ -120,3 +120,11 @@ def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path)
     file.write_text("context_window: 64000\n")
     from_file = load(file)
     assert from_file.window_note == f"set by {file}" and from_file.for_session(session) == from_file
+
+
+def test_a_window_set_without_a_reserve_keeps_the_presets_share_at_most() -> None:
+    small = Config().overridden(context_window=16_000)
+    assert small.window == Window(16_000, 1_600)  # Claude Code's 20,000 of 200,000, scaled down
+    assert Config().overridden(context_window=1_000_000).window == Window(1_000_000, 20_000)
+    assert Config().overridden(context_window=16_000, reserved_output=500).window == Window(16_000, 500)
+    assert Config().with_preset("codex").overridden(context_window=50_000).window == Window(50_000, 0)
