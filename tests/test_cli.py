@@ -68,7 +68,17 @@ def test_analyze_json_on_every_sample(name: str) -> None:
 
 def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
     out = json.loads(
-        run("analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000").stdout
+        run(
+            "analyze",
+            str(path()),
+            "--json",
+            "--tokenizer",
+            "chars4",
+            "--context-window",
+            "100000",
+            "--reserved-output",
+            "20000",
+        ).stdout
     )
     assert out["format"] == "claude-code"
     assert (out["message_count"], out["human_turns"], out["sidechain_count"]) == (65, 4, 4)
@@ -119,7 +129,7 @@ def test_pressure_messages_keeps_the_messages_only_view() -> None:
     out = json.loads(
         run(
             "analyze", str(path()), "--json", "--tokenizer", "chars4", "--context-window", "100000",
-            "--pressure", "messages",
+            "--reserved-output", "20000", "--pressure", "messages",
         ).stdout
     )  # fmt: skip
     assert out["pressure"] == round(out["context_tokens"] / 80000, 6) == out["context"]["pressure"]
