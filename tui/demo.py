@@ -47,5 +47,15 @@ class Demo:
         self.position += 1
         if action:
             self.app.call_later(self.app.run_action, action)
-        self.app.set_caption(caption)
+        if action.startswith("step"):  # said once the step is on screen: what it really did
+            self.app.call_later(self._say, caption)
+        else:
+            self.app.set_caption(caption)
         self.app.set_timer(seconds, self._next)
+
+    def _say(self, caption: str) -> None:
+        """The caption of a step, unless the step shown changes nothing: then what it says."""
+        step, result = self.app.shown_step, self.app.result
+        if step is not None and result is not None and not any(s.counted_delta for s in result.steps):
+            caption = f"{step.title}: {step.explanation}"
+        self.app.set_caption(caption)

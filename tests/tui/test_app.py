@@ -427,3 +427,19 @@ async def test_at_80_columns_each_gauge_line_is_cut_not_wrapped(tmp_path: Path) 
         assert rows[0].startswith("Pressure 89.1%") and rows[2].startswith("measured 3,930")
         assert rows[3].rstrip().endswith("…")  # the breakdown, cut at the width
         assert "┆ target 70%" in rows[4]  # the legend keeps its row
+
+
+async def test_the_demo_says_what_a_step_that_changes_nothing_did(tmp_path: Path) -> None:
+    from compaction_inspector.tui.demo import Demo
+
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "e")  # trim: its turn trigger does not fire on the sample
+        await settle(pilot)
+        Demo(app)._say("Trim's result: dropped messages are struck through.")
+        assert app.caption.startswith("Not triggered: Nothing to trim: turn 3 is not past 8")
+        await pilot.press("3", "n")  # hysteresis: its first step summarizes a volley
+        await settle(pilot)
+        Demo(app)._say("A volley becomes a local summary.")
+        assert app.caption == "A volley becomes a local summary."
