@@ -105,7 +105,7 @@ def measure_bodies(path: Path, count: int) -> dict[str, Any]:
     only: list[float] = []
     estimated: list[float] = []
     fmt = ""
-    for request in range(count):
+    for request in range(1, count + 1):
         body = load(path, request=request)
         fmt = fmt or body.format
         if body.request_usage is None or body.request_usage.prompt_tokens == 0:

@@ -84,6 +84,8 @@ class InspectorApp(App[None]):
         Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
         Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
         Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
+        Binding("comma", "request(-1)", "Prev request", show=False, id="request_prev"),
+        Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
         Binding("ctrl+s", "save_config", "Save config", id="save_config"),
         Binding("x", "export", "Export", id="export"),
         Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
@@ -233,7 +235,7 @@ class InspectorApp(App[None]):
             if session.request_count > 1
             else ""
         )
-        self.sub_title = f"{self.path.name} · {fmt} · {len(session.messages):,} messages"
+        self.sub_title = f"{self.path.name} · {fmt} · {counted(len(session.messages), 'message')}"
         notes = [d for d in session.diagnostics if d.line is not None]
         if notes:
             self.notify(
@@ -505,6 +507,17 @@ class InspectorApp(App[None]):
         )
         self.refresh_view()
 
+    def action_request(self, delta: int) -> None:
+        """Open the previous or next request of a proxy log (the number wraps around)."""
+        session = self.session
+        if session is None or session.request_count <= 1:
+            self.notify("This file holds one request", timeout=3)
+            return
+        self.request = (session.request_index + delta) % session.request_count + 1
+        self.result, self.step_index = None, -1
+        self.sub_title = f"{self.path.name} · request {self.request}/{session.request_count} · loading…"
+        self.load_session()
+
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]
         self.notify(f"Timeline compares with: {self.compare}", timeout=2)
@@ -697,7 +710,7 @@ class InspectorApp(App[None]):
         self.live = live_start(session.messages)
         self.model = fit(session, self.counter, self.config.overhead_tokens)
         self.sub_title = (
-            f"{self.path.name} · {session.format} · {len(session.messages):,} messages · following"
+            f"{self.path.name} · {session.format} · {counted(len(session.messages), 'message')} · following"
         )
         self.refresh_view()
         self.run_current_strategy()

@@ -58,7 +58,13 @@ def _source(file_nargs: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("file", help="transcript to read (never written)")
     else:
         p.add_argument("file", nargs=file_nargs, help="transcript to open (never written)")
-    p.add_argument("--request", type=int, default=None, help="which body of a proxy log (default last)")
+    p.add_argument(
+        "--request",
+        type=int,
+        default=None,
+        metavar="N",
+        help="which body of a proxy log, from 1 (default the largest: the main conversation's latest)",
+    )
     return p
 
 

@@ -20,6 +20,7 @@ from compaction_inspector.core.formats.common import (
     LoadError,
     Records,
     as_dict,
+    as_list,
     loads,
     parse_usage,
     read_jsonl,
@@ -40,7 +41,9 @@ FORMATS_TRIED = (
 
 
 def load(path: str | Path, request: int | None = None) -> Session:
-    """Read `path` as a transcript. `request` picks a body of a proxy log (default last).
+    """Read `path` as a transcript. `request` picks a body of a proxy log or a JSONL of
+    request bodies, counted from 1 (default the largest: the main conversation's latest
+    request, not a side call such as a title).
 
     Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
     session never sits in memory as bytes, text, lines and records all at once."""
@@ -57,6 +60,7 @@ def load(path: str | Path, request: int | None = None) -> Session:
                     hasher.update(raw)
                     yield raw
 
+            _no_request(request, kind.FORMAT)
             records = Records()
             records.items = stream_jsonl(itertools.chain([first], lines()), records)
             session: Session = kind.load(records, str(path))
@@ -130,8 +134,16 @@ def load_text(text: str, path: str | None = None, request: int | None = None) ->
         except (yaml.YAMLError, RecursionError, ValueError):
             value = None
     if plain.looks_like(value):
+        _no_request(request, plain.FORMAT)
         return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+
+
+def _no_request(request: int | None, fmt: str) -> None:
+    if request is not None:
+        raise LoadError(
+            f"a request number picks a body of a proxy log or of a JSONL of bodies; this is a {fmt} file"
+        )
 
 
 def _from_value(value: Any, path: str | None, request: int | None) -> Session:
@@ -146,6 +158,7 @@ def _from_value(value: Any, path: str | None, request: int | None) -> Session:
         if any((isinstance(m, dict) and "tool_calls" in m) or _is_tool_role(m) for m in value):
             return _from_bodies([(None, {"messages": value}, None)], [], path, request)
         if plain.looks_like(value):
+            _no_request(request, plain.FORMAT)
             return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
 
@@ -159,8 +172,10 @@ def _from_records(
 ) -> Session:
     sample = dicts[:50]
     if any(claude_code.looks_like(d) for d in sample):
+        _no_request(request, claude_code.FORMAT)
         return claude_code.load(records, path)
     if any(codex.looks_like(d) for d in sample):
+        _no_request(request, codex.FORMAT)
         return codex.load(records, path)
     bodies: list[Body] = []
     for number, value in records.items:
@@ -170,6 +185,7 @@ def _from_records(
     if bodies:
         return _from_bodies(bodies, records.diagnostics, path, request)
     if all("role" in d for d in sample):
+        _no_request(request, plain.FORMAT)
         session = Session(messages=tuple(plain.messages(dicts)), format=plain.FORMAT, path=path)
         return _with_diagnostics(session, records.diagnostics)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
@@ -228,10 +244,14 @@ def _from_bodies(
     path: str | None,
     request: int | None,
 ) -> Session:
-    index = len(bodies) - 1 if request is None else request
-    if not -len(bodies) <= index < len(bodies):
-        raise LoadError(f"request {request} does not exist: the file holds {len(bodies)}")
-    index %= len(bodies)
+    if request is None:  # the largest; of equals, the latest
+        index = max(range(len(bodies)), key=lambda i: (len(as_list(bodies[i][1].get("messages"))), i))
+    elif 1 <= request <= len(bodies):
+        index = request - 1
+    else:
+        raise LoadError(
+            f"request {request} does not exist: the file holds {len(bodies)} (1 to {len(bodies)})"
+        )
     line, body, usage = bodies[index]
     messages: list[Message]
     if openai_chat.looks_like(body):

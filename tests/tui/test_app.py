@@ -443,3 +443,27 @@ async def test_the_demo_says_what_a_step_that_changes_nothing_did(tmp_path: Path
         await settle(pilot)
         Demo(app)._say("A volley becomes a local summary.")
         assert app.caption == "A volley becomes a local summary."
+
+
+async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(tmp_path: Path) -> None:
+    def body(n: int) -> dict[str, object]:
+        return {
+            "system": "be brief",
+            "messages": [{"role": "user", "content": f"question {i}"} for i in range(n)],
+        }
+
+    log = tmp_path / "proxy.jsonl"
+    log.write_text(
+        "\n".join(json.dumps({"request": {"body": body(n)}, "response": {}}) for n in (2, 5, 1)) + "\n"
+    )
+    app = InspectorApp(log, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.sub_title == "proxy.jsonl · anthropic · request 2/3 · 5 messages"
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert app.sub_title == "proxy.jsonl · anthropic · request 3/3 · 1 message"
+        await pilot.press("comma", "comma")
+        await settle(pilot)
+        assert app.sub_title == "proxy.jsonl · anthropic · request 1/3 · 2 messages"
+        assert app.session is not None and len(app.session.messages) == 2

@@ -121,20 +121,25 @@ def test_plain_yaml_and_json_give_the_same_messages() -> None:
     assert j.messages[1].id
 
 
-def test_proxy_log_opens_the_last_request_and_can_pick_another() -> None:
-    records = [
-        {
-            "request": {"body": {"system": "s", "messages": [{"role": "user", "content": f"req {i}"}]}},
-            "response": {},
-        }
-        for i in range(3)
-    ]
+def test_proxy_log_opens_the_largest_request_and_can_pick_another_counted_from_one() -> None:
+    def body(n: int, i: int) -> dict[str, object]:
+        return {"system": "s", "messages": [{"role": "user", "content": f"req {i}"}] * n}
+
+    # the main conversation grows; the last call is a one-message side call (a title)
+    records = [{"request": {"body": body(n, i)}, "response": {}} for i, n in enumerate((1, 3, 3, 1))]
     text = "\n".join(json.dumps(r) for r in records)
-    assert load_text(text).messages[0].text == "req 2"
-    picked = load_text(text, request=0)
-    assert picked.messages[0].text == "req 0" and picked.request_count == 3 and picked.request_index == 0
-    with pytest.raises(LoadError, match="request 5 does not exist: the file holds 3"):
-        load_text(text, request=5)
+    largest = load_text(text)
+    assert largest.messages[0].text == "req 2" and largest.request_index == 2
+    picked = load_text(text, request=1)
+    assert picked.messages[0].text == "req 0" and picked.request_count == 4 and picked.request_index == 0
+    assert load_text(text, request=4).messages[0].text == "req 3"
+    for wrong in (0, 5):
+        with pytest.raises(LoadError, match=f"request {wrong} does not exist: the file holds 4 \\(1 to 4\\)"):
+            load_text(text, request=wrong)
+    with pytest.raises(
+        LoadError, match=r"a request number picks a body of a proxy log .*; this is a claude-code file"
+    ):
+        load(path(), request=1)
 
 
 def test_malformed_lines_are_skipped_with_line_numbers() -> None:
@@ -290,7 +295,7 @@ def test_a_proxy_log_request_brings_its_system_tools_and_the_usage_its_response_
         {"request": {"body": {"messages": [{"role": "user", "content": "b"}]}}, "response": chat},
     ]  # fmt: skip
     text = "\n".join(json.dumps(r) for r in records)
-    first = load_text(text, request=0)
+    first = load_text(text, request=1)
     assert first.preamble == (
         ("system prompt", "be brief"),
         ("tool definitions (1)", '[{"input_schema":{"type":"object"},"name":"Bash"}]'),
