@@ -46,7 +46,7 @@ from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
-from compaction_inspector.tui.screens.help import HelpScreen
+from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
@@ -155,9 +155,17 @@ class InspectorApp(App[None]):
         yield Static("", id="status")
         yield Footer()
 
+    def key_of(self, binding_id: str) -> str:
+        """The key that runs a binding now, remapped or not, as the help names it."""
+        binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id)
+        return key_names(self.config.keys.get(binding_id, binding.key).split(",")[0])
+
     def on_mount(self) -> None:
         if self.config.keys:
             self.set_keymap(dict(self.config.keys))
+        self.query_one(
+            StrategyPanel
+        ).keys_hint = f"({self.key_of('step_next')} next · {self.key_of('step_end')} end)"
         if self.note:
             self.notify(self.note, timeout=8)
         if self.config_warning:
@@ -690,7 +698,7 @@ class InspectorApp(App[None]):
             self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self))
+        self.push_screen(HelpScreen(self, self.config.keys))
 
     # --- follow mode ---------------------------------------------------------------------------
 

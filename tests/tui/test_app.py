@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable
 
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
 from compaction_inspector.core.pressure import Window
@@ -325,6 +326,31 @@ async def test_keys_remap_from_config(tmp_path: Path) -> None:
         await pilot.press("z")
         await pilot.pause()
         assert app.step_index == 0
+        await pilot.press("r")
+        await pilot.pause()
+        assert "(z next · e end)" in panel_text(app)  # the hint names the keys in force
+        await pilot.press("question_mark")
+        await pilot.pause()
+        table = app.screen.query_one("#help-keys", DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert ["z", "Next step", "step_next"] in [[str(c) for c in r] for r in rows]
+
+
+async def test_help_reaches_its_last_row(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        table = app.screen.query_one("#help-keys", DataTable)
+        assert table.has_focus
+        await pilot.press(*["down"] * table.row_count)
+        await pilot.pause()
+        last = table.row_count - 1
+        assert table.cursor_row == last
+        region = table.content_region
+        # the last row is drawn inside the table's visible region
+        assert table.scroll_offset.y + region.height >= last + 1
 
 
 async def test_the_search_box_shows_what_is_typed(tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
@@ -19,12 +21,15 @@ INTRO = (
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, app: App[None]) -> None:
+    def __init__(self, app: App[None], keymap: Mapping[str, str]) -> None:
+        """`keymap`: the keys remapped by binding id (compaction.yaml's `keys:`)."""
         super().__init__()
         self.bindings_shown = [*app.BINDINGS, *TranscriptView.BINDINGS]
+        self.keymap = keymap
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help"):
+        # the table scrolls itself (it has the focus), so every row can be reached
+        with Vertical(id="help"):
             yield Static(INTRO, id="help-intro")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
 
@@ -33,5 +38,11 @@ class HelpScreen(ModalScreen[None]):
         table.add_columns("key", "does", "id")
         for b in self.bindings_shown:
             if isinstance(b, Binding):
-                keys = ", ".join(k.replace("_", " ") for k in b.key.split(","))
-                table.add_row(keys, b.description, b.id or "")
+                key = self.keymap.get(b.id or "", b.key)
+                table.add_row(key_names(key), b.description, b.id or "")
+        table.focus()
+
+
+def key_names(key: str) -> str:
+    """A binding's keys as a reader names them: "n", "question mark, f1"."""
+    return ", ".join(k.strip().replace("_", " ") for k in key.split(","))

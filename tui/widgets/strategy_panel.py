@@ -35,6 +35,7 @@ class StrategyPanel(Vertical):
         super().__init__(id=id)
         self.strategy = strategy
         self.options = dict(options)  # strategy name -> options object
+        self.keys_hint = "(n next · e end)"  # the app sets it from the keys in force
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -143,7 +144,7 @@ class StrategyPanel(Vertical):
         head = Text()
         if index < 0:
             head.append(f"Before · {counted(total, 'step')} ahead", "bold")
-            head.append("  (n next · e end)", "bright_black")
+            head.append(f"  {self.keys_hint}", "bright_black")
             detail = Text(self._stats_line(result), style="bright_black")
         else:
             step = result.steps[index]
