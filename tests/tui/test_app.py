@@ -169,13 +169,25 @@ async def test_option_inputs_are_validated(tmp_path: Path) -> None:
         box.focus()
         box.value = "90"  # type: ignore[attr-defined]
         await pilot.pause()
-        assert "target: thresholds [75, 85, 95] and target 90 must satisfy" in str(
+        assert "thresholds [75, 85, 95] and target 90 must satisfy" in str(
             app.query_one("#options-error").render()
         )
         assert app.config.options("hysteresis").target == 70
         box.value = "65"  # type: ignore[attr-defined]
         await settle(pilot)
         assert app.config.options("hysteresis").target == 65
+        # thresholds the target rejects wait in the form, and apply once the target allows them
+        thresholds = app.query_one("#opt-thresholds")
+        thresholds.value = "5,10,15"  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert "must satisfy" in str(app.query_one("#options-error").render())
+        assert app.config.options("hysteresis").thresholds == (75, 85, 95)
+        box.value = "3"  # type: ignore[attr-defined]
+        await settle(pilot)
+        h = app.config.options("hysteresis")
+        assert (h.thresholds, h.target) == ((5, 10, 15), 3)
+        assert str(app.query_one("#options-error").render()) == ""
+        assert "5/10/15" in gauge_text(app)
 
 
 async def test_navigation_search_and_expand(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ class StrategyPanel(Vertical):
             compact=True,
         )
         yield Grid(id="options")
-        yield Label("", id="options-error")
+        yield Static("", id="options-error")  # wraps: an error can take lines
         yield Static("", id="step-title")
         yield Static("", id="step-body")
 
@@ -78,7 +78,7 @@ class StrategyPanel(Vertical):
                 widgets.append(Label(label))
                 widgets.append(Input(s.show(value), id=f"opt-{s.name}", compact=True))
         await grid.mount_all(widgets)
-        self.query_one("#options-error", Label).update("")
+        self.query_one("#options-error", Static).update("")
 
     async def set_strategy(self, strategy: str) -> None:
         if strategy != self.strategy:
@@ -104,34 +104,45 @@ class StrategyPanel(Vertical):
             await self._build_form()
             self.post_message(self.Changed(self.strategy, self.options[self.strategy]))
         elif event.select.id and event.select.id.startswith("opt-"):
-            self._apply(event.select.id.removeprefix("opt-"), event.value)
+            self._apply_form({event.select.id.removeprefix("opt-"): event.value})
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        name = (event.input.id or "").removeprefix("opt-")
-        setting = next(s for s in _fields(self.strategy) if s.name == name)
-        try:
-            self._apply(name, setting.parse(event.value))
-            event.input.remove_class("invalid")
-        except OptionError as exc:
-            event.input.add_class("invalid")
-            self.query_one("#options-error", Label).update(Text(f"{name}: {exc}", style="red"))
+        self._apply_form()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         event.stop()
-        self._apply((event.checkbox.id or "").removeprefix("opt-"), event.value)
+        self._apply_form({(event.checkbox.id or "").removeprefix("opt-"): event.value})
 
-    def _apply(self, name: str, value: Any) -> None:
+    def _apply_form(self, given: dict[str, Any] | None = None) -> None:
+        """Apply what the whole form says, or show why not: an option another one made
+        invalid (thresholds against the target) is applied once that one changes."""
+        values = dict(given or {})
+        error = ""
+        for s in _fields(self.strategy):
+            widget = self.query_one(f"#opt-{s.name}")
+            if not isinstance(widget, Input):
+                continue
+            try:
+                values[s.name] = s.parse(widget.value)
+                widget.remove_class("invalid")
+            except OptionError as exc:
+                widget.add_class("invalid")
+                error = error or f"{s.name}: {exc}"
         current = self.options[self.strategy]
-        if getattr(current, name) == value:
+        if not error:
+            try:
+                updated = dataclasses.replace(current, **values)
+            except (OptionError, TypeError, ValueError) as exc:
+                error = str(exc)
+        label = self.query_one("#options-error", Static)
+        if error:
+            label.update(Text(error, style="red"))
             return
-        try:
-            updated = dataclasses.replace(current, **{name: value})
-        except (OptionError, TypeError, ValueError) as exc:
-            raise OptionError(str(exc)) from exc
-        self.options[self.strategy] = updated
-        self.query_one("#options-error", Label).update("")
-        self.post_message(self.Changed(self.strategy, updated))
+        label.update("")
+        if updated != current:
+            self.options[self.strategy] = updated
+            self.post_message(self.Changed(self.strategy, updated))
 
     def show_step(self, result: CompactionResult | None, index: int, running: bool = False) -> None:
         title = self.query_one("#step-title", Static)
