@@ -78,7 +78,9 @@ class StrategyPanel(Vertical):
                 widgets.append(Label(label))
                 widgets.append(Input(s.show(value), id=f"opt-{s.name}", compact=True))
         await grid.mount_all(widgets)
-        self.query_one("#options-error", Static).update("")
+        label = self.query_one("#options-error", Static)
+        label.update("")
+        label.display = False
 
     async def set_strategy(self, strategy: str) -> None:
         if strategy != self.strategy:
@@ -136,6 +138,7 @@ class StrategyPanel(Vertical):
             except (OptionError, TypeError, ValueError) as exc:
                 error = str(exc)
         label = self.query_one("#options-error", Static)
+        label.display = bool(error)  # no empty row when all is well
         if error:
             label.update(Text(error, style="red"))
             return
