@@ -78,9 +78,9 @@ class StrategyPanel(Vertical):
                 widgets.append(Label(label))
                 widgets.append(Input(s.show(value), id=f"opt-{s.name}", compact=True))
         await grid.mount_all(widgets)
-        label = self.query_one("#options-error", Static)
-        label.update("")
-        label.display = False
+        error = self.query_one("#options-error", Static)
+        error.update("")
+        error.display = False
 
     async def set_strategy(self, strategy: str) -> None:
         if strategy != self.strategy:
