@@ -62,6 +62,8 @@ COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() i
 class InspectorApp(App[None]):
     TITLE = "Compaction Inspector"
     CSS_PATH = "app.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-medium"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     COMMANDS = App.COMMANDS | {InspectorCommands}
 
     BINDINGS = [
@@ -74,6 +76,7 @@ class InspectorApp(App[None]):
             for number, (name, s) in enumerate(REGISTRY.items(), start=1)
         ),
         Binding("d", "toggle_split", "Split diff", id="toggle_split"),
+        Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
         Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
         Binding("slash", "search", "Search", id="search"),
@@ -525,6 +528,10 @@ class InspectorApp(App[None]):
         self.result, self.step_index = None, -1
         self.sub_title = f"{self.path.name} · request {self.request}/{session.request_count} · loading…"
         self.load_session()
+
+    def action_toggle_side(self) -> None:
+        """On a narrow terminal, swap the transcript for the strategy panel and timeline."""
+        self.screen.toggle_class("-side")
 
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]

@@ -510,3 +510,21 @@ async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(
         await settle(pilot)
         assert app.sub_title == "proxy.jsonl · anthropic · request 1/3 · 2 messages"
         assert app.session is not None and len(app.session.messages) == 2
+
+
+async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "#0 user      meta             27 tok" in screen_text(app, "#before")
+        assert app.query_one("#side").size.width == 36
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(50, 24)) as pilot:
+        await settle(pilot)
+        assert not app.query_one("#side").display and app.query_one("#before").outer_size.width == 50
+        await pilot.press("v")  # the side panel in its place
+        await pilot.pause()
+        assert app.query_one("#side").size.width == 50 and not app.query_one("#transcripts").display
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.query_one("#before").outer_size.width == 50
