@@ -439,6 +439,7 @@ async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_pa
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+
         def labels() -> list[str]:
             """The row labels (a ruled row may be all bars: its label still says its value)."""
             rows = str(app.query_one(Timeline).render()).splitlines()[:-2]
@@ -525,6 +526,13 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
         await pilot.press("v")  # the side panel in its place
         await pilot.pause()
         assert app.query_one("#side").size.width == 50 and not app.query_one("#transcripts").display
+        rows = str(app.query_one(Timeline).render()).splitlines()[:-2]
+        labels = [
+            int(row.split()[0].rstrip("%")) for row in rows if row.split() and row.split()[0].endswith("%")
+        ]
+        assert labels == sorted(labels, reverse=True) and len(labels) == len(
+            set(labels)
+        )  # a short chart keeps order
         await pilot.press("v")
         await pilot.pause()
         assert app.query_one("#before").outer_size.width == 50

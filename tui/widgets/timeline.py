@@ -72,10 +72,15 @@ class Timeline(Widget):
             if p.event:
                 events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
         # a line on the row nearest each threshold and the target, labelled with its own value
+        # (two close values on a short chart: the lower goes a row down; no row left, no line)
         rules: dict[int, tuple[int, str]] = {}
+        below = height + 1
         marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")]
         for value, style in sorted(marks, reverse=True):
-            rules[_free_row(rules, round(value / 100 / top * height), height)] = (value, style)
+            row = min(round(value / 100 / top * height), below - 1)
+            if row >= 1:
+                rules[row] = (value, style)
+                below = row
         lines = []
         for row in range(height, 0, -1):
             label = f"{rules[row][0]:>4}%" if row in rules else f"{row / height * top:>5.0%}"
@@ -132,12 +137,3 @@ class Timeline(Widget):
             return "green"
         return "yellow" if pressure < self.thresholds[-1] / 100 else "red"
 
-
-def _free_row(taken: dict[int, tuple[int, str]], row: int, height: int) -> int:
-    """`row`, or the nearest row no other line has (below first): two values close
-    together on a short chart each keep a line and a label."""
-    for step in range(height + 1):
-        for candidate in (row - step, row + step):
-            if 1 <= candidate <= height and candidate not in taken:
-                return candidate
-    return row
