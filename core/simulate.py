@@ -306,6 +306,9 @@ def simulate(
     if every > 1:
         numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
+    persisted = policy.persisted
+    last_titles: tuple[str, ...] = ()  # of the request before, under an ephemeral policy
+    last_saving = 0
     model = context.model
     reported = {r.start: r.prompt_tokens for r in model.responses} if model is not None else {}
     live = 0  # where the transcript's own last compact boundary leaves the context
@@ -320,6 +323,7 @@ def simulate(
         boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
+            last_titles, last_saving = (), 0  # a new segment: its requests start afresh
             removed = (
                 segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
             )
@@ -332,9 +336,20 @@ def simulate(
         counted, sent, outcome = segment.request(end - live)
         meter = segment.segment.meter(end - live)
         tokens = after_tokens = meter.tokens(counted)
+        saving = 0
         if outcome is not None:
             after_tokens, sent = meter.tokens(outcome.tokens), outcome.messages
-            event = Event("policy", outcome.titles, tokens - after_tokens, outcome.steps)
+            saving = tokens - after_tokens
+            # An ephemeral policy compacts each request anew: the same compaction again
+            # (the same steps as the request before) is no new event, and a new one
+            # removes what it saves beyond the request before.
+            if persisted or outcome.titles != last_titles or event is not None:
+                removed = saving - (0 if persisted else last_saving)
+                event = Event("policy", outcome.titles, removed, outcome.steps)
+            last_titles = outcome.titles
+        else:
+            last_titles = ()
+        last_saving = saving
         points.append(
             Point(
                 round=number,

@@ -154,8 +154,13 @@ def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() 
     reference = simulate(msgs, policy, context, incremental=False)
     assert fast.to_dict() == reference.to_dict()
     last = [p for p in fast.points if p.message_end > 16]
-    assert len(last) == 5 and all(p.pressure_after > 0.70 and p.event is not None for p in last)
+    assert len(last) == 5 and all(0.70 < p.pressure_after < p.pressure_before for p in last)
     assert len({p.tokens_before - p.tokens_after for p in last}) == 1
+    # the same compaction of each request again is one event, not one per request
+    assert not any(p.event for p in last)
+    compacted = [p for p in fast.points if p.tokens_after < p.tokens_before]
+    events = [p for p in fast.points if p.event]
+    assert 0 < len(events) < len(compacted)
 
 
 def sevenths(texts: list[str]) -> list[int]:

@@ -84,3 +84,24 @@ def test_sampled_replay_is_exact_at_its_points_for_an_ephemeral_policy() -> None
     by_round = {p.round: p for p in full.points}
     assert all(p == by_round[p.round] for p in sampled.points)
     assert sampled.totals.rounds == full.totals.rounds == 11 and sampled.every == 3
+
+
+def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() -> None:
+    from compaction_inspector.core.context_model import context_of
+    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+    from compaction_inspector.core.tokens import make_counter
+    from compaction_inspector.sample_sessions import path
+
+    s = load(path())
+    context = context_of(s, make_counter("chars4"), Window(5000, 500))
+    totals = [
+        simulate(s.messages, Policy("hysteresis", HysteresisOptions(stage=stage)), context).totals
+        for stage in ("preflight", "post-turn")
+    ]
+    compacted = sum(
+        p.tokens_after < p.tokens_before for p in simulate(s.messages, Policy("hysteresis"), context).points
+    )
+    assert [(t.compactions, t.tokens_removed) for t in totals] == [(2, 2936), (2, 2936)]
+    assert compacted > 2  # preflight compacts many requests: the same summaries each time
