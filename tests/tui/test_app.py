@@ -536,3 +536,13 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
         await pilot.press("v")
         await pilot.pause()
         assert app.query_one("#before").outer_size.width == 50
+
+
+async def test_threshold_marks_stay_visible_under_a_full_bar(tmp_path: Path) -> None:
+    app = InspectorApp(path(), Config(window=Window(4300, 100), preset=None), export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        gauge = app.query_one(PressureGauge)
+        assert "Pressure 95.5%" in gauge_text(app)
+        bar = gauge.render_line(1).text
+        assert bar.count("│") == 3 and "┆" in bar  # three thresholds and the target, inside the fill

@@ -90,10 +90,10 @@ class PressureGauge(Widget):
             marks[column(s.auto_compact)] = ("▼", "bold magenta")
         bar = Text()
         for x in range(width):
-            # Threshold marks hide under the fill; the auto-compact point never does.
-            if x in marks and (x > fill or marks[x][0] == "▼"):
+            # Marks stay visible under the fill too, drawn on its colour.
+            if x in marks:
                 char, style = marks[x]
-                bar.append(char, style)
+                bar.append(char, f"{style} on {colour}" if x <= fill and char != "▼" else style)
             elif x <= fill:
                 bar.append("█", colour if x < usable_end else "bold red")
             elif x >= usable_end:
