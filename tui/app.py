@@ -76,6 +76,8 @@ class InspectorApp(App[None]):
             for number, (name, s) in enumerate(REGISTRY.items(), start=1)
         ),
         Binding("d", "toggle_split", "Split diff", id="toggle_split"),
+        # the same key while split, so the footer names what it does then
+        Binding("d", "unsplit", "Unified diff", id="unsplit"),
         Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
         Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
@@ -309,8 +311,11 @@ class InspectorApp(App[None]):
         if len(listings) > 1:
             after_view.show(listings[1], keep_cursor)
             after_view.remove_class("hidden")
+            before_view.border_title = f"before step {self.step_index + 1}"
+            after_view.border_title = f"after step {self.step_index + 1}"
         else:
             after_view.add_class("hidden")
+            before_view.border_title = None
         self.query_one(StrategyPanel).show_step(self.result, self.step_index)
         self.update_gauge()
 
@@ -497,10 +502,22 @@ class InspectorApp(App[None]):
 
     # --- toggles, tuning, search -------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Of the two `d` bindings, the one that names what `d` does now."""
+        if action == "toggle_split":
+            return not self.split
+        if action == "unsplit":
+            return self.split
+        return True
+
+    def action_unsplit(self) -> None:
+        self.action_toggle_split()
+
     def action_toggle_split(self) -> None:
         self.split = not self.split
         if self.step_index < 0:
             self.notify("Step forward (n) to see a before/after diff.", timeout=3)
+        self.refresh_bindings()
         self.refresh_view()
 
     def action_cycle_boundaries(self) -> None:

@@ -546,3 +546,20 @@ async def test_threshold_marks_stay_visible_under_a_full_bar(tmp_path: Path) -> 
         assert "Pressure 95.5%" in gauge_text(app)
         bar = gauge.render_line(1).text
         assert bar.count("│") == 3 and "┆" in bar  # three thresholds and the target, inside the fill
+
+
+async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        footer = lambda: [b.binding.description for b in app.active_bindings.values() if b.enabled]  # noqa: E731
+        assert "Split diff" in footer() and "Unified diff" not in footer()
+        await pilot.press("n", "d")
+        await pilot.pause()
+        assert app.split and "Unified diff" in footer() and "Split diff" not in footer()
+        assert app.query_one("#before").border_title == "before step 1"
+        assert app.query_one("#after").border_title == "after step 1"
+        await pilot.press("d")
+        await pilot.pause()
+        assert not app.split and "Split diff" in footer()
+        assert not app.query_one("#before").border_title
