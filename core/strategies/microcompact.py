@@ -256,6 +256,18 @@ def _titles(cleared: int) -> tuple[str]:
     return (f"Clear {cleared} old tool result{'s' if cleared != 1 else ''}",)
 
 
+def _when(options: MicrocompactOptions, idle: float | None) -> str:
+    """Why it clears now: the idle gap it waited for, or that it waits for none."""
+    if options.idle_gap_minutes is None:
+        return (
+            "; with no idle gap set it clears on every request, where Claude Code waits for one "
+            "(set idle gap minutes to model it)"
+        )
+    return (
+        f" ({idle:.0f} minutes idle, past the gap of {options.idle_gap_minutes})" if idle is not None else ""
+    )
+
+
 def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
     segment = Segment(messages, context)
     messages = segment.messages
@@ -280,7 +292,7 @@ def run(messages: Sequence[Message], options: MicrocompactOptions, context: Cont
         steps.add_planned(
             _titles(p.clearing)[0],
             f"Results of clearable tools are replaced by “{CLEARED_TEXT}”, keeping the "
-            f"{min(options.keep_recent, p.clearable)} most recent intact.",
+            f"{min(options.keep_recent, p.clearable)} most recent intact{_when(options, idle)}.",
             lambda: cleared,
             p.tokens,
         )

@@ -22,6 +22,11 @@ def test_clears_all_but_the_most_recent_results() -> None:
     assert r.stats.results_cleared == 2 and r.stats.results_clearable == 7
     assert r.steps[0].diff.edited == ((2, 2), (4, 4))
     assert r.messages[2].blocks[0].tool_use_id == "t0"
+    assert r.steps[0].explanation == (
+        "Results of clearable tools are replaced by “[Old tool result content cleared]”, keeping the 5 most "
+        "recent intact; with no idle gap set it clears on every request, where Claude Code waits for one "
+        "(set idle gap minutes to model it)."
+    )
 
 
 def test_only_clearable_tools_are_cleared() -> None:
@@ -47,6 +52,9 @@ def test_idle_gap_trigger() -> None:
     )
     assert late.stats.triggered is True and late.stats.reason == "idle_gap"
     assert late.stats.results_cleared == 3
+    assert late.steps[0].explanation.endswith(
+        "keeping the 0 most recent intact (90 minutes idle, past the gap of 60)."
+    )
 
 
 def test_a_repeated_call_id_is_named_by_its_first_call() -> None:
