@@ -563,3 +563,19 @@ async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path:
         await pilot.pause()
         assert not app.split and "Split diff" in footer()
         assert not app.query_one("#before").border_title
+
+
+async def test_a_huge_one_line_message_expands_at_once_and_whole(tmp_path: Path) -> None:
+    line = "".join("x" * (i % 13) + " " for i in range(800_000))  # 5.6 MB without a line break
+    session = tmp_path / "huge.json"
+    session.write_text(json.dumps([{"role": "user", "content": line}, {"role": "assistant", "content": "ok"}]))
+    app = InspectorApp(session, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        view = app.query_one("#before", TranscriptView)
+        rows = view.expanded[0]
+        assert "".join(rows) == line  # nothing lost
+        # cut at the width (word-wrapping megabytes takes seconds): every row but the last full
+        assert len(rows) == -(-len(line) // len(rows[0])) and len({len(r) for r in rows[:-1]}) == 1

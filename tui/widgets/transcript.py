@@ -165,11 +165,7 @@ class TranscriptView(ScrollView, can_focus=True):
         # each line is drawn after the indent: wrapped any wider, its end falls off the view
         width = max(20, self.scrollable_content_region.width - len(INDENT) or 100)
         text = visible(self.entries.message(k).text) or _placeholder(self.entries.message(k))
-        return [
-            line
-            for para in text.splitlines() or [""]
-            for line in textwrap.wrap(para, width, replace_whitespace=False, drop_whitespace=False) or [""]
-        ]
+        return [line for para in text.splitlines() or [""] for line in _wrap_paragraph(para, width)]
 
     def _resize_content(self) -> None:
         self._cache_key += 1
@@ -356,3 +352,14 @@ def _placeholder(message: Message) -> str:
 def _short_id(message_id: str) -> str:
     """An API id's distinctive tail; the ids a loader makes up ("response-12") whole."""
     return message_id if len(message_id) <= 12 else message_id[-8:]
+
+
+LONG_PARAGRAPH = 20_000  # characters: past this, textwrap's search for spaces takes seconds
+
+
+def _wrap_paragraph(para: str, width: int) -> list[str]:
+    """A paragraph's rows: wrapped at words, or a very long one (a minified file, a
+    5 MB log line) cut at the width, so expanding it is immediate."""
+    if len(para) > LONG_PARAGRAPH:
+        return [para[i : i + width] for i in range(0, len(para), width)]
+    return textwrap.wrap(para, width, replace_whitespace=False, drop_whitespace=False) or [""]
