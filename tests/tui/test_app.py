@@ -568,7 +568,9 @@ async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path:
 async def test_a_huge_one_line_message_expands_at_once_and_whole(tmp_path: Path) -> None:
     line = "".join("x" * (i % 13) + " " for i in range(800_000))  # 5.6 MB without a line break
     session = tmp_path / "huge.json"
-    session.write_text(json.dumps([{"role": "user", "content": line}, {"role": "assistant", "content": "ok"}]))
+    session.write_text(
+        json.dumps([{"role": "user", "content": line}, {"role": "assistant", "content": "ok"}])
+    )
     app = InspectorApp(session, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -136,4 +136,3 @@ class Timeline(Widget):
         if pressure < self.thresholds[0] / 100:
             return "green"
         return "yellow" if pressure < self.thresholds[-1] / 100 else "red"
-
