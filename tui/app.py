@@ -139,6 +139,7 @@ class InspectorApp(App[None]):
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
         self.model: ContextModel | None = None  # the session's, fitted with `counter`
+        self._waiting = False  # following a file that cannot be read yet
         self.live = 0  # where the context the agent sends next starts
         self._segments: Segments | None = None  # the session's indexes, kept between replays
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
@@ -225,9 +226,15 @@ class InspectorApp(App[None]):
         if not self.follow:  # nothing to show: end with the reason, as the command line does
             self.exit(return_code=2, message=Text(f"compaction-inspector: {self.path}: {reason}"))
             return
-        self.sub_title = f"{self.path.name} · cannot open"
-        self.query_one("#status", Static).update(f"Cannot open {self.path}: {reason}")
-        self.notify(reason, title="Cannot open transcript", severity="error", timeout=30)
+        # followed: the file may be about to be written (a new, still empty session)
+        self.sub_title = f"{self.path.name} · waiting · following"
+        self.query_one("#status", Static).update(
+            f"Cannot open {self.path} yet: {reason}; trying again every second"
+        )
+        if not self._waiting:
+            self.notify(reason, title="Waiting for the transcript", severity="warning", timeout=10)
+        self._waiting = True
+        self.set_timer(1.0, self.load_session)
 
     def _loaded(
         self, session: Session, counter: TokenCounter, tokens: list[int], model: ContextModel
@@ -248,7 +255,11 @@ class InspectorApp(App[None]):
             if session.request_count > 1
             else ""
         )
-        self.sub_title = f"{self.path.name} · {fmt} · {counted(len(session.messages), 'message')}"
+        following = " · following" if self.follow else ""
+        self.sub_title = f"{self.path.name} · {fmt} · {counted(len(session.messages), 'message')}{following}"
+        if self._waiting:
+            self._waiting = False
+            self.query_one("#status", Static).update("")
         notes = [d for d in session.diagnostics if d.line is not None]
         if notes:
             self.notify(
@@ -729,10 +740,17 @@ class InspectorApp(App[None]):
     def poll_follow(self) -> None:
         if self.follower is None or self.session is None:
             return
+        was_gone = self.follower.gone
         update = self.follower.poll()
+        if self.follower.gone and not was_gone:
+            self.notify("The file was deleted: what was read stays shown", title="Following", timeout=8)
         if update is None:
             return
         session, reloaded = update
+        if reloaded:
+            self.notify("The file was truncated or replaced: read again from the start", title="Following")
+        view = self.query_one("#before", TranscriptView)
+        at_end = self.step_index < 0 and view.cursor >= len(view.entries) - 1
         new = session.messages[len(self.session.messages) :] if not reloaded else session.messages
         counts = self.counter.count_all(new)
         self.tokens = (self.tokens if not reloaded else []) + counts
@@ -745,4 +763,6 @@ class InspectorApp(App[None]):
             f"{self.path.name} · {session.format} · {counted(len(session.messages), 'message')} · following"
         )
         self.refresh_view()
+        if at_end:  # the cursor was on the last message: it follows the new ones
+            view.set_cursor(len(view.entries) - 1)
         self.run_current_strategy()

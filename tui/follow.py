@@ -17,16 +17,18 @@ class Follower:
     def __init__(self, path: str | Path, session: Session) -> None:
         self.path = Path(path)
         self.session = session
-        self.offset, self.identity = self._stat_now()
+        self.gone = False  # the file was deleted: what was read stays shown
+        self.offset, self.lines, self.identity = self._stat_now()
 
-    def _stat_now(self) -> tuple[int, tuple[int, int] | None]:
+    def _stat_now(self) -> tuple[int, int, tuple[int, int] | None]:
+        """Where the complete lines end, how many there are, and the file's identity."""
         try:
             st = os.stat(self.path)
         except OSError:
-            return 0, None
+            return 0, 0, None
         data = self.path.read_bytes()
         complete = data.rfind(b"\n") + 1  # a half-written last line waits for its newline
-        return complete, (st.st_dev, st.st_ino)
+        return complete, data.count(b"\n", 0, complete), (st.st_dev, st.st_ino)
 
     def poll(self) -> tuple[Session, bool] | None:
         """(session, reloaded) when something changed, else None. Never raises."""
@@ -36,7 +38,9 @@ class Follower:
             # Deleted for now: keep what we have; whatever appears here next (even on a
             # reused inode) is a new file and is read whole.
             self.identity = None
+            self.gone = True
             return None
+        self.gone = False
         identity = (st.st_dev, st.st_ino)
         if identity != self.identity or st.st_size < self.offset:
             return self._reload()
@@ -53,9 +57,10 @@ class Follower:
             return None
         if self.session.format != "claude-code":
             return self._reload()
-        records = read_jsonl(chunk[:end].decode("utf-8", errors="replace"))
+        records = read_jsonl(chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
         fresh = load_claude_code(records, self.session.path)
         self.offset += end
+        self.lines += chunk.count(b"\n", 0, end)
         if not fresh.messages and not fresh.sidechain:
             return None
         self.session = replace(
@@ -72,5 +77,5 @@ class Follower:
         except LoadError:
             return None
         self.session = session
-        self.offset, self.identity = self._stat_now()
+        self.offset, self.lines, self.identity = self._stat_now()
         return session, True

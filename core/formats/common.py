@@ -38,15 +38,16 @@ class Records:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def stream_jsonl(lines: Iterable[bytes | str], records: Records) -> Iterator[tuple[int, Any]]:
+def stream_jsonl(lines: Iterable[bytes | str], records: Records, first: int = 1) -> Iterator[tuple[int, Any]]:
     """Parse lines as they are read, so only one raw line is held at a time; what
-    cannot be read becomes a diagnostic in `records`."""
-    for number, raw in enumerate(lines, start=1):
+    cannot be read becomes a diagnostic in `records`. `first`: the first line's number
+    (a file read on from the middle)."""
+    for number, raw in enumerate(lines, start=first):
         if not raw.strip():
             continue
         if isinstance(raw, str):
             line = raw
-        elif number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark
+        elif number == first and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark
             line = raw[3:].decode("utf-8", errors="replace")
         else:
             try:
@@ -60,10 +61,10 @@ def stream_jsonl(lines: Iterable[bytes | str], records: Records) -> Iterator[tup
             records.diagnostics.append(Diagnostic(number, f"skipped: not valid JSON ({_short(exc)})"))
 
 
-def read_jsonl(text: str) -> Records:
-    """Every line of an in-memory JSONL text, parsed."""
+def read_jsonl(text: str, first: int = 1) -> Records:
+    """Every line of an in-memory JSONL text, parsed; `first` is its first line's number."""
     records = Records()
-    records.items = list(stream_jsonl(text.splitlines(), records))
+    records.items = list(stream_jsonl(text.splitlines(), records, first))
     return records
 
 

@@ -12,6 +12,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.follow import Follower
+from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
 
 LINES = path().read_text().splitlines(keepends=True)
@@ -68,3 +69,47 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
         assert app.session is not None and len(app.session.messages) > before
         assert len(app.tokens) == len(app.session.messages)
         assert app.sub_title.endswith("· following")
+
+
+def test_appended_lines_keep_their_line_numbers_in_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(LINES[:20]))
+    follower = Follower(f, load(f))
+    with open(f, "a") as out:
+        out.write("".join(LINES[20:40]))
+    session, _ = follower.poll()  # type: ignore[misc]
+    whole = load(f)
+    assert [m.line for m in session.messages] == [m.line for m in whole.messages]
+    assert session.messages[-1].line is not None and session.messages[-1].line > 20
+
+
+async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_happens(
+    tmp_path: Path,
+) -> None:
+    f = tmp_path / "new.jsonl"
+    f.write_text("")
+    app = InspectorApp(f, Config(window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+        assert app.session is None and app.sub_title == "new.jsonl · waiting · following"
+        f.write_text("".join(LINES[:20]))
+        await pilot.pause(1.5)  # the next try reads it
+        await settle(pilot)
+        assert app.session is not None and app.sub_title.endswith("· following")
+        view = app.query_one("#before", TranscriptView)
+        view.set_cursor(len(view.entries) - 1)  # on the last message: new ones are followed
+        with open(f, "a") as out:
+            out.write("".join(LINES[20:]))
+        app.poll_follow()
+        await settle(pilot)
+        assert view.cursor == len(view.entries) - 1 and len(app.session.messages) > 20
+        notices: list[str] = []
+        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
+        f.write_text("".join(LINES[:5]))  # truncated
+        app.poll_follow()
+        f.unlink()
+        app.poll_follow()
+        assert notices == [
+            "The file was truncated or replaced: read again from the start",
+            "The file was deleted: what was read stays shown",
+        ]
