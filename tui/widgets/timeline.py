@@ -9,6 +9,8 @@ the context it recorded before it when it did.
 
 from __future__ import annotations
 
+import math
+
 from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
@@ -72,15 +74,12 @@ class Timeline(Widget):
             if p.event:
                 events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
         # a line on the row nearest each threshold and the target, labelled with its own value
-        # (two close values on a short chart: the lower goes a row down; no row left, no line)
+        # Each line on the row whose range holds its value, labelled with that value; of two
+        # in one row (a short chart) the higher is drawn, never one a row off.
         rules: dict[int, tuple[int, str]] = {}
-        below = height + 1
         marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")]
         for value, style in sorted(marks, reverse=True):
-            row = min(round(value / 100 / top * height), below - 1)
-            if row >= 1:
-                rules[row] = (value, style)
-                below = row
+            rules.setdefault(max(1, math.ceil(value / 100 / top * height)), (value, style))
         lines = []
         for row in range(height, 0, -1):
             label = f"{rules[row][0]:>4}%" if row in rules else f"{row / height * top:>5.0%}"
