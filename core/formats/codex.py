@@ -22,7 +22,7 @@ from compaction_inspector.core.formats.common import (
     iter_dicts,
     tool_arguments,
 )
-from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage, text_message
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -45,6 +45,27 @@ def _text_parts(content: Any) -> tuple[Block, ...]:
         else:
             blocks.append(Block("text", text=as_str(part.get("text"))))
     return tuple(blocks)
+
+
+def _sent(role: Any, blocks: tuple[Block, ...], number: int) -> Message:
+    """A message the user side sent: typed, or injected (environment, instructions)."""
+    text = blocks[0].text if blocks else ""
+    return Message(
+        role="system" if role in ("developer", "system") else "user",
+        blocks=blocks,
+        line=number,
+        is_meta=text.lstrip().startswith(_INJECTED_PREFIXES),
+    )
+
+
+def _replacement(item: dict[str, Any], number: int) -> Message:
+    """An item of a compaction's `replacement_history`: a kept message, or the summary
+    (a `compaction` item, whose content may be encrypted)."""
+    if item.get("type") == "compaction" or item.get("role") == "assistant":
+        text = as_str(item.get("summary") or item.get("content")) if item.get("type") != "compaction" else ""
+        summary = text or "[the compaction's summary: encrypted, not in the rollout]"
+        return text_message("user", summary, line=number, is_compact_summary=True)
+    return _sent(item.get("role"), _text_parts(item.get("content")), number)
 
 
 def _output_text(raw: Any) -> str:
@@ -153,14 +174,12 @@ def load(records: Records, path: str | None) -> Session:
                     is_compact_boundary=True,
                 )
             )
-            messages.append(
-                Message(
-                    role="user",
-                    blocks=(Block("text", text=as_str(payload.get("message"))),),
-                    line=number,
-                    is_compact_summary=True,
-                )
-            )
+            history = payload.get("replacement_history")
+            if isinstance(history, list) and history:  # the new history, as the model gets it
+                messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
+            else:
+                text = as_str(payload.get("message"))
+                messages.append(text_message("user", text, line=number, is_compact_summary=True))
             continue
         if kind != "response_item":
             skipped.add(str(kind))
@@ -173,15 +192,7 @@ def load(records: Records, path: str | None) -> Session:
                 assistant(number, blocks)
                 continue
             response_id = None
-            text = blocks[0].text if blocks else ""
-            messages.append(
-                Message(
-                    role="system" if role in ("developer", "system") else "user",
-                    blocks=blocks,
-                    line=number,
-                    is_meta=text.lstrip().startswith(_INJECTED_PREFIXES),
-                )
-            )
+            messages.append(_sent(role, blocks, number))
         elif item == "reasoning":
             summary = "\n".join(as_str(as_dict(part).get("text")) for part in payload.get("summary") or [])
             assistant(number, (Block("thinking", text=summary),))

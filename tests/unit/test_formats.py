@@ -320,3 +320,19 @@ def test_the_compacted_sample_carries_attachments_usage_and_its_compaction() -> 
     assert s.messages[15].is_compact_summary and s.metadata["version"] == "2.1.40"
     usage = reported_usage(s.messages)
     assert usage is not None and (usage.responses, usage.latest_prompt_tokens) == (8, 15734)
+
+
+def test_a_codex_compaction_brings_its_replacement_history_as_the_new_context() -> None:
+    kept = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the login page"}]}
+    summary = {"type": "compaction", "id": "cmp_1", "encrypted_content": "REDACTED"}
+    lines = [
+        _codex("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
+        _codex("compacted", message="", replacement_history=[kept, summary]),
+    ]
+    s = load_text("\\n".join(lines))
+    assert [(m.kind, m.text) for m in s.messages] == [
+        ("message", "go"),
+        ("marker", "Conversation compacted (codex)"),
+        ("message", "fix the login page"),
+        ("summary", "[the compaction's summary: encrypted, not in the rollout]"),
+    ]
