@@ -329,7 +329,7 @@ def test_a_codex_compaction_brings_its_replacement_history_as_the_new_context() 
         _codex("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
         _codex("compacted", message="", replacement_history=[kept, summary]),
     ]
-    s = load_text("\\n".join(lines))
+    s = load_text("\n".join(lines))
     assert [(m.kind, m.text) for m in s.messages] == [
         ("message", "go"),
         ("marker", "Conversation compacted (codex)"),
