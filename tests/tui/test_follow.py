@@ -4,6 +4,7 @@ never duplicates a message."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.config import Config
@@ -90,10 +91,17 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
     f.write_text("")
     app = InspectorApp(f, Config(window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.3)
+
+        async def until(done: Callable[[], bool]) -> None:
+            for _ in range(100):  # the app retries each second; a loaded machine is slower
+                if done():
+                    return
+                await pilot.pause(0.1)
+
+        await until(lambda: app.sub_title == "new.jsonl · waiting · following")
         assert app.session is None and app.sub_title == "new.jsonl · waiting · following"
         f.write_text("".join(LINES[:20]))
-        await pilot.pause(1.5)  # the next try reads it
+        await until(lambda: app.session is not None)  # the next try reads it
         await settle(pilot)
         assert app.session is not None and app.sub_title.endswith("· following")
         view = app.query_one("#before", TranscriptView)
