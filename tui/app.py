@@ -426,9 +426,10 @@ class InspectorApp(App[None]):
         self.refresh_view()
 
     def run_simulation(self) -> None:
-        if self.session is None:
+        timelines = self.query(Timeline)  # none while the app closes over a late count
+        if self.session is None or not timelines:
             return
-        self.query_one(Timeline).message = "Simulating…"
+        timelines.first().message = "Simulating…"
         self._simulate(self.config, self.context, self.compare)
 
     @work(thread=True, exclusive=True, group="simulate", description="replay")

@@ -323,7 +323,8 @@ def test_the_compacted_sample_carries_attachments_usage_and_its_compaction() -> 
 
 
 def test_a_codex_compaction_brings_its_replacement_history_as_the_new_context() -> None:
-    kept = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the login page"}]}
+    said = [{"type": "input_text", "text": "fix the login page"}]
+    kept = {"type": "message", "role": "user", "content": said}
     summary = {"type": "compaction", "id": "cmp_1", "encrypted_content": "REDACTED"}
     lines = [
         _codex("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
