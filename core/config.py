@@ -27,7 +27,10 @@ from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKEN
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
-SESSION_WINDOW = "the session's model_context_window"
+# Claude Code reserved its whole max output before 2.1.29, min(max output, 20,000) from it
+RESERVE_CAPPED_FROM = (2, 1, 29)
+FULL_OUTPUT_RESERVE = 32_000
+SESSION_WINDOW = "the session's model_context_window"  # every window a session brings starts "the session's"
 SAMPLE_WINDOW = "the sample's demo window"
 
 
@@ -93,14 +96,27 @@ class Config:
     window_source: str | None = None
 
     def for_session(self, session: Session) -> Config:
-        """The window the session itself records (a Codex rollout's model_context_window),
-        with Codex's rule, unless a window was chosen (SEMANTICS §11-12)."""
-        recorded = session.metadata.get("context_window")
-        if self.window_source is not None or not isinstance(recorded, int) or recorded <= 0:
+        """The window the session's agent had, unless a window was chosen (SEMANTICS
+        §11-12): a Codex rollout's recorded model_context_window, with Codex's rule; for
+        Claude Code before 2.1.29, the whole max output (32,000) reserved, as the
+        compactions those versions record show (auto-compact at 155,000, not 167,000)."""
+        if self.window_source is not None:
             return self
-        return dataclasses.replace(
-            self, preset="codex", window=Window(recorded, 0), window_source=SESSION_WINDOW
+        recorded = session.metadata.get("context_window")
+        if isinstance(recorded, int) and recorded > 0:
+            window = Window(recorded, 0)
+            return dataclasses.replace(self, preset="codex", window=window, window_source=SESSION_WINDOW)
+        version = _version(session.metadata.get("version"))
+        old = version is not None and version < RESERVE_CAPPED_FROM
+        preset = PRESETS["claude-code"]
+        as_preset = self.preset == preset.name and self.window == Window(
+            preset.context_window, preset.reserved_output
         )
+        if session.format == "claude-code" and as_preset and old:
+            window = Window(self.window.context_window, FULL_OUTPUT_RESERVE)
+            source = f"the session's Claude Code version ({session.metadata['version']})"
+            return dataclasses.replace(self, window=window, window_source=source)
+        return self
 
     def reserve_for(self, size: int) -> int:
         """The output reserve of a window of `size` set without one: the reserve in force,
@@ -114,7 +130,11 @@ class Config:
     def window_chosen(self) -> bool:
         """The window is the user's choice (not the default, nor one a session or the
         sample brought): only such a window is saved."""
-        return self.window_source not in (None, SESSION_WINDOW, SAMPLE_WINDOW)
+        return self.window_source not in (
+            None,
+            SESSION_WINDOW,
+            SAMPLE_WINDOW,
+        ) and not self.window_source.startswith("the session's")
 
     @property
     def window_note(self) -> str:
@@ -197,6 +217,14 @@ class Config:
 
 _TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens", "pressure",
         "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
+
+
+def _version(value: Any) -> tuple[int, ...] | None:
+    """A dotted version ("2.1.19") as numbers to compare, or None."""
+    if not isinstance(value, str):
+        return None
+    parts = value.split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:

@@ -128,3 +128,19 @@ def test_a_window_set_without_a_reserve_keeps_the_presets_share_at_most() -> Non
     assert Config().overridden(context_window=1_000_000).window == Window(1_000_000, 20_000)
     assert Config().overridden(context_window=16_000, reserved_output=500).window == Window(16_000, 500)
     assert Config().with_preset("codex").overridden(context_window=50_000).window == Window(50_000, 0)
+
+
+def test_claude_code_before_2_1_29_reserved_its_whole_max_output() -> None:
+    from compaction_inspector.core.model import Session
+
+    def session(version: str) -> Session:
+        return Session((), "claude-code", metadata={"version": version})
+
+    older = Config().for_session(session("2.1.7"))
+    assert older.window == Window(200_000, 32_000) and older.auto_compact_tokens == 155_000
+    assert older.window_note == "set by the session's Claude Code version (2.1.7)"
+    assert "context_window" not in older.to_dict()
+    newer = Config().for_session(session("2.1.33"))
+    assert newer == Config() and newer.auto_compact_tokens == 167_000
+    chosen = Config(window=Window(60_000, 6_000))  # a window of its own is kept
+    assert chosen.for_session(session("2.0.37")) == chosen

@@ -1,0 +1,111 @@
+"""What a summary kept of the span it replaced (SEMANTICS §12).
+
+The retention of a summary is, for each kind of fact (file paths, shell commands,
+identifiers, numbers, URLs), the share of those in the replaced messages that still
+appear in what replaced them. A public measurement of real summaries found decisions
+kept about 77 % of the time, file paths 10 %, shell commands 0.2 %, numbers 2 %.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from compaction_inspector.core.model import Message
+
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
+_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+_PATH = re.compile(
+    r"(?<![\w/.-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|rb|md|json|jsonl|yaml|yml|toml|txt|sh|c|h|cc|cpp|hpp|css|scss|html|sql|lock|cfg|ini|env|xml|csv|ipynb)\b"
+)
+_TICKED = re.compile(r"`([A-Za-z_][\w.:-]{1,80})`")
+_DEFINED = re.compile(r"\b(?:def|class|function|func|fn|interface|struct|enum)\s+([A-Za-z_]\w*)")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
+
+
+@dataclass(frozen=True)
+class Share:
+    """How many of a kind of fact the span held, and how many are still there."""
+
+    kept: int
+    total: int
+
+    @property
+    def value(self) -> float | None:
+        return self.kept / self.total if self.total else None
+
+    def to_dict(self) -> dict[str, Any]:
+        value = self.value
+        return {
+            "kept": self.kept,
+            "total": self.total,
+            "share": round(value, 4) if value is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class Retention:
+    paths: Share
+    commands: Share
+    identifiers: Share
+    numbers: Share
+    urls: Share
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name).to_dict() for f in fields(self)}
+
+    def line(self) -> str:
+        """One line for a table: each kind's share, or — where the span had none."""
+        parts = []
+        for f in fields(self):
+            share: Share = getattr(self, f.name)
+            value = share.value
+            shown = "—" if value is None else f"{value:.0%}"
+            parts.append(f"{f.name} {shown} ({share.kept}/{share.total})")
+        return " · ".join(parts)
+
+
+def facts(messages: Iterable[Message]) -> dict[str, set[str]]:
+    """The facts a span of messages holds, by kind."""
+    found: dict[str, set[str]] = {f.name: set() for f in fields(Retention)}
+    for m in messages:
+        for b in m.blocks:
+            if b.type == "tool_use":
+                command = _command(b.input) if b.name in SHELL_TOOLS else None
+                if command:
+                    found["commands"].add(command)
+            text = b.render()
+            if not text:
+                continue
+            urls = set(_URL.findall(text))
+            found["urls"] |= {u.rstrip(".,;:") for u in urls}
+            rest = _URL.sub(" ", text)
+            found["paths"] |= {p for p in _PATH.findall(rest) if len(p) > 3}
+            found["identifiers"] |= set(_TICKED.findall(rest)) | set(_DEFINED.findall(rest))
+            found["numbers"] |= {n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3}
+    return found
+
+
+def _command(value: Any) -> str | None:
+    """A shell call's command line: its first line, as it would be quoted back."""
+    raw = value.get("command", value.get("cmd")) if isinstance(value, dict) else None
+    if isinstance(raw, list):  # Codex: ["bash", "-lc", "the command"]
+        words = raw[2:] if raw[:2] in (["bash", "-lc"], ["sh", "-c"]) else raw
+        raw = " ".join(str(x) for x in words if x)
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    return raw.strip().splitlines()[0].strip()
+
+
+def retention(replaced: Sequence[Message], after: Sequence[Message]) -> Retention:
+    """The share of each kind of fact in `replaced` that still appears in `after`."""
+    held = facts(replaced)
+    text = "\n".join(m.text for m in after)
+
+    def share(kind: str) -> Share:
+        items = held[kind]
+        return Share(sum(1 for x in items if x in text), len(items))
+
+    return Retention(*(share(f.name) for f in fields(Retention)))
