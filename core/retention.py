@@ -22,7 +22,7 @@ _PATH = re.compile(
 )
 _TICKED = re.compile(r"`([A-Za-z_][\w.:-]{1,80})`")
 _DEFINED = re.compile(r"\b(?:def|class|function|func|fn|interface|struct|enum)\s+([A-Za-z_]\w*)")
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w|\.\d)")  # a sentence's full stop may follow
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,11 @@ class Retention:
     numbers: Share
     urls: Share
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float | None]:
+        """Each kind's share kept (None where the span held none of it)."""
+        return {f.name: _rounded(getattr(self, f.name).value) for f in fields(self)}
+
+    def counts(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name).to_dict() for f in fields(self)}
 
     def line(self) -> str:
@@ -65,6 +69,10 @@ class Retention:
             shown = "—" if value is None else f"{value:.0%}"
             parts.append(f"{f.name} {shown} ({share.kept}/{share.total})")
         return " · ".join(parts)
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
 
 
 def facts(messages: Iterable[Message]) -> dict[str, set[str]]:

@@ -420,3 +420,15 @@ def test_a_small_window_gets_a_reserve_that_fits_it() -> None:
     out = json.loads(run("analyze", str(path()), "--json", "--context-window", "16000").stdout)
     assert (out["context_window"], out["reserved_output"], out["usable_window"]) == (16000, 1600, 14400)
     assert out["window_source"] == "set by command line"
+
+
+def test_compactions_lists_the_transcripts_own_and_none_is_an_empty_list() -> None:
+    out = json.loads(run("compactions", str(path("claude_code_compacted.jsonl")), "--json").stdout)
+    assert [
+        (c["line"], c["trigger"], c["pre_tokens"], c["measured_before"], c["measured_after"]) for c in out
+    ] == [(16, "auto", 16194, 16165, 15555)]
+    assert set(out[0]["retention"]) == {"paths", "commands", "identifiers", "numbers", "urls"}
+    none = run("compactions", str(path("plain_session.yaml")), "--json")
+    assert none.returncode == 0 and json.loads(none.stdout) == []
+    human = run("compactions", str(path("claude_code_compacted.jsonl")))
+    assert "line 16 · auto · recorded before 16,194 · measured 16,165 → 15,555" in human.stdout

@@ -5,6 +5,7 @@
     compaction-inspector compact FILE ...       run one strategy and show its steps
     compaction-inspector simulate FILE ...      replay the session under a policy
     compaction-inspector checkpoint FILE ...    append a checkpoint, or detect truncation
+    compaction-inspector compactions FILE       the transcript's own compactions, measured
 
 Exit codes: 0 success, 2 unreadable input or bad options, 3 nothing safe left to
 compact, 4 truncation likely. Only the app imports Textual.
@@ -20,9 +21,10 @@ from typing import Any, NoReturn
 
 from compaction_inspector.core.analysis import analyze, message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
+from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
-from compaction_inspector.core.context_model import context_of
+from compaction_inspector.core.context_model import context_of, fit
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
@@ -44,7 +46,7 @@ from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 from compaction_inspector.tui import heap
 
-COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint")
+COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions")
 
 
 class UsageError(Exception):
@@ -155,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-dir", default="memory")
     p.add_argument("--at", type=int, help="message index to checkpoint (default the last)")
     p.add_argument("--detect", action="store_true", help="compare with the last checkpoint of this session")
+    sub.add_parser(
+        "compactions",
+        parents=[source, settings, as_json],
+        help="the transcript's own compactions: measured before and after, predicted, what survived",
+    )
     return parser
 
 
@@ -365,12 +372,27 @@ def cmd_open(args: argparse.Namespace) -> int:
     return run_app(args)
 
 
+def cmd_compactions(args: argparse.Namespace) -> int:
+    session = _load(args)
+    config = _config(args).for_session(session)
+    counter = _counter(session, config)
+    found = real_compactions(session, fit(session, counter, config.overhead_tokens), counter, config)
+    if args.json:
+        _print_json([c.to_dict() for c in found])
+    else:
+        from compaction_inspector.tui.report import print_compactions
+
+        print_compactions(session, found, config)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "open": cmd_open,
     "analyze": cmd_analyze,
     "compact": cmd_compact,
     "simulate": cmd_simulate,
     "checkpoint": cmd_checkpoint,
+    "compactions": cmd_compactions,
 }
 
 

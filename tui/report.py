@@ -12,6 +12,8 @@ from rich.text import Text
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
+from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.simulate import Simulation
@@ -195,3 +197,48 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
                 Text(one_line(event, 60)),
             )
         out.print(table)
+
+
+def print_compactions(
+    session: Session, found: list[RealCompaction], config: Config, out: Console | None = None
+) -> None:
+    """One block per compaction the transcript records."""
+    out = out or console()
+    point = config.auto_compact_tokens
+    out.print(
+        Text(
+            f"{counted(len(found), 'compaction')} in {session.path} "
+            f"(the preset's auto-compact point: {f'{point:,}' if point else 'none'}; "
+            f"window {config.window_note})",
+            style="bold",
+        )
+    )
+    for c in found:
+        d = c.to_dict()
+
+        def figure(value: int | None) -> str:
+            return f"{value:,}" if value is not None else "—"
+
+        offset = c.policy_round_offset
+        fires = (
+            "manual: no rule to compare"
+            if c.compaction.trigger != "auto"
+            else "the preset never reaches its point before it"
+            if offset is None
+            else f"the preset fires {counted(offset, 'API round')} before it"
+            if offset
+            else "the preset fires at the same request"
+        )
+        out.print(
+            Text(
+                f"line {d['line']} · {d['trigger'] or 'unknown'} · "
+                f"recorded before {figure(d['pre_tokens'])} · "
+                f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
+                f"predicted after {figure(d['predicted_after'])}"
+                + (f" (with {c.reread_tokens:,} of re-read files)" if c.reread_tokens else "")
+                + f" · {fires}"
+            )
+        )
+        real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
+        out.print(Text(f"  kept by its summary: {real}", style="dim"))
+        out.print(Text(f"  kept by ours:        {c.ours.line()}", style="dim"))

@@ -1,0 +1,64 @@
+"""What a summary kept of the span it replaced (SEMANTICS §12), on hand-made spans."""
+
+from compaction_inspector.core.compactions import real_compactions
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.retention import facts, retention
+from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import path
+from tests.helpers import a, u
+
+
+def test_facts_of_a_span_by_kind() -> None:
+    span = [
+        u("The parser in `tinyparse/core.py` fails on https://example.com/docs?a=1, see issue 4312."),
+        Message(
+            "assistant",
+            (Block.tool_use("t1", "Bash", {"command": "pytest -q tests/test_parser.py\necho done"}),),
+        ),
+        a("I changed `parse_line` in config.ini; def split_once(text): ... 12 tests, 3.14 s", id="r1"),
+    ]
+    assert facts(span) == {
+        "paths": {"tinyparse/core.py", "tests/test_parser.py", "config.ini"},
+        "commands": {"pytest -q tests/test_parser.py"},
+        "identifiers": {"parse_line", "split_once"},
+        "numbers": {"4312", "3.14"},
+        "urls": {"https://example.com/docs?a=1"},
+    }
+    kept = retention(span, [u("Summary: fixed `parse_line` in tinyparse/core.py (issue 4312).")])
+    assert kept.to_dict() == {
+        "paths": 0.3333,
+        "commands": 0.0,
+        "identifiers": 0.5,
+        "numbers": 0.5,
+        "urls": 0.0,
+    }
+    assert retention(span, []).line().startswith("paths 0% (0/3) · commands 0% (0/1)")
+
+
+def test_the_compacted_samples_compaction_measured_predicted_and_scored() -> None:
+    s = load(path("claude_code_compacted.jsonl"))
+    counter = make_counter("chars4")
+    [c] = real_compactions(s, fit(s, counter), counter, Config().for_session(s))
+    d = c.to_dict()
+    assert (d["line"], d["trigger"], d["pre_tokens"], d["post_tokens"]) == (16, "auto", 16194, 343)
+    assert (d["measured_before"], d["measured_after"]) == (16165, 15555)
+    # the model of the context after it, from the summary and attachments the transcript holds
+    assert d["predicted_after"] == 15629 and d["reread_tokens"] == 0
+    assert d["policy_round_offset"] is None  # 16,194 is far below the 167,000 point
+    assert d["retention"] == {
+        "paths": 0.25,
+        "commands": 0.0,
+        "identifiers": 0.8333,
+        "numbers": 0.5,
+        "urls": None,
+    }
+    assert d["our_retention"] == {
+        "paths": 0.75,
+        "commands": 0.0,
+        "identifiers": 0.1667,
+        "numbers": 0.0,
+        "urls": None,
+    }
