@@ -1,0 +1,93 @@
+"""How well the real compactions are modelled: `python3 -m benchmarks.compactions PATH...`.
+
+For every compaction a transcript records (a folder means every `.jsonl` under it): the
+prompt reported before and after it, our prediction of the context after it and its
+error, the API rounds between where the session's preset would first fire and where the
+agent compacted (auto compactions), and what the agent's summary and our local summary
+of the same span kept. Prints a Markdown table (`--json` for one object).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.fidelity import paths
+from compaction_inspector.core.compactions import real_compactions
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.tokens import make_counter
+
+
+def rows(given: Sequence[str]) -> list[dict[str, Any]]:
+    counter = make_counter()
+    found = []
+    for path in paths(given):
+        try:
+            session = load(path)
+        except LoadError as exc:
+            print(f"skipped {path}: {exc}", file=sys.stderr)
+            continue
+        config = Config().for_session(session)
+        for c in real_compactions(session, fit(session, counter), counter, config):
+            d = c.to_dict()
+            after = d["measured_after"]
+            d["file"] = path.name
+            d["error_after"] = (d["predicted_after"] - after) / after if after else None
+            d["auto_compact_point"] = config.auto_compact_tokens
+            found.append(d)
+    return found
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def table(found: list[dict[str, Any]]) -> str:
+    lines = [
+        "| session | line | trigger | recorded before | measured before → after | predicted after (error) "
+        "| preset fires, rounds before | paths kept: its summary / ours | identifiers: its / ours |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for d in found:
+        real, ours = d["retention"] or {}, d["our_retention"]
+        error = d["error_after"]
+        offset = d["policy_round_offset"]
+        fires = "manual" if d["trigger"] != "auto" else "never" if offset is None else str(offset)
+        lines.append(
+            f"| `{d['file']}` | {d['line']} | {d['trigger']} | {d['pre_tokens'] or '—':,} "
+            f"| {d['measured_before'] or 0:,} → {d['measured_after'] or 0:,} "
+            f"| {d['predicted_after']:,} ({'—' if error is None else f'{error:+.1%}'}) | {fires} "
+            f"| {_share(real.get('paths'))} / {_share(ours['paths'])} "
+            f"| {_share(real.get('identifiers'))} / {_share(ours['identifiers'])} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.compactions", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("paths", nargs="+", help="transcripts, or folders of them")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    found = rows(args.paths)
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    print(table(found))
+    within = [d for d in found if d["error_after"] is not None and abs(d["error_after"]) <= 0.10]
+    auto = [d for d in found if d["trigger"] == "auto"]
+    close = [d for d in auto if d["policy_round_offset"] is not None and d["policy_round_offset"] <= 1]
+    print(
+        f"\npredicted after within 10 %: {len(within)}/{len(found)}; preset fires within 1 round: {len(close)}/{len(auto)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
