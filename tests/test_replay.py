@@ -19,6 +19,8 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
+from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
+from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
@@ -95,6 +97,20 @@ policies = st.one_of(
         lambda keep, gap: Policy("microcompact", MicrocompactOptions(keep_recent=keep, idle_gap_minutes=gap)),
         st.integers(0, 4),
         st.none() | st.just(1),
+    ),
+    st.builds(
+        lambda point, files: Policy(
+            "claude-code", ClaudeCodeOptions(auto_compact_tokens=point, reread_files=files)
+        ),
+        st.integers(50, 3000),
+        st.integers(0, 5),
+    ),
+    st.builds(
+        lambda limit, kept: Policy(
+            "codex", CodexOptions(auto_compact_token_limit=limit, user_message_tokens=kept)
+        ),
+        st.integers(50, 3000),
+        st.integers(0, 500),
     ),
 )
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.strategies import hysteresis, microcompact, ptl_retry, trim
+from compaction_inspector.core.strategies import claude_code, codex, hysteresis, microcompact, ptl_retry, trim
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     Context,
@@ -41,7 +41,15 @@ __all__ = [
 ]
 
 REGISTRY: dict[str, Strategy] = {
-    s.name: s for s in (trim.STRATEGY, ptl_retry.STRATEGY, hysteresis.STRATEGY, microcompact.STRATEGY)
+    s.name: s
+    for s in (
+        trim.STRATEGY,
+        ptl_retry.STRATEGY,
+        hysteresis.STRATEGY,
+        microcompact.STRATEGY,
+        claude_code.STRATEGY,
+        codex.STRATEGY,
+    )
 }
 
 

@@ -1,0 +1,256 @@
+"""Claude Code's own auto-compact (SEMANTICS §12), replayed.
+
+It fires when the context reaches the auto-compact point (13,000 under the effective
+window). The summarize request is the history plus the summary prompt; when that is over
+the provider's limit, PTL retry truncation (§5) drops the oldest API rounds from it, each
+retry a step. The history becomes the boundary marker, one summary (written locally and
+deterministically here), the most recently read files re-read (at most 5 of 5,000 tokens,
+50,000 in all) and the latest todo list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from compaction_inspector.core.model import Block, Message, canonical_json, text_message
+from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.strategies import ptl_retry
+from compaction_inspector.core.strategies.base import CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.summary import summary_text
+
+NAME = "claude-code"
+BELOW_EFFECTIVE = 13_000  # the auto-compact point sits this far under the effective window
+READ_TOOLS = frozenset({"Read"})
+TODO_TOOLS = frozenset({"TodoWrite"})
+
+
+@dataclass(frozen=True)
+class ClaudeCodeOptions:
+    auto_compact_tokens: int | None = option(
+        None,
+        "compact when the context reaches this (default 13,000 under the usable window)",
+        kind="int?",
+        minimum=1,
+        label="auto-compact at",
+    )
+    summary_prompt_tokens: int = option(
+        1000, "what the summarize instruction adds to the request", minimum=0, label="summary prompt tok",
+        flag="--claude-code-summary-prompt-tokens",
+    )  # fmt: skip
+    # the real summaries of Claude Code 2.0.76-2.1.37 sessions run 7,600-15,100 characters, median 11,000
+    summary_chars: int = option(
+        11_000, "the summary's size in characters", minimum=200, label="summary chars",
+        flag="--claude-code-summary-chars",
+    )  # fmt: skip
+    reread_files: int = option(
+        5, "the most recently read files re-read after it", minimum=0, label="re-read files"
+    )
+    reread_file_tokens: int = option(
+        5_000, "at most this many tokens of each", minimum=1, label="re-read file tok"
+    )
+    reread_total_tokens: int = option(
+        50_000, "at most this many in all", minimum=0, label="re-read total tok"
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaudeCodeStats:
+    strategy: str = NAME
+    triggered: bool
+    point: int
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    truncations: int  # PTL retries of the summarize request
+    rounds_dropped: int
+    files_reread: int
+    too_long: bool  # the summarize request could not be made to fit
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "truncations", "files_reread", "too_long")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The rule on messages[:end]: it changes the request only when it fires, and its
+    result is made by `run` (a replay makes the messages: `exact` is False)."""
+
+    tokens: int
+    messages: int
+    changed: bool
+    exact: bool
+    sent: bool = True
+    kept_from: int = 0
+    stored: None = None
+
+    def titles(self) -> tuple[str, ...]:
+        return ("Auto-compact",) if self.changed else ()
+
+    def changing(self) -> int:
+        return int(self.changed)
+
+
+def point(options: ClaudeCodeOptions, context: Context) -> int:
+    return options.auto_compact_tokens or context.window.usable - BELOW_EFFECTIVE
+
+
+def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> _Plan:
+    tokens = segment.prefix[end]
+    fires = segment.meter(end).tokens(tokens) >= point(options, segment.context)
+    return _Plan(tokens, end, fires, exact=not fires)
+
+
+def _fires(options: ClaudeCodeOptions, tokens: int, context: Context, humans: int) -> bool:
+    return tokens >= point(options, context)
+
+
+def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> CompactionResult:
+    segment = Segment(messages, context)
+    messages = segment.messages
+    counted = segment.prefix[len(messages)]
+    steps = Steps(messages, context, counted)
+    before = context.meter.tokens(counted)
+    at = point(options, context)
+    stats = ClaudeCodeStats(
+        triggered=False,
+        point=at,
+        tokens_before=before,
+        tokens_after=before,
+        messages_before=len(messages),
+        messages_after=len(messages),
+        truncations=0,
+        rounds_dropped=0,
+        files_reread=0,
+        too_long=False,
+    )
+    if before < at:
+        steps.add("Not triggered", f"{before:,} tokens are under the auto-compact point of {at:,}.", messages)
+        final = steps.repair_pairing()  # a transcript already invalid is still not sent so
+        stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
+        return CompactionResult(NAME, final, stats, tuple(steps.steps))
+    # the summarize request: the history and the summary prompt, within the provider's window
+    ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)
+    retries = ptl_retry.plan(segment, len(messages), ptl)
+    for r in retries.retries:
+        kept = messages[r.start :]
+        request = (ptl_retry.marker(), *kept) if r.inserted else kept
+        steps.add_planned(
+            f"Summarize request: {r.title.lower()}",
+            f"The summarize request ({r.request:,} tokens with its prompt) is over the provider's limit of "
+            f"{r.limit:,}: PTL retry truncation drops the oldest rounds of it.",
+            lambda request=request: request,  # type: ignore[misc]
+            r.tokens,
+        )
+    if not retries.sent:
+        steps.add("Give up", "Even the last API round is too long to summarize.", steps.current)
+        stats = dataclasses.replace(stats, triggered=True, truncations=len(retries.retries), too_long=True)
+        return CompactionResult(NAME, None, stats, tuple(steps.steps), ptl_retry.TOO_LONG_MESSAGE)
+    summarized = messages[retries.kept_from :]
+    summary = text_message(
+        "user",
+        summary_text(summarized, options.summary_chars, context.session_id),
+        is_compact_summary=True,
+        replaces=tuple(messages),
+    )
+    boundary = text_message(
+        "system", f"Conversation compacted (auto, {before:,} tokens before)", is_compact_boundary=True
+    )
+    reread = _reread(messages, options, context)
+    todo = _todo(messages)
+    after = (boundary, summary, *reread, *todo)
+    steps.add(
+        "Auto-compact",
+        f"{before:,} tokens reached the auto-compact point of {at:,}: {len(summarized)} messages become one "
+        f"summary of {len(summary.text):,} characters, with {len(reread)} recently read file"
+        f"{'s' if len(reread) != 1 else ''} re-read{' and the todo list' if todo else ''}.",
+        after,
+    )
+    stats = dataclasses.replace(
+        stats,
+        triggered=True,
+        tokens_after=steps.context_tokens,
+        messages_after=len(after),
+        truncations=len(retries.retries),
+        rounds_dropped=sum(r.dropped for r in retries.retries),
+        files_reread=len(reread),
+    )
+    final = steps.repair_pairing()
+    stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
+    return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:
+    """The most recently read files, as the attachments Claude Code re-injects: each at
+    most `reread_file_tokens`, all together at most `reread_total_tokens`."""
+    paths: dict[str, str] = {}  # call id -> file
+    latest: dict[str, str] = {}  # file -> its latest content, in the order last read
+    for m in messages:
+        for b in m.blocks:
+            if b.type == "tool_use" and b.name in READ_TOOLS and b.id and isinstance(b.input, dict):
+                path = b.input.get("file_path")
+                if isinstance(path, str):
+                    paths[b.id] = path
+            elif b.type == "tool_result" and b.tool_use_id in paths:
+                path = paths[b.tool_use_id]
+                latest.pop(path, None)
+                latest[path] = b.text
+    files: list[Message] = []
+    room = options.reread_total_tokens
+    for path, text in list(latest.items())[::-1][: options.reread_files]:
+        message = _file(path, text)
+        tokens = context.counter.count(message, remember=False)
+        if tokens > options.reread_file_tokens:  # cut to the cap, in proportion
+            message = _file(path, text[: len(text) * options.reread_file_tokens // tokens])
+            tokens = context.counter.count(message, remember=False)
+        if tokens > room:
+            break
+        room -= tokens
+        files.append(message)
+    return files[::-1]
+
+
+def _file(path: str, text: str) -> Message:
+    return Message(
+        "user", (Block("text", text=f"{path}\n{text}"),), is_meta=True, is_synthetic=True, attachment="file"
+    )
+
+
+def _todo(messages: Sequence[Message]) -> list[Message]:
+    """The latest todo list written, as the attachment re-injected after a compaction."""
+    for m in reversed(messages):
+        for b in m.blocks:
+            if b.type == "tool_use" and b.name in TODO_TOOLS:
+                text = canonical_json(b.input)
+                return [
+                    Message(
+                        "user",
+                        (Block("text", text=text),),
+                        is_meta=True,
+                        is_synthetic=True,
+                        attachment="todo",
+                    )
+                ]
+    return []
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="Claude Code",
+    description="Claude Code's auto-compact: summarize all, re-read recent files, at 13,000 under the window",
+    options=ClaudeCodeOptions,
+    run=run,
+    plan=plan,
+    fires=_fires,
+    persists=lambda options: True,
+    demo=(("step_end", "Claude Code's auto-compact: the history becomes one summary and re-read files.", 4),),
+)

@@ -1,0 +1,173 @@
+"""Codex CLI's own auto-compact (SEMANTICS §12), replayed.
+
+The limit is min(`model_auto_compact_token_limit`, 90 % of the window), checked after
+each sampling request. The new history is the initial context (the injected
+instructions before the first prompt), the most recent user messages up to 20,000
+tokens, and the summary (written locally and deterministically here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from compaction_inspector.core.model import Message, text_message
+from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.strategies.base import CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.summary import summary_text
+
+NAME = "codex"
+WINDOW_SHARE = 0.9  # Codex caps its limit at 90 % of the window
+
+
+@dataclass(frozen=True)
+class CodexOptions:
+    auto_compact_token_limit: int | None = option(
+        None,
+        "model_auto_compact_token_limit (default none: 90 % of the window)",
+        kind="int?",
+        minimum=1,
+        label="auto-compact limit",
+    )
+    user_message_tokens: int = option(
+        20_000, "the most recent user messages kept, up to this many tokens", minimum=0, label="kept user tok"
+    )
+    summary_chars: int = option(
+        4_000,
+        "the summary's size in characters",
+        minimum=200,
+        label="summary chars",
+        flag="--codex-summary-chars",
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodexStats:
+    strategy: str = NAME
+    triggered: bool
+    limit: int
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    user_messages_kept: int
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "user_messages_kept")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The rule on messages[:end]: it changes the request only when it fires, and its
+    result is made by `run` (a replay makes the messages: `exact` is False)."""
+
+    tokens: int
+    messages: int
+    changed: bool
+    exact: bool
+    sent: bool = True
+    kept_from: int = 0
+    stored: None = None
+
+    def titles(self) -> tuple[str, ...]:
+        return ("Auto-compact",) if self.changed else ()
+
+    def changing(self) -> int:
+        return int(self.changed)
+
+
+def limit(options: CodexOptions, context: Context) -> int:
+    share = int(context.window.context_window * WINDOW_SHARE)
+    given = options.auto_compact_token_limit
+    return min(given, share) if given is not None else share
+
+
+def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> _Plan:
+    tokens = segment.prefix[end]
+    fires = segment.meter(end).tokens(tokens) >= limit(options, segment.context)
+    return _Plan(tokens, end, fires, exact=not fires)
+
+
+def _fires(options: CodexOptions, tokens: int, context: Context, humans: int) -> bool:
+    return tokens >= limit(options, context)
+
+
+def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult:
+    segment = Segment(messages, context)
+    messages = segment.messages
+    counted = segment.prefix[len(messages)]
+    steps = Steps(messages, context, counted)
+    before = context.meter.tokens(counted)
+    at = limit(options, context)
+    stats = CodexStats(
+        triggered=False,
+        limit=at,
+        tokens_before=before,
+        tokens_after=before,
+        messages_before=len(messages),
+        messages_after=len(messages),
+        user_messages_kept=0,
+    )
+    if before < at:
+        steps.add("Not triggered", f"{before:,} tokens are under the limit of {at:,}.", messages)
+        final = steps.repair_pairing()  # a transcript already invalid is still not sent so
+        stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
+        return CompactionResult(NAME, final, stats, tuple(steps.steps))
+    first_human = next((i for i, m in enumerate(messages) if m.is_human), len(messages))
+    initial = [m for m in messages[:first_human] if m.is_meta or m.role == "system"]
+    kept: list[Message] = []
+    room = context.meter.scale * options.user_message_tokens
+    for m in reversed(messages):
+        if m.is_human:
+            tokens = context.counter.count(m)
+            if tokens * context.meter.scale > room:
+                break
+            room -= tokens * context.meter.scale
+            kept.append(m)
+    kept.reverse()
+    summary = text_message(
+        "user", summary_text(messages, options.summary_chars, context.session_id), is_compact_summary=True,
+        replaces=tuple(messages),
+    )  # fmt: skip
+    boundary = text_message(
+        "system", f"Conversation compacted (codex, {before:,} tokens before)", is_compact_boundary=True
+    )
+    after = (*initial, boundary, *kept, summary)
+    steps.add(
+        "Auto-compact",
+        f"{before:,} tokens reached the limit of {at:,}: the history becomes the initial context, the "
+        f"{len(kept)} most recent user messages (up to {options.user_message_tokens:,} tokens) "
+        "and a summary.",
+        after,
+    )
+    stats = dataclasses.replace(
+        stats,
+        triggered=True,
+        tokens_after=steps.context_tokens,
+        messages_after=len(after),
+        user_messages_kept=len(kept),
+    )
+    final = steps.repair_pairing()
+    stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
+    return CompactionResult(NAME, final, stats, tuple(steps.steps))
+
+
+STRATEGY = Strategy(
+    name=NAME,
+    label="Codex",
+    description="Codex's auto-compact: initial context, recent user messages and a summary, at 90 %",
+    options=CodexOptions,
+    run=run,
+    plan=plan,
+    fires=_fires,
+    persists=lambda options: True,
+    demo=(("step_end", "Codex's auto-compact: initial context, recent user messages and a summary.", 4),),
+)
