@@ -10,15 +10,17 @@ after are the prompts the nearest responses reported.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.strategies.base import CompactionResult, Context, Step
 from compaction_inspector.core.summary import summarize
 from compaction_inspector.core.tokens import TokenCounter
 
@@ -29,6 +31,7 @@ REREAD_FILE_TOKENS = 5_000
 REREAD_TOTAL_TOKENS = 50_000
 READ_TOOLS = frozenset({"Read"})
 OUR_SUMMARY_CHARS = 2_000  # the cap our local summary of a whole span is written at
+OWN = "own compactions"  # the name the transcript's own compactions go by, stepped as a result
 
 
 @dataclass(frozen=True)
@@ -157,3 +160,63 @@ def _offset(
         if max(model.tokens(end), recorded) >= point:
             return len(requests) - 1 - k
     return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnStats:
+    """The transcript's own compactions, as a result the app steps through."""
+
+    strategy: str = OWN
+    compactions: int
+    auto: int
+    manual: int
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("compactions", "auto", "manual")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def as_steps(session: Session, found: list[RealCompaction], context: Context) -> CompactionResult:
+    """Each compaction a step: before it, the context as last sent before it; after it,
+    what the first request after it held (summary, re-injected files, kept messages),
+    with the prompts reported either side where there are."""
+    messages, window = session.messages, context.window
+    steps = []
+    for c in found:
+        before = messages[c.replaced[0] : c.compaction.index]
+        after = messages[c.after[0] : c.after[1]]
+        counted_before, counted_after = context.tokens(before), context.tokens(after)
+        tokens_before = c.measured_before if c.measured_before is not None else counted_before
+        tokens_after = c.measured_after if c.measured_after is not None else c.predicted_after
+        kept = (
+            f"its summary kept {c.retention.line()}"
+            if c.retention
+            else "its summary is not in the transcript"
+        )
+        recorded = (
+            f"{c.compaction.pre_tokens:,}" if c.compaction.pre_tokens is not None else "no count of the"
+        )
+        source = "measured" if c.measured_after is not None else "predicted"
+        steps.append(
+            Step(
+                title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
+                f"{tokens_before:,} → {tokens_after:,} {source}",
+                explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
+                f"{c.predicted_after:,} after it. {len(before)} messages were replaced by "
+                f"{len(after)}; {kept}. Ours would keep {c.ours.line()}.",
+                build_after=lambda after=after: after,  # type: ignore[misc]
+                build_before=lambda before=before: before,  # type: ignore[misc]
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                pressure_before=window.pressure(tokens_before),
+                pressure_after=window.pressure(tokens_after),
+                counted_delta=counted_after - counted_before,
+            )
+        )
+    stats = OwnStats(
+        compactions=len(found),
+        auto=sum(c.compaction.trigger == "auto" for c in found),
+        manual=sum(c.compaction.trigger == "manual" for c in found),
+    )
+    return CompactionResult(OWN, messages, stats, tuple(steps))

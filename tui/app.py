@@ -20,6 +20,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from compaction_inspector.core.compactions import as_steps, real_compactions
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
 from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
@@ -79,6 +80,7 @@ class InspectorApp(App[None]):
         # the same key while split, so the footer names what it does then
         Binding("d", "unsplit", "Unified diff", id="unsplit"),
         Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
+        Binding("o", "own_compactions", "Own compactions", show=False, id="own_compactions"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
         Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
         Binding("slash", "search", "Search", id="search"),
@@ -140,6 +142,8 @@ class InspectorApp(App[None]):
         self._prepare_timer: Timer | None = None
         self.model: ContextModel | None = None  # the session's, fitted with `counter`
         self._waiting = False  # following a file that cannot be read yet
+        self.own: CompactionResult | None = None  # the transcript's own compactions, while shown
+        self._strategy_result: CompactionResult | None = None  # the strategy's, kept meanwhile
         self.live = 0  # where the context the agent sends next starts
         self._segments: Segments | None = None  # the session's indexes, kept between replays
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
@@ -372,7 +376,11 @@ class InspectorApp(App[None]):
         caption, note = "", ""
         if self.live:
             caption = "the context after the transcript's own last compaction"
-        if step is not None:
+        if step is not None and self.own is not None:
+            caption = f"the transcript's own compaction {self.step_index + 1} of {len(self.own.steps)}"
+            note = f"{step.title}: the prompts the responses either side reported"
+            tokens = step.tokens_after
+        elif step is not None:
             caption = f"after step {self.step_index + 1} of {self.strategy}"
             change = step.tokens_after - tokens
             scale = self.context.meter.scale
@@ -419,6 +427,9 @@ class InspectorApp(App[None]):
 
     def _strategy_done(self, name: str, result: CompactionResult) -> None:
         if name != self.strategy:
+            return
+        if self.own is not None:  # shown once the transcript's own compactions are left
+            self._strategy_result = result
             return
         self.result = result
         heap.settle()
@@ -497,6 +508,8 @@ class InspectorApp(App[None]):
         self._choose(name)
 
     def _choose(self, name: str) -> None:
+        if self.own is not None:
+            self.action_own_compactions()
         if name != self.strategy:
             self.strategy = name
             self.result = None
@@ -557,6 +570,35 @@ class InspectorApp(App[None]):
         self.result, self.step_index = None, -1
         self.sub_title = f"{self.path.name} · request {self.request}/{session.request_count} · loading…"
         self.load_session()
+
+    def action_own_compactions(self) -> None:
+        """Step through the compactions the transcript itself records (o again: back)."""
+        if self.session is None:
+            return
+        if self.own is not None:
+            self.own, self.result, self.step_index = None, self._strategy_result, -1
+            self.refresh_view()
+            return
+        if not self.session.compactions:
+            self.notify("This transcript records no compaction of its own", timeout=4)
+            return
+        self._own(self.session, self.context)
+
+    @work(thread=True, exclusive=True, group="own", description="own compactions")
+    def _own(self, session: Session, context: Context) -> None:
+        assert context.model is not None or self.model is not None
+        model = context.model or self.model
+        assert model is not None
+        found = real_compactions(session, model, context.counter, self.config)
+        self.call_from_thread(self._own_done, session, as_steps(session, found, context))
+
+    def _own_done(self, session: Session, result: CompactionResult) -> None:
+        if session is not self.session:
+            return
+        self._strategy_result, self.result, self.own = self.result, result, result
+        self.step_index = 0
+        self.refresh_view()
+        self.notify("The transcript's own compactions: n / p step through them, o returns", timeout=5)
 
     def action_toggle_side(self) -> None:
         """On a narrow terminal, swap the transcript for the strategy panel and timeline."""

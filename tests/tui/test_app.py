@@ -592,3 +592,27 @@ async def test_a_huge_one_line_message_expands_at_once_and_whole(tmp_path: Path)
         assert "".join(rows) == line  # nothing lost
         # cut at the width (word-wrapping megabytes takes seconds): every row but the last full
         assert len(rows) == -(-len(line) // len(rows[0])) and len({len(r) for r in rows[:-1]}) == 1
+
+
+async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> None:
+    app = InspectorApp(path("claude_code_compacted.jsonl"), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        strategy_result = app.result
+        await pilot.press("o")
+        await settle(pilot)
+        assert "Step 1/1 · auto compaction, line 16: 16,165 → 15,555 measured" in panel_text(app)
+        assert "The agent recorded 16,194 tokens before it; our model predicts" in panel_text(app)
+        assert "the transcript's own compaction 1 of 1" in gauge_text(app) and "Pressure" in gauge_text(app)
+        fates = [e.fate for e in app.query_one("#before", TranscriptView).entries]
+        # replaced: the summary, the re-read file, the task list and the prompt that followed
+        assert fates.count("dropped") == 14 and fates.count("inserted") == 4
+        await pilot.press("o")  # back to the strategy
+        await settle(pilot)
+        assert app.own is None and app.result is strategy_result and app.step_index == -1
+    plain = InspectorApp(path("plain_session.yaml"), SMALL, export_dir=tmp_path)
+    async with plain.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        assert plain.own is None
