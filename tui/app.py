@@ -482,7 +482,8 @@ class InspectorApp(App[None]):
         self.simulations = (main, other)
         heap.settle()
         h = self.config.options(hysteresis.NAME)
-        self.query_one(Timeline).show(main, other, h.thresholds, h.target)
+        for timeline in self.query(Timeline):  # none while the app closes over a late replay
+            timeline.show(main, other, h.thresholds, h.target)
 
     def action_step(self, delta: int) -> None:
         if self.result is None:

@@ -18,6 +18,7 @@ from compaction_inspector.core.formats.common import (
     as_dict,
     as_str,
     iter_dicts,
+    name_compactions,
     parse_content,
     parse_usage,
 )
@@ -55,13 +56,6 @@ def _compaction(record: dict[str, Any], index: int) -> Compaction:
     )
 
 
-def _boundary_text(compaction: Compaction) -> str:
-    trigger = compaction.trigger or "unknown"
-    pre = compaction.pre_tokens
-    detail = f"{trigger}, {pre:,} tokens before" if pre is not None else trigger
-    return f"Conversation compacted ({detail})"
-
-
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -93,7 +87,7 @@ def load(records: Records, path: str | None) -> Session:
             main.append(
                 Message(
                     role="system",
-                    blocks=(Block("text", text=_boundary_text(compactions[-1])),),
+                    blocks=(Block("text", text="compaction"),),  # named once what followed is read
                     line=number,
                     uuid=_opt_str(record.get("uuid")),
                     timestamp=_opt_str(record.get("timestamp")),
@@ -137,6 +131,7 @@ def load(records: Records, path: str | None) -> Session:
             usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
         )
         (side if message.is_sidechain else main).append(message)
+    name_compactions(main, compactions)
     return Session(
         messages=tuple(main),
         format=FORMAT,

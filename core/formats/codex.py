@@ -20,6 +20,7 @@ from compaction_inspector.core.formats.common import (
     as_dict,
     as_str,
     iter_dicts,
+    name_compactions,
     tool_arguments,
 )
 from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage, text_message
@@ -169,7 +170,7 @@ def load(records: Records, path: str | None) -> Session:
             messages.append(
                 Message(
                     role="system",
-                    blocks=(Block("text", text="Conversation compacted (codex)"),),
+                    blocks=(Block("text", text="compaction"),),  # named once what followed is read
                     line=number,
                     is_compact_boundary=True,
                 )
@@ -221,6 +222,7 @@ def load(records: Records, path: str | None) -> Session:
             assistant(number, (Block("text", text=f"[web search: {query}]"),))
         else:
             skipped.add(f"response_item/{item}")
+    name_compactions(messages, compactions)
     return Session(
         messages=tuple(messages),
         format=FORMAT,

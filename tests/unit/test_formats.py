@@ -32,7 +32,7 @@ def test_claude_code_sample_rounds_volleys_markers_and_sidechain() -> None:
         "message",
     ]
     assert s.messages[29].is_compact_boundary
-    assert s.messages[29].text == "Conversation compacted (manual, 4,479 tokens before)"
+    assert s.messages[29].text == "manual compaction · 4,479 before → 2,093 after, measured"
     assert [c.to_dict() for c in s.compactions] == [
         {"index": 29, "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
     ]
@@ -333,7 +333,7 @@ def test_a_codex_compaction_brings_its_replacement_history_as_the_new_context() 
     s = load_text("\n".join(lines))
     assert [(m.kind, m.text) for m in s.messages] == [
         ("message", "go"),
-        ("marker", "Conversation compacted (codex)"),
+        ("marker", "auto compaction · before: not recorded → after: not measured"),
         ("message", "fix the login page"),
         ("summary", "[the compaction's summary: encrypted, not in the rollout]"),
     ]
