@@ -83,9 +83,9 @@ def real_compactions(
         last_before = _last_response(model.responses, b, segment)
         end_after = first_after.start if first_after else len(messages)
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
-        reread = _reread_tokens(replaced, after, counter, session.format)
+        reread = _reread_tokens(replaced, after, counter, session.format, model.scale)
         predicted = round(
-            model.overhead + model.scale * (model.prefix[end_after] - model.prefix[b + 1] + reread)
+            model.overhead + model.scale * (model.prefix[end_after] - model.prefix[b + 1]) + reread
         )
         summary_known = any(m.is_compact_summary and "encrypted" not in m.text[:60] for m in after)
         ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
@@ -98,7 +98,7 @@ def real_compactions(
                 measured_before=last_before.prompt_tokens if last_before else None,
                 measured_after=first_after.prompt_tokens if first_after else None,
                 predicted_after=predicted,
-                reread_tokens=round(model.scale * reread),
+                reread_tokens=reread,
                 policy_round_offset=_offset(model, starts, c, segment, config)
                 if c.trigger == "auto"
                 else None,
@@ -119,11 +119,12 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
 
 
 def _reread_tokens(
-    replaced: tuple[Message, ...], after: tuple[Message, ...], counter: TokenCounter, fmt: str
+    replaced: tuple[Message, ...], after: tuple[Message, ...], counter: TokenCounter, fmt: str, scale: float
 ) -> int:
-    """Counted tokens of the files Claude Code re-reads after a compaction, where the
+    """The tokens of the files Claude Code re-reads after a compaction, where the
     transcript does not record them (no attachment lines after it): the most recently
-    read files, at most REREAD_FILES of REREAD_FILE_TOKENS each, REREAD_TOTAL_TOKENS in all."""
+    read files, at most REREAD_FILES of REREAD_FILE_TOKENS each and REREAD_TOTAL_TOKENS
+    in all, in the model's tokens (`scale` × counted)."""
     if fmt != "claude-code" or any(m.attachment is not None for m in after):
         return 0
     read: dict[str, str] = {}  # call id -> file
@@ -139,7 +140,7 @@ def _reread_tokens(
             results.pop(path, None)
             results[path] = counter.count(m)
     latest = list(results.values())[-REREAD_FILES:]
-    return min(REREAD_TOTAL_TOKENS, sum(min(n, REREAD_FILE_TOKENS) for n in latest))
+    return min(REREAD_TOTAL_TOKENS, sum(min(round(scale * n), REREAD_FILE_TOKENS) for n in latest))
 
 
 def _offset(
