@@ -26,7 +26,8 @@ MAGIC = b"CITC1"
 HEADER = struct.Struct("<5sI16s")
 
 
-def cache_dir() -> Path | None:
+def cache_root() -> Path | None:
+    """The user cache directory the tool keeps its caches in (None: caching is off)."""
     configured = os.environ.get("COMPACTION_INSPECTOR_CACHE_DIR")
     if configured == "off":
         return None
@@ -34,7 +35,12 @@ def cache_dir() -> Path | None:
         return Path(configured)
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("compaction-inspector")) / "tokens"
+    return Path(user_cache_dir("compaction-inspector"))
+
+
+def cache_dir() -> Path | None:
+    root = cache_root()
+    return root / "tokens" if root is not None else None
 
 
 def _entry(session: Session, counter: TokenCounter) -> Path | None:

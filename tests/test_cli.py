@@ -3,6 +3,7 @@
 import hashlib
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -432,3 +433,44 @@ def test_compactions_lists_the_transcripts_own_and_none_is_an_empty_list() -> No
     assert none.returncode == 0 and json.loads(none.stdout) == []
     human = run("compactions", str(path("claude_code_compacted.jsonl")))
     assert "line 16 · auto · recorded before 16,194 · measured 16,165 → 15,555" in human.stdout
+
+
+def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-nowhere-flaky"
+    (project / "5b1e9c3d" / "subagents").mkdir(parents=True)
+    (project / "5b1e9c3d.jsonl").write_bytes(path("claude_code_compacted.jsonl").read_bytes())
+    (project / "5b1e9c3d" / "subagents" / "agent-a1.jsonl").write_bytes(
+        path("agent_only_session.jsonl").read_bytes()
+    )
+    (project / "notes.jsonl").write_text("not a transcript\n")
+    day = home / ".codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    (day / "rollout-1.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
+    env = {**os.environ, "HOME": str(home), "COMPACTION_INSPECTOR_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("CODEX_HOME", None)
+    first = subprocess.run(
+        [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    rows = {Path(r["path"]).name: r for r in json.loads(first.stdout)}
+    assert set(rows) == {"5b1e9c3d.jsonl", "notes.jsonl", "rollout-1.jsonl"}
+    compacted = rows["5b1e9c3d.jsonl"]
+    assert (compacted["agent"], compacted["project"], compacted["compactions"], compacted["subagents"]) == (
+        "claude-code", "-nowhere-flaky", 1, 1,
+    )  # fmt: skip
+    assert compacted["title"] == "Make test_expiry deterministic with a fake clock"  # its summary line
+    assert (compacted["messages"], compacted["peak_context_tokens"], compacted["problem"]) == (
+        25,
+        16165,
+        None,
+    )
+    assert rows["rollout-1.jsonl"]["agent"] == "codex" and rows["rollout-1.jsonl"]["project"] == "2026/11/20"
+    assert rows["notes.jsonl"]["problem"].startswith("not a transcript")
+    assert (tmp_path / "cache" / "sessions.json").is_file()
+    again = subprocess.run(
+        [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    assert json.loads(again.stdout) == json.loads(first.stdout)  # the same rows, from the index

@@ -6,6 +6,7 @@
     compaction-inspector simulate FILE ...      replay the session under a policy
     compaction-inspector checkpoint FILE ...    append a checkpoint, or detect truncation
     compaction-inspector compactions FILE       the transcript's own compactions, measured
+    compaction-inspector sessions [--json]      your Claude Code and Codex sessions
 
 Exit codes: 0 success, 2 unreadable input or bad options, 3 nothing safe left to
 compact, 4 truncation likely. Only the app imports Textual.
@@ -31,6 +32,7 @@ from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import live_start
+from compaction_inspector.core.sessions import Index, find, roots
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -46,7 +48,7 @@ from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 from compaction_inspector.tui import heap
 
-COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions")
+COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions", "sessions")
 
 
 class UsageError(Exception):
@@ -162,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="the transcript's own compactions: measured before and after, predicted, what survived",
     )
+    p = sub.add_parser(
+        "sessions", parents=[as_json], help="your Claude Code and Codex sessions, newest first"
+    )
+    p.add_argument(
+        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
+    )
+    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
     return parser
 
 
@@ -386,6 +395,18 @@ def cmd_compactions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sessions(args: argparse.Namespace) -> int:
+    places = roots(args.claude_dir, args.codex_dir)
+    rows = Index().rows(find(places))
+    if args.json:
+        _print_json([r.to_dict() for r in rows])
+    else:
+        from compaction_inspector.tui.report import print_sessions
+
+        print_sessions(rows, places)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "open": cmd_open,
     "analyze": cmd_analyze,
@@ -393,6 +414,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "simulate": cmd_simulate,
     "checkpoint": cmd_checkpoint,
     "compactions": cmd_compactions,
+    "sessions": cmd_sessions,
 }
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from rich.console import Console
 from rich.panel import Panel
@@ -16,6 +17,7 @@ from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.sessions import Row
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Context, each_step
 from compaction_inspector.core.text import counted, one_line, visible
@@ -242,3 +244,38 @@ def print_compactions(
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
         out.print(Text(f"  kept by its summary: {real}", style="dim"))
         out.print(Text(f"  kept by ours:        {c.ours.line()}", style="dim"))
+
+
+def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console | None = None) -> None:
+    """The sessions found, newest first, and where they were looked for."""
+    out = out or console()
+    where = "; ".join(f"{agent}: {root}" for agent, root in places)
+    out.print(Text(f"{counted(len(rows), 'session')} ({where})", style="bold"))
+    table = Table(show_edge=False, pad_edge=False)
+    for column in (
+        "last activity",
+        "agent",
+        "project",
+        "title",
+        "messages",
+        "rounds",
+        "peak context",
+        "compactions",
+    ):
+        table.add_column(
+            column,
+            justify="right" if column in ("messages", "rounds", "peak context", "compactions") else "left",
+        )
+    for r in rows:
+        peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
+        table.add_row(
+            (r.last_activity or "")[:16].replace("T", " "),
+            r.agent,
+            Text(one_line(r.project, 30)),
+            Text(one_line(r.problem or r.title, 50), style="red" if r.problem else ""),
+            f"{r.messages:,}",
+            f"{r.api_rounds:,}",
+            peak,
+            str(r.compactions),
+        )
+    out.print(table)

@@ -17,7 +17,7 @@ def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_counts_come_back_exactly_without_encoding(cache_in: Path) -> None:
     first = make_counter("cl100k_base")
     tokens, side, hit = token_cache.count_session(load(path()), first)
-    assert not hit and len(list(cache_in.iterdir())) == 1
+    assert not hit and len(list((cache_in / "tokens").iterdir())) == 1
     again = make_counter("cl100k_base")
 
     def refuse(texts: list[str]) -> list[int]:
@@ -41,7 +41,7 @@ def test_a_changed_file_or_encoding_misses(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty"])
 def test_corrupt_entries_are_ignored_and_removed(cache_in: Path, damage: str) -> None:
     tokens, _, _ = token_cache.count_session(load(path()), make_counter("cl100k_base"))
-    [entry] = list(cache_in.iterdir())
+    [entry] = list((cache_in / "tokens").iterdir())
     data = bytearray(entry.read_bytes())
     if damage == "truncate":
         data = data[:-3]
@@ -59,4 +59,4 @@ def test_corrupt_entries_are_ignored_and_removed(cache_in: Path, damage: str) ->
 def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, cache_in: Path) -> None:
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
     token_cache.count_session(load(path()), make_counter("cl100k_base"))
-    assert list(cache_in.iterdir()) == []
+    assert not (cache_in / "tokens").exists()

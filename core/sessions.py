@@ -1,0 +1,231 @@
+"""The user's own sessions: where Claude Code and Codex keep them, and a row for each.
+
+Claude Code keeps `~/.claude/projects/<project>/<session>.jsonl` (or under
+`$CLAUDE_CONFIG_DIR/projects`), with its sub-agents in `<session>/subagents/agent-*.jsonl`;
+Codex keeps `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (or under `$CODEX_HOME/sessions`).
+A row is what a list of sessions shows; scanning reads a file once (the loaders stream
+it) and never writes it. Rows are kept in an index in the user cache directory, by path,
+size and modification time, so a session is scanned again only when it changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from compaction_inspector.core.context_model import responses
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
+from compaction_inspector.core.topic import title
+
+CLAUDE_CODE, CODEX = "claude-code", "codex"
+INDEX_VERSION = f"1.{LOADER_VERSION}"  # rows change when the loaders do
+
+
+@dataclass(frozen=True)
+class Found:
+    """A session file where an agent keeps it."""
+
+    path: Path
+    agent: str
+    project: str  # Claude Code: the project folder decoded; Codex: the day folder
+    subagents: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Row:
+    """What a list of sessions shows of one."""
+
+    path: str
+    agent: str
+    project: str
+    title: str
+    started: str | None
+    last_activity: str | None
+    model: str | None
+    messages: int
+    api_rounds: int
+    peak_context_tokens: int | None  # the largest prompt a response reported
+    compactions: int
+    bytes: int
+    subagents: int
+    problem: str | None = None  # why it could not be read, when it could not
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def roots(
+    claude_dir: str | Path | None = None, codex_dir: str | Path | None = None
+) -> list[tuple[str, Path]]:
+    """Where each agent keeps its sessions: the given folders, else their environment's, else the home's."""
+    home = Path.home()
+    claude = (
+        Path(claude_dir)
+        if claude_dir
+        else Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
+    )
+    codex = (
+        Path(codex_dir) if codex_dir else Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
+    )
+    return [(CLAUDE_CODE, claude), (CODEX, codex)]
+
+
+def decode_project(name: str) -> str:
+    """A Claude Code project folder's name back to its path where that path exists
+    (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
+    candidate = "/" + name.lstrip("-").replace("-", "/")
+    return candidate if name.startswith("-") and Path(candidate).exists() else name
+
+
+def find(places: list[tuple[str, Path]]) -> list[Found]:
+    """Every session file in `places`, sub-agents under their session. A folder that
+    cannot be read is left out (its neighbours are not); links are not followed."""
+    found: list[Found] = []
+    for agent, root in places:
+        if agent == CLAUDE_CODE:
+            for project in _dirs(root):
+                for f in _files(project, "*.jsonl"):
+                    agents = tuple(_files(project / f.stem / "subagents", "agent-*.jsonl"))
+                    found.append(Found(f, agent, decode_project(project.name), agents))
+        else:
+            for f in _walk(root, "rollout-*.jsonl"):
+                found.append(Found(f, agent, str(f.parent.relative_to(root))))
+    return found
+
+
+def _dirs(root: Path) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    return []
+
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return sorted(p for p in folder.glob(pattern) if p.is_file())
+    return []
+
+
+def _walk(root: Path, pattern: str) -> Iterator[Path]:
+    """Files matching `pattern` under `root`, never through a link (no loops)."""
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda _: None):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.match(pattern):
+                yield path
+
+
+def scan(found: Found) -> Row:
+    """The row of one session file; a file that cannot be read is a row with its problem."""
+    try:
+        st = found.path.stat()
+        session = load(found.path)
+    except LoadError as exc:
+        return _problem(found, str(exc))
+    except OSError as exc:
+        return _problem(found, exc.strerror or str(exc))
+    messages = session.messages
+    first = next((m for m in messages if m.is_human), None)
+    named = session.metadata.get("title")
+    # a format without timestamps (Codex's are on its lines, not its messages): the file's time
+    stamps = [m.timestamp for m in messages if m.timestamp] or [_iso(st.st_mtime)]
+    prompts = [r.prompt_tokens for r in responses(session)]
+    return Row(
+        path=str(found.path),
+        agent=found.agent,
+        project=found.project,
+        title=title(str(named), 80) if named else title(first.text, 80) if first else "(no prompt)",
+        started=min(stamps) if stamps else None,
+        last_activity=max(stamps) if stamps else None,
+        model=session.metadata.get("model"),
+        messages=len(messages),
+        api_rounds=len(api_round_starts(messages)),
+        peak_context_tokens=max(prompts) if prompts else None,
+        compactions=len(session.compactions),
+        bytes=st.st_size,
+        subagents=len(found.subagents),
+    )
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def _problem(found: Found, problem: str) -> Row:
+    size = 0
+    with contextlib.suppress(OSError):
+        size = found.path.stat().st_size
+    return Row(
+        path=str(found.path),
+        agent=found.agent,
+        project=found.project,
+        title=found.path.name,
+        started=None,
+        last_activity=None,
+        model=None,
+        messages=0,
+        api_rounds=0,
+        peak_context_tokens=None,
+        compactions=0,
+        bytes=size,
+        subagents=len(found.subagents),
+        problem=problem,
+    )
+
+
+class Index:
+    """Rows kept between runs by path, size and modification time (`sessions.json` in
+    the user cache directory); an entry that does not match, or a file that does not
+    parse, is simply scanned again."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        root = cache_root()
+        self.path = path if path is not None else (root / "sessions.json" if root is not None else None)
+        self.entries: dict[str, Any] = {}
+        if self.path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
+                    self.entries = data.get("rows") or {}
+
+    def rows(self, found: list[Found], progress: Callable[[int, int], None] | None = None) -> list[Row]:
+        """A row for each file, scanned only when it changed; newest activity first."""
+        out = []
+        for n, f in enumerate(found, 1):
+            out.append(self._row(f))
+            if progress is not None:
+                progress(n, len(found))
+        self._save(out)
+        return sorted(out, key=lambda r: r.last_activity or "", reverse=True)
+
+    def _row(self, found: Found) -> Row:
+        try:
+            st = found.path.stat()
+        except OSError as exc:
+            return _problem(found, exc.strerror or str(exc))
+        key = [st.st_size, st.st_mtime_ns, len(found.subagents)]
+        kept = self.entries.get(str(found.path))
+        if isinstance(kept, dict) and kept.get("key") == key:
+            with contextlib.suppress(TypeError):
+                return Row(**kept["row"])
+        row = scan(found)
+        self.entries[str(found.path)] = {"key": key, "row": row.to_dict()}
+        return row
+
+    def _save(self, rows: list[Row]) -> None:
+        if self.path is None:
+            return
+        shown = {r.path for r in rows}
+        data = {"version": INDEX_VERSION, "rows": {k: v for k, v in self.entries.items() if k in shown}}
+        with contextlib.suppress(OSError):
+            write_atomic(self.path, json.dumps(data))
