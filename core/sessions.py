@@ -27,7 +27,7 @@ from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
-CLAUDE_CODE, CODEX = "claude-code", "codex"
+CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
 INDEX_VERSION = f"1.{LOADER_VERSION}"  # rows change when the loaders do
 
 
@@ -98,7 +98,10 @@ def find(places: list[tuple[str, Path]]) -> list[Found]:
                     agents = tuple(_files(project / f.stem / "subagents", "agent-*.jsonl"))
                     found.append(Found(f, agent, decode_project(project.name), agents))
         else:
-            for f in _walk(root, "rollout-*.jsonl"):
+            pattern = "rollout-*.jsonl" if agent == CODEX else "*.jsonl"
+            for f in _walk(root, pattern):
+                if agent == FOLDER and f.parent.name == "subagents":
+                    continue
                 found.append(Found(f, agent, str(f.parent.relative_to(root))))
     return found
 
@@ -142,7 +145,7 @@ def scan(found: Found) -> Row:
     prompts = [r.prompt_tokens for r in responses(session)]
     return Row(
         path=str(found.path),
-        agent=found.agent,
+        agent=session.format if found.agent == FOLDER else found.agent,
         project=found.project,
         title=title(str(named), 80) if named else title(first.text, 80) if first else "(no prompt)",
         started=min(stamps) if stamps else None,

@@ -47,6 +47,7 @@ from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
+from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
@@ -111,9 +112,13 @@ class InspectorApp(App[None]):
         config_warning: str | None = None,
         export_dir: str | Path = ".",
         note: str | None = None,
+        browse: list[tuple[str, Path]] | None = None,
     ) -> None:
+        """`browse`: where to list the user's sessions from; the app opens on that list
+        and `path` is opened only once one is chosen."""
         super().__init__()
         self.path = Path(path)
+        self.browser = SessionBrowser(browse) if browse else None
         self.config = config or Config()
         self.request = request
         self.follow = follow
@@ -180,8 +185,23 @@ class InspectorApp(App[None]):
             self.notify(self.note, timeout=8)
         if self.config_warning:
             self.notify(self.config_warning, title="Config not used", severity="warning", timeout=10)
-        self.sub_title = f"{self.path.name} · loading…"
         self.query_one("#before", TranscriptView).focus()
+        if self.browser is not None:
+            self.install_screen(
+                self.browser, "browser"
+            )  # installed: kept, with its cursor, while a session is shown
+            self.push_screen("browser")
+            return
+        self.sub_title = f"{self.path.name} · loading…"
+        self.load_session()
+
+    def on_session_browser_chosen(self, event: SessionBrowser.Chosen) -> None:
+        """Open the session chosen in the browser, in place of the one shown."""
+        self.pop_screen()
+        self.path = Path(event.path)
+        self.session, self.result, self.own, self._strategy_result = None, None, None, None
+        self.step_index, self.model, self._segments, self.simulations = -1, None, None, (None, None)
+        self.sub_title = f"{self.path.name} · loading…"
         self.load_session()
 
     # --- loading and counting -----------------------------------------------------------
@@ -227,6 +247,10 @@ class InspectorApp(App[None]):
         bar.update(total=max(1, total), progress=done)
 
     def _load_failed(self, reason: str) -> None:
+        if self.browser is not None:  # chosen from the list: say why, and back to it
+            self.notify(reason, title=f"Cannot open {self.path.name}", severity="error", timeout=8)
+            self.push_screen("browser")
+            return
         if not self.follow:  # nothing to show: end with the reason, as the command line does
             self.exit(return_code=2, message=Text(f"compaction-inspector: {self.path}: {reason}"))
             return
@@ -661,6 +685,8 @@ class InspectorApp(App[None]):
         if not box.has_class("hidden"):
             box.add_class("hidden")
             self.query_one("#before", TranscriptView).focus()
+        elif self.browser is not None and self.screen is not self.browser:
+            self.push_screen("browser")  # back to the list, its cursor where it was
 
     def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
         entry = event.entry

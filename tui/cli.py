@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("open", parents=[_source("?"), settings], help="open the app (the default command)")
     p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
     p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
+    p.add_argument("--sample", action="store_true", help="open the bundled sample, not your own sessions")
     sub.add_parser(
         "analyze",
         parents=[source, settings, as_json],

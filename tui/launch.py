@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
 from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.sessions import FOLDER, find, roots
 from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
@@ -39,13 +41,24 @@ def run_app(args: argparse.Namespace) -> int:
         print(f"compaction-inspector: {exc}", file=sys.stderr)
         return 2
     note = None
-    if not args.file and config.window_source is None:
+    browse = None
+    if args.file and Path(args.file).is_dir():  # a folder: its transcripts, to choose from
+        browse = [(FOLDER, Path(args.file))]
+    elif not args.file and not args.sample:  # the user's own sessions, where their agents keep them
+        places = roots()
+        if find(places):
+            browse = places
+        else:
+            looked = ", ".join(str(root) for _, root in places)
+            note = f"No sessions found in {looked}: showing the bundled sample."
+    if not args.file and browse is None and config.window_source is None:
         # The sample is small: a window it fills past the thresholds gives every strategy work.
         config = replace(config, window=SAMPLE_WINDOW, preset=None, window_source=SAMPLE_WINDOW_SOURCE)
-        note = (
+        shown = (
             "Bundled sample, shown in a 5,000-token window so every strategy has work to do (w/W to resize)."
         )
-    if args.file and not args.follow:  # a file that cannot be opened is said at once, not in the app
+        note = f"{note} {shown}" if note else shown
+    if args.file and not args.follow and browse is None:  # a file that cannot be opened is said at once
         try:
             check_readable(args.file)
         except LoadError as exc:
@@ -53,7 +66,7 @@ def run_app(args: argparse.Namespace) -> int:
             return 2
     from compaction_inspector.tui.app import InspectorApp
 
-    target = args.file or str(sample_path())
+    target = args.file if args.file and browse is None else str(sample_path())
     app = InspectorApp(
         target,
         config,
@@ -62,6 +75,7 @@ def run_app(args: argparse.Namespace) -> int:
         demo=args.demo,
         config_warning=warning,
         note=note,
+        browse=browse,
     )
     app.run()
     return app.return_code or 0

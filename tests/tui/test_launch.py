@@ -16,7 +16,10 @@ def capture(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
     def fake_run(self: InspectorApp) -> None:
-        seen.update(path=self.path, config=self.config, warning=self.config_warning, note=self.note)
+        places = self.browser.places if self.browser else None
+        seen.update(
+            path=self.path, config=self.config, warning=self.config_warning, note=self.note, browse=places
+        )
 
     monkeypatch.setattr(InspectorApp, "run", fake_run)
     return seen
@@ -61,12 +64,11 @@ def test_open_reaches_a_file_named_like_a_command(tmp_path: Path, monkeypatch: p
     assert str(seen["path"]) == "analyze" and seen["config"].window.reserved_output == 4000
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory"])
 def test_a_file_that_cannot_be_read_is_refused_before_the_app_starts(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen = capture(monkeypatch)
-    target = tmp_path / "nope.jsonl" if kind == "missing" else tmp_path
+    target = tmp_path / "nope.jsonl"
     assert cli.main([str(target)]) == 2
     assert seen == {}  # the app never started
     err = capsys.readouterr().err
@@ -90,3 +92,26 @@ async def test_a_file_that_is_not_a_transcript_ends_the_app_with_its_reason(
     assert app.return_code == 2
     reason = "the file is empty" if not content else "not a transcript in any known format"
     assert len(said) == 1 and said[0].startswith(f"compaction-inspector: {target}: ") and reason in said[0]
+
+
+def test_a_folder_or_no_file_opens_the_session_browser_where_there_are_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    seen = capture(monkeypatch)
+    assert cli.main([str(tmp_path)]) == 0  # a folder: its transcripts to choose from
+    assert seen["browse"] == [("folder", tmp_path)]
+    assert cli.main([]) == 0  # nothing where the agents keep sessions: the sample, and where it looked
+    assert seen["browse"] is None and seen["path"].name == "claude_code_session.jsonl"
+    assert seen["note"].startswith(
+        f"No sessions found in {home / '.claude' / 'projects'}, {home / '.codex' / 'sessions'}"
+    )
+    project = home / ".claude" / "projects" / "-x"
+    project.mkdir(parents=True)
+    (project / "s.jsonl").write_text("{}\n")
+    assert cli.main([]) == 0
+    assert [agent for agent, _ in seen["browse"]] == ["claude-code", "codex"]
+    assert seen["config"].window.context_window == 200_000  # not the sample's demo window

@@ -1,0 +1,73 @@
+"""The session browser: a fake home of sessions, listed, filtered, sorted, opened and
+come back to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.sessions import roots
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.screens.browser import SessionBrowser
+from tests.tui.conftest import settle
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / ".claude" / "projects" / "-nowhere-flaky"
+    project.mkdir(parents=True)
+    (project / "compacted.jsonl").write_bytes(path("claude_code_compacted.jsonl").read_bytes())
+    (project / "tinyparse.jsonl").write_bytes(path("claude_code_session.jsonl").read_bytes())
+    (project / "broken.jsonl").write_text("not a transcript\n")
+    day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    (day / "rollout-1.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
+    return tmp_path
+
+
+def titles(app: InspectorApp) -> list[str]:
+    table = app.screen.query_one(DataTable)
+    return [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
+
+
+async def until_listed(pilot: object, app: InspectorApp) -> None:
+    for _ in range(100):
+        if isinstance(app.screen, SessionBrowser) and app.screen.rows:
+            return
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) -> None:
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_listed(pilot, app)
+        assert isinstance(app.screen, SessionBrowser)
+        shown = titles(app)
+        assert len(shown) == 4 and "Make test_expiry deterministic with a fake clock" in shown
+        assert any("not a transcript" in t for t in shown)  # a file it cannot read says why
+        app.screen.query_one(Input).value = "expiry"
+        await pilot.pause()
+        assert titles(app) == ["Make test_expiry deterministic with a fake clock"]
+        app.screen.query_one(Input).value = ""
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        table.focus()
+        await pilot.click("#browser-table", offset=(50, 0))  # the title header: sorted by title
+        await pilot.pause()
+        assert titles(app) == sorted(titles(app))
+        target = titles(app).index("Make test_expiry deterministic with a fake clock")
+        table.move_cursor(row=target)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, SessionBrowser)
+        assert app.session is not None and app.path.name == "compacted.jsonl"
+        assert app.sub_title.startswith("compacted.jsonl · claude-code · 25 messages")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
