@@ -28,7 +28,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"1.{LOADER_VERSION}"  # rows change when the loaders do
+INDEX_VERSION = f"2.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 
 
 @dataclass(frozen=True)
@@ -201,13 +201,14 @@ class Index:
                 if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
                     self.entries = data.get("rows") or {}
 
-    def rows(self, found: list[Found], progress: Callable[[int, int], None] | None = None) -> list[Row]:
-        """A row for each file, scanned only when it changed; newest activity first."""
+    def rows(self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None) -> list[Row]:
+        """A row for each file, scanned only when it changed; newest activity first.
+        `progress(done, total, row)` hears of each row as it is made."""
         out = []
         for n, f in enumerate(found, 1):
             out.append(self._row(f))
             if progress is not None:
-                progress(n, len(found))
+                progress(n, len(found), out[-1])
         self._save(out)
         return sorted(out, key=lambda r: r.last_activity or "", reverse=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, ProgressBar
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.sessions import roots
@@ -37,8 +37,8 @@ def titles(app: InspectorApp) -> list[str]:
 
 async def until_listed(pilot: object, app: InspectorApp) -> None:
     for _ in range(100):
-        if isinstance(app.screen, SessionBrowser) and app.screen.rows:
-            return
+        if isinstance(app.screen, SessionBrowser) and not app.screen.query_one(ProgressBar).display:
+            return  # the scan is done
         await pilot.pause(0.05)  # type: ignore[attr-defined]
 
 

@@ -76,16 +76,20 @@ class SessionBrowser(Screen[None]):
         worker = get_current_worker()
         found = find(self.places)
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, row: Row) -> None:
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._progress, done, total)
+                self.app.call_from_thread(self._progress, done, total, row)
 
         rows = Index().rows(found, progress)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._scanned, rows, found)
 
-    def _progress(self, done: int, total: int) -> None:
+    def _progress(self, done: int, total: int, row: Row) -> None:
+        """A row as it is scanned, shown at once (the full list is sorted when all are)."""
         self.query_one(ProgressBar).update(total=max(1, total), progress=done)
+        self.rows.append(row)
+        if _matches(row, self.query_one(Input).value):
+            self.query_one(DataTable).add_row(*_cells(row), key=row.path)
 
     def _scanned(self, rows: list[Row], found: list[Found]) -> None:
         self.rows = rows
@@ -97,10 +101,10 @@ class SessionBrowser(Screen[None]):
     def show(self) -> None:
         """The rows that match the filter, in the chosen order."""
         table = self.query_one(DataTable)
-        wanted = self.query_one(Input).value.strip().lower()
+        wanted = self.query_one(Input).value
         cursor = table.cursor_row
         table.clear()
-        shown = [r for r in self.rows if not wanted or wanted in _haystack(r)]
+        shown = [r for r in self.rows if _matches(r, wanted)]
         shown.sort(key=lambda r: _sort_key(getattr(r, self.sort)), reverse=self.reverse)
         for r in shown:
             table.add_row(*_cells(r), key=r.path)
@@ -132,8 +136,12 @@ class SessionBrowser(Screen[None]):
         self.query_one(DataTable).focus()
 
 
-def _haystack(r: Row) -> str:
-    return " ".join(str(x) for x in (r.title, r.project, r.model, r.agent, r.path)).lower()
+def _matches(r: Row, wanted: str) -> bool:
+    wanted = wanted.strip().lower()
+    return (
+        not wanted
+        or wanted in " ".join(str(x) for x in (r.title, r.project, r.model, r.agent, r.path)).lower()
+    )
 
 
 def _sort_key(value: object) -> tuple[int, object]:
