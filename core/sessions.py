@@ -14,7 +14,8 @@ import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.model import Message
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
@@ -233,3 +235,17 @@ class Index:
         data = {"version": INDEX_VERSION, "rows": {k: v for k, v in self.entries.items() if k in shown}}
         with contextlib.suppress(OSError):
             write_atomic(self.path, json.dumps(data))
+
+
+_AGENT_ID = re.compile(r"agentId:?\s*\"?([A-Za-z0-9_-]+)")
+
+
+def subagent_file(session: Path, messages: Sequence[Message]) -> Path | None:
+    """The sub-agent transcript a Task or Agent call started: newer Claude Code writes it
+    to `<session>/subagents/agent-<id>.jsonl`, and the call's result names the id."""
+    for m in messages:
+        for match in _AGENT_ID.finditer(m.text):
+            candidate = session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
+            if candidate.is_file():
+                return candidate
+    return None

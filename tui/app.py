@@ -29,6 +29,7 @@ from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window, live_start
 from compaction_inspector.core.segment import Segments
+from compaction_inspector.core.sessions import subagent_file
 from compaction_inspector.core.simulate import Cancelled, Policy, Simulation, simulate
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -82,6 +83,7 @@ class InspectorApp(App[None]):
         Binding("d", "unsplit", "Unified diff", id="unsplit"),
         Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
         Binding("o", "own_compactions", "Own compactions", show=False, id="own_compactions"),
+        Binding("a", "open_subagent", "Sub-agent", show=False, id="open_subagent"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
         Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
         Binding("slash", "search", "Search", id="search"),
@@ -148,6 +150,7 @@ class InspectorApp(App[None]):
         self.model: ContextModel | None = None  # the session's, fitted with `counter`
         self._waiting = False  # following a file that cannot be read yet
         self.own: CompactionResult | None = None  # the transcript's own compactions, while shown
+        self._parents: list[Path] = []  # the sessions a sub-agent shown was opened from
         self._strategy_result: CompactionResult | None = None  # the strategy's, kept meanwhile
         self.live = 0  # where the context the agent sends next starts
         self._segments: Segments | None = None  # the session's indexes, kept between replays
@@ -198,11 +201,40 @@ class InspectorApp(App[None]):
     def on_session_browser_chosen(self, event: SessionBrowser.Chosen) -> None:
         """Open the session chosen in the browser, in place of the one shown."""
         self.pop_screen()
-        self.path = Path(event.path)
+        self._parents.clear()
+        self.open_path(Path(event.path))
+
+    def open_path(self, path: Path) -> None:
+        """Open another transcript in place of the one shown."""
+        self.path = path
         self.session, self.result, self.own, self._strategy_result = None, None, None, None
         self.step_index, self.model, self._segments, self.simulations = -1, None, None, (None, None)
         self.sub_title = f"{self.path.name} · loading…"
         self.load_session()
+
+    def action_open_subagent(self) -> None:
+        """From a Task or Agent call (or its result), open the sub-agent's own transcript
+        (`<session>/subagents/agent-<id>.jsonl`, the id its result names); escape returns."""
+        view = self.query_one("#before", TranscriptView)
+        entry = view.current
+        if entry is None or self.session is None:
+            return
+        found = subagent_file(self.path, self._with_partners(view.cursor))
+        if found is None:
+            self.notify(
+                "No sub-agent file for this message (a Task or Agent call's result names one)", timeout=4
+            )
+            return
+        self._parents.append(self.path)
+        self.open_path(found)
+
+    def _with_partners(self, k: int) -> list[Message]:
+        """The message at position `k` of the transcript and the calls or results it pairs with."""
+        view = self.query_one("#before", TranscriptView)
+        m = view.entries.message(k)
+        found = [view.entries.partner(k, t, result=True) for t in m.tool_use_ids()]
+        found += [view.entries.partner(k, t, result=False) for t in m.tool_result_ids()]
+        return [m, *(view.entries.message(q) for q in found if q is not None)]
 
     # --- loading and counting -----------------------------------------------------------
 
@@ -685,6 +717,8 @@ class InspectorApp(App[None]):
         if not box.has_class("hidden"):
             box.add_class("hidden")
             self.query_one("#before", TranscriptView).focus()
+        elif self._parents:  # back from a sub-agent to the session that started it
+            self.open_path(self._parents.pop())
         elif self.browser is not None and self.screen is not self.browser:
             self.push_screen("browser")  # back to the list, its cursor where it was
 

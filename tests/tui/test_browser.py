@@ -3,6 +3,7 @@ come back to."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from compaction_inspector.core.sessions import roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
+from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
 
 
@@ -71,3 +73,32 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
+
+
+async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tmp_path: Path) -> None:
+    def line(kind: str, uuid: str, content: object, **extra: object) -> str:
+        body = {"role": kind, "content": content, **({"id": "msg_1"} if kind == "assistant" else {})}
+        return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s", "message": body, **extra})
+
+    task = [{"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "explore"}}]
+    done = [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Explored.\nagentId: a77 (to resume)"}
+    ]
+    session = tmp_path / "s1.jsonl"
+    session.write_text("\n".join([line("user", "u1", "look around"), line("assistant", "a1", task),
+                                  line("user", "u2", done)]) + "\n")  # fmt: skip
+    agents = tmp_path / "s1" / "subagents"
+    agents.mkdir(parents=True)
+    (agents / "agent-a77.jsonl").write_bytes(path("agent_only_session.jsonl").read_bytes())
+    app = InspectorApp(session, Config(), export_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.query_one("#before", TranscriptView)
+        view.set_cursor(1)  # the Task call
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.path == agents / "agent-a77.jsonl" and app.session is not None
+        assert len(app.session.messages) == 63
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.path == session and app.session is not None and len(app.session.messages) == 3
