@@ -9,6 +9,7 @@ meta messages; every other non-conversation line is counted (SEMANTICS §13).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from compaction_inspector.core.formats.common import (
@@ -131,6 +132,14 @@ def load(records: Records, path: str | None) -> Session:
             usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
         )
         (side if message.is_sidechain else main).append(message)
+    if side and not any(m.role == "assistant" for m in main):
+        # every reply is a sub-agent's: this file is a sub-agent's own transcript
+        boundaries = [main[c.index] for c in compactions]
+        main, side = sorted([*main, *side], key=lambda m: m.line or 0), []
+        position = {id(m): i for i, m in enumerate(main)}
+        compactions = [
+            replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)
+        ]
     name_compactions(main, compactions)
     return Session(
         messages=tuple(main),

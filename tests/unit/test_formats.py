@@ -337,3 +337,20 @@ def test_a_codex_compaction_brings_its_replacement_history_as_the_new_context() 
         ("message", "fix the login page"),
         ("summary", "[the compaction's summary: encrypted, not in the rollout]"),
     ]
+
+
+def test_a_sub_agents_own_file_is_its_conversation_not_a_sidechain() -> None:
+    lines = [
+        _cc_line("user", isSidechain=True, message={"role": "user", "content": "explore the repo"}),
+        _cc_line(
+            "assistant",
+            isSidechain=True,
+            message={
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "It is a parser."}],
+            },
+        ),
+    ]
+    s = load_text("\n".join(lines))
+    assert [m.text for m in s.messages] == ["explore the repo", "It is a parser."] and s.sidechain == ()
