@@ -91,7 +91,8 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
     agents.mkdir(parents=True)
     # a sub-agent's own file: every line of it a sidechain, as Claude Code writes them
     sub = [json.loads(x) for x in path("agent_only_session.jsonl").read_text().splitlines()]
-    (agents / "agent-a77.jsonl").write_text("\n".join(json.dumps({**x, "isSidechain": True}) for x in sub) + "\n")
+    sidechain = "\n".join(json.dumps({**x, "isSidechain": True}) for x in sub)
+    (agents / "agent-a77.jsonl").write_text(sidechain + "\n")
     app = InspectorApp(session, Config(), export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
