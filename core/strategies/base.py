@@ -23,6 +23,7 @@ from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 if TYPE_CHECKING:
     from compaction_inspector.core.context_model import ContextModel
+    from compaction_inspector.core.segment import Segment
 
 
 class OptionError(ValueError):
@@ -196,6 +197,33 @@ class Plan(Protocol):
     def changing(self) -> int:
         """How many steps change the token count."""
         ...
+
+
+@dataclass(frozen=True)
+class AtPointPlan:
+    """The plan of an agent's own auto-compact (SEMANTICS §12): the request goes as it is
+    until its context reaches the point; then the run makes the new history, and a replay
+    makes the messages (`exact` is False)."""
+
+    tokens: int
+    messages: int
+    changed: bool
+    exact: bool
+    sent: bool = True
+    kept_from: int = 0
+    stored: None = None
+
+    @staticmethod
+    def of(segment: Segment, end: int, point: int) -> AtPointPlan:
+        tokens = segment.prefix[end]
+        fires = segment.meter(end).tokens(tokens) >= point
+        return AtPointPlan(tokens, end, fires, exact=not fires)
+
+    def titles(self) -> tuple[str, ...]:
+        return ("Auto-compact",) if self.changed else ()
+
+    def changing(self) -> int:
+        return int(self.changed)
 
 
 class Steps:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from compaction_inspector.core.model import Block, Message, canonical_json, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
-from compaction_inspector.core.strategies.base import CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
@@ -80,34 +80,12 @@ class ClaudeCodeStats:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The rule on messages[:end]: it changes the request only when it fires, and its
-    result is made by `run` (a replay makes the messages: `exact` is False)."""
-
-    tokens: int
-    messages: int
-    changed: bool
-    exact: bool
-    sent: bool = True
-    kept_from: int = 0
-    stored: None = None
-
-    def titles(self) -> tuple[str, ...]:
-        return ("Auto-compact",) if self.changed else ()
-
-    def changing(self) -> int:
-        return int(self.changed)
-
-
 def point(options: ClaudeCodeOptions, context: Context) -> int:
     return options.auto_compact_tokens or context.window.usable - BELOW_EFFECTIVE
 
 
-def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> _Plan:
-    tokens = segment.prefix[end]
-    fires = segment.meter(end).tokens(tokens) >= point(options, segment.context)
-    return _Plan(tokens, end, fires, exact=not fires)
+def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
+    return AtPointPlan.of(segment, end, point(options, segment.context))
 
 
 def _fires(options: ClaudeCodeOptions, tokens: int, context: Context, humans: int) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
@@ -64,36 +64,14 @@ class CodexStats:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The rule on messages[:end]: it changes the request only when it fires, and its
-    result is made by `run` (a replay makes the messages: `exact` is False)."""
-
-    tokens: int
-    messages: int
-    changed: bool
-    exact: bool
-    sent: bool = True
-    kept_from: int = 0
-    stored: None = None
-
-    def titles(self) -> tuple[str, ...]:
-        return ("Auto-compact",) if self.changed else ()
-
-    def changing(self) -> int:
-        return int(self.changed)
-
-
 def limit(options: CodexOptions, context: Context) -> int:
     share = int(context.window.context_window * WINDOW_SHARE)
     given = options.auto_compact_token_limit
     return min(given, share) if given is not None else share
 
 
-def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> _Plan:
-    tokens = segment.prefix[end]
-    fires = segment.meter(end).tokens(tokens) >= limit(options, segment.context)
-    return _Plan(tokens, end, fires, exact=not fires)
+def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:
+    return AtPointPlan.of(segment, end, limit(options, segment.context))
 
 
 def _fires(options: CodexOptions, tokens: int, context: Context, humans: int) -> bool:
