@@ -6,8 +6,12 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 
-# Tests (and the commands they start) never touch the user's real token cache.
+# Tests (and the commands they start) never touch the user's real token cache, nor list
+# the sessions of whoever runs them.
 os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ci-token-cache-")
+_AGENTS = tempfile.mkdtemp(prefix="ci-agents-")
+os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(_AGENTS, "claude")
+os.environ["CODEX_HOME"] = os.path.join(_AGENTS, "codex")
 
 settings.register_profile(
     "default",
