@@ -1,0 +1,67 @@
+"""How fast the session list is: `python3 -m benchmarks.sessions [--sessions N] [--size 4MB]`.
+
+Generates a fake home of N Claude Code sessions (deterministic, `sample_sessions.generate`,
+each of the given size) and times, each against a raw read of the same bytes measured in
+the same run: the first row (what the browser shows first), the full scan, and the
+re-list from the index. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from compaction_inspector.core.sessions import CLAUDE_CODE, Index, Row, find
+from compaction_inspector.sample_sessions.generate import generate, parse_size
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.sessions", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--size", type=parse_size, default=parse_size("4MB"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        projects = Path(folder) / "projects"
+        for n in range(args.sessions):
+            project = projects / f"-project-{n % 10}"
+            project.mkdir(parents=True, exist_ok=True)
+            generate(project / f"session-{n}.jsonl", args.size, seed=n + 1)
+        places = [(CLAUDE_CODE, projects)]
+        found = find(places)
+        total = sum(f.path.stat().st_size for f in found)
+
+        start = time.perf_counter()
+        for f in found:
+            f.path.read_bytes()
+        raw = time.perf_counter() - start
+
+        first: list[float] = []
+        index_path = Path(folder) / "sessions.json"
+        start = time.perf_counter()
+
+        def progress(done: int, _total: int, _row: Row) -> None:
+            if not first:
+                first.append(time.perf_counter() - start)
+
+        Index(index_path).rows(found, progress)
+        scan = time.perf_counter() - start
+        start = time.perf_counter()
+        Index(index_path).rows(find(places))
+        relist = time.perf_counter() - start
+
+    print(f"{args.sessions} sessions, {total / 1e9:.2f} GB, raw read {raw:.2f} s\n")
+    print("| measure | seconds | against the raw read |")
+    print("| --- | ---: | ---: |")
+    print(f"| first row | {first[0]:.3f} | {first[0] / raw:.3f}× |")
+    print(f"| full scan | {scan:.2f} | {scan / raw:.1f}× |")
+    print(f"| re-list from the index | {relist:.3f} | {relist / raw:.3f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
