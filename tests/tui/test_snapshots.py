@@ -49,3 +49,30 @@ def test_microcompact_step(snap_compare: Any) -> None:
 
 def test_help(snap_compare: Any) -> None:
     assert snap_compare(app(), terminal_size=SIZE, run_before=presses("question_mark"))
+
+
+def test_session_browser(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    from compaction_inspector.core.sessions import CLAUDE_CODE
+    from compaction_inspector.tui.screens.browser import SessionBrowser
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "projects" / "-nowhere-flaky"
+    project.mkdir(parents=True)
+    for name in ("claude_code_compacted.jsonl", "claude_code_session.jsonl", "agent_only_session.jsonl"):
+        (project / name).write_bytes(path(name).read_bytes())
+    (project / "broken.jsonl").write_text("not a transcript\n")
+    browsing = InspectorApp(path(), Config(), browse=[(CLAUDE_CODE, tmp_path / "projects")])
+
+    async def scanned(pilot: Any) -> None:
+        for _ in range(200):
+            screen = pilot.app.screen
+            if (
+                isinstance(screen, SessionBrowser)
+                and screen.rows
+                and not screen.query_one("#browser-progress").display
+            ):
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+
+    assert snap_compare(browsing, terminal_size=SIZE, run_before=scanned)
