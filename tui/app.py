@@ -585,7 +585,10 @@ class InspectorApp(App[None]):
     # --- toggles, tuning, search -------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Of the two `d` bindings, the one that names what `d` does now."""
+        """Of the two `d` bindings, the one that names what `d` does now; on the session
+        list, none of a session's keys (typing there filters)."""
+        if self.browser is not None and self.screen is self.browser:
+            return action in ("quit", "help", "command_palette")
         if action == "toggle_split":
             return not self.split
         if action == "unsplit":

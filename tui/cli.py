@@ -130,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
     p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
     p.add_argument("--sample", action="store_true", help="open the bundled sample, not your own sessions")
+    p.add_argument(
+        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
+    )
+    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
     sub.add_parser(
         "analyze",
         parents=[source, settings, as_json],

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -23,7 +23,9 @@ from compaction_inspector.core.text import counted, one_line
 
 COLUMNS = (
     ("last activity", "last_activity"),
+    ("started", "started"),
     ("agent", "agent"),
+    ("model", "model"),
     ("project", "project"),
     ("title", "title"),
     ("messages", "messages"),
@@ -59,7 +61,9 @@ class SessionBrowser(Screen[None]):
         yield Static(
             f"Your sessions ({where}). Type to filter, enter opens, a header sorts.", id="browser-head"
         )
-        yield Input(placeholder="filter: title, project, model or agent", id="browser-filter")
+        yield Input(
+            placeholder="filter: title, project, model or agent", id="browser-filter", select_on_focus=False
+        )
         yield ProgressBar(id="browser-progress", show_eta=False)
         yield DataTable(id="browser-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
@@ -96,6 +100,7 @@ class SessionBrowser(Screen[None]):
         self.query_one(ProgressBar).display = False
         head = self.query_one("#browser-head", Static)
         head.update(f"{counted(len(rows), 'session')}: type to filter, enter opens, a header sorts, q quits.")
+        self.query_one(DataTable).focus()
         self.show()
 
     def show(self) -> None:
@@ -122,6 +127,19 @@ class SessionBrowser(Screen[None]):
     def action_focus_filter(self) -> None:
         self.query_one(Input).focus()
 
+    def on_key(self, event: events.Key) -> None:
+        """Typing filters: a printable key on the list goes to the filter."""
+        box = self.query_one(Input)
+        if (
+            event.character
+            and event.character.isprintable()
+            and event.character not in "q/"
+            and not box.has_focus
+        ):
+            box.focus()
+            box.insert_text_at_cursor(event.character)
+            event.stop()
+
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         key = str(event.column_key.value)
         self.reverse = not self.reverse if key == self.sort else key != "title"
@@ -144,6 +162,10 @@ def _matches(r: Row, wanted: str) -> bool:
     )
 
 
+def _when(stamp: str | None) -> str:
+    return (stamp or "")[:16].replace("T", " ")
+
+
 def _sort_key(value: object) -> tuple[int, object]:
     return (0, "") if value is None else (1, value)
 
@@ -152,8 +174,10 @@ def _cells(r: Row) -> list[object]:
     peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
     title = Text(one_line(r.problem, 60), style="red") if r.problem else Text(one_line(r.title, 60))
     return [
-        (r.last_activity or "")[:16].replace("T", " "),
+        _when(r.last_activity),
+        _when(r.started),
         r.agent,
+        Text(one_line(r.model or "", 20)),
         Text(one_line(r.project, 30)),
         title,
         f"{r.messages:,}",
