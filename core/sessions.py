@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
@@ -30,7 +31,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"2.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"3.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Row:
     messages: int
     api_rounds: int
     peak_context_tokens: int | None  # the largest prompt a response reported
+    peak_pressure: float | None  # ... over the usable window the session's agent had
     compactions: int
     bytes: int
     subagents: int
@@ -99,6 +101,11 @@ def find(places: list[tuple[str, Path]]) -> list[Found]:
                 for f in _files(project, "*.jsonl"):
                     agents = tuple(_files(project / f.stem / "subagents", "agent-*.jsonl"))
                     found.append(Found(f, agent, decode_project(project.name), agents))
+                    # each sub-agent a row of its own, named by the session it ran in
+                    found += [
+                        Found(a, agent, f"{decode_project(project.name)} · sub-agent of {f.stem}")
+                        for a in agents
+                    ]
         else:
             pattern = "rollout-*.jsonl" if agent == CODEX else "*.jsonl"
             for f in _walk(root, pattern):
@@ -156,6 +163,9 @@ def scan(found: Found) -> Row:
         messages=len(messages),
         api_rounds=len(api_round_starts(messages)),
         peak_context_tokens=max(prompts) if prompts else None,
+        peak_pressure=round(Config().for_session(session).window.pressure(max(prompts)), 4)
+        if prompts
+        else None,
         compactions=len(session.compactions),
         bytes=st.st_size,
         subagents=len(found.subagents),
@@ -181,6 +191,7 @@ def _problem(found: Found, problem: str) -> Row:
         messages=0,
         api_rounds=0,
         peak_context_tokens=None,
+        peak_pressure=None,
         compactions=0,
         bytes=size,
         subagents=len(found.subagents),

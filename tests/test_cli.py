@@ -455,12 +455,14 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path)
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     rows = {Path(r["path"]).name: r for r in json.loads(first.stdout)}
-    assert set(rows) == {"5b1e9c3d.jsonl", "notes.jsonl", "rollout-1.jsonl"}
+    assert set(rows) == {"5b1e9c3d.jsonl", "agent-a1.jsonl", "notes.jsonl", "rollout-1.jsonl"}
+    assert rows["agent-a1.jsonl"]["project"] == "-nowhere-flaky · sub-agent of 5b1e9c3d"
     compacted = rows["5b1e9c3d.jsonl"]
     assert (compacted["agent"], compacted["project"], compacted["compactions"], compacted["subagents"]) == (
         "claude-code", "-nowhere-flaky", 1, 1,
     )  # fmt: skip
     assert compacted["title"] == "Make test_expiry deterministic with a fake clock"  # its summary line
+    assert compacted["peak_pressure"] == round(16165 / 180_000, 4)  # of Claude Code's usable window
     assert (compacted["messages"], compacted["peak_context_tokens"], compacted["problem"]) == (
         25,
         16165,

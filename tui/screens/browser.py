@@ -172,6 +172,8 @@ def _sort_key(value: object) -> tuple[int, object]:
 
 def _cells(r: Row) -> list[object]:
     peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
+    if r.peak_pressure is not None:
+        peak += f" ({r.peak_pressure:.0%})"
     title = Text(one_line(r.problem, 60), style="red") if r.problem else Text(one_line(r.title, 60))
     return [
         _when(r.last_activity),
