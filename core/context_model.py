@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, Literal
 
-from compaction_inspector.core.model import Message, Session, text_message
+from compaction_inspector.core.model import Session, text_message
 from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.strategies.base import Context
 from compaction_inspector.core.tokens import TokenCounter
@@ -145,7 +145,6 @@ class Reading:
 class ContextModel:
     """A session's fitted context model (see the module's docstring). Made by `fit`."""
 
-    messages: tuple[Message, ...]
     prefix: list[int]  # [i]: counted tokens of messages[:i]
     attached: list[int]  # [i]: counted tokens of the attachments among messages[:i]
     segment_starts: list[int]  # where each segment begins (0, then after each boundary)
@@ -179,11 +178,6 @@ class ContextModel:
 
     def _anchor(self, end: int) -> int:
         return bisect_right(self._anchors, end) - 1
-
-    def offset(self, end: int) -> float:
-        """The figure of the request messages[:end] less `scale` × its counted tokens."""
-        k = self._anchor(end)
-        return self._offsets[k] if k >= 0 else float(self.overhead)
 
     def tokens(self, end: int) -> int:
         """The context of the request messages[:end] as the transcript has it."""
@@ -328,7 +322,6 @@ def fit(
             predictions.append(Prediction(r, round(base_overhead + scale * counted), False))
 
     return ContextModel(
-        messages=messages,
         prefix=prefix,
         attached=attached,
         segment_starts=starts,

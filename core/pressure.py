@@ -52,10 +52,6 @@ class Meter:
     overhead: float = 0.0
     scale: float = 1.0
 
-    @property
-    def identity(self) -> bool:
-        return self.overhead == 0 and self.scale == 1
-
     def tokens(self, counted: int) -> int:
         return round(self.overhead + self.scale * counted)
 
