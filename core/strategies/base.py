@@ -298,6 +298,15 @@ class Steps:
         return self.current
 
 
+def finish(name: str, steps: Steps, stats: Any, **fields: Any) -> CompactionResult:
+    """A run's result: the current messages made a valid request (a transcript already
+    invalid is still not sent so), and `stats` (a dataclass with `messages_after` and
+    `tokens_after`) with what they leave, and `fields`."""
+    final = steps.repair_pairing()
+    stats = replace(stats, messages_after=len(final), tokens_after=steps.context_tokens, **fields)
+    return CompactionResult(name, final, stats, tuple(steps.steps))
+
+
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise OptionError(f"{name} must be an integer >= {minimum}, not {value!r}")

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from compaction_inspector.core.model import Block, Message, canonical_json, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
-from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
@@ -113,9 +113,7 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
     )
     if before < at:
         steps.add("Not triggered", f"{before:,} tokens are under the auto-compact point of {at:,}.", messages)
-        final = steps.repair_pairing()  # a transcript already invalid is still not sent so
-        stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
-        return CompactionResult(NAME, final, stats, tuple(steps.steps))
+        return finish(NAME, steps, stats)
     # the summarize request: the history and the summary prompt, within the provider's window
     ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)
     retries = ptl_retry.plan(segment, len(messages), ptl)
@@ -153,18 +151,15 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
         f"{'s' if len(reread) != 1 else ''} re-read{' and the todo list' if todo else ''}.",
         after,
     )
-    stats = dataclasses.replace(
+    return finish(
+        NAME,
+        steps,
         stats,
         triggered=True,
-        tokens_after=steps.context_tokens,
-        messages_after=len(after),
         truncations=len(retries.retries),
         rounds_dropped=sum(r.dropped for r in retries.retries),
         files_reread=len(reread),
     )
-    final = steps.repair_pairing()
-    stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
-    return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
 
 def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:

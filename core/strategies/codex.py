@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
@@ -96,9 +96,7 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     )
     if before < at:
         steps.add("Not triggered", f"{before:,} tokens are under the limit of {at:,}.", messages)
-        final = steps.repair_pairing()  # a transcript already invalid is still not sent so
-        stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
-        return CompactionResult(NAME, final, stats, tuple(steps.steps))
+        return finish(NAME, steps, stats)
     first_human = next((i for i, m in enumerate(messages) if m.is_human), len(messages))
     initial = [m for m in messages[:first_human] if m.is_meta or m.role == "system"]
     kept: list[Message] = []
@@ -126,16 +124,7 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
         "and a summary.",
         after,
     )
-    stats = dataclasses.replace(
-        stats,
-        triggered=True,
-        tokens_after=steps.context_tokens,
-        messages_after=len(after),
-        user_messages_kept=len(kept),
-    )
-    final = steps.repair_pairing()
-    stats = dataclasses.replace(stats, messages_after=len(final), tokens_after=steps.context_tokens)
-    return CompactionResult(NAME, final, stats, tuple(steps.steps))
+    return finish(NAME, steps, stats, triggered=True, user_messages_kept=len(kept))
 
 
 STRATEGY = Strategy(

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import CompactionResult, Context, OptionError, Steps
+from compaction_inspector.core.strategies.base import CompactionResult, Context, OptionError, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "trim"
@@ -171,9 +171,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
             else _not_fired(options, p.turn, before)
         )
         steps.add("Not triggered", f"Nothing to trim: {why}.", messages)
-        final = steps.repair_pairing()  # a transcript that was already invalid still is not sent so
-        stats = dataclasses.replace(untouched, messages_after=len(final), tokens_after=steps.context_tokens)
-        return CompactionResult(NAME, final, stats, tuple(steps.steps))
+        return finish(NAME, steps, untouched)
 
     recent = messages[p.start :]
     kept = (messages[0], *recent) if p.keep_first else recent
