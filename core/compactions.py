@@ -21,15 +21,10 @@ from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.strategies.base import CompactionResult, Context, Step
+from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions, latest_reads
 from compaction_inspector.core.summary import summarize
 from compaction_inspector.core.tokens import TokenCounter
 
-# What Claude Code re-reads after a compaction (SEMANTICS §12), for versions that do not
-# record it as attachment lines.
-REREAD_FILES = 5
-REREAD_FILE_TOKENS = 5_000
-REREAD_TOTAL_TOKENS = 50_000
-READ_TOOLS = frozenset({"Read"})
 OUR_SUMMARY_CHARS = 2_000  # the cap our local summary of a whole span is written at
 OWN = "own compactions"  # the name the transcript's own compactions go by, stepped as a result
 
@@ -123,24 +118,14 @@ def _reread_tokens(
 ) -> int:
     """The tokens of the files Claude Code re-reads after a compaction, where the
     transcript does not record them (no attachment lines after it): the most recently
-    read files, at most REREAD_FILES of REREAD_FILE_TOKENS each and REREAD_TOTAL_TOKENS
-    in all, in the model's tokens (`scale` × counted)."""
+    read files, within its caps (`ClaudeCodeOptions`' defaults), in the model's tokens
+    (`scale` × counted)."""
     if fmt != "claude-code" or any(m.attachment is not None for m in after):
         return 0
-    read: dict[str, str] = {}  # call id -> file
-    results: dict[str, int] = {}  # file -> tokens of its latest read, in the order last read
-    for m in replaced:
-        for block in m.blocks:
-            if block.type == "tool_use" and block.name in READ_TOOLS and block.id:
-                path = block.input.get("file_path") if isinstance(block.input, dict) else None
-                if isinstance(path, str):
-                    read[block.id] = path
-        if m.is_tool_result and any(t in read for t in m.tool_result_ids()):
-            path = read[next(t for t in m.tool_result_ids() if t in read)]
-            results.pop(path, None)
-            results[path] = counter.count(m)
-    latest = list(results.values())[-REREAD_FILES:]
-    return min(REREAD_TOTAL_TOKENS, sum(min(round(scale * n), REREAD_FILE_TOKENS) for n in latest))
+    caps = ClaudeCodeOptions()
+    reads = list(latest_reads(replaced).values())[-caps.reread_files :]
+    each = (min(round(scale * counter.count(m)), caps.reread_file_tokens) for m, _ in reads)
+    return min(caps.reread_total_tokens, sum(each))
 
 
 def _offset(

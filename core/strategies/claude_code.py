@@ -162,11 +162,11 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
     )
 
 
-def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:
-    """The most recently read files, as the attachments Claude Code re-injects: each at
-    most `reread_file_tokens`, all together at most `reread_total_tokens`."""
+def latest_reads(messages: Sequence[Message]) -> dict[str, tuple[Message, Block]]:
+    """Each file the agent read (its Read calls), at its latest read: the message and the
+    block that hold the result, in the order the files were last read."""
     paths: dict[str, str] = {}  # call id -> file
-    latest: dict[str, str] = {}  # file -> its latest content, in the order last read
+    latest: dict[str, tuple[Message, Block]] = {}
     for m in messages:
         for b in m.blocks:
             if b.type == "tool_use" and b.name in READ_TOOLS and b.id and isinstance(b.input, dict):
@@ -176,10 +176,17 @@ def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Co
             elif b.type == "tool_result" and b.tool_use_id in paths:
                 path = paths[b.tool_use_id]
                 latest.pop(path, None)
-                latest[path] = b.text
+                latest[path] = (m, b)
+    return latest
+
+
+def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:
+    """The most recently read files, as the attachments Claude Code re-injects: each at
+    most `reread_file_tokens`, all together at most `reread_total_tokens`."""
     files: list[Message] = []
     room = options.reread_total_tokens
-    for path, text in list(latest.items())[::-1][: options.reread_files]:
+    reads = [(path, block.text) for path, (_, block) in latest_reads(messages).items()]
+    for path, text in reads[::-1][: options.reread_files]:
         message = _file(path, text)
         tokens = context.counter.count(message, remember=False)
         if tokens > options.reread_file_tokens:  # cut to the cap, in proportion
