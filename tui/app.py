@@ -633,7 +633,7 @@ class InspectorApp(App[None]):
 
     def action_own_compactions(self) -> None:
         """Step through the compactions the transcript itself records (o again: back)."""
-        if self.session is None:
+        if self.session is None or self.model is None:
             return
         if self.own is not None:
             self.own, self.result, self.step_index = None, self._strategy_result, -1
@@ -642,13 +642,10 @@ class InspectorApp(App[None]):
         if not self.session.compactions:
             self.notify("This transcript records no compaction of its own", timeout=4)
             return
-        self._own(self.session, self.context)
+        self._own(self.session, self.model, self.context)
 
     @work(thread=True, exclusive=True, group="own", description="own compactions")
-    def _own(self, session: Session, context: Context) -> None:
-        assert context.model is not None or self.model is not None
-        model = context.model or self.model
-        assert model is not None
+    def _own(self, session: Session, model: ContextModel, context: Context) -> None:
         found = real_compactions(session, model, context.counter, self.config)
         self.call_from_thread(self._own_done, session, as_steps(session, found, context))
 
