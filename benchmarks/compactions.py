@@ -43,6 +43,11 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
     return found
 
 
+def _figure(value: int | None) -> str:
+    """A token count, or — where the transcript has none (never a 0 it did not report)."""
+    return "—" if value is None else f"{value:,}"
+
+
 def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
@@ -59,8 +64,8 @@ def table(found: list[dict[str, Any]]) -> str:
         offset = d["policy_round_offset"]
         fires = "manual" if d["trigger"] != "auto" else "never" if offset is None else str(offset)
         lines.append(
-            f"| `{d['file']}` | {d['line']} | {d['trigger']} | {d['pre_tokens'] or '—':,} "
-            f"| {d['measured_before'] or 0:,} → {d['measured_after'] or 0:,} "
+            f"| `{d['file']}` | {d['line']} | {d['trigger']} | {_figure(d['pre_tokens'])} "
+            f"| {_figure(d['measured_before'])} → {_figure(d['measured_after'])} "
             f"| {d['predicted_after']:,} ({'—' if error is None else f'{error:+.1%}'}) | {fires} "
             f"| {_share(real.get('paths'))} / {_share(ours['paths'])} "
             f"| {_share(real.get('identifiers'))} / {_share(ours['identifiers'])} |"
