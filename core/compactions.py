@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import ContextModel, Response
+from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.retention import Retention, retention
@@ -82,7 +83,7 @@ def real_compactions(
         predicted = round(
             model.overhead + model.scale * (model.prefix[end_after] - model.prefix[b + 1]) + reread
         )
-        summary_known = any(m.is_compact_summary and "encrypted" not in m.text[:60] for m in after)
+        summary_known = any(m.is_compact_summary and m.text != ENCRYPTED_SUMMARY for m in after)
         ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
         found.append(
             RealCompaction(

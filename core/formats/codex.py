@@ -27,6 +27,8 @@ from compaction_inspector.core.model import Block, Compaction, Message, Session,
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+# what stands for a compaction's summary that the rollout keeps encrypted
+ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 
 
@@ -64,7 +66,7 @@ def _replacement(item: dict[str, Any], number: int) -> Message:
     (a `compaction` item, whose content may be encrypted)."""
     if item.get("type") == "compaction" or item.get("role") == "assistant":
         text = as_str(item.get("summary") or item.get("content")) if item.get("type") != "compaction" else ""
-        summary = text or "[the compaction's summary: encrypted, not in the rollout]"
+        summary = text or ENCRYPTED_SUMMARY
         return text_message("user", summary, line=number, is_compact_summary=True)
     return _sent(item.get("role"), _text_parts(item.get("content")), number)
 
