@@ -25,6 +25,7 @@ import statistics
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 from typing import Any, Literal
 
@@ -167,7 +168,7 @@ class ContextModel:
     def source(self) -> Source:
         return "measured" if self.responses else "estimated"
 
-    @property
+    @cached_property  # the gauge asks on every step
     def next_response_error(self) -> float | None:
         """Median relative error of each response's prompt predicted from the one before."""
         errors = [p.error for p in self.predictions if p.anchored]
