@@ -15,11 +15,13 @@ from datetime import datetime
 from pathlib import Path
 
 from compaction_inspector.core import topic
-from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.files import locked, read_text, write_atomic
+from compaction_inspector.core.formats.common import as_list
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.summary import EDIT_TOOLS, block_paths
 from compaction_inspector.core.text import one_line
+from compaction_inspector.core.timestamps import parse as parse_time
 
 HEADING = re.compile(r"^##\s*Checkpoint\s*\[(\d{1,2}:\d{2})\]\s*[—–-]+\s*Message\s*#\s*(\d+)", re.IGNORECASE)
 SECTION = re.compile(r"^###\s*(.+?)\s*$")
@@ -106,12 +108,8 @@ def _sentence(text: str) -> str:
 
 
 def _local(timestamp: str | None) -> datetime:
-    if timestamp:
-        try:
-            return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone()
-        except ValueError:
-            pass
-    return datetime.now().astimezone()
+    when = parse_time(timestamp)
+    return when.astimezone() if when is not None else datetime.now().astimezone()
 
 
 def _texts(m: Message) -> str:
@@ -133,7 +131,7 @@ def _action_items(messages: Sequence[Message]) -> list[tuple[bool, str]]:
     for m in messages:
         for b in m.blocks:
             if b.type == "tool_use" and b.name in TODO_TOOLS and isinstance(b.input, dict):
-                items = b.input.get("todos") or b.input.get("plan") or []
+                items = as_list(b.input.get("todos") or b.input.get("plan"))
                 todos = [
                     (
                         str(t.get("status")) == "completed",
@@ -224,9 +222,10 @@ def append_checkpoint(
     path = Path(memory_dir) / f"{checkpoint.date}.md"
     if session.path and path.exists() and Path(session.path).resolve() == path.resolve():
         raise ValueError(f"refusing to write into the transcript {session.path}")
-    existing = path.read_text(encoding="utf-8") if path.exists() else f"# Memory {checkpoint.date}\n"
-    separator = "" if existing.endswith("\n\n") else "\n" if existing.endswith("\n") else "\n\n"
-    write_atomic(path, existing + separator + checkpoint.render(), protect=session.path)
+    with locked(path):  # another checkpoint to the same day waits, so neither is lost
+        existing = read_text(path) if path.exists() else f"# Memory {checkpoint.date}\n"
+        separator = "" if existing.endswith("\n\n") else "\n" if existing.endswith("\n") else "\n\n"
+        write_atomic(path, existing + separator + checkpoint.render(), protect=session.path)
     return path, checkpoint
 
 
@@ -310,7 +309,9 @@ def read_memory(memory_dir: str | Path) -> list[Checkpoint]:
         return []
     out: list[Checkpoint] = []
     for path in sorted(folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md")):
-        out += parse(path.read_text(encoding="utf-8", errors="replace"), date=path.stem)
+        if path.is_dir():  # a folder named like a day holds no checkpoints
+            continue
+        out += parse(read_text(path), date=path.stem)
     return out
 
 

@@ -18,6 +18,9 @@ Role = Literal["user", "assistant", "system", "tool"]
 BlockType = Literal["text", "thinking", "tool_use", "tool_result", "image", "document"]
 Kind = Literal["message", "tool_result", "summary", "marker", "meta", "attachment"]
 
+# The largest count (tokens, a window, a number of anything) read from a file or a user:
+# exact as a float, so arithmetic on it never overflows (a 401-digit integer does).
+MAX_COUNT = 2**53
 SUMMARY_PREFIX = "[memory:"
 PTL_MARKER_TEXT = "[earlier conversation truncated for compaction retry]"
 

@@ -282,13 +282,23 @@ def _add_missing_results(messages: Sequence[Message], missing: Sequence[PairingP
     them after it when no user turn follows."""
     out = list(messages)
     by_turn: dict[int, list[str]] = {}  # by the last message of the call's turn
-    for p in missing:
-        by_turn.setdefault(_turn_edge(messages, p.index, 1), []).append(p.tool_use_id or "")
-    for last in sorted(by_turn, reverse=True):  # from the end, so earlier positions hold
+    edges: dict[int, int] = {}  # each message of a turn walked once: linear in the request
+    for p in sorted(missing, key=lambda p: p.index):
+        if p.index not in edges:
+            last = _turn_edge(messages, p.index, 1)
+            edges.update(dict.fromkeys(range(p.index, last + 1), last))
+        by_turn.setdefault(edges[p.index], []).append(p.tool_use_id or "")
+    added: dict[int, Message] = {}  # a message of results after a turn no user turn follows
+    for last, ids in by_turn.items():
         following = next((j for j in range(last + 1, len(messages)) if messages[j].role != "system"), None)
         if following is not None and messages[following].role != "assistant":
-            blocks = _missing_blocks(by_turn[last]) + messages[following].blocks
-            out[following] = messages[following].with_blocks(blocks)
+            out[following] = messages[following].with_blocks(
+                _missing_blocks(ids) + messages[following].blocks
+            )
         else:
-            out.insert(last + 1, missing_results(by_turn[last]))
-    return out
+            added[last] = missing_results(ids)
+    if not added:
+        return out
+    return [
+        m for i, original in enumerate(out) for m in ((original, added[i]) if i in added else (original,))
+    ]

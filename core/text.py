@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# a lone surrogate cannot be written as UTF-8 at all: shown as its code, like a C1 control
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -25,7 +26,8 @@ def _stand_in(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """`text` with every control character except newline and tab shown, not obeyed."""
+    """`text` with every control character except newline and tab shown, not obeyed,
+    and every lone surrogate shown as its code point."""
     return _UNSAFE.sub(_stand_in, text)
 
 
@@ -33,6 +35,14 @@ def one_line(text: str, width: int) -> str:
     """The first `width` characters of `text` on one line, for previews and titles."""
     flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+
+
+def shown(value: object, width: int = 40) -> str:
+    """A value from a file or a user, quoted for an error message: its repr on one line,
+    cut to `width`; an integer too long to print is described by its length."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**width:
+        return f"a number of more than {width} digits"
+    return one_line(repr(value), width)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

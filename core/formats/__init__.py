@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from compaction_inspector.core import yamlfile
+from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats import anthropic, claude_code, codex, openai_chat, plain
 from compaction_inspector.core.formats.common import (
     LoadError,
@@ -48,7 +50,7 @@ def load(path: str | Path, request: int | None = None) -> Session:
     Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
     session never sits in memory as bytes, text, lines and records all at once."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             first = f.readline()
             kind = _streamable(first)
             if kind is None:
@@ -73,7 +75,7 @@ def check_readable(path: str | Path) -> None:
     """Raise the LoadError `load` would for a file that cannot be opened at all (missing,
     a directory, no permission), without reading it."""
     try:
-        with open(path, "rb"):
+        with open_regular(path):
             pass
     except OSError as exc:
         raise _unreadable(path, exc) from exc
@@ -130,8 +132,8 @@ def load_text(text: str, path: str | None = None, request: int | None = None) ->
     # large file that is not JSON at all.
     if len(text) <= YAML_MAX_CHARS:
         try:
-            value = yaml.safe_load(text)
-        except (yaml.YAMLError, RecursionError, ValueError):
+            value = yamlfile.load(text)
+        except (yaml.YAMLError, ValueError):
             value = None
     if plain.looks_like(value):
         _no_request(request, plain.FORMAT)

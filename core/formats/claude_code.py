@@ -18,6 +18,7 @@ from compaction_inspector.core.formats.common import (
     SyntheticIds,
     as_dict,
     as_str,
+    count,
     iter_dicts,
     name_compactions,
     parse_content,
@@ -53,12 +54,11 @@ def looks_like(record: dict[str, Any]) -> bool:
 def _compaction(record: dict[str, Any], index: int) -> Compaction:
     meta = as_dict(record.get("compactMetadata"))
     return Compaction(
-        index, as_str(meta.get("trigger")) or None, _int(meta.get("preTokens")), _int(meta.get("postTokens"))
+        index,
+        as_str(meta.get("trigger")) or None,
+        count(meta.get("preTokens")),
+        count(meta.get("postTokens")),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def load(records: Records, path: str | None) -> Session:

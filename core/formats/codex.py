@@ -18,7 +18,9 @@ from compaction_inspector.core.formats.common import (
     Skipped,
     SyntheticIds,
     as_dict,
+    as_list,
     as_str,
+    count,
     iter_dicts,
     name_compactions,
     tool_arguments,
@@ -83,8 +85,7 @@ def _usage(info: Any) -> Usage | None:
         return None
 
     def number(key: str) -> int:
-        value = last.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return count(last.get(key)) or 0
 
     cached = number("cached_input_tokens")
     return Usage(
@@ -126,21 +127,22 @@ def load(records: Records, path: str | None) -> Session:
 
     def token_count(info: Any) -> None:
         nonlocal pending_usage, last_total, last_prompt
-        if isinstance(info.get("model_context_window"), int):
-            metadata["context_window"] = info["model_context_window"]
+        window = count(info.get("model_context_window"))
+        if window:
+            metadata["context_window"] = window
         usage = _usage(info)
         if usage is None:
             return
-        after = as_dict(info.get("last_token_usage")).get("total_tokens")
+        after = count(as_dict(info.get("last_token_usage")).get("total_tokens"))
         if usage.prompt_tokens == 0:  # no request: the context a compaction left
-            if compactions and compactions[-1].post_tokens is None and isinstance(after, int):
+            if compactions and compactions[-1].post_tokens is None and after is not None:
                 compactions[-1] = replace(compactions[-1], post_tokens=after)
             return
         total = _total(info)
         if total is not None and total == last_total:
             return
         last_total = total
-        last_prompt = after if isinstance(after, int) else usage.prompt_tokens + usage.output_tokens
+        last_prompt = after if after is not None else usage.prompt_tokens + usage.output_tokens
         last = messages[last_response] if last_response >= 0 else None
         if last is not None and last.id not in reported and pending_usage is None:
             messages[last_response] = replace(last, usage=usage)
@@ -197,7 +199,7 @@ def load(records: Records, path: str | None) -> Session:
             response_id = None
             messages.append(_sent(role, blocks, number))
         elif item == "reasoning":
-            summary = "\n".join(as_str(as_dict(part).get("text")) for part in payload.get("summary") or [])
+            summary = "\n".join(as_str(as_dict(part).get("text")) for part in as_list(payload.get("summary")))
             assistant(number, (Block("thinking", text=summary),))
         elif item in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
             name = as_str(payload.get("name")) or (

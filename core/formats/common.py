@@ -4,6 +4,7 @@ Anthropic-style content (a string or a list of blocks) into our blocks."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -11,23 +12,88 @@ from typing import Any
 
 import orjson
 
-from compaction_inspector.core.model import Block, Compaction, Diagnostic, Message, Usage, canonical_json
+from compaction_inspector.core.model import (
+    MAX_COUNT,
+    Block,
+    Compaction,
+    Diagnostic,
+    Message,
+    Usage,
+    canonical_json,
+)
 
 
 class LoadError(Exception):
     """The file cannot be read as a transcript; the message says why."""
 
 
-_LENIENT = json.JSONDecoder(strict=False)
+# orjson's own bounds, kept by the lenient decoder too: no integer past 64 bits, no NaN
+MAX_DIGITS = 20
+MAX_DEPTH = 256  # deeper than any transcript nests, shallow enough for every recursive reader
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(digits)} digits")
+    return int(digits)
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_LENIENT = json.JSONDecoder(strict=False, parse_int=_int, parse_constant=_constant)
 
 
 def loads(text: str) -> Any:
-    """orjson for speed; the standard decoder, lenient about raw control characters in
-    strings (a NUL a tool printed), for what orjson refuses, so such a line is kept."""
+    """orjson for speed; for what it refuses, the standard decoder, lenient about raw
+    control characters in strings (a NUL a tool printed), so such a line is kept. Either
+    way the value holds no lone surrogate (replaced by U+FFFD: it could not be written
+    as UTF-8), no integer past 64 bits, no NaN, and nests at most MAX_DEPTH deep; a value
+    that breaks a bound raises ValueError."""
     try:
-        return orjson.loads(text)
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return _LENIENT.decode(text)
+        value = _LENIENT.decode(text)
+        if _SURROGATE_ESCAPE.search(text):
+            value = without_surrogates(value)
+    # a value can nest only as deep as it has brackets: most lines need no walk
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate in its text replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep `value` nests, walked without recursion; stops past MAX_DEPTH."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if deepest > MAX_DEPTH:
+                break
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def count(value: Any) -> int | None:
+    """`value` as a count from a file: a whole number from 0 to MAX_COUNT, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+        return value
+    return None
 
 
 @dataclass
@@ -187,8 +253,7 @@ def parse_usage(raw: Any) -> Usage | None:
         return None
 
     def number(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return count(raw.get(key)) or 0
 
     if "prompt_tokens" in raw and "input_tokens" not in raw:
         return Usage(input_tokens=number("prompt_tokens"), output_tokens=number("completion_tokens"))

@@ -7,6 +7,7 @@ from typing import Any
 from compaction_inspector.core.formats.common import (
     SyntheticIds,
     as_dict,
+    as_list,
     as_str,
     result_text,
     tool_arguments,
@@ -52,7 +53,7 @@ def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Messag
             out.append(Message(role="system", blocks=_parts(raw.get("content")), line=line))
         elif role == "assistant":
             blocks = list(_parts(raw.get("content")))
-            for call in raw.get("tool_calls") or []:
+            for call in as_list(raw.get("tool_calls")):
                 if not isinstance(call, dict):
                     continue
                 function = as_dict(call.get("function"))

@@ -16,9 +16,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from compaction_inspector.core.diff import Diff, diff
-from compaction_inspector.core.model import Message, shared_ends
+from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.text import shown
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 if TYPE_CHECKING:
@@ -308,6 +309,6 @@ def finish(name: str, steps: Steps, stats: Any, **fields: Any) -> CompactionResu
 
 
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise OptionError(f"{name} must be an integer >= {minimum}, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise OptionError(f"{name} must be an integer >= {minimum} and <= 2**53, not {shown(value)}")
     return value

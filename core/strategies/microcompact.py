@@ -12,7 +12,6 @@ import dataclasses
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
 from typing import Any, ClassVar
 
@@ -25,6 +24,7 @@ from compaction_inspector.core.strategies.base import (
     Steps,
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.timestamps import parse as parse_time
 
 NAME = "microcompact"
 CLEARED_TEXT = "[Old tool result content cleared]"
@@ -59,17 +59,10 @@ class MicrocompactOptions:
 
     def __post_init__(self) -> None:
         check(self)
+        if self.now is not None and parse_time(self.now) is None:
+            raise OptionError(f"now must be an ISO 8601 time such as 2026-01-01T12:00:00Z, not {self.now!r}")
         if not self.clearable_tools:
             raise OptionError("clearable_tools must name at least one tool")
-
-
-def _time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def idle_minutes(messages: Sequence[Message], now: str | None, end: int | None = None) -> float | None:
@@ -84,8 +77,8 @@ def idle_minutes(messages: Sequence[Message], now: str | None, end: int | None =
         ),
         None,
     )
-    finish = _time(now) or _time(messages[end - 1].timestamp if end else None)
-    start = _time(last_reply.timestamp) if last_reply else None
+    finish = parse_time(now) or parse_time(messages[end - 1].timestamp if end else None)
+    start = parse_time(last_reply.timestamp) if last_reply else None
     if start is None or finish is None:
         return None
     return (finish - start).total_seconds() / 60
