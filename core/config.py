@@ -2,13 +2,14 @@
 options, with presets.
 
 Found at `--config FILE`, else `./compaction.yaml`, else the user config directory.
-Read with `yaml.safe_load` and validated: an unknown key or an out-of-range value is a
+Read as plain data (`core.yamlfile`) and validated: an unknown key or an out-of-range value is a
 `ConfigError` naming the key and what is allowed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,12 +18,14 @@ from typing import Any
 
 import yaml
 
+from compaction_inspector.core import yamlfile
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
-from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.files import open_regular, same_file, write_atomic
+from compaction_inspector.core.model import MAX_COUNT, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
+from compaction_inspector.core.text import shown as _shown
 from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
 
 FILE_NAME = "compaction.yaml"
@@ -243,8 +246,8 @@ def _known(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
 
 
 def _int(value: Any, key: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{key} must be an integer >= {minimum}, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise ConfigError(f"{key} must be an integer >= {minimum} and <= 2**53, not {_shown(value)}")
     return value
 
 
@@ -323,11 +326,16 @@ def load(explicit: str | Path | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path) as f:
+            raw = f.read()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start:,} cannot be read)") from exc
+    try:
+        data = yamlfile.load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
     try:
@@ -337,10 +345,52 @@ def load(explicit: str | Path | None = None) -> Config:
 
 
 def save(config: Config, path: str | Path, protect: str | Path | None = None) -> Path:
-    text = "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
-        config.to_dict(), sort_keys=False, allow_unicode=True
-    )
-    return write_atomic(path, text, protect=protect)
+    """Write `config` to `path`. A new file gets every setting; a file the config was
+    loaded from keeps its comments, order and layout, with only the values that changed
+    rewritten. Any other existing file (one that could not be used, say) is never
+    replaced: ConfigError says why."""
+    target = Path(path)
+    values = config.to_dict()
+    if not target.exists():
+        text = "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
+            values, sort_keys=False, allow_unicode=True
+        )
+        return write_atomic(target, text, protect=protect)
+    if config.source is None or not same_file(config.source, target):
+        raise ConfigError(f"{target} exists and the settings in force were not read from it: not replaced")
+    try:
+        with open_regular(target) as f:
+            text = _merged(f.read().decode("utf-8"), values)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{target} cannot be read again to keep its comments: {exc}") from exc
+    return write_atomic(target, text, protect=protect)
+
+
+def _merged(text: str, values: Mapping[str, Any]) -> str:
+    """`text` (a YAML mapping) with `values` set in it: a changed value is rewritten in
+    place, a new key added at the end of its mapping, comments and order kept."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    rt = YAML()  # round-trip: comments and layout survive a load and a dump
+    try:
+        document = rt.load(text)
+    except YAMLError as exc:
+        raise ValueError(str(exc)) from exc
+    if not isinstance(document, dict):
+        raise ValueError("it is not a mapping")
+
+    def update(target: Any, new: Mapping[str, Any]) -> None:
+        for key, value in new.items():
+            if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+                update(target[key], value)
+            elif target.get(key) != value:
+                target[key] = list(value) if isinstance(value, tuple) else value
+
+    update(document, values)
+    out = io.StringIO()
+    rt.dump(document, out)
+    return out.getvalue()
 
 
 __all__ = ["PRESETS", "Config", "ConfigError", "from_dict", "load", "save"]

@@ -1,14 +1,75 @@
-"""Writing files without ever losing one: temporary file, fsync, rename; never the input."""
+"""Reading and writing files without ever losing one or hanging on one.
+
+Reading opens regular files only: a FIFO or a device named like a transcript would block
+or never end. Writing is a temporary file, fsync, rename; never the input, through a
+link to the file it names, never over a read-only file, and under a lock where several
+writers may add to one file.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
 class WriteRefused(OSError):
     """The write would replace the transcript that was opened, or a file it must not."""
+
+
+class NotRegularFile(OSError):
+    """The path is a folder, a FIFO, a device or a socket, not a file to read."""
+
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """`path` opened to read, if it is a regular file (or a link to one); anything else
+    raises NotRegularFile at once, without waiting for a FIFO's writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise NotRegularFile(0, f"{kind}, not a file to read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text(path: str | Path) -> str:
+    """A regular file's text (UTF-8, undecodable bytes replaced)."""
+    with open_regular(path) as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+@contextmanager
+def locked(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path`'s folder (no lock file is left behind), so
+    writers that read, change and replace a file there take turns instead of losing
+    each other's work."""
+    folder = Path(os.path.realpath(path)).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
@@ -35,10 +96,15 @@ def write_atomic(
     """Replace `path` with `data` in one step; readers see the old or the new file, never
     half of one. Refuses when `path` is `protect` (the opened transcript), and with
     `overwrite=False` raises FileExistsError when `path` exists at all (checked as the
-    file is put in place)."""
-    target = Path(path)
+    file is put in place). A link is written through: the file it names is replaced and
+    the link stays. A read-only file is refused, not replaced."""
+    if not str(path):
+        raise WriteRefused("no file name given")
+    target = Path(os.path.realpath(path))
     if protect is not None and target.exists() and same_file(target, protect):
         raise WriteRefused(f"refusing to overwrite the input file {protect}")
+    if target.exists() and not (os.access(target, os.W_OK) and target.stat().st_mode & stat.S_IWUSR):
+        raise WriteRefused(f"{path} is read-only: not replaced")
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

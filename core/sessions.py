@@ -23,10 +23,11 @@ from typing import Any
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
-from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.files import read_text, write_atomic
 from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.grouping import api_round_starts
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import MAX_COUNT, Message
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
@@ -66,6 +67,30 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Row | None:
+        """The row an index kept, or None when the entry is not one (any field missing,
+        extra or of the wrong type): such an entry is scanned again."""
+        if not isinstance(data, dict) or set(data) != set(_ROW_TYPES):
+            return None
+        for name, types in _ROW_TYPES.items():
+            value = data[name]
+            if isinstance(value, bool) or not isinstance(value, types):
+                return None
+            if isinstance(value, int) and not 0 <= value <= MAX_COUNT:
+                return None
+        return cls(**data)
+
+
+# what each field of a kept row may hold
+_ROW_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("path", "agent", "project", "title"), (str,)),
+    **dict.fromkeys(("started", "last_activity", "model", "problem"), (str, type(None))),
+    **dict.fromkeys(("messages", "api_rounds", "compactions", "bytes", "subagents"), (int,)),
+    "peak_context_tokens": (int, type(None)),
+    "peak_pressure": (float, int, type(None)),
+}
 
 
 def roots(
@@ -146,6 +171,8 @@ def scan(found: Found) -> Row:
         return _problem(found, str(exc))
     except OSError as exc:
         return _problem(found, exc.strerror or str(exc))
+    except (RecursionError, MemoryError) as exc:  # one file past what can be read stays one row
+        return _problem(found, f"too large or deep to read ({type(exc).__name__})")
     messages = session.messages
     first = next((m for m in messages if m.is_human), None)
     named = session.metadata.get("title")
@@ -209,10 +236,11 @@ class Index:
         self.path = path if path is not None else (root / "sessions.json" if root is not None else None)
         self.entries: dict[str, Any] = {}
         if self.path is not None:
-            with contextlib.suppress(OSError, ValueError):
-                data = json.loads(self.path.read_text(encoding="utf-8"))
+            # an index that does not read as one (damaged, hand-edited) is rebuilt
+            with contextlib.suppress(OSError, ValueError, RecursionError):
+                data = loads(read_text(self.path))
                 if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
-                    self.entries = data.get("rows") or {}
+                    self.entries = as_dict(data.get("rows"))
 
     def rows(self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None) -> list[Row]:
         """A row for each file, scanned only when it changed; newest activity first.
@@ -233,8 +261,9 @@ class Index:
         key = [st.st_size, st.st_mtime_ns, len(found.subagents)]
         kept = self.entries.get(str(found.path))
         if isinstance(kept, dict) and kept.get("key") == key:
-            with contextlib.suppress(TypeError):
-                return Row(**kept["row"])
+            row = Row.from_dict(kept.get("row"))
+            if row is not None:
+                return row
         row = scan(found)
         self.entries[str(found.path)] = {"key": key, "row": row.to_dict()}
         return row
