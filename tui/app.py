@@ -16,6 +16,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
@@ -40,7 +41,7 @@ from compaction_inspector.core.strategies import (
     hysteresis,
 )
 from compaction_inspector.core.strategies import run as run_strategy
-from compaction_inspector.core.text import counted
+from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.token_cache import load_counts, store_counts
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 from compaction_inspector.tui import heap
@@ -50,6 +51,7 @@ from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
+from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
@@ -158,6 +160,26 @@ class InspectorApp(App[None]):
 
     # --- layout -----------------------------------------------------------------------
 
+    @property
+    def shown_name(self) -> str:
+        """The file's name as the title shows it: a name can hold escape sequences too."""
+        return visible(self.path.name)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification is plain text shown, not obeyed: what it says comes from
+        transcripts, file names and configs, never markup (the `markup` asked for is ignored)."""
+        super().notify(
+            visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False
+        )
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield PressureGauge(id="gauge")
@@ -195,7 +217,7 @@ class InspectorApp(App[None]):
             )  # installed: kept, with its cursor, while a session is shown
             self.push_screen("browser")
             return
-        self.sub_title = f"{self.path.name} · loading…"
+        self.sub_title = f"{self.shown_name} · loading…"
         self.load_session()
 
     def on_session_browser_chosen(self, event: SessionBrowser.Chosen) -> None:
@@ -209,7 +231,7 @@ class InspectorApp(App[None]):
         self.path = path
         self.session, self.result, self.own, self._strategy_result = None, None, None, None
         self.step_index, self.model, self._segments, self.simulations = -1, None, None, (None, None)
-        self.sub_title = f"{self.path.name} · loading…"
+        self.sub_title = f"{self.shown_name} · loading…"
         self.load_session()
 
     def action_open_subagent(self) -> None:
@@ -280,16 +302,16 @@ class InspectorApp(App[None]):
 
     def _load_failed(self, reason: str) -> None:
         if self.browser is not None:  # chosen from the list: say why, and back to it
-            self.notify(reason, title=f"Cannot open {self.path.name}", severity="error", timeout=8)
+            self.notify(reason, title=f"Cannot open {self.shown_name}", severity="error", timeout=8)
             self.push_screen("browser")
             return
         if not self.follow:  # nothing to show: end with the reason, as the command line does
-            self.exit(return_code=2, message=Text(f"compaction-inspector: {self.path}: {reason}"))
+            self.exit(return_code=2, message=safe(f"compaction-inspector: {self.path}: {reason}"))
             return
         # followed: the file may be about to be written (a new, still empty session)
-        self.sub_title = f"{self.path.name} · waiting · following"
+        self.sub_title = f"{self.shown_name} · waiting · following"
         self.query_one("#status", Static).update(
-            f"Cannot open {self.path} yet: {reason}; trying again every second"
+            safe(f"Cannot open {self.path} yet: {reason}; trying again every second")
         )
         if not self._waiting:
             self.notify(reason, title="Waiting for the transcript", severity="warning", timeout=10)
@@ -316,7 +338,7 @@ class InspectorApp(App[None]):
             else ""
         )
         following = " · following" if self.follow else ""
-        self.sub_title = f"{self.path.name} · {fmt} · {counted(len(session.messages), 'message')}{following}"
+        self.sub_title = f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{following}"
         if self._waiting:
             self._waiting = False
             self.query_one("#status", Static).update("")
@@ -628,7 +650,7 @@ class InspectorApp(App[None]):
             return
         self.request = (session.request_index + delta) % session.request_count + 1
         self.result, self.step_index = None, -1
-        self.sub_title = f"{self.path.name} · request {self.request}/{session.request_count} · loading…"
+        self.sub_title = f"{self.shown_name} · request {self.request}/{session.request_count} · loading…"
         self.load_session()
 
     def action_own_compactions(self) -> None:
@@ -736,7 +758,7 @@ class InspectorApp(App[None]):
         """The message under the cursor, and the tuning once it has been changed."""
         line = Text()
         if self.caption:
-            line.append(self.caption, "bold yellow")
+            line.append_text(safe(self.caption, "bold yellow"))
         tuning = ""
         if self.tuned:  # made from the config each time, so a preset or a new window shows at once
             w, h = self.config.window, self.config.options(hysteresis.NAME)
@@ -746,7 +768,7 @@ class InspectorApp(App[None]):
             )
         for part in (tuning, self.selection):
             if part:
-                line.append(("   │   " if line else "") + part)
+                line.append_text(safe(("   │   " if line else "") + part))
         # query, not query_one: a cursor move queued before the app closed may land
         # after its widgets are gone. The line is one row high, so no layout is needed.
         for status in self.query("#status").results(Static):
@@ -848,11 +870,12 @@ class InspectorApp(App[None]):
         update = self.follower.poll()
         if self.follower.gone and not was_gone:
             self.notify("The file was deleted: what was read stays shown", title="Following", timeout=8)
+        if self.follower.event:
+            self.notify(self.follower.event, title="Following", timeout=8)
+            self.follower.event = None
         if update is None:
             return
         session, reloaded = update
-        if reloaded:
-            self.notify("The file was truncated or replaced: read again from the start", title="Following")
         view = self.query_one("#before", TranscriptView)
         at_end = self.step_index < 0 and view.cursor >= len(view.entries) - 1
         new = session.messages[len(self.session.messages) :] if not reloaded else session.messages
@@ -864,7 +887,7 @@ class InspectorApp(App[None]):
         self.live = live_start(session.messages)
         self.model = fit(session, self.counter, self.config.overhead_tokens)
         self.sub_title = (
-            f"{self.path.name} · {session.format} · {counted(len(session.messages), 'message')} · following"
+            f"{self.shown_name} · {session.format} · {counted(len(session.messages), 'message')} · following"
         )
         self.refresh_view()
         if at_end:  # the cursor was on the last message: it follows the new ones

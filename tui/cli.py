@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from compaction_inspector.core.analysis import analyze, message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
@@ -44,6 +45,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.core.text import visible
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 from compaction_inspector.tui import heap
@@ -110,12 +112,13 @@ def _add_policy(p: argparse.ArgumentParser) -> None:
             if s.flag is None:
                 continue
             dest = f"{strategy.config_key}.{s.name}"
+            text = s.option.help.replace("%", "%%")  # argparse formats help with %
             if s.option.kind == "bool":
                 group.add_argument(
-                    s.flag, dest=dest, action="store_const", const=not s.default, help=s.option.help
+                    s.flag, dest=dest, action="store_const", const=not s.default, help=text
                 )
             else:
-                group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=s.option.help)
+                group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,7 +227,7 @@ def _counter(session: Session, config: Config) -> TokenCounter:
     cache when the file was counted before)."""
     counter = make_counter(config.tokenizer, config.media_tokens)
     if counter.warning:
-        print(f"warning: {counter.warning}", file=sys.stderr)
+        _say(f"warning: {counter.warning}")
     count_session(session, counter)
     heap.settle()
     return counter
@@ -286,9 +289,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
         print_compaction(session, result, context)
     if result.messages is None:
-        print(f"compaction-inspector: {result.error}", file=sys.stderr)
+        _say(f"compaction-inspector: {result.error}")
         return 3
-    if args.write:
+    if args.write is not None:
         # the history before the transcript's own compaction stays as it was
         kept = (*session.messages[:live], *result.messages)
         text, written = serialize(kept, session.format, session.metadata)
@@ -298,7 +301,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.write} exists: choose another name, or pass --force") from exc
         except OSError as exc:
             raise UsageError(str(exc)) from exc
-        print(f"wrote {len(kept)} messages ({written}) to {args.write}", file=sys.stderr)
+        _say(f"wrote {len(kept)} messages ({written}) to {args.write}")
     return 0
 
 
@@ -326,9 +329,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         print_simulation(sims)
         if points is not None:
-            print(f"checkpoints ({len(points)}):")
+            _say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:
-                print(f"  before message #{t.index}: {t.reason}")
+                _say(f"  before message #{t.index}: {t.reason}", sys.stdout)
     return 0
 
 
@@ -350,7 +353,12 @@ def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     session = _load(args)
     if args.detect:
-        found = detect(session, args.memory_dir)
+        try:
+            found = detect(session, args.memory_dir)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the checkpoints in {args.memory_dir}: {exc.strerror or exc}"
+            ) from exc
         if args.json:
             _print_json(
                 {
@@ -361,7 +369,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
                 }
             )
         else:
-            print(found.report)
+            _say(found.report, sys.stdout)
         return 4 if found.truncated else 0
     try:
         where, checkpoint = append_checkpoint(session, args.memory_dir, args.at)
@@ -372,12 +380,25 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
             {"path": str(where), "heading": checkpoint.heading, "message_count": checkpoint.message_count}
         )
     else:
-        print(f"appended {checkpoint.heading!r} to {where}")
+        _say(f"appended {checkpoint.heading!r} to {where}", sys.stdout)
     return 0
 
 
+# JSON escapes C0 controls itself; these it would leave raw: C1 controls (U+009B is a CSI
+# to some terminals), bidi overrides, and lone surrogates (which UTF-8 cannot carry)
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
+
+
 def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    """`value` as JSON on stdout, every character a terminal could obey written as its
+    `\\uXXXX` escape: the same JSON to a parser, inert on a screen."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+
+
+def _say(text: str, stream: TextIO | None = None) -> None:
+    """A line of plain output (stderr unless `stream`), shown, not obeyed."""
+    print(visible(text), file=stream or sys.stderr)
 
 
 def cmd_open(args: argparse.Namespace) -> int:
@@ -424,7 +445,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    print(f"compaction-inspector: {message}", file=sys.stderr)
+    _say(f"compaction-inspector: {message}")
     raise SystemExit(code)
 
 

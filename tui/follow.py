@@ -1,5 +1,6 @@
 """Follow a growing session file: read only complete new lines, and start over when the
-file is truncated, replaced or rotated, so messages are never lost or duplicated."""
+file is truncated, replaced, rotated or rewritten in place, so messages are never lost
+or duplicated. Each start over is said (`event`) for the app to announce."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.claude_code import load as load_claude_code
 from compaction_inspector.core.formats.common import read_jsonl
 from compaction_inspector.core.model import Session
+
+# bytes compared at each end of what was read: an in-place rewrite changes them
+SAMPLE = 4096
+Fingerprint = tuple[bytes, bytes]
+
+
+def _fingerprint(data: bytes) -> Fingerprint:
+    return data[:SAMPLE], data[-SAMPLE:]
 
 
 class Follower:
@@ -18,17 +28,32 @@ class Follower:
         self.path = Path(path)
         self.session = session
         self.gone = False  # the file was deleted: what was read stays shown
-        self.offset, self.lines, self.identity = self._stat_now()
+        self.event: str | None = None  # why it last started over, until the app has said it
+        self.restart = False  # what the file holds next is read whole (it was emptied)
+        self.offset, self.lines, self.identity, self.seen = self._stat_now()
 
-    def _stat_now(self) -> tuple[int, int, tuple[int, int] | None]:
-        """Where the complete lines end, how many there are, and the file's identity."""
+    def _stat_now(self) -> tuple[int, int, tuple[int, int] | None, Fingerprint]:
+        """Where the complete lines end, how many there are, the file's identity, and
+        the fingerprint of what was read."""
         try:
             st = os.stat(self.path)
+            with open_regular(self.path) as f:
+                data = f.read()
         except OSError:
-            return 0, 0, None
-        data = self.path.read_bytes()
+            return 0, 0, None, (b"", b"")
         complete = data.rfind(b"\n") + 1  # a half-written last line waits for its newline
-        return complete, data.count(b"\n", 0, complete), (st.st_dev, st.st_ino)
+        return complete, data.count(b"\n", 0, complete), (st.st_dev, st.st_ino), _fingerprint(data[:complete])
+
+    def _read_so_far(self) -> Fingerprint | None:
+        """The fingerprint of the file's first `offset` bytes as they are now."""
+        try:
+            with open_regular(self.path) as f:
+                head = f.read(min(SAMPLE, self.offset))
+                f.seek(max(0, self.offset - SAMPLE))
+                tail = f.read(self.offset - max(0, self.offset - SAMPLE))
+        except OSError:
+            return None
+        return head, tail
 
     def poll(self) -> tuple[Session, bool] | None:
         """(session, reloaded) when something changed, else None. Never raises."""
@@ -41,13 +66,18 @@ class Follower:
             self.gone = True
             return None
         self.gone = False
-        identity = (st.st_dev, st.st_ino)
-        if identity != self.identity or st.st_size < self.offset:
-            return self._reload()
+        if self.restart:
+            return self._reload(None) if st.st_size else None
+        if (st.st_dev, st.st_ino) != self.identity:
+            return self._reload("The file was replaced by another: read again from the start")
+        if st.st_size < self.offset:
+            return self._reload("The file was truncated: read again from the start")
+        if self._read_so_far() != self.seen:
+            return self._reload("The file was rewritten in place: read again from the start")
         if st.st_size == self.offset:
             return None
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:
                 f.seek(self.offset)
                 chunk = f.read(st.st_size - self.offset)
         except OSError:
@@ -56,9 +86,11 @@ class Follower:
         if end == 0:
             return None
         if self.session.format != "claude-code":
-            return self._reload()
+            return self._reload(None)
         records = read_jsonl(chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
         fresh = load_claude_code(records, self.session.path)
+        head, tail = self.seen
+        self.seen = (head + chunk[:end])[:SAMPLE], (tail + chunk[:end])[-SAMPLE:]
         self.offset += end
         self.lines += chunk.count(b"\n", 0, end)
         if not fresh.messages and not fresh.sidechain:
@@ -71,11 +103,20 @@ class Follower:
         )
         return self.session, False
 
-    def _reload(self) -> tuple[Session, bool] | None:
+    def _reload(self, why: str | None) -> tuple[Session, bool] | None:
+        """Read the file again from the start; `why` is said, if there is a reason to."""
+        self.offset, self.lines, self.identity, self.seen = self._stat_now()
         try:
             session = load(self.path)
-        except LoadError:
+        except LoadError as exc:
+            # emptied, or no transcript now: what was read stays shown, and whatever is
+            # written next is read whole
+            self.restart = True
+            self.event = (
+                f"{why or 'The file changed'}; it cannot be read now ({exc}): what was read stays shown"
+            )
             return None
+        self.restart = False
         self.session = session
-        self.offset, self.lines, self.identity = self._stat_now()
+        self.event = why
         return session, True

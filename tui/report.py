@@ -1,5 +1,5 @@
-"""Human-readable CLI output with Rich. Transcript text is always passed as `Text`
-(never parsed as markup) and through `visible()` (escape sequences shown, not obeyed)."""
+"""Human-readable CLI output with Rich. Every string from a transcript, a file name or a
+config reaches it through `tui.text.safe`: `Text`, never markup, escapes shown, not obeyed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Context, each_step
-from compaction_inspector.core.text import counted, one_line, visible
+from compaction_inspector.core.text import counted, one_line
+from compaction_inspector.tui.text import safe
 
 
 def console() -> Console:
@@ -42,20 +43,20 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
-    head.add_row("file", Text(str(s.path)))
+    head.add_row("file", safe(str(s.path)))
     head.add_row(
         "format",
-        Text(
+        safe(
             s.format
             + (f" (request {s.request_index + 1} of {s.request_count})" if s.request_count > 1 else "")
         ),
     )
     for key in ("model", "session_id", "cwd", "title"):
         if key in s.metadata:
-            head.add_row(key.replace("_", " "), Text(one_line(str(s.metadata[key]), 100)))
+            head.add_row(key.replace("_", " "), safe(one_line(str(s.metadata[key]), 100)))
     head.add_row(
         "messages",
-        Text(
+        safe(
             f"{len(s.messages):,} ({counted(s.human_turns(), 'human turn')}, "
             f"{counted(len(a.api_rounds), 'API round')}, {counted(len(a.volleys), 'volley')}, "
             f"{len(s.sidechain):,} sidechain set aside)"
@@ -63,28 +64,28 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
     )
     head.add_row(
         "tokenizer",
-        Text(a.counter.label + (f"  ⚠ {a.counter.warning}" if a.counter.warning else "")),
+        safe(a.counter.label + (f"  ⚠ {a.counter.warning}" if a.counter.warning else "")),
     )
     head.add_row(
-        "tokens", Text(f"{a.total_tokens:,} counted in all, {a.context_tokens:,} in the live context")
+        "tokens", safe(f"{a.total_tokens:,} counted in all, {a.context_tokens:,} in the live context")
     )
     if a.reported:
         head.add_row(
             "reported",
-            Text(
+            safe(
                 f"{a.reported.latest_prompt_tokens:,} prompt tokens in the last response "
                 f"(peak {a.reported.peak_prompt_tokens:,}, {a.reported.responses} responses)"
             ),
         )
     if a.mode == "context":
         reading = a.model.reading(len(s.messages))
-        head.add_row("context", Text(f"{reading.tokens:,}: {reading.provenance()}"))
-        head.add_row("", Text(f"{reading.holds()} · {a.model.describe_fit()}", style="dim"))
+        head.add_row("context", safe(f"{reading.tokens:,}: {reading.provenance()}"))
+        head.add_row("", safe(f"{reading.holds()} · {a.model.describe_fit()}", style="dim"))
     else:
-        head.add_row("context", Text("messages only (--pressure messages)"))
+        head.add_row("context", safe("messages only (--pressure messages)"))
     head.add_row(
         "window",
-        Text(
+        safe(
             f"{a.window.usable:,} usable of {a.window.context_window:,} "
             f"({a.window.reserved_output:,} reserved for output; {a.window_note})"
         ),
@@ -100,18 +101,18 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
         rounds = sum(1 for i in range(v.start, v.end) if i in round_starts)
         first = s.messages[v.start]
         label = "prelude" if n == 0 and not first.is_human else topic.title(first.text, 60)
-        table.add_row(str(n), str(len(v)), str(rounds), f"{v.tokens:,}", Text(label))
+        table.add_row(str(n), str(len(v)), str(rounds), f"{v.tokens:,}", safe(label))
     out.print(table)
 
     if a.pairing_problems:
-        out.print(Text(f"Pairing problems ({len(a.pairing_problems)}):", style="bold red"))
+        out.print(safe(f"Pairing problems ({len(a.pairing_problems)}):", style="bold red"))
         for p in a.pairing_problems:
-            out.print(Text(f"  #{p.index}: {p.message}"))
+            out.print(safe(f"  #{p.index}: {p.message}"))
     if s.diagnostics:
-        out.print(Text(f"Diagnostics ({len(s.diagnostics)}):", style="bold"))
+        out.print(safe(f"Diagnostics ({len(s.diagnostics)}):", style="bold"))
         for d in s.diagnostics:
             where = f"line {d.line}: " if d.line is not None else ""
-            out.print(Text(f"  {where}{one_line(d.message, 140)}"))
+            out.print(safe(f"  {where}{one_line(d.message, 140)}"))
 
 
 def _ranges(indexes: list[int]) -> str:
@@ -120,7 +121,7 @@ def _ranges(indexes: list[int]) -> str:
 
 
 def _preview(m: Message, width: int = 90) -> Text:
-    line = Text(f"{m.role:<9} {m.kind:<11} ", style="dim")
+    line = safe(f"{m.role:<9} {m.kind:<11} ", style="dim")
     line.append(one_line(m.text, width))
     return line
 
@@ -130,11 +131,11 @@ def print_compaction(
 ) -> None:
     out = out or console()
     before = session.messages
-    out.print(Text(f"{result.strategy} on {session.path} ({len(before)} messages)", style="bold"))
+    out.print(safe(f"{result.strategy} on {session.path} ({len(before)} messages)", style="bold"))
     previous: tuple[Message, ...] = tuple(before)
     for n, step in enumerate(each_step(result.steps), start=1):
         d = step.diff
-        body = Text(step.explanation + "\n")
+        body = safe(step.explanation + "\n")
         body.append(
             f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}) · "
             f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}\n",
@@ -145,24 +146,24 @@ def print_compaction(
         for j in sorted({a for _, a in d.summarized}):
             sources_of = [b for b, a in d.summarized if a == j]
             body.append(f"≈ summarized {_ranges(sources_of)} into:\n", style="yellow")
-            body.append(visible(step.messages[j].text) + "\n", style="yellow")
+            body.append_text(safe(step.messages[j].text + "\n", "yellow"))
         if d.edited:
             body.append(f"~ edited {_ranges([b for b, _ in d.edited])}\n", style="cyan")
         for j in d.inserted:
             body.append("+ inserted ", style="green")
             body.append_text(_preview(step.messages[j]))
             body.append("\n")
-        out.print(Panel(body, title=Text(f"step {n}: {step.title}"), title_align="left", expand=False))
+        out.print(Panel(body, title=safe(f"step {n}: {step.title}"), title_align="left", expand=False))
         previous = step.messages
     stats = Table(title="stats", title_justify="left", show_header=False)
     for key, value in result.stats.to_dict().items():
-        stats.add_row(Text(key), Text(json.dumps(value)))
+        stats.add_row(safe(key), safe(json.dumps(value)))
     out.print(stats)
     if result.messages is None:
-        out.print(Text(str(result.error), style="bold red"))
+        out.print(safe(str(result.error), style="bold red"))
     else:
         tokens = context.meter.tokens(context.tokens(previous))
-        out.print(Text(f"result: {len(previous)} messages, {tokens:,} tokens", style="bold"))
+        out.print(safe(f"result: {len(previous)} messages, {tokens:,} tokens", style="bold"))
 
 
 def print_simulation(simulations: list[Simulation], out: Console | None = None) -> None:
@@ -170,7 +171,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
     for sim in simulations:
         t = sim.totals
         out.print(
-            Text(
+            safe(
                 f"{sim.policy.label}: {t.rounds} rounds, {t.compactions} compaction(s), "
                 f"peak {t.peak_pressure:.1%} "
                 f"(uncompacted {t.peak_pressure_uncompacted:.1%}), "
@@ -196,7 +197,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
                 f"{p.tokens_before:,}",
                 f"{p.tokens_after:,}",
                 pressure_text(p.pressure_after, 10),
-                Text(one_line(event, 60)),
+                safe(one_line(event, 60)),
             )
         out.print(table)
 
@@ -208,7 +209,7 @@ def print_compactions(
     out = out or console()
     point = config.auto_compact_tokens
     out.print(
-        Text(
+        safe(
             f"{counted(len(found), 'compaction')} in {session.path} "
             f"(the preset's auto-compact point: {f'{point:,}' if point else 'none'}; "
             f"window {config.window_note})",
@@ -232,7 +233,7 @@ def print_compactions(
             else "the preset fires at the same request"
         )
         out.print(
-            Text(
+            safe(
                 f"line {d['line']} · {d['trigger'] or 'unknown'} · "
                 f"recorded before {figure(d['pre_tokens'])} · "
                 f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
@@ -242,15 +243,15 @@ def print_compactions(
             )
         )
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
-        out.print(Text(f"  kept by its summary: {real}", style="dim"))
-        out.print(Text(f"  kept by ours:        {c.ours.line()}", style="dim"))
+        out.print(safe(f"  kept by its summary: {real}", style="dim"))
+        out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
 
 
 def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console | None = None) -> None:
     """The sessions found, newest first, and where they were looked for."""
     out = out or console()
     where = "; ".join(f"{agent}: {root}" for agent, root in places)
-    out.print(Text(f"{counted(len(rows), 'session')} ({where})", style="bold"))
+    out.print(safe(f"{counted(len(rows), 'session')} ({where})", style="bold"))
     table = Table(show_edge=False, pad_edge=False)
     for column in (
         "last activity",
@@ -269,10 +270,10 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
     for r in rows:
         peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
         table.add_row(
-            (r.last_activity or "")[:16].replace("T", " "),
-            r.agent,
-            Text(one_line(r.project, 30)),
-            Text(one_line(r.problem or r.title, 50), style="red" if r.problem else ""),
+            safe((r.last_activity or "")[:16].replace("T", " ")),
+            safe(r.agent),
+            safe(one_line(r.project, 30)),
+            safe(one_line(r.problem or r.title, 50), style="red" if r.problem else ""),
             f"{r.messages:,}",
             f"{r.api_rounds:,}",
             peak,

@@ -20,6 +20,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.sessions import Found, Index, Row, find
 from compaction_inspector.core.text import counted, one_line
+from compaction_inspector.tui.text import safe
 
 COLUMNS = (
     ("last activity", "last_activity"),
@@ -59,7 +60,7 @@ class SessionBrowser(Screen[None]):
     def compose(self) -> ComposeResult:
         where = "; ".join(f"{agent}: {root}" for agent, root in self.places)
         yield Static(
-            f"Your sessions ({where}). Type to filter, enter opens, a header sorts.", id="browser-head"
+            safe(f"Your sessions ({where}). Type to filter, enter opens, a header sorts."), id="browser-head"
         )
         yield Input(
             placeholder="filter: title, project, model or agent", id="browser-filter", select_on_focus=False
@@ -170,21 +171,22 @@ def _sort_key(value: object) -> tuple[int, object]:
     return (0, "") if value is None else (1, value)
 
 
-def _cells(r: Row) -> list[object]:
+def _cells(r: Row) -> list[Text]:
+    """A row's cells, each `Text`: the table would read a string as markup."""
     peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
     if r.peak_pressure is not None:
         peak += f" ({r.peak_pressure:.0%})"
-    title = Text(one_line(r.problem, 60), style="red") if r.problem else Text(one_line(r.title, 60))
+    title = safe(one_line(r.problem, 60), "red") if r.problem else safe(one_line(r.title, 60))
     return [
-        _when(r.last_activity),
-        _when(r.started),
-        r.agent,
-        Text(one_line(r.model or "", 20)),
-        Text(one_line(r.project, 30)),
+        safe(_when(r.last_activity)),
+        safe(_when(r.started)),
+        safe(r.agent),
+        safe(one_line(r.model or "", 20)),
+        safe(one_line(r.project, 30)),
         title,
-        f"{r.messages:,}",
-        f"{r.api_rounds:,}",
-        peak,
-        str(r.compactions),
-        f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB",
+        safe(f"{r.messages:,}"),
+        safe(f"{r.api_rounds:,}"),
+        safe(peak),
+        safe(str(r.compactions)),
+        safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB"),
     ]

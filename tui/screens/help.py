@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 INTRO = (
@@ -39,7 +40,7 @@ class HelpScreen(ModalScreen[None]):
         for b in self.bindings_shown:
             if isinstance(b, Binding):
                 key = self.keymap.get(b.id or "", b.key)
-                table.add_row(key_names(key), b.description, b.id or "")
+                table.add_row(safe(key_names(key)), safe(b.description), safe(b.id or ""))
         table.focus()
 
 

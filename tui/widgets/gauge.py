@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from compaction_inspector.core.context_model import Reading
+from compaction_inspector.tui.text import safe
 
 
 @dataclass(frozen=True)
@@ -40,17 +41,17 @@ def provenance(s: GaugeState) -> Text:
     """Where the figure comes from: measured, estimated from what, or messages only."""
     r = s.reading
     if s.step_note:
-        return Text(s.step_note, "italic")
+        return safe(s.step_note, "italic")
     if r is None:
         return Text("messages only (--pressure messages): the transcript's messages, counted", "yellow")
-    return Text(r.provenance(), "cyan" if r.source == "measured" else "yellow")
+    return safe(r.provenance(), "cyan" if r.source == "measured" else "yellow")
 
 
 def breakdown(s: GaugeState) -> Text:
     """What the live context holds, and what the model's fit rests on."""
     if s.reading is None:
         return Text()
-    return Text(f"{s.reading.holds()} · {s.fit}", "bright_black")
+    return safe(f"{s.reading.holds()} · {s.fit}", "bright_black")
 
 
 class PressureGauge(Widget):
@@ -113,5 +114,5 @@ class PressureGauge(Widget):
             legend.append(f"▼ auto-compact {s.auto_compact:,}  ", "bold magenta")
         legend.append(f"▒ reserved output {s.reserved_output:,}", "bright_black")
         if s.caption:
-            legend.append(f"  · {s.caption}", "italic")
+            legend.append_text(safe(f"  · {s.caption}", "italic"))
         return Text("\n").join([head, bar, provenance(s), breakdown(s), legend])

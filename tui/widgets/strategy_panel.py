@@ -15,6 +15,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Setting, highlights
 from compaction_inspector.core.text import counted, one_line
+from compaction_inspector.tui.text import safe
 
 
 def _fields(strategy: str) -> list[Setting]:
@@ -140,7 +141,7 @@ class StrategyPanel(Vertical):
         label = self.query_one("#options-error", Static)
         label.display = bool(error)  # no empty row when all is well
         if error:
-            label.update(Text(error, style="red"))
+            label.update(safe(error, "red"))
             return
         label.update("")
         if updated != current:
@@ -159,13 +160,13 @@ class StrategyPanel(Vertical):
         if index < 0:
             head.append(f"Before · {counted(total, 'step')} ahead", "bold")
             head.append(f"  {self.keys_hint}", "bright_black")
-            detail = Text(self._stats_line(result), style="bright_black")
+            detail = safe(self._stats_line(result), "bright_black")
         else:
             step = result.steps[index]
             head.append(f"Step {index + 1}/{total} · ", "bold")
             head.append(one_line(step.title, 60), "bold yellow")
             d = step.diff
-            detail = Text(step.explanation + "\n")
+            detail = safe(step.explanation + "\n")
             detail.append(
                 f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,})\n"
                 f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}\n",
@@ -183,7 +184,7 @@ class StrategyPanel(Vertical):
                 if n:
                     detail.append(f"{label}  ", colour)
             if index == total - 1:
-                detail.append("\n" + self._stats_line(result), "bright_black")
+                detail.append_text(safe("\n" + self._stats_line(result), "bright_black"))
         title.update(head)
         body.update(detail)
 
