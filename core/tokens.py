@@ -11,7 +11,7 @@ import hashlib
 import os
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
@@ -156,8 +156,13 @@ def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
     encoder releases the GIL). tiktoken's own batch call submits one task per text and
     builds a pool per call, more work than encoding a short text."""
 
+    def one(text: str) -> int:
+        if len(text) <= _SLICE:
+            return len(encoding.encode_ordinary(text))
+        return sum(len(encoding.encode_ordinary(part)) for part in _slices(text))
+
     def chunk(texts: list[str]) -> list[int]:
-        return [len(encoding.encode_ordinary(t)) for t in texts]
+        return [one(t) for t in texts]
 
     def lengths(texts: list[str]) -> list[int]:
         global _POOL
@@ -175,6 +180,25 @@ def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
         return out
 
     return lengths
+
+
+# A text longer than this is encoded a slice at a time: one token list of a 50 MB line
+# would take gigabytes, and the encoder slows on one very long run without spaces.
+_SLICE = 10_000
+
+
+def _slices(text: str) -> Iterator[str]:
+    """`text` in slices of at most _SLICE characters, each cut before a space where the
+    slice has one (the encoder splits words there too, so the count is unchanged); a run
+    of that length with no space is cut where it is, one token at most added per cut."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + _SLICE)
+        if end < len(text):
+            space = text.rfind(" ", start + 1, end)
+            end = space if space > start else end
+        yield text[start:end]
+        start = end
 
 
 def _tiktoken_cache_path(url: str) -> str:
