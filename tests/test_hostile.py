@@ -1,0 +1,85 @@
+"""The hostile-input corpus through every command: no traceback, no exit code but the
+documented ones, no escape sequence on stdout or stderr, the input never written.
+
+`python3 -m benchmarks.fuzz` runs the same checks on many more mutants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from compaction_inspector.core.sessions import CODEX
+from tests.hostile import COMMANDS, CORPUS, ESCAPES, Outcome, mutants, run_cli
+
+EXITS = {0, 2, 3, 4}  # success, unreadable input or bad options, nothing to compact, truncation
+CI_MUTANTS = 40
+
+
+def commands(target: Path, memory: Path) -> list[list[str]]:
+    return [
+        *([c[0], str(target), *c[1:]] for c in COMMANDS),
+        ["checkpoint", str(target), "--memory-dir", str(memory)],
+        ["checkpoint", str(target), "--detect", "--memory-dir", str(memory)],
+    ]
+
+
+def check(outcome: Outcome, argv: list[str]) -> None:
+    assert outcome.crash is None, f"{argv}\n{outcome.crash}"
+    assert outcome.code in EXITS, f"{argv}: exit {outcome.code}\n{outcome.err}"
+    assert not outcome.leaked, f"{argv}: {outcome.leaked} reached the output"
+
+
+def exercise(tmp_path: Path, name: str, data: bytes) -> None:
+    target = tmp_path / name
+    target.write_bytes(data)
+    for argv in commands(target, tmp_path / "memory"):
+        check(run_cli(argv), argv)
+    assert target.read_bytes() == data  # never written
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_the_corpus_through_every_command(tmp_path: Path, name: str) -> None:
+    exercise(tmp_path, name, CORPUS[name])
+
+
+def test_mutated_samples_through_every_command(tmp_path: Path) -> None:
+    for name, data in mutants(seed=0, count=CI_MUTANTS):
+        exercise(tmp_path, name, data)
+
+
+@pytest.mark.parametrize("kind", sorted(ESCAPES))
+def test_a_file_name_with_an_escape_is_shown_not_obeyed(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / f"s{ESCAPES[kind].replace('/', '')}.jsonl"
+    target.write_bytes(CORPUS["claude-big-usage.jsonl"])
+    for argv in (["analyze", str(target)], ["analyze", str(tmp_path / "missing\x1b]0;x\x07.jsonl")]):
+        check(run_cli(argv), argv)
+
+
+def test_the_session_list_has_a_row_for_every_file_it_cannot_read(tmp_path: Path) -> None:
+    """Every corpus file, a FIFO and a link to /dev/zero among a user's sessions: the list
+    is made, one row each, and no row's text is obeyed."""
+    claude = tmp_path / "claude" / "-p"
+    codex = tmp_path / "codex" / "2026" / "01" / "01"
+    claude.mkdir(parents=True)
+    codex.mkdir(parents=True)
+    for n, (name, data) in enumerate(sorted(CORPUS.items())):
+        (claude / f"{n}.jsonl").write_bytes(data)
+        (codex / f"rollout-{n}.jsonl").write_bytes(data)
+    os.mkfifo(codex / "rollout-fifo.jsonl")
+    (codex / "rollout-zero.jsonl").symlink_to("/dev/zero")
+    os.mkfifo(claude / "fifo.jsonl")
+    places = ["--claude-dir", str(tmp_path / "claude"), "--codex-dir", str(tmp_path / "codex")]
+    for argv in (["sessions", *places], ["sessions", "--json", *places]):
+        outcome = run_cli(argv, seconds=120)
+        check(outcome, argv)
+        assert outcome.code == 0
+    rows = json.loads(run_cli(["sessions", "--json", *places]).out)
+    fifo = next(r for r in rows if r["path"].endswith("rollout-fifo.jsonl"))
+    zero = next(r for r in rows if r["path"].endswith("rollout-zero.jsonl"))
+    assert fifo["problem"].endswith(": a FIFO, not a file to read") and fifo["agent"] == CODEX
+    assert zero["problem"].endswith(": a device, not a file to read")
+    assert len(rows) == 2 * len(CORPUS) + 2  # the Claude folder lists regular files only
