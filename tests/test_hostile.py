@@ -66,7 +66,7 @@ def test_the_session_list_has_a_row_for_every_file_it_cannot_read(tmp_path: Path
     codex = tmp_path / "codex" / "2026" / "01" / "01"
     claude.mkdir(parents=True)
     codex.mkdir(parents=True)
-    for n, (name, data) in enumerate(sorted(CORPUS.items())):
+    for n, data in enumerate(CORPUS.values()):
         (claude / f"{n}.jsonl").write_bytes(data)
         (codex / f"rollout-{n}.jsonl").write_bytes(data)
     os.mkfifo(codex / "rollout-fifo.jsonl")
