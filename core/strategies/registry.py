@@ -26,6 +26,7 @@ from compaction_inspector.core.strategies.base import (
     Plan,
     positive_int,
 )
+from compaction_inspector.core.text import shown
 
 # int: a whole number; int?, str?: or nothing; bool; percents: whole percents "75,85,95";
 # choice: one of `choices`; names: a set of names "Read,Bash"
@@ -185,7 +186,9 @@ def _from_yaml(s: Setting, value: Any) -> Any:
             raise OptionError(f"{s.key} must be a list of tool names")
         return frozenset(value)
     if kind == "bool":
-        return bool(value)
+        if not isinstance(value, bool):  # 'no' and 0 are not read as a choice either way
+            raise OptionError(f"{s.key} must be true or false, not {shown(value)}")
+        return value
     return value
 
 

@@ -1,4 +1,8 @@
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from compaction_inspector.core.checkpoint import (
     Checkpoint,
@@ -9,8 +13,9 @@ from compaction_inspector.core.checkpoint import (
     read_memory,
     triggers,
 )
+from compaction_inspector.core.files import NotRegularFile, WriteRefused
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
 
@@ -153,3 +158,51 @@ def test_checkpoint_of_an_empty_position_is_refused() -> None:
     with pytest.raises(ValueError, match="message 99 does not exist"):
         build(load(path()), at=99)
     assert isinstance(build(load(path()), at=0), Checkpoint)
+
+
+def _append(args: tuple[str, str, int]) -> str:
+    transcript, memory, at = args
+    return append_checkpoint(load(transcript), memory, at=at)[1].heading
+
+
+def test_concurrent_checkpoints_to_one_day_keep_every_entry(tmp_path: Path) -> None:
+    with ProcessPoolExecutor(4) as pool:
+        headings = list(pool.map(_append, [(str(path()), str(tmp_path), at) for at in range(10, 22)]))
+    [day] = list(tmp_path.glob("*.md"))
+    assert sorted(c.message_number for c in parse(day.read_text())) == sorted(
+        int(h.rsplit("#", 1)[1]) for h in headings
+    )
+    assert len(headings) == 12 and [p.name for p in tmp_path.iterdir()] == [day.name]  # no lock file left
+
+
+def test_a_checkpoint_writes_through_a_link_and_never_over_a_read_only_file(tmp_path: Path) -> None:
+    session = load(path())
+    day = append_checkpoint(session, tmp_path / "memory", at=20)[0]
+    kept = tmp_path / "kept.md"
+    day.rename(kept)
+    day.symlink_to(kept)
+    append_checkpoint(session, tmp_path / "memory", at=30)
+    assert day.is_symlink() and [c.message_count for c in parse(kept.read_text())] == [21, 31]
+    kept.chmod(0o444)
+    with pytest.raises(WriteRefused, match="read-only"):
+        append_checkpoint(session, tmp_path / "memory", at=40)
+    assert [c.message_count for c in parse(kept.read_text())] == [21, 31]
+
+
+def test_reading_checkpoints_skips_a_folder_and_never_waits_on_a_fifo(tmp_path: Path) -> None:
+    (tmp_path / "2026-01-01.md").mkdir()
+    assert read_memory(tmp_path) == []
+    os.mkfifo(tmp_path / "2026-01-02.md")
+    with pytest.raises(NotRegularFile):
+        read_memory(tmp_path)
+
+
+def test_a_checkpoint_of_odd_input_is_still_written() -> None:
+    far = Message(role="user", blocks=(Block("text", text="hi"),), timestamp="9999-12-31T23:59:59-14:00")
+    plan = Message(role="assistant", blocks=(Block.tool_use("p", "update_plan", {"plan": 5}),), id="a")
+    todos = Message(
+        role="assistant", blocks=(Block.tool_use("t", "TodoWrite", {"todos": [5, {"content": [1]}]}),), id="b"
+    )
+    c = build(Session(messages=(far, plan, todos), format="claude-code"))
+    assert c.action_items == [(False, "[1]")]
+    assert len(c.time) == 5  # the time now: 9999-12-31 in -14:00 is past the calendar

@@ -1,4 +1,6 @@
 import dataclasses
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,66 @@ def test_claude_code_before_2_1_29_reserved_its_whole_max_output() -> None:
     assert newer == Config() and newer.auto_compact_tokens == 167_000
     chosen = Config(window=Window(60_000, 6_000))  # a window of its own is kept
     assert chosen.for_session(session("2.0.37")) == chosen
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"tokenizer: chars4\n\xff\xfe", r"compaction\.yaml is not UTF-8 text"),
+        (b"\x00\x01\x02binary", r"compaction\.yaml is not valid YAML"),
+        (b"a: " + b"[" * 2000 + b"]" * 2000, r"compaction\.yaml is not valid YAML: it nests deeper"),
+        (
+            b"a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + b"".join(
+                f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n".encode()
+                for p, n in zip("abcd", "bcde", strict=True)
+            )
+            + b"keys: {x: *e}\n",
+            r"its aliases expand it by more than 100,000 nodes",
+        ),
+        (
+            b"overhead_tokens: " + b"9" * 401,
+            r"overhead_tokens must be an integer >= 0 and <= 2\*\*53, not a number",
+        ),
+        (b"trim:\n  keep_initial_user: 'no'\n", r"trim.keep_initial_user must be true or false, not 'no'"),
+    ],
+)
+def test_a_config_that_cannot_be_used_says_why_and_names_the_file(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    bad = tmp_path / "compaction.yaml"
+    bad.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load(bad)
+
+
+def test_a_fifo_named_as_the_config_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "compaction.yaml")
+    with pytest.raises(ConfigError, match="a FIFO, not a file to read"):
+        load(tmp_path / "compaction.yaml")
+
+
+def test_saving_keeps_comments_and_never_replaces_a_file_it_did_not_read(tmp_path: Path) -> None:
+    mine = tmp_path / "compaction.yaml"
+    mine.write_text("# my settings\ntokenizer: chars4  # fast\nhysteresis:\n  target: 60  # lower\n")
+    config = load(mine)
+    changed = config.with_options("hysteresis", replace(config.options("hysteresis"), target=55))
+    save(changed, mine)
+    text = mine.read_text()
+    assert text.startswith("# my settings\ntokenizer: chars4  # fast\nhysteresis:\n  target: 55  # lower\n")
+    assert load(mine).options("hysteresis").target == 55
+    other = tmp_path / "broken.yaml"
+    other.write_text("target: 3  # a key that stops it loading\n")
+    with pytest.raises(ConfigError, match="were not read from it: not replaced"):
+        save(Config(), other)
+    assert other.read_text() == "target: 3  # a key that stops it loading\n"
+
+
+def test_saving_writes_through_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.yaml"
+    real.write_text("tokenizer: chars4\n")
+    link = tmp_path / "compaction.yaml"
+    link.symlink_to(real)
+    config = load(link)
+    save(replace(config, tokenizer="cl100k_base"), link)
+    assert link.is_symlink() and load(real).tokenizer == "cl100k_base"

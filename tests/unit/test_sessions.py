@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.sessions import CLAUDE_CODE, Index, find, subagent_file
+from compaction_inspector.core.sessions import CLAUDE_CODE, FOLDER, Index, find, subagent_file
 from compaction_inspector.sample_sessions import path
 
 
@@ -41,3 +42,39 @@ def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_pat
 def test_the_sub_agent_file_a_task_result_names() -> None:
     session = path("claude_code_compacted.jsonl")
     assert subagent_file(session, load(session).messages) is None  # it names none
+
+
+def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:
+    """Whatever the index holds, each file gets its true row and the index is rewritten."""
+    found = find([(CLAUDE_CODE, home(tmp_path))])[:1]
+    index = tmp_path / "index.json"
+    [row] = Index(index).rows(found)
+    kept = json.loads(index.read_text())
+    entry = kept["rows"][str(found[0].path)]
+    damaged = [
+        {**kept, "rows": [1, 2]},
+        {**kept, "rows": {str(found[0].path): {"key": entry["key"]}}},  # no "row"
+        {**kept, "rows": {str(found[0].path): {**entry, "row": {**entry["row"], "messages": "many"}}}},
+        {**kept, "rows": {str(found[0].path): {**entry, "row": {**entry["row"], "extra": 1}}}},
+        {**kept, "rows": {str(found[0].path): {**entry, "row": {**entry["row"], "bytes": 10**400}}}},
+        [kept],
+    ]
+    for value in damaged:
+        index.write_text(json.dumps(value))
+        assert Index(index).rows(found) == [row]
+        assert json.loads(index.read_text()) == kept
+    index.write_text("[" * 100_000 + "]" * 100_000)  # deeper than any parser recurses
+    assert Index(index).rows(found) == [row]
+
+
+def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-p"
+    project.mkdir(parents=True)
+    os.mkfifo(project / "fifo.jsonl")  # listed by the Codex walk and a folder, never opened to wait
+    (project / "deep.jsonl").write_text('{"type": "user", "message": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    rows = Index(tmp_path / "index.json").rows(find([(FOLDER, tmp_path / "projects")]))
+    problems = {Path(r.path).name: r.problem for r in rows}
+    assert problems["fifo.jsonl"] is not None and problems["fifo.jsonl"].endswith(
+        "a FIFO, not a file to read"
+    )
+    assert problems["deep.jsonl"] is not None
