@@ -188,14 +188,17 @@ _SLICE = 10_000
 
 
 def _slices(text: str) -> Iterator[str]:
-    """`text` in slices of at most _SLICE characters, each cut before a space where the
-    slice has one (the encoder splits words there too, so the count is unchanged); a run
-    of that length with no space is cut where it is, one token at most added per cut."""
+    """`text` in slices of at most _SLICE characters, each cut before a space that
+    follows a word, where the slice has one (the encoder splits there too, so the count
+    is unchanged); a run of that length with none is cut where it is, which moves the
+    count by a few tokens at most, of the thousands in a slice."""
     start = 0
     while start < len(text):
         end = min(len(text), start + _SLICE)
         if end < len(text):
             space = text.rfind(" ", start + 1, end)
+            while space > start and text[space - 1].isspace():  # inside a run of whitespace
+                space = text.rfind(" ", start + 1, space)
             end = space if space > start else end
         yield text[start:end]
         start = end

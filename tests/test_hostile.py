@@ -83,3 +83,37 @@ def test_the_session_list_has_a_row_for_every_file_it_cannot_read(tmp_path: Path
     assert fifo["problem"].endswith(": a FIFO, not a file to read") and fifo["agent"] == CODEX
     assert zero["problem"].endswith(": a device, not a file to read")
     assert len(rows) == 2 * len(CORPUS) + 2  # the Claude folder lists regular files only
+
+
+def test_every_help_prints() -> None:
+    from compaction_inspector.tui.cli import COMMANDS as NAMES
+
+    for argv in (["--help"], *([name, "--help"] for name in NAMES)):
+        outcome = run_cli(argv)
+        assert (outcome.crash, outcome.code) == (None, 0), argv
+        assert "usage: compaction-inspector" in outcome.out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--write", ""], "no file name given"),
+        (["--strategy", "microcompact", "--now", "notatime"], "now must be an ISO 8601 time"),
+    ],
+)
+def test_options_without_a_meaning_are_refused(tmp_path: Path, argv: list[str], said: str) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(CORPUS["claude-mixed-timestamps.jsonl"])
+    strategy = [] if "--strategy" in argv else ["--strategy", "trim"]
+    outcome = run_cli(["compact", str(target), *strategy, *argv])
+    assert (outcome.crash, outcome.code) == (None, 2) and said in outcome.err
+
+
+def test_times_with_and_without_a_zone_are_compared(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(CORPUS["claude-mixed-timestamps.jsonl"])
+    for now in ("2025-01-01T00:00:00", "2026-01-01T06:00:00+00:00"):
+        argv = ["compact", str(target), "--strategy", "microcompact", "--idle-gap-minutes", "5", "--now", now]
+        outcome = run_cli(argv)
+        check(outcome, argv)
+        assert outcome.code == 0

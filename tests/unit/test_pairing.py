@@ -117,3 +117,27 @@ def test_walking_the_steps_lets_go_of_all_but_the_latest() -> None:
     held = [s for s in steps.steps if {"messages", "before", "diff"} & set(s.__dict__)]
     assert held == steps.steps[-1:]
     assert steps.steps[1].messages == (msgs[3], msgs[4])  # asked again, made again
+
+
+class Counted(list[Message]):
+    """A request that counts how often its messages are read."""
+
+    reads = 0
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        Counted.reads += 1
+        return super().__getitem__(i)
+
+
+def test_unanswered_calls_are_answered_with_each_message_read_a_few_times() -> None:
+    """5,000 calls of one response, none answered: every one gets its error result after
+    the turn, and repair reads each message a bounded number of times (it read the turn
+    again for every call)."""
+    n = 5000
+    msgs = Counted([u(), *(call(f"t{i}", id="A") for i in range(n))])
+    Counted.reads = 0
+    fixed = repair(msgs, check(msgs))
+    assert Counted.reads <= 10 * len(msgs)
+    assert len(fixed) == n + 2 and fixed[-1].is_synthetic
+    assert [b.tool_use_id for b in fixed[-1].blocks] == [f"t{i}" for i in range(n)]
+    assert all(b.text == MISSING_RESULT_TEXT for b in fixed[-1].blocks)

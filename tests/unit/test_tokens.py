@@ -1,3 +1,6 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
 from compaction_inspector.core.model import Block, Message, Usage
 from compaction_inspector.core.tokens import TokenCounter, chars4, make_counter, reported_usage
 from tests.helpers import a, u
@@ -112,3 +115,28 @@ def test_only_the_latest_derived_messages_and_short_texts_are_remembered() -> No
     encoded.clear()
     assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6
     assert encoded == ["a", "b", "c"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["word", " ", "  ", "\n", "x" * 50, "12345", "é", ".,;", "\t", "Ω"]), max_size=400
+    )
+)
+def test_a_long_text_counts_the_same_in_slices(parts: list[str]) -> None:
+    """Slices are cut before a space, where the encoder splits too, so the count is the
+    whole text's; a cut with no space to take moves it by a few tokens at most
+    (tokens._SLICE made small so every text is sliced)."""
+    from compaction_inspector.core import tokens
+
+    text = "".join(parts)
+    encoding = tokens._load_encoding("cl100k_base")
+    old = tokens._SLICE
+    tokens._SLICE = 40
+    try:
+        slices = list(tokens._slices(text))
+    finally:
+        tokens._SLICE = old
+    assert "".join(slices) == text and all(len(s) <= 40 for s in slices)
+    hard = sum(1 for s in slices[1:] if not s.startswith(" "))
+    total = sum(len(encoding.encode_ordinary(s)) for s in slices)
+    assert abs(total - len(encoding.encode_ordinary(text))) <= 3 * hard
