@@ -121,3 +121,36 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
             "The file was truncated or replaced: read again from the start",
             "The file was deleted: what was read stays shown",
         ]
+
+
+def test_an_in_place_rewrite_is_read_again_and_said(tmp_path: Path) -> None:
+    """Same inode, longer content: the stale messages go and the new ones are all read."""
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(LINES[:20]))
+    follower = Follower(f, load(f))
+    with open(f, "r+") as out:  # rewritten where it is, from other lines, and longer
+        out.write("".join(LINES[20:45]))
+    session, reloaded = follower.poll()  # type: ignore[misc]
+    assert reloaded and uuids(session) == uuids(load(f))
+    assert follower.event == "The file was rewritten in place: read again from the start"
+
+
+def test_a_same_size_rewrite_and_an_emptied_file_are_said(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(LINES[:20]))
+    follower = Follower(f, load(f))
+    size = f.stat().st_size
+    f.write_text("".join(LINES[20:])[:size].rsplit("\n", 1)[0].ljust(size - 1) + "\n")
+    assert f.stat().st_size == size
+    update = follower.poll()
+    assert update is not None and update[1] and follower.event is not None
+    kept = follower.session
+    with open(f, "r+") as out:
+        out.truncate(0)
+    assert follower.poll() is None and follower.session is kept  # what was read stays shown
+    assert follower.event is not None and follower.event.startswith("The file was truncated")
+    follower.event = None
+    assert follower.poll() is None and follower.event is None  # still empty: said once
+    f.write_text("".join(LINES[:5]))  # written again: read whole, not appended to the old
+    session, reloaded = follower.poll()  # type: ignore[misc]
+    assert reloaded and uuids(session) == uuids(load(f))
