@@ -118,7 +118,7 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
         f.unlink()
         app.poll_follow()
         assert notices == [
-            "The file was truncated or replaced: read again from the start",
+            "The file was truncated: read again from the start",
             "The file was deleted: what was read stays shown",
         ]
 
