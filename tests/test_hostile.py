@@ -22,6 +22,7 @@ CI_MUTANTS = 40
 def commands(target: Path, memory: Path) -> list[list[str]]:
     return [
         *([c[0], str(target), *c[1:]] for c in COMMANDS),
+        ["compact", str(target), "--strategy", "hysteresis", "--write", str(memory / "out.jsonl"), "--force"],
         ["checkpoint", str(target), "--memory-dir", str(memory)],
         ["checkpoint", str(target), "--detect", "--memory-dir", str(memory)],
     ]

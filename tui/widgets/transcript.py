@@ -308,7 +308,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if links:
             parts.append(Segment("  " + " ".join(links), Style(color="cyan")))
         if m.id and m.role == "assistant":
-            parts.append(Segment(f"  {_short_id(m.id)}", Style(color="bright_black", dim=True)))
+            parts.append(Segment(f"  {visible(_short_id(m.id))}", Style(color="bright_black", dim=True)))
         if e.sidechain:
             parts.append(Segment("  sub-agent", SIDE_STYLE))
         if e.fate in REMOVED or e.fate in ADDED:
