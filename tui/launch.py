@@ -13,9 +13,14 @@ from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
+from compaction_inspector.core.text import visible
 from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
+
+
+def _say(text: str) -> None:
+    print(visible(text), file=sys.stderr)
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -25,7 +30,7 @@ def run_app(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         if args.config:  # a file named on the command line must be right
-            print(f"compaction-inspector: {exc}", file=sys.stderr)
+            _say(f"compaction-inspector: {exc}")
             return 2
         config, warning = Config(), f"{exc} — using the defaults"
     try:
@@ -38,7 +43,7 @@ def run_app(args: argparse.Namespace) -> int:
             overhead_tokens=args.overhead_tokens,
         )
     except (ConfigError, ValueError) as exc:
-        print(f"compaction-inspector: {exc}", file=sys.stderr)
+        _say(f"compaction-inspector: {exc}")
         return 2
     note = None
     browse = None
@@ -62,7 +67,7 @@ def run_app(args: argparse.Namespace) -> int:
         try:
             check_readable(args.file)
         except LoadError as exc:
-            print(f"compaction-inspector: {args.file}: {exc}", file=sys.stderr)
+            _say(f"compaction-inspector: {args.file}: {exc}")
             return 2
     from compaction_inspector.tui.app import InspectorApp
 

@@ -115,3 +115,33 @@ def test_a_folder_or_no_file_opens_the_session_browser_where_there_are_sessions(
     assert cli.main([]) == 0
     assert [agent for agent, _ in seen["browse"]] == ["claude-code", "codex"]
     assert seen["config"].window.context_window == 200_000  # not the sample's demo window
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe not utf-8",
+        b"a: " + b"[" * 3000,
+        b"'[/bold]': 1\n",
+        b"overhead_tokens: " + b"9" * 401,
+    ],
+)
+def test_a_working_directory_config_that_cannot_be_used_opens_with_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compaction.yaml").write_bytes(content)
+    seen = capture(monkeypatch)
+    assert cli.main(["--sample"]) == 0
+    assert "compaction.yaml" in seen["warning"] and seen["warning"].endswith("using the defaults")
+
+
+def test_a_named_config_that_cannot_be_read_is_an_error_named_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "c\x1b]0;x\x07.yaml"
+    bad.write_bytes(b"\xff")
+    capture(monkeypatch)
+    assert cli.main(["--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "is not UTF-8 text" in err and "\x1b" not in err and "c␛]0;x␇.yaml" in err
