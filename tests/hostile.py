@@ -506,15 +506,15 @@ def _corpus() -> dict[str, bytes]:
 CORPUS = _corpus()
 
 
-def mutants(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
-    """`count` files derived from the bundled samples, each a seeded mutation: a line
-    dropped, doubled or swapped, a value given the wrong type, a number made huge, an
-    escape or markup put into a string, bytes flipped."""
+def mutants(seed: int, count: int, sources: dict[str, bytes] | None = None) -> Iterator[tuple[str, bytes]]:
+    """`count` files derived from `sources` (default the bundled samples), each a seeded
+    mutation: a line dropped, doubled or swapped, a value given the wrong type, a number
+    made huge, an escape or markup put into a string, bytes flipped."""
     rng = random.Random(seed)
-    samples = sorted(names())
+    sources = sources or {name: path(name).read_bytes() for name in names()}
     for n in range(count):
-        name = rng.choice(samples)
-        data = path(name).read_bytes()
+        name = rng.choice(sorted(sources))
+        data = sources[name]
         for _ in range(rng.randint(1, 4)):
             data = _mutate(rng, data)
         yield f"mutant-{seed}-{n}-{name}", data
