@@ -151,7 +151,9 @@ def _action_items(messages: Sequence[Message]) -> list[tuple[bool, str]]:
 
 
 def build(session: Session, at: int | None = None) -> Checkpoint:
-    """A checkpoint of the session as it stood at message `at` (default the last)."""
+    """A checkpoint of the session as it stood at message `at` (default the last): the
+    heading names message #at, numbered from 0 as everywhere else; the count says how
+    many messages the session held then (at + 1)."""
     messages = session.messages
     if not messages:
         raise ValueError("the session has no messages to checkpoint")
@@ -191,7 +193,7 @@ def build(session: Session, at: int | None = None) -> Checkpoint:
                     )
     return Checkpoint(
         time=when.strftime("%H:%M"),
-        message_number=at + 1,
+        message_number=at,  # the message's number as the app and every command show it
         topic=one_line(str(title), 120) if title else first,
         goal=latest,
         session_id=session.session_id,

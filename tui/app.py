@@ -836,11 +836,17 @@ class InspectorApp(App[None]):
         from compaction_inspector.core.checkpoint import append_checkpoint
 
         view = self.query_one("#before", TranscriptView)
-        at = (
-            view.current.index
-            if view.current and view.current.index is not None
-            else len(self.session.messages) - 1
-        )
+        entry = view.current
+        if entry is not None and entry.origin is None:  # a summary or marker a step made
+            self.notify(
+                "This message was made by the step, not written in the transcript: "
+                "put the cursor on one of the transcript's messages",
+                title="Checkpoint not written",
+                severity="warning",
+            )
+            return
+        # the message's place in the transcript, whatever a step shows around it
+        at = entry.origin if entry is not None and entry.origin is not None else len(self.session.messages) - 1
         try:
             path, checkpoint = append_checkpoint(self.session, self.export_dir / "memory", at=at)
         except (OSError, ValueError) as exc:

@@ -616,3 +616,27 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         await pilot.press("o")
         await pilot.pause()
         assert plain.own is None
+
+
+async def test_a_checkpoint_names_the_message_under_the_cursor_as_the_screen_numbers_it(
+    tmp_path: Path,
+) -> None:
+    """After a step the list holds the step's messages: `m` on #54 checkpoints message
+    #54 of the transcript (54 is its number on screen), and a summary the step made is
+    no message of the transcript."""
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "n")
+        await settle(pilot)
+        view = app.query_one("#before", TranscriptView)
+        view.set_cursor(next(k for k, e in enumerate(view.entries) if e.origin == 54))
+        await pilot.press("m")
+        await settle(pilot)
+        [day] = list((tmp_path / "memory").glob("*.md"))
+        text = day.read_text()
+        assert "— Message #54\n" in text and "**Messages this session:** 55" in text
+        view.set_cursor(next(k for k, e in enumerate(view.entries) if e.origin is None))
+        await pilot.press("m")
+        await settle(pilot)
+        assert day.read_text() == text

@@ -22,7 +22,7 @@ from tests.helpers import call, result, u
 
 def test_sample_checkpoint_is_filled_from_the_session() -> None:
     c = build(load(path()))
-    assert c.message_number == 65 and c.message_count == 65
+    assert c.message_number == 64 and c.message_count == 65  # message #64, the 65th
     assert c.topic == "Fix tinyparse '=' in values, quotes, multi-line values"
     assert c.goal == "End the value. And please document multi-line values in the README."
     assert c.session_id == "7f3c2a91-5b8e-4d1a-9c6f-2e4b8a1d0c55"
@@ -55,7 +55,7 @@ def test_unanswered_questions_are_open() -> None:
 def test_render_matches_the_protocol_and_round_trips() -> None:
     c = build(load(path()))
     text = c.render()
-    assert text.splitlines()[0] == f"## Checkpoint [{c.time}] — Message #65"
+    assert text.splitlines()[0] == f"## Checkpoint [{c.time}] — Message #64"
     for section in (
         "Session Context",
         "Decisions Made",
