@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,11 @@ def test_the_session_list_has_a_row_for_every_file_it_cannot_read(tmp_path: Path
     assert len(rows) == 2 * len(CORPUS) + 2  # the Claude folder lists regular files only
 
 
+def test_the_version_prints() -> None:
+    outcome = run_cli(["--version"])
+    assert (outcome.code, outcome.out) == (0, f"compaction-inspector {version('compaction-inspector')}\n")
+
+
 def test_every_help_prints() -> None:
     from compaction_inspector.tui.cli import COMMANDS as NAMES
 
@@ -100,6 +106,10 @@ def test_every_help_prints() -> None:
     [
         (["--write", ""], "no file name given"),
         (["--strategy", "microcompact", "--now", "notatime"], "now must be an ISO 8601 time"),
+        (
+            ["--strategy", "trim", "--thresholds", "1,2,3"],
+            "--thresholds is an option of hysteresis, not of trim",
+        ),
     ],
 )
 def test_options_without_a_meaning_are_refused(tmp_path: Path, argv: list[str], said: str) -> None:

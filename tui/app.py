@@ -846,7 +846,8 @@ class InspectorApp(App[None]):
             )
             return
         # the message's place in the transcript, whatever a step shows around it
-        at = entry.origin if entry is not None and entry.origin is not None else len(self.session.messages) - 1
+        last = len(self.session.messages) - 1
+        at = entry.origin if entry is not None and entry.origin is not None else last
         try:
             path, checkpoint = append_checkpoint(self.session, self.export_dir / "memory", at=at)
         except (OSError, ValueError) as exc:

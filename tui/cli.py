@@ -19,6 +19,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import version
 from typing import Any, NoReturn, TextIO
 
 from compaction_inspector.core.analysis import analyze, message_fields
@@ -114,9 +115,7 @@ def _add_policy(p: argparse.ArgumentParser) -> None:
             dest = f"{strategy.config_key}.{s.name}"
             text = s.option.help.replace("%", "%%")  # argparse formats help with %
             if s.option.kind == "bool":
-                group.add_argument(
-                    s.flag, dest=dest, action="store_const", const=not s.default, help=text
-                )
+                group.add_argument(s.flag, dest=dest, action="store_const", const=not s.default, help=text)
             else:
                 group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)
 
@@ -127,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See how LLM agent transcripts are compacted. With no command, open FILE "
         "in the app (a bundled sample without it); `open FILE` reaches a file named like a command.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
     sub = parser.add_subparsers(dest="command", required=True)
     settings, source, as_json = _settings(), _source(), _json()
     p = sub.add_parser("open", parents=[_source("?"), settings], help="open the app (the default command)")
@@ -203,13 +203,19 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _with_flags(config: Config, args: argparse.Namespace) -> Config:
-    """The config with every strategy option given on the command line."""
+    """The config with every strategy option given on the command line. An option of a
+    strategy the command does not run is refused, naming whose it is."""
+    used = {args.strategy, getattr(args, "compare", None)}
+    if getattr(args, "checkpoints", False):
+        used.add(hysteresis.NAME)  # its lowest threshold places checkpoints
     for name, strategy in REGISTRY.items():
         values: dict[str, Any] = {}
         for s in strategy.settings:
             given = getattr(args, f"{strategy.config_key}.{s.name}", None)
             if given is None:
                 continue
+            if name not in used:
+                raise UsageError(f"{s.flag} is an option of {name}, not of {args.strategy}")
             try:
                 values[s.name] = given if isinstance(given, bool) else s.parse(given)
             except OptionError as exc:
@@ -452,7 +458,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     heap.configure()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in (*COMMANDS, "-h", "--help"):
+    if not argv or argv[0] not in (*COMMANDS, "-h", "--help", "--version"):
         argv.insert(0, "open")
     args = build_parser().parse_args(argv)
     try:

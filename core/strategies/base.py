@@ -215,9 +215,10 @@ class AtPointPlan:
     stored: None = None
 
     @staticmethod
-    def of(segment: Segment, end: int, point: int) -> AtPointPlan:
+    def of(segment: Segment, end: int, point: int | None) -> AtPointPlan:
+        """`point` None: the agent's rule leaves none in this window, so it never fires."""
         tokens = segment.prefix[end]
-        fires = segment.meter(end).tokens(tokens) >= point
+        fires = point is not None and segment.meter(end).tokens(tokens) >= point
         return AtPointPlan(tokens, end, fires, exact=not fires)
 
     def titles(self) -> tuple[str, ...]:

@@ -64,7 +64,7 @@ class ClaudeCodeOptions:
 class ClaudeCodeStats:
     strategy: str = NAME
     triggered: bool
-    point: int
+    point: int | None  # None: the window is too small for Claude Code's rule
     tokens_before: int
     tokens_after: int
     messages_before: int
@@ -80,8 +80,11 @@ class ClaudeCodeStats:
         return dataclasses.asdict(self)
 
 
-def point(options: ClaudeCodeOptions, context: Context) -> int:
-    return options.auto_compact_tokens or context.window.usable - BELOW_EFFECTIVE
+def point(options: ClaudeCodeOptions, context: Context) -> int | None:
+    """Where it compacts: the option, else 13,000 under the usable window; None when
+    the window is too small for that rule to leave a point."""
+    at = options.auto_compact_tokens or context.window.usable - BELOW_EFFECTIVE
+    return at if at > 0 else None
 
 
 def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
@@ -89,7 +92,8 @@ def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = 
 
 
 def _fires(options: ClaudeCodeOptions, tokens: int, context: Context, humans: int) -> bool:
-    return tokens >= point(options, context)
+    at = point(options, context)
+    return at is not None and tokens >= at
 
 
 def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> CompactionResult:
@@ -111,6 +115,15 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
         files_reread=0,
         too_long=False,
     )
+    if at is None:
+        steps.add(
+            "Not triggered",
+            f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
+            f"compacts {BELOW_EFFECTIVE:,} tokens under the usable window. Set auto_compact_tokens "
+            "to try its compaction in a window this small.",
+            messages,
+        )
+        return finish(NAME, steps, stats)
     if before < at:
         steps.add("Not triggered", f"{before:,} tokens are under the auto-compact point of {at:,}.", messages)
         return finish(NAME, steps, stats)

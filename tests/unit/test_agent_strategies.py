@@ -86,3 +86,12 @@ def test_a_replay_under_claude_code_compacts_and_builds_on_its_result() -> None:
     assert all(e.event is not None and e.event.titles == ("Auto-compact",) for e in events)
     # persisted: the requests after it build on the compacted history, under the point again
     assert [p.tokens_before for p in replay.points if p.round == 9] == [692]
+
+
+def test_claude_code_says_a_window_too_small_for_its_rule_has_no_point() -> None:
+    """9,000 usable less Claude Code's 13,000 is no point at all: it never fires, and says why."""
+    result = run("claude-code", session(), None, CONTEXT)
+    assert [s.title for s in result.steps] == ["Not triggered"]
+    assert result.steps[0].explanation.startswith("A usable window of 9,000 leaves no auto-compact point")
+    assert result.stats.point is None and result.stats.triggered is False
+    assert simulate(session(), Policy("claude-code"), CONTEXT).totals.compactions == 0
