@@ -37,6 +37,12 @@ def pressure_text(pressure: float, width: int = 40) -> Text:
     return bar
 
 
+def _cut(text: Text) -> Text:
+    """A cell that stays on one line, cut with an ellipsis when its column gives way."""
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text
+
+
 def print_analysis(a: Analysis, out: Console | None = None) -> None:
     out = out or console()
     s = a.session
@@ -182,8 +188,10 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
             )
         )
         table = Table(show_edge=False, pad_edge=False)
-        for column in ("round", "sent", "reported", "before", "after", "pressure", "event"):
-            table.add_column(column, justify="left" if column in ("pressure", "event") else "right")
+        # figures and the bar never wrap or shrink; the event takes what is left, cut
+        for column in ("round", "sent", "reported", "before", "after", "pressure"):
+            table.add_column(column, justify="left" if column == "pressure" else "right", no_wrap=True)
+        table.add_column("event")  # the one column that gives way: its text is cut, not wrapped
         for p in sim.points:
             event = ""
             if p.event is not None:
@@ -197,7 +205,7 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
                 f"{p.tokens_before:,}",
                 f"{p.tokens_after:,}",
                 pressure_text(p.pressure_after, 10),
-                safe(one_line(event, 60)),
+                _cut(safe(one_line(event, 60))),
             )
         out.print(table)
 
@@ -252,31 +260,34 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
     out = out or console()
     where = "; ".join(f"{agent}: {root}" for agent, root in places)
     out.print(safe(f"{counted(len(rows), 'session')} ({where})", style="bold"))
+    # One line a session, what tells sessions apart first: the title (cut to fit), the
+    # peak prompt and its share of the window, compactions, the time; as the terminal
+    # narrows, the columns that matter least go first.
+    columns = [  # (head, cells, kept before the columns of a higher number)
+        ("peak", [(f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—")
+                  + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else "") for r in rows], 0),
+        ("compactions", [str(r.compactions) for r in rows], 1),
+        ("messages", [f"{r.messages:,}" for r in rows], 3),
+        ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),
+        ("last activity", [(r.last_activity or "")[:16].replace("T", " ") for r in rows], 2),
+        ("agent", [r.agent for r in rows], 5),
+        ("project", [one_line(r.project, 30) for r in rows], 6),
+    ]  # fmt: skip
+    title_min = 20
+
+    def width(cs: list[tuple[str, list[str], int]]) -> int:
+        return title_min + sum(max([len(h), *map(len, v)]) + 3 for h, v, _ in cs)
+
+    while len(columns) > 1 and width(columns) > out.width:
+        columns.remove(max(columns, key=lambda c: c[2]))
     table = Table(show_edge=False, pad_edge=False)
-    for column in (
-        "last activity",
-        "agent",
-        "project",
-        "title",
-        "messages",
-        "rounds",
-        "peak context",
-        "compactions",
-    ):
-        table.add_column(
-            column,
-            justify="right" if column in ("messages", "rounds", "peak context", "compactions") else "left",
-        )
-    for r in rows:
-        peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
-        table.add_row(
-            safe((r.last_activity or "")[:16].replace("T", " ")),
-            safe(r.agent),
-            safe(one_line(r.project, 30)),
-            safe(one_line(r.problem or r.title, 50), style="red" if r.problem else ""),
-            f"{r.messages:,}",
-            f"{r.api_rounds:,}",
-            peak,
-            str(r.compactions),
-        )
+    table.add_column(
+        "title", width=max(title_min, min(50, out.width - width(columns) + title_min)), no_wrap=True
+    )
+    for head, _, _ in columns:
+        table.add_column(head, justify="left" if head in ("last activity", "agent", "project") else "right",
+                         no_wrap=True, overflow="ellipsis")  # fmt: skip
+    for n, r in enumerate(rows):
+        title = _cut(safe(one_line(r.problem or r.title, 50), style="red" if r.problem else ""))
+        table.add_row(title, *(safe(cells[n]) for _, cells, _ in columns))
     out.print(table)
