@@ -32,7 +32,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"3.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"4.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 
 
 @dataclass(frozen=True)
@@ -176,13 +176,20 @@ def scan(found: Found) -> Row:
     messages = session.messages
     first = next((m for m in messages if m.is_human), None)
     named = session.metadata.get("title")
-    # a format without timestamps (Codex's are on its lines, not its messages): the file's time
-    stamps = [m.timestamp for m in messages if m.timestamp] or [_iso(st.st_mtime)]
+    # the messages' own times, else the span a proxy log records, else the file's time
+    stamps = (
+        [m.timestamp for m in messages if m.timestamp]
+        or [t for t in (session.metadata.get("started"), session.metadata.get("ended")) if isinstance(t, str)]
+        or [_iso(st.st_mtime)]
+    )
     prompts = [r.prompt_tokens for r in responses(session)]
     return Row(
         path=str(found.path),
         agent=session.format if found.agent == FOLDER else found.agent,
-        project=found.project,
+        # where the session ran, as it records it (Codex's folders are dates)
+        project=str(session.metadata["cwd"])
+        if found.agent != CLAUDE_CODE and session.metadata.get("cwd")
+        else found.project,
         title=title(str(named), 80) if named else title(first.text, 80) if first else "(no prompt)",
         started=min(stamps) if stamps else None,
         last_activity=max(stamps) if stamps else None,

@@ -468,7 +468,7 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path)
         16165,
         None,
     )
-    assert rows["rollout-1.jsonl"]["agent"] == "codex" and rows["rollout-1.jsonl"]["project"] == "2026/11/20"
+    assert rows["rollout-1.jsonl"]["agent"] == "codex" and rows["rollout-1.jsonl"]["project"] == "/home/dev/webapp"  # its cwd, not the date folder
     assert rows["notes.jsonl"]["problem"].startswith("not a transcript")
     assert (tmp_path / "cache" / "sessions.json").is_file()
     again = subprocess.run(

@@ -783,6 +783,7 @@ class InspectorApp(App[None]):
         except (OSError, ConfigError) as exc:
             self.notify(str(exc), title="Not saved", severity="error")
             return
+        self.config = dataclasses.replace(self.config, source=str(target))  # the next save updates that file
         self.notify(f"Saved to {target}", title="Config saved", timeout=4)
 
     def export_stem(self) -> Path:

@@ -10,6 +10,7 @@ import hashlib
 import itertools
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -180,12 +181,19 @@ def _from_records(
         _no_request(request, codex.FORMAT)
         return codex.load(records, path)
     bodies: list[Body] = []
+    times: list[str] = []
     for number, value in records.items:
         body = _body(value)
         if body is not None:
             bodies.append((number, body, _response_usage(value)))
+            times += [t] if (t := _request_time(value)) else []
     if bodies:
-        return _from_bodies(bodies, records.diagnostics, path, request)
+        session = _from_bodies(bodies, records.diagnostics, path, request)
+        if times:  # when the log's requests were made: the session's span
+            session = replace(
+                session, metadata={**session.metadata, "started": min(times), "ended": max(times)}
+            )
+        return session
     if all("role" in d for d in sample):
         _no_request(request, plain.FORMAT)
         session = Session(messages=tuple(plain.messages(dicts)), format=plain.FORMAT, path=path)
@@ -207,6 +215,14 @@ def _body(value: Any) -> dict[str, Any] | None:
                 return None
         return body if isinstance(body, dict) and isinstance(body.get("messages"), list) else None
     return value if isinstance(value.get("messages"), list) else None
+
+
+def _request_time(record: Any) -> str | None:
+    """When a proxy log's request was made (its epoch seconds), as ISO 8601 UTC."""
+    when = as_dict(as_dict(record).get("request")).get("timestamp")
+    if isinstance(when, int | float) and not isinstance(when, bool) and 0 < when < 32_503_680_000:
+        return datetime.fromtimestamp(when, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return None
 
 
 def _response_usage(record: Any) -> Usage | None:

@@ -150,7 +150,20 @@ def load(records: Records, path: str | None) -> Session:
         else:
             pending_usage = usage
 
+    stamped = 0  # messages before this have their line's time
+    stamp: str | None = None
+
+    def date_new() -> None:
+        """The messages the last line made carry its time (the rollout times lines, not messages)."""
+        nonlocal stamped
+        if stamp is not None:
+            for i in range(stamped, len(messages)):
+                messages[i] = replace(messages[i], timestamp=stamp)
+        stamped = len(messages)
+
     for number, record in iter_dicts(records):
+        date_new()
+        stamp = record["timestamp"] if isinstance(record.get("timestamp"), str) else None
         kind = record.get("type")
         payload = as_dict(record.get("payload"))
         if kind == "session_meta":
@@ -226,6 +239,7 @@ def load(records: Records, path: str | None) -> Session:
             assistant(number, (Block("text", text=f"[web search: {query}]"),))
         else:
             skipped.add(f"response_item/{item}")
+    date_new()
     name_compactions(messages, compactions)
     return Session(
         messages=tuple(messages),

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.sessions import CLAUDE_CODE, FOLDER, Index, find, subagent_file
+from compaction_inspector.core.sessions import CLAUDE_CODE, CODEX, FOLDER, Index, find, subagent_file
 from compaction_inspector.sample_sessions import path
 
 
@@ -78,3 +78,26 @@ def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> No
         "a FIFO, not a file to read"
     )
     assert problems["deep.jsonl"] is not None
+
+
+def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path: Path) -> None:
+    """A rollout copied today keeps its own times and its cwd, not the file's time and
+    the date folder; a proxy log's span is its requests' times."""
+    day = tmp_path / "sessions" / "2026" / "06" / "18"
+    day.mkdir(parents=True)
+    (day / "rollout-x.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
+    [row] = Index(tmp_path / "index.json").rows(find([(CODEX, tmp_path / "sessions")]))
+    assert (row.project, row.started, row.last_activity) == (
+        "/home/dev/webapp", "2026-11-20T16:40:06.000Z", "2026-11-20T16:41:18.000Z",
+    )  # fmt: skip
+    body = json.loads(path("anthropic_request.json").read_text())
+    log = tmp_path / "logs" / "proxy.jsonl"
+    log.parent.mkdir()
+    log.write_text(
+        "".join(
+            json.dumps({"request": {"timestamp": t, "body": body}}) + "\n"
+            for t in (1781514968.751, 1781515286.74)
+        )
+    )
+    [row] = Index(tmp_path / "index2.json").rows(find([(FOLDER, tmp_path / "logs")]))
+    assert (row.started, row.last_activity) == ("2026-06-15T09:16:08.751Z", "2026-06-15T09:21:26.740Z")
