@@ -468,7 +468,8 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path)
         16165,
         None,
     )
-    assert rows["rollout-1.jsonl"]["agent"] == "codex" and rows["rollout-1.jsonl"]["project"] == "/home/dev/webapp"  # its cwd, not the date folder
+    rollout = rows["rollout-1.jsonl"]
+    assert (rollout["agent"], rollout["project"]) == ("codex", "/home/dev/webapp")  # its cwd, not its folder
     assert rows["notes.jsonl"]["problem"].startswith("not a transcript")
     assert (tmp_path / "cache" / "sessions.json").is_file()
     again = subprocess.run(
