@@ -736,7 +736,10 @@ class InspectorApp(App[None]):
 
     def key_escape(self) -> None:
         box = self.query_one("#search", Input)
-        if not box.has_class("hidden"):
+        focused = self.focused
+        if focused is not None and self.query_one(StrategyPanel) in focused.ancestors:
+            self.query_one("#before", TranscriptView).focus()  # out of the options form: keys are keys again
+        elif not box.has_class("hidden"):
             box.add_class("hidden")
             self.query_one("#before", TranscriptView).focus()
         elif self._parents:  # back from a sub-agent to the session that started it
@@ -867,7 +870,20 @@ class InspectorApp(App[None]):
             self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self, self.config.keys))
+        """The keys of the screen in front: the session list's, or a session's."""
+        if self.browser is not None and self.screen is self.browser:
+            keys = [*SessionBrowser.BINDINGS, *(b for b in self.BINDINGS if b.id == "help")]
+            more = [
+                ("any letter", "Filter the list by title, project, model or agent"),
+                ("backspace, escape", "Take a letter off the filter; clear it"),
+                ("up, down", "Move through the sessions"),
+                ("enter", "Open the session (in the filter: the only match, or the list)"),
+            ]
+            self.push_screen(HelpScreen(keys, self.config.keys, more, legend=""))
+            return
+        more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
+        keys = [b for b in (*self.BINDINGS, *TranscriptView.BINDINGS) if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(keys, self.config.keys, more))
 
     # --- follow mode ---------------------------------------------------------------------------
 

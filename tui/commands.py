@@ -1,4 +1,5 @@
-"""Command-palette entries for every strategy, preset, export and view toggle."""
+"""Command-palette entries for every strategy, preset, export and view toggle; on the
+session list, a sort by each column shown."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from compaction_inspector.core.config import PRESETS
 from compaction_inspector.core.strategies import REGISTRY
+from compaction_inspector.tui.screens.browser import SessionBrowser
 
 if TYPE_CHECKING:
     from compaction_inspector.tui.app import InspectorApp
@@ -16,7 +18,14 @@ if TYPE_CHECKING:
 
 class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
+        """The commands of the screen the palette was opened on."""
         app: InspectorApp = self.app  # type: ignore[assignment]
+        screen = self.screen
+        if isinstance(screen, SessionBrowser):
+            return [
+                (f"Sort sessions by {label}", "Again to reverse the order", partial(screen.sort_by, key))
+                for label, key, _ in screen.columns
+            ] + [("Help: keys", "Every key of the session list", partial(app.run_action, "help"))]
         out: list[tuple[str, str, object]] = [
             (
                 f"Strategy: {s.label}",

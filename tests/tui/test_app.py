@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
 from compaction_inspector.core.pressure import Window
@@ -316,6 +316,13 @@ async def test_help_and_palette(tmp_path: Path) -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert app.screen.__class__.__name__ == "HelpScreen"
+        keys = app.screen.query_one(DataTable)
+        named = [str(keys.get_row_at(i)[0]) for i in range(keys.row_count)]
+        for key in ("down, j", "up, k", "enter, space", "right square bracket", "left curly bracket",
+                    "escape", "q", "o", "c", "m"):  # fmt: skip
+            assert key in named, key
+        legend = str(app.screen.query_one("#help-legend").render())
+        assert all(mark in legend for mark in "◆⚑✂≈−+~⇢•")
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("ctrl+p")
@@ -640,3 +647,17 @@ async def test_a_checkpoint_names_the_message_under_the_cursor_as_the_screen_num
         await pilot.press("m")
         await settle(pilot)
         assert day.read_text() == text
+
+
+async def test_escape_leaves_the_options_form_so_keys_are_keys_again(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        field = app.query_one("#opt-target", Input)
+        field.focus()
+        await pilot.press("5", "0")
+        before = field.value
+        await pilot.press("escape", "n")
+        await settle(pilot)
+        assert field.value == before and not field.has_focus
+        assert app.step_index == 0  # n stepped, it did not go into the field

@@ -34,7 +34,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def titles(app: InspectorApp) -> list[str]:
     table = app.screen.query_one(DataTable)
-    return [str(table.get_row_at(i)[5]) for i in range(table.row_count)]
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
 async def until_listed(pilot: object, app: InspectorApp) -> None:
@@ -61,7 +61,7 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         table.focus()
-        await pilot.click("#browser-table", offset=(95, 0))  # the title header: sorted by title
+        await pilot.click("#browser-table", offset=(3, 0))  # the title header: sorted by title
         await pilot.pause()
         assert titles(app) == sorted(titles(app))
         target = titles(app).index("Make test_expiry deterministic with a fake clock")
@@ -74,6 +74,68 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
+
+
+async def test_the_browser_by_keyboard_alone(home: Path) -> None:
+    """Enter in the filter opens its one match; backspace and escape edit the filter from
+    the list; F2 and F3 sort; ? lists the browser's own keys."""
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_listed(pilot, app)
+        browser = app.screen
+        box = browser.query_one(Input)
+        await pilot.press(*"fakex")
+        assert box.value == "fakex" and titles(app) == []
+        box.blur()
+        browser.query_one(DataTable).focus()
+        await pilot.press("backspace")  # on the list: a letter off the filter
+        await pilot.pause()
+        assert box.value == "fake" and titles(app) == ["Make test_expiry deterministic with a fake clock"]
+        await pilot.press("escape")  # clears it
+        await pilot.pause()
+        assert box.value == "" and len(titles(app)) == 4
+        await pilot.press("f2")  # from the last activity to the next column: messages, most first
+        await pilot.pause()
+        table = browser.query_one(DataTable)
+        assert browser.sort == "messages" and "messages ▼" in [str(c.label) for c in table.ordered_columns]
+        most = titles(app)[0]
+        await pilot.press("f3")
+        await pilot.pause()
+        assert browser.sort == "messages" and not browser.reverse and titles(app)[-1] == most
+        await pilot.press("question_mark")
+        await pilot.pause()
+        keys = app.screen.query_one(DataTable)
+        does = [str(keys.get_row_at(i)[1]) for i in range(keys.row_count)]
+        assert "Sort by next column" in does and "Next step" not in does
+        await pilot.press("escape")
+        await pilot.press(*"expiry", "enter")  # one match: enter opens it
+        await settle(pilot)
+        assert not isinstance(app.screen, SessionBrowser) and app.path.name == "compacted.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("width", "columns"),
+    [
+        (60, ["title", "peak", "compactions"]),
+        (80, ["title", "peak", "compactions", "last activity"]),
+        (120, ["title", "peak", "compactions", "last activity", "messages", "rounds", "model"]),
+        (200, ["title", "peak", "compactions", "last activity", "messages", "rounds", "model", "agent",
+               "project", "started", "size"]),
+    ],
+)  # fmt: skip
+async def test_the_columns_that_matter_most_stay_as_the_terminal_narrows(
+    home: Path, width: int, columns: list[str]
+) -> None:
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await until_listed(pilot, app)
+        table = app.screen.query_one(DataTable)
+        assert [str(c.label).rstrip(" ▼▲") for c in table.ordered_columns] == columns
+        assert "(9%)" in str(table.get_row_at(0)[1]) or any(
+            "%" in str(table.get_row_at(i)[1]) for i in range(4)
+        )
 
 
 async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tmp_path: Path) -> None:
@@ -106,3 +168,16 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
         await pilot.press("escape")
         await settle(pilot)
         assert app.path == session and app.session is not None and len(app.session.messages) == 3
+
+
+async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_listed(pilot, app)
+        browser = app.screen
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"sort sessions by compactions", "enter")
+        await pilot.pause(0.3)
+        assert isinstance(browser, SessionBrowser) and browser.sort == "compactions"

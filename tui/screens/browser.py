@@ -16,30 +16,52 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.sessions import Found, Index, Row, find
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
+# (label, Row field, width) in the order shown; as the screen narrows, the columns
+# at the end of DROPPED go first. The title takes the width that is left.
 COLUMNS = (
-    ("last activity", "last_activity"),
-    ("started", "started"),
-    ("agent", "agent"),
-    ("model", "model"),
-    ("project", "project"),
-    ("title", "title"),
-    ("messages", "messages"),
-    ("rounds", "api_rounds"),
-    ("peak context", "peak_context_tokens"),
-    ("compactions", "compactions"),
-    ("size", "bytes"),
+    ("title", "title", 0),
+    ("peak", "peak_context_tokens", 14),
+    ("compactions", "compactions", 11),
+    ("last activity", "last_activity", 16),
+    ("messages", "messages", 8),
+    ("rounds", "api_rounds", 6),
+    ("model", "model", 20),
+    ("agent", "agent", 11),
+    ("project", "project", 30),
+    ("started", "started", 16),
+    ("size", "bytes", 8),
 )
+# Dropped first to last as the screen narrows: while the title would be narrower than
+# TITLE_WANT, then the last three only while it would be narrower than TITLE_MIN.
+DROPPED = ("size", "started", "project", "agent", "rounds", "model", "messages", "last activity",
+           "compactions", "peak")  # fmt: skip
+TITLE_WANT, TITLE_MIN = 40, 24
+NUMBERS = frozenset({"peak_context_tokens", "compactions", "messages", "api_rounds", "bytes"})
+
+
+def fitting(width: int) -> list[tuple[str, str, int]]:
+    """The columns a table `width` cells wide shows, the title's width first."""
+    shown = list(COLUMNS)
+    for n, label in enumerate(DROPPED):
+        title = width - sum(w + 2 for _, _, w in shown[1:]) - 4
+        if title >= (TITLE_WANT if n < len(DROPPED) - 3 else TITLE_MIN):
+            break
+        shown = [c for c in shown if c[0] != label]
+    return shown
 
 
 class SessionBrowser(Screen[None]):
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="browser.filter"),
+        Binding("f2", "sort_next", "Sort by next column", id="browser.sort_next"),
+        Binding("f3", "sort_reverse", "Reverse the order", id="browser.sort_reverse"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
     ]
 
@@ -56,6 +78,7 @@ class SessionBrowser(Screen[None]):
         self.rows: list[Row] = []
         self.sort = "last_activity"
         self.reverse = True
+        self.columns: list[tuple[str, str, int]] = []
 
     def compose(self) -> ComposeResult:
         where = "; ".join(f"{agent}: {root}" for agent, root in self.places)
@@ -70,11 +93,30 @@ class SessionBrowser(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
-        table.focus()
+        self.fit_columns()
+        self.query_one(DataTable).focus()
         self.scan()
+
+    def on_resize(self) -> None:
+        if self.fit_columns():
+            self.show()
+
+    def fit_columns(self) -> bool:
+        """Show the columns that fit the screen's width; True when they changed."""
+        columns = fitting(self.size.width)
+        if columns == self.columns:
+            return False
+        self.columns = columns
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        title = max(TITLE_MIN, self.size.width - sum(w + 2 for _, _, w in columns[1:]) - 4)  # the rest
+        for label, key, width in columns:
+            table.add_column(self.heading(label, key), key=key, width=width or title)
+        return True
+
+    def heading(self, label: str, key: str) -> Text:
+        """A column's label, with an arrow on the one the list is sorted by."""
+        return Text(label + ((" ▼" if self.reverse else " ▲") if key == self.sort else ""))
 
     @work(thread=True, exclusive=True, group="browse", description="scan sessions")
     def scan(self) -> None:
@@ -94,7 +136,7 @@ class SessionBrowser(Screen[None]):
         self.query_one(ProgressBar).update(total=max(1, total), progress=done)
         self.rows.append(row)
         if _matches(row, self.query_one(Input).value):
-            self.query_one(DataTable).add_row(*_cells(row), key=row.path)
+            self.query_one(DataTable).add_row(*self.cells(row), key=row.path)
 
     def _scanned(self, rows: list[Row], found: list[Found]) -> None:
         self.rows = rows
@@ -112,8 +154,10 @@ class SessionBrowser(Screen[None]):
         table.clear()
         shown = [r for r in self.rows if _matches(r, wanted)]
         shown.sort(key=lambda r: _sort_key(getattr(r, self.sort)), reverse=self.reverse)
+        for label, key, _ in self.columns:
+            table.columns[ColumnKey(key)].label = self.heading(label, key)
         for r in shown:
-            table.add_row(*_cells(r), key=r.path)
+            table.add_row(*self.cells(r), key=r.path)
         if shown:
             table.move_cursor(row=min(cursor, len(shown) - 1))
 
@@ -122,34 +166,59 @@ class SessionBrowser(Screen[None]):
         self.show()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the filter opens the one session it leaves, else goes to the list."""
         event.stop()
-        self.query_one(DataTable).focus()
+        table = self.query_one(DataTable)
+        if table.row_count == 1:
+            self.post_message(self.Chosen(str(table.coordinate_to_cell_key((0, 0)).row_key.value)))
+        table.focus()
 
     def action_focus_filter(self) -> None:
         self.query_one(Input).focus()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing filters: a printable key on the list goes to the filter."""
+        """Typing filters wherever the focus is: a printable key on the list goes to the
+        filter, backspace takes a letter off it, escape clears it (and leaves the box)."""
         box = self.query_one(Input)
-        if (
-            event.character
-            and event.character.isprintable()
-            and event.character not in "q/"
-            and not box.has_focus
-        ):
+        if event.key == "escape" and (box.value or box.has_focus):
+            box.value = ""
+            self.query_one(DataTable).focus()
+            event.stop()
+        elif box.has_focus:
+            return
+        elif event.key == "backspace" and box.value:
+            box.value = box.value[:-1]
+            event.stop()
+        elif event.character and event.character.isprintable() and event.character not in "q/?":
             box.focus()
             box.insert_text_at_cursor(event.character)
             event.stop()
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        key = str(event.column_key.value)
+    def sort_by(self, key: str) -> None:
+        """Sort by `key` (a Row field), most first, titles A to Z; again reverses it."""
         self.reverse = not self.reverse if key == self.sort else key != "title"
         self.sort = key
         self.show()
 
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def action_sort_next(self) -> None:
+        keys = [key for _, key, _ in self.columns]
+        self.sort_by(keys[(keys.index(self.sort) + 1) % len(keys)] if self.sort in keys else keys[0])
+
+    def action_sort_reverse(self) -> None:
+        self.sort_by(self.sort)
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.post_message(self.Chosen(str(event.row_key.value)))
+
+    def cells(self, r: Row) -> list[Text]:
+        cells = [_cell(r, key) for _, key, _ in self.columns]
+        for cell, (_, key, _) in zip(cells, self.columns, strict=True):
+            cell.justify = "right" if key in NUMBERS else "left"
+        return cells
 
     def on_screen_resume(self) -> None:
         self.query_one(DataTable).focus()
@@ -171,22 +240,16 @@ def _sort_key(value: object) -> tuple[int, object]:
     return (0, "") if value is None else (1, value)
 
 
-def _cells(r: Row) -> list[Text]:
-    """A row's cells, each `Text`: the table would read a string as markup."""
-    peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
-    if r.peak_pressure is not None:
-        peak += f" ({r.peak_pressure:.0%})"
-    title = safe(one_line(r.problem, 60), "red") if r.problem else safe(one_line(r.title, 60))
-    return [
-        safe(_when(r.last_activity)),
-        safe(_when(r.started)),
-        safe(r.agent),
-        safe(one_line(r.model or "", 20)),
-        safe(one_line(r.project, 30)),
-        title,
-        safe(f"{r.messages:,}"),
-        safe(f"{r.api_rounds:,}"),
-        safe(peak),
-        safe(str(r.compactions)),
-        safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB"),
-    ]
+def _cell(r: Row, key: str) -> Text:
+    """One cell of a row, as `Text`: the table would read a string as markup."""
+    if key == "title":
+        return safe(one_line(r.problem, 60), "red") if r.problem else safe(one_line(r.title, 60))
+    if key == "peak_context_tokens":
+        peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
+        return safe(peak + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else ""))
+    if key in ("last_activity", "started"):
+        return safe(_when(getattr(r, key)))
+    if key == "bytes":
+        return safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB")
+    value = getattr(r, key)
+    return safe(f"{value:,}" if isinstance(value, int) else one_line(value or "", 30))

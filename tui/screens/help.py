@@ -2,45 +2,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from compaction_inspector.tui.text import safe
-from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 INTRO = (
     "Compaction Inspector — step through how an agent's context is compacted.\n"
     "Keys can be remapped by id under `keys:` in compaction.yaml. Ctrl+P opens the command palette."
+)
+# what the marks on screen mean, as the transcript, gauge and timeline draw them
+LEGEND = (
+    "In the transcript: − dropped · ≈ summarized · + inserted or a summary · ~ edited or replaced · "
+    "⇢ #N the result of this call · ⇠ #N the call of this result.\n"
+    "On the timeline: █ the policy's pressure · • the compared policy · ◆ a prompt the transcript "
+    "reports · ⚑ the transcript's own compaction · ✂ a compaction of the policy."
 )
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, app: App[None], keymap: Mapping[str, str]) -> None:
-        """`keymap`: the keys remapped by binding id (compaction.yaml's `keys:`)."""
+    def __init__(
+        self,
+        bindings: Sequence[Binding],
+        keymap: Mapping[str, str],
+        more: Sequence[tuple[str, str]] = (),
+        legend: str = LEGEND,
+    ) -> None:
+        """Lists `bindings` (their keys as `keymap`, compaction.yaml's `keys:`, remaps
+        them by id), then the keys `more` names that no binding holds, then `legend`."""
         super().__init__()
-        self.bindings_shown = [*app.BINDINGS, *TranscriptView.BINDINGS]
+        self.bindings_shown = bindings
         self.keymap = keymap
+        self.more = more
+        self.legend = legend
 
     def compose(self) -> ComposeResult:
         # the table scrolls itself (it has the focus), so every row can be reached
         with Vertical(id="help"):
             yield Static(INTRO, id="help-intro")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+            yield Static(self.legend, id="help-legend")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("key", "does", "id")
         for b in self.bindings_shown:
-            if isinstance(b, Binding):
-                key = self.keymap.get(b.id or "", b.key)
-                table.add_row(safe(key_names(key)), safe(b.description), safe(b.id or ""))
+            key = self.keymap.get(b.id or "", b.key)
+            table.add_row(safe(key_names(key)), safe(b.description), safe(b.id or ""))
+        for key, does in self.more:
+            table.add_row(safe(key), safe(does), safe(""))
         table.focus()
 
 
