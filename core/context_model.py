@@ -24,7 +24,7 @@ from __future__ import annotations
 import statistics
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import accumulate
 from typing import Any, Literal
@@ -128,6 +128,14 @@ class Reading:
         if self.estimated_since:
             text += f" + ~{self.estimated_since:,} estimated since"
         return text
+
+    def after(self, tokens: int) -> Reading:
+        """This reading once a step has moved the context to `tokens`: what is outside the
+        messages stays; the messages and attachments hold the rest (attachments first as
+        they were, so a step that removes messages takes them from the messages)."""
+        rest = max(0, tokens - self.overhead)
+        attachments = min(self.attachments, rest)
+        return replace(self, tokens=tokens, messages=rest - attachments, attachments=attachments)
 
     def holds(self) -> str:
         """What the context holds, in words."""

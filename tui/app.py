@@ -458,6 +458,7 @@ class InspectorApp(App[None]):
             caption = f"the transcript's own compaction {self.step_index + 1} of {len(self.own.steps)}"
             note = f"{step.title}: the prompts the responses either side reported"
             tokens = step.tokens_after
+            reading = None  # a reported prompt: the transcript records no split of it
         elif step is not None:
             caption = f"after step {self.step_index + 1} of {self.strategy}"
             change = step.tokens_after - tokens
@@ -469,6 +470,7 @@ class InspectorApp(App[None]):
                 else f"after step {self.step_index + 1}: the messages the steps leave, counted"
             )
             tokens = step.tokens_after
+            reading = reading.after(tokens) if reading is not None else None
         model = self.model
         self.query_one(PressureGauge).update_state(
             GaugeState(

@@ -74,6 +74,8 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         gauge = gauge_text(app)
         assert "Pressure 66.4%" in gauge
         assert "after step 1: 4,009 − 1,020 (×1.21 the counted tokens the steps removed or added" in gauge
+        # what the context holds follows the step: the same outside, fewer in the messages
+        assert "outside the messages 1,800 (system prompt, tools) · messages 1,189" in gauge
         view = app.query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]
         assert fates.count("summarized") == 22 and fates.count("summary") == 1
@@ -611,6 +613,8 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         assert "Step 1/1 · auto compaction, line 16: 16,165 → 15,555 measured" in panel_text(app)
         assert "The agent recorded 16,194 tokens before it; our model predicts" in panel_text(app)
         assert "the transcript's own compaction 1 of 1" in gauge_text(app) and "Pressure" in gauge_text(app)
+        # a reported prompt: no split of the whole session's figure is shown beside it
+        assert "outside the messages" not in gauge_text(app)
         fates = [e.fate for e in app.query_one("#before", TranscriptView).entries]
         # replaced: the summary, the re-read file, the task list and the prompt that followed
         assert fates.count("dropped") == 14 and fates.count("inserted") == 4
