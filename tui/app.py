@@ -60,6 +60,7 @@ from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, Transcri
 TIMELINE_POINTS = 200
 PREPARE_AFTER_S = 0.08
 NO_COMPACTION = "no compaction"
+SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
 
@@ -623,11 +624,36 @@ class InspectorApp(App[None]):
         self.action_toggle_split()
 
     def action_toggle_split(self) -> None:
+        if not self.split and not self._split_fits():
+            return
         self.split = not self.split
         if self.step_index < 0:
             self.notify("Step forward (n) to see a before/after diff.", timeout=3)
         self.refresh_bindings()
         self.refresh_view()
+
+    def _split_fits(self) -> bool:
+        """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
+        width = self.query_one("#transcripts").size.width
+        if width >= 2 * SPLIT_MIN:
+            return True
+        self.notify(
+            f"Side by side needs {2 * SPLIT_MIN} columns for the transcripts, {SPLIT_MIN} a side; "
+            f"they have {width} here, so the diff stays unified (v hides the side panel).",
+            title="Unified diff",
+            timeout=5,
+        )
+        return False
+
+    def on_resize(self) -> None:
+        if self.split:  # once the new breakpoints' styles are applied and laid out
+            self.set_timer(0.1, self._unsplit_if_narrow)
+
+    def _unsplit_if_narrow(self) -> None:
+        if self.split and not self._split_fits():
+            self.split = False
+            self.refresh_bindings()
+            self.refresh_view()
 
     def action_cycle_boundaries(self) -> None:
         views = self.query(TranscriptView)

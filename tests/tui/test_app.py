@@ -665,3 +665,26 @@ async def test_escape_leaves_the_options_form_so_keys_are_keys_again(tmp_path: P
         await settle(pilot)
         assert field.value == before and not field.has_focus
         assert app.step_index == 0  # n stepped, it did not go into the field
+
+
+async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path) -> None:
+    """At 80x24 each pane would get 20 columns (the side panel takes 36): the diff stays unified, and a terminal
+    narrowed while split goes back to it."""
+    notices: list[str] = []
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
+        await pilot.press("n", "d")
+        await pilot.pause()
+        assert not app.split and app.query_one("#after").has_class("hidden")
+        assert notices[-1].startswith("Side by side needs 60 columns for the transcripts, 30 a side")
+    wide = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with wide.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "d")
+        await pilot.pause()
+        assert wide.split
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        assert not wide.split and wide.query_one("#after").has_class("hidden")
