@@ -668,8 +668,8 @@ async def test_escape_leaves_the_options_form_so_keys_are_keys_again(tmp_path: P
 
 
 async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path) -> None:
-    """At 80x24 each pane would get 20 columns (the side panel takes 36): the diff stays unified, and a terminal
-    narrowed while split goes back to it."""
+    """At 80x24 each pane would get 20 columns (the side panel takes 36): the diff stays
+    unified, and a terminal narrowed while split goes back to it."""
     notices: list[str] = []
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
