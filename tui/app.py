@@ -371,6 +371,8 @@ class InspectorApp(App[None]):
         if self.follow and self.follower is None:
             self.follower = Follower(self.path, session)
             self.set_interval(1.0, self.poll_follow)
+            view = self.query_one("#before", TranscriptView)
+            view.set_cursor(len(view.entries) - 1)  # at the tail, so new messages are followed
         if self.demo:
             self.demo = False
             from compaction_inspector.tui.demo import Demo
@@ -922,6 +924,7 @@ class InspectorApp(App[None]):
         update = self.follower.poll()
         if self.follower.gone and not was_gone:
             self.notify("The file was deleted: what was read stays shown", title="Following", timeout=8)
+            self.sub_title = f"{self.shown_name} · deleted: what was read stays shown"
         if self.follower.event:
             self.notify(self.follower.event, title="Following", timeout=8)
             self.follower.event = None

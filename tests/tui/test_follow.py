@@ -70,6 +70,12 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
         assert app.session is not None and len(app.session.messages) > before
         assert len(app.tokens) == len(app.session.messages)
         assert app.sub_title.endswith("· following")
+        # the cursor was never moved: it started at the tail and follows it
+        view = app.query_one("#before", TranscriptView)
+        assert view.cursor == len(view.entries) - 1
+        f.unlink()
+        app.poll_follow()
+        assert app.sub_title.endswith("· deleted: what was read stays shown")
 
 
 def test_appended_lines_keep_their_line_numbers_in_the_file(tmp_path: Path) -> None:
