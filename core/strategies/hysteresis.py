@@ -41,6 +41,10 @@ from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summari
 
 NAME = "hysteresis"
 SHRINK = 0.7
+# A run of summaries that frees less than this share of the usable window (about as much
+# of the context, which is 75 % of it or more when a run starts) is not worth the prompt
+# cache it invalidates from the first changed message on (SEMANTICS §15): it is skipped.
+WORTH = 0.01
 Stage = Literal["preflight", "post-turn"]
 
 
@@ -249,6 +253,7 @@ class _Plan:
     meter: Meter  # the request's: its counted tokens to the context it holds
     phases: list[_Phase] = field(default_factory=list)
     candidates: bool = True  # were there any when it started
+    unworthy: tuple[int, int, int] | None = None  # candidates first..last-1 skipped, and what they'd free
 
     @property
     def dropped(self) -> frozenset[Message]:
@@ -298,6 +303,10 @@ def _plan(
             while stop < last and meter.pressure(now - _saved(table, first, stop)) > target:
                 stop += 1
         if stop > first:
+            freed = meter.tokens(now) - meter.tokens(now - _saved(table, first, stop))
+            if freed < WORTH * meter.window.usable:
+                plan.unworthy = (first, stop, freed)
+                return
             plan.tokens = now - _saved(table, first, stop)
             plan.phases.append(_Phase("summarize", first, stop, why=why))
             plan.done = stop
@@ -529,6 +538,20 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
         )
     elif not p.candidates:
         steps.add("No candidates", "Every older volley is a summary or protected.", messages)
+    elif p.unworthy is not None and not p.changed:
+        first, last, freed = p.unworthy
+        which = (
+            f"volley {first + planned.shift}"
+            if last == first + 1
+            else f"volleys {first + planned.shift}–{last - 1 + planned.shift}"
+        )
+        steps.add(
+            "Not worth it",
+            f"{p.reason()} Summarizing {which} would free {freed:,} tokens, under {WORTH:.0%} of the "
+            f"usable window's {meter.window.usable:,}: less than the prompt cache it would "
+            "invalidate. Nothing runs.",
+            messages,
+        )
     for title, phase, tokens, state in _expand(p, table, lambda c: c + planned.shift):
         done, level, dropped = state
         steps.add_planned(

@@ -133,3 +133,17 @@ def test_input_is_never_modified() -> None:
 def test_options_are_validated(kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(OptionError, match=message):
         HysteresisOptions(**kwargs)
+
+
+def test_a_summary_that_frees_under_one_percent_is_not_worth_its_cache() -> None:
+    """The oldest volley is one short prompt: its summary would free almost nothing (or
+    cost tokens), less than the cache it invalidates (SEMANTICS §15), so nothing runs."""
+    msgs = [u("ok"), a("fine", id="Z"), *session(4, size=4000)]
+    r = run(msgs, HysteresisOptions(), ctx_for(msgs, 0.78))
+    assert r.stats.tier == 1 and r.stats.volleys_summarized == 0 and r.messages == tuple(msgs)
+    [step] = r.steps
+    assert step.title == "Not worth it"
+    assert "Summarizing volley 0 would free" in step.explanation
+    assert "under 1% of the usable window" in step.explanation
+    worth = run(session(5, size=4000), HysteresisOptions(), ctx_for(session(5, size=4000), 0.78))
+    assert worth.stats.volleys_summarized == 1  # a volley with a large result is worth it

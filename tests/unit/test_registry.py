@@ -10,7 +10,7 @@ import pytest
 from compaction_inspector.core.config import Config, from_dict
 from compaction_inspector.core.strategies import REGISTRY, OptionError
 from compaction_inspector.core.strategies.registry import settings, with_values
-from compaction_inspector.tui.cli import _with_flags, build_parser
+from compaction_inspector.tui.cli import UsageError, _with_flags, build_parser
 
 
 def test_every_option_field_is_declared() -> None:
@@ -70,14 +70,30 @@ def test_config_round_trip_covers_every_strategy() -> None:
 
 def test_command_line_flags_set_the_options() -> None:
     args = build_parser().parse_args(
-        ["compact", "f.jsonl", "--strategy", "trim", "--trigger-tokens", "900", "--thresholds", "60,70,80",
-         "--target", "50", "--no-keep-initial-user", "--error", "prompt is too long: 5 tokens > 4 maximum"]
+        ["simulate", "f.jsonl", "--strategy", "trim", "--compare", "hysteresis", "--trigger-tokens", "900",
+         "--thresholds", "60,70,80", "--target", "50", "--no-keep-initial-user"]
     )  # fmt: skip
     config = _with_flags(Config(), args)
     trim, hys = config.options("trim"), config.options("hysteresis")
     assert (trim.trigger_turns, trim.trigger_tokens, trim.keep_initial_user) == (None, 900, False)
     assert (hys.thresholds, hys.target) == ((60, 70, 80), 50)
-    assert config.options("ptl-retry").error_text == "prompt is too long: 5 tokens > 4 maximum"
+    args = build_parser().parse_args(
+        [
+            "compact",
+            "f.jsonl",
+            "--strategy",
+            "ptl-retry",
+            "--error",
+            "prompt is too long: 5 tokens > 4 maximum",
+        ]
+    )
+    assert (
+        _with_flags(Config(), args).options("ptl-retry").error_text
+        == "prompt is too long: 5 tokens > 4 maximum"
+    )
+    args = build_parser().parse_args(["compact", "f.jsonl", "--strategy", "trim", "--error", "x"])
+    with pytest.raises(UsageError, match="--error is an option of ptl-retry, not of trim"):
+        _with_flags(Config(), args)
 
 
 def test_unknown_strategy_names_the_known_ones() -> None:
