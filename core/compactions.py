@@ -24,6 +24,7 @@ from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.strategies.base import CompactionResult, Context, Step
 from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions, latest_reads
 from compaction_inspector.core.summary import summarize
+from compaction_inspector.core.text import counted
 from compaction_inspector.core.tokens import TokenCounter
 
 OUR_SUMMARY_CHARS = 2_000  # the cap our local summary of a whole span is written at
@@ -172,7 +173,11 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
     steps = []
     for c in found:
         before = messages[c.replaced[0] : c.compaction.index]
-        after = messages[c.after[0] : c.after[1]]
+        held = messages[c.after[0] : c.after[1]]
+        # what the compaction made (summary, re-read files, attachments) ends where the
+        # person's next prompt begins: that and what follows were sent after it, not made by it
+        made = next((k for k, m in enumerate(held) if m.is_human and not m.is_compact_summary), len(held))
+        after, sent = held[:made], held[made:]
         counted_before, counted_after = context.tokens(before), context.tokens(after)
         tokens_before = c.measured_before if c.measured_before is not None else counted_before
         tokens_after = c.measured_after if c.measured_after is not None else c.predicted_after
@@ -191,7 +196,13 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 f"{tokens_before:,} → {tokens_after:,} {source}",
                 explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
                 f"{c.predicted_after:,} after it. {len(before)} messages were replaced by "
-                f"{len(after)}; {kept}. Ours would keep {c.ours.line()}.",
+                f"{len(after)}; {kept}."
+                + (
+                    f" The prompt reported after it also holds {counted(len(sent), 'message')} sent since."
+                    if sent and c.measured_after is not None
+                    else ""
+                )
+                + f" Ours would keep {c.ours.line()}.",
                 build_after=lambda after=after: after,  # type: ignore[misc]
                 build_before=lambda before=before: before,  # type: ignore[misc]
                 tokens_before=tokens_before,

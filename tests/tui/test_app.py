@@ -616,8 +616,10 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         # a reported prompt: no split of the whole session's figure is shown beside it
         assert "outside the messages" not in gauge_text(app)
         fates = [e.fate for e in app.query_one("#before", TranscriptView).entries]
-        # replaced: the summary, the re-read file, the task list and the prompt that followed
-        assert fates.count("dropped") == 14 and fates.count("inserted") == 4
+        # made by it: the summary, the re-read file and the task list; the person's next
+        # prompt was sent after it, not inserted by it
+        assert fates.count("dropped") == 14 and fates.count("inserted") == 3
+        assert "The prompt reported after it also holds 1 message sent since." in panel_text(app)
         await pilot.press("o")  # back to the strategy
         await settle(pilot)
         assert app.own is None and app.result is strategy_result and app.step_index == -1
