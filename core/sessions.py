@@ -296,3 +296,25 @@ def subagent_file(session: Path, messages: Sequence[Message]) -> Path | None:
             if candidate.is_file():
                 return candidate
     return None
+
+
+def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The sub-agent a Task or Agent call among `messages` started, where older Claude
+    Code kept it inline (sidechain lines of the session's own file): the sidechain whose
+    first message is the call's prompt, and every message that descends from it. Empty
+    when there is none."""
+    prompts = {
+        str(b.input.get("prompt")).strip()
+        for m in messages
+        for b in m.blocks
+        if b.type == "tool_use" and b.name in ("Task", "Agent") and isinstance(b.input, dict)
+    }
+    chain: list[Message] = []
+    members: set[str] = set()
+    for m in sidechain:
+        inside = m.parent_uuid is not None and m.parent_uuid in members
+        if inside or (not members and m.is_human and m.text.strip() in prompts):
+            chain.append(m)
+            members.add(m.uuid or "")
+    return tuple(chain)
+

@@ -30,7 +30,7 @@ from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window, live_start
 from compaction_inspector.core.segment import Segments
-from compaction_inspector.core.sessions import subagent_file
+from compaction_inspector.core.sessions import inline_subagent, subagent_file
 from compaction_inspector.core.simulate import Cancelled, Policy, Simulation, simulate
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -153,7 +153,10 @@ class InspectorApp(App[None]):
         self.model: ContextModel | None = None  # the session's, fitted with `counter`
         self._waiting = False  # following a file that cannot be read yet
         self.own: CompactionResult | None = None  # the transcript's own compactions, while shown
-        self._parents: list[Path] = []  # the sessions a sub-agent shown was opened from
+        # the sessions a sub-agent shown was opened from, with the cursor each had
+        self._parents: list[tuple[Path, int]] = []
+        self._given: Session | None = None  # a session to show that no file holds alone
+        self._cursor_after_load: int | None = None
         self._strategy_result: CompactionResult | None = None  # the strategy's, kept meanwhile
         self.live = 0  # where the context the agent sends next starts
         self._segments: Segments | None = None  # the session's indexes, kept between replays
@@ -227,9 +230,12 @@ class InspectorApp(App[None]):
         self._parents.clear()
         self.open_path(Path(event.path))
 
-    def open_path(self, path: Path) -> None:
-        """Open another transcript in place of the one shown."""
+    def open_path(self, path: Path, session: Session | None = None, cursor: int | None = None) -> None:
+        """Open another transcript in place of the one shown: the file at `path`, or
+        `session` when given (a sub-agent kept inline in `path`); `cursor` is where the
+        cursor goes once it is shown."""
         self.path = path
+        self._given, self._cursor_after_load = session, cursor
         self.session, self.result, self.own, self._strategy_result = None, None, None, None
         self.step_index, self.model, self._segments, self.simulations = -1, None, None, (None, None)
         self.sub_title = f"{self.shown_name} · loading…"
@@ -242,14 +248,23 @@ class InspectorApp(App[None]):
         entry = view.current
         if entry is None or self.session is None:
             return
-        found = subagent_file(self.path, self._with_partners(view.cursor))
-        if found is None:
+        near = self._with_partners(view.cursor)
+        found = subagent_file(self.path, near)
+        inline = inline_subagent(self.session.sidechain, near) if found is None else ()
+        if found is None and not inline:
             self.notify(
-                "No sub-agent file for this message (a Task or Agent call's result names one)", timeout=4
+                "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started",
+                timeout=4,
             )
             return
-        self._parents.append(self.path)
-        self.open_path(found)
+        self._parents.append((self.path, view.cursor))
+        if found is not None:
+            self.open_path(found)
+            return
+        # kept inline, as older Claude Code did: its sidechain, shown as a transcript of its own
+        self.open_path(
+            self.path, dataclasses.replace(self.session, messages=inline, sidechain=(), content_hash=None)
+        )
 
     def _with_partners(self, k: int) -> list[Message]:
         """The message at position `k` of the transcript and the calls or results it pairs with."""
@@ -264,7 +279,7 @@ class InspectorApp(App[None]):
     @work(thread=True, exclusive=True, group="load")
     def load_session(self) -> None:
         try:
-            session = load(self.path, request=self.request)
+            session = self._given or load(self.path, request=self.request)
         except LoadError as exc:
             self.call_from_thread(self._load_failed, str(exc))
             return
@@ -367,6 +382,10 @@ class InspectorApp(App[None]):
         if counter.warning:
             self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
         self.refresh_view()
+        if self._cursor_after_load is not None:  # back from a sub-agent: on the call that started it
+            view = self.query_one("#before", TranscriptView)
+            view.set_cursor(min(self._cursor_after_load, len(view.entries) - 1))
+            self._cursor_after_load = None
         self.run_current_strategy()
         if self.follow and self.follower is None:
             self.follower = Follower(self.path, session)
@@ -772,8 +791,9 @@ class InspectorApp(App[None]):
         elif not box.has_class("hidden"):
             box.add_class("hidden")
             self.query_one("#before", TranscriptView).focus()
-        elif self._parents:  # back from a sub-agent to the session that started it
-            self.open_path(self._parents.pop())
+        elif self._parents:  # back from a sub-agent to the session that started it, cursor as it was
+            path, cursor = self._parents.pop()
+            self.open_path(path, cursor=cursor)
         elif self.browser is not None and self.screen is not self.browser:
             self.push_screen("browser")  # back to the list, its cursor where it was
 

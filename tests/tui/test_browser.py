@@ -168,6 +168,42 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
         await pilot.press("escape")
         await settle(pilot)
         assert app.path == session and app.session is not None and len(app.session.messages) == 3
+        assert app.query_one("#before", TranscriptView).cursor == 1  # back on the Task call
+
+
+async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path: Path) -> None:
+    """Older Claude Code kept a sub-agent's messages as sidechain lines of the session's
+    own file: `a` on the Task call shows them as their own transcript."""
+
+    def line(kind: str, uuid: str, content: object, parent: str | None, side: bool = False) -> str:
+        body = {"role": kind, "content": content, **({"id": f"m{uuid}"} if kind == "assistant" else {})}
+        return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+                           "isSidechain": side, "message": body})  # fmt: skip
+
+    task = [{"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "explore the repo"}}]
+    lines = [
+        line("user", "u1", "look around", None),
+        line("assistant", "a1", task, "u1"),
+        line("user", "s1", "explore the repo", None, side=True),
+        line("assistant", "s2", "I read the README.", "s1", side=True),
+        line("user", "s3", "other agent", None, side=True),
+        line("user", "u2", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Explored."}], "a1"),
+    ]
+    session = tmp_path / "s1.jsonl"
+    session.write_text("\n".join(lines) + "\n")
+    app = InspectorApp(session, Config(), export_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.query_one("#before", TranscriptView).set_cursor(2)  # the result names no file
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.session is not None and [m.text for m in app.session.messages] == [
+            "explore the repo", "I read the README.",
+        ]  # fmt: skip
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.session is not None and len(app.session.messages) == 3
+        assert app.query_one("#before", TranscriptView).cursor == 2
 
 
 async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
