@@ -151,7 +151,7 @@ class Totals:
     compactions: int  # the policy's
     transcript_compactions: int  # the transcript's own
     peak_pressure: float  # of what was sent
-    peak_pressure_uncompacted: float  # of the requests before the policy changed them
+    peak_pressure_uncompacted: float  # of the session's requests as they were, no policy applied
     tokens_removed: int
     rounds_exceeding_window: int
     final_tokens: int
@@ -314,6 +314,7 @@ def simulate(
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
     segment: _Requests | None = None
+    uncompacted = 0  # the largest request as the transcript has it (a stored history shrinks the rest)
     for number, end in numbered:
         if cancelled is not None and cancelled():
             raise Cancelled
@@ -335,6 +336,8 @@ def simulate(
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
         counted, sent, outcome = segment.request(end - live)
         meter = segment.segment.meter(end - live)
+        original = segments.at(live)
+        uncompacted = max(uncompacted, original.meter(end - live).tokens(original.prefix[end - live]))
         tokens = after_tokens = meter.tokens(counted)
         saving = 0
         if outcome is not None:
@@ -372,7 +375,7 @@ def simulate(
         compactions=len(policy_events),
         transcript_compactions=sum(1 for p in points if p.event and p.event.source == "transcript"),
         peak_pressure=round(max((p.pressure_after for p in points), default=0.0), 6),
-        peak_pressure_uncompacted=round(max((p.pressure_before for p in points), default=0.0), 6),
+        peak_pressure_uncompacted=round(context.window.pressure(uncompacted), 6),
         tokens_removed=sum(e.tokens_removed for e in policy_events),
         rounds_exceeding_window=sum(p.exceeded for p in points),
         final_tokens=points[-1].tokens_after if points else 0,

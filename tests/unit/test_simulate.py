@@ -105,3 +105,15 @@ def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() 
     )
     assert [(t.compactions, t.tokens_removed) for t in totals] == [(2, 2936), (2, 2936)]
     assert compacted > 2  # preflight compacts many requests: the same summaries each time
+
+
+def test_the_uncompacted_peak_is_the_session_with_no_policy_at_all() -> None:
+    """Under a persisted policy a request's 'before' is built on the stored history the
+    policy already shrank: the uncompacted peak is still the session's own."""
+    msgs = [m for k in range(8) for m in (u(f"task {k}"), *agentic(1, size=400)[1:])]
+    ctx = Context(window=Window(1000, 0))
+    baseline = simulate(msgs, Policy(), ctx).totals.peak_pressure
+    for options in (HysteresisOptions(stage="post-turn"), HysteresisOptions(stage="preflight")):
+        totals = simulate(msgs, Policy("hysteresis", options), ctx).totals
+        assert totals.compactions > 0 and totals.peak_pressure < baseline
+        assert totals.peak_pressure_uncompacted == baseline
