@@ -1,0 +1,67 @@
+"""The examples the README and the guide show are what the program prints: each line of
+an example's output appears, as written, in the output of its command (run at 100
+columns from the repository's root). An example may leave lines out, never change one."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "docs" / "guide.md"]
+PROMPT = "$ compaction-inspector "
+
+
+def blocks(text: str) -> list[list[str]]:
+    """The lines of each fenced block."""
+    out: list[list[str]] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("```") and current is None:
+            current = []
+        elif line.startswith("```") and current is not None:
+            out.append(current)
+            current = None
+        elif current is not None:
+            current.append(line)
+    return out
+
+
+def examples() -> list[tuple[str, str, list[str]]]:
+    """(where, the command's arguments, the output lines shown) of every example."""
+    found = []
+    for doc in DOCS:
+        for block in blocks(doc.read_text()):
+            if not block or not block[0].startswith(PROMPT):
+                continue
+            lines = block
+            command = lines[0][len(PROMPT) :]
+            n = 1
+            while command.endswith("\\"):
+                command = command[:-1] + lines[n].strip()
+                n += 1
+            found.append(
+                (f"{doc.name}: {command[:60]}", command, [x.rstrip() for x in lines[n:] if x.strip()])
+            )
+    return found
+
+
+def test_the_docs_have_examples() -> None:
+    assert len(examples()) >= 3
+
+
+@pytest.mark.parametrize(("where", "command", "shown"), examples(), ids=[e[0] for e in examples()])
+def test_an_example_shows_what_the_program_prints(
+    where: str, command: str, shown: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "100")
+    outcome = run_cli(shlex.split(command))
+    assert outcome.crash is None and outcome.code == 0, outcome.err
+    printed = [line.rstrip() for line in outcome.out.splitlines()]
+    missing = [line for line in shown if line not in printed]
+    assert not missing, f"{where}: not printed: {missing}"
