@@ -922,7 +922,11 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         """The keys of the screen in front: the session list's, or a session's."""
         if self.browser is not None and self.screen is self.browser:
-            keys = [*SessionBrowser.BINDINGS, *(b for b in self.BINDINGS if b.id == "help")]
+            keys = [
+                b
+                for b in (*SessionBrowser.BINDINGS, *self.BINDINGS)
+                if isinstance(b, Binding) and (b in SessionBrowser.BINDINGS or b.id == "help")
+            ]
             more = [
                 ("any letter", "Filter the list by title, project, model or agent"),
                 ("backspace, escape", "Take a letter off the filter; clear it"),

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
@@ -170,7 +171,7 @@ class SessionBrowser(Screen[None]):
         event.stop()
         table = self.query_one(DataTable)
         if table.row_count == 1:
-            self.post_message(self.Chosen(str(table.coordinate_to_cell_key((0, 0)).row_key.value)))
+            self.post_message(self.Chosen(str(table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value)))
         table.focus()
 
     def action_focus_filter(self) -> None:
