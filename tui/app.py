@@ -68,7 +68,7 @@ COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() i
 class InspectorApp(App[None]):
     TITLE = "Compaction Inspector"
     CSS_PATH = "app.tcss"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-medium"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-medium"), (120, "-wide"), (200, "-huge")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     COMMANDS = App.COMMANDS | {InspectorCommands}
 
@@ -97,6 +97,13 @@ class InspectorApp(App[None]):
         Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
         Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
         Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
+        Binding(
+            "l",
+            "focus_timeline",
+            "Timeline cursor: ← → a round, enter shows it",
+            show=False,
+            id="focus_timeline",
+        ),
         Binding("comma", "request(-1)", "Prev request", show=False, id="request_prev"),
         Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
         Binding("ctrl+s", "save_config", "Save config", id="save_config"),
@@ -786,7 +793,9 @@ class InspectorApp(App[None]):
     def key_escape(self) -> None:
         box = self.query_one("#search", Input)
         focused = self.focused
-        if focused is not None and self.query_one(StrategyPanel) in focused.ancestors:
+        if focused is not None and (
+            isinstance(focused, Timeline) or self.query_one(StrategyPanel) in focused.ancestors
+        ):
             self.query_one("#before", TranscriptView).focus()  # out of the options form: keys are keys again
         elif not box.has_class("hidden"):
             box.add_class("hidden")
@@ -796,6 +805,20 @@ class InspectorApp(App[None]):
             self.open_path(path, cursor=cursor)
         elif self.browser is not None and self.screen is not self.browser:
             self.push_screen("browser")  # back to the list, its cursor where it was
+
+    def action_focus_timeline(self) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.focus()
+        timeline.action_move(0)  # the cursor appears on the last round
+
+    def on_timeline_jump(self, event: Timeline.Jump) -> None:
+        """The transcript at the round the timeline's cursor is on: its request's last message."""
+        view = self.query_one("#before", TranscriptView)
+        target = event.message_end - 1
+        k = next((k for k, e in enumerate(view.entries) if e.origin is not None and e.origin >= target), None)
+        if k is not None:
+            view.set_cursor(k)
+            view.focus()
 
     def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
         entry = event.entry

@@ -174,6 +174,22 @@ def print_compaction(
 
 def print_simulation(simulations: list[Simulation], out: Console | None = None) -> None:
     out = out or console()
+    if len(simulations) > 1:  # the policies side by side first, then each round by round
+        both = Table(title="compared", title_justify="left", show_edge=False, pad_edge=False)
+        both.add_column("policy")  # gives way: its text is cut, the figures stay whole
+        for column in ("compactions", "peak", "uncompacted", "tokens removed", "rounds over"):
+            both.add_column(column, justify="right", no_wrap=True)
+        for sim in simulations:
+            t = sim.totals
+            both.add_row(
+                _cut(safe(sim.policy.label)),
+                f"{t.compactions:,}",
+                f"{t.peak_pressure:.1%}",
+                f"{t.peak_pressure_uncompacted:.1%}",
+                f"{t.tokens_removed:,}",
+                f"{t.rounds_exceeding_window:,}",
+            )
+        out.print(both)
     for sim in simulations:
         t = sim.totals
         out.print(

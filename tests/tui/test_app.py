@@ -445,8 +445,10 @@ async def test_an_expanded_message_keeps_every_character_at_each_wrap(tmp_path: 
 
 
 async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_path: Path) -> None:
+    """Tall enough for 70 % and 75 % to fall on rows of their own (on a shorter chart the
+    higher of two in one row is drawn)."""
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
 
         def labels() -> list[str]:
@@ -690,3 +692,29 @@ async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path)
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.2)
         assert not wide.split and wide.query_one("#after").has_class("hidden")
+
+
+async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")  # compared with no compaction
+        await settle(pilot)
+        lines = str(app.query_one(Timeline).render()).splitlines()
+        labels = [line[:5].strip() for line in lines if line[:5].strip().endswith("%")]
+        assert len(labels) == len(set(labels))  # each label once
+        assert {"95%", "85%", "75%", "70%"} <= set(labels)  # the thresholds and the target, on their rows
+        values = [int(label[:-1]) for label in labels]
+        assert values == sorted(values, reverse=True)
+        assert any(line.startswith("round 1 ") for line in lines)
+        assert "█ hysteresis: 2 ✂ · peak 77% · −2,590 tokens" in lines
+        assert "● no compaction: 0 ✂ · peak 98% · −0 tokens" in lines
+        await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
+        await pilot.pause()
+        assert str(app.query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")
+        await pilot.press("enter")
+        await pilot.pause()
+        view = app.query_one("#before", TranscriptView)
+        main = app.query_one(Timeline).main
+        assert main is not None and view.current is not None and view.has_focus
+        assert view.current.origin == main.points[21].message_end - 1  # the round's request, its last message

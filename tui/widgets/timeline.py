@@ -1,10 +1,12 @@
 """The simulate() pressure curve over API rounds, redrawn whenever a threshold changes.
 
 Columns are rounds (bucketed to the width, each bucket showing its peak); the main
-policy is drawn as bars, a compared policy as dots, and ◆ is the prompt the transcript
-reports for a request (what the agent really sent); threshold and target rows are
-ruled; ✂ marks a compaction by the policy and ⚑ one the transcript records, drawn at
-the context it recorded before it when it did.
+policy is drawn as bars, a compared policy as a line of dots, and ◆ is the prompt the
+transcript reports for a request (what the agent really sent); threshold and target
+rows are ruled and labelled, other rows carry even ticks; under the chart, ✂ marks a
+compaction by the policy and ⚑ one the transcript records, then the round numbers.
+Focused, ← → move a cursor over the rounds (its figures on the last line) and enter
+moves the transcript to that round.
 """
 
 from __future__ import annotations
@@ -13,15 +15,32 @@ import math
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.widget import Widget
 
-from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.simulate import Point, Simulation
+from compaction_inspector.tui.text import safe
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 
 
-class Timeline(Widget):
+class Timeline(Widget, can_focus=True):
     DEFAULT_CSS = "Timeline { height: 1fr; min-height: 8; }"
+    BINDINGS = [
+        Binding("left", "move(-1)", "Earlier round", show=False, id="timeline.left"),
+        Binding("right", "move(1)", "Later round", show=False, id="timeline.right"),
+        Binding("home", "move(-1_000_000)", "First round", show=False, id="timeline.first"),
+        Binding("end", "move(1_000_000)", "Last round", show=False, id="timeline.last"),
+        Binding("enter", "jump", "Show the round in the transcript", show=False, id="timeline.jump"),
+    ]
+
+    class Jump(Message):
+        """Show the transcript at the request that ends before `message_end`."""
+
+        def __init__(self, message_end: int) -> None:
+            super().__init__()
+            self.message_end = message_end
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -30,19 +49,38 @@ class Timeline(Widget):
         self.thresholds: tuple[int, ...] = (75, 85, 95)
         self.target = 70
         self.message = "Simulating…"
+        self.cursor: int | None = None  # a point of the main replay, once the cursor moved
 
     def show(
         self, main: Simulation | None, other: Simulation | None, thresholds: tuple[int, ...], target: int
     ) -> None:
         self.main, self.other, self.thresholds, self.target = main, other, thresholds, target
+        if main is None or self.cursor is None or self.cursor >= len(main.points):
+            self.cursor = None
         self.refresh()
 
+    def action_move(self, by: int) -> None:
+        if self.main is None or not self.main.points:
+            return
+        last = len(self.main.points) - 1
+        start = last if self.cursor is None else self.cursor
+        self.cursor = max(0, min(last, start + by * self._per()))
+        self.refresh()
+
+    def action_jump(self) -> None:
+        if self.main is not None and self.cursor is not None:
+            self.post_message(self.Jump(self.main.points[self.cursor].message_end))
+
+    def _per(self) -> int:
+        """Points a column holds."""
+        return max(1, -(-len(self.main.points) // self._width())) if self.main else 1
+
+    def _width(self) -> int:
+        return max(10, self.size.width - 7)
+
     @staticmethod
-    def _buckets(sim: Simulation, width: int) -> list[float]:
+    def _buckets(sim: Simulation, per: int) -> list[float]:
         values = [p.pressure_after for p in sim.points]
-        if not values:
-            return []
-        per = max(1, -(-len(values) // width))
         return [max(values[i : i + per]) for i in range(0, len(values), per)]
 
     @staticmethod
@@ -59,31 +97,36 @@ class Timeline(Widget):
                 recorded[k // per] = p.event.recorded_tokens / usable
         return reported, recorded
 
+    def _labels(self, height: int, top: float) -> dict[int, tuple[str, str]]:
+        """Each row's label: a threshold or the target on the row that holds it, in its
+        own style; else an even tick (every 25 %, or 50 % on a short chart) on its row."""
+        labels: dict[int, tuple[str, str]] = {}
+        marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")]
+        for value, style in sorted(marks, reverse=True):
+            labels.setdefault(max(1, math.ceil(value / 100 / top * height)), (f"{value:>4}%", style))
+        step = 25 if height >= 8 else 50
+        for value in range(step, int(top * 100) + 1, step):
+            row = max(1, math.ceil(value / 100 / top * height))
+            if row not in labels and all(abs(row - r) > 1 for r in labels if labels[r][1] == "bright_black"):
+                labels[row] = (f"{value:>4}%", "bright_black")
+        return labels
+
     def render(self) -> RenderableType:
         if self.main is None or not self.main.points:
             return Text(self.message, style="dim")
-        width = max(10, self.size.width - 7)
-        height = max(3, self.size.height - 3)
-        main = self._buckets(self.main, width)
-        other = self._buckets(self.other, width) if self.other else []
-        per = max(1, -(-len(self.main.points) // width))
+        per = self._per()
+        height = max(3, self.size.height - (5 if self.other else 4))
+        main = self._buckets(self.main, per)
+        other = self._buckets(self.other, per) if self.other else []
         reported, recorded = self._marks(self.main, per)
         top = max(1.0, *main, *(other or [0.0]), *reported.values(), *recorded.values())
-        events = {}
-        for k, p in enumerate(self.main.points):
-            if p.event:
-                events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
-        # a line on the row nearest each threshold and the target, labelled with its own value
-        # Each line on the row whose range holds its value, labelled with that value; of two
-        # in one row (a short chart) the higher is drawn, never one a row off.
-        rules: dict[int, tuple[int, str]] = {}
-        marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")]
-        for value, style in sorted(marks, reverse=True):
-            rules.setdefault(max(1, math.ceil(value / 100 / top * height)), (value, style))
+        labels = self._labels(height, top)
+        rules = {row for row, (_, style) in labels.items() if style != "bright_black"}
+        column = self.cursor // per if self.cursor is not None else None
         lines = []
         for row in range(height, 0, -1):
-            label = f"{rules[row][0]:>4}%" if row in rules else f"{row / height * top:>5.0%}"
-            line = Text(label + " ", style="bright_black")
+            label, style = labels.get(row, ("", "bright_black"))
+            line = Text(f"{label:>5} ", style=style if row in rules else "bright_black")
             for x in range(len(main)):
                 level = main[x] / top * height
                 o = other[x] / top * height if x < len(other) else None
@@ -94,42 +137,87 @@ class Timeline(Widget):
                 elif r is not None and row - 1 < r / top * height <= row:
                     line.append("◆", "bold cyan")
                 elif o is not None and row - 1 < o <= row:
-                    line.append("•", "bold magenta")
+                    line.append("●", "bold bright_magenta")
                 elif level >= row:
                     line.append("█", self._colour(main[x]))
                 elif level > row - 1:
                     line.append(EIGHTHS[int((level - row + 1) * 8)], self._colour(main[x]))
                 elif row in rules:
-                    line.append("┄", rules[row][1])
+                    line.append("┄", labels[row][1])
                 else:
                     line.append(" ")
+                if x == column:
+                    line.stylize("reverse", len(line) - 1)
             lines.append(line)
-        axis = Text("      ")
-        for x in range(len(main)):
-            axis.append(
-                events.get(x, "·" if x % 10 == 0 else " "), "yellow" if x in events else "bright_black"
-            )
-        lines.append(axis)
-        totals = self.main.totals
-        legend = Text(
-            f"█ {self.main.policy.label}: {totals.compactions} compaction(s), "
-            f"peak {totals.peak_pressure:.0%}",
-            "bold",
-        )
-        if self.other:
-            others = self.other.totals
-            legend.append(
-                f"   • {self.other.policy.label}: {others.compactions}, peak {others.peak_pressure:.0%}",
-                "magenta",
-            )
-        if reported:
-            legend.append("   ◆ reported", "cyan")
-        if recorded:
-            legend.append("   ⚑ its own compaction", "yellow")
-        sampled = f", every {self.main.every}" if self.main.every > 1 else ""
-        legend.append(f"   {self.main.totals.rounds} rounds{sampled}", "bright_black")
-        lines.append(legend)
+        lines += [self._events(len(main), per), self._rounds(len(main), per)]
+        lines += self._legend(reported, recorded)
         return Text("\n").join(lines)
+
+    def _events(self, columns: int, per: int) -> Text:
+        """Under the chart: ✂ the policy's compactions, ⚑ the transcript's own."""
+        assert self.main is not None
+        events: dict[int, str] = {}
+        for k, p in enumerate(self.main.points):
+            if p.event:
+                events[k // per] = "⚑" if p.event.source == "transcript" else "✂"
+        axis = Text("      ")
+        for x in range(columns):
+            axis.append(
+                events.get(x, "┬" if x % 10 == 0 else "─"), "yellow" if x in events else "bright_black"
+            )
+        return axis
+
+    def _rounds(self, columns: int, per: int) -> Text:
+        """The round each tenth column starts at."""
+        assert self.main is not None
+        text = "round "
+        for x in range(0, columns, 10):
+            number = str(self.main.points[x * per].round)
+            text = text.ljust(6 + x) + number
+        return Text(text[: 6 + columns], style="bright_black")
+
+    def _legend(self, reported: dict[int, float], recorded: dict[int, float]) -> list[Text]:
+        """A line a policy, each with its totals; the cursor's round, or what the marks mean."""
+        assert self.main is not None
+        lines = [self._policy_line("█", self.main, "bold")]
+        if self.other is not None:
+            lines.append(self._policy_line("●", self.other, "bold bright_magenta"))
+        if self.cursor is not None:
+            lines.append(self._point_line(self.main.points[self.cursor]))
+        else:
+            marks = Text()
+            if reported:
+                marks.append("◆ reported   ", "cyan")
+            if recorded:
+                marks.append("⚑ its own compaction   ", "yellow")
+            sampled = f", every {self.main.every}" if self.main.every > 1 else ""
+            marks.append(
+                f"{self.main.totals.rounds} rounds{sampled} · focus and ← → for a round", "bright_black"
+            )
+            lines.append(marks)
+        return lines
+
+    @staticmethod
+    def _policy_line(mark: str, sim: Simulation, style: str) -> Text:
+        """A policy by its short name and its totals: compactions (✂), peak, tokens removed."""
+        t = sim.totals
+        line = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
+        line.append(f"{t.compactions} ✂ · peak {t.peak_pressure:.0%} · −{t.tokens_removed:,} tokens")
+        if t.rounds_exceeding_window:
+            line.append(f" · {t.rounds_exceeding_window} over the window", "red")
+        return line
+
+    @staticmethod
+    def _point_line(p: Point) -> Text:
+        line = Text(f"round {p.round}: ", "bold reverse")
+        line.append(f"{p.tokens_before:,} → {p.tokens_after:,} ({p.pressure_after:.1%})")
+        if p.reported is not None:
+            line.append(f" · reported {p.reported:,}", "cyan")
+        if p.event is not None:
+            line.append(f" · {'⚑' if p.event.source == 'transcript' else '✂'} ", "yellow")
+            line.append_text(safe(p.event.description, "yellow"))
+        line.append(" · enter: show it", "bright_black")
+        return line
 
     def _colour(self, pressure: float) -> str:
         if pressure < self.thresholds[0] / 100:
