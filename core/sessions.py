@@ -317,4 +317,3 @@ def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -
             chain.append(m)
             members.add(m.uuid or "")
     return tuple(chain)
-

@@ -9,6 +9,8 @@ callers render text as plain `Text`, never as markup.
 from __future__ import annotations
 
 import re
+import sys
+from typing import TextIO
 
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 # a lone surrogate cannot be written as UTF-8 at all: shown as its code, like a C1 control
@@ -29,6 +31,12 @@ def visible(text: str) -> str:
     """`text` with every control character except newline and tab shown, not obeyed,
     and every lone surrogate shown as its code point."""
     return _UNSAFE.sub(_stand_in, text)
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """A line of plain output (stderr unless `stream`), shown, not obeyed: for the
+    command line's lines that need no Rich (errors, warnings, what was written)."""
+    print(visible(text), file=stream or sys.stderr)
 
 
 def one_line(text: str, width: int) -> str:

@@ -285,6 +285,14 @@ FORMATS: dict[str, Callable[[str], bytes]] = {
 }
 
 
+def _claude_reply(uuid: str, message_id: str, content: Any, **fields: Any) -> dict[str, Any]:
+    """A Claude Code assistant line with `content` (and `fields` beside the message, or
+    `usage` inside it)."""
+    usage = {"usage": fields.pop("usage")} if "usage" in fields else {}
+    message = {"role": "assistant", "id": message_id, "content": content, **usage}
+    return {"type": "assistant", "uuid": uuid, "sessionId": "s", "message": message, **fields}
+
+
 def _claude_line(**fields: Any) -> dict[str, Any]:
     return {
         "type": "user",
@@ -341,33 +349,14 @@ def _corpus() -> dict[str, bytes]:
             b'{"role":"assistant","tool_calls":[5,{"function":3},{"function":{"name":[1]}}]}]}',
             "claude-big-usage.jsonl": _jsonl(
                 _claude_line(),
-                {
-                    "type": "assistant",
-                    "uuid": "a",
-                    "sessionId": "s",
-                    "message": {
-                        "role": "assistant",
-                        "id": "m",
-                        "content": "ok",
-                        "usage": {
-                            "input_tokens": BIG,
-                            "output_tokens": -BIG,
-                            "cache_read_input_tokens": 1e308,
-                        },
-                    },
-                },
+                _claude_reply(
+                    "a",
+                    "m",
+                    "ok",
+                    usage={"input_tokens": BIG, "output_tokens": -BIG, "cache_read_input_tokens": 1e308},
+                ),
                 _claude_line(uuid="u2"),
-                {
-                    "type": "assistant",
-                    "uuid": "b",
-                    "sessionId": "s",
-                    "message": {
-                        "role": "assistant",
-                        "id": "m2",
-                        "content": "ok",
-                        "usage": {"input_tokens": 2**70},
-                    },
-                },
+                _claude_reply("b", "m2", "ok", usage={"input_tokens": 2**70}),
             ),
             "codex-big-usage.jsonl": _codex_lines(
                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}]},
@@ -431,17 +420,12 @@ def _corpus() -> dict[str, bytes]:
             ),
             "claude-mixed-timestamps.jsonl": _jsonl(
                 _claude_line(timestamp="2026-01-01T00:00:00"),
-                {
-                    "type": "assistant",
-                    "uuid": "a",
-                    "sessionId": "s",
-                    "timestamp": "2026-01-01T00:00:01Z",
-                    "message": {
-                        "role": "assistant",
-                        "id": "m",
-                        "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}],
-                    },
-                },
+                _claude_reply(
+                    "a",
+                    "m",
+                    [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}],
+                    timestamp="2026-01-01T00:00:01Z",
+                ),
                 _claude_line(
                     uuid="u2",
                     timestamp="2026-01-01T03:00:00",
@@ -463,38 +447,26 @@ def _corpus() -> dict[str, bytes]:
             ),
             "claude-todos-junk.jsonl": _jsonl(
                 _claude_line(),
-                {
-                    "type": "assistant",
-                    "uuid": "a",
-                    "sessionId": "s",
-                    "message": {
-                        "role": "assistant",
-                        "id": "m",
-                        "content": [
-                            {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {"todos": 5}},
-                            {
-                                "type": "tool_use",
-                                "id": "t2",
-                                "name": "TodoWrite",
-                                "input": {"todos": [5, {"content": [1]}]},
-                            },
-                        ],
-                    },
-                },
+                _claude_reply(
+                    "a",
+                    "m",
+                    [
+                        {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {"todos": 5}},
+                        {
+                            "type": "tool_use",
+                            "id": "t2",
+                            "name": "TodoWrite",
+                            "input": {"todos": [5, {"content": [1]}]},
+                        },
+                    ],
+                ),
             ),
             "claude-unanswered.jsonl": _jsonl(
                 _claude_line(),
                 *(
-                    {
-                        "type": "assistant",
-                        "uuid": f"a{i}",
-                        "sessionId": "s",
-                        "message": {
-                            "role": "assistant",
-                            "id": f"m{i}",
-                            "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}],
-                        },
-                    }
+                    _claude_reply(
+                        f"a{i}", f"m{i}", [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}]
+                    )
                     for i in range(1000)
                 ),
             ),

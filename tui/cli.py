@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from compaction_inspector.core.analysis import analyze, message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
@@ -46,7 +46,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.core.text import visible
+from compaction_inspector.core.text import say
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
 from compaction_inspector.tui import heap
@@ -233,7 +233,7 @@ def _counter(session: Session, config: Config) -> TokenCounter:
     cache when the file was counted before)."""
     counter = make_counter(config.tokenizer, config.media_tokens)
     if counter.warning:
-        _say(f"warning: {counter.warning}")
+        say(f"warning: {counter.warning}")
     count_session(session, counter)
     heap.settle()
     return counter
@@ -295,7 +295,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
         print_compaction(session, result, context)
     if result.messages is None:
-        _say(f"compaction-inspector: {result.error}")
+        say(f"compaction-inspector: {result.error}")
         return 3
     if args.write is not None:
         # the history before the transcript's own compaction stays as it was
@@ -307,7 +307,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.write} exists: choose another name, or pass --force") from exc
         except OSError as exc:
             raise UsageError(str(exc)) from exc
-        _say(f"wrote {len(kept)} messages ({written}) to {args.write}")
+        say(f"wrote {len(kept)} messages ({written}) to {args.write}")
     return 0
 
 
@@ -335,9 +335,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         print_simulation(sims)
         if points is not None:
-            _say(f"checkpoints ({len(points)}):", sys.stdout)
+            say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:
-                _say(f"  before message #{t.index}: {t.reason}", sys.stdout)
+                say(f"  before message #{t.index}: {t.reason}", sys.stdout)
     return 0
 
 
@@ -375,7 +375,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
                 }
             )
         else:
-            _say(found.report, sys.stdout)
+            say(found.report, sys.stdout)
         return 4 if found.truncated else 0
     try:
         where, checkpoint = append_checkpoint(session, args.memory_dir, args.at)
@@ -386,7 +386,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
             {"path": str(where), "heading": checkpoint.heading, "message_count": checkpoint.message_count}
         )
     else:
-        _say(f"appended {checkpoint.heading!r} to {where}", sys.stdout)
+        say(f"appended {checkpoint.heading!r} to {where}", sys.stdout)
     return 0
 
 
@@ -400,11 +400,6 @@ def _print_json(value: Any) -> None:
     `\\uXXXX` escape: the same JSON to a parser, inert on a screen."""
     text = json.dumps(value, ensure_ascii=False, indent=2)
     sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
-
-
-def _say(text: str, stream: TextIO | None = None) -> None:
-    """A line of plain output (stderr unless `stream`), shown, not obeyed."""
-    print(visible(text), file=stream or sys.stderr)
 
 
 def cmd_open(args: argparse.Namespace) -> int:
@@ -451,7 +446,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    _say(f"compaction-inspector: {message}")
+    say(f"compaction-inspector: {message}")
     raise SystemExit(code)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,14 +12,10 @@ from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
-from compaction_inspector.core.text import visible
+from compaction_inspector.core.text import say
 from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
-
-
-def _say(text: str) -> None:
-    print(visible(text), file=sys.stderr)
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -30,7 +25,7 @@ def run_app(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         if args.config:  # a file named on the command line must be right
-            _say(f"compaction-inspector: {exc}")
+            say(f"compaction-inspector: {exc}")
             return 2
         config, warning = Config(), f"{exc} — using the defaults"
     try:
@@ -43,7 +38,7 @@ def run_app(args: argparse.Namespace) -> int:
             overhead_tokens=args.overhead_tokens,
         )
     except (ConfigError, ValueError) as exc:
-        _say(f"compaction-inspector: {exc}")
+        say(f"compaction-inspector: {exc}")
         return 2
     note = None
     browse = None
@@ -67,7 +62,7 @@ def run_app(args: argparse.Namespace) -> int:
         try:
             check_readable(args.file)
         except LoadError as exc:
-            _say(f"compaction-inspector: {args.file}: {exc}")
+            say(f"compaction-inspector: {args.file}: {exc}")
             return 2
     from compaction_inspector.tui.app import InspectorApp
 
