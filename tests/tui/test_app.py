@@ -718,3 +718,16 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         main = app.query_one(Timeline).main
         assert main is not None and view.current is not None and view.has_focus
         assert view.current.origin == main.points[21].message_end - 1  # the round's request, its last message
+
+
+async def test_a_short_timeline_keeps_its_chart_and_the_cursor_line(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "l", "left")
+        await settle(pilot)
+        timeline = app.query_one(Timeline)
+        lines = str(timeline.render()).splitlines()
+        assert len(lines) == timeline.size.height
+        assert lines[-1].startswith("round 23: ")  # the cursor's figures, never cut off
+        assert sum("%" in line[:5] for line in lines) >= 2  # the chart keeps its rows and labels

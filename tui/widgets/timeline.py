@@ -115,11 +115,24 @@ class Timeline(Widget, can_focus=True):
         if self.main is None or not self.main.points:
             return Text(self.message, style="dim")
         per = self._per()
-        height = max(3, self.size.height - (5 if self.other else 4))
         main = self._buckets(self.main, per)
         other = self._buckets(self.other, per) if self.other else []
         reported, recorded = self._marks(self.main, per)
         top = max(1.0, *main, *(other or [0.0]), *reported.values(), *recorded.values())
+        # Under the chart, in the order shown: the events, the round numbers, the legend.
+        # A short timeline keeps at least 3 rows of chart and drops the lines that matter
+        # least: the round numbers, what the marks mean, the events, the compared policy's
+        # totals, then (when the cursor is on a round) the main policy's.
+        events, rounds = self._events(len(main), per), self._rounds(len(main), per)
+        legend = self._legend(reported, recorded)
+        below = [events, rounds, *legend]
+        policies, last = legend[:-1], legend[-1]
+        order = [rounds, *([] if self.cursor is not None else [last]), events, *reversed(policies)]
+        for least in order:
+            if self.size.height - len(below) >= 3 or len(below) == 1:
+                break
+            below.remove(least)
+        height = max(3, self.size.height - len(below))
         labels = self._labels(height, top)
         rules = {row for row, (_, style) in labels.items() if style != "bright_black"}
         column = self.cursor // per if self.cursor is not None else None
@@ -149,9 +162,7 @@ class Timeline(Widget, can_focus=True):
                 if x == column:
                     line.stylize("reverse", len(line) - 1)
             lines.append(line)
-        lines += [self._events(len(main), per), self._rounds(len(main), per)]
-        lines += self._legend(reported, recorded)
-        return Text("\n").join(lines)
+        return Text("\n").join([*lines, *below])
 
     def _events(self, columns: int, per: int) -> Text:
         """Under the chart: ✂ the policy's compactions, ⚑ the transcript's own."""
