@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
@@ -27,6 +28,7 @@ class Analysis:
     model: ContextModel
     mode: str = "context"  # or "messages": pressure of the messages only
     window_note: str = "the default"  # who chose the window
+    point: Point | None = None  # where the preset's agent compacts, and why
 
     @property
     def sent_tokens(self) -> int:
@@ -98,6 +100,7 @@ class Analysis:
             "context_tokens": self.context_tokens,
             **self.window.to_dict(),
             "window_source": self.window_note,
+            "auto_compact": {"tokens": self.point.tokens, "rule": self.point.rule} if self.point else None,
             "pressure": round(self.pressure, 6),
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),
             "context": self.context_dict(),
@@ -133,6 +136,7 @@ def analyze(
     mode: str = "context",
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
     window_note: str = "the default",
+    point: Point | None = None,
 ) -> Analysis:
     messages = session.messages
     tokens = tuple(counter.count_all(messages))
@@ -149,4 +153,5 @@ def analyze(
         model=fit(session, counter, overhead_tokens),
         mode=mode,
         window_note=window_note,
+        point=point,
     )

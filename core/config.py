@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from compaction_inspector.core import yamlfile
+from compaction_inspector.core import autocompact, yamlfile
+from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
 from compaction_inspector.core.model import MAX_COUNT, Session
@@ -30,9 +31,6 @@ from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKEN
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
-# Claude Code reserved its whole max output before 2.1.29, min(max output, 20,000) from it
-RESERVE_CAPPED_FROM = (2, 1, 29)
-FULL_OUTPUT_RESERVE = 32_000
 SESSION_WINDOW = "the session's model_context_window"  # every window a session brings starts "the session's"
 SAMPLE_WINDOW = "the sample's demo window"
 
@@ -44,36 +42,54 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Preset:
     """Where a real tool's limits sit (SEMANTICS §10). The auto-compact point is a rule
-    on the window in force, so it follows a window the user changes: Claude Code
-    compacts 13,000 tokens under its effective (usable) window, Codex and Inspect AI at
-    a fraction of the whole window."""
+    on the window in force (`core.autocompact`), so it follows a window the user changes."""
 
     name: str
     context_window: int
     reserved_output: int
     description: str
-    below_usable: int | None = None
-    fraction: float | None = None
+    agent: str | None = None  # the strategy that replays this agent's own compaction
+    fraction: float | None = None  # of the window, for a tool with no agent rule
 
-    def auto_compact(self, window: Window) -> int:
-        if self.below_usable is not None:
-            return window.usable - self.below_usable
-        return int(window.context_window * (self.fraction or 1.0))
+    def point(self, config: Config) -> Point:
+        window = config.window
+        if self.agent == "claude-code":
+            options = config.options("claude-code")
+            return autocompact.claude_code_point(
+                window, options.auto_compact_tokens, options.autocompact_pct_override
+            )
+        if self.agent == "codex":
+            options = config.options("codex")
+            if options.auto_compact_token_limit is not None:
+                source = f"{config.source or 'the settings'}"
+                return autocompact.codex_limit(window, options.auto_compact_token_limit, source)
+            codex = config.codex
+            if codex is not None:
+                raw = codex.context_window
+                return autocompact.codex_limit(window, codex.auto_compact_token_limit, str(codex.path), raw)
+            return autocompact.codex_limit(window)
+        share = self.fraction or 1.0
+        return Point(
+            int(window.context_window * share), f"{share:.0%} of the window {window.context_window:,}"
+        )
 
     @property
-    def auto_compact_tokens(self) -> int:
-        return self.auto_compact(Window(self.context_window, self.reserved_output))
+    def auto_compact_tokens(self) -> int | None:
+        return self.point(
+            Config(window=Window(self.context_window, self.reserved_output), preset=self.name)
+        ).tokens
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("claude-code", 200_000, 20_000, "Claude Code: auto-compact 13,000 under the effective window "
-               "(window less min(max output, 20,000)), warning 20,000 before it", below_usable=13_000),
-        Preset("claude-code-1m", 1_000_000, 20_000, "Claude Code with a 1M-token model: auto-compact 13,000 "
-               "under the effective window", below_usable=13_000),
-        Preset("codex", 272_000, 0, "Codex CLI: model_auto_compact_token_limit at 90 % of the window",
-               fraction=0.9),
+        Preset("claude-code", 200_000, 20_000, "Claude Code: auto-compact 13,000 under the effective "
+               "window (window less min(max output, 20,000); the whole max output up to 2.1.20)",
+               agent="claude-code"),
+        Preset("claude-code-1m", 1_000_000, 20_000, "Claude Code with a 1M-token model: auto-compact "
+               "13,000 under the effective window", agent="claude-code"),
+        Preset("codex", 258_400, 0, "Codex CLI: model_auto_compact_token_limit, at most 90 % of the raw "
+               "window (the 258,400 a rollout records is 95 % of 272,000)", agent="codex"),
         Preset("inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9),
     )
 }  # fmt: skip
@@ -97,29 +113,54 @@ class Config:
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
     # who chose the window: None for the default; a file's path, "command line", or the session
     window_source: str | None = None
+    # the user's own Codex config.toml, read for a Codex session (never saved here)
+    codex: autocompact.CodexSettings | None = None
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had, unless a window was chosen (SEMANTICS
-        §11-12): a Codex rollout's recorded model_context_window, with Codex's rule; for
-        Claude Code before 2.1.29, the whole max output (32,000) reserved, as the
-        compactions those versions record show (auto-compact at 155,000, not 167,000)."""
+        §10-12): a Codex rollout's recorded model_context_window, with Codex's rule and
+        the user's Codex config.toml; for Claude Code, the reserve its version kept and
+        a 1M window when its model or its reported prompts say so."""
         if self.window_source is not None:
             return self
         recorded = session.metadata.get("context_window")
         if isinstance(recorded, int) and recorded > 0:
             window = Window(recorded, 0)
-            return dataclasses.replace(self, preset="codex", window=window, window_source=SESSION_WINDOW)
-        version = _version(session.metadata.get("version"))
-        old = version is not None and version < RESERVE_CAPPED_FROM
+            return dataclasses.replace(
+                self,
+                preset="codex",
+                window=window,
+                window_source=SESSION_WINDOW,
+                codex=autocompact.codex_settings(),
+            )
         preset = PRESETS["claude-code"]
         as_preset = self.preset == preset.name and self.window == Window(
             preset.context_window, preset.reserved_output
         )
-        if session.format == "claude-code" and as_preset and old:
-            window = Window(self.window.context_window, FULL_OUTPUT_RESERVE)
-            source = f"the session's Claude Code version ({session.metadata['version']})"
-            return dataclasses.replace(self, window=window, window_source=source)
-        return self
+        if session.format != "claude-code" or not as_preset:
+            return self
+        version = session.metadata.get("version")
+        reserve, why = autocompact.claude_code_reserve(version)
+        size, reasons = preset.context_window, [why] if autocompact.version(version) else []
+        model = session.metadata.get("model")
+        largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
+        if isinstance(model, str) and model.endswith("[1m]"):
+            size, reasons = (
+                autocompact.CLAUDE_CODE_1M_WINDOW,
+                [*reasons, f"the model {model} has a 1M window"],
+            )
+        elif largest > preset.context_window:
+            size = autocompact.CLAUDE_CODE_1M_WINDOW
+            reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
+        if not reasons:  # nothing the session says: the default stands
+            return self
+        source = "the session's " + "; ".join(reasons)
+        return dataclasses.replace(
+            self,
+            preset="claude-code-1m" if size != preset.context_window else preset.name,
+            window=Window(size, reserve),
+            window_source=source,
+        )
 
     def reserve_for(self, size: int) -> int:
         """The output reserve of a window of `size` set without one: the reserve in force,
@@ -145,11 +186,26 @@ class Config:
         return f"set by {self.window_source}" if self.window_source else "the default"
 
     @property
+    def point(self) -> Point | None:
+        """Where the preset's agent compacts in this window, and the rule that says so;
+        None without a preset."""
+        preset = PRESETS.get(self.preset or "")
+        return preset.point(self) if preset else None
+
+    @property
     def auto_compact_tokens(self) -> int | None:
-        if self.preset not in PRESETS:
-            return None
-        point = PRESETS[self.preset].auto_compact(self.window)
-        return point if point > 0 else None  # the preset's rule has no point in so small a window
+        """The preset's point; None without a preset or in a window too small for its rule."""
+        point = self.point
+        return point.tokens if point is not None and point.tokens and point.tokens > 0 else None
+
+    @property
+    def point_note(self) -> str:
+        """The point and why, for the status line and analyze."""
+        point = self.point
+        if point is None:
+            return "no preset: no auto-compact point"
+        at = f"{point.tokens:,}" if point.tokens else "none"
+        return f"auto-compact at {at}: {point.rule}"
 
     def options(self, strategy: str) -> Any:
         """The options object of `strategy` (a name in core.strategies.REGISTRY)."""
@@ -220,14 +276,6 @@ class Config:
 
 _TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens", "pressure",
         "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
-
-
-def _version(value: Any) -> tuple[int, ...] | None:
-    """A dotted version ("2.1.19") as numbers to compare, or None."""
-    if not isinstance(value, str):
-        return None
-    parts = value.split(".")
-    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:

@@ -509,6 +509,7 @@ class InspectorApp(App[None]):
                 thresholds=h.thresholds,
                 target=h.target,
                 auto_compact=self.config.auto_compact_tokens,
+                auto_compact_rule=self.config.point.rule if self.config.point else "",
                 label=self.counter.label,
                 estimate=not self.counter.exact,
                 caption=caption,
@@ -840,6 +841,7 @@ class InspectorApp(App[None]):
             w, h = self.config.window, self.config.options(hysteresis.NAME)
             tuning = (
                 f"window {w.context_window:,} (usable {w.usable:,}; {self.config.window_note}) · "
+                f"{self.config.point_note} · "
                 f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
             )
         for part in (tuning, self.selection):

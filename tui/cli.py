@@ -249,7 +249,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     config = _config(args).for_session(session)
     counter = _counter(session, config)
     result = analyze(
-        session, counter, config.window, config.pressure, config.overhead_tokens, config.window_note
+        session,
+        counter,
+        config.window,
+        config.pressure,
+        config.overhead_tokens,
+        config.window_note,
+        config.point,
     )
     if args.json:
         _print_json(result.to_dict())

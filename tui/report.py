@@ -96,6 +96,9 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
             f"({a.window.reserved_output:,} reserved for output; {a.window_note})"
         ),
     )
+    if a.point is not None:
+        at = f"{a.point.tokens:,}" if a.point.tokens else "none"
+        head.add_row("auto-compact", safe(f"{at}: {a.point.rule}"))
     head.add_row("pressure", pressure_text(a.pressure))
     out.print(head)
 
@@ -231,12 +234,10 @@ def print_compactions(
 ) -> None:
     """One block per compaction the transcript records."""
     out = out or console()
-    point = config.auto_compact_tokens
     out.print(
         safe(
             f"{counted(len(found), 'compaction')} in {session.path} "
-            f"(the preset's auto-compact point: {f'{point:,}' if point else 'none'}; "
-            f"window {config.window_note})",
+            f"(the preset's {config.point_note}; window {config.window_note})",
             style="bold",
         )
     )

@@ -15,15 +15,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core import autocompact
 from compaction_inspector.core.model import Block, Message, canonical_json, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
-from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps, finish
+from compaction_inspector.core.strategies.base import (
+    AtPointPlan,
+    CompactionResult,
+    Context,
+    OptionError,
+    Steps,
+    finish,
+)
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
 NAME = "claude-code"
-BELOW_EFFECTIVE = 13_000  # the auto-compact point sits this far under the effective window
 READ_TOOLS = frozenset({"Read"})
 TODO_TOOLS = frozenset({"TodoWrite"})
 
@@ -36,6 +43,13 @@ class ClaudeCodeOptions:
         kind="int?",
         minimum=1,
         label="auto-compact at",
+    )
+    autocompact_pct_override: int | None = option(
+        None,
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: compact at this % of the usable window, when lower",
+        kind="int?",
+        minimum=1,
+        label="auto-compact %",
     )
     summary_prompt_tokens: int = option(
         1000, "what the summarize instruction adds to the request", minimum=0, label="summary prompt tok",
@@ -58,6 +72,10 @@ class ClaudeCodeOptions:
 
     def __post_init__(self) -> None:
         check(self)
+        if self.autocompact_pct_override is not None and self.autocompact_pct_override > 100:
+            raise OptionError(
+                f"autocompact_pct_override must be from 1 to 100, not {self.autocompact_pct_override}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,10 +99,11 @@ class ClaudeCodeStats:
 
 
 def point(options: ClaudeCodeOptions, context: Context) -> int | None:
-    """Where it compacts: the option, else 13,000 under the usable window; None when
-    the window is too small for that rule to leave a point."""
-    at = options.auto_compact_tokens or context.window.usable - BELOW_EFFECTIVE
-    return at if at > 0 else None
+    """Where it compacts (`core.autocompact`); None when the window is too small for
+    its rule to leave a point."""
+    return autocompact.claude_code_point(
+        context.window, options.auto_compact_tokens, options.autocompact_pct_override
+    ).tokens
 
 
 def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
@@ -119,8 +138,8 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
         steps.add(
             "Not triggered",
             f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
-            f"compacts {BELOW_EFFECTIVE:,} tokens under the usable window. Set auto_compact_tokens "
-            "to try its compaction in a window this small.",
+            f"compacts {autocompact.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
+            "auto_compact_tokens to try its compaction in a window this small.",
             messages,
         )
         return finish(NAME, steps, stats)

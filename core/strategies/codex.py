@@ -1,9 +1,10 @@
 """Codex CLI's own auto-compact (SEMANTICS §12), replayed.
 
-The limit is min(`model_auto_compact_token_limit`, 90 % of the window), checked after
-each sampling request. The new history is the initial context (the injected
-instructions before the first prompt), the most recent user messages up to 20,000
-tokens, and the summary (written locally and deterministically here).
+The limit is `model_auto_compact_token_limit`, at most 90 % of the raw window (the
+window a rollout records / 0.95), checked after each sampling request. The new history
+is the initial context (the injected instructions before the first prompt), the most
+recent user messages up to 20,000 tokens, and the summary (written locally and
+deterministically here).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core import autocompact
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps, finish
@@ -20,14 +22,13 @@ from compaction_inspector.core.strategies.registry import Strategy, check, optio
 from compaction_inspector.core.summary import summary_text
 
 NAME = "codex"
-WINDOW_SHARE = 0.9  # Codex caps its limit at 90 % of the window
 
 
 @dataclass(frozen=True)
 class CodexOptions:
     auto_compact_token_limit: int | None = option(
         None,
-        "model_auto_compact_token_limit (default none: 90 % of the window)",
+        "model_auto_compact_token_limit (default none: 90 % of the raw window, this window / 0.95)",
         kind="int?",
         minimum=1,
         label="auto-compact limit",
@@ -65,9 +66,11 @@ class CodexStats:
 
 
 def limit(options: CodexOptions, context: Context) -> int:
-    share = int(context.window.context_window * WINDOW_SHARE)
-    given = options.auto_compact_token_limit
-    return min(given, share) if given is not None else share
+    """Where it compacts (`core.autocompact`): the configured limit, at most 90 % of the
+    raw window."""
+    point = autocompact.codex_limit(context.window, options.auto_compact_token_limit).tokens
+    assert point is not None  # a share of a positive window
+    return point
 
 
 def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:

@@ -404,8 +404,9 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
         assert "window 4,545 (usable 4,045; set by w/W)" in str(app.query_one("#status").render())
         app.apply_preset("codex")
         await pilot.pause()
-        assert "window 272,000 (usable 272,000; set by preset codex)" in str(
-            app.query_one("#status").render()
+        assert (
+            "window 258,400 (usable 258,400; set by preset codex) · auto-compact at 244,800: 90 % of the raw"
+            in str(app.query_one("#status").render())
         )
 
 

@@ -21,10 +21,11 @@ def test_defaults_and_round_trip(tmp_path: Path) -> None:
 def test_presets_follow_the_real_tools() -> None:
     assert PRESETS["claude-code"].auto_compact_tokens == 200_000 - 20_000 - 13_000
     assert PRESETS["claude-code-1m"].auto_compact_tokens == 1_000_000 - 20_000 - 13_000
-    assert PRESETS["codex"].auto_compact_tokens == int(272_000 * 0.9)
+    # the window a rollout records is 95 % of the raw 272,000; the limit is 90 % of the raw one
+    assert PRESETS["codex"].auto_compact_tokens == 244_800
     assert PRESETS["inspect-ai"].auto_compact_tokens == 180_000
     c = from_dict({"preset": "codex"})
-    assert c.window.context_window == 272_000 and c.window.reserved_output == 0
+    assert c.window.context_window == 258_400 and c.window.reserved_output == 0
 
 
 def test_every_option_is_read() -> None:
@@ -97,7 +98,7 @@ def test_working_directory_config_is_found(tmp_path: Path, monkeypatch: pytest.M
 def test_the_auto_compact_point_follows_the_window() -> None:
     config = Config(window=Window(60_000, 20_000))  # the claude-code preset, a smaller window
     assert config.auto_compact_tokens == 60_000 - 20_000 - 13_000
-    assert from_dict({"preset": "codex", "context_window": 100_000}).auto_compact_tokens == 90_000
+    assert from_dict({"preset": "codex", "context_window": 95_000}).auto_compact_tokens == 90_000
     assert Config(window=Window(30_000, 20_000)).auto_compact_tokens is None  # 13,000 under 10,000
 
 
@@ -114,7 +115,7 @@ def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path)
         "codex",
         "set by the session's model_context_window",
     )
-    assert own.auto_compact_tokens == 109_440  # Codex: 90 % of the window
+    assert own.auto_compact_tokens == 115_200  # Codex: 90 % of the raw window, 121,600 / 0.95
     assert "context_window" not in own.to_dict()  # the session's window is never saved as the user's
     chosen = Config().overridden(context_window=50_000)
     assert chosen.for_session(session) == chosen and chosen.window_note == "set by command line"
@@ -132,20 +133,78 @@ def test_a_window_set_without_a_reserve_keeps_the_presets_share_at_most() -> Non
     assert Config().with_preset("codex").overridden(context_window=50_000).window == Window(50_000, 0)
 
 
-def test_claude_code_before_2_1_29_reserved_its_whole_max_output() -> None:
+def test_claude_code_reserved_its_whole_max_output_up_to_2_1_20() -> None:
     from compaction_inspector.core.model import Session
 
     def session(version: str) -> Session:
         return Session((), "claude-code", metadata={"version": version})
 
-    older = Config().for_session(session("2.1.7"))
+    older = Config().for_session(session("2.1.20"))
     assert older.window == Window(200_000, 32_000) and older.auto_compact_tokens == 155_000
-    assert older.window_note == "set by the session's Claude Code version (2.1.7)"
+    assert older.window_note == (
+        "set by the session's Claude Code 2.1.20 reserves its whole max output (up to 2.1.20)"
+    )
+    assert older.point_note == "auto-compact at 155,000: 13,000 under the effective window of 168,000"
     assert "context_window" not in older.to_dict()
-    newer = Config().for_session(session("2.1.33"))
-    assert newer == Config() and newer.auto_compact_tokens == 167_000
+    newer = Config().for_session(session("2.1.21"))
+    assert newer.window == Config().window and newer.auto_compact_tokens == 167_000
+    assert (
+        newer.window_note
+        == "set by the session's Claude Code 2.1.21 reserves min(max output, 20,000) (from 2.1.21)"
+    )
+    assert Config().for_session(Session((), "claude-code")) == Config()  # no version: the default
     chosen = Config(window=Window(60_000, 6_000))  # a window of its own is kept
     assert chosen.for_session(session("2.0.37")) == chosen
+
+
+def test_claude_code_has_a_1m_window_when_its_model_or_its_prompts_say_so() -> None:
+    from compaction_inspector.core.model import Session, Usage, text_message
+
+    named = Config().for_session(
+        Session((), "claude-code", metadata={"version": "2.1.30", "model": "claude-sonnet-4-5[1m]"})
+    )
+    assert (named.preset, named.window, named.auto_compact_tokens) == (
+        "claude-code-1m",
+        Window(1_000_000, 20_000),
+        967_000,
+    )
+    big = text_message("assistant", "ok", usage=Usage(input_tokens=250_000))
+    seen = Config().for_session(Session((big,), "claude-code", metadata={"version": "2.1.30"}))
+    assert seen.window.context_window == 1_000_000
+    assert "a reported prompt of 250,000 is past 200,000: a 1M window" in seen.window_note
+
+
+def test_the_percent_override_can_only_lower_claude_codes_point() -> None:
+    config = from_dict({"claude_code": {"autocompact_pct_override": 50}})
+    assert config.auto_compact_tokens == 90_000  # 50 % of the usable 180,000
+    assert config.point_note == "auto-compact at 90,000: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE 50 % of 180,000"
+    assert from_dict({"claude_code": {"autocompact_pct_override": 99}}).auto_compact_tokens == 167_000
+    with pytest.raises(ConfigError, match="from 1 to 100"):
+        from_dict({"claude_code": {"autocompact_pct_override": 101}})
+
+
+def test_a_codex_session_reads_the_users_codex_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_inspector.core.model import Session
+
+    rollout = Session((), "codex", metadata={"context_window": 258_400})
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    assert Config().for_session(rollout).point_note == (
+        "auto-compact at 244,800: 90 % of the raw window 272,000 (258,400 / 0.95)"
+    )
+    (tmp_path / "config.toml").write_text("model_auto_compact_token_limit = 200000\n")
+    config = Config().for_session(rollout)
+    assert config.auto_compact_tokens == 200_000
+    assert config.point_note == (
+        f"auto-compact at 200,000: model_auto_compact_token_limit 200,000 ({tmp_path / 'config.toml'})"
+    )
+    (tmp_path / "config.toml").write_text("model_auto_compact_token_limit = 900000\n")
+    assert Config().for_session(rollout).auto_compact_tokens == 244_800  # never above 90 % of the raw window
+    ours = from_dict({"codex": {"auto_compact_token_limit": 150_000}}).for_session(rollout)
+    assert ours.auto_compact_tokens == 150_000  # compaction.yaml wins
+    (tmp_path / "config.toml").write_text("not toml = = \n")
+    assert Config().for_session(rollout).codex is None  # unreadable: Codex's own defaults
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,8 @@ def test_flags_are_the_known_ones() -> None:
         "--limit", "--error", "--summary-prompt-tokens",
         "--thresholds", "--target", "--summary-chars", "--protect-volleys", "--stage",
         "--keep-recent", "--idle-gap-minutes", "--now", None,
-        "--auto-compact-tokens", "--claude-code-summary-prompt-tokens", "--claude-code-summary-chars",
+        "--auto-compact-tokens", "--autocompact-pct-override", "--claude-code-summary-prompt-tokens",
+        "--claude-code-summary-chars",
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",
         "--auto-compact-token-limit", "--user-message-tokens", "--codex-summary-chars",
     }  # fmt: skip

@@ -21,6 +21,7 @@ class GaugeState:
     thresholds: tuple[int, ...] = (75, 85, 95)
     target: int = 70
     auto_compact: int | None = None
+    auto_compact_rule: str = ""  # why the point sits where it does
     label: str = "cl100k_base"
     estimate: bool = False  # counts are the chars/4 estimate
     caption: str = ""
@@ -113,6 +114,8 @@ class PressureGauge(Widget):
         if s.auto_compact:
             legend.append(f"▼ auto-compact {s.auto_compact:,}  ", "bold magenta")
         legend.append(f"▒ reserved output {s.reserved_output:,}", "bright_black")
+        if s.auto_compact_rule:
+            legend.append_text(safe(f"  ▼ {s.auto_compact_rule}", "magenta"))
         if s.caption:
             legend.append_text(safe(f"  · {s.caption}", "italic"))
         return Text("\n").join([head, bar, provenance(s), breakdown(s), legend])

@@ -1,0 +1,125 @@
+"""Where the agents compact on their own (SEMANTICS §10, §12), and which rule says so.
+
+Claude Code compacts 13,000 tokens under its effective window: the context window less
+the output it reserves, which is the model's whole max output (32,000) up to 2.1.20 and
+min(max output, 20,000) from 2.1.21. `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` can only lower
+that point. Codex compacts at `model_auto_compact_token_limit` when one is configured,
+never above 90 % of the model's raw window; the window a rollout records is already 95 %
+of the raw one.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compaction_inspector.core.files import read_text
+from compaction_inspector.core.model import MAX_COUNT
+from compaction_inspector.core.pressure import Window
+
+CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
+CLAUDE_CODE_MAX_OUTPUT = 32_000  # reserved whole up to 2.1.20
+CLAUDE_CODE_RESERVE_CAP = 20_000  # the reserve's cap from 2.1.21
+CLAUDE_CODE_CAPPED_FROM = (2, 1, 21)
+CLAUDE_CODE_WINDOW = 200_000
+CLAUDE_CODE_1M_WINDOW = 1_000_000
+CODEX_EFFECTIVE_SHARE = 0.95  # effective_context_window_percent: the window a rollout records
+CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where an agent compacts, and the rule that put it there, in words."""
+
+    tokens: int | None  # None: the window is too small for the rule to leave a point
+    rule: str
+
+
+def version(value: Any) -> tuple[int, ...] | None:
+    """A dotted version ("2.1.19") as numbers to compare, or None."""
+    if not isinstance(value, str):
+        return None
+    parts = value.split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() and len(p) < 8 for p in parts) else None
+
+
+def claude_code_reserve(agent_version: Any) -> tuple[int, str]:
+    """The output Claude Code reserves at this version, and why."""
+    v = version(agent_version)
+    if v is not None and v < CLAUDE_CODE_CAPPED_FROM:
+        return (
+            CLAUDE_CODE_MAX_OUTPUT,
+            f"Claude Code {agent_version} reserves its whole max output (up to 2.1.20)",
+        )
+    shown = f"Claude Code {agent_version}" if v is not None else "Claude Code"
+    return CLAUDE_CODE_RESERVE_CAP, f"{shown} reserves min(max output, 20,000) (from 2.1.21)"
+
+
+def claude_code_point(window: Window, at: int | None = None, pct_override: int | None = None) -> Point:
+    """Claude Code's auto-compact point in `window` (its reserve already taken off):
+    `at` when the user set one, else 13,000 under the effective window, lowered to
+    `pct_override` % of the effective window when that is lower."""
+    if at is not None:
+        return Point(at, f"auto-compact at {at:,} (set)")
+    point = window.usable - CLAUDE_CODE_BUFFER
+    rule = f"{CLAUDE_CODE_BUFFER:,} under the effective window of {window.usable:,}"
+    if pct_override is not None:
+        lowered = window.usable * pct_override // 100
+        if lowered < point:
+            point, rule = lowered, f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE {pct_override} % of {window.usable:,}"
+    return Point(point if point > 0 else None, rule)
+
+
+def codex_raw_window(recorded: int) -> int:
+    """The model's raw window from the effective one a rollout records."""
+    return round(recorded / CODEX_EFFECTIVE_SHARE)
+
+
+def codex_limit(
+    window: Window, configured: int | None = None, source: str = "set", raw: int | None = None
+) -> Point:
+    """Codex's auto-compact limit in `window` (the effective window a rollout records):
+    the configured limit, never above 90 % of the raw window (`raw` when the user's
+    config gives it, else the effective window / 0.95)."""
+    given = raw is not None
+    raw = raw if raw is not None else codex_raw_window(window.context_window)
+    cap = int(raw * CODEX_LIMIT_SHARE)
+    ceiling = f"90 % of the raw window {raw:,}" + (
+        f" ({source})" if given else f" ({window.context_window:,} / 0.95)"
+    )
+    if configured is None:
+        return Point(cap, ceiling)
+    if configured > cap:
+        return Point(cap, f"{ceiling}: model_auto_compact_token_limit {configured:,} ({source}) is above it")
+    return Point(configured, f"model_auto_compact_token_limit {configured:,} ({source})")
+
+
+@dataclass(frozen=True)
+class CodexSettings:
+    """What the user's Codex `config.toml` says of compaction, and where it was read."""
+
+    path: Path
+    auto_compact_token_limit: int | None
+    context_window: int | None
+
+
+def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | None:
+    """`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`, when it exists and is
+    readable TOML; None otherwise (a local file only: Codex's own defaults apply)."""
+    env = os.environ if environ is None else environ
+    home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
+    path = home / "config.toml"
+    try:
+        data = tomllib.loads(read_text(path))
+    except (OSError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+
+    def number(key: str) -> int | None:
+        value = data.get(key)
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
+        return value if ok else None
+
+    return CodexSettings(path, number("model_auto_compact_token_limit"), number("model_context_window"))
