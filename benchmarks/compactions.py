@@ -37,6 +37,7 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
             d = c.to_dict()
             after = d["measured_after"]
             d["file"] = path.name
+            d["format"] = session.format
             d["error_after"] = (d["predicted_after"] - after) / after if after else None
             d["auto_compact_point"] = config.auto_compact_tokens
             found.append(d)
@@ -54,23 +55,50 @@ def _share(value: float | None) -> str:
 
 def table(found: list[dict[str, Any]]) -> str:
     lines = [
-        "| session | line | trigger | recorded before | measured before → after | predicted after (error) "
-        "| preset fires, rounds before | paths kept: its summary / ours | identifiers: its / ours |",
+        "| session | line | kind | recorded before | measured before → after | predicted after (error) "
+        "| agent's own after | preset fires, rounds before | paths kept: its summary / ours |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for d in found:
-        real, ours = d["retention"] or {}, d["our_retention"]
+        real, ours = d["retention"] or {}, d["our_retention"] or {}
         error = d["error_after"]
         offset = d["policy_round_offset"]
-        fires = "manual" if d["trigger"] != "auto" else "never" if offset is None else str(offset)
+        kind = f"{d['trigger'] or '?'} {'micro' if d['kind'] == 'microcompact' else 'full'}"
+        fires = (
+            "—"
+            if d["trigger"] != "auto" or d["kind"] != "compact"
+            else "never"
+            if offset is None
+            else str(offset)
+        )
+        name = f"`{d['file']}`" + (" (slice)" if d["slice"] else "")
         lines.append(
-            f"| `{d['file']}` | {d['line']} | {d['trigger']} | {_figure(d['pre_tokens'])} "
+            f"| {name} | {d['line']} | {kind} | {_figure(d['pre_tokens'])} "
             f"| {_figure(d['measured_before'])} → {_figure(d['measured_after'])} "
-            f"| {d['predicted_after']:,} ({'—' if error is None else f'{error:+.1%}'}) | {fires} "
-            f"| {_share(real.get('paths'))} / {_share(ours['paths'])} "
-            f"| {_share(real.get('identifiers'))} / {_share(ours['identifiers'])} |"
+            f"| {d['predicted_after']:,} ({'—' if error is None else f'{error:+.1%}'}) "
+            f"| {_figure(d['agent_estimate_after'])} | {fires} "
+            f"| {_share(real.get('paths'))} / {_share(ours.get('paths'))} |"
         )
     return "\n".join(lines)
+
+
+def tally(found: list[dict[str, Any]]) -> str:
+    """The two measures on complete sessions, Claude Code and Codex apart; slices apart."""
+    out = []
+    for agent in ("claude-code", "codex"):
+        rows = [d for d in found if d["format"] == agent and not d["slice"]]
+        measured = [d for d in rows if d["error_after"] is not None]
+        within = [d for d in measured if abs(d["error_after"]) <= 0.10]
+        auto = [d for d in rows if d["trigger"] == "auto" and d["kind"] == "compact"]
+        close = [d for d in auto if d["policy_round_offset"] is not None and d["policy_round_offset"] <= 1]
+        out.append(
+            f"{agent}: predicted after within 10 %: {len(within)}/{len(measured)}; "
+            f"preset fires within 1 round: {len(close)}/{len(auto)}"
+        )
+    slices = [d for d in found if d["slice"]]
+    if slices:
+        out.append(f"slices (estimates, not counted above): {len(slices)} compaction(s)")
+    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,12 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(found, indent=2))
         return 0
     print(table(found))
-    within = [d for d in found if d["error_after"] is not None and abs(d["error_after"]) <= 0.10]
-    auto = [d for d in found if d["trigger"] == "auto"]
-    close = [d for d in auto if d["policy_round_offset"] is not None and d["policy_round_offset"] <= 1]
-    print(
-        f"\npredicted after within 10 %: {len(within)}/{len(found)}; preset fires within 1 round: {len(close)}/{len(auto)}"
-    )
+    print()
+    print(tally(found))
     return 0
 
 

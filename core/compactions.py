@@ -20,9 +20,11 @@ from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies.base import CompactionResult, Context, Step
-from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions, latest_reads
+from compaction_inspector.core.strategies.microcompact import cleared_results
 from compaction_inspector.core.summary import summarize
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.tokens import TokenCounter
@@ -33,37 +35,53 @@ OWN = "own compactions"  # the name the transcript's own compactions go by, step
 
 @dataclass(frozen=True)
 class RealCompaction:
-    """One compaction the transcript records."""
+    """One compaction the transcript records: a full one, or a microcompaction that
+    cleared some tool results and kept the rest."""
 
     compaction: Compaction
     line: int | None
     replaced: tuple[int, int]  # the messages it replaced: its segment before the boundary
     after: tuple[int, int]  # the context after it, up to the first request sent after it
     measured_before: int | None  # the last prompt reported before it
-    measured_after: int | None  # the first prompt reported after it
+    measured_after: int | None  # the first prompt reported after it (None: another compaction came first)
     predicted_after: int  # the model's context after it, from what the transcript holds
-    reread_tokens: int  # of that, the files Claude Code re-read that the transcript does not record
+    reread_tokens: int  # of that, what Claude Code puts back that the transcript does not record
     policy_round_offset: int | None  # rounds the preset's rule fires before it (auto only)
     retention: Retention | None  # of its summary (None: the summary is not in the transcript)
-    ours: Retention  # of our local summary of the same span
+    ours: Retention | None  # of our local summary of the same span (None: a microcompaction)
+    slice: bool = False  # the file is a slice of a longer session: its figures are estimates
+    overhead_source: str = "first response"  # where the prediction's overhead comes from
+
+    @property
+    def kind(self) -> str:
+        return self.compaction.kind
 
     def to_dict(self) -> dict[str, Any]:
         c = self.compaction
         return {
             "index": c.index,
             "line": self.line,
+            "kind": c.kind,
             "trigger": c.trigger,
             "pre_tokens": c.pre_tokens,
             "post_tokens": c.post_tokens,
             "measured_before": self.measured_before,
             "measured_after": self.measured_after,
             "predicted_after": self.predicted_after,
+            "agent_estimate_after": c.post_tokens,
             "reread_tokens": self.reread_tokens,
             "policy_round_offset": self.policy_round_offset,
+            "slice": self.slice,
+            "overhead_source": self.overhead_source,
+            **(
+                {"cleared": list(c.cleared), "tokens_saved": c.tokens_saved}
+                if c.kind == "microcompact"
+                else {}
+            ),
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
-            "our_retention": self.ours.to_dict(),
-            "our_retention_counts": self.ours.counts(),
+            "our_retention": self.ours.to_dict() if self.ours else None,
+            "our_retention_counts": self.ours.counts() if self.ours else None,
         }
 
 
@@ -73,16 +91,23 @@ def real_compactions(
     messages = session.messages
     starts = api_round_starts(messages)
     found = []
+    sliced = is_slice(session)
     for c in session.compactions:
         b = c.index
         segment = model.segment_start(b)
         first_after = _first_response(model.responses, b + 1)
         last_before = _last_response(model.responses, b, segment)
         end_after = first_after.start if first_after else len(messages)
+        if c.kind == "microcompact":
+            found.append(_micro(session, model, c, segment, last_before, first_after, sliced))
+            continue
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
-        reread = _reread_tokens(replaced, after, counter, session.format, model.scale)
+        reread = _reread_tokens(session, b, after, counter, model.scale)
         predicted = round(
-            model.overhead + model.scale * (model.prefix[end_after] - model.prefix[b + 1]) + reread
+            model.overhead
+            + model.scale * (model.prefix[end_after] - model.prefix[b + 1])
+            + reread
+            + c.hidden_tokens
         )
         summary_known = any(m.is_compact_summary and m.text != ENCRYPTED_SUMMARY for m in after)
         ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
@@ -101,9 +126,50 @@ def real_compactions(
                 else None,
                 retention=retention(replaced, after) if summary_known else None,
                 ours=retention(replaced, [ours]),
+                slice=sliced,
+                overhead_source=model.overhead_source,
             )
         )
     return found
+
+
+def _micro(
+    session: Session,
+    model: ContextModel,
+    c: Compaction,
+    segment: int,
+    last_before: Response | None,
+    first_after: Response | None,
+    sliced: bool,
+) -> RealCompaction:
+    """A microcompaction: measured either side where a response reports it; predicted,
+    the context once its cleared results have left (the response after it predicted
+    from the one before, or the model's figure at its marker when a full compaction
+    comes first)."""
+    b = c.index
+    full_next = first_after is not None and any(
+        m.is_compact_boundary for m in session.messages[b : first_after.start]
+    )
+    predicted = model.tokens(b + 1)
+    if first_after is not None and not full_next:
+        prediction = next((p for p in model.predictions if p.response is first_after and p.anchored), None)
+        if prediction is not None:
+            predicted = prediction.estimated
+    return RealCompaction(
+        compaction=c,
+        line=session.messages[b].line,
+        replaced=(segment, b),
+        after=(b + 1, first_after.start if first_after else len(session.messages)),
+        measured_before=last_before.prompt_tokens if last_before else None,
+        measured_after=first_after.prompt_tokens if first_after and not full_next else None,
+        predicted_after=predicted,
+        reread_tokens=0,
+        policy_round_offset=None,
+        retention=None,
+        ours=None,
+        slice=sliced,
+        overhead_source=model.overhead_source,
+    )
 
 
 def _first_response(responses: tuple[Response, ...], start: int) -> Response | None:
@@ -116,18 +182,15 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
 
 
 def _reread_tokens(
-    replaced: tuple[Message, ...], after: tuple[Message, ...], counter: TokenCounter, fmt: str, scale: float
+    session: Session, boundary: int, after: tuple[Message, ...], counter: TokenCounter, scale: float
 ) -> int:
-    """The tokens of the files Claude Code re-reads after a compaction, where the
-    transcript does not record them (no attachment lines after it): the most recently
-    read files, within its caps (`ClaudeCodeOptions`' defaults), in the model's tokens
-    (`scale` × counted)."""
-    if fmt != "claude-code" or any(m.attachment is not None for m in after):
+    """What Claude Code puts back after the compaction at `boundary`
+    (`core.reinjection`), in the model's tokens, where the transcript does not record it
+    (no attachment lines after it)."""
+    if session.format != "claude-code" or any(m.attachment is not None for m in after):
         return 0
-    caps = ClaudeCodeOptions()
-    reads = list(latest_reads(replaced).values())[-caps.reread_files :]
-    each = (min(round(scale * counter.count(m)), caps.reread_file_tokens) for m, _ in reads)
-    return min(caps.reread_total_tokens, sum(each))
+    put_back = reinjected(session.messages[:boundary], session.touches, counter, scale)
+    return sum(r.tokens for r in put_back)
 
 
 def _offset(
@@ -158,8 +221,9 @@ class OwnStats:
     compactions: int
     auto: int
     manual: int
+    microcompactions: int
 
-    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("compactions", "auto", "manual")
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("compactions", "auto", "manual", "microcompactions")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -172,6 +236,9 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
     messages, window = session.messages, context.window
     steps = []
     for c in found:
+        if c.kind == "microcompact":
+            steps.append(_micro_step(messages, c, context))
+            continue
         before = messages[c.replaced[0] : c.compaction.index]
         held = messages[c.after[0] : c.after[1]]
         # what the compaction made (summary, re-read files, attachments) ends where the
@@ -202,7 +269,7 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                     if sent and c.measured_after is not None
                     else ""
                 )
-                + f" Ours would keep {c.ours.line()}.",
+                + (f" Ours would keep {c.ours.line()}." if c.ours else ""),
                 build_after=lambda after=after: after,  # type: ignore[misc]
                 build_before=lambda before=before: before,  # type: ignore[misc]
                 tokens_before=tokens_before,
@@ -212,9 +279,44 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 counted_delta=counted_after - counted_before,
             )
         )
+    full = [c for c in found if c.kind == "compact"]
     stats = OwnStats(
-        compactions=len(found),
-        auto=sum(c.compaction.trigger == "auto" for c in found),
-        manual=sum(c.compaction.trigger == "manual" for c in found),
+        compactions=len(full),
+        auto=sum(c.compaction.trigger == "auto" for c in full),
+        manual=sum(c.compaction.trigger == "manual" for c in full),
+        microcompactions=len(found) - len(full),
     )
     return CompactionResult(OWN, messages, stats, tuple(steps))
+
+
+def _micro_step(messages: tuple[Message, ...], c: RealCompaction, context: Context) -> Step:
+    """A microcompaction as a step: the context before it, and the same with exactly the
+    listed tool results cleared."""
+    ids = frozenset(c.compaction.cleared)
+    before = messages[c.replaced[0] : c.compaction.index]
+    after = tuple(
+        edited if m.is_tool_result and (edited := cleared_results(m, ids)) is not None else m for m in before
+    )
+    tokens_before = (
+        c.measured_before if c.measured_before is not None else context.meter.tokens(context.tokens(before))
+    )
+    measured = c.measured_after is not None
+    tokens_after = c.measured_after if c.measured_after is not None else c.predicted_after
+    cleared = sum(a is not b for a, b in zip(before, after, strict=True))
+    saved = c.compaction.tokens_saved
+    return Step(
+        title=f"microcompact, line {c.line}: {tokens_before:,} → {tokens_after:,} "
+        f"{'measured' if measured else 'predicted'}",
+        explanation=f"The agent cleared {counted(len(ids), 'tool result')} in {counted(cleared, 'message')}, "
+        f"keeping every message; it estimated {f'{saved:,}' if saved is not None else 'no count of the'} "
+        f"tokens saved (its own count, not the reported prompts' scale). Our model predicts "
+        f"{c.predicted_after:,} after it"
+        + ("." if measured else "; a full compaction came before the next request, so nothing measures it."),
+        build_after=lambda after=after: after,  # type: ignore[misc]
+        build_before=lambda before=before: before,  # type: ignore[misc]
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        pressure_before=context.window.pressure(tokens_before),
+        pressure_after=context.window.pressure(tokens_after),
+        counted_delta=context.tokens(after) - context.tokens(before),
+    )

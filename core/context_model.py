@@ -22,7 +22,7 @@ by `scale` × what it removed or inserted (`Meter`), and the offset stays.
 from __future__ import annotations
 
 import statistics
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -31,7 +31,9 @@ from typing import Any, Literal
 
 from compaction_inspector.core.model import Session, text_message
 from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.slices import is_slice, sibling_overhead
 from compaction_inspector.core.strategies.base import Context
+from compaction_inspector.core.strategies.microcompact import cleared_results
 from compaction_inspector.core.tokens import TokenCounter
 
 # Codex's own TUI assumes this much baseline prompt and tools (SEMANTICS §11).
@@ -282,19 +284,27 @@ def fit(
         )
 
     owns = [own(r) for r in found]
+    cleared = _microcompactions(session, counter, starts)
     # consecutive responses of one segment: what the second added over the first's
-    # prompt and output, against the counted tokens of what came between
+    # prompt and output, against the counted tokens of what came between (less what a
+    # microcompaction between them cleared)
     pairs: list[tuple[int, float, float]] = []
     for k in range(1, len(found)):
         r, s = found[k - 1], found[k]
         if segment_start(r.start) == segment_start(s.start):
             x = prefix[s.start] - prefix[r.start] - owns[k - 1]
+            x -= sum(n for i, n in cleared if r.start <= i < s.start)
             pairs.append((k, float(x), float(s.prompt_tokens - r.prompt_tokens - r.output_tokens)))
     fitted = _Fit.of([(x, y) for _, x, y in pairs])
     scale = fitted.slope
 
     preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
-    if found:
+    if is_slice(session):  # its first response holds history the file does not
+        overhead, overhead_source = sibling_overhead(session, counter, scale) or (
+            overhead_tokens,
+            "preset: this file is a slice, so its first response holds earlier history",
+        )
+    elif found:
         first = found[0]
         counted = prefix[first.start] - prefix[segment_start(first.start)]
         overhead, overhead_source = max(0, round(first.prompt_tokens - scale * counted)), "first response"
@@ -315,6 +325,13 @@ def fit(
             after = r.prompt_tokens + r.output_tokens - scale * (base + own_tokens)
             anchors.append((r.start + 1, after, r, True))
     anchors.sort(key=lambda a: a[0])  # stable: at one index, a response's anchor wins
+    # once a request holds a microcompaction's marker, the cleared results have left the
+    # context: the anchor in force before it, less what they held (a response's own
+    # anchor at the same place still wins)
+    for i, n in cleared:
+        k = bisect_left([a[0] for a in anchors], i + 1)
+        _, offset, response, after_it = anchors[k - 1]
+        anchors.insert(k, (i + 1, offset - scale * n, response, after_it))
 
     predictions = []
     by_pair = {k: n for n, (k, _, _) in enumerate(pairs)}
@@ -347,6 +364,24 @@ def fit(
         _responses_at=[a[2] for a in anchors],
         _after=[a[3] for a in anchors],
     )
+
+
+def _microcompactions(session: Session, counter: TokenCounter, starts: list[int]) -> list[tuple[int, int]]:
+    """Each microcompaction the transcript records, as (index of its marker, counted
+    tokens its cleared results held beyond the placeholder, and the marker's own: it is
+    the transcript's note, never sent), in order."""
+    found = []
+    for c in session.compactions:
+        if c.kind != "microcompact" or not c.cleared:
+            continue
+        ids = frozenset(c.cleared)
+        start = starts[bisect_right(starts, c.index) - 1]
+        removed = counter.count(session.messages[c.index])
+        for m in session.messages[start : c.index]:
+            if m.is_tool_result and (edited := cleared_results(m, ids)) is not None:
+                removed += counter.count(m) - counter.count(edited, remember=False)
+        found.append((c.index, removed))
+    return found
 
 
 @dataclass(frozen=True)
@@ -409,6 +444,7 @@ def context_of(
     request it would send next (the messages after its last compact boundary). With
     `pressure="messages"` the messages-only view: the identity meter and no model."""
     if pressure == "messages":
-        return Context(counter, window, session.session_id)
+        return Context(counter, window, session.session_id, touches=session.touches)
     model = fit(session, counter, overhead_tokens)
-    return Context(counter, window, session.session_id, model.meter(len(session.messages), window), model)
+    meter = model.meter(len(session.messages), window)
+    return Context(counter, window, session.session_id, meter, model, session.touches)

@@ -117,6 +117,8 @@ class Message:
     # What a meta message injected by the agent is (Claude Code `attachment` lines: file,
     # task_reminder, skill_listing, ...); None for every other message.
     attachment: str | None = None
+    # The marker of a microcompaction: some tool results cleared here, the history kept.
+    is_microcompact: bool = False
     # Derived once at construction: every strategy and grouping asks these many times.
     is_tool_result: bool = field(init=False, repr=False)
     is_summary_item: bool = field(init=False, repr=False)
@@ -163,7 +165,7 @@ class Message:
 
     @property
     def kind(self) -> Kind:
-        if self.is_compact_boundary or self.is_ptl_marker:
+        if self.is_compact_boundary or self.is_microcompact or self.is_ptl_marker:
             return "marker"
         if self.is_summary_item:
             return "summary"
@@ -201,6 +203,7 @@ class Message:
             self.usage,
             (self,),
             self.attachment,
+            self.is_microcompact,
         )
 
 
@@ -228,14 +231,33 @@ class Compaction:
     trigger: str | None = None  # "auto", "manual", or None where the format does not say
     pre_tokens: int | None = None  # the context the agent measured before it
     post_tokens: int | None = None  # ... and after it
+    # "compact": the history summarized; "microcompact": only the `cleared` tool results
+    # emptied (Claude Code's microcompact_boundary), the rest kept
+    kind: str = "compact"
+    cleared: tuple[str, ...] = ()  # the tool_use ids whose results a microcompact cleared
+    tokens_saved: int | None = None  # what the agent estimated a microcompact saved
+    hidden_tokens: int = 0  # of the new history, what the transcript holds only encrypted (estimated)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
+            "kind": self.kind,
             "trigger": self.trigger,
             "pre_tokens": self.pre_tokens,
             "post_tokens": self.post_tokens,
+            **({"cleared": list(self.cleared), "tokens_saved": self.tokens_saved} if self.cleared else {}),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class FileTouch:
+    """What a Read, Edit or Write call left of a file, where the transcript records it
+    (Claude Code's `toolUseResult`): the whole text after an Edit or a Write, or the
+    share of the file a Read showed."""
+
+    path: str
+    text: str | None = None  # the whole file after the call; None: the result shows it
+    share: float = 1.0  # of the file's lines the result shows (a Read of part of it)
 
 
 @dataclass(frozen=True)
@@ -258,6 +280,8 @@ class Session:
     preamble: tuple[tuple[str, str], ...] = ()
     # What the logged response to a request body reported: its prompt is the whole body.
     request_usage: Usage | None = None
+    # What each file tool call left of its file, by tool_use id, where the transcript says
+    touches: Mapping[str, FileTouch] = field(default_factory=dict)
 
     @property
     def session_id(self) -> str | None:

@@ -122,7 +122,9 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
     assert out["api_rounds"][-1] == {
         "start": 64, "end": 65, "tokens": 72, "reported_prompt_tokens": 3930, "estimated_prompt_tokens": 3956,
     }  # fmt: skip
-    assert out["compactions"] == [{"index": 29, "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}]
+    assert out["compactions"] == [
+        {"index": 29, "kind": "compact", "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
+    ]
     assert out["reported_usage"]["responses"] == 23
 
 

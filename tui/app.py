@@ -417,10 +417,11 @@ class InspectorApp(App[None]):
         session_id = self.session.session_id if self.session else None
         window = self.config.window
         if not self.measured or self.session is None:
-            return Context(self.counter, window, session_id)
+            touches = self.session.touches if self.session else {}
+            return Context(self.counter, window, session_id, touches=touches)
         assert self.model is not None
         meter = self.model.meter(len(self.session.messages), window)
-        return Context(self.counter, window, session_id, meter, self.model)
+        return Context(self.counter, window, session_id, meter, self.model, self.session.touches)
 
     def refresh_view(self, keep_cursor: bool = True) -> None:
         """Redraw the transcript(s), gauge and panel for the step being shown."""

@@ -241,12 +241,31 @@ def print_compactions(
             style="bold",
         )
     )
+    if found and found[0].slice:
+        out.print(
+            safe(
+                f"this file is a slice of a longer session: its figures are estimates "
+                f"(overhead from {found[0].overhead_source})",
+                style="yellow",
+            )
+        )
     for c in found:
         d = c.to_dict()
 
         def figure(value: int | None) -> str:
             return f"{value:,}" if value is not None else "—"
 
+        if c.kind == "microcompact":
+            out.print(
+                safe(
+                    f"line {d['line']} · microcompact ({d['trigger'] or 'unknown'}) · "
+                    f"{counted(len(c.compaction.cleared), 'tool result')} cleared · "
+                    f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
+                    f"predicted after {figure(d['predicted_after'])} · "
+                    f"its own estimate: {figure(d['pre_tokens'])} before, {figure(d['tokens_saved'])} saved"
+                )
+            )
+            continue
         offset = c.policy_round_offset
         fires = (
             "manual: no rule to compare"
@@ -257,19 +276,22 @@ def print_compactions(
             if offset
             else "the preset fires at the same request"
         )
+        agent = d["agent_estimate_after"]
         out.print(
             safe(
                 f"line {d['line']} · {d['trigger'] or 'unknown'} · "
                 f"recorded before {figure(d['pre_tokens'])} · "
                 f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
                 f"predicted after {figure(d['predicted_after'])}"
-                + (f" (with {c.reread_tokens:,} of re-read files)" if c.reread_tokens else "")
+                + (f" (with {c.reread_tokens:,} put back: files, plan, skills)" if c.reread_tokens else "")
+                + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
                 + f" · {fires}"
             )
         )
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
-        out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
+        if c.ours is not None:
+            out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
 
 
 def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console | None = None) -> None:

@@ -24,7 +24,7 @@ from compaction_inspector.core.formats.common import (
     parse_content,
     parse_usage,
 )
-from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, FileTouch, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
 LINE_TYPES = frozenset(
@@ -61,6 +61,47 @@ def _compaction(record: dict[str, Any], index: int) -> Compaction:
     )
 
 
+def _microcompaction(record: dict[str, Any], index: int) -> Compaction:
+    meta = as_dict(record.get("microcompactMetadata"))
+    ids = tuple(i for i in meta.get("compactedToolIds") or () if isinstance(i, str))
+    return Compaction(
+        index,
+        as_str(meta.get("trigger")) or None,
+        count(meta.get("preTokens")),
+        None,
+        kind="microcompact",
+        cleared=ids,
+        tokens_saved=count(meta.get("tokensSaved")),
+    )
+
+
+def _touch(result: dict[str, Any]) -> FileTouch | None:
+    """What a file tool's `toolUseResult` says of its file: the whole text after an
+    Edit (its `originalFile` with the edit made) or a Write, or the share a Read showed."""
+    path = result.get("filePath")
+    original = result.get("originalFile")
+    if isinstance(path, str) and isinstance(original, str):
+        old, new = result.get("oldString"), result.get("newString")
+        if isinstance(old, str) and isinstance(new, str) and old:
+            original = (
+                original.replace(old, new)
+                if result.get("replaceAll") is True
+                else original.replace(old, new, 1)
+            )
+        return FileTouch(path, original)
+    if (
+        isinstance(path, str)
+        and result.get("type") in ("create", "update")
+        and isinstance(result.get("content"), str)
+    ):
+        return FileTouch(path, result["content"])
+    file = as_dict(result.get("file"))
+    shown, total = count(file.get("numLines")), count(file.get("totalLines"))
+    if isinstance(file.get("filePath"), str) and shown and total and shown < total:
+        return FileTouch(file["filePath"], None, shown / total)
+    return None
+
+
 def load(records: Records, path: str | None) -> Session:
     main: list[Message] = []
     side: list[Message] = []
@@ -71,8 +112,17 @@ def load(records: Records, path: str | None) -> Session:
     # A streamed reply repeats its usage on every line: parse it once per response.
     usages: dict[Any, Usage | None] = {}
     compactions: list[Compaction] = []
+    touches: dict[str, FileTouch] = {}
+    uuids: set[str] = set()
+    first_parent: str | None = None  # of the first line that names one: a slice's points outside the file
+    chained = False
     for number, record in iter_dicts(records):
         kind = record.get("type")
+        if isinstance(record.get("uuid"), str):
+            uuids.add(record["uuid"])
+        if not chained and "parentUuid" in record:
+            chained = True
+            first_parent = _opt_str(record.get("parentUuid"))
         if wanted:
             for key, name in list(wanted):
                 if isinstance(record.get(key), str):
@@ -82,6 +132,19 @@ def load(records: Records, path: str | None) -> Session:
             if isinstance(record.get("summary"), str):
                 metadata["title"] = record["summary"]
             skipped.add("summary")
+            continue
+        if kind == "system" and record.get("subtype") == "microcompact_boundary":
+            compactions.append(_microcompaction(record, len(main)))
+            main.append(
+                Message(
+                    role="system",
+                    blocks=(Block("text", text="microcompaction"),),  # named once what followed is read
+                    line=number,
+                    uuid=_opt_str(record.get("uuid")),
+                    timestamp=_opt_str(record.get("timestamp")),
+                    is_microcompact=True,
+                )
+            )
             continue
         if kind == "system" and record.get("subtype") == "compact_boundary":
             compactions.append(_compaction(record, len(main)))
@@ -132,6 +195,12 @@ def load(records: Records, path: str | None) -> Session:
             usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
         )
         (side if message.is_sidechain else main).append(message)
+        result = record.get("toolUseResult")
+        if role == "user" and isinstance(result, dict) and not message.is_sidechain:
+            ids_ = message.tool_result_ids()
+            touch = _touch(result) if ids_ else None
+            if touch is not None:
+                touches[ids_[0]] = touch
     if side and not any(m.role == "assistant" for m in main):
         # every reply is a sub-agent's: this file is a sub-agent's own transcript
         boundaries = [main[c.index] for c in compactions]
@@ -141,6 +210,8 @@ def load(records: Records, path: str | None) -> Session:
             replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)
         ]
     name_compactions(main, compactions)
+    if first_parent is not None and first_parent not in uuids:
+        metadata["slice"] = True
     return Session(
         messages=tuple(main),
         format=FORMAT,
@@ -149,6 +220,7 @@ def load(records: Records, path: str | None) -> Session:
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
         sidechain=tuple(side),
         compactions=tuple(compactions),
+        touches=touches,
     )
 
 

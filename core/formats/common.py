@@ -277,17 +277,32 @@ def iter_dicts(records: Records) -> Iterator[tuple[int, dict[str, Any]]]:
 def name_compactions(messages: list[Message], compactions: Sequence[Compaction]) -> None:
     """Each compaction's marker says what it did, as the transcript measured it: "auto
     compaction · 156,699 before → 66,549 after, measured" (the context the agent
-    recorded before it, the prompt the first response after it reported)."""
+    recorded before it, the prompt the first response after it reported); a
+    microcompaction: "microcompact · 29 tool results cleared · 147,416 before → 112,374
+    after, measured" (the prompts reported either side: its own figures are estimates)."""
     for c in compactions:
-        after = next(
-            (
-                m.usage.prompt_tokens
-                for m in messages[c.index + 1 :]
-                if m.usage is not None and m.usage.prompt_tokens
-            ),
-            c.post_tokens,
-        )
-        before = f"{c.pre_tokens:,} before" if c.pre_tokens is not None else "before: not recorded"
+        after, full_between = c.post_tokens, False
+        for m in messages[c.index + 1 :]:
+            if m.is_compact_boundary:
+                full_between = True
+            if m.usage is not None and m.usage.prompt_tokens:
+                after = m.usage.prompt_tokens
+                break
         told = f"{after:,} after, measured" if after is not None else "after: not measured"
-        text = f"{c.trigger or 'unknown'} compaction · {before} → {told}"
+        if c.kind == "microcompact":
+            before = next(
+                (
+                    f"{m.usage.prompt_tokens:,} before"
+                    for m in reversed(messages[: c.index])
+                    if m.usage is not None and m.usage.prompt_tokens
+                ),
+                "before: not measured",
+            )
+            if full_between:
+                told = "a compaction followed before the next request"
+            cleared = f"{len(c.cleared):,} tool result{'s' if len(c.cleared) != 1 else ''} cleared"
+            text = f"microcompact · {cleared} · {before} → {told}"
+        else:
+            before = f"{c.pre_tokens:,} before" if c.pre_tokens is not None else "before: not recorded"
+            text = f"{c.trigger or 'unknown'} compaction · {before} → {told}"
         messages[c.index] = replace(messages[c.index], blocks=(Block("text", text=text),))

@@ -10,13 +10,13 @@ on as the same objects, so token counts are reused and diffs are exact.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from compaction_inspector.core.diff import Diff, diff
-from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
+from compaction_inspector.core.model import MAX_COUNT, FileTouch, Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.text import shown
@@ -45,6 +45,8 @@ class Context:
     session_id: str | None = None
     meter: Meter = None  # type: ignore[assignment]  # None: the identity meter of `window`
     model: ContextModel | None = field(default=None, compare=False)
+    # what the session's file tools left of each file (Claude Code's re-read files)
+    touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.meter is None:

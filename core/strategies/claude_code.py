@@ -4,8 +4,9 @@ It fires when the context reaches the auto-compact point (13,000 under the effec
 window). The summarize request is the history plus the summary prompt; when that is over
 the provider's limit, PTL retry truncation (§5) drops the oldest API rounds from it, each
 retry a step. The history becomes the boundary marker, one summary (written locally and
-deterministically here), the most recently read files re-read (at most 5 of 5,000 tokens,
-50,000 in all) and the latest todo list.
+deterministically here) and what Claude Code puts back (`core.reinjection`): the five
+most recently touched files, each whole within 5,000 tokens or a short reference, the
+plan file and invoked skills.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
-from compaction_inspector.core.model import Block, Message, canonical_json, text_message
+from compaction_inspector.core.model import Message, text_message
+from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
@@ -31,8 +33,6 @@ from compaction_inspector.core.strategies.registry import Strategy, check, optio
 from compaction_inspector.core.summary import summary_text
 
 NAME = "claude-code"
-READ_TOOLS = frozenset({"Read"})
-TODO_TOOLS = frozenset({"TodoWrite"})
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,13 @@ class ClaudeCodeOptions:
         flag="--claude-code-summary-chars",
     )  # fmt: skip
     reread_files: int = option(
-        5, "the most recently read files re-read after it", minimum=0, label="re-read files"
+        5,
+        "the most recently touched files (Read, Edit, Write) put back after it",
+        minimum=0,
+        label="re-read files",
     )
     reread_file_tokens: int = option(
-        5_000, "at most this many tokens of each", minimum=1, label="re-read file tok"
+        5_000, "a file larger than this goes back as a short reference", minimum=1, label="re-read file tok"
     )
     reread_total_tokens: int = option(
         50_000, "at most this many in all", minimum=0, label="re-read total tok"
@@ -174,13 +177,13 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
         "system", f"Conversation compacted (auto, {before:,} tokens before)", is_compact_boundary=True
     )
     reread = _reread(messages, options, context)
-    todo = _todo(messages)
-    after = (boundary, summary, *reread, *todo)
+    after = (boundary, summary, *reread)
     steps.add(
         "Auto-compact",
         f"{before:,} tokens reached the auto-compact point of {at:,}: {len(summarized)} messages become one "
-        f"summary of {len(summary.text):,} characters, with {len(reread)} recently read file"
-        f"{'s' if len(reread) != 1 else ''} re-read{' and the todo list' if todo else ''}.",
+        f"summary of {len(summary.text):,} characters; {len(reread)} recently touched file"
+        f"{'s are' if len(reread) != 1 else ' is'} put back (each whole within "
+        f"{options.reread_file_tokens:,} tokens, else a reference), with the plan file and skills.",
         after,
     )
     return finish(
@@ -194,65 +197,19 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
     )
 
 
-def latest_reads(messages: Sequence[Message]) -> dict[str, tuple[Message, Block]]:
-    """Each file the agent read (its Read calls), at its latest read: the message and the
-    block that hold the result, in the order the files were last read."""
-    paths: dict[str, str] = {}  # call id -> file
-    latest: dict[str, tuple[Message, Block]] = {}
-    for m in messages:
-        for b in m.blocks:
-            if b.type == "tool_use" and b.name in READ_TOOLS and b.id and isinstance(b.input, dict):
-                path = b.input.get("file_path")
-                if isinstance(path, str):
-                    paths[b.id] = path
-            elif b.type == "tool_result" and b.tool_use_id in paths:
-                path = paths[b.tool_use_id]
-                latest.pop(path, None)
-                latest[path] = (m, b)
-    return latest
-
-
 def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:
-    """The most recently read files, as the attachments Claude Code re-injects: each at
-    most `reread_file_tokens`, all together at most `reread_total_tokens`."""
-    files: list[Message] = []
-    room = options.reread_total_tokens
-    reads = [(path, block.text) for path, (_, block) in latest_reads(messages).items()]
-    for path, text in reads[::-1][: options.reread_files]:
-        message = _file(path, text)
-        tokens = context.counter.count(message, remember=False)
-        if tokens > options.reread_file_tokens:  # cut to the cap, in proportion
-            message = _file(path, text[: len(text) * options.reread_file_tokens // tokens])
-            tokens = context.counter.count(message, remember=False)
-        if tokens > room:
-            break
-        room -= tokens
-        files.append(message)
-    return files[::-1]
-
-
-def _file(path: str, text: str) -> Message:
-    return Message(
-        "user", (Block("text", text=f"{path}\n{text}"),), is_meta=True, is_synthetic=True, attachment="file"
+    """What Claude Code puts back after it compacts (`core.reinjection`): the most
+    recently touched files, each whole or as a reference, the plan file and skills."""
+    found = reinjected(
+        messages,
+        context.touches,
+        context.counter,
+        context.meter.scale,
+        max_files=options.reread_files,
+        max_file_tokens=options.reread_file_tokens,
+        budget_tokens=options.reread_total_tokens,
     )
-
-
-def _todo(messages: Sequence[Message]) -> list[Message]:
-    """The latest todo list written, as the attachment re-injected after a compaction."""
-    for m in reversed(messages):
-        for b in m.blocks:
-            if b.type == "tool_use" and b.name in TODO_TOOLS:
-                text = canonical_json(b.input)
-                return [
-                    Message(
-                        "user",
-                        (Block("text", text=text),),
-                        is_meta=True,
-                        is_synthetic=True,
-                        attachment="todo",
-                    )
-                ]
-    return []
+    return [r.message for r in found]
 
 
 STRATEGY = Strategy(

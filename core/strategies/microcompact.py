@@ -108,6 +108,16 @@ def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
     return "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
 
 
+def cleared_results(message: Message, ids: frozenset[str]) -> Message | None:
+    """The message with the results of the calls `ids` cleared, as a microcompaction
+    leaves them; None when it holds none of them."""
+    blocks = [
+        j for j, b in enumerate(message.blocks)
+        if b.type == "tool_result" and b.tool_use_id in ids and b.text != CLEARED_TEXT
+    ]  # fmt: skip
+    return _cleared(message, blocks) if blocks else None
+
+
 def _cleared(message: Message, blocks: list[int]) -> Message:
     """The message with those result blocks' content cleared."""
     edited = list(message.blocks)

@@ -26,22 +26,21 @@ def session() -> list[Message]:
 CONTEXT = Context(window=Window(10_000, 1_000))  # usable 9,000: Claude Code's point is 9,000 - 13,000 < 0
 
 
-def test_claude_code_summarizes_all_and_rereads_the_latest_files_and_todos() -> None:
+def test_claude_code_summarizes_all_and_puts_back_the_latest_files() -> None:
     msgs = session()
     before = snapshot(msgs)
     r = run("claude-code", msgs, ClaudeCodeOptions(auto_compact_tokens=3000, summary_chars=600), CONTEXT)
     assert snapshot(msgs) == before  # the input is never changed
     assert r.messages is not None and [m.kind for m in r.messages] == [
-        "marker", "summary", "attachment", "attachment", "attachment", "attachment",
+        "marker", "summary", "attachment", "attachment", "attachment",
     ]  # fmt: skip
-    # the three files last read, each once at its latest content, oldest first; then the todo list
+    # the three files last read, each once at its latest content, newest first; no todo list
     assert [m.text.split("\n")[1][:15] for m in r.messages[2:5]] == [
-        "contents of f0 ",
-        "contents of f1 ",
         "contents of f2 ",
+        "contents of f1 ",
+        "contents of f0 ",
     ]
-    assert "v3" in r.messages[2].text and "v5" in r.messages[4].text
-    assert r.messages[5].attachment == "todo" and "ship it" in r.messages[5].text
+    assert "v5" in r.messages[2].text and "v3" in r.messages[4].text
     assert len(r.messages[1].text) <= 600 and r.messages[1].is_compact_summary
     stats = r.stats.to_dict()
     assert (stats["triggered"], stats["point"], stats["files_reread"], stats["truncations"]) == (

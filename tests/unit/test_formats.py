@@ -34,7 +34,7 @@ def test_claude_code_sample_rounds_volleys_markers_and_sidechain() -> None:
     assert s.messages[29].is_compact_boundary
     assert s.messages[29].text == "manual compaction · 4,479 before → 2,093 after, measured"
     assert [c.to_dict() for c in s.compactions] == [
-        {"index": 29, "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
+        {"index": 29, "kind": "compact", "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
     ]
     assert s.metadata["session_id"] == "7f3c2a91-5b8e-4d1a-9c6f-2e4b8a1d0c55"
     assert s.metadata["title"].startswith("Fix tinyparse")
@@ -269,7 +269,7 @@ def test_codex_usage_goes_to_the_response_it_reports_in_either_order_and_compact
     reported = [(m.id, m.usage.prompt_tokens) for m in s.messages if m.usage is not None]
     assert reported == [("response-1", 100), ("response-2", 130), ("response-3", 60)]
     assert [c.to_dict() for c in s.compactions] == [
-        {"index": 5, "trigger": "auto", "pre_tokens": 135, "post_tokens": 40}
+        {"index": 5, "kind": "compact", "trigger": "auto", "pre_tokens": 135, "post_tokens": 40}
     ]
     assert s.messages[5].is_compact_boundary and s.metadata["context_window"] == 1000
 
@@ -315,7 +315,7 @@ def test_the_compacted_sample_carries_attachments_usage_and_its_compaction() -> 
     ]
     assert s.messages[16].text.startswith("   1\timport time")  # the re-read file's content
     assert [c.to_dict() for c in s.compactions] == [
-        {"index": 14, "trigger": "auto", "pre_tokens": 16194, "post_tokens": 343}
+        {"index": 14, "kind": "compact", "trigger": "auto", "pre_tokens": 16194, "post_tokens": 343}
     ]
     assert s.messages[15].is_compact_summary and s.metadata["version"] == "2.1.40"
     usage = reported_usage(s.messages)

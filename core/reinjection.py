@@ -1,0 +1,204 @@
+"""What Claude Code puts back into the context after it compacts (SEMANTICS §12).
+
+The five most recently touched files of its Read, Edit and Write tools, newest first,
+leaving out the plan file and CLAUDE.md memory files: each read again from disk, whole
+(with Read's line numbers) when its content fits in 5,000 tokens, else replaced by a short
+reference (never cut); 50,000
+tokens in all. Then the plan file, when the session has one, and the skills it invoked
+(at most 5,000 tokens each, 25,000 in all). Versions that write `attachment` lines record
+all this themselves; for the others it is worked out here from the tool calls.
+
+The file tools' results tell what each file held: the whole text after an Edit or a
+Write where the transcript records it (`Session.touches`), else the latest Read's result;
+a Read of part of a file stands for the whole in proportion.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from compaction_inspector.core.model import Block, FileTouch, Message
+from compaction_inspector.core.tokens import TokenCounter
+
+MAX_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE
+MAX_FILE_TOKENS = 5_000  # POST_COMPACT_MAX_TOKENS_PER_FILE
+BUDGET_TOKENS = 50_000  # POST_COMPACT_TOKEN_BUDGET
+MAX_SKILL_TOKENS = 5_000
+SKILLS_BUDGET_TOKENS = 25_000
+FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
+SKILL_TOOLS = frozenset({"Skill"})
+MEMORY_FILES = frozenset({"CLAUDE.md", "CLAUDE.local.md"})
+PLANS_FOLDER = "/.claude/plans/"
+
+
+@dataclass(frozen=True)
+class Reinjected:
+    """One thing put back: its message (as Claude Code sends it), its size in the
+    model's tokens, and whether it went in whole or as a reference."""
+
+    name: str
+    kind: str  # "file", "plan" or "skill"
+    message: Message
+    tokens: int
+    whole: bool
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """A file as last touched: the text that stands for it, and how much of it that is."""
+
+    text: str
+    share: float
+    numbered: bool  # the text already carries Read's line numbers
+
+
+def reference(path: str) -> str:
+    """What stands for a file too large to put back."""
+    return (
+        f"Note: {path} was read before the last conversation was summarized, but the contents "
+        "are too large to include. Use Read tool if you need to access it."
+    )
+
+
+_LINE_NUMBER = re.compile(r"^ *\d+(?:→|\t)", re.MULTILINE)
+
+
+def _unnumbered(text: str) -> str:
+    """A Read result's file content, without the line numbers Read puts before each line."""
+    return _LINE_NUMBER.sub("", text)
+
+
+def _numbered(text: str) -> str:
+    """A file as Read shows it: each line after its number."""
+    return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.split("\n"), 1))
+
+
+def _file_message(path: str, text: str, kind: str) -> Message:
+    return Message(
+        "user", (Block("text", text=f"{path}\n{text}"),), is_meta=True, is_synthetic=True, attachment=kind
+    )
+
+
+def _excluded(path: str) -> bool:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name in MEMORY_FILES or PLANS_FOLDER in path.replace("\\", "/")
+
+
+def reinjected(
+    messages: Sequence[Message],
+    touches: Mapping[str, FileTouch],
+    counter: TokenCounter,
+    scale: float,
+    *,
+    max_files: int = MAX_FILES,
+    max_file_tokens: int = MAX_FILE_TOKENS,
+    budget_tokens: int = BUDGET_TOKENS,
+) -> list[Reinjected]:
+    """What Claude Code would put back after compacting `messages` (the history up to
+    the compaction), in the order it sends them. Sizes are the model's tokens:
+    `scale` × counted. Earlier compactions in `messages` put back their own files, which
+    stay in its memory of what was read."""
+    files: dict[str, _Seen] = {}  # in the order last touched
+    plan: tuple[str, _Seen] | None = None
+    skills: dict[str, str] = {}
+    calls: dict[str, tuple[str, str, dict[str, object]]] = {}  # call id -> tool, path, input
+    pending_skill: str | None = None
+    for m in messages:
+        if m.is_compact_boundary:  # Claude Code forgets what was read, then reads its picks again
+            kept = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)
+            files = {r.name: files[r.name] for r in reversed(kept) if r.whole}
+            continue
+        if pending_skill is not None and m.is_meta and m.role == "user" and m.attachment is None:
+            skills[pending_skill] = m.text  # the skill's own text, sent after its call
+            pending_skill = None
+        for b in m.blocks:
+            if b.type == "tool_use" and b.id and b.name in (*FILE_TOOLS, *SKILL_TOOLS):
+                given = b.input if isinstance(b.input, dict) else {}
+                path = (
+                    given.get("file_path")
+                    if b.name in FILE_TOOLS
+                    else given.get("skill") or given.get("command")
+                )
+                if isinstance(path, str):
+                    calls[b.id] = (b.name, path, given)
+            elif b.type == "tool_result" and b.tool_use_id in calls and not b.is_error:
+                tool, path, given = calls.pop(b.tool_use_id)
+                if tool in SKILL_TOOLS:
+                    pending_skill = path
+                    continue
+                seen = _seen(tool, given, b.text, touches.get(b.tool_use_id), files.get(path))
+                if seen is None:
+                    continue
+                if PLANS_FOLDER in path.replace("\\", "/"):
+                    plan = (path, seen)
+                elif not _excluded(path):
+                    files.pop(path, None)
+                    files[path] = seen
+    out = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)
+    if plan is not None:
+        path, seen = plan
+        message = _file_message(path, seen.text, "plan_file_reference")
+        out.append(Reinjected(path, "plan", message, _tokens(counter, message, scale, seen.share), True))
+    room = SKILLS_BUDGET_TOKENS
+    for name, text in skills.items():
+        message = Message(
+            "user", (Block("text", text=text),), is_meta=True, is_synthetic=True, attachment="skill"
+        )
+        tokens = _tokens(counter, message, scale, 1.0)
+        if tokens <= MAX_SKILL_TOKENS and tokens <= room:
+            room -= tokens
+            out.append(Reinjected(name, "skill", message, tokens, True))
+    return out
+
+
+def _seen(
+    tool: str, given: Mapping[str, object], result: str, touch: FileTouch | None, before: _Seen | None
+) -> _Seen | None:
+    """What stands for a file after one call of a file tool; None when nothing does."""
+    if touch is not None and touch.text is not None:
+        return _Seen(touch.text, 1.0, False)
+    if tool == "Write" and isinstance(given.get("content"), str):
+        return _Seen(str(given["content"]), 1.0, False)
+    if tool == "Read":
+        return _Seen(result, touch.share if touch is not None else 1.0, True)
+    return before  # an Edit the transcript records no text of: the file as last seen
+
+
+def _tokens(counter: TokenCounter, message: Message, scale: float, share: float) -> int:
+    return round(scale * counter.count(message, remember=False) / max(share, 1e-9))
+
+
+def _pick(
+    files: Mapping[str, _Seen],
+    counter: TokenCounter,
+    scale: float,
+    max_files: int,
+    max_file_tokens: int,
+    budget_tokens: int,
+) -> list[Reinjected]:
+    """The newest files, each whole or as a reference, within the budget."""
+    out: list[Reinjected] = []
+    room = budget_tokens
+    for path in list(files)[::-1][:max_files]:
+        seen = files[path]
+        # the limit is on the file's content; what goes back carries Read's line numbers
+        content = _unnumbered(seen.text) if seen.numbered else seen.text
+        whole = _tokens(counter, _file_message(path, content, "file"), scale, seen.share) <= max_file_tokens
+        message = _file_message(path, seen.text if seen.numbered else _numbered(seen.text), "file")
+        tokens = _tokens(counter, message, scale, seen.share)
+        if not whole:
+            message = Message(
+                "user",
+                (Block("text", text=reference(path)),),
+                is_meta=True,
+                is_synthetic=True,
+                attachment="file",
+            )
+            tokens = _tokens(counter, message, scale, 1.0)
+        if tokens > room:
+            continue
+        room -= tokens
+        out.append(Reinjected(path, "file", message, tokens, whole))
+    return out

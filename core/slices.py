@@ -1,0 +1,68 @@
+"""A transcript file that is a slice of a longer session (SEMANTICS §12): its first line's
+`parentUuid` names a line the file does not hold, so its first response already carries
+history the file does not show, and the session's overhead (system prompt, tools) cannot
+be taken from it. It is taken instead from the first response of another complete
+session of the same project folder, the nearest in time, and the figure says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compaction_inspector.core.files import open_regular
+from compaction_inspector.core.formats import LoadError, load_text
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.tokens import TokenCounter
+
+HEAD_BYTES = 4_000_000  # enough lines of a sibling to reach its first response
+MAX_SIBLINGS = 20  # the nearest in time; a project folder can hold thousands
+
+
+def is_slice(session: Session) -> bool:
+    return session.metadata.get("slice") is True
+
+
+def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> tuple[int, str] | None:
+    """The overhead of the complete session of the same folder nearest in time to
+    `session`: its first reported prompt less `scale` × the messages before it; None
+    when no such session is there."""
+    if session.path is None:
+        return None
+    own = Path(session.path)
+    try:
+        mine = own.stat().st_mtime
+        siblings = [
+            p for p in own.parent.glob("*.jsonl") if p.name != own.name and not p.name.startswith("agent-")
+        ]
+        siblings.sort(key=lambda p: abs(p.stat().st_mtime - mine))
+    except OSError:
+        return None
+    for path in siblings[:MAX_SIBLINGS]:
+        found = _first_response_overhead(path, counter, scale)
+        if found is not None:
+            return found, f"the first response of {path.name}, a complete session of the same project"
+    return None
+
+
+def _first_response_overhead(path: Path, counter: TokenCounter, scale: float) -> int | None:
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return None
+    text = head.decode("utf-8", errors="replace")
+    if len(head) == HEAD_BYTES:  # a partial last line would read as a damaged one
+        text = text[: text.rfind("\n") + 1]
+    try:
+        sibling = load_text(text, str(path))
+    except (LoadError, RecursionError, MemoryError):
+        return None
+    if sibling.format != "claude-code" or is_slice(sibling) or sibling.metadata.get("session_id") is None:
+        return None
+    for i, m in enumerate(sibling.messages):
+        if m.usage is not None and m.usage.prompt_tokens:
+            before = sum(counter.count(n, remember=False) for n in sibling.messages[:i])
+            return max(0, round(m.usage.prompt_tokens - scale * before))
+        if m.is_compact_boundary:
+            return None
+    return None

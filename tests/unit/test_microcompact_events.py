@@ -1,0 +1,102 @@
+"""A microcompaction the transcript records (Claude Code's `microcompact_boundary`) is an
+event: a marker in the transcript, its cleared results leave the context model from
+there, and `real_compactions` measures and predicts it. Counts are chars/4."""
+
+import json
+from typing import Any
+
+from compaction_inspector.core.compactions import as_steps, real_compactions
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context_model import context_of, fit
+from compaction_inspector.core.formats import load_text
+from compaction_inspector.core.strategies.microcompact import CLEARED_TEXT
+from compaction_inspector.core.tokens import make_counter
+
+COUNTER = make_counter("chars4")
+
+
+def line(kind: str, uuid: str, parent: str | None, **rest: Any) -> str:
+    return json.dumps(
+        {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "version": "2.1.22", **rest}
+    )
+
+
+def assistant(uuid: str, parent: str, mid: str, prompt: int, content: list[dict[str, Any]]) -> str:
+    usage = {"input_tokens": prompt, "output_tokens": 10}
+    return line(
+        "assistant",
+        uuid,
+        parent,
+        message={"id": mid, "role": "assistant", "content": content, "usage": usage},
+    )
+
+
+def transcript() -> str:
+    read = [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a"}}]
+    result = [{"type": "tool_result", "tool_use_id": "t1", "content": "z" * 4_000}]  # 1,000 tokens
+    return "\n".join(
+        [
+            line("user", "u1", None, message={"role": "user", "content": "read it"}),
+            assistant("a1", "u1", "m1", 5_000, read),
+            line("user", "u2", "a1", message={"role": "user", "content": result}),
+            assistant("a2", "u2", "m2", 6_020, [{"type": "text", "text": "done"}]),
+            line("user", "u3", "a2", message={"role": "user", "content": "more"}),
+            line(
+                "system",
+                "s1",
+                "u3",
+                subtype="microcompact_boundary",
+                content="Context microcompacted",
+                microcompactMetadata={
+                    "trigger": "auto",
+                    "preTokens": 900,
+                    "tokensSaved": 990,
+                    "compactedToolIds": ["t1"],
+                },
+            ),
+            assistant("a3", "s1", "m3", 5_050, [{"type": "text", "text": "ok"}]),
+        ]
+    )
+
+
+def test_a_microcompaction_loads_as_an_event_with_its_cleared_ids() -> None:
+    session = load_text(transcript(), "s.jsonl")
+    (c,) = session.compactions
+    assert c.to_dict() == {
+        "index": 5, "kind": "microcompact", "trigger": "auto", "pre_tokens": 900, "post_tokens": None,
+        "cleared": ["t1"], "tokens_saved": 990,
+    }  # fmt: skip
+    marker = session.messages[5]
+    assert marker.kind == "marker" and marker.is_microcompact and not marker.is_compact_boundary
+    assert marker.text == "microcompact · 1 tool result cleared · 6,020 before → 5,050 after, measured"
+
+
+def test_the_cleared_results_leave_the_context_model_from_the_marker() -> None:
+    session = load_text(transcript(), "s.jsonl")
+    model = fit(session, COUNTER)
+    more = COUNTER.count(session.messages[4])
+    assert model.tokens(5) == 6_020 + 10 + more  # before the marker: the result still there
+    prediction = model.predictions[-1]  # the response after it, from the one before
+    cleared = 1_000 - len(CLEARED_TEXT) // 4  # the result's tokens less the placeholder's
+    assert prediction.anchored and prediction.estimated == 6_020 + 10 + more - cleared
+
+
+def test_real_compactions_measure_and_predict_it_and_o_steps_through_it() -> None:
+    session = load_text(transcript(), "s.jsonl")
+    model = fit(session, COUNTER)
+    (found,) = real_compactions(session, model, COUNTER, Config())
+    d = found.to_dict()
+    assert (d["kind"], d["measured_before"], d["measured_after"], d["cleared"]) == (
+        "microcompact",
+        6_020,
+        5_050,
+        ["t1"],
+    )
+    assert d["predicted_after"] == model.predictions[-1].estimated and d["our_retention"] is None
+    result = as_steps(session, [found], context_of(session, COUNTER, Config().window))
+    (step,) = result.steps
+    assert step.title == "microcompact, line 6: 6,020 → 5,050 measured"
+    cleared = [b.text for m in step.messages for b in m.blocks if b.type == "tool_result"]
+    assert cleared == [CLEARED_TEXT]
+    kept = [b.text for m in step.before for b in m.blocks if b.type == "tool_result"]
+    assert kept == ["z" * 4_000]
