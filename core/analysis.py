@@ -100,6 +100,7 @@ class Analysis:
             "context_tokens": self.context_tokens,
             **self.window.to_dict(),
             "window_source": self.window_note,
+            "slice": s.metadata.get("slice") is True,
             "auto_compact": {"tokens": self.point.tokens, "rule": self.point.rule} if self.point else None,
             "pressure": round(self.pressure, 6),
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),

@@ -361,7 +361,10 @@ class InspectorApp(App[None]):
             else ""
         )
         following = " · following" if self.follow else ""
-        self.sub_title = f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{following}"
+        sliced = " · a slice: figures estimated" if session.metadata.get("slice") is True else ""
+        self.sub_title = (
+            f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{sliced}{following}"
+        )
         if self._waiting:
             self._waiting = False
             self.query_one("#status", Static).update("")

@@ -96,6 +96,15 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
             f"({a.window.reserved_output:,} reserved for output; {a.window_note})"
         ),
     )
+    if s.metadata.get("slice") is True:
+        head.add_row(
+            "slice",
+            safe(
+                "this file starts inside a longer session (its first line's parent is not in it): "
+                f"figures are estimates; overhead from {a.model.overhead_source}",
+                style="yellow",
+            ),
+        )
     if a.point is not None:
         at = f"{a.point.tokens:,}" if a.point.tokens else "none"
         head.add_row("auto-compact", safe(f"{at}: {a.point.rule}"))

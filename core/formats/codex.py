@@ -73,6 +73,14 @@ def _replacement(item: dict[str, Any], number: int) -> Message:
     return _sent(item.get("role"), _text_parts(item.get("content")), number)
 
 
+def _encrypted_tokens(content: Any) -> int:
+    """What an encrypted item stands for, as Codex estimates it (SEMANTICS §12): the
+    decoded bytes (3/4 of the base64, less 650 of overhead), 4 to a token."""
+    if not isinstance(content, str):
+        return 0
+    return max(0, len(content) * 3 // 4 - 650) // 4
+
+
 def _output_text(raw: Any) -> str:
     if isinstance(raw, dict):
         return as_str(raw.get("content", raw))
@@ -112,6 +120,9 @@ def load(records: Records, path: str | None) -> Session:
     reported: set[str] = set()  # responses that have their usage
     last_total: Any = None
     last_prompt: int | None = None  # the context last reported: a compaction's "before"
+    # a compaction run as a turn of its own, with no user message, is a manual /compact
+    turn, turns_with_user = 0, set()
+    compaction_turns: list[int] = []
 
     def assistant(number: int, blocks: tuple[Block, ...]) -> None:
         nonlocal response_id, pending_usage, last_response
@@ -178,12 +189,23 @@ def load(records: Records, path: str | None) -> Session:
         if kind == "event_msg":
             if payload.get("type") == "token_count" and payload.get("info"):
                 token_count(as_dict(payload.get("info")))
+            elif payload.get("type") == "task_started":
+                turn += 1
+            elif payload.get("type") == "user_message":
+                turns_with_user.add(turn)
             else:
                 skipped.add(f"event_msg/{payload.get('type')}")
             continue
         if kind == "compacted":
             response_id = None
-            compactions.append(Compaction(len(messages), "auto", last_prompt))
+            history = payload.get("replacement_history")
+            hidden = sum(
+                _encrypted_tokens(item.get("encrypted_content"))
+                for item in as_list(history)
+                if isinstance(item, dict) and item.get("type") == "compaction"
+            )
+            compactions.append(Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden))
+            compaction_turns.append(turn)
             messages.append(
                 Message(
                     role="system",
@@ -192,7 +214,6 @@ def load(records: Records, path: str | None) -> Session:
                     is_compact_boundary=True,
                 )
             )
-            history = payload.get("replacement_history")
             if isinstance(history, list) and history:  # the new history, as the model gets it
                 messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
             else:
@@ -240,6 +261,10 @@ def load(records: Records, path: str | None) -> Session:
         else:
             skipped.add(f"response_item/{item}")
     date_new()
+    compactions = [
+        replace(c, trigger="manual") if t > 0 and t not in turns_with_user else c
+        for c, t in zip(compactions, compaction_turns, strict=True)
+    ]
     name_compactions(messages, compactions)
     return Session(
         messages=tuple(messages),

@@ -100,3 +100,34 @@ def test_real_compactions_measure_and_predict_it_and_o_steps_through_it() -> Non
     assert cleared == [CLEARED_TEXT]
     kept = [b.text for m in step.before for b in m.blocks if b.type == "tool_result"]
     assert kept == ["z" * 4_000]
+
+
+def codex_line(kind: str, payload: dict[str, Any]) -> str:
+    return json.dumps({"timestamp": "2026-06-01T00:00:00Z", "type": kind, "payload": payload})
+
+
+def test_a_codex_compaction_in_a_turn_of_its_own_is_manual_and_its_encrypted_summary_counts() -> None:
+    usage = {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 10, "total_tokens": 910}
+    info = {"last_token_usage": usage, "total_token_usage": usage, "model_context_window": 10_000}
+    summary = {"type": "compaction", "encrypted_content": "e" * 4_000}  # 3,000 bytes less 650: 587 tokens
+
+    def said(kind: str, text: str) -> dict[str, str]:
+        return {"type": f"{kind}_text", "text": text}
+
+    def turn(text: str | None) -> list[str]:
+        said = [codex_line("event_msg", {"type": "user_message", "message": text})] if text else []
+        return [codex_line("event_msg", {"type": "task_started"}), *said]
+
+    rollout = [
+        codex_line("session_meta", {"id": "r", "cli_version": "0.142.0"}),
+        *turn("hello"),
+        codex_line("response_item", {"type": "message", "role": "user", "content": [said("input", "hello")]}),
+        codex_line("response_item", {"type": "message", "role": "assistant", "content": []}),
+        codex_line("event_msg", {"type": "token_count", "info": info}),
+        *turn(None),  # /compact: a turn with no user message
+        codex_line("compacted", {"message": "", "replacement_history": [summary]}),
+        *turn("next"),
+        codex_line("compacted", {"message": "", "replacement_history": [summary]}),  # in a turn with a prompt
+    ]  # fmt: skip
+    session = load_text("\n".join(rollout), "r.jsonl")
+    assert [(c.trigger, c.hidden_tokens) for c in session.compactions] == [("manual", 587), ("auto", 587)]
