@@ -61,7 +61,7 @@ class Preset:
         if self.agent == "codex":
             options = config.options("codex")
             if options.auto_compact_token_limit is not None:
-                source = f"{config.source or 'the settings'}"
+                source = config.source or "the settings"
                 return autocompact.codex_limit(window, options.auto_compact_token_limit, source)
             codex = config.codex
             if codex is not None:

@@ -81,9 +81,12 @@ def _file_message(path: str, text: str, kind: str) -> Message:
     )
 
 
-def _excluded(path: str) -> bool:
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name in MEMORY_FILES or PLANS_FOLDER in path.replace("\\", "/")
+def _is_plan(path: str) -> bool:
+    return PLANS_FOLDER in path.replace("\\", "/")
+
+
+def _is_memory(path: str) -> bool:
+    return path.replace("\\", "/").rsplit("/", 1)[-1] in MEMORY_FILES
 
 
 def reinjected(
@@ -131,9 +134,9 @@ def reinjected(
                 seen = _seen(tool, given, b.text, touches.get(b.tool_use_id), files.get(path))
                 if seen is None:
                     continue
-                if PLANS_FOLDER in path.replace("\\", "/"):
+                if _is_plan(path):
                     plan = (path, seen)
-                elif not _excluded(path):
+                elif not _is_memory(path):
                     files.pop(path, None)
                     files[path] = seen
     out = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)

@@ -14,7 +14,7 @@ from compaction_inspector.core.formats import LoadError, load_text
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
 
-HEAD_BYTES = 4_000_000  # enough lines of a sibling to reach its first response
+HEAD_BYTES = 4_000_000  # read no further into a sibling for its first response
 MAX_SIBLINGS = 20  # the nearest in time; a project folder can hold thousands
 
 
@@ -45,16 +45,20 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
 
 
 def _first_response_overhead(path: Path, counter: TokenCounter, scale: float) -> int | None:
+    """Read `path` only as far as its first assistant line that reports usage."""
+    lines: list[bytes] = []
+    read = 0
     try:
         with open_regular(path) as f:
-            head = f.read(HEAD_BYTES)
+            for line in f:
+                lines.append(line)
+                read += len(line)
+                if (b'"assistant"' in line and b'"usage"' in line) or read > HEAD_BYTES:
+                    break
     except OSError:
         return None
-    text = head.decode("utf-8", errors="replace")
-    if len(head) == HEAD_BYTES:  # a partial last line would read as a damaged one
-        text = text[: text.rfind("\n") + 1]
     try:
-        sibling = load_text(text, str(path))
+        sibling = load_text(b"".join(lines).decode("utf-8", errors="replace"), str(path))
     except (LoadError, RecursionError, MemoryError):
         return None
     if sibling.format != "claude-code" or is_slice(sibling) or sibling.metadata.get("session_id") is None:

@@ -133,29 +133,19 @@ def load(records: Records, path: str | None) -> Session:
                 metadata["title"] = record["summary"]
             skipped.add("summary")
             continue
-        if kind == "system" and record.get("subtype") == "microcompact_boundary":
-            compactions.append(_microcompaction(record, len(main)))
+        if kind == "system" and record.get("subtype") in ("compact_boundary", "microcompact_boundary"):
+            micro = record["subtype"] == "microcompact_boundary"
+            compactions.append((_microcompaction if micro else _compaction)(record, len(main)))
             main.append(
                 Message(
                     role="system",
-                    blocks=(Block("text", text="microcompaction"),),  # named once what followed is read
+                    # named once what followed is read
+                    blocks=(Block("text", text="microcompaction" if micro else "compaction"),),
                     line=number,
                     uuid=_opt_str(record.get("uuid")),
                     timestamp=_opt_str(record.get("timestamp")),
-                    is_microcompact=True,
-                )
-            )
-            continue
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            compactions.append(_compaction(record, len(main)))
-            main.append(
-                Message(
-                    role="system",
-                    blocks=(Block("text", text="compaction"),),  # named once what followed is read
-                    line=number,
-                    uuid=_opt_str(record.get("uuid")),
-                    timestamp=_opt_str(record.get("timestamp")),
-                    is_compact_boundary=True,
+                    is_compact_boundary=not micro,
+                    is_microcompact=micro,
                 )
             )
             continue

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
 from compaction_inspector.core.model import Message, text_message
-from compaction_inspector.core.reinjection import reinjected
+from compaction_inspector.core.reinjection import Reinjected, reinjected
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
@@ -176,13 +176,14 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
     boundary = text_message(
         "system", f"Conversation compacted (auto, {before:,} tokens before)", is_compact_boundary=True
     )
-    reread = _reread(messages, options, context)
-    after = (boundary, summary, *reread)
+    put_back = _put_back(messages, options, context)
+    files = sum(r.kind == "file" for r in put_back)
+    after = (boundary, summary, *(r.message for r in put_back))
     steps.add(
         "Auto-compact",
         f"{before:,} tokens reached the auto-compact point of {at:,}: {len(summarized)} messages become one "
-        f"summary of {len(summary.text):,} characters; {len(reread)} recently touched file"
-        f"{'s are' if len(reread) != 1 else ' is'} put back (each whole within "
+        f"summary of {len(summary.text):,} characters; {files} recently touched file"
+        f"{'s are' if files != 1 else ' is'} put back (each whole within "
         f"{options.reread_file_tokens:,} tokens, else a reference), with the plan file and skills.",
         after,
     )
@@ -193,14 +194,14 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
         triggered=True,
         truncations=len(retries.retries),
         rounds_dropped=sum(r.dropped for r in retries.retries),
-        files_reread=len(reread),
+        files_reread=files,
     )
 
 
-def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Message]:
+def _put_back(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Reinjected]:
     """What Claude Code puts back after it compacts (`core.reinjection`): the most
     recently touched files, each whole or as a reference, the plan file and skills."""
-    found = reinjected(
+    return reinjected(
         messages,
         context.touches,
         context.counter,
@@ -209,7 +210,6 @@ def _reread(messages: Sequence[Message], options: ClaudeCodeOptions, context: Co
         max_file_tokens=options.reread_file_tokens,
         budget_tokens=options.reread_total_tokens,
     )
-    return [r.message for r in found]
 
 
 STRATEGY = Strategy(
