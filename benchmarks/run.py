@@ -136,7 +136,8 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     """Count the session's tokens, then time run `name` once. Run in a fresh interpreter
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
     hysteresis run's summaries would serve the replay after it)."""
-    from compaction_inspector.core.context_model import context_of, fit
+    from compaction_inspector.core.context import context_of
+    from compaction_inspector.core.context_model import fit
     from compaction_inspector.core.formats import load
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies import Context

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.autocompact import Point
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
+from compaction_inspector.core.context_model import ContextModel
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
@@ -133,12 +133,13 @@ def message_fields(m: Message, index: int | None, tokens: int) -> dict[str, Any]
 def analyze(
     session: Session,
     counter: TokenCounter,
+    model: ContextModel,
     window: Window | None = None,
     mode: str = "context",
-    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
     window_note: str = "the default",
     point: Point | None = None,
 ) -> Analysis:
+    """What `analyze` reports of `session`, counted by `counter` and measured by `model`."""
     messages = session.messages
     tokens = tuple(counter.count_all(messages))
     return Analysis(
@@ -151,7 +152,7 @@ def analyze(
         pairing_problems=tuple(check(messages)),
         reported=reported_usage(messages),
         context_start=live_start(messages),
-        model=fit(session, counter, overhead_tokens),
+        model=model,
         mode=mode,
         window_note=window_note,
         point=point,

@@ -15,7 +15,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
@@ -23,8 +25,7 @@ from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
-from compaction_inspector.core.strategies.base import CompactionResult, Context, Step
-from compaction_inspector.core.strategies.microcompact import cleared_results
+from compaction_inspector.core.strategies.base import CompactionResult, Step
 from compaction_inspector.core.summary import summarize
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.tokens import TokenCounter

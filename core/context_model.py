@@ -29,11 +29,10 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Literal
 
+from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.model import Session, text_message
 from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.slices import is_slice, sibling_overhead
-from compaction_inspector.core.strategies.base import Context
-from compaction_inspector.core.strategies.microcompact import cleared_results
 from compaction_inspector.core.tokens import TokenCounter
 
 # Codex's own TUI assumes this much baseline prompt and tools (SEMANTICS §11).
@@ -431,20 +430,3 @@ class _Fit:
         x, y = self.points[i]
         sxx, sxy = self.sxx - x * x, self.sxy - x * y
         return sxy / sxx if sxx > 0 and sxy > 0 else 1.0
-
-
-def context_of(
-    session: Session,
-    counter: TokenCounter,
-    window: Window,
-    pressure: str = "context",
-    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
-) -> Context:
-    """The strategies' context for `session`: its fitted model, and the meter of the
-    request it would send next (the messages after its last compact boundary). With
-    `pressure="messages"` the messages-only view: the identity meter and no model."""
-    if pressure == "messages":
-        return Context(counter, window, session.session_id, touches=session.touches)
-    model = fit(session, counter, overhead_tokens)
-    meter = model.meter(len(session.messages), window)
-    return Context(counter, window, session.session_id, meter, model, session.touches)

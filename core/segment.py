@@ -16,15 +16,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.grouping import api_round_starts, volley_starts
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pairing import check, last_assistant_turn, repair
 from compaction_inspector.core.pressure import Meter
-
-if TYPE_CHECKING:
-    from compaction_inspector.core.strategies.base import Context
 
 T = TypeVar("T")
 _is_human = attrgetter("is_human")

@@ -15,6 +15,7 @@ import hashlib
 import os
 import struct
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.files import write_atomic
@@ -99,10 +100,13 @@ def store_counts(session: Session, counter: TokenCounter) -> None:
         write_atomic(entry, header + payload)
 
 
-def count_session(session: Session, counter: TokenCounter) -> tuple[list[int], list[int], bool]:
-    """Counts of the main messages and the sidechain, and whether they came from the cache."""
+def count_session(
+    session: Session, counter: TokenCounter, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[int], list[int], bool]:
+    """Counts of the main messages and the sidechain, and whether they came from the cache;
+    `progress(done, total)` hears of the main messages' counting when there is any."""
     hit = load_counts(session, counter)
-    tokens = counter.count_all(session.messages)
+    tokens = counter.count_all(session.messages, progress=None if hit else progress)
     side = counter.count_all(session.sidechain)
     if not hit:
         store_counts(session, counter)

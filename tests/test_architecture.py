@@ -1,7 +1,9 @@
 """The domain runs without the UI, and everything installs under one name."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_core_does_not_import_textual() -> None:
@@ -48,3 +50,46 @@ def test_the_library_leaves_the_collector_alone() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "True"
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each module of core and tui, and the modules of the package it imports anywhere in
+    it (at the top, under TYPE_CHECKING or inside a function): `from pkg import sub`
+    names the submodule, not the package."""
+    root = Path(__file__).resolve().parent.parent
+    modules: dict[str, Path] = {}
+    for folder in ("core", "tui"):
+        for file in (root / folder).rglob("*.py"):
+            parts = list(file.relative_to(root).with_suffix("").parts)
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, file in modules.items():
+        for node in ast.walk(ast.parse(file.read_text())):
+            if not ((isinstance(node, ast.ImportFrom) and node.module) or "").startswith(PACKAGE):
+                continue
+            assert isinstance(node, ast.ImportFrom) and node.module is not None
+            target = node.module.removeprefix(PACKAGE)
+            subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+            edges[name] |= (subs | ({target} if len(subs) < len(node.names) else set())) - {name}
+    return edges
+
+
+PACKAGE = "compaction_inspector."
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import loop in core or tui, counting imports made only for type checking or
+    inside a function: each layer names only what is below it."""
+    edges = _imports()
+    loops = []
+    for start in edges:
+        seen, todo = set(), list(edges[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                loops.append(start)
+                break
+            if name not in seen and name in edges:
+                seen.add(name)
+                todo.extend(edges[name])
+    assert loops == []

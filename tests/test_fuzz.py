@@ -15,8 +15,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction_inspector.core.analysis import analyze
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, load, load_bytes
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import REGISTRY, Context, run
@@ -126,7 +127,7 @@ def exercise(data: bytes) -> None:
         assert [(m.role, m.text) for m in streamed.messages] == [(m.role, m.text) for m in session.messages]
         assert streamed.content_hash == session.content_hash
     counter = make_counter("chars4")
-    json.dumps(analyze(session, counter).to_dict())
+    json.dumps(Inspection.of(session, Config(), counter).analysis().to_dict())
     context = Context(counter)
     for name in REGISTRY:
         result = run(name, session.messages, None, context)

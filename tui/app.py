@@ -46,6 +46,7 @@ from compaction_inspector.core.token_cache import load_counts, store_counts
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.commands import InspectorCommands
+from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
@@ -151,7 +152,7 @@ class InspectorApp(App[None]):
         self.simulations: tuple[Simulation | None, Simulation | None] = (None, None)
         self.follower: Follower | None = None
         self.origins: dict[Message, int] = {}
-        self.demo_runner: Any = None
+        self.demo_runner: Demo | None = None
         self.selection = ""
         self.tuned = False  # the status line shows the window and thresholds once they are tuned
         self.caption = ""
@@ -404,8 +405,6 @@ class InspectorApp(App[None]):
             view.set_cursor(len(view.entries) - 1)  # at the tail, so new messages are followed
         if self.demo:
             self.demo = False
-            from compaction_inspector.tui.demo import Demo
-
             Demo(self).start()
 
     # --- the view -------------------------------------------------------------------------
@@ -777,7 +776,7 @@ class InspectorApp(App[None]):
         self.refresh_view()
         self.run_current_strategy()
 
-    def apply_preset(self, name: str) -> None:
+    def action_preset(self, name: str) -> None:
         self.config = self.config.with_preset(name, f"preset {name}")
         self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
         self.show_status()

@@ -22,33 +22,28 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import Any, NoReturn
 
-from compaction_inspector.core.analysis import analyze, message_fields
+from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
-from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
-from compaction_inspector.core.context_model import context_of, fit
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.pressure import live_start
 from compaction_inspector.core.sessions import Index, find, roots
-from compaction_inspector.core.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
-    Context,
     OptionError,
     each_step,
     hysteresis,
 )
-from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.text import say
-from compaction_inspector.core.token_cache import count_session
-from compaction_inspector.core.tokens import TOKENIZERS, TokenCounter, make_counter
+from compaction_inspector.core.tokens import TOKENIZERS
 from compaction_inspector.tui import heap
 
 COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions", "sessions")
@@ -182,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SIMULATED = ("none", *(name for name, s in REGISTRY.items() if s.timeline))
+SIMULATED = (BASELINE, *(name for name, s in REGISTRY.items() if s.timeline))
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -224,39 +219,18 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
     return config
 
 
-def _load(args: argparse.Namespace) -> Session:
-    return load(args.file, request=args.request)
-
-
-def _counter(session: Session, config: Config) -> TokenCounter:
-    """A counter that already knows every message of `session` (from the persistent
-    cache when the file was counted before)."""
-    counter = make_counter(config.tokenizer, config.media_tokens)
-    if counter.warning:
-        say(f"warning: {counter.warning}")
-    count_session(session, counter)
+def _inspect(args: argparse.Namespace) -> Inspection:
+    """The file the command names, counted (from the persistent cache when it was counted
+    before) and fitted, under the command line's config."""
+    inspection = Inspection.open(args.file, _config(args), args.request)
+    if inspection.counter.warning:
+        say(f"warning: {inspection.counter.warning}")
     heap.settle()
-    return counter
-
-
-def _context(session: Session, config: Config) -> Context:
-    counter = _counter(session, config)
-    return context_of(session, counter, config.window, config.pressure, config.overhead_tokens)
+    return inspection
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    session = _load(args)
-    config = _config(args).for_session(session)
-    counter = _counter(session, config)
-    result = analyze(
-        session,
-        counter,
-        config.window,
-        config.pressure,
-        config.overhead_tokens,
-        config.window_note,
-        config.point,
-    )
+    result = _inspect(args).analysis()
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -266,22 +240,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def compaction_json(
-    session: Session, result: CompactionResult, context: Context, start: int
-) -> dict[str, Any]:
+def compaction_json(inspection: Inspection, result: CompactionResult) -> dict[str, Any]:
     """The result as JSON: its messages by their index in the session, and each step's
-    diff by positions in the request, which is the session's messages from `start` on."""
-    index = {m: i for i, m in enumerate(session.messages)}
-
+    diff by positions in the request, which is the session's messages from its live start on."""
+    index, count = inspection.origins, inspection.counter.count
     messages = None
     if result.messages is not None:
         messages = [
-            {**message_fields(m, origin(m, index), context.counter.count(m)), "text": m.text}
-            for m in result.messages
+            {**message_fields(m, origin(m, index), count(m)), "text": m.text} for m in result.messages
         ]
     return {
         "strategy": result.strategy,
-        "context_start": start,
+        "context_start": inspection.live,
         "messages": messages,
         "stats": result.stats.to_dict(),
         "steps": [s.to_dict() for s in each_step(result.steps)],
@@ -289,17 +259,15 @@ def compaction_json(
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    session = _load(args)
-    config = _config(args).for_session(session)
-    context = _context(session, config)
-    live = live_start(session.messages)  # what the agent sends: after its own last compaction
-    result = run_strategy(args.strategy, session.messages[live:], config.options(args.strategy), context)
+    inspection = _inspect(args)
+    session, live = inspection.session, inspection.live
+    result = inspection.run(args.strategy)  # what the agent sends: after its own last compaction
     if args.json:
-        _print_json(compaction_json(session, result, context, live))
+        _print_json(compaction_json(inspection, result))
     else:
         from compaction_inspector.tui.report import print_compaction
 
-        print_compaction(session, result, context)
+        print_compaction(session, result, inspection.context)
     if result.messages is None:
         say(f"compaction-inspector: {result.error}")
         return 3
@@ -317,19 +285,15 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
-def _policy(name: str, config: Config) -> Policy:
-    return Policy(None) if name == "none" else Policy(name, config.options(name))
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
-    session = _load(args)
-    config = _config(args).for_session(session)
-    context = _context(session, config)
-    sims = [simulate(session.messages, _policy(args.strategy, config), context)]
+    inspection = _inspect(args)
+    sims = [inspection.replay(inspection.policy(args.strategy))]
     if args.compare:
-        sims.append(simulate(session.messages, _policy(args.compare, config), context))
+        sims.append(inspection.replay(inspection.policy(args.compare, against=args.strategy)))
     points = (
-        checkpoint_triggers(session, sims[0], config, args.checkpoint_every) if args.checkpoints else None
+        checkpoint_triggers(inspection.session, sims[0], inspection.config, args.checkpoint_every)
+        if args.checkpoints
+        else None
     )
     if args.json:
         out: dict[str, Any] = {"simulations": [s.to_dict() for s in sims], **sims[0].to_dict()}
@@ -363,7 +327,7 @@ def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    session = _load(args)
+    session = load(args.file, request=args.request)
     if args.detect:
         try:
             found = detect(session, args.memory_dir)
@@ -415,16 +379,14 @@ def cmd_open(args: argparse.Namespace) -> int:
 
 
 def cmd_compactions(args: argparse.Namespace) -> int:
-    session = _load(args)
-    config = _config(args).for_session(session)
-    counter = _counter(session, config)
-    found = real_compactions(session, fit(session, counter, config.overhead_tokens), counter, config)
+    inspection = _inspect(args)
+    found = inspection.own_compactions()
     if args.json:
         _print_json([c.to_dict() for c in found])
     else:
         from compaction_inspector.tui.report import print_compactions
 
-        print_compactions(session, found, config)
+        print_compactions(inspection.session, found, inspection.config)
     return 0
 
 

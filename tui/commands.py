@@ -4,7 +4,6 @@ session list, a sort by each column shown."""
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -12,14 +11,11 @@ from compaction_inspector.core.config import PRESETS
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.tui.screens.browser import SessionBrowser
 
-if TYPE_CHECKING:
-    from compaction_inspector.tui.app import InspectorApp
-
 
 class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
         """The commands of the screen the palette was opened on."""
-        app: InspectorApp = self.app  # type: ignore[assignment]
+        app = self.app  # every entry runs one of its actions, as a key would
         screen = self.screen
         if isinstance(screen, SessionBrowser):
             return [
@@ -35,7 +31,8 @@ class InspectorCommands(Provider):
             for name, s in REGISTRY.items()
         ]
         out += [
-            (f"Preset: {name}", p.description, partial(app.apply_preset, name)) for name, p in PRESETS.items()
+            (f"Preset: {name}", p.description, partial(app.run_action, f"preset('{name}')"))
+            for name, p in PRESETS.items()
         ]
         out += [
             (

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.strategies import claude_code, codex, hysteresis, microcompact, ptl_retry, trim
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
-    Context,
     OptionError,
     Plan,
     Stats,

@@ -10,57 +10,21 @@ on as the same objects, so token counts are reused and diffs are exact.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.diff import Diff, diff
-from compaction_inspector.core.model import MAX_COUNT, FileTouch, Message, shared_ends
+from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
-from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.text import shown
-from compaction_inspector.core.tokens import TokenCounter, make_counter
-
-if TYPE_CHECKING:
-    from compaction_inspector.core.context_model import ContextModel
-    from compaction_inspector.core.segment import Segment
 
 
 class OptionError(ValueError):
     """An option is out of range; the message names the key and what is allowed."""
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a strategy needs besides messages and options: how to count, the window,
-    and how counted tokens become the context sent.
-
-    `meter` turns the counted tokens of the request `run` is given into the context it
-    holds (the identity: messages only). `model`, when the session's context model is
-    fitted, gives each request of a replay its own meter (`Segment.meter`)."""
-
-    counter: TokenCounter = field(default_factory=lambda: make_counter("chars4"))
-    window: Window = field(default_factory=Window)
-    session_id: str | None = None
-    meter: Meter = None  # type: ignore[assignment]  # None: the identity meter of `window`
-    model: ContextModel | None = field(default=None, compare=False)
-    # what the session's file tools left of each file (Claude Code's re-read files)
-    touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.meter is None:
-            object.__setattr__(self, "meter", Meter(self.window))
-        elif self.meter.window != self.window:
-            object.__setattr__(self, "meter", replace(self.meter, window=self.window))
-
-    def tokens(self, messages: Sequence[Message]) -> int:
-        """Counted tokens of `messages`."""
-        return sum(self.counter.count_all(messages))
-
-    def at(self, meter: Meter) -> Context:
-        """This context for a request whose figures `meter` gives."""
-        return self if meter == self.meter else replace(self, meter=meter)
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.reinjection import Reinjected, reinjected
 from compaction_inspector.core.segment import Segment
@@ -24,7 +25,6 @@ from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
     AtPointPlan,
     CompactionResult,
-    Context,
     OptionError,
     Steps,
     finish,
@@ -221,5 +221,4 @@ STRATEGY = Strategy(
     plan=plan,
     fires=_fires,
     persists=lambda options: True,
-    demo=(("step_end", "Claude Code's auto-compact: the history becomes one summary and re-read files.", 4),),
 )

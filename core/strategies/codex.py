@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Context, Steps, finish
+from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
 
@@ -139,5 +140,4 @@ STRATEGY = Strategy(
     plan=plan,
     fires=_fires,
     persists=lambda options: True,
-    demo=(("step_end", "Codex's auto-compact: initial context, recent user messages and a summary.", 4),),
 )

@@ -26,16 +26,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from compaction_inspector.core import topic
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import (
-    TITLES_KEPT,
-    CompactionResult,
-    Context,
-    OptionError,
-    Steps,
-)
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, OptionError, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
 
@@ -732,9 +727,4 @@ STRATEGY = Strategy(
     persists=_persists,
     policy_label=_label,
     contrast=lambda options: dataclasses.replace(options, stage="post-turn"),
-    demo=(
-        ("step(1)", "A volley becomes a local summary (yellow); its messages are struck through.", 4),
-        ("toggle_split", "Side by side: before on the left, after on the right.", 4),
-        ("toggle_split", "The timeline below replays the session round by round under this policy.", 4),
-    ),
 )

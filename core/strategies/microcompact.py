@@ -15,19 +15,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
-from compaction_inspector.core.model import Block, Message, record
+from compaction_inspector.core.clearing import CLEARED_TEXT, cleared, is_cleared
+from compaction_inspector.core.context import Context
+from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import (
-    CompactionResult,
-    Context,
-    OptionError,
-    Steps,
-)
+from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.timestamps import parse as parse_time
 
 NAME = "microcompact"
-CLEARED_TEXT = "[Old tool result content cleared]"
 CLEARABLE_TOOLS = frozenset(
     {
         # Claude Code
@@ -95,7 +91,7 @@ def _clearable(messages: Sequence[Message], options: MicrocompactOptions) -> lis
         for j, b in enumerate(m.blocks):
             if b.type == "tool_use" and b.id is not None:
                 names.setdefault(b.id, b.name or "")
-            elif b.type == "tool_result" and b.text != CLEARED_TEXT:
+            elif b.type == "tool_result" and not is_cleared(b):
                 results.append((i, j, b.tool_use_id or ""))
     clearable = options.clearable_tools
     return [(i, j) for i, j, tid in results if names.get(tid) in clearable]
@@ -106,25 +102,6 @@ def _reason(idle: float | None, options: MicrocompactOptions) -> str | None:
     if options.idle_gap_minutes is None:
         return "always"
     return "idle_gap" if idle is not None and idle >= options.idle_gap_minutes else None
-
-
-def cleared_results(message: Message, ids: frozenset[str]) -> Message | None:
-    """The message with the results of the calls `ids` cleared, as a microcompaction
-    leaves them; None when it holds none of them."""
-    blocks = [
-        j for j, b in enumerate(message.blocks)
-        if b.type == "tool_result" and b.tool_use_id in ids and b.text != CLEARED_TEXT
-    ]  # fmt: skip
-    return _cleared(message, blocks) if blocks else None
-
-
-def _cleared(message: Message, blocks: list[int]) -> Message:
-    """The message with those result blocks' content cleared."""
-    edited = list(message.blocks)
-    for j in blocks:
-        b = edited[j]
-        edited[j] = Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error)
-    return message.with_blocks(tuple(edited))
 
 
 def _by_message(positions: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
@@ -163,8 +140,8 @@ class Cleared:
 
     def history(self, segment: Segment, end: int) -> tuple[Message, ...]:
         messages = segment.messages
-        cleared = _by_message(self.table[: self.count]).items()
-        edited = {i: _cleared(messages[i], blocks) for i, blocks in cleared if i < end}
+        chosen = _by_message(self.table[: self.count]).items()
+        edited = {i: cleared(messages[i], blocks) for i, blocks in chosen if i < end}
         return tuple(edited.get(i, m) for i, m in enumerate(messages[:end]))
 
     def blocks_of(self, i: int) -> list[int]:
@@ -184,7 +161,7 @@ class Cleared:
 def _count(segment: Segment, i: int, blocks: list[int]) -> int:
     """Tokens of message i with `blocks` cleared, without remembering the edit (it goes
     with the plan that made it)."""
-    return segment.context.counter.count(_cleared(segment.messages[i], blocks), remember=False)
+    return segment.context.counter.count(cleared(segment.messages[i], blocks), remember=False)
 
 
 @record(eq=False)  # one per request of a replay
@@ -343,5 +320,4 @@ STRATEGY = Strategy(
     run=run,
     plan=plan,
     persists=lambda options: True,
-    demo=(("step(1)", "Old results are replaced by “[Old tool result content cleared]”.", 4),),
 )

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Context, Steps
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "ptl-retry"
@@ -330,11 +331,4 @@ STRATEGY = Strategy(
     run=run,
     plan=plan,
     timeline=False,
-    demo=(
-        (
-            "step(1)",
-            "Each retry parses the provider's error for the token gap, else drops 20 % of rounds.",
-            4,
-        ),
-    ),
 )

@@ -17,15 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import (
-    CompactionResult,
-    Context,
-    OptionError,
-    Plan,
-    positive_int,
-)
+from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, positive_int
 from compaction_inspector.core.text import shown
 
 # int: a whole number; int?, str?: or nothing; bool; percents: whole percents "75,85,95";
@@ -230,7 +225,6 @@ class Strategy:
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
     policy_label: Callable[[Any], str] | None = None  # how a replay's legend names it with its options
     contrast: Callable[[Any], Any] | None = None  # the options the timeline compares it as
-    demo: tuple[tuple[str, str, float], ...] = ()  # (action, caption, seconds) after it is chosen
 
     @property
     def config_key(self) -> str:

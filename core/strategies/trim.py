@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import CompactionResult, Context, OptionError, Steps, finish
+from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "trim"
@@ -262,5 +263,4 @@ STRATEGY = Strategy(
     run=run,
     plan=plan,
     fires=_fires,
-    demo=(("step_end", "Trim's result: dropped messages are struck through.", 4),),
 )

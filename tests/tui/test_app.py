@@ -402,7 +402,7 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
         await settle(pilot)
         await pilot.press("w")
         assert "window 4,545 (usable 4,045; set by w/W)" in str(app.query_one("#status").render())
-        app.apply_preset("codex")
+        await app.run_action("preset('codex')")
         await pilot.pause()
         assert (
             "window 258,400 (usable 258,400; set by preset codex) · auto-compact at 244,800: 90 % of the raw"

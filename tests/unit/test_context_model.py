@@ -6,7 +6,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, context_of, fit, responses
+from compaction_inspector.core.context import context_of
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
 from compaction_inspector.core.pressure import Meter, Window, live_start

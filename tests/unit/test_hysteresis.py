@@ -2,9 +2,10 @@
 
 import pytest
 
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies.base import Context, OptionError
+from compaction_inspector.core.strategies.base import OptionError
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions, run
 from compaction_inspector.core.summary import summary_text
 from tests.helpers import a, call, result, snapshot, u

@@ -1,6 +1,7 @@
+from compaction_inspector.core.clearing import CLEARED_TEXT
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.strategies.base import Context
-from compaction_inspector.core.strategies.microcompact import CLEARED_TEXT, MicrocompactOptions, run
+from compaction_inspector.core.strategies.microcompact import MicrocompactOptions, run
 from tests.helpers import call, result, u
 
 CTX = Context()

@@ -5,11 +5,12 @@ there, and `real_compactions` measures and predicts it. Counts are chars/4."""
 import json
 from typing import Any
 
+from compaction_inspector.core.clearing import CLEARED_TEXT
 from compaction_inspector.core.compactions import as_steps, real_compactions
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import context_of, fit
+from compaction_inspector.core.context import context_of
+from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load_text
-from compaction_inspector.core.strategies.microcompact import CLEARED_TEXT
 from compaction_inspector.core.tokens import make_counter
 
 COUNTER = make_counter("chars4")

@@ -87,7 +87,7 @@ def test_sampled_replay_is_exact_at_its_points_for_an_ephemeral_policy() -> None
 
 
 def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() -> None:
-    from compaction_inspector.core.context_model import context_of
+    from compaction_inspector.core.context import context_of
     from compaction_inspector.core.formats import load
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies.hysteresis import HysteresisOptions

@@ -1,0 +1,64 @@
+"""What a strategy needs besides messages and options: how to count, the window, and how
+counted tokens become the context sent. Below the strategies, the segment index and the
+context model's users, so none of them imports another to name it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
+from compaction_inspector.core.model import FileTouch, Message, Session
+from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.tokens import TokenCounter, make_counter
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a strategy needs besides messages and options: how to count, the window,
+    and how counted tokens become the context sent.
+
+    `meter` turns the counted tokens of the request `run` is given into the context it
+    holds (the identity: messages only). `model`, when the session's context model is
+    fitted, gives each request of a replay its own meter (`Segment.meter`)."""
+
+    counter: TokenCounter = field(default_factory=lambda: make_counter("chars4"))
+    window: Window = field(default_factory=Window)
+    session_id: str | None = None
+    meter: Meter = None  # type: ignore[assignment]  # None: the identity meter of `window`
+    model: ContextModel | None = field(default=None, compare=False)
+    # what the session's file tools left of each file (Claude Code's re-read files)
+    touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.meter is None:
+            object.__setattr__(self, "meter", Meter(self.window))
+        elif self.meter.window != self.window:
+            object.__setattr__(self, "meter", replace(self.meter, window=self.window))
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """Counted tokens of `messages`."""
+        return sum(self.counter.count_all(messages))
+
+    def at(self, meter: Meter) -> Context:
+        """This context for a request whose figures `meter` gives."""
+        return self if meter == self.meter else replace(self, meter=meter)
+
+
+def context_of(
+    session: Session,
+    counter: TokenCounter,
+    window: Window,
+    pressure: str = "context",
+    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
+    model: ContextModel | None = None,
+) -> Context:
+    """The strategies' context for `session`: its fitted model (`model`, else fitted here),
+    and the meter of the request it would send next (the messages after its last compact
+    boundary). With `pressure="messages"` the messages-only view: the identity meter and
+    no model."""
+    if pressure == "messages":
+        return Context(counter, window, session.session_id, touches=session.touches)
+    model = model or fit(session, counter, overhead_tokens)
+    meter = model.meter(len(session.messages), window)
+    return Context(counter, window, session.session_id, meter, model, session.touches)

@@ -1,0 +1,179 @@
+"""One transcript as the product inspects it: the pipeline every front end goes through.
+
+Load → count (with the persistent cache) → fit the context model → the strategies'
+context → where the live context starts → each message's place in the transcript. The
+command line, follow mode, the benchmarks and the app all hold an `Inspection`; a new
+count, a tuned config or appended messages make a new one, so a worker's result is
+always about the inspection it was given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from compaction_inspector.core.analysis import Analysis, analyze
+from compaction_inspector.core.compactions import RealCompaction, as_steps, real_compactions
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import Context, context_of
+from compaction_inspector.core.context_model import ContextModel, fit
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.pressure import live_start
+from compaction_inspector.core.segment import Segments
+from compaction_inspector.core.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult
+from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.token_cache import count_session
+from compaction_inspector.core.tokens import TokenCounter, make_counter
+
+Progress = Callable[[int, int], None]
+BASELINE = "none"  # the policy name of replaying with no compaction
+
+
+@dataclass(frozen=True, eq=False)
+class Inspection:
+    """A session with its counts, its fitted context model and the config it is read
+    under (the session's own window applied, `Config.for_session`)."""
+
+    session: Session
+    config: Config
+    counter: TokenCounter
+    model: ContextModel
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        config: Config,
+        request: int | None = None,
+        *,
+        estimate: bool = False,
+        progress: Progress | None = None,
+    ) -> Inspection:
+        """The transcript at `path` (`request`: which body of a proxy log). Raises
+        `LoadError` when it cannot be read."""
+        return cls.of(load(path, request=request), config, estimate=estimate, progress=progress)
+
+    @classmethod
+    def of(
+        cls,
+        session: Session,
+        config: Config,
+        counter: TokenCounter | None = None,
+        *,
+        estimate: bool = False,
+        progress: Progress | None = None,
+    ) -> Inspection:
+        """`session` counted by `counter`, else by the config's tokenizer through the
+        persistent cache, or, with `estimate`, by the labelled chars/4 estimate (what the
+        app shows while exact counts are made)."""
+        config = config.for_session(session)
+        if counter is None:
+            tokenizer = "chars4" if estimate else config.tokenizer
+            counter = make_counter(tokenizer, config.media_tokens)
+            count_session(session, counter, progress)
+        return cls(session, config, counter, fit(session, counter, config.overhead_tokens))
+
+    def recount(self, progress: Progress | None = None) -> Inspection:
+        """This inspection counted by the config's tokenizer (after an estimate)."""
+        return Inspection.of(self.session, self.config, progress=progress)
+
+    def appended(self, session: Session) -> Inspection:
+        """The same transcript grown to `session` (follow mode): only new messages are
+        counted, as the counter knows the others."""
+        self.counter.count_all(session.messages)
+        self.counter.count_all(session.sidechain)
+        return Inspection.of(session, self.config, self.counter)
+
+    def with_config(self, config: Config) -> Inspection:
+        """Read under another config (tuning): the model is refitted only when the
+        overhead it assumes changed."""
+        model = self.model
+        if config.overhead_tokens != self.config.overhead_tokens:
+            model = fit(self.session, self.counter, config.overhead_tokens)
+        return dataclasses.replace(self, config=config, model=model)
+
+    # --- what every view reads -----------------------------------------------------------
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return self.session.messages
+
+    @cached_property
+    def tokens(self) -> list[int]:
+        """Counted tokens of each message."""
+        return self.counter.count_all(self.session.messages)
+
+    @cached_property
+    def live(self) -> int:
+        """Where the context the agent sends next starts: after its own last compaction."""
+        return live_start(self.session.messages)
+
+    @cached_property
+    def origins(self) -> dict[Message, int]:
+        """Each message's index in the transcript: the one numbering every view shows."""
+        return {m: i for i, m in enumerate(self.session.messages)}
+
+    @property
+    def measured(self) -> bool:
+        """Pressure is the context the agent sent (else the messages only)."""
+        return self.config.pressure == "context"
+
+    @cached_property
+    def context(self) -> Context:
+        """The strategies' context: the fitted model and the meter of the request the
+        agent sends next, or the identity meter when pressure is the messages only."""
+        config = self.config
+        return context_of(self.session, self.counter, config.window, config.pressure, model=self.model)
+
+    @cached_property
+    def segments(self) -> Segments:
+        """The session's indexes, shared by every replay of this inspection."""
+        return Segments(self.session.messages, self.context)
+
+    # --- what is asked of it -------------------------------------------------------------
+
+    def run(self, strategy: str, options: Any = None) -> CompactionResult:
+        """`strategy` over the request the agent sends next, with `options` or the config's."""
+        chosen = options if options is not None else self.config.options(strategy)
+        return run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
+
+    def policy(self, name: str, against: str | None = None) -> Policy:
+        """The replay policy `name` (BASELINE: no compaction) with the config's options.
+        Compared `against` the same strategy, it takes the options the strategy declares
+        as its contrast, else the two curves would be one."""
+        if name == BASELINE:
+            return Policy(None)
+        options = self.config.options(name)
+        contrast = REGISTRY[name].contrast
+        return Policy(name, contrast(options) if contrast and against == name else options)
+
+    def replay(self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1) -> Simulation:
+        """The session replayed round by round under `policy`; `every`: keep one point in
+        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`)."""
+        return simulate(self.session.messages, policy, self.context, stop, every, segments=self.segments)
+
+    def own_compactions(self) -> list[RealCompaction]:
+        """The transcript's own compactions, measured and predicted."""
+        return real_compactions(self.session, self.model, self.counter, self.config)
+
+    def own_steps(self) -> CompactionResult:
+        """The transcript's own compactions as steps to walk through."""
+        return as_steps(self.session, self.own_compactions(), self.context)
+
+    def analysis(self) -> Analysis:
+        config = self.config
+        return analyze(
+            self.session,
+            self.counter,
+            self.model,
+            config.window,
+            config.pressure,
+            config.window_note,
+            config.point,
+        )
