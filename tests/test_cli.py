@@ -1,27 +1,53 @@
-"""The command line as a shell user runs it: real processes, real files."""
+"""The command line as a shell user runs it, real files: in this process (`main(argv)`,
+its output captured as a terminal takes it), and as a real process where only one shows
+what a user sees (the console script's exit codes)."""
 
 import hashlib
 import itertools
 import json
-import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from compaction_inspector.sample_sessions import names, path
+from tests.hostile import run_cli
 
 SAMPLES = names()
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "compaction_inspector.tui.cli", *args],
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args: str) -> Ran:
+    """`compaction-inspector args` in this process; nothing may escape `main`."""
+    outcome = run_cli(list(args))
+    assert outcome.crash is None, outcome.crash
+    return Ran(outcome.code, outcome.out, outcome.err)
+
+
+def test_the_console_script_exits_with_each_documented_code(tmp_path: Path) -> None:
+    """0 success, 2 unreadable input, 3 nothing safe left to compact, as a shell sees them."""
+    script = Path(sys.executable).with_name("compaction-inspector")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "compaction_inspector.tui.cli"]
+    ok = subprocess.run([*command, "analyze", str(path()), "--json"], capture_output=True, text=True)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["message_count"] > 0
+    missing = subprocess.run(
+        [*command, "analyze", str(tmp_path / "nope.jsonl")], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and missing.stderr.startswith("compaction-inspector: ")
+    stuck = subprocess.run(
+        [*command, "compact", str(path()), "--strategy", "ptl-retry", "--context-window", "100"],
         capture_output=True,
         text=True,
-        timeout=120,
     )
+    assert stuck.returncode == 3, stuck.stderr
 
 
 def digest(p: Path) -> str:
@@ -437,7 +463,9 @@ def test_compactions_lists_the_transcripts_own_and_none_is_an_empty_list() -> No
     assert "line 16 · auto · recorded before 16,194 · measured 16,165 → 15,555" in human.stdout
 
 
-def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path) -> None:
+def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "home"
     project = home / ".claude" / "projects" / "-nowhere-flaky"
     (project / "5b1e9c3d" / "subagents").mkdir(parents=True)
@@ -449,13 +477,12 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path)
     day = home / ".codex" / "sessions" / "2026" / "11" / "20"
     day.mkdir(parents=True)
     (day / "rollout-1.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
-    env = {**os.environ, "HOME": str(home), "COMPACTION_INSPECTOR_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("CODEX_HOME", None)
-    first = subprocess.run(
-        [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    first = run("sessions", "--json")
+    assert first.returncode == 0, first.stderr
     rows = {Path(r["path"]).name: r for r in json.loads(first.stdout)}
     assert set(rows) == {"5b1e9c3d.jsonl", "agent-a1.jsonl", "notes.jsonl", "rollout-1.jsonl"}
     assert rows["agent-a1.jsonl"]["project"] == "-nowhere-flaky · sub-agent of 5b1e9c3d"
@@ -474,8 +501,5 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(tmp_path: Path)
     assert (rollout["agent"], rollout["project"]) == ("codex", "/home/dev/webapp")  # its cwd, not its folder
     assert rows["notes.jsonl"]["problem"].startswith("not a transcript")
     assert (tmp_path / "cache" / "sessions.json").is_file()
-    again = subprocess.run(
-        [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
+    again = run("sessions", "--json")
     assert json.loads(again.stdout) == json.loads(first.stdout)  # the same rows, from the index

@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import Any, NoReturn
+from typing import Any
 
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
@@ -100,6 +100,16 @@ def _json() -> argparse.ArgumentParser:
     return p
 
 
+def _places() -> argparse.ArgumentParser:
+    """Where the agents keep their sessions, for the commands that list them."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument(
+        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
+    )
+    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
+    return p
+
+
 def _add_policy(p: argparse.ArgumentParser) -> None:
     """Every registered strategy's options as flags, one group each."""
     for strategy in REGISTRY.values():
@@ -123,15 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
     sub = parser.add_subparsers(dest="command", required=True)
-    settings, source, as_json = _settings(), _source(), _json()
-    p = sub.add_parser("open", parents=[_source("?"), settings], help="open the app (the default command)")
+    settings, source, as_json, places = _settings(), _source(), _json(), _places()
+    p = sub.add_parser(
+        "open", parents=[_source("?"), settings, places], help="open the app (the default command)"
+    )
     p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
     p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
     p.add_argument("--sample", action="store_true", help="open the bundled sample, not your own sessions")
-    p.add_argument(
-        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
-    )
-    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
     sub.add_parser(
         "analyze",
         parents=[source, settings, as_json],
@@ -167,22 +175,28 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="the transcript's own compactions: measured before and after, predicted, what survived",
     )
-    p = sub.add_parser(
-        "sessions", parents=[as_json], help="your Claude Code and Codex sessions, newest first"
+    sub.add_parser(
+        "sessions", parents=[as_json, places], help="your Claude Code and Codex sessions, newest first"
     )
-    p.add_argument(
-        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
-    )
-    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
     return parser
 
 
 SIMULATED = (BASELINE, *(name for name, s in REGISTRY.items() if s.timeline))
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, str | None]:
+    """The config the command runs under: the file's, then the command line's settings and
+    strategy flags on top. `lenient`: a config file found but not named that cannot be
+    used gives the defaults and the reason, not an error (the app opens regardless)."""
+    warning = None
     try:
-        config = load_config(args.config).overridden(
+        base = load_config(args.config)
+    except ConfigError as exc:
+        if args.config or not lenient:  # a file named on the command line must be right
+            raise UsageError(str(exc)) from exc
+        base, warning = Config(), f"{exc} — using the defaults"
+    try:
+        config = base.overridden(
             preset=args.preset,
             tokenizer=args.tokenizer,
             context_window=args.context_window,
@@ -194,7 +208,7 @@ def _config(args: argparse.Namespace) -> Config:
             config = _with_flags(config, args)
     except (ConfigError, OptionError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    return config
+    return config, warning
 
 
 def _with_flags(config: Config, args: argparse.Namespace) -> Config:
@@ -222,7 +236,7 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
 def _inspect(args: argparse.Namespace) -> Inspection:
     """The file the command names, counted (from the persistent cache when it was counted
     before) and fitted, under the command line's config."""
-    inspection = Inspection.open(args.file, _config(args), args.request)
+    inspection = Inspection.open(args.file, _config(args)[0], args.request)
     if inspection.counter.warning:
         say(f"warning: {inspection.counter.warning}")
     heap.settle()
@@ -375,7 +389,8 @@ def _print_json(value: Any) -> None:
 def cmd_open(args: argparse.Namespace) -> int:
     from compaction_inspector.tui.launch import run_app
 
-    return run_app(args)
+    config, warning = _config(args, lenient=True)
+    return run_app(args, config, warning)
 
 
 def cmd_compactions(args: argparse.Namespace) -> int:
@@ -413,9 +428,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def _fail(message: str) -> int:
+    """Bad input or options: said on stderr, exit code 2."""
     say(f"compaction-inspector: {message}")
-    raise SystemExit(code)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -427,9 +443,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return HANDLERS[args.command](args)
     except LoadError as exc:
-        _fail(f"{args.file}: {exc}")
+        return _fail(f"{args.file}: {exc}")
     except UsageError as exc:
-        _fail(str(exc))
+        return _fail(str(exc))
 
 
 if __name__ == "__main__":

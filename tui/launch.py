@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
-from compaction_inspector.core.config import Config, ConfigError
-from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
@@ -18,28 +17,9 @@ from compaction_inspector.sample_sessions import path as sample_path
 SAMPLE_WINDOW = Window(5000, 500)
 
 
-def run_app(args: argparse.Namespace) -> int:
-    """Open the app with `compaction-inspector open`'s arguments (`tui.cli` parses them)."""
-    warning = None
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        if args.config:  # a file named on the command line must be right
-            say(f"compaction-inspector: {exc}")
-            return 2
-        config, warning = Config(), f"{exc} — using the defaults"
-    try:
-        config = config.overridden(
-            preset=args.preset,
-            tokenizer=args.tokenizer,
-            context_window=args.context_window,
-            reserved_output=args.reserved_output,
-            pressure=args.pressure,
-            overhead_tokens=args.overhead_tokens,
-        )
-    except (ConfigError, ValueError) as exc:
-        say(f"compaction-inspector: {exc}")
-        return 2
+def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> int:
+    """Open the app with `compaction-inspector open`'s arguments and the config `tui.cli`
+    made of them (`warning`: why a config file found was not used)."""
     note = None
     browse = None
     if args.file and Path(args.file).is_dir():  # a folder: its transcripts, to choose from
