@@ -5,13 +5,10 @@ or duplicated. Each start over is said (`event`) for the app to announce."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import LoadError, load
-from compaction_inspector.core.formats.claude_code import load as load_claude_code
-from compaction_inspector.core.formats.common import read_jsonl
+from compaction_inspector.core.formats import LoadError, appended, load
 from compaction_inspector.core.model import Session
 
 # bytes compared at each end of what was read: an in-place rewrite changes them
@@ -85,23 +82,17 @@ class Follower:
         end = chunk.rfind(b"\n") + 1
         if end == 0:
             return None
-        if self.session.format != "claude-code":
+        grown = appended(self.session, chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
+        if grown is None:
             return self._reload(None)
-        records = read_jsonl(chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
-        fresh = load_claude_code(records, self.session.path)
         head, tail = self.seen
         self.seen = (head + chunk[:end])[:SAMPLE], (tail + chunk[:end])[-SAMPLE:]
         self.offset += end
         self.lines += chunk.count(b"\n", 0, end)
-        if not fresh.messages and not fresh.sidechain:
-            return None
-        self.session = replace(
-            self.session,
-            messages=self.session.messages + fresh.messages,
-            sidechain=self.session.sidechain + fresh.sidechain,
-            metadata={**fresh.metadata, **self.session.metadata},
-        )
-        return self.session, False
+        was = self.session
+        self.session = grown
+        changed = (len(grown.messages), len(grown.sidechain)) != (len(was.messages), len(was.sidechain))
+        return (grown, False) if changed else None
 
     def _reload(self, why: str | None) -> tuple[Session, bool] | None:
         """Read the file again from the start; `why` is said, if there is a reason to."""

@@ -32,7 +32,7 @@ from compaction_inspector.core.formats.common import (
 )
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
-__all__ = ["FORMATS_TRIED", "LoadError", "load", "load_text"]
+__all__ = ["FORMATS_TRIED", "LoadError", "appended", "load", "load_text"]
 
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
@@ -70,6 +70,14 @@ def load(path: str | Path, request: int | None = None) -> Session:
             return replace(session, content_hash=hasher.hexdigest())
     except OSError as exc:
         raise _unreadable(path, exc) from exc
+
+
+def appended(session: Session, text: str, first_line: int) -> Session | None:
+    """`session` grown by `text`, complete lines written to its file after those it was
+    read from, numbered from `first_line`; None when its format is only read whole."""
+    if session.format != claude_code.FORMAT:
+        return None
+    return claude_code.appended(session, read_jsonl(text, first_line))
 
 
 def check_readable(path: str | Path) -> None:

@@ -214,6 +214,26 @@ def load(records: Records, path: str | None) -> Session:
     )
 
 
+def appended(session: Session, records: Records) -> Session:
+    """`session` grown by the lines `records` holds, written after those it was read from
+    (follow mode): their compactions placed after its messages, and what only the whole
+    file can say (whether it starts inside a longer session) left as the session said it."""
+    fresh = load(records, session.path)
+    offset = len(session.messages)
+    added = {k: v for k, v in fresh.metadata.items() if k not in session.metadata and k != "slice"}
+    return replace(
+        session,
+        messages=session.messages + fresh.messages,
+        sidechain=session.sidechain + fresh.sidechain,
+        metadata={**session.metadata, **added},
+        diagnostics=session.diagnostics + fresh.diagnostics,
+        compactions=session.compactions
+        + tuple(replace(c, index=c.index + offset) for c in fresh.compactions),
+        touches={**session.touches, **fresh.touches},
+        content_hash=None,  # no longer the bytes of a file read whole: nothing to cache by
+    )
+
+
 # The fields of an attachment that hold what the model is shown, by attachment type;
 # other types show every text field they carry.
 _ATTACHMENT_TEXT = {

@@ -160,3 +160,19 @@ def test_a_same_size_rewrite_and_an_emptied_file_are_said(tmp_path: Path) -> Non
     f.write_text("".join(LINES[:5]))  # written again: read whole, not appended to the old
     session, reloaded = follower.poll()  # type: ignore[misc]
     assert reloaded and uuids(session) == uuids(load(f))
+
+
+def test_a_followed_session_keeps_its_compactions_and_is_no_slice(tmp_path: Path) -> None:
+    """Lines appended while following: a compaction among them is the transcript's own
+    (at its index), and their first parent, read before, does not make a slice."""
+    lines = path("claude_code_compacted.jsonl").read_text().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_text("".join(lines[:10]))
+    follower = Follower(target, load(target))
+    with target.open("a") as out:
+        out.write("".join(lines[10:]))
+    update = follower.poll()
+    assert update is not None
+    session, reloaded = update
+    assert not reloaded and "slice" not in session.metadata
+    assert [c.index for c in session.compactions] == [c.index for c in load(target).compactions] == [14]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.formats import LoadError, load, load_bytes, load_text
+from compaction_inspector.core.formats import LoadError, appended, load, load_bytes, load_text
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.tokens import reported_usage
 from compaction_inspector.sample_sessions import path
@@ -354,3 +354,21 @@ def test_a_sub_agents_own_file_is_its_conversation_not_a_sidechain() -> None:
     ]
     s = load_text("\n".join(lines))
     assert [m.text for m in s.messages] == ["explore the repo", "It is a parser."] and s.sidechain == ()
+
+
+def test_lines_appended_to_a_claude_code_file_read_as_the_whole_file_would() -> None:
+    """Follow mode's incremental entry: the compaction in the new lines sits after the
+    messages read before, and the new lines (whose first parent is in the part read
+    before) do not make the session a slice."""
+    lines = path("claude_code_compacted.jsonl").read_text().splitlines(keepends=True)
+    whole = load_text("".join(lines), "s.jsonl")
+    head = load_text("".join(lines[:10]), "s.jsonl")
+    grown = appended(head, "".join(lines[10:]), 11)
+    assert grown is not None
+    assert [(m.role, m.text, m.line) for m in grown.messages] == [
+        (m.role, m.text, m.line) for m in whole.messages
+    ]
+    assert [c.index for c in grown.compactions] == [c.index for c in whole.compactions] != []
+    assert "slice" not in grown.metadata and "slice" not in whole.metadata
+    assert grown.content_hash is None  # no longer a file's bytes read whole
+    assert appended(load(path("codex_rollout.jsonl")), "", 1) is None  # read whole again
