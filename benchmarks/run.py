@@ -243,47 +243,49 @@ async def _app(path: Path) -> dict[str, float]:
 
     from compaction_inspector.core.config import Config
     from compaction_inspector.tui.app import InspectorApp
+    from compaction_inspector.tui.screens.session import SessionScreen
 
     os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp()
     app = InspectorApp(path, Config())
     start = time.perf_counter()
     first_paint = counted = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
-        while not app.session:
+        while not isinstance(app.screen, SessionScreen) or app.screen.session is None:
             await pilot.pause(0.01)
+        screen = app.screen
         first_paint = time.perf_counter() - start
-        while not app.exact:
+        while not screen.exact:
             await pilot.pause(0.05)
         counted = time.perf_counter() - start
-        while app.result is None or any(not w.is_finished for w in app.workers):
+        while screen.result is None or any(not w.is_finished for w in app.workers):
             await pilot.pause(0.05)
-        view = app.query_one("#before")
+        view = screen.query_one("#before")
 
         async def key(k: str, reading: bool = True) -> float:
             if reading:
                 await asyncio.sleep(READING_S)
                 while any(not w.is_finished for w in app.workers):
                     await asyncio.sleep(0.01)
-            state = (app.step_index, getattr(view, "cursor", None))
+            state = (screen.step, getattr(view, "cursor", None))
             t = time.perf_counter()
             app.post_message(events.Key(k, k if len(k) == 1 else None))
             for _ in range(3):
                 await pilot._wait_for_screen()
             app.screen._on_timer_update()
             elapsed = time.perf_counter() - t
-            if (app.step_index, getattr(view, "cursor", None)) == state:
+            if (screen.step, getattr(view, "cursor", None)) == state:
                 raise RuntimeError(f"the key {k!r} changed nothing: the measurement would be void")
             return elapsed
 
         scroll = sorted(
             [await key(k) for k in ["j"] * 30 + ["pagedown"] * 10 + ["right_square_bracket"] * 10]
         )
-        ahead = min(15, len(app.result.steps))
+        ahead = min(15, len(screen.result.steps))
         step = sorted([await key(k) for k in ["n"] * ahead + ["p"] * ahead])
         jump = await key("e")  # from before the first step: a step not prepared ahead
         await key("r")
         # Keys in a row, as when n is held down: each step is built on the spot.
-        rushed = sorted([await key("n", reading=False) for _ in range(min(10, len(app.result.steps)))])
+        rushed = sorted([await key("n", reading=False) for _ in range(min(10, len(screen.result.steps)))])
     return {
         "first_paint_s": first_paint,
         "exact_counts_s": counted,

@@ -15,68 +15,71 @@ from compaction_inspector.tui.screens.browser import SessionBrowser
 class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
         """The commands of the screen the palette was opened on."""
-        app = self.app  # every entry runs one of its actions, as a key would
-        screen = self.screen
+        screen = self.screen  # every entry runs one of its actions, as a key would
         if isinstance(screen, SessionBrowser):
             return [
                 (f"Sort sessions by {label}", "Again to reverse the order", partial(screen.sort_by, key))
                 for label, key, _ in screen.columns
-            ] + [("Help: keys", "Every key of the session list", partial(app.run_action, "help"))]
+            ] + [("Help: keys", "Every key of the session list", partial(screen.run_action, "help"))]
         out: list[tuple[str, str, object]] = [
             (
                 f"Strategy: {s.label}",
                 f"{s.label}: {s.description}",
-                partial(app.run_action, f"strategy('{name}')"),
+                partial(screen.run_action, f"strategy('{name}')"),
             )
             for name, s in REGISTRY.items()
         ]
         out += [
-            (f"Preset: {name}", p.description, partial(app.run_action, f"preset('{name}')"))
+            (f"Preset: {name}", p.description, partial(screen.run_action, f"preset('{name}')"))
             for name, p in PRESETS.items()
         ]
         out += [
             (
                 "Export: SVG screenshot and Markdown diff",
                 "Write the current view and the step's diff and stats",
-                partial(app.run_action, "export"),
+                partial(screen.run_action, "export"),
             ),
             (
                 "Write checkpoint",
                 "Append a checkpoint for the message under the cursor to memory/",
-                partial(app.run_action, "checkpoint"),
+                partial(screen.run_action, "checkpoint"),
             ),
             (
                 "Save to compaction.yaml",
                 "Write the current settings atomically",
-                partial(app.run_action, "save_config"),
+                partial(screen.run_action, "save_config"),
             ),
             (
                 "View: cycle boundaries (both, volleys, rounds, none)",
                 "Which boundaries the transcript marks",
-                partial(app.run_action, "cycle_boundaries"),
+                partial(screen.run_action, "cycle_boundaries"),
             ),
             (
                 "View: unified / side-by-side diff",
                 "Show a step's before and after merged or side by side",
-                partial(app.run_action, "toggle_split"),
+                partial(screen.run_action, "toggle_split"),
             ),
             (
                 "View: show / hide sidechains",
                 "Sub-agent messages set aside from the main chain",
-                partial(app.run_action, "toggle_sidechain"),
+                partial(screen.run_action, "toggle_sidechain"),
             ),
             (
                 "Timeline: compare with another policy",
                 "Cycle the second curve on the timeline",
-                partial(app.run_action, "cycle_compare"),
+                partial(screen.run_action, "cycle_compare"),
             ),
             (
                 "Step: reset to before",
                 "Show the transcript before the strategy",
-                partial(app.run_action, "step_reset"),
+                partial(screen.run_action, "step_reset"),
             ),
-            ("Step: run to the end", "Show the strategy's final result", partial(app.run_action, "step_end")),
-            ("Help: keys", "Every key and what it does", partial(app.run_action, "help")),
+            (
+                "Step: run to the end",
+                "Show the strategy's final result",
+                partial(screen.run_action, "step_end"),
+            ),
+            ("Help: keys", "Every key and what it does", partial(screen.run_action, "help")),
         ]
         return out
 

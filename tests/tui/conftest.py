@@ -1,30 +1,36 @@
-"""Helpers for driving the app: wait until loading, counting, the strategy run and the
-simulation have all finished, so assertions and snapshots see a settled screen."""
+"""Helpers for driving the app: the session shown, and waiting until its loading,
+counting, strategy run and replay are done, so assertions and snapshots see a settled
+screen (the screen says so; nothing is polled)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.widgets.timeline import Timeline
+from compaction_inspector.tui.screens.session import SessionScreen
+
+SETTLE_S = 60  # far beyond what the samples take: a hang fails the test, not the suite
+
+
+def shown(app: InspectorApp) -> SessionScreen:
+    """The session screen in front (under the help or the palette, if they are open)."""
+    screens = [s for s in app.screen_stack if isinstance(s, SessionScreen)]
+    assert screens, f"no session is shown: {app.screen!r}"
+    return screens[-1]
 
 
 async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, InspectorApp)
-    for _ in range(100):
-        # A newer run replaces an exclusive worker: a cancelled one is expected.
-        with contextlib.suppress(WorkerCancelled):
-            await app.workers.wait_for_complete()
-        await pilot.pause()
-        if (
-            app.exact
-            and app.result is not None
-            and app.query_one(Timeline).main is not None
-            and not app.workers
-        ):
-            break
+    await pilot.pause()
+    screen = next((s for s in reversed(app.screen_stack) if isinstance(s, SessionScreen)), None)
+    if screen is not None:
+        await asyncio.wait_for(screen.settled.wait(), SETTLE_S)
+    # what else runs in the background (listings prepared ahead, an export) ends too
+    with contextlib.suppress(WorkerCancelled):
+        await app.workers.wait_for_complete()
     await pilot.pause()

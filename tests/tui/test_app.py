@@ -17,24 +17,24 @@ from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, shown
 
 SIZE = (120, 40)
 SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
 
 
 def screen_text(app: InspectorApp, widget_id: str) -> str:
-    view = app.query_one(widget_id, TranscriptView)
+    view = shown(app).query_one(widget_id, TranscriptView)
     return "\n".join(view.render_line(y).text for y in range(view.size.height))
 
 
 def panel_text(app: InspectorApp) -> str:
-    panel = app.query_one(StrategyPanel)
+    panel = shown(app).query_one(StrategyPanel)
     return str(panel.query_one("#step-title").render()) + "\n" + str(panel.query_one("#step-body").render())
 
 
 def gauge_text(app: InspectorApp) -> str:
-    return str(app.query_one(PressureGauge).render())
+    return str(shown(app).query_one(PressureGauge).render())
 
 
 async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
@@ -53,11 +53,11 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         assert "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%" in gauge
         assert "the context after the transcript's own last compaction" in gauge
         # the replay draws what the transcript reports, and its own compaction where it recorded it
-        timeline = str(app.query_one(Timeline).render())
+        timeline = str(shown(app).query_one(Timeline).render())
         assert "◆ reported" in timeline and "⚑ its own compaction" in timeline
         assert sum(line.count("◆") for line in timeline.splitlines()[:-1]) >= 10
         assert "Before · 1 step ahead" in panel_text(app)
-        assert app.sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
+        assert shown(app).sub_title == "claude_code_session.jsonl · claude-code · 65 messages"
 
 
 async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         assert "after step 1: 4,009 − 1,020 (×1.21 the counted tokens the steps removed or added" in gauge
         # what the context holds follows the step: the same outside, fewer in the messages
         assert "outside the messages 1,800 (system prompt, tools) · messages 1,189" in gauge
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]
         assert fates.count("summarized") == 22 and fates.count("summary") == 1
         assert "≈   #32 user      message" in screen_text(app, "#before")
@@ -100,13 +100,17 @@ async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
         for key, (name, title) in expected.items():
             await pilot.press(key)
             await settle(pilot)
-            assert app.strategy == name and app.result is not None and app.result.strategy == name
+            assert (
+                shown(app).strategy == name
+                and shown(app).result is not None
+                and shown(app).result.strategy == name
+            )
             if title:
                 await pilot.press("e")
                 await pilot.pause()
                 assert title in panel_text(app)
         assert "Step 1/1 · Clear 14 old tool results" in panel_text(app)
-        cleared = [e for e in app.query_one("#before", TranscriptView).entries if e.fate == "edited"]
+        cleared = [e for e in shown(app).query_one("#before", TranscriptView).entries if e.fate == "edited"]
         assert len(cleared) == 14
 
 
@@ -114,14 +118,20 @@ async def test_the_next_step_is_prepared_while_one_is_read(tmp_path: Path) -> No
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         transcript = view.entries
         await pilot.pause(0.3)  # the keys have paused: the step ahead is built meanwhile
         await app.workers.wait_for_complete()
-        assert Key(0, False, False) in app.listings
-        assert app.session is not None
-        prepared = app.listings.get(
-            Source(app.session, app.result, app.counter, app.origins), Key(0, False, False)
+        assert Key(0, False, False) in shown(app).listings
+        assert shown(app).session is not None
+        prepared = shown(app).listings.get(
+            Source(
+                shown(app).session,
+                shown(app).result,
+                shown(app).inspection.counter,
+                shown(app).inspection.origins,
+            ),
+            Key(0, False, False),
         )
         await pilot.press("n")
         await pilot.pause()
@@ -137,10 +147,10 @@ async def test_side_by_side_diff(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("n", "d")
         await pilot.pause()
-        after = app.query_one("#after", TranscriptView)
+        after = shown(app).query_one("#after", TranscriptView)
         assert after.display and not after.has_class("hidden")
         assert {e.fate for e in after.entries} <= {"kept", "summary", "inserted", "edited"}
-        before = app.query_one("#before", TranscriptView)
+        before = shown(app).query_one("#before", TranscriptView)
         assert "summary" not in {e.fate for e in before.entries}
         await pilot.press("d")
         await pilot.pause()
@@ -153,13 +163,13 @@ async def test_tuning_keys_move_everything(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("T", "T", "h")
         await settle(pilot)
-        assert app.config.options("hysteresis").target == 72
-        assert app.config.options("hysteresis").thresholds == (74, 84, 94)
-        assert "thresholds 74/84/94 % · target 72 %" in str(app.query_one("#status").render())
+        assert shown(app).config.options("hysteresis").target == 72
+        assert shown(app).config.options("hysteresis").thresholds == (74, 84, 94)
+        assert "thresholds 74/84/94 % · target 72 %" in str(shown(app).query_one("#status").render())
         assert "┆ target 72%" in gauge_text(app)
         await pilot.press("W")
         await settle(pilot)
-        assert app.config.window.context_window == 5500
+        assert shown(app).config.window.context_window == 5500
         assert "/ 5,000 usable tokens" in gauge_text(app)
 
 
@@ -167,28 +177,28 @@ async def test_option_inputs_are_validated(tmp_path: Path) -> None:
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        box = app.query_one("#opt-target")
+        box = shown(app).query_one("#opt-target")
         box.focus()
         box.value = "90"  # type: ignore[attr-defined]
         await pilot.pause()
         assert "thresholds [75, 85, 95] and target 90 must satisfy" in str(
-            app.query_one("#options-error").render()
+            shown(app).query_one("#options-error").render()
         )
-        assert app.config.options("hysteresis").target == 70
+        assert shown(app).config.options("hysteresis").target == 70
         box.value = "65"  # type: ignore[attr-defined]
         await settle(pilot)
-        assert app.config.options("hysteresis").target == 65
+        assert shown(app).config.options("hysteresis").target == 65
         # thresholds the target rejects wait in the form, and apply once the target allows them
-        thresholds = app.query_one("#opt-thresholds")
+        thresholds = shown(app).query_one("#opt-thresholds")
         thresholds.value = "5,10,15"  # type: ignore[attr-defined]
         await pilot.pause()
-        assert "must satisfy" in str(app.query_one("#options-error").render())
-        assert app.config.options("hysteresis").thresholds == (75, 85, 95)
+        assert "must satisfy" in str(shown(app).query_one("#options-error").render())
+        assert shown(app).config.options("hysteresis").thresholds == (75, 85, 95)
         box.value = "3"  # type: ignore[attr-defined]
         await settle(pilot)
-        h = app.config.options("hysteresis")
+        h = shown(app).config.options("hysteresis")
         assert (h.thresholds, h.target) == ((5, 10, 15), 3)
-        assert str(app.query_one("#options-error").render()) == ""
+        assert str(shown(app).query_one("#options-error").render()) == ""
         assert "5/10/15" in gauge_text(app)
 
 
@@ -196,7 +206,7 @@ async def test_navigation_search_and_expand(tmp_path: Path) -> None:
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         await pilot.press("right_curly_bracket")
         assert view.cursor == 1
         await pilot.press("right_curly_bracket")
@@ -219,7 +229,7 @@ async def test_sub_agent_messages_show_where_they_were_written(tmp_path: Path) -
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         assert len(view.entries) == 65
         await pilot.press("s")
         await pilot.pause()
@@ -231,7 +241,7 @@ async def test_sub_agent_messages_show_where_they_were_written(tmp_path: Path) -
         assert [e.message.line for e in around] == [38, 39, 40, 41, 42, 43]
         text = screen_text(app, "#before")
         assert "  side user" in text and "  side assistant" in text and "sub-agent" in text
-        assert "sidechain assistant message" in str(app.query_one("#status").render())
+        assert "sidechain assistant message" in str(shown(app).query_one("#status").render())
 
 
 async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path) -> None:
@@ -307,7 +317,7 @@ async def test_an_unreadable_file_followed_is_reported_not_crashed(tmp_path: Pat
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert "Cannot open" in str(app.query_one("#status").render())
+        assert "Cannot open" in str(shown(app).query_one("#status").render())
         await pilot.press("n", "d", "x", "m")  # nothing to act on: no crash
 
 
@@ -333,7 +343,7 @@ async def test_help_and_palette(tmp_path: Path) -> None:
         await pilot.pause(0.5)
         await pilot.press("enter")
         await settle(pilot)
-        assert app.strategy == "microcompact"
+        assert shown(app).strategy == "microcompact"
 
 
 async def test_keys_remap_from_config(tmp_path: Path) -> None:
@@ -343,10 +353,10 @@ async def test_keys_remap_from_config(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("n")
         await pilot.pause()
-        assert app.step_index == -1  # n no longer steps
+        assert shown(app).step == -1  # n no longer steps
         await pilot.press("z")
         await pilot.pause()
-        assert app.step_index == 0
+        assert shown(app).step == 0
         await pilot.press("r")
         await pilot.pause()
         assert "(z next · e end)" in panel_text(app)  # the hint names the keys in force
@@ -380,9 +390,9 @@ async def test_the_search_box_shows_what_is_typed(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("slash", *"parser")
         await pilot.pause()
-        box = app.query_one("#search")
-        shown = "\n".join(box.render_line(y).text for y in range(box.size.height))
-        assert "parser" in shown
+        box = shown(app).query_one("#search")
+        seen = "\n".join(box.render_line(y).text for y in range(box.size.height))
+        assert "parser" in seen
 
 
 async def test_window_down_then_up_is_the_same_window(tmp_path: Path) -> None:
@@ -392,7 +402,7 @@ async def test_window_down_then_up_is_the_same_window(tmp_path: Path) -> None:
         sizes = []
         for key in ("w", "W", "w", "w", "W", "W", "W"):
             await pilot.press(key)
-            sizes.append(app.config.window.context_window)
+            sizes.append(shown(app).config.window.context_window)
         assert sizes == [4545, 5000, 4545, 4132, 4545, 5000, 5500]
 
 
@@ -401,12 +411,12 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("w")
-        assert "window 4,545 (usable 4,045; set by w/W)" in str(app.query_one("#status").render())
-        await app.run_action("preset('codex')")
+        assert "window 4,545 (usable 4,045; set by w/W)" in str(shown(app).query_one("#status").render())
+        await shown(app).run_action("preset('codex')")
         await pilot.pause()
         assert (
             "window 258,400 (usable 258,400; set by preset codex) · auto-compact at 244,800: 90 % of the raw"
-            in str(app.query_one("#status").render())
+            in str(shown(app).query_one("#status").render())
         )
 
 
@@ -426,8 +436,8 @@ async def test_thinking_kept_only_as_a_signature_reads_as_redacted(tmp_path: Pat
     app = InspectorApp(session, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        shown = screen_text(app, "#before")
-        assert "thinking (redacted)" in shown and "(empty)" not in shown
+        seen = screen_text(app, "#before")
+        assert "thinking (redacted)" in seen and "(empty)" not in seen
 
 
 async def test_an_expanded_message_keeps_every_character_at_each_wrap(tmp_path: Path) -> None:
@@ -436,13 +446,13 @@ async def test_an_expanded_message_keeps_every_character_at_each_wrap(tmp_path: 
         await settle(pilot)
         await pilot.press("j", "enter")
         await pilot.pause()
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         message = view.entries.message(view.cursor).text
-        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        seen = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
         wrapped = view.expanded[view.cursor]
         assert len(wrapped) > 1 and "".join(wrapped) == message
         for line in wrapped:
-            assert any(row.endswith(line.rstrip()) for row in shown), line
+            assert any(row.endswith(line.rstrip()) for row in seen), line
 
 
 async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_path: Path) -> None:
@@ -454,11 +464,11 @@ async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_pa
 
         def labels() -> list[str]:
             """The row labels (a ruled row may be all bars: its label still says its value)."""
-            rows = str(app.query_one(Timeline).render()).splitlines()[:-2]
+            rows = str(shown(app).query_one(Timeline).render()).splitlines()[:-2]
             return [row.split()[0] for row in rows if row.split()]
 
-        shown = labels()
-        assert list(dict.fromkeys(x for x in shown if x in ("95%", "85%", "75%", "70%"))) == [
+        seen = labels()
+        assert list(dict.fromkeys(x for x in seen if x in ("95%", "85%", "75%", "70%"))) == [
             "95%",
             "85%",
             "75%",
@@ -466,30 +476,30 @@ async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_pa
         ]
         await pilot.press("t", "H")  # target 69 %, thresholds 76/86/96
         await settle(pilot)
-        shown = labels()
+        seen = labels()
         # (a row's own value may happen to read like a threshold too)
-        assert list(dict.fromkeys(x for x in shown if x in ("96%", "86%", "76%", "69%"))) == [
+        assert list(dict.fromkeys(x for x in seen if x in ("96%", "86%", "76%", "69%"))) == [
             "96%",
             "86%",
             "76%",
             "69%",
         ]
-        assert not {"95%", "85%", "75%", "70%"} & set(shown)  # the old rules went with their values
+        assert not {"95%", "85%", "75%", "70%"} & set(seen)  # the old rules went with their values
 
 
 async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:
     app = InspectorApp(path("codex_rollout.jsonl"), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        shown = screen_text(app, "#before")
-        assert "response-1" in shown and " sponse-1" not in shown
+        seen = screen_text(app, "#before")
+        assert "response-1" in seen and " sponse-1" not in seen
 
 
 async def test_at_80_columns_each_gauge_line_is_cut_not_wrapped(tmp_path: Path) -> None:
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        gauge = app.query_one(PressureGauge)
+        gauge = shown(app).query_one(PressureGauge)
         rows = [gauge.render_line(y).text for y in range(gauge.size.height)]
         assert rows[0].startswith("Pressure 89.1%") and rows[2].startswith("measured 3,930")
         assert rows[3].rstrip().endswith("…")  # the breakdown, cut at the width
@@ -504,12 +514,12 @@ async def test_the_demo_says_what_a_step_that_changes_nothing_did(tmp_path: Path
         await settle(pilot)
         await pilot.press("1", "e")  # trim: its turn trigger does not fire on the sample
         await settle(pilot)
-        Demo(app)._say("Trim's result: dropped messages are struck through.")
-        assert app.caption.startswith("Not triggered: Nothing to trim: turn 3 is not past 8")
+        Demo(shown(app))._say("Trim's result: dropped messages are struck through.")
+        assert shown(app).caption.startswith("Not triggered: Nothing to trim: turn 3 is not past 8")
         await pilot.press("3", "n")  # hysteresis: its first step summarizes a volley
         await settle(pilot)
-        Demo(app)._say("A volley becomes a local summary.")
-        assert app.caption == "A volley becomes a local summary."
+        Demo(shown(app))._say("A volley becomes a local summary.")
+        assert shown(app).caption == "A volley becomes a local summary."
 
 
 async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(tmp_path: Path) -> None:
@@ -526,14 +536,14 @@ async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(
     app = InspectorApp(log, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.sub_title == "proxy.jsonl · anthropic · request 2/3 · 5 messages"
+        assert shown(app).sub_title == "proxy.jsonl · anthropic · request 2/3 · 5 messages"
         await pilot.press("full_stop")
         await settle(pilot)
-        assert app.sub_title == "proxy.jsonl · anthropic · request 3/3 · 1 message"
+        assert shown(app).sub_title == "proxy.jsonl · anthropic · request 3/3 · 1 message"
         await pilot.press("comma", "comma")
         await settle(pilot)
-        assert app.sub_title == "proxy.jsonl · anthropic · request 1/3 · 2 messages"
-        assert app.session is not None and len(app.session.messages) == 2
+        assert shown(app).sub_title == "proxy.jsonl · anthropic · request 1/3 · 2 messages"
+        assert shown(app).session is not None and len(shown(app).session.messages) == 2
 
 
 async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> None:
@@ -541,15 +551,21 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert "#0 user      meta             27 tok" in screen_text(app, "#before")
-        assert app.query_one("#side").size.width == 36
+        assert shown(app).query_one("#side").size.width == 36
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(50, 24)) as pilot:
         await settle(pilot)
-        assert not app.query_one("#side").display and app.query_one("#before").outer_size.width == 50
+        assert (
+            not shown(app).query_one("#side").display
+            and shown(app).query_one("#before").outer_size.width == 50
+        )
         await pilot.press("v")  # the side panel in its place
         await pilot.pause()
-        assert app.query_one("#side").size.width == 50 and not app.query_one("#transcripts").display
-        rows = str(app.query_one(Timeline).render()).splitlines()[:-2]
+        assert (
+            shown(app).query_one("#side").size.width == 50
+            and not shown(app).query_one("#transcripts").display
+        )
+        rows = str(shown(app).query_one(Timeline).render()).splitlines()[:-2]
         labels = [
             int(row.split()[0].rstrip("%")) for row in rows if row.split() and row.split()[0].endswith("%")
         ]
@@ -558,14 +574,14 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
         )  # a short chart keeps order
         await pilot.press("v")
         await pilot.pause()
-        assert app.query_one("#before").outer_size.width == 50
+        assert shown(app).query_one("#before").outer_size.width == 50
 
 
 async def test_threshold_marks_stay_visible_under_a_full_bar(tmp_path: Path) -> None:
     app = InspectorApp(path(), Config(window=Window(4300, 100), preset=None), export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        gauge = app.query_one(PressureGauge)
+        gauge = shown(app).query_one(PressureGauge)
         assert "Pressure 95.5%" in gauge_text(app)
         bar = gauge.render_line(1).text
         assert bar.count("│") == 3 and "┆" in bar  # three thresholds and the target, inside the fill
@@ -579,13 +595,13 @@ async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path:
         assert "Split diff" in footer() and "Unified diff" not in footer()
         await pilot.press("n", "d")
         await pilot.pause()
-        assert app.split and "Unified diff" in footer() and "Split diff" not in footer()
-        assert app.query_one("#before").border_title == "before step 1"
-        assert app.query_one("#after").border_title == "after step 1"
+        assert shown(app).split and "Unified diff" in footer() and "Split diff" not in footer()
+        assert shown(app).query_one("#before").border_title == "before step 1"
+        assert shown(app).query_one("#after").border_title == "after step 1"
         await pilot.press("d")
         await pilot.pause()
-        assert not app.split and "Split diff" in footer()
-        assert not app.query_one("#before").border_title
+        assert not shown(app).split and "Split diff" in footer()
+        assert not shown(app).query_one("#before").border_title
 
 
 async def test_a_huge_one_line_message_expands_at_once_and_whole(tmp_path: Path) -> None:
@@ -599,7 +615,7 @@ async def test_a_huge_one_line_message_expands_at_once_and_whole(tmp_path: Path)
         await settle(pilot)
         await pilot.press("enter")
         await pilot.pause()
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         rows = view.expanded[0]
         assert "".join(rows) == line  # nothing lost
         # cut at the width (word-wrapping megabytes takes seconds): every row but the last full
@@ -610,7 +626,7 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
     app = InspectorApp(path("claude_code_compacted.jsonl"), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        strategy_result = app.result
+        strategy_result = shown(app).result
         await pilot.press("o")
         await settle(pilot)
         assert "Step 1/1 · auto compaction, line 16: 16,165 → 15,555 measured" in panel_text(app)
@@ -618,20 +634,20 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         assert "the transcript's own compaction 1 of 1" in gauge_text(app) and "Pressure" in gauge_text(app)
         # a reported prompt: no split of the whole session's figure is shown beside it
         assert "outside the messages" not in gauge_text(app)
-        fates = [e.fate for e in app.query_one("#before", TranscriptView).entries]
+        fates = [e.fate for e in shown(app).query_one("#before", TranscriptView).entries]
         # made by it: the summary, the re-read file and the task list; the person's next
         # prompt was sent after it, not inserted by it
         assert fates.count("dropped") == 14 and fates.count("inserted") == 3
         assert "The prompt reported after it also holds 1 message sent since." in panel_text(app)
         await pilot.press("o")  # back to the strategy
         await settle(pilot)
-        assert app.own is None and app.result is strategy_result and app.step_index == -1
+        assert not shown(app).own and shown(app).result is strategy_result and shown(app).step == -1
     plain = InspectorApp(path("plain_session.yaml"), SMALL, export_dir=tmp_path)
     async with plain.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("o")
         await pilot.pause()
-        assert plain.own is None
+        assert not shown(plain).own
 
 
 async def test_a_checkpoint_names_the_message_under_the_cursor_as_the_screen_numbers_it(
@@ -645,7 +661,7 @@ async def test_a_checkpoint_names_the_message_under_the_cursor_as_the_screen_num
         await settle(pilot)
         await pilot.press("3", "n")
         await settle(pilot)
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         view.set_cursor(next(k for k, e in enumerate(view.entries) if e.origin == 54))
         await pilot.press("m")
         await settle(pilot)
@@ -662,14 +678,14 @@ async def test_escape_leaves_the_options_form_so_keys_are_keys_again(tmp_path: P
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        field = app.query_one("#opt-target", Input)
+        field = shown(app).query_one("#opt-target", Input)
         field.focus()
         await pilot.press("5", "0")
         before = field.value
         await pilot.press("escape", "n")
         await settle(pilot)
         assert field.value == before and not field.has_focus
-        assert app.step_index == 0  # n stepped, it did not go into the field
+        assert shown(app).step == 0  # n stepped, it did not go into the field
 
 
 async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path) -> None:
@@ -682,17 +698,17 @@ async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path)
         app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
         await pilot.press("n", "d")
         await pilot.pause()
-        assert not app.split and app.query_one("#after").has_class("hidden")
+        assert not shown(app).split and shown(app).query_one("#after").has_class("hidden")
         assert notices[-1].startswith("Side by side needs 60 columns for the transcripts, 30 a side")
     wide = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with wide.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         await pilot.press("n", "d")
         await pilot.pause()
-        assert wide.split
+        assert shown(wide).split
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.2)
-        assert not wide.split and wide.query_one("#after").has_class("hidden")
+        assert not shown(wide).split and shown(wide).query_one("#after").has_class("hidden")
 
 
 async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Path) -> None:
@@ -701,7 +717,7 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         await settle(pilot)
         await pilot.press("c")  # compared with no compaction
         await settle(pilot)
-        lines = str(app.query_one(Timeline).render()).splitlines()
+        lines = str(shown(app).query_one(Timeline).render()).splitlines()
         labels = [line[:5].strip() for line in lines if line[:5].strip().endswith("%")]
         assert len(labels) == len(set(labels))  # each label once
         assert {"95%", "85%", "75%", "70%"} <= set(labels)  # the thresholds and the target, on their rows
@@ -712,11 +728,11 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         assert "● no compaction: 0 ✂ · peak 98% · −0 tokens" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()
-        assert str(app.query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")
+        assert str(shown(app).query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")
         await pilot.press("enter")
         await pilot.pause()
-        view = app.query_one("#before", TranscriptView)
-        main = app.query_one(Timeline).main
+        view = shown(app).query_one("#before", TranscriptView)
+        main = shown(app).query_one(Timeline).main
         assert main is not None and view.current is not None and view.has_focus
         assert view.current.origin == main.points[21].message_end - 1  # the round's request, its last message
 
@@ -727,7 +743,7 @@ async def test_a_short_timeline_keeps_its_chart_and_the_cursor_line(tmp_path: Pa
         await settle(pilot)
         await pilot.press("c", "l", "left")
         await settle(pilot)
-        timeline = app.query_one(Timeline)
+        timeline = shown(app).query_one(Timeline)
         lines = str(timeline.render()).splitlines()
         assert len(lines) == timeline.size.height
         assert lines[-1].startswith("round 23: ")  # the cursor's figures, never cut off

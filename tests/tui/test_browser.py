@@ -15,7 +15,7 @@ from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, shown
 
 
 @pytest.fixture
@@ -50,9 +50,9 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         assert isinstance(app.screen, SessionBrowser)
-        shown = titles(app)
-        assert len(shown) == 4 and "Make test_expiry deterministic with a fake clock" in shown
-        assert any("not a transcript" in t for t in shown)  # a file it cannot read says why
+        listed = titles(app)
+        assert len(listed) == 4 and "Make test_expiry deterministic with a fake clock" in listed
+        assert any("not a transcript" in t for t in listed)  # a file it cannot read says why
         await pilot.press(*"expiry")  # typing on the list filters it
         await pilot.pause()
         assert app.screen.query_one(Input).value == "expiry"
@@ -69,8 +69,8 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         await pilot.press("enter")
         await settle(pilot)
         assert not isinstance(app.screen, SessionBrowser)
-        assert app.session is not None and app.path.name == "compacted.jsonl"
-        assert app.sub_title.startswith("compacted.jsonl · claude-code · 25 messages")
+        assert shown(app).session is not None and shown(app).path.name == "compacted.jsonl"
+        assert shown(app).sub_title.startswith("compacted.jsonl · claude-code · 25 messages")
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
@@ -111,7 +111,7 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
         await pilot.press("escape")
         await pilot.press(*"expiry", "enter")  # one match: enter opens it
         await settle(pilot)
-        assert not isinstance(app.screen, SessionBrowser) and app.path.name == "compacted.jsonl"
+        assert not isinstance(app.screen, SessionBrowser) and shown(app).path.name == "compacted.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -159,16 +159,20 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
     app = InspectorApp(session, Config(), export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        view = app.query_one("#before", TranscriptView)
+        view = shown(app).query_one("#before", TranscriptView)
         view.set_cursor(1)  # the Task call
         await pilot.press("a")
         await settle(pilot)
-        assert app.path == agents / "agent-a77.jsonl" and app.session is not None
-        assert len(app.session.messages) == 63
+        assert shown(app).path == agents / "agent-a77.jsonl" and shown(app).session is not None
+        assert len(shown(app).session.messages) == 63
         await pilot.press("escape")
         await settle(pilot)
-        assert app.path == session and app.session is not None and len(app.session.messages) == 3
-        assert app.query_one("#before", TranscriptView).cursor == 1  # back on the Task call
+        assert (
+            shown(app).path == session
+            and shown(app).session is not None
+            and len(shown(app).session.messages) == 3
+        )
+        assert shown(app).query_one("#before", TranscriptView).cursor == 1  # back on the Task call
 
 
 async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path: Path) -> None:
@@ -194,16 +198,16 @@ async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path
     app = InspectorApp(session, Config(), export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.query_one("#before", TranscriptView).set_cursor(2)  # the result names no file
+        shown(app).query_one("#before", TranscriptView).set_cursor(2)  # the result names no file
         await pilot.press("a")
         await settle(pilot)
-        assert app.session is not None and [m.text for m in app.session.messages] == [
+        assert shown(app).session is not None and [m.text for m in shown(app).session.messages] == [
             "explore the repo", "I read the README.",
         ]  # fmt: skip
         await pilot.press("escape")
         await settle(pilot)
-        assert app.session is not None and len(app.session.messages) == 3
-        assert app.query_one("#before", TranscriptView).cursor == 2
+        assert shown(app).session is not None and len(shown(app).session.messages) == 3
+        assert shown(app).query_one("#before", TranscriptView).cursor == 2
 
 
 async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:

@@ -14,13 +14,14 @@ from compaction_inspector.core.sessions import CLAUDE_CODE
 from compaction_inspector.tui.app import InspectorApp
 from tests.hostile import CORPUS, ESCAPES, FORBIDDEN, MARKUP
 from tests.tui.conftest import settle
+from tests.tui.conftest import shown as session_of
 
 KEYS = ["o", "n", "n", "o", "3", "n", "e", "d", "6", "n", "c", "s", "down", "down", "enter", "x", "m"]
 # every escape in every Claude Code field, and the two that do most harm in every Codex one
 CASES = [*((kind, "claude.jsonl") for kind in ESCAPES), ("osc52", "codex.jsonl"), ("csi", "codex.jsonl")]
 
 
-def shown(app: InspectorApp) -> str:
+def on_screen(app: InspectorApp) -> str:
     """Everything on screen, toasts included, as the terminal would receive its text."""
     return app.export_screenshot().replace("&#160;", " ")
 
@@ -38,7 +39,7 @@ async def test_escapes_in_every_field_are_shown_not_obeyed(tmp_path: Path, kind:
         for key in KEYS:
             await pilot.press(key)
             await settle(pilot)
-            screen = shown(app)
+            screen = on_screen(app)
             assert not [c for c in FORBIDDEN if c in screen], key
             seen = seen or "␛" in screen
         assert seen  # the escape is there to see
@@ -54,7 +55,7 @@ async def test_markup_in_a_transcript_and_a_config_key_is_text(tmp_path: Path) -
         for key in ("o", "n", "s"):
             await pilot.press(key)
             await settle(pilot)
-        assert MARKUP in shown(app)
+        assert MARKUP in on_screen(app)
 
 
 async def test_following_a_file_whose_name_reads_as_markup(tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ async def test_following_a_file_whose_name_reads_as_markup(tmp_path: Path) -> No
     app = InspectorApp(target, Config(), follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(0.3)
-        assert app.sub_title == "missing[a=b:c].jsonl · waiting · following"
+        assert session_of(app).sub_title == "missing[a=b:c].jsonl · waiting · following"
 
 
 async def test_the_session_list_shows_a_markup_timestamp_as_text(tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ async def test_the_session_list_shows_a_markup_timestamp_as_text(tmp_path: Path)
                 break
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1
-        assert "9[/bold]" in shown(app) and "hello [b]there" in shown(app)
+        assert "9[/bold]" in on_screen(app) and "hello [b]there" in on_screen(app)
 
 
 async def test_ctrl_s_never_saves_over_a_config_that_was_not_used(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ session, escape from the session comes back here with the cursor where it was.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.text import Text
@@ -22,6 +23,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.sessions import Found, Index, Row, find
 from compaction_inspector.core.text import counted, one_line
+from compaction_inspector.tui.screens.help import HelpScreen
 from compaction_inspector.tui.text import safe
 
 # (label, Row field, width) in the order shown; as the screen narrows, the columns
@@ -64,6 +66,7 @@ class SessionBrowser(Screen[None]):
         Binding("f2", "sort_next", "Sort by next column", id="browser.sort_next"),
         Binding("f3", "sort_reverse", "Reverse the order", id="browser.sort_reverse"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
+        Binding("question_mark,f1", "help", "Help", id="help"),
     ]
 
     class Chosen(Message):
@@ -73,9 +76,12 @@ class SessionBrowser(Screen[None]):
             super().__init__()
             self.path = path
 
-    def __init__(self, places: list[tuple[str, Path]]) -> None:
+    def __init__(self, places: list[tuple[str, Path]], keymap: Mapping[str, str] | None = None) -> None:
+        """Lists the sessions found under `places`; `keymap`: the keys remapped by id,
+        as the help names them."""
         super().__init__()
         self.places = places
+        self.keymap = dict(keymap or {})
         self.rows: list[Row] = []
         self.sort = "last_activity"
         self.reverse = True
@@ -223,6 +229,16 @@ class SessionBrowser(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.query_one(DataTable).focus()
+
+    def action_help(self) -> None:
+        more = [
+            ("any letter", "Filter the list by title, project, model or agent"),
+            ("backspace, escape", "Take a letter off the filter; clear it"),
+            ("up, down", "Move through the sessions"),
+            ("enter", "Open the session (in the filter: the only match, or the list)"),
+        ]
+        keys = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        self.app.push_screen(HelpScreen(keys, self.keymap, more, legend=""))
 
 
 def _matches(r: Row, wanted: str) -> bool:

@@ -24,19 +24,28 @@ def _fields(strategy: str) -> list[Setting]:
 
 
 class StrategyPanel(Vertical):
+    class Chosen(TextualMessage):
+        """Another strategy was picked: the screen shows it (and the form its options)."""
+
+        def __init__(self, strategy: str) -> None:
+            super().__init__()
+            self.strategy = strategy
+
     class Changed(TextualMessage):
-        """The strategy or a valid set of its options was chosen."""
+        """A valid set of the shown strategy's options was entered."""
 
         def __init__(self, strategy: str, options: Any) -> None:
             super().__init__()
             self.strategy = strategy
             self.options = options
 
-    def __init__(self, strategy: str, options: dict[str, Any], *, id: str | None = None) -> None:
+    def __init__(self, strategy: str, options: Any, *, id: str | None = None) -> None:
+        """The form of `strategy` holding `options`; the screen's config keeps every
+        strategy's options, the form only the shown one's."""
         super().__init__(id=id)
         self.strategy = strategy
-        self.options = dict(options)  # strategy name -> options object
-        self.keys_hint = "(n next · e end)"  # the app sets it from the keys in force
+        self.current = options
+        self.keys_hint = "(n next · e end)"  # the screen sets it from the keys in force
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -57,7 +66,7 @@ class StrategyPanel(Vertical):
     async def _build_form(self) -> None:
         grid = self.query_one("#options", Grid)
         await grid.remove_children()
-        opts = self.options[self.strategy]
+        opts = self.current
         widgets: list[Widget] = []
         for s in _fields(self.strategy):
             value, label = getattr(opts, s.name), s.option.label or s.name
@@ -83,16 +92,16 @@ class StrategyPanel(Vertical):
         error.update("")
         error.display = False
 
-    async def set_strategy(self, strategy: str) -> None:
+    async def set_strategy(self, strategy: str, options: Any) -> None:
         if strategy != self.strategy:
-            self.strategy = strategy
+            self.strategy, self.current = strategy, options
             self.query_one("#strategy-select", Select).value = strategy
             await self._build_form()
 
     async def set_options(self, strategy: str, options: Any) -> None:
         """Options changed elsewhere (tuning keys, a preset): show them in the form."""
-        self.options[strategy] = options
         if strategy == self.strategy:
+            self.current = options
             for s in _fields(strategy):
                 widget = self.query_one(f"#opt-{s.name}")
                 if isinstance(widget, Input):
@@ -103,9 +112,7 @@ class StrategyPanel(Vertical):
     async def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
         if event.select.id == "strategy-select" and event.value != self.strategy:
-            self.strategy = str(event.value)
-            await self._build_form()
-            self.post_message(self.Changed(self.strategy, self.options[self.strategy]))
+            self.post_message(self.Chosen(str(event.value)))
         elif event.select.id and event.select.id.startswith("opt-"):
             self._apply_form({event.select.id.removeprefix("opt-"): event.value})
 
@@ -132,7 +139,7 @@ class StrategyPanel(Vertical):
             except OptionError as exc:
                 widget.add_class("invalid")
                 error = error or f"{s.name}: {exc}"
-        current = self.options[self.strategy]
+        current = self.current
         if not error:
             try:
                 updated = dataclasses.replace(current, **values)
@@ -145,7 +152,7 @@ class StrategyPanel(Vertical):
             return
         label.update("")
         if updated != current:
-            self.options[self.strategy] = updated
+            self.current = updated
             self.post_message(self.Changed(self.strategy, updated))
 
     def show_step(self, result: CompactionResult | None, index: int, running: bool = False) -> None:

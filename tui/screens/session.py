@@ -1,0 +1,966 @@
+"""One session shown: the transcript, the gauge, the strategy panel and the timeline.
+
+The screen owns its state as reactives (`inspection`, `strategy`, `result`, `step`,
+`split`, `mode`, `sidechain`); any change to them redraws the view once. Loading,
+counting, strategy runs and replays run in workers that post messages (`Loaded`,
+`Counted`, `StrategyDone`, `Replayed`, `OwnDone`) handled here; once none is under way
+the screen posts `Settled`. A sub-agent opens as a screen of its own on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TextualMessage
+from textual.reactive import var
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
+from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.markdown import compaction_markdown
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.sessions import inline_subagent, subagent_file
+from compaction_inspector.core.simulate import Cancelled, Simulation
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Step, hysteresis
+from compaction_inspector.core.text import counted, visible
+from compaction_inspector.tui import heap
+from compaction_inspector.tui.demo import Demo
+from compaction_inspector.tui.entries import Listing
+from compaction_inspector.tui.follow import Follower
+from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
+from compaction_inspector.tui.screens.help import HelpScreen, key_names
+from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
+from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
+from compaction_inspector.tui.widgets.timeline import Timeline
+from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
+
+TIMELINE_POINTS = 200
+PREPARE_AFTER_S = 0.08
+NO_COMPACTION = "no compaction"
+SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
+# what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
+COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
+OWN = "own"  # the mode that steps through the transcript's own compactions
+HELP = Binding("question_mark,f1", "help", "Help", id="help")
+
+
+class SessionScreen(Screen[None]):
+    BINDINGS = [
+        Binding("n", "step(1)", "Next step", id="step_next"),
+        Binding("p", "step(-1)", "Prev step", id="step_prev"),
+        Binding("e", "step_end", "End", id="step_end"),
+        Binding("r", "step_reset", "Reset", id="step_reset"),
+        *(
+            Binding(str(number), f"strategy('{name}')", s.label, show=False, id=f"strategy_{s.config_key}")
+            for number, (name, s) in enumerate(REGISTRY.items(), start=1)
+        ),
+        Binding("d", "toggle_split", "Split diff", id="toggle_split"),
+        # the same key while split, so the footer names what it does then
+        Binding("d", "unsplit", "Unified diff", id="unsplit"),
+        Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
+        Binding("o", "own_compactions", "Own compactions", show=False, id="own_compactions"),
+        Binding("a", "open_subagent", "Sub-agent", show=False, id="open_subagent"),
+        Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
+        Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
+        Binding("slash", "search", "Search", id="search"),
+        Binding("t", "tune('target', -1)", "Target −", show=False, id="target_down"),
+        Binding("T", "tune('target', 1)", "Target +", show=False, id="target_up"),
+        Binding("h", "tune('thresholds', -1)", "Thresholds −", show=False, id="thresholds_down"),
+        Binding("H", "tune('thresholds', 1)", "Thresholds +", show=False, id="thresholds_up"),
+        Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
+        Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
+        Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
+        Binding(
+            "l",
+            "focus_timeline",
+            "Timeline cursor: ← → a round, enter shows it",
+            show=False,
+            id="focus_timeline",
+        ),
+        Binding("comma", "request(-1)", "Prev request", show=False, id="request_prev"),
+        Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
+        Binding("ctrl+s", "save_config", "Save config", id="save_config"),
+        Binding("x", "export", "Export", id="export"),
+        Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
+        HELP,
+    ]
+
+    inspection: var[Inspection | None] = var(None, always_update=True)
+    strategy = var(hysteresis.NAME)
+    result: var[CompactionResult | None] = var(None, always_update=True)
+    step = var(-1)
+    split = var(False)
+    mode = var("strategy")  # or OWN
+    sidechain = var(False)
+    boundaries = var(BOUNDARY_MODES[0])  # which the transcripts mark, bound to both panes
+
+    class Loaded(TextualMessage):
+        """The session is read and estimated; exact counts follow."""
+
+        def __init__(self, inspection: Inspection, run: int) -> None:
+            super().__init__()
+            self.inspection, self.run = inspection, run
+
+    class Counted(TextualMessage):
+        """Exact counts of the session read."""
+
+        def __init__(self, inspection: Inspection, run: int) -> None:
+            super().__init__()
+            self.inspection, self.run = inspection, run
+
+    class StrategyDone(TextualMessage):
+        def __init__(self, run: int, result: CompactionResult) -> None:
+            super().__init__()
+            self.run, self.result = run, result
+
+    class Replayed(TextualMessage):
+        def __init__(self, run: int, main: Simulation, other: Simulation | None) -> None:
+            super().__init__()
+            self.run, self.main, self.other = run, main, other
+
+    class OwnDone(TextualMessage):
+        """The transcript's own compactions, as steps."""
+
+        def __init__(self, run: int, result: CompactionResult) -> None:
+            super().__init__()
+            self.run, self.result = run, result
+
+    class Failed(TextualMessage):
+        """The session could not be read."""
+
+        def __init__(self, run: int, reason: str) -> None:
+            super().__init__()
+            self.run, self.reason = run, reason
+
+    class Settled(TextualMessage):
+        """Counting, the strategy and the replay are done: the screen shows their figures."""
+
+    class Leave(TextualMessage):
+        """Escape with nothing left to close: the app goes back to the session list."""
+
+    class Unreadable(TextualMessage):
+        """The file cannot be opened and is not followed: the app says why and goes on."""
+
+        def __init__(self, path: Path, reason: str) -> None:
+            super().__init__()
+            self.path, self.reason = path, reason
+
+    def __init__(
+        self,
+        path: Path,
+        config: Config,
+        *,
+        request: int | None = None,
+        follow: bool = False,
+        demo: bool = False,
+        export_dir: Path = Path("."),
+        given: Session | None = None,
+        subagent: bool = False,
+    ) -> None:
+        """`given`: a session no file holds alone (a sub-agent kept inline in `path`);
+        `subagent`: shown on top of the session that started it (escape returns)."""
+        super().__init__()
+        self.path, self.request, self.follow, self.demo = path, request, follow, demo
+        self.export_dir, self.subagent = export_dir, subagent
+        self._config, self._given = config, given
+        self.follower: Follower | None = None
+        self.simulations: tuple[Simulation | None, Simulation | None] = (None, None)
+        self.demo_runner: Demo | None = None
+        self.selection = ""
+        self.tuned = False  # the status line shows the window and thresholds once they are tuned
+        self.caption = ""
+        self.compare = "none"
+        self.listings = ListingCache()
+        self._prepare_timer: Timer | None = None
+        self._waiting = False  # following a file that cannot be read yet
+        self._strategy_result: CompactionResult | None = None  # the strategy's, while OWN is shown
+        self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
+        self._pending: dict[str, int] = {}  # work under way, by kind: the run that counts
+        self._runs = 0
+        self.settled = asyncio.Event()  # set while nothing is under way (what tests await)
+        self._redraw_queued = False
+
+    # --- what the screen shows -------------------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        """The config the session is read under: the command line's, the session's own
+        window applied once it is read, and what was tuned since."""
+        return self._config
+
+    @property
+    def session(self) -> Session | None:
+        return self.inspection.session if self.inspection is not None else None
+
+    @property
+    def exact(self) -> bool:
+        return self.inspection is not None and self.inspection.counter.exact
+
+    @property
+    def shown_name(self) -> str:
+        """The file's name as the title shows it: a name can hold escape sequences too."""
+        return visible(self.path.name)
+
+    @property
+    def shown_step(self) -> Step | None:
+        return self.result.steps[self.step] if self.result and self.step >= 0 else None
+
+    @property
+    def own(self) -> bool:
+        return self.mode == OWN
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield PressureGauge(id="gauge")
+        with Horizontal(id="body"):
+            with Horizontal(id="transcripts"):
+                yield TranscriptView(id="before").data_bind(SessionScreen.boundaries)
+                yield TranscriptView(id="after", classes="hidden").data_bind(SessionScreen.boundaries)
+            with Vertical(id="side"):
+                yield StrategyPanel(self.strategy, self.config.options(self.strategy), id="panel")
+                yield Timeline(id="timeline")
+        yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
+        yield ProgressBar(id="progress", show_eta=False, classes="hidden")
+        yield Static("", id="status")
+        yield Footer()
+
+    def key_of(self, binding_id: str) -> str:
+        """The key that runs a binding now, remapped or not, as the help names it."""
+        binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id)
+        return key_names(self.config.keys.get(binding_id, binding.key).split(",")[0])
+
+    def on_mount(self) -> None:
+        panel = self.query_one(StrategyPanel)
+        panel.keys_hint = f"({self.key_of('step_next')} next · {self.key_of('step_end')} end)"
+        self.query_one("#before", TranscriptView).focus()
+        self.sub_title = f"{self.shown_name} · loading…"
+        self.load_session()
+
+    # Every change of state redraws once, after the handler that made it.
+    def watch_inspection(self) -> None:
+        self._redraw()
+
+    def watch_result(self) -> None:
+        self._redraw()
+
+    def watch_step(self) -> None:
+        self._redraw()
+
+    def watch_split(self) -> None:
+        self.refresh_bindings()
+        self._redraw()
+
+    def watch_sidechain(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if not self._redraw_queued:
+            self._redraw_queued = True
+            self.call_later(self._flush)
+
+    def _flush(self) -> None:
+        if self._redraw_queued:  # unless drawn meanwhile
+            self.refresh_view()
+
+    # --- work under way, and when it is all done ----------------------------------------------
+
+    def _start(self, kind: str) -> int:
+        """A run of `kind` begins: only its answer counts, not an older run's."""
+        self._runs += 1
+        self._pending[kind] = self._runs
+        self.settled.clear()
+        return self._runs
+
+    def _latest(self, kind: str, run: int) -> bool:
+        """`run` is the latest of its kind: it is done now, and the screen settles when
+        nothing else is under way."""
+        if self._pending.get(kind) != run:
+            return False
+        del self._pending[kind]
+        if not self._pending:
+            self.settled.set()
+            self.post_message(self.Settled())
+        return True
+
+    @property
+    def busy(self) -> bool:
+        """Some counting, strategy run or replay is still under way."""
+        return bool(self._pending)
+
+    # --- loading and counting -----------------------------------------------------------------
+
+    def load_session(self) -> None:
+        self._load(self._start("count"))
+
+    @work(thread=True, exclusive=True, group="load", description="load")
+    def _load(self, run: int) -> None:
+        try:
+            session = self._given or load(self.path, request=self.request)
+        except LoadError as exc:
+            self.post_message(self.Failed(run, str(exc)))
+            return
+        estimate = Inspection.of(session, self._config, estimate=True)
+        self.post_message(self.Loaded(estimate, run))
+        worker = get_current_worker()
+        exact = estimate.recount(lambda done, todo: self.app.call_from_thread(self._progress, done, todo))
+        exact.counter.count_all(session.sidechain)  # here, not on the UI thread when they are shown
+        if not worker.is_cancelled:
+            self.post_message(self.Counted(exact, run))
+
+    def _progress(self, done: int, total: int) -> None:
+        bar = self.query_one("#progress", ProgressBar)
+        bar.remove_class("hidden")
+        bar.update(total=max(1, total), progress=done)
+
+    def on_session_screen_failed(self, event: Failed) -> None:
+        if not self.follow:
+            self._latest("count", event.run)
+            self.post_message(self.Unreadable(self.path, event.reason))
+            return
+        # followed: the file may be about to be written (a new, still empty session)
+        self.sub_title = f"{self.shown_name} · waiting · following"
+        self.query_one("#status", Static).update(
+            safe(f"Cannot open {self.path} yet: {event.reason}; trying again every second")
+        )
+        if not self._waiting:
+            self.notify(event.reason, title="Waiting for the transcript", severity="warning", timeout=10)
+        self._waiting = True
+        self.set_timer(1.0, lambda: self._load(event.run))
+
+    def on_session_screen_loaded(self, event: Loaded) -> None:
+        if self._pending.get("count") != event.run:
+            return
+        self._config, self.inspection = event.inspection.config, event.inspection
+        session = event.inspection.session
+        heap.settle()
+        self._title()
+        if self._waiting:
+            self._waiting = False
+            self.query_one("#status", Static).update("")
+        notes = [d for d in session.diagnostics if d.line is not None]
+        if notes:
+            self.notify(
+                f"{len(notes)} line(s) skipped, first at line {notes[0].line}: {notes[0].message}",
+                title="Some lines could not be read",
+                severity="warning",
+                timeout=10,
+            )
+        self.refresh_view(keep_cursor=False)
+        # The strategy and the replay wait for exact counts (Counted always follows):
+        # run now on the estimate, they would only slow the counting down.
+        self.query_one(StrategyPanel).show_step(None, -1, running=True)
+
+    def _title(self) -> None:
+        assert self.inspection is not None
+        session = self.inspection.session
+        fmt = session.format + (
+            f" · request {session.request_index + 1}/{session.request_count}"
+            if session.request_count > 1
+            else ""
+        )
+        following = " · following" if self.follow else ""
+        sliced = " · a slice: figures estimated" if session.metadata.get("slice") is True else ""
+        self.sub_title = (
+            f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{sliced}{following}"
+        )
+
+    def on_session_screen_counted(self, event: Counted) -> None:
+        if self._pending.get("count") != event.run:
+            return
+        self.query_one("#progress", ProgressBar).add_class("hidden")
+        self.inspection = event.inspection.with_config(self._config)
+        heap.settle()
+        counter = event.inspection.counter
+        if counter.warning:
+            self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
+        self.run_current_strategy()
+        self._latest("count", event.run)
+        if self.follow and self.follower is None:
+            self.follower = Follower(self.path, event.inspection.session)
+            self.set_interval(1.0, self.poll_follow)
+            self.call_later(self._to_tail)
+        if self.demo:
+            self.demo = False
+            Demo(self).start()
+
+    def _to_tail(self) -> None:
+        view = self.query_one("#before", TranscriptView)
+        view.set_cursor(len(view.entries) - 1)  # at the tail, so new messages are followed
+
+    # --- the view -------------------------------------------------------------------------------
+
+    def refresh_view(self, keep_cursor: bool = True) -> None:
+        """Redraw the transcript(s), gauge and panel for the step being shown."""
+        self._redraw_queued = False
+        if self.session is None or not self.is_attached:
+            return
+        before_view = self.query_one("#before", TranscriptView)
+        after_view = self.query_one("#after", TranscriptView)
+        listings = self._listings()
+        before_view.show(listings[0], keep_cursor)
+        if len(listings) > 1:
+            after_view.show(listings[1], keep_cursor)
+            after_view.remove_class("hidden")
+            before_view.border_title = f"before step {self.step + 1}"
+            after_view.border_title = f"after step {self.step + 1}"
+        else:
+            after_view.add_class("hidden")
+            before_view.border_title = None
+        self.query_one(StrategyPanel).show_step(self.result, self.step)
+        self.update_gauge()
+
+    def _listings(self) -> tuple[Listing, ...]:
+        """The pane listings of the step shown; the steps either side are prepared in
+        the background, so stepping through a long session redraws at once."""
+        inspection = self.inspection
+        assert inspection is not None
+        source = Source(inspection.session, self.result, inspection.counter, inspection.origins)
+        made = self.listings.get(source, self._key(self.step))
+        steps = len(self.result.steps) if self.result else 0
+        around = [self._key(i) for i in (self.step + 1, self.step - 1) if -1 <= i < steps]
+        if self._prepare_timer is not None:
+            self._prepare_timer.stop()
+        if any(key not in self.listings for key in around):
+            # Once the keys pause: a build running while this step is drawn (or while
+            # a key is held down) would hold the interpreter the drawing needs.
+            self._prepare_timer = self.set_timer(PREPARE_AFTER_S, lambda: self._prepare(source, around))
+        return made
+
+    def _key(self, step: int) -> Key:
+        return Key(step, self.split and step >= 0, self.sidechain and step < 0)
+
+    # Workers taking arguments are described by hand: by default Textual describes a
+    # worker with the repr of its arguments, which for a session takes seconds.
+    @work(thread=True, exclusive=True, group="prepare", description="prepare listings")
+    def _prepare(self, source: Source, keys: list[Key]) -> None:
+        worker = get_current_worker()
+        self.listings.prepare(source, keys, lambda: worker.is_cancelled)
+        heap.tidy()
+
+    def update_gauge(self) -> None:
+        inspection = self.inspection
+        if inspection is None:
+            return
+        config = inspection.config
+        h = config.options(hysteresis.NAME)
+        model = inspection.model
+        reading = model.reading(len(inspection.messages)) if inspection.measured else None
+        tokens = reading.tokens if reading is not None else sum(inspection.tokens[inspection.live :])
+        step = self.shown_step
+        caption, note = "", ""
+        if inspection.live:
+            caption = "the context after the transcript's own last compaction"
+        if step is not None and self.own and self.result is not None:
+            caption = f"the transcript's own compaction {self.step + 1} of {len(self.result.steps)}"
+            note = f"{step.title}: the prompts the responses either side reported"
+            tokens = step.tokens_after
+            reading = None  # a reported prompt: the transcript records no split of it
+        elif step is not None:
+            caption = f"after step {self.step + 1} of {self.strategy}"
+            change = step.tokens_after - tokens
+            scale = inspection.context.meter.scale
+            note = (
+                f"after step {self.step + 1}: {tokens:,} {'+' if change >= 0 else '−'} {abs(change):,} "
+                f"(×{scale:.2f} the counted tokens the steps removed or added; the rest is as measured)"
+                if reading is not None
+                else f"after step {self.step + 1}: the messages the steps leave, counted"
+            )
+            tokens = step.tokens_after
+            reading = reading.after(tokens) if reading is not None else None
+        self.query_one(PressureGauge).update_state(
+            GaugeState(
+                tokens=tokens,
+                context_window=config.window.context_window,
+                reserved_output=config.window.reserved_output,
+                thresholds=h.thresholds,
+                target=h.target,
+                auto_compact=config.auto_compact_tokens,
+                auto_compact_rule=config.point.rule if config.point else "",
+                label=inspection.counter.label,
+                estimate=not inspection.counter.exact,
+                caption=caption,
+                reading=reading,
+                fit=model.describe_fit() if inspection.measured else "",
+                step_note=note,
+            )
+        )
+
+    # --- strategies and steps -------------------------------------------------------------------
+
+    def run_current_strategy(self) -> None:
+        if self.inspection is None:
+            return
+        self.query_one(StrategyPanel).show_step(None, -1, running=True)
+        name = self.strategy
+        self._run_strategy(self.inspection, name, self.config.options(name), self._start("strategy"))
+        self.run_simulation()
+
+    @work(thread=True, exclusive=True, group="strategy", description="run strategy")
+    def _run_strategy(self, inspection: Inspection, name: str, options: Any, run: int) -> None:
+        result = inspection.run(name, options)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.StrategyDone(run, result))
+
+    def on_session_screen_strategy_done(self, event: StrategyDone) -> None:
+        if not self._latest("strategy", event.run):
+            return
+        if self.own:  # shown once the transcript's own compactions are left
+            self._strategy_result = event.result
+            return
+        self.result = event.result
+        heap.settle()
+        self.step = min(self.step, len(event.result.steps) - 1)
+
+    def run_simulation(self) -> None:
+        if self.inspection is None or not self.query(Timeline):
+            return
+        self._simulate(self.inspection, self.strategy, self.compare, self._start("replay"))
+
+    @work(thread=True, exclusive=True, group="simulate", description="replay")
+    def _simulate(self, inspection: Inspection, strategy: str, compare: str, run: int) -> None:
+        worker = get_current_worker()
+        name = strategy if REGISTRY[strategy].timeline else hysteresis.NAME
+        stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
+        # The chart has far fewer columns than a long session has rounds.
+        every = max(1, len(inspection.segments.round_ends) // TIMELINE_POINTS)
+        try:
+            main = inspection.replay(inspection.policy(name), stop, every)
+            other = None
+            if compare != "none":
+                policy = inspection.policy(BASELINE if compare == NO_COMPACTION else compare, against=name)
+                other = inspection.replay(policy, stop, every)
+        except Cancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.Replayed(run, main, other))
+
+    def on_session_screen_replayed(self, event: Replayed) -> None:
+        if self._pending.get("replay") != event.run:
+            return
+        self.simulations = (event.main, event.other)
+        heap.settle()
+        h = self.config.options(hysteresis.NAME)
+        self.query_one(Timeline).show(event.main, event.other, h.thresholds, h.target)
+        self._latest("replay", event.run)
+
+    def action_step(self, delta: int) -> None:
+        if self.result is None:
+            return
+        index = max(-1, min(len(self.result.steps) - 1, self.step + delta))
+        if index == self.step:
+            self.app.bell()
+            return
+        self.step = index
+
+    def action_step_end(self) -> None:
+        if self.result is not None:
+            self.step = len(self.result.steps) - 1
+
+    def action_step_reset(self) -> None:
+        self.step = -1
+
+    async def action_strategy(self, name: str) -> None:
+        await self.query_one(StrategyPanel).set_strategy(name, self.config.options(name))
+        self._choose(name)
+
+    def _choose(self, name: str) -> None:
+        if self.own:
+            self.action_own_compactions()
+        if name != self.strategy:
+            self.strategy = name
+            self.result, self.step = None, -1
+            self.run_current_strategy()
+
+    async def on_strategy_panel_chosen(self, event: StrategyPanel.Chosen) -> None:
+        await self.action_strategy(event.strategy)
+
+    def on_strategy_panel_changed(self, event: StrategyPanel.Changed) -> None:
+        self._configure(self.config.with_options(event.strategy, event.options))
+        self.run_current_strategy()
+
+    def _configure(self, config: Config) -> None:
+        self._config = config
+        if self.inspection is not None:
+            self.inspection = self.inspection.with_config(config)
+
+    # --- toggles, tuning, search ----------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Of the two `d` bindings, the one that names what `d` does now."""
+        if action == "toggle_split":
+            return not self.split
+        if action == "unsplit":
+            return self.split
+        return True
+
+    def action_unsplit(self) -> None:
+        self.action_toggle_split()
+
+    def action_toggle_split(self) -> None:
+        if not self.split and not self._split_fits():
+            return
+        if self.step < 0:
+            self.notify("Step forward (n) to see a before/after diff.", timeout=3)
+        self.split = not self.split
+
+    def _split_fits(self) -> bool:
+        """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
+        width = self.query_one("#transcripts").size.width
+        if width >= 2 * SPLIT_MIN:
+            return True
+        self.notify(
+            f"Side by side needs {2 * SPLIT_MIN} columns for the transcripts, {SPLIT_MIN} a side; "
+            f"they have {width} here, so the diff stays unified (v hides the side panel).",
+            title="Unified diff",
+            timeout=5,
+        )
+        return False
+
+    def on_resize(self) -> None:
+        if self.split:  # once the new breakpoints' styles are applied and laid out
+            self.set_timer(0.1, self._unsplit_if_narrow)
+
+    def _unsplit_if_narrow(self) -> None:
+        if self.split and not self._split_fits():
+            self.split = False
+
+    def action_cycle_boundaries(self) -> None:
+        self.boundaries = BOUNDARY_MODES[(BOUNDARY_MODES.index(self.boundaries) + 1) % len(BOUNDARY_MODES)]
+        self.notify(f"Boundaries: {self.boundaries}", timeout=2)
+
+    def action_toggle_sidechain(self) -> None:
+        count = len(self.session.sidechain) if self.session else 0
+        self.notify(f"Sidechains {'hidden' if self.sidechain else 'shown'} ({count} messages)", timeout=2)
+        self.sidechain = not self.sidechain
+
+    def action_request(self, delta: int) -> None:
+        """Open the previous or next request of a proxy log (the number wraps around)."""
+        session = self.session
+        if session is None or session.request_count <= 1:
+            self.notify("This file holds one request", timeout=3)
+            return
+        self.request = (session.request_index + delta) % session.request_count + 1
+        self.result, self.step = None, -1
+        self.sub_title = f"{self.shown_name} · request {self.request}/{session.request_count} · loading…"
+        self.load_session()
+
+    def action_own_compactions(self) -> None:
+        """Step through the compactions the transcript itself records (o again: back)."""
+        if self.inspection is None:
+            return
+        if self.own:
+            self.mode, self.result, self.step = "strategy", self._strategy_result, -1
+            return
+        if not self.inspection.session.compactions:
+            self.notify("This transcript records no compaction of its own", timeout=4)
+            return
+        self._own(self.inspection, self._start("own"))
+
+    @work(thread=True, exclusive=True, group="own", description="own compactions")
+    def _own(self, inspection: Inspection, run: int) -> None:
+        self.post_message(self.OwnDone(run, inspection.own_steps()))
+
+    def on_session_screen_own_done(self, event: OwnDone) -> None:
+        if not self._latest("own", event.run):
+            return
+        self._strategy_result = self.result
+        self.mode, self.result, self.step = OWN, event.result, 0
+        self.notify("The transcript's own compactions: n / p step through them, o returns", timeout=5)
+
+    def action_toggle_side(self) -> None:
+        """On a narrow terminal, swap the transcript for the strategy panel and timeline."""
+        self.toggle_class("-side")
+
+    def action_cycle_compare(self) -> None:
+        self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]
+        self.notify(f"Timeline compares with: {self.compare}", timeout=2)
+        self.run_simulation()
+
+    async def action_tune(self, what: str, delta: int) -> None:
+        config = self.config
+        h = config.options(hysteresis.NAME)
+        try:
+            if what == "target":
+                h = dataclasses.replace(h, target=h.target + delta)
+            elif what == "thresholds":
+                h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
+            else:
+                w = config.window
+                # sizes on one ladder of ×1.1 rungs, so w then W comes back to the same window
+                base, rung = self._window_ladder
+                if round(base * 1.1**rung) != w.context_window:  # set elsewhere since: a ladder from here
+                    base, rung = w.context_window, 0
+                rung += delta
+                size = max(w.reserved_output + 1000, round(base * 1.1**rung))
+                self._window_ladder = (base, rung)
+                window = Window(size, w.reserved_output)
+                config = dataclasses.replace(config, window=window, window_source="w/W")
+        except OptionError as exc:
+            self.notify(str(exc), severity="warning", timeout=3)
+            return
+        self._configure(config.with_options(hysteresis.NAME, h))
+        await self.query_one(StrategyPanel).set_options(hysteresis.NAME, h)
+        self.tuned = True
+        self.show_status()
+        self.run_current_strategy()
+
+    def action_preset(self, name: str) -> None:
+        self._configure(self.config.with_preset(name, f"preset {name}"))
+        self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
+        self.show_status()
+        self.run_current_strategy()
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "search":
+            return
+        if event.value and not self.query_one("#before", TranscriptView).find(event.value):
+            self.notify(f"No message contains “{event.value}”", severity="warning", timeout=3)
+
+    def key_escape(self) -> None:
+        box = self.query_one("#search", Input)
+        focused = self.focused
+        if focused is not None and (
+            isinstance(focused, Timeline) or self.query_one(StrategyPanel) in focused.ancestors
+        ):
+            self.query_one("#before", TranscriptView).focus()  # out of the options form: keys are keys again
+        elif not box.has_class("hidden"):
+            box.add_class("hidden")
+            self.query_one("#before", TranscriptView).focus()
+        elif self.subagent:  # back to the session that started it, as it was
+            self.dismiss()
+        else:
+            self.post_message(self.Leave())
+
+    def action_focus_timeline(self) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.focus()
+        timeline.action_move(0)  # the cursor appears on the last round
+
+    def on_timeline_jump(self, event: Timeline.Jump) -> None:
+        """The transcript at the round the timeline's cursor is on: its request's last message."""
+        view = self.query_one("#before", TranscriptView)
+        target = event.message_end - 1
+        k = next((k for k, e in enumerate(view.entries) if e.origin is not None and e.origin >= target), None)
+        if k is not None:
+            view.set_cursor(k)
+            view.focus()
+
+    def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
+        entry = event.entry
+        if entry is None:
+            return
+        m = entry.message
+        where = f"#{entry.origin}" if entry.origin is not None else "sidechain" if entry.sidechain else "new"
+        line = f" · line {m.line}" if m.line else ""
+        self.selection = f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
+        self.show_status()
+
+    def show_status(self) -> None:
+        """The message under the cursor, and the tuning once it has been changed."""
+        line = Text()
+        if self.caption:
+            line.append_text(safe(self.caption, "bold yellow"))
+        tuning = ""
+        if self.tuned:  # made from the config each time, so a preset or a new window shows at once
+            config = self.config
+            w, h = config.window, config.options(hysteresis.NAME)
+            tuning = (
+                f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · "
+                f"{config.point_note} · "
+                f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
+            )
+        for part in (tuning, self.selection):
+            if part:
+                line.append_text(safe(("   │   " if line else "") + part))
+        # query, not query_one: a cursor move queued before the screen closed may land
+        # after its widgets are gone. The line is one row high, so no layout is needed.
+        for status in self.query("#status").results(Static):
+            status.update(line, layout=False)
+
+    # --- sub-agents -----------------------------------------------------------------------------
+
+    def action_open_subagent(self) -> None:
+        """From a Task or Agent call (or its result), open the sub-agent's own transcript
+        (`<session>/subagents/agent-<id>.jsonl`, the id its result names); escape returns."""
+        view = self.query_one("#before", TranscriptView)
+        if view.current is None or self.session is None:
+            return
+        near = self._with_partners(view.cursor)
+        found = subagent_file(self.path, near)
+        inline = inline_subagent(self.session.sidechain, near) if found is None else ()
+        if found is None and not inline:
+            self.notify(
+                "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started",
+                timeout=4,
+            )
+            return
+        # kept inline, as older Claude Code did: its sidechain, shown as a transcript of its own
+        given = None
+        if found is None:
+            given = dataclasses.replace(self.session, messages=inline, sidechain=(), content_hash=None)
+        self.app.push_screen(
+            SessionScreen(
+                found or self.path,
+                self._config,
+                export_dir=self.export_dir,
+                given=given,
+                subagent=True,
+            )
+        )
+
+    def _with_partners(self, k: int) -> list[Message]:
+        """The message at position `k` of the transcript and the calls or results it pairs with."""
+        view = self.query_one("#before", TranscriptView)
+        m = view.entries.message(k)
+        found = [view.entries.partner(k, t, result=True) for t in m.tool_use_ids()]
+        found += [view.entries.partner(k, t, result=False) for t in m.tool_result_ids()]
+        return [m, *(view.entries.message(q) for q in found if q is not None)]
+
+    # --- saving and exporting -------------------------------------------------------------------
+
+    def action_save_config(self) -> None:
+        config = self.config
+        target = Path(config.source) if config.source else Path.cwd() / "compaction.yaml"
+        try:
+            save(config, target, protect=self.path)
+        except (OSError, ConfigError) as exc:
+            self.notify(str(exc), title="Not saved", severity="error")
+            return
+        self._configure(dataclasses.replace(config, source=str(target)))  # the next save updates that file
+        self.notify(f"Saved to {target}", title="Config saved", timeout=4)
+
+    def export_stem(self) -> Path:
+        step = f"step{self.step + 1}" if self.step >= 0 else "before"
+        return self.export_dir / f"{self.path.stem}-{self.strategy}-{step}"
+
+    def action_export(self) -> None:
+        stem = free_stem(self.export_stem(), (".svg", ".md"))
+        try:
+            svg = write_atomic(
+                stem.with_name(stem.name + ".svg"),
+                self.app.export_screenshot(),
+                protect=self.path,
+                overwrite=False,
+            )
+        except (OSError, WriteRefused) as exc:
+            self.notify(str(exc), title="Export failed", severity="error")
+            return
+        if self.inspection is not None and self.result is not None:
+            steps = len(self.result.steps) if self.step < 0 else self.step + 1
+            self.notify(
+                f"{svg.name} written; {stem.name}.md, the Markdown of {counted(steps, 'step')}, "
+                "is being written",
+                timeout=3,
+            )
+            self._export_markdown(stem, self.inspection, self.result, self.step)
+        else:
+            self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
+
+    @work(thread=True, group="export", description="export Markdown")
+    def _export_markdown(
+        self, stem: Path, inspection: Inspection, result: CompactionResult, upto: int
+    ) -> None:
+        """The steps up to the one shown, as Markdown: every step's diff, seconds for
+        the thousands of a long session, so not on the UI thread."""
+        try:
+            md = compaction_markdown(inspection.session, result, inspection.context, upto)
+            name = write_atomic(
+                stem.with_name(stem.name + ".md"), md, protect=self.path, overwrite=False
+            ).name
+        except (OSError, WriteRefused) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
+            return
+        svg = f"{stem.name}.svg and "
+        self.app.call_from_thread(
+            self.notify, svg + name, title=f"Exported to {stem.parent.resolve()}", timeout=5
+        )
+
+    def action_checkpoint(self) -> None:
+        if self.session is None:
+            return
+        from compaction_inspector.core.checkpoint import append_checkpoint
+
+        view = self.query_one("#before", TranscriptView)
+        entry = view.current
+        if entry is not None and entry.origin is None:  # a summary or marker a step made
+            self.notify(
+                "This message was made by the step, not written in the transcript: "
+                "put the cursor on one of the transcript's messages",
+                title="Checkpoint not written",
+                severity="warning",
+            )
+            return
+        # the message's place in the transcript, whatever a step shows around it
+        last = len(self.session.messages) - 1
+        at = entry.origin if entry is not None and entry.origin is not None else last
+        try:
+            path, checkpoint = append_checkpoint(self.session, self.export_dir / "memory", at=at)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Checkpoint not written", severity="error")
+            return
+        self.notify(f"{checkpoint.heading} → {path}", title="Checkpoint written", timeout=5)
+
+    # --- the tour, help -------------------------------------------------------------------------
+
+    def set_caption(self, text: str) -> None:
+        self.caption = text
+        self.show_status()
+
+    def on_key(self) -> None:
+        if self.demo_runner is not None and self.demo_runner.running:
+            self.demo_runner.stop()
+            self.set_caption("")
+            self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
+
+    def action_help(self) -> None:
+        more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
+        app_keys = [b for b in self.app.BINDINGS if isinstance(b, Binding)]
+        keys = [b for b in (*self.BINDINGS, *TranscriptView.BINDINGS, *app_keys) if isinstance(b, Binding)]
+        self.app.push_screen(HelpScreen(keys, self.config.keys, more))
+
+    # --- follow mode ----------------------------------------------------------------------------
+
+    def poll_follow(self) -> None:
+        if self.follower is None or self.inspection is None:
+            return
+        was_gone = self.follower.gone
+        update = self.follower.poll()
+        if self.follower.gone and not was_gone:
+            self.notify("The file was deleted: what was read stays shown", title="Following", timeout=8)
+            self.sub_title = f"{self.shown_name} · deleted: what was read stays shown"
+        if self.follower.event:
+            self.notify(self.follower.event, title="Following", timeout=8)
+            self.follower.event = None
+        if update is None:
+            return
+        session, _reloaded = update
+        view = self.query_one("#before", TranscriptView)
+        at_end = self.step < 0 and view.cursor >= len(view.entries) - 1
+        self.inspection = self.inspection.appended(session)
+        self.sub_title = (
+            f"{self.shown_name} · {session.format} · {counted(len(session.messages), 'message')} · following"
+        )
+        self.refresh_view()
+        if at_end:  # the cursor was on the last message: it follows the new ones
+            view.set_cursor(len(view.entries) - 1)
+        self.run_current_strategy()
