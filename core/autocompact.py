@@ -1,4 +1,4 @@
-"""Where the agents compact on their own (SEMANTICS §10, §12), and which rule says so.
+"""Where the agents compact on their own (docs/agents.md), and which rule says so.
 
 Claude Code compacts 13,000 tokens under its effective window: the context window less
 the output it reserves, which is the model's whole max output (32,000) up to 2.1.20 and

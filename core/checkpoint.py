@@ -1,4 +1,4 @@
-"""Checkpoints and truncation detection (SEMANTICS §9; the truncation protocol).
+"""Checkpoints and truncation detection (docs/strategies.md#checkpoints; the truncation protocol).
 
 A checkpoint is appended to `<memory>/YYYY-MM-DD.md` in the protocol's format, filled
 deterministically from the session. Truncation is likely when a session now holds fewer

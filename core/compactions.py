@@ -1,4 +1,4 @@
-"""The transcript's own compactions as events (SEMANTICS §11-12): what the agent sent
+"""The transcript's own compactions as events (docs/pressure.md): what the agent sent
 just before and after each, what our context model predicts of the context after it,
 where the session's preset would have fired, and what its summary kept.
 
@@ -25,7 +25,7 @@ from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
-from compaction_inspector.core.strategies.base import CompactionResult, Step
+from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
 from compaction_inspector.core.summary import summarize
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.tokens import TokenCounter
@@ -230,7 +230,7 @@ class OwnStats:
         return dataclasses.asdict(self)
 
 
-def as_steps(session: Session, found: list[RealCompaction], context: Context) -> CompactionResult:
+def as_steps(session: Session, found: list[RealCompaction], context: Context) -> CompactionResult[Stats]:
     """Each compaction a step: before it, the context as last sent before it; after it,
     what the first request after it held (summary, re-injected files, kept messages),
     with the prompts reported either side where there are."""
@@ -271,8 +271,8 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                     else ""
                 )
                 + (f" Ours would keep {c.ours.line()}." if c.ours else ""),
-                build_after=lambda after=after: after,  # type: ignore[misc]
-                build_before=lambda before=before: before,  # type: ignore[misc]
+                build_after=ready(after),
+                build_before=ready(before),
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
                 pressure_before=window.pressure(tokens_before),
@@ -313,8 +313,8 @@ def _micro_step(messages: tuple[Message, ...], c: RealCompaction, context: Conte
         f"tokens saved (its own count, not the reported prompts' scale). Our model predicts "
         f"{c.predicted_after:,} after it"
         + ("." if measured else "; a full compaction came before the next request, so nothing measures it."),
-        build_after=lambda after=after: after,  # type: ignore[misc]
-        build_before=lambda before=before: before,  # type: ignore[misc]
+        build_after=ready(after),
+        build_before=ready(before),
         tokens_before=tokens_before,
         tokens_after=tokens_after,
         pressure_before=context.window.pressure(tokens_before),

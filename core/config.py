@@ -41,7 +41,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Preset:
-    """Where a real tool's limits sit (SEMANTICS §10). The auto-compact point is a rule
+    """Where a real tool's limits sit (docs/agents.md). The auto-compact point is a rule
     on the window in force (`core.autocompact`), so it follows a window the user changes."""
 
     name: str
@@ -107,7 +107,7 @@ class Config:
     )
     keys: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it was read from
-    # "context": what the agent sent (SEMANTICS §11); "messages": the transcript's messages only
+    # "context": what the agent sent (docs/pressure.md); "messages": the transcript's messages only
     pressure: str = "context"
     # the system prompt and tools assumed of a transcript that reports no usage
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
@@ -117,8 +117,8 @@ class Config:
     codex: autocompact.CodexSettings | None = None
 
     def for_session(self, session: Session) -> Config:
-        """The window the session's agent had, unless a window was chosen (SEMANTICS
-        §10-12): a Codex rollout's recorded model_context_window, with Codex's rule and
+        """The window the session's agent had, unless a window was chosen (docs/agents.md):
+        a Codex rollout's recorded model_context_window, with Codex's rule and
         the user's Codex config.toml; for Claude Code, the reserve its version kept and
         a 1M window when its model or its reported prompts say so."""
         if self.window_source is not None:

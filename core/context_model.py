@@ -1,4 +1,4 @@
-"""The context the agent actually sent (SEMANTICS §11): measured where the transcript
+"""The context the agent actually sent (docs/pressure.md): measured where the transcript
 reports it, estimated from the last measurement elsewhere.
 
 Every API response reports the prompt it was sent, which holds what the transcript never
@@ -35,7 +35,7 @@ from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.slices import is_slice, sibling_overhead
 from compaction_inspector.core.tokens import TokenCounter
 
-# Codex's own TUI assumes this much baseline prompt and tools (SEMANTICS §11).
+# Codex's own TUI assumes this much baseline prompt and tools (docs/pressure.md).
 DEFAULT_OVERHEAD_TOKENS = 12_000
 MIN_PAIRS = 3  # consecutive responses needed to fit a scale; fewer: scale 1
 OUTLIER_MADS = 3.0  # a pair this many robust deviations off the fit is left out of it

@@ -1,4 +1,4 @@
-"""API rounds and volleys (SEMANTICS §2–3) as index ranges over a message list."""
+"""API rounds and volleys (docs/strategies.md) as index ranges over a message list."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
 from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TokenCounter, make_counter
@@ -96,7 +96,11 @@ class Inspection:
         model = self.model
         if config.overhead_tokens != self.config.overhead_tokens:
             model = fit(self.session, self.counter, config.overhead_tokens)
-        return dataclasses.replace(self, config=config, model=model)
+        tuned = dataclasses.replace(self, config=config, model=model)
+        if model is self.model and "segments" in self.__dict__ and tuned.context == self.context:
+            # options only: the indexes a replay reads (and strategies' tables of them) still hold
+            tuned.__dict__["segments"] = self.segments
+        return tuned
 
     # --- what every view reads -----------------------------------------------------------
 
@@ -138,7 +142,7 @@ class Inspection:
 
     # --- what is asked of it -------------------------------------------------------------
 
-    def run(self, strategy: str, options: Any = None) -> CompactionResult:
+    def run(self, strategy: str, options: Any = None) -> CompactionResult[Stats]:
         """`strategy` over the request the agent sends next, with `options` or the config's."""
         chosen = options if options is not None else self.config.options(strategy)
         return run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
@@ -162,7 +166,7 @@ class Inspection:
         """The transcript's own compactions, measured and predicted."""
         return real_compactions(self.session, self.model, self.counter, self.config)
 
-    def own_steps(self) -> CompactionResult:
+    def own_steps(self) -> CompactionResult[Stats]:
         """The transcript's own compactions as steps to walk through."""
         return as_steps(self.session, self.own_compactions(), self.context)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import CompactionResult, Context, each_step
+from compaction_inspector.core.strategies import CompactionResult, Context, Stats, each_step
 from compaction_inspector.core.text import one_line
 
 
@@ -11,7 +11,9 @@ def _cell(text: str) -> str:
     return one_line(text, 80).replace("|", "\\|")
 
 
-def compaction_markdown(session: Session, result: CompactionResult, context: Context, upto: int = -1) -> str:
+def compaction_markdown(
+    session: Session, result: CompactionResult[Stats], context: Context, upto: int = -1
+) -> str:
     """Steps 1..upto+1 (all when `upto` is -1 or past the end) as a Markdown report."""
     steps = result.steps if upto < 0 else result.steps[: upto + 1]
     lines = [

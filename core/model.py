@@ -224,7 +224,7 @@ class Diagnostic:
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    """A compaction the transcript itself records (SEMANTICS §12): where its boundary
+    """A compaction the transcript itself records (docs/agents.md): where its boundary
     marker sits and the context sizes the agent wrote down, when it did."""
 
     index: int  # of the boundary marker in `Session.messages`
@@ -276,7 +276,7 @@ class Session:
     content_hash: str | None = None  # of the bytes read: keys the persistent token cache
     compactions: tuple[Compaction, ...] = ()  # the transcript's own, in order
     # A request body's own prompt outside its messages (system prompt, tool definitions),
-    # by label: the overhead of the context it sent (SEMANTICS §11).
+    # by label: the overhead of the context it sent (docs/pressure.md).
     preamble: tuple[tuple[str, str], ...] = ()
     # What the logged response to a request body reported: its prompt is the whole body.
     request_usage: Usage | None = None

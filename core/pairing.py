@@ -1,4 +1,4 @@
-"""Tool-use / tool-result pairing (SEMANTICS §7): check a request, or repair it the way
+"""Tool-use / tool-result pairing (docs/strategies.md): check a request, or repair it the way
 Claude Code's ensureToolResultPairing does.
 
 The check works on API turns: consecutive assistant messages with one id are one

@@ -1,4 +1,4 @@
-"""What Claude Code puts back into the context after it compacts (SEMANTICS §12).
+"""What Claude Code puts back into the context after it compacts (docs/agents.md).
 
 The five most recently touched files of its Read, Edit and Write tools, newest first,
 leaving out the plan file and CLAUDE.md memory files: each read again from disk, whole

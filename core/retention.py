@@ -1,4 +1,4 @@
-"""What a summary kept of the span it replaced (SEMANTICS §12).
+"""What a summary kept of the span it replaced (docs/agents.md).
 
 The retention of a summary is, for each kind of fact (file paths, shell commands,
 identifiers, numbers, URLs), the share of those in the replaced messages that still

@@ -64,7 +64,7 @@ class Segment:
         return self.prefix[end] - self.prefix[start]
 
     def meter(self, end: int) -> Meter:
-        """What the counted tokens of the request messages[:end] stand for (SEMANTICS §11)."""
+        """What the counted tokens of the request messages[:end] stand for (docs/pressure.md)."""
         model = self.context.model
         if model is None or self.base is None:
             return self.context.meter

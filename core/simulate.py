@@ -25,7 +25,7 @@ from typing import Any
 
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment, Segments
-from compaction_inspector.core.strategies import CompactionResult, Context, Strategy, lookup, run
+from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, lookup, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
 
 
@@ -37,7 +37,7 @@ class Policy:
     options: Any = None
 
     @cached_property
-    def declared(self) -> Strategy:
+    def declared(self) -> Strategy[Any]:
         assert self.strategy is not None
         return lookup(self.strategy)
 
@@ -54,7 +54,7 @@ class Policy:
     def label(self) -> str:
         return "no compaction" if self.strategy is None else self.declared.label_of(self.settings)
 
-    def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult:
+    def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult[Stats]:
         assert self.strategy is not None
         return run(self.strategy, messages, self.settings, context)
 
@@ -74,7 +74,7 @@ class Outcome:
         return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1)
 
     @staticmethod
-    def of(result: CompactionResult, context: Context) -> Outcome:
+    def of(result: CompactionResult[Stats], context: Context) -> Outcome:
         assert result.messages is not None
         changing = [s.title for s in result.steps if s.counted_delta]
         return Outcome(
@@ -179,7 +179,7 @@ class Simulation:
         }
 
 
-def _changed(result: CompactionResult, before: Sequence[Message]) -> bool:
+def _changed(result: CompactionResult[Stats], before: Sequence[Message]) -> bool:
     after = result.messages
     return after is not None and (
         len(after) != len(before) or any(x is not y for x, y in zip(after, before, strict=True))

@@ -1,4 +1,4 @@
-"""A transcript file that is a slice of a longer session (SEMANTICS §12): its first line's
+"""A transcript file that is a slice of a longer session (docs/agents.md): its first line's
 `parentUuid` names a line the file does not hold, so its first response already carries
 history the file does not show, and the session's overhead (system prompt, tools) cannot
 be taken from it. It is taken instead from the first response of another complete

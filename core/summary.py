@@ -1,4 +1,4 @@
-"""Local, deterministic volley summaries (SEMANTICS §6): no network, same input, same text.
+"""Local, deterministic volley summaries (docs/strategies.md#hysteresis): no network, same input, same text.
 
     [memory:context v1 | session=<id>]
     <the user's intent, at most 80 characters>

@@ -33,7 +33,7 @@ _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.ti
 
 
 def chars4(chars: int) -> int:
-    """The rough estimate of SEMANTICS §4: 0 for empty, else max(1, chars // 4)."""
+    """The rough estimate of docs/strategies.md#trim: 0 for empty, else max(1, chars // 4)."""
     return 0 if chars == 0 else max(1, chars // 4)
 
 

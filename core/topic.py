@@ -1,4 +1,4 @@
-"""A prompt's own words, for titles and topics (SEMANTICS §13).
+"""A prompt's own words, for titles and topics (docs/formats.md).
 
 Agents wrap what a person typed: Claude Code puts the editor's selection or open file
 before it (`<ide_selection>`, `<ide_opened_file>`), injects `<system-reminder>` blocks,

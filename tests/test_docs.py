@@ -4,6 +4,7 @@ columns from the repository's root). An example may leave lines out, never chang
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from tests.hostile import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", ROOT / "docs" / "guide.md"]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PROMPT = "$ compaction-inspector "
 
 
@@ -65,3 +66,24 @@ def test_an_example_shows_what_the_program_prints(
     printed = [line.rstrip() for line in outcome.out.splitlines()]
     missing = [line for line in shown if line not in printed]
     assert not missing, f"{where}: not printed: {missing}"
+
+
+def test_the_command_reference_is_what_help_prints() -> None:
+    """docs/reference.md is every command's --help as this program prints it (compared
+    word for word: Python versions wrap argparse's help differently)."""
+    from docs.make_reference import PAGE, reference
+
+    assert PAGE.read_text().split() == reference().split(), "run: python3 -m docs.make_reference"
+
+
+def test_every_page_is_linked_and_every_link_leads_somewhere() -> None:
+    """Each page of docs/ is reached from the README or another page; each relative link
+    in them names a file of the repository."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    linked: set[Path] = set()
+    for doc in [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *pages]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text()):
+            where = (doc.parent / target).resolve()
+            assert where.exists(), f"{doc.name} links to {target}, which is not there"
+            linked.add(where)
+    assert [p.name for p in pages if p.resolve() not in linked] == []

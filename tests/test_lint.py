@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "tui", "sample_sessions")
+PACKAGES = ("core", "tui", "sample_sessions")  # installed under compaction_inspector
+CHECKED_TOO = ("tests", "benchmarks", "docs")  # the checkout's own code, by its own name
 
 
 def test_ruff() -> None:
@@ -17,12 +18,17 @@ def test_ruff() -> None:
 
 def test_mypy_strict() -> None:
     """mypy follows no editable-install finder, so it reads the folders under their
-    installed name through a tree of links kept beside its cache."""
+    installed name through a tree of links kept beside its cache; the tests, benchmarks
+    and docs' scripts are checked as strictly as the product."""
     tree = ROOT / ".mypy_cache" / "installed"
     package = tree / "compaction_inspector"
     package.mkdir(parents=True, exist_ok=True)
     for name in PACKAGES:
         link = package / name
+        if not link.is_symlink():
+            link.symlink_to(ROOT / name, target_is_directory=True)
+    for name in CHECKED_TOO:
+        link = tree / name
         if not link.is_symlink():
             link.symlink_to(ROOT / name, target_is_directory=True)
     proc = subprocess.run(
@@ -34,6 +40,7 @@ def test_mypy_strict() -> None:
             str(ROOT / "pyproject.toml"),
             "-p",
             "compaction_inspector",
+            *(arg for name in CHECKED_TOO for arg in ("-p", name)),
         ],
         cwd=tree,
         capture_output=True,

@@ -21,6 +21,7 @@ from compaction_inspector.core.pairing import PairingProblem, api_turns, check, 
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, Context, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
@@ -153,7 +154,7 @@ def test_ptl_keeps_a_round_and_never_grows(msgs: list[Message], limit: int, erro
 def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, window: int) -> None:
     ctx = context(window)
     opts = HysteresisOptions(protect_volleys=protect, summary_chars=cap)
-    r = run("hysteresis", msgs, opts, ctx)
+    r = hysteresis_run(msgs, opts, ctx)
     assert r.messages is not None
     index = {m: i for i, m in enumerate(msgs)}
     input_summaries = {m for m in msgs if m.is_summary_item}
@@ -165,8 +166,7 @@ def test_hysteresis_invariants(msgs: list[Message], protect: int, cap: int, wind
     tail = spans[-min(r.stats.protect_volleys, len(spans))].start
     assert list(r.messages[len(r.messages) - (len(msgs) - tail) :]) == msgs[tail:] or r.stats.meta_dropped
     if r.stats.tier >= 2 and r.stats.over_target:
-        again = run(
-            "hysteresis",
+        again = hysteresis_run(
             r.messages,
             HysteresisOptions(protect_volleys=r.stats.protect_volleys, summary_chars=cap),
             ctx,
@@ -191,7 +191,7 @@ def _diff_by_walking(before: list[Message], after: list[Message]) -> tuple[Any, 
             edited += [(i, j) for i in found]
     accounted = set(kept) | {i for i, _ in summarized + edited}
     dropped = [i for i in range(len(before)) if i not in accounted]
-    return tuple(map(tuple, (kept, dropped, summarized, edited, inserted)))
+    return tuple(tuple(x) for x in (kept, dropped, summarized, edited, inserted))
 
 
 def _edited(before: list[Message], data: st.DataObject) -> list[Message]:

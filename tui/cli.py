@@ -38,6 +38,7 @@ from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
     OptionError,
+    Stats,
     each_step,
     hysteresis,
 )
@@ -254,7 +255,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def compaction_json(inspection: Inspection, result: CompactionResult) -> dict[str, Any]:
+def compaction_json(inspection: Inspection, result: CompactionResult[Stats]) -> dict[str, Any]:
     """The result as JSON: its messages by their index in the session, and each step's
     diff by positions in the request, which is the session's messages from its live start on."""
     index, count = inspection.origins, inspection.counter.count

@@ -3,6 +3,7 @@ session list, a sort by each column shown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -13,7 +14,7 @@ from compaction_inspector.tui.screens.browser import SessionBrowser
 
 
 class InspectorCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, object]]:
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         """The commands of the screen the palette was opened on."""
         screen = self.screen  # every entry runs one of its actions, as a key would
         if isinstance(screen, SessionBrowser):
@@ -21,7 +22,7 @@ class InspectorCommands(Provider):
                 (f"Sort sessions by {label}", "Again to reverse the order", partial(screen.sort_by, key))
                 for label, key, _ in screen.columns
             ] + [("Help: keys", "Every key of the session list", partial(screen.run_action, "help"))]
-        out: list[tuple[str, str, object]] = [
+        out: list[tuple[str, str, Callable[[], object]]] = [
             (
                 f"Strategy: {s.label}",
                 f"{s.label}: {s.description}",
@@ -85,11 +86,11 @@ class InspectorCommands(Provider):
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)  # type: ignore[arg-type]
+            yield DiscoveryHit(name, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, help_text, callback in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)  # type: ignore[arg-type]
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

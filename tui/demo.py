@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
+    Stats,
     Step,
     claude_code,
     codex,
@@ -63,7 +64,7 @@ class Stage(Protocol):
     demo_runner: Demo | None
 
     @property
-    def result(self) -> CompactionResult | None: ...
+    def result(self) -> CompactionResult[Stats] | None: ...
     @property
     def shown_step(self) -> Step | None: ...
     def notify(self, message: str, *, timeout: float | None = None) -> None: ...

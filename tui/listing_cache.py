@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.strategies import CompactionResult
+from compaction_inspector.core.strategies import CompactionResult, Stats
 from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.tui.entries import Listing, diff_listing, plain_listing
 
@@ -31,7 +31,7 @@ class Source(NamedTuple):
     the cache afresh."""
 
     session: Session
-    result: CompactionResult | None
+    result: CompactionResult[Stats] | None
     counter: TokenCounter
     origins: dict[Message, int]
 

@@ -19,7 +19,7 @@ from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row
 from compaction_inspector.core.simulate import Simulation
-from compaction_inspector.core.strategies import CompactionResult, Context, each_step
+from compaction_inspector.core.strategies import CompactionResult, Context, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -145,7 +145,7 @@ def _preview(m: Message, width: int = 90) -> Text:
 
 
 def print_compaction(
-    session: Session, result: CompactionResult, context: Context, out: Console | None = None
+    session: Session, result: CompactionResult[Stats], context: Context, out: Console | None = None
 ) -> None:
     out = out or console()
     before = session.messages

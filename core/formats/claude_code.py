@@ -4,7 +4,7 @@ One line per content block of a streamed reply: lines sharing `message.id` are o
 response, each line one message here. Sub-agent (`isSidechain`) lines are set aside.
 Compact boundaries are kept as markers and `attachment` lines (context Claude Code
 injects as system reminders: re-read files, plan files, task lists, hook output, ...) as
-meta messages; every other non-conversation line is counted (SEMANTICS §13).
+meta messages; every other non-conversation line is counted (docs/formats.md).
 """
 
 from __future__ import annotations

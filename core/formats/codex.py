@@ -5,7 +5,7 @@ assistant text, tool calls) are one API response and share a synthetic id. A
 `token_count` event reports the sampling request just finished: newer rollouts write it
 after that response's items, older ones before them and again after (the repeat, with
 the same running total, is ignored). The one right after a `compacted` line is the
-context the compaction left (SEMANTICS §11-12).
+context the compaction left (docs/pressure.md).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _replacement(item: dict[str, Any], number: int) -> Message:
 
 
 def _encrypted_tokens(content: Any) -> int:
-    """What an encrypted item stands for, as Codex estimates it (SEMANTICS §12): the
+    """What an encrypted item stands for, as Codex estimates it (docs/agents.md): the
     decoded bytes (3/4 of the base64, less 650 of overhead), 4 to a token."""
     if not isinstance(content, str):
         return 0

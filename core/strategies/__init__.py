@@ -40,7 +40,8 @@ __all__ = [
     "run",
 ]
 
-REGISTRY: dict[str, Strategy] = {
+# Any: each strategy takes options of its own type; a caller names one and passes its options
+REGISTRY: dict[str, Strategy[Any]] = {
     s.name: s
     for s in (
         trim.STRATEGY,
@@ -53,14 +54,14 @@ REGISTRY: dict[str, Strategy] = {
 }
 
 
-def lookup(name: str) -> Strategy:
+def lookup(name: str) -> Strategy[Any]:
     """The strategy called `name`, or an OptionError listing those that exist."""
     if name not in REGISTRY:
         raise OptionError(f"unknown strategy {name!r}; choose one of {', '.join(REGISTRY)}")
     return REGISTRY[name]
 
 
-def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult:
+def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult[Stats]:
     """Run strategy `name`; `options` is its options object (or None for the defaults)."""
     strategy = lookup(name)
     return strategy.run(messages, options if options is not None else strategy.options(), context)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.diff import Diff, diff
@@ -91,6 +91,7 @@ class Stats(Protocol):
     fields on every run."""
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]]  # the fields a one-line summary shows
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: a run's figures are replaced, not set
 
     def to_dict(self) -> dict[str, Any]: ...
 
@@ -101,11 +102,18 @@ def highlights(stats: Stats) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in (None, False, 0)}
 
 
+S = TypeVar("S", bound=Stats, covariant=True)  # a strategy's own stats
+ST = TypeVar("ST", bound=Stats)
+
+
 @dataclass(frozen=True)
-class CompactionResult:
+class CompactionResult(Generic[S]):
+    """What a run made: the request after it (None when nothing safe remains), its own
+    typed stats and its steps."""
+
     strategy: str
     messages: tuple[Message, ...] | None  # None when nothing safe remains
-    stats: Stats
+    stats: S
     steps: tuple[Step, ...]
     error: str | None = None  # why nothing can be sent, when `messages` is None
 
@@ -168,7 +176,7 @@ class Plan(Protocol):
 
 @dataclass(frozen=True)
 class AtPointPlan:
-    """The plan of an agent's own auto-compact (SEMANTICS §12): the request goes as it is
+    """The plan of an agent's own auto-compact (docs/agents.md): the request goes as it is
     until its context reaches the point; then the run makes the new history, and a replay
     makes the messages (`exact` is False)."""
 
@@ -266,7 +274,14 @@ class Steps:
         return self.current
 
 
-def finish(name: str, steps: Steps, stats: Any, **fields: Any) -> CompactionResult:
+def ready(messages: Sequence[Message]) -> Callable[[], tuple[Message, ...]]:
+    """A step's message list already made, for `Step`'s builders (a loop's current list,
+    bound now rather than when the step is first shown)."""
+    made = tuple(messages)
+    return lambda: made
+
+
+def finish(name: str, steps: Steps, stats: ST, **fields: Any) -> CompactionResult[ST]:
     """A run's result: the current messages made a valid request (a transcript already
     invalid is still not sent so), and `stats` (a dataclass with `messages_after` and
     `tokens_after`) with what they leave, and `fields`."""

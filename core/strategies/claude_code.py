@@ -1,4 +1,4 @@
-"""Claude Code's own auto-compact (SEMANTICS §12), replayed.
+"""Claude Code's own auto-compact (docs/agents.md), replayed.
 
 It fires when the context reaches the auto-compact point (13,000 under the effective
 window). The summarize request is the history plus the summary prompt; when that is over
@@ -28,6 +28,7 @@ from compaction_inspector.core.strategies.base import (
     OptionError,
     Steps,
     finish,
+    ready,
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import summary_text
@@ -118,7 +119,9 @@ def _fires(options: ClaudeCodeOptions, tokens: int, context: Context, humans: in
     return at is not None and tokens >= at
 
 
-def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> CompactionResult:
+def run(
+    messages: Sequence[Message], options: ClaudeCodeOptions, context: Context
+) -> CompactionResult[ClaudeCodeStats]:
     segment = Segment(messages, context)
     messages = segment.messages
     counted = segment.prefix[len(messages)]
@@ -159,7 +162,7 @@ def run(messages: Sequence[Message], options: ClaudeCodeOptions, context: Contex
             f"Summarize request: {r.title.lower()}",
             f"The summarize request ({r.request:,} tokens with its prompt) is over the provider's limit of "
             f"{r.limit:,}: PTL retry truncation drops the oldest rounds of it.",
-            lambda request=request: request,  # type: ignore[misc]
+            ready(request),
             r.tokens,
         )
     if not retries.sent:

@@ -1,4 +1,4 @@
-"""Codex CLI's own auto-compact (SEMANTICS §12), replayed.
+"""Codex CLI's own auto-compact (docs/agents.md), replayed.
 
 The limit is `model_auto_compact_token_limit`, at most 90 % of the raw window (the
 window a rollout records / 0.95), checked after each sampling request. The new history
@@ -82,7 +82,7 @@ def _fires(options: CodexOptions, tokens: int, context: Context, humans: int) ->
     return tokens >= limit(options, context)
 
 
-def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult:
+def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult[CodexStats]:
     segment = Segment(messages, context)
     messages = segment.messages
     counted = segment.prefix[len(messages)]

@@ -1,4 +1,4 @@
-"""Volley-aware hysteresis compaction (SEMANTICS §6; seed 003), all three tiers.
+"""Volley-aware hysteresis compaction (docs/strategies.md#hysteresis; seed 003), all three tiers.
 
 Below the lowest threshold nothing happens. In the first tier one volley (the oldest
 candidate) is summarized; in the second, oldest candidates one at a time until pressure
@@ -38,7 +38,7 @@ NAME = "hysteresis"
 SHRINK = 0.7
 # A run of summaries that frees less than this share of the usable window (about as much
 # of the context, which is 75 % of it or more when a run starts) is not worth the prompt
-# cache it invalidates from the first changed message on (SEMANTICS §15): it is skipped.
+# cache it invalidates from the first changed message on (docs/strategies.md#hysteresis): it is skipped.
 WORTH = 0.01
 Stage = Literal["preflight", "post-turn"]
 
@@ -193,6 +193,13 @@ class Table:
             title = self._titles[c, number] = f"Summarize volley {number}: “{request}”"
         return title
 
+    def builder(
+        self, end: int, done: int, level: int, dropped: frozenset[Message]
+    ) -> Callable[[], tuple[Message, ...]]:
+        """What builds a step's messages when it is first shown: the first `done`
+        candidates summarized at `level`, `dropped` left out."""
+        return lambda: self.build(end, [self.summary(c, level) for c in range(done)], dropped)
+
     def build(
         self, end: int, summaries: Sequence[Message], dropped: frozenset[Message]
     ) -> tuple[Message, ...]:
@@ -275,7 +282,7 @@ def _plan(
     options: HysteresisOptions,
     meter: Meter,
 ) -> _Plan:
-    """The run of SEMANTICS §6 on a request of `tokens` (counted; `meter` says the context
+    """The run of docs/strategies.md#hysteresis on a request of `tokens` (counted; `meter` says the context
     they hold) whose candidates are `lo` up to `pre_tail(protect)` and whose droppable
     meta messages (with their tokens) are `meta(protect)`."""
     target = options.target / 100
@@ -381,8 +388,9 @@ class Summarized:
 
 @record(eq=False)  # one per request of a replay
 class HysteresisPlan:
-    """Hysteresis of messages[:end] (after the history `was`): the run `plan` of SEMANTICS
-    §6, over the segment's table; candidate c is volley c + `shift` of the request."""
+    """Hysteresis of messages[:end] (after the history `was`): the run `plan` of
+    docs/strategies.md#hysteresis, over the segment's table; candidate c is volley
+    c + `shift` of the request."""
 
     segment: Segment
     table: Table
@@ -516,7 +524,9 @@ def plan(
     return planned(p)
 
 
-def run(messages: Sequence[Message], options: HysteresisOptions, context: Context) -> CompactionResult:
+def run(
+    messages: Sequence[Message], options: HysteresisOptions, context: Context
+) -> CompactionResult[HysteresisStats]:
     segment = Segment(messages, context)
     messages, end = segment.messages, len(segment)
     planned = plan(segment, end, options)
@@ -552,9 +562,7 @@ def run(messages: Sequence[Message], options: HysteresisOptions, context: Contex
         steps.add_planned(
             title,
             _explanation(p, table, phase, state),
-            lambda done=done, level=level, dropped=dropped: table.build(  # type: ignore[misc]
-                end, [table.summary(c, level) for c in range(done)], dropped
-            ),
+            table.builder(end, done, level, dropped),
             tokens,
         )
     final = tuple(steps.repair_pairing())

@@ -1,4 +1,4 @@
-"""Microcompact (SEMANTICS §8; Claude Code time-based microcompact, Inspect AI
+"""Microcompact (docs/strategies.md#microcompact; Claude Code time-based microcompact, Inspect AI
 `CompactionEdit`): clear the content of old tool results, keeping the most recent ones.
 
 Only results of clearable tools (file reads, shells, search, web fetch, edits) are
@@ -248,7 +248,9 @@ def _when(options: MicrocompactOptions, idle: float | None) -> str:
     )
 
 
-def run(messages: Sequence[Message], options: MicrocompactOptions, context: Context) -> CompactionResult:
+def run(
+    messages: Sequence[Message], options: MicrocompactOptions, context: Context
+) -> CompactionResult[MicrocompactStats]:
     segment = Segment(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)

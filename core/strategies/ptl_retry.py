@@ -1,4 +1,4 @@
-"""Prompt-too-long retry truncation (SEMANTICS §5; Claude Code `truncateHeadForPTLRetry`).
+"""Prompt-too-long retry truncation (docs/strategies.md#ptl-retry; Claude Code `truncateHeadForPTLRetry`).
 
 When the summarize request itself is too long, drop the oldest API rounds (sized by the
 token gap the provider reports, else 20 % of the rounds), keep at least one, and retry,
@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Steps
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Steps, ready
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 
 NAME = "ptl-retry"
@@ -279,7 +279,9 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
     )
 
 
-def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context) -> CompactionResult:
+def run(
+    messages: Sequence[Message], options: PtlRetryOptions, context: Context
+) -> CompactionResult[PtlRetryStats]:
     segment = Segment(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)
@@ -296,7 +298,7 @@ def run(messages: Sequence[Message], options: PtlRetryOptions, context: Context)
             r.title,
             f'Attempt {r.attempt} was refused ("{r.said}"): {sizing}'
             f"{'; a marker keeps the request user-first' if r.inserted else ''}.",
-            lambda after=after: after,  # type: ignore[misc]
+            ready(after),
             r.tokens,
         )
     error = TOO_LONG_MESSAGE if not p.sent else None

@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, positive_int
+from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, Stats, positive_int
 from compaction_inspector.core.text import shown
 
 # int: a whole number; int?, str?: or nothing; bool; percents: whole percents "75,85,95";
@@ -207,24 +207,27 @@ def to_config(options: Any) -> dict[str, Any]:
     return out
 
 
+OptionsT = TypeVar("OptionsT")  # a strategy's options dataclass
+
+
 @dataclass(frozen=True)
-class Strategy:
-    """A strategy as the product knows it."""
+class Strategy(Generic[OptionsT]):
+    """A strategy as the product knows it, typed by its options."""
 
     name: str  # as the command line, the config and the app name it
     label: str  # short, for the panel and the keys
     description: str  # one line, for the palette and the help
-    options: type  # its options dataclass; the defaults are `options()`
-    run: Callable[[Sequence[Message], Any, Context], CompactionResult]
+    options: type[OptionsT]  # its options dataclass; the defaults are `options()`
+    run: Callable[[Sequence[Message], OptionsT, Context], CompactionResult[Stats]]
     # the rule: (segment, end, options, stored history or None) -> what it makes of the request
-    plan: Callable[[Segment, int, Any, Any], Plan]
+    plan: Callable[[Segment, int, OptionsT, Any], Plan]
     # cheap pre-check of a replay: (options, context tokens, context, human turns so far) -> False
     # only when it certainly changes nothing
-    fires: Callable[[Any, int, Context, int], bool] | None = None  # None: always runs
-    persists: Callable[[Any], bool] = lambda options: False  # its result replaces the stored history
+    fires: Callable[[OptionsT, int, Context, int], bool] | None = None  # None: always runs
+    persists: Callable[[OptionsT], bool] = lambda options: False  # its result replaces the stored history
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
-    policy_label: Callable[[Any], str] | None = None  # how a replay's legend names it with its options
-    contrast: Callable[[Any], Any] | None = None  # the options the timeline compares it as
+    policy_label: Callable[[OptionsT], str] | None = None  # how a replay's legend names it with its options
+    contrast: Callable[[OptionsT], OptionsT] | None = None  # the options the timeline compares it as
 
     @property
     def config_key(self) -> str:
@@ -235,5 +238,5 @@ class Strategy:
     def settings(self) -> list[Setting]:
         return settings(self.options)
 
-    def label_of(self, options: Any) -> str:
+    def label_of(self, options: OptionsT) -> str:
         return self.policy_label(options) if self.policy_label else self.name

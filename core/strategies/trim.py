@@ -1,4 +1,4 @@
-"""Deterministic pressure-triggered trim (SEMANTICS §4; ptc_runner `Compaction.Trim`).
+"""Deterministic pressure-triggered trim (docs/strategies.md#trim; ptc_runner `Compaction.Trim`).
 
 Keeps the first message when it is a user message, plus the last `2k` messages, and
 drops everything between, once a turn or token trigger fires.
@@ -57,7 +57,7 @@ class TrimOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class TrimStats:
-    """What a trim did; its JSON keeps ptc_runner's names (SEMANTICS §4)."""
+    """What a trim did; its JSON keeps ptc_runner's names (docs/strategies.md#trim)."""
 
     enabled: bool = True
     triggered: bool
@@ -147,7 +147,7 @@ def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) 
     )
 
 
-def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult:
+def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult[TrimStats]:
     segment = Segment(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)

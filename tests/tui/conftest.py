@@ -10,6 +10,7 @@ import contextlib
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.session import SessionScreen
 
@@ -21,6 +22,18 @@ def shown(app: InspectorApp) -> SessionScreen:
     screens = [s for s in app.screen_stack if isinstance(s, SessionScreen)]
     assert screens, f"no session is shown: {app.screen!r}"
     return screens[-1]
+
+
+def inspected(app: InspectorApp) -> Inspection:
+    """What the session in front shows, once it is read."""
+    inspection = shown(app).inspection
+    assert inspection is not None, "the session is not read yet"
+    return inspection
+
+
+def title(app: InspectorApp) -> str:
+    """The session screen's title line after the app's name."""
+    return shown(app).sub_title or ""
 
 
 async def settle(pilot: Pilot[None]) -> None:

@@ -17,7 +17,7 @@ from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import settle, shown
+from tests.tui.conftest import inspected, settle, shown
 
 SIZE = (120, 40)
 SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
@@ -100,11 +100,8 @@ async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
         for key, (name, title) in expected.items():
             await pilot.press(key)
             await settle(pilot)
-            assert (
-                shown(app).strategy == name
-                and shown(app).result is not None
-                and shown(app).result.strategy == name
-            )
+            result = shown(app).result
+            assert shown(app).strategy == name and result is not None and result.strategy == name
             if title:
                 await pilot.press("e")
                 await pilot.pause()
@@ -123,13 +120,12 @@ async def test_the_next_step_is_prepared_while_one_is_read(tmp_path: Path) -> No
         await pilot.pause(0.3)  # the keys have paused: the step ahead is built meanwhile
         await app.workers.wait_for_complete()
         assert Key(0, False, False) in shown(app).listings
-        assert shown(app).session is not None
         prepared = shown(app).listings.get(
             Source(
-                shown(app).session,
+                inspected(app).session,
                 shown(app).result,
-                shown(app).inspection.counter,
-                shown(app).inspection.origins,
+                inspected(app).counter,
+                inspected(app).origins,
             ),
             Key(0, False, False),
         )
@@ -543,7 +539,7 @@ async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(
         await pilot.press("comma", "comma")
         await settle(pilot)
         assert shown(app).sub_title == "proxy.jsonl · anthropic · request 1/3 · 2 messages"
-        assert shown(app).session is not None and len(shown(app).session.messages) == 2
+        assert shown(app).session is not None and len(inspected(app).session.messages) == 2
 
 
 async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> None:
@@ -591,7 +587,10 @@ async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path:
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        footer = lambda: [b.binding.description for b in app.active_bindings.values() if b.enabled]  # noqa: E731
+
+        def footer() -> list[str]:
+            return [b.binding.description for b in app.active_bindings.values() if b.enabled]
+
         assert "Split diff" in footer() and "Unified diff" not in footer()
         await pilot.press("n", "d")
         await pilot.pause()
@@ -695,7 +694,7 @@ async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path)
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
+        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]
         await pilot.press("n", "d")
         await pilot.pause()
         assert not shown(app).split and shown(app).query_one("#after").has_class("hidden")

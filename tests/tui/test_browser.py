@@ -15,7 +15,7 @@ from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import settle, shown
+from tests.tui.conftest import inspected, settle, shown, title
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         await settle(pilot)
         assert not isinstance(app.screen, SessionBrowser)
         assert shown(app).session is not None and shown(app).path.name == "compacted.jsonl"
-        assert shown(app).sub_title.startswith("compacted.jsonl · claude-code · 25 messages")
+        assert title(app).startswith("compacted.jsonl · claude-code · 25 messages")
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
@@ -84,6 +84,7 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         browser = app.screen
+        assert isinstance(browser, SessionBrowser)
         box = browser.query_one(Input)
         await pilot.press(*"fakex")
         assert box.value == "fakex" and titles(app) == []
@@ -164,13 +165,13 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
         await pilot.press("a")
         await settle(pilot)
         assert shown(app).path == agents / "agent-a77.jsonl" and shown(app).session is not None
-        assert len(shown(app).session.messages) == 63
+        assert len(inspected(app).session.messages) == 63
         await pilot.press("escape")
         await settle(pilot)
         assert (
             shown(app).path == session
             and shown(app).session is not None
-            and len(shown(app).session.messages) == 3
+            and len(inspected(app).session.messages) == 3
         )
         assert shown(app).query_one("#before", TranscriptView).cursor == 1  # back on the Task call
 
@@ -201,12 +202,12 @@ async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path
         shown(app).query_one("#before", TranscriptView).set_cursor(2)  # the result names no file
         await pilot.press("a")
         await settle(pilot)
-        assert shown(app).session is not None and [m.text for m in shown(app).session.messages] == [
+        assert shown(app).session is not None and [m.text for m in inspected(app).session.messages] == [
             "explore the repo", "I read the README.",
         ]  # fmt: skip
         await pilot.press("escape")
         await settle(pilot)
-        assert shown(app).session is not None and len(shown(app).session.messages) == 3
+        assert shown(app).session is not None and len(inspected(app).session.messages) == 3
         assert shown(app).query_one("#before", TranscriptView).cursor == 2
 
 
@@ -216,6 +217,7 @@ async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         browser = app.screen
+        assert isinstance(browser, SessionBrowser)
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"sort sessions by compactions", "enter")

@@ -14,7 +14,7 @@ from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import settle, shown
+from tests.tui.conftest import inspected, settle, shown, title
 
 LINES = path().read_text().splitlines(keepends=True)
 
@@ -62,20 +62,20 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
     app = InspectorApp(f, Config(window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        before = len(shown(app).session.messages)  # type: ignore[union-attr]
+        before = len(inspected(app).session.messages)
         with open(f, "a") as out:
             out.write("".join(LINES[20:]))
         shown(app).poll_follow()
         await settle(pilot)
-        assert shown(app).session is not None and len(shown(app).session.messages) > before
-        assert len(shown(app).inspection.tokens) == len(shown(app).session.messages)
-        assert shown(app).sub_title.endswith("· following")
+        assert shown(app).session is not None and len(inspected(app).session.messages) > before
+        assert len(inspected(app).tokens) == len(inspected(app).session.messages)
+        assert title(app).endswith("· following")
         # the cursor was never moved: it started at the tail and follows it
         view = shown(app).query_one("#before", TranscriptView)
         assert view.cursor == len(view.entries) - 1
         f.unlink()
         shown(app).poll_follow()
-        assert shown(app).sub_title.endswith("· deleted: what was read stays shown")
+        assert title(app).endswith("· deleted: what was read stays shown")
 
 
 def test_appended_lines_keep_their_line_numbers_in_the_file(tmp_path: Path) -> None:
@@ -109,16 +109,16 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
         f.write_text("".join(LINES[:20]))
         await until(lambda: shown(app).session is not None)  # the next try reads it
         await settle(pilot)
-        assert shown(app).session is not None and shown(app).sub_title.endswith("· following")
+        assert shown(app).session is not None and title(app).endswith("· following")
         view = shown(app).query_one("#before", TranscriptView)
         view.set_cursor(len(view.entries) - 1)  # on the last message: new ones are followed
         with open(f, "a") as out:
             out.write("".join(LINES[20:]))
         shown(app).poll_follow()
         await settle(pilot)
-        assert view.cursor == len(view.entries) - 1 and len(shown(app).session.messages) > 20
+        assert view.cursor == len(view.entries) - 1 and len(inspected(app).session.messages) > 20
         notices: list[str] = []
-        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
+        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]
         f.write_text("".join(LINES[:5]))  # truncated
         shown(app).poll_follow()
         f.unlink()

@@ -94,7 +94,7 @@ async def test_ctrl_s_never_saves_over_a_config_that_was_not_used(tmp_path: Path
     app = InspectorApp(target, Config(), config_warning="not used")
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign,assignment]
+        app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]
         await pilot.press("ctrl+s")
         await settle(pilot)
     assert mine.read_text() == "# mine\ntarget: 3\n"

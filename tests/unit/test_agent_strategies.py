@@ -1,10 +1,10 @@
-"""Claude Code's and Codex's own auto-compact (SEMANTICS §12), replayed as strategies:
+"""Claude Code's and Codex's own auto-compact (docs/agents.md), replayed as strategies:
 exact figures with chars/4 counts (a text of 4n characters is n tokens)."""
 
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import Context, run
+from compaction_inspector.core.strategies import Context, claude_code, run
 from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
 from compaction_inspector.core.strategies.codex import CodexOptions
 from tests.helpers import a, call, result, snapshot, u
@@ -89,7 +89,7 @@ def test_a_replay_under_claude_code_compacts_and_builds_on_its_result() -> None:
 
 def test_claude_code_says_a_window_too_small_for_its_rule_has_no_point() -> None:
     """9,000 usable less Claude Code's 13,000 is no point at all: it never fires, and says why."""
-    result = run("claude-code", session(), None, CONTEXT)
+    result = claude_code.run(session(), ClaudeCodeOptions(), CONTEXT)
     assert [s.title for s in result.steps] == ["Not triggered"]
     assert result.steps[0].explanation.startswith("A usable window of 9,000 leaves no auto-compact point")
     assert result.stats.point is None and result.stats.triggered is False

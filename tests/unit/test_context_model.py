@@ -1,4 +1,4 @@
-"""The context model (SEMANTICS §11) on small sessions whose every figure is worked out
+"""The context model (docs/pressure.md) on small sessions whose every figure is worked out
 by hand: chars/4 counts, so a text of 4n characters is n tokens."""
 
 from dataclasses import replace

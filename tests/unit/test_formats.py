@@ -1,15 +1,16 @@
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from compaction_inspector.core.formats import LoadError, appended, load, load_bytes, load_text
-from compaction_inspector.core.grouping import api_rounds, volleys
+from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.tokens import reported_usage
 from compaction_inspector.sample_sessions import path
 
 
-def ranges(spans):  # type: ignore[no-untyped-def]
+def ranges(spans: Sequence[Span]) -> list[tuple[int, int]]:
     return [(s.start, s.end) for s in spans]
 
 

@@ -1,4 +1,4 @@
-"""SEMANTICS §6: tiers, target, tail protection, summaries never summarized, the cap."""
+"""docs/strategies.md#hysteresis: tiers, target, tail protection, summaries never summarized, the cap."""
 
 import pytest
 
@@ -138,7 +138,7 @@ def test_options_are_validated(kwargs: dict, message: str) -> None:  # type: ign
 
 def test_a_summary_that_frees_under_one_percent_is_not_worth_its_cache() -> None:
     """The oldest volley is one short prompt: its summary would free almost nothing (or
-    cost tokens), less than the cache it invalidates (SEMANTICS §15), so nothing runs."""
+    cost tokens), less than the cache it invalidates (docs/strategies.md#hysteresis), so nothing runs."""
     msgs = [u("ok"), a("fine", id="Z"), *session(4, size=4000)]
     r = run(msgs, HysteresisOptions(), ctx_for(msgs, 0.78))
     assert r.stats.tier == 1 and r.stats.volleys_summarized == 0 and r.messages == tuple(msgs)

@@ -1,3 +1,4 @@
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.pairing import (
     INTERRUPTED_TEXT,
@@ -6,7 +7,7 @@ from compaction_inspector.core.pairing import (
     check,
     repair,
 )
-from compaction_inspector.core.strategies.base import REPAIR_TITLE, Context, Steps, each_step
+from compaction_inspector.core.strategies.base import REPAIR_TITLE, Steps, each_step
 from compaction_inspector.core.tokens import chars4
 from tests.helpers import a, call, result, snapshot, u
 
@@ -124,7 +125,7 @@ class Counted(list[Message]):
 
     reads = 0
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
         Counted.reads += 1
         return super().__getitem__(i)
 

@@ -1,4 +1,4 @@
-"""What Claude Code puts back after it compacts (SEMANTICS §12), with chars/4 counts:
+"""What Claude Code puts back after it compacts (docs/agents.md), with chars/4 counts:
 a text of 4n characters is n tokens."""
 
 from compaction_inspector.core.model import FileTouch, Message, text_message

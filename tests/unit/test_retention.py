@@ -1,4 +1,4 @@
-"""What a summary kept of the span it replaced (SEMANTICS §12), on hand-made spans."""
+"""What a summary kept of the span it replaced (docs/agents.md), on hand-made spans."""
 
 from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config

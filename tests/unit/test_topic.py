@@ -1,4 +1,4 @@
-"""Titles and topics are the person's words, not the agent's wrappers (SEMANTICS §13)."""
+"""Titles and topics are the person's words, not the agent's wrappers (docs/formats.md)."""
 
 from compaction_inspector.core.checkpoint import build
 from compaction_inspector.core.model import Session

@@ -1,4 +1,4 @@
-"""Every worked case of SEMANTICS §4, with the exact stats."""
+"""Every worked case of docs/strategies.md#trim, with the exact stats."""
 
 import pytest
 
@@ -20,7 +20,7 @@ def test_turn_trigger_keeps_first_user_and_last_2k() -> None:
     r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=5, turn=6), CTX)
     assert texts(r.messages) == ["u1", "u9", "a10", "u11", "a12"]
     assert r.stats.reason == "turn_pressure" and r.stats.triggered is True
-    assert r.messages[0] is msgs[0] and r.messages[-1] is msgs[-1]
+    assert r.messages is not None and r.messages[0] is msgs[0] and r.messages[-1] is msgs[-1]
 
 
 def test_turn_trigger_is_strict() -> None:

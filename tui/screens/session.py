@@ -35,7 +35,14 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import inline_subagent, subagent_file
 from compaction_inspector.core.simulate import Cancelled, Simulation
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Step, hysteresis
+from compaction_inspector.core.strategies import (
+    REGISTRY,
+    CompactionResult,
+    OptionError,
+    Stats,
+    Step,
+    hysteresis,
+)
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.demo import Demo
@@ -102,7 +109,7 @@ class SessionScreen(Screen[None]):
 
     inspection: var[Inspection | None] = var(None, always_update=True)
     strategy = var(hysteresis.NAME)
-    result: var[CompactionResult | None] = var(None, always_update=True)
+    result: var[CompactionResult[Stats] | None] = var(None, always_update=True)
     step = var(-1)
     split = var(False)
     mode = var("strategy")  # or OWN
@@ -124,7 +131,7 @@ class SessionScreen(Screen[None]):
             self.inspection, self.run = inspection, run
 
     class StrategyDone(TextualMessage):
-        def __init__(self, run: int, result: CompactionResult) -> None:
+        def __init__(self, run: int, result: CompactionResult[Stats]) -> None:
             super().__init__()
             self.run, self.result = run, result
 
@@ -136,7 +143,7 @@ class SessionScreen(Screen[None]):
     class OwnDone(TextualMessage):
         """The transcript's own compactions, as steps."""
 
-        def __init__(self, run: int, result: CompactionResult) -> None:
+        def __init__(self, run: int, result: CompactionResult[Stats]) -> None:
             super().__init__()
             self.run, self.result = run, result
 
@@ -188,7 +195,7 @@ class SessionScreen(Screen[None]):
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
         self._waiting = False  # following a file that cannot be read yet
-        self._strategy_result: CompactionResult | None = None  # the strategy's, while OWN is shown
+        self._strategy_result: CompactionResult[Stats] | None = None  # the strategy's, while OWN is shown
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
         self._pending: dict[str, int] = {}  # work under way, by kind: the run that counts
         self._runs = 0
@@ -878,7 +885,7 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, group="export", description="export Markdown")
     def _export_markdown(
-        self, stem: Path, inspection: Inspection, result: CompactionResult, upto: int
+        self, stem: Path, inspection: Inspection, result: CompactionResult[Stats], upto: int
     ) -> None:
         """The steps up to the one shown, as Markdown: every step's diff, seconds for
         the thousands of a long session, so not on the UI thread."""

@@ -13,7 +13,14 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Setting, highlights
+from compaction_inspector.core.strategies import (
+    REGISTRY,
+    CompactionResult,
+    OptionError,
+    Setting,
+    Stats,
+    highlights,
+)
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -155,7 +162,7 @@ class StrategyPanel(Vertical):
             self.current = updated
             self.post_message(self.Changed(self.strategy, updated))
 
-    def show_step(self, result: CompactionResult | None, index: int, running: bool = False) -> None:
+    def show_step(self, result: CompactionResult[Stats] | None, index: int, running: bool = False) -> None:
         title = self.query_one("#step-title", Static)
         body = self.query_one("#step-body", Static)
         if running or result is None:
@@ -196,6 +203,6 @@ class StrategyPanel(Vertical):
         body.update(detail)
 
     @staticmethod
-    def _stats_line(result: CompactionResult) -> str:
+    def _stats_line(result: CompactionResult[Stats]) -> str:
         parts = [f"{k}={v}" for k, v in highlights(result.stats).items()]
         return "stats: " + (", ".join(parts) if parts else "nothing to do")

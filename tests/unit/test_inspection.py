@@ -1,0 +1,77 @@
+"""The one pipeline: what an Inspection holds is what each step of it gives alone."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compaction_inspector.core.compactions import real_compactions
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import context_of
+from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.strategies import hysteresis, run
+from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import path
+
+CONFIG = Config(window=Window(5000, 500), preset=None)
+
+
+def test_an_inspection_is_the_pipeline_run_once() -> None:
+    session = load(path())
+    counter = make_counter("cl100k_base")
+    inspection = Inspection.of(session, CONFIG, counter)
+    assert inspection.live == live_start(session.messages) == 30
+    assert inspection.origins[session.messages[42]] == 42
+    assert inspection.tokens == counter.count_all(session.messages)
+    assert inspection.model.scale == fit(session, counter, CONFIG.overhead_tokens).scale
+    assert inspection.context == context_of(session, counter, CONFIG.window)
+    ours = inspection.run(hysteresis.NAME)
+    alone = run(hysteresis.NAME, session.messages[30:], None, inspection.context)
+    assert (
+        [s.title for s in ours.steps]
+        == [s.title for s in alone.steps]
+        == ["Summarize volley 1: “Next: support multi-line values. A line…”"]
+    )
+    found = inspection.own_compactions()
+    assert [c.to_dict() for c in found] == [
+        c.to_dict() for c in real_compactions(session, inspection.model, counter, inspection.config)
+    ]
+    assert [s.tokens_after for s in inspection.own_steps().steps] == [2093]
+
+
+def test_a_strategy_compared_with_itself_takes_its_contrast() -> None:
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    assert inspection.policy(BASELINE).strategy is None
+    assert inspection.policy(hysteresis.NAME).settings.stage == "preflight"
+    assert inspection.policy(hysteresis.NAME, against="trim").settings.stage == "preflight"
+    assert inspection.policy(hysteresis.NAME, against=hysteresis.NAME).settings.stage == "post-turn"
+
+
+def test_tuning_options_keeps_the_indexes_and_a_new_window_does_not() -> None:
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    segments = inspection.segments
+    h = dataclasses.replace(CONFIG.options(hysteresis.NAME), target=60)
+    tuned = inspection.with_config(inspection.config.with_options(hysteresis.NAME, h))
+    assert tuned.segments is segments and tuned.config.options(hysteresis.NAME).target == 60
+    wider = inspection.with_config(dataclasses.replace(inspection.config, window=Window(6000, 500)))
+    assert wider.segments is not segments and wider.context.window == Window(6000, 500)
+
+
+def test_an_estimate_then_exact_counts() -> None:
+    estimate = Inspection.open(path(), CONFIG, estimate=True)
+    assert estimate.counter.name == "chars4" and not estimate.counter.exact
+    seen: list[tuple[int, int]] = []
+    exact = estimate.recount(lambda done, todo: seen.append((done, todo)))
+    assert exact.counter.exact and exact.session is estimate.session
+    assert seen == [] or seen[-1][0] == seen[-1][1]  # from the cache, or counted to the end
+
+
+def test_appended_messages_are_counted_and_fitted_again() -> None:
+    whole = load(path())
+    head = dataclasses.replace(whole, messages=whole.messages[:40])
+    inspection = Inspection.of(head, CONFIG, make_counter("chars4"))
+    grown = inspection.appended(whole)
+    assert grown.counter is inspection.counter and len(grown.tokens) == len(whole.messages)
+    assert grown.model.responses != inspection.model.responses
