@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.fidelity import paths
-from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.tokens import make_counter
 
 
@@ -32,8 +31,9 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
         except LoadError as exc:
             print(f"skipped {path}: {exc}", file=sys.stderr)
             continue
-        config = Config().for_session(session)
-        for c in real_compactions(session, fit(session, counter), counter, config):
+        inspection = Inspection.of(session, Config(), counter)
+        config = inspection.config
+        for c in inspection.own_compactions():
             d = c.to_dict()
             after = d["measured_after"]
             d["file"] = path.name

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from compaction_inspector.core.analysis import Analysis, analyze
 from compaction_inspector.core.compactions import RealCompaction, as_steps, real_compactions
@@ -28,6 +27,7 @@ from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
+from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.token_cache import count_session
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
@@ -142,7 +142,7 @@ class Inspection:
 
     # --- what is asked of it -------------------------------------------------------------
 
-    def run(self, strategy: str, options: Any = None) -> CompactionResult[Stats]:
+    def run(self, strategy: str, options: Options | None = None) -> CompactionResult[Stats]:
         """`strategy` over the request the agent sends next, with `options` or the config's."""
         chosen = options if options is not None else self.config.options(strategy)
         return run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)

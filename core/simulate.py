@@ -27,6 +27,7 @@ from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment, Segments
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, lookup, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
+from compaction_inspector.core.strategies.registry import Options
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Policy:
     """A strategy and its options; `strategy=None` is the baseline with no compaction."""
 
     strategy: str | None = None
-    options: Any = None
+    options: Options | None = None
 
     @cached_property
     def declared(self) -> Strategy[Any]:
@@ -42,7 +43,7 @@ class Policy:
         return lookup(self.strategy)
 
     @cached_property
-    def settings(self) -> Any:
+    def settings(self) -> Options:
         """`options`, or the strategy's defaults; made once, as every round asks."""
         return self.options if self.options is not None else self.declared.options()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
@@ -44,6 +44,15 @@ class Option:
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
+
+
+class Options(Protocol):
+    """A strategy's options: a frozen dataclass whose fields carry an `Option` each."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+OptionsT = TypeVar("OptionsT", bound=Options)  # one strategy's own options type
 
 
 class UnknownKey(OptionError):
@@ -118,7 +127,7 @@ def settings(options_type: type) -> list[Setting]:
     ]
 
 
-def check(options: Any) -> None:
+def check(options: Options) -> None:
     """The range of every field that declares one: whole numbers from their minimum, a
     choice among its choices. Rules across fields stay in the strategy."""
     for s in settings(type(options)):
@@ -129,7 +138,7 @@ def check(options: Any) -> None:
             raise OptionError(f"{s.key} must be {' or '.join(s.option.choices)}, not {value!r}")
 
 
-def with_values(options: Any, values: Mapping[str, Any]) -> Any:
+def with_values(options: OptionsT, values: Mapping[str, Any]) -> OptionsT:
     """`options` with the fields named in `values` replaced. A field of a group given
     replaces the whole group: the others it leaves out become None."""
     if not values:
@@ -145,7 +154,7 @@ def with_values(options: Any, values: Mapping[str, Any]) -> Any:
         raise OptionError(str(exc)) from exc
 
 
-def from_config(options: Any, section: Mapping[str, Any], where: str) -> Any:
+def from_config(options: OptionsT, section: Mapping[str, Any], where: str) -> OptionsT:
     """`options` with a compaction.yaml section on top. Unknown keys name their place."""
     saved = [s for s in settings(type(options)) if s.option.saved]
     allowed = list(dict.fromkeys(s.option.group or s.name for s in saved))
@@ -187,7 +196,7 @@ def _from_yaml(s: Setting, value: Any) -> Any:
     return value
 
 
-def to_config(options: Any) -> dict[str, Any]:
+def to_config(options: Options) -> dict[str, Any]:
     """The saved fields as a compaction.yaml section (a group holds only what is set)."""
     out: dict[str, Any] = {}
     for s in settings(type(options)):
@@ -205,9 +214,6 @@ def to_config(options: Any) -> dict[str, Any]:
         else:
             out[s.name] = value
     return out
-
-
-OptionsT = TypeVar("OptionsT")  # a strategy's options dataclass
 
 
 @dataclass(frozen=True)

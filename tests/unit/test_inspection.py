@@ -11,7 +11,9 @@ from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import hysteresis, run
+from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 
@@ -41,12 +43,18 @@ def test_an_inspection_is_the_pipeline_run_once() -> None:
     assert [s.tokens_after for s in inspection.own_steps().steps] == [2093]
 
 
+def stage(policy: Policy) -> str:
+    options = policy.settings
+    assert isinstance(options, HysteresisOptions)
+    return options.stage
+
+
 def test_a_strategy_compared_with_itself_takes_its_contrast() -> None:
     inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
     assert inspection.policy(BASELINE).strategy is None
-    assert inspection.policy(hysteresis.NAME).settings.stage == "preflight"
-    assert inspection.policy(hysteresis.NAME, against="trim").settings.stage == "preflight"
-    assert inspection.policy(hysteresis.NAME, against=hysteresis.NAME).settings.stage == "post-turn"
+    assert stage(inspection.policy(hysteresis.NAME)) == "preflight"
+    assert stage(inspection.policy(hysteresis.NAME, against="trim")) == "preflight"
+    assert stage(inspection.policy(hysteresis.NAME, against=hysteresis.NAME)) == "post-turn"
 
 
 def test_tuning_options_keeps_the_indexes_and_a_new_window_does_not() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -43,6 +42,7 @@ from compaction_inspector.core.strategies import (
     Step,
     hysteresis,
 )
+from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.demo import Demo
@@ -518,7 +518,7 @@ class SessionScreen(Screen[None]):
         self.run_simulation()
 
     @work(thread=True, exclusive=True, group="strategy", description="run strategy")
-    def _run_strategy(self, inspection: Inspection, name: str, options: Any, run: int) -> None:
+    def _run_strategy(self, inspection: Inspection, name: str, options: Options, run: int) -> None:
         result = inspection.run(name, options)
         if not get_current_worker().is_cancelled:
             self.post_message(self.StrategyDone(run, result))

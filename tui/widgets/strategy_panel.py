@@ -21,6 +21,7 @@ from compaction_inspector.core.strategies import (
     Stats,
     highlights,
 )
+from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -41,12 +42,12 @@ class StrategyPanel(Vertical):
     class Changed(TextualMessage):
         """A valid set of the shown strategy's options was entered."""
 
-        def __init__(self, strategy: str, options: Any) -> None:
+        def __init__(self, strategy: str, options: Options) -> None:
             super().__init__()
             self.strategy = strategy
             self.options = options
 
-    def __init__(self, strategy: str, options: Any, *, id: str | None = None) -> None:
+    def __init__(self, strategy: str, options: Options, *, id: str | None = None) -> None:
         """The form of `strategy` holding `options`; the screen's config keeps every
         strategy's options, the form only the shown one's."""
         super().__init__(id=id)
@@ -99,13 +100,13 @@ class StrategyPanel(Vertical):
         error.update("")
         error.display = False
 
-    async def set_strategy(self, strategy: str, options: Any) -> None:
+    async def set_strategy(self, strategy: str, options: Options) -> None:
         if strategy != self.strategy:
             self.strategy, self.current = strategy, options
             self.query_one("#strategy-select", Select).value = strategy
             await self._build_form()
 
-    async def set_options(self, strategy: str, options: Any) -> None:
+    async def set_options(self, strategy: str, options: Options) -> None:
         """Options changed elsewhere (tuning keys, a preset): show them in the form."""
         if strategy == self.strategy:
             self.current = options
