@@ -249,6 +249,13 @@ class Index:
                 if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
                     self.entries = as_dict(data.get("rows"))
 
+    def known(self, found: list[Found]) -> list[Row]:
+        """The rows the index holds for these files as it last saw them, without looking
+        at the files (what a list shows at once; `rows` then checks each one)."""
+        kept = (self.entries.get(str(f.path)) for f in found)
+        rows = (Row.from_dict(k.get("row")) for k in kept if isinstance(k, dict))
+        return sorted((r for r in rows if r is not None), key=lambda r: r.last_activity or "", reverse=True)
+
     def rows(self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None) -> list[Row]:
         """A row for each file, scanned only when it changed; newest activity first.
         `progress(done, total, row)` hears of each row as it is made."""

@@ -3,19 +3,23 @@ come back to."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, ProgressBar
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.sessions import roots
+from compaction_inspector.core.sessions import Found, Index, Row, find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import inspected, settle, shown, title
+from tests.tui.conftest import SETTLE_S, inspected, settle, shown, title
 
 
 @pytest.fixture
@@ -37,11 +41,13 @@ def titles(app: InspectorApp) -> list[str]:
     return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
-async def until_listed(pilot: object, app: InspectorApp) -> None:
-    for _ in range(100):
-        if isinstance(app.screen, SessionBrowser) and not app.screen.query_one(ProgressBar).display:
-            return  # the scan is done
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
+async def until_listed(pilot: Pilot[None], app: InspectorApp) -> None:
+    """Until the browser has checked every file and drawn what it found."""
+    await pilot.pause()
+    browser = app.screen
+    assert isinstance(browser, SessionBrowser)
+    await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
+    await pilot.pause()
 
 
 async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) -> None:
@@ -223,3 +229,34 @@ async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
         await pilot.press(*"sort sessions by compactions", "enter")
         await pilot.pause(0.3)
         assert isinstance(browser, SessionBrowser) and browser.sort == "compactions"
+
+
+async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opened again, the list shows what the index kept before any file is looked at; a
+    file changed since is shown as it is now once the scan reaches it."""
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    kept = Index().rows(find(places))  # a first run kept every row
+    changed = home / ".claude" / "projects" / "-nowhere-flaky" / "tinyparse.jsonl"
+    changed.write_text("not a transcript any more\n")
+    release = threading.Event()
+    checked = Index.rows
+
+    def held(index: Index, found: list[Found], progress: Any = None) -> list[Row]:
+        release.wait(10)  # the files are not checked until the list is seen
+        return checked(index, found, progress)
+
+    monkeypatch.setattr(Index, "rows", held)
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(50):
+            await pilot.pause()
+            if isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).row_count:
+                break
+        listed = titles(app)  # the index's rows, before any file is checked
+        assert len(listed) == len(kept) == 4
+        assert sum(t.startswith("not a transcript") for t in listed) == 1  # broken.jsonl only
+        release.set()
+        await until_listed(pilot, app)
+        assert sum(t.startswith("not a transcript") for t in titles(app)) == 2  # checked: it changed

@@ -101,3 +101,14 @@ def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path
     )
     [row] = Index(tmp_path / "index2.json").rows(find([(FOLDER, tmp_path / "logs")]))
     assert (row.started, row.last_activity) == ("2026-06-15T09:16:08.751Z", "2026-06-15T09:21:26.740Z")
+
+
+def test_the_index_knows_its_rows_without_looking_at_the_files(tmp_path: Path) -> None:
+    found = find([(CLAUDE_CODE, home(tmp_path))])
+    index = tmp_path / "index.json"
+    assert Index(index).known(found) == []  # nothing kept yet
+    rows = Index(index).rows(found)
+    for f in found:
+        f.path.unlink()  # known() never opens or stats a file
+    assert Index(index).known(found) == rows
+    assert sorted(Path(r.path).name for r in rows) == ["agent-x.jsonl", "s1.jsonl"]

@@ -7,6 +7,8 @@ session, escape from the session comes back here with the cursor where it was.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.sessions import Found, Index, Row, find
+from compaction_inspector.core.sessions import Index, Row, find
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.screens.help import HelpScreen
 from compaction_inspector.tui.text import safe
@@ -46,6 +48,7 @@ COLUMNS = (
 DROPPED = ("size", "started", "project", "agent", "rounds", "model", "messages", "last activity",
            "compactions", "peak")  # fmt: skip
 TITLE_WANT, TITLE_MIN = 40, 24
+BATCH_S = 0.25  # a scan shows its new rows at most this often: drawing each would slow it
 NUMBERS = frozenset({"peak_context_tokens", "compactions", "messages", "api_rounds", "bytes"})
 
 
@@ -83,6 +86,8 @@ class SessionBrowser(Screen[None]):
         self.places = places
         self.keymap = dict(keymap or {})
         self.rows: list[Row] = []
+        self.listed = False  # the index's rows are shown while the files are checked
+        self.scanned = asyncio.Event()  # set once every file is checked (what tests await)
         self.sort = "last_activity"
         self.reverse = True
         self.columns: list[tuple[str, str, int]] = []
@@ -127,31 +132,57 @@ class SessionBrowser(Screen[None]):
 
     @work(thread=True, exclusive=True, group="browse", description="scan sessions")
     def scan(self) -> None:
+        """The rows the index knows, at once; then every file checked (only a changed one
+        is read again), the rows it makes shown in batches, so drawing them never holds
+        up the scan."""
         worker = get_current_worker()
         found = find(self.places)
+        index = Index()
+        known = index.known(found)
+        if known:
+            self.app.call_from_thread(self._listed, known)
+        batch: list[Row] = []
+        shown_at = time.monotonic()
 
         def progress(done: int, total: int, row: Row) -> None:
-            if not worker.is_cancelled:
-                self.app.call_from_thread(self._progress, done, total, row)
+            nonlocal shown_at
+            batch.append(row)
+            if not worker.is_cancelled and time.monotonic() - shown_at >= BATCH_S:
+                self.app.call_from_thread(self._progress, done, total, batch[:])
+                batch.clear()
+                shown_at = time.monotonic()
 
-        rows = Index().rows(found, progress)
+        rows = index.rows(found, progress)
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._scanned, rows, found)
+            self.app.call_from_thread(self._scanned, rows, known)
 
-    def _progress(self, done: int, total: int, row: Row) -> None:
-        """A row as it is scanned, shown at once (the full list is sorted when all are)."""
+    def _listed(self, rows: list[Row]) -> None:
+        """The index's rows, before any file is checked: the scan replaces them once, at
+        its end, if any changed."""
+        self.rows, self.listed = rows, True
+        self.show()
+
+    def _progress(self, done: int, total: int, rows: list[Row]) -> None:
+        """Rows as they are scanned; while the index listed none, each is added as it
+        comes (the full list is sorted when all are)."""
         self.query_one(ProgressBar).update(total=max(1, total), progress=done)
-        self.rows.append(row)
-        if _matches(row, self.query_one(Input).value):
-            self.query_one(DataTable).add_row(*self.cells(row), key=row.path)
+        if self.listed:
+            return
+        self.rows += rows
+        table, wanted = self.query_one(DataTable), self.query_one(Input).value
+        for row in rows:
+            if _matches(row, wanted):
+                table.add_row(*self.cells(row), key=row.path)
 
-    def _scanned(self, rows: list[Row], found: list[Found]) -> None:
-        self.rows = rows
+    def _scanned(self, rows: list[Row], known: list[Row]) -> None:
         self.query_one(ProgressBar).display = False
         head = self.query_one("#browser-head", Static)
         head.update(f"{counted(len(rows), 'session')}: type to filter, enter opens, a header sorts, q quits.")
         self.query_one(DataTable).focus()
-        self.show()
+        if rows != known or not self.listed:  # a warm list already shows them all
+            self.rows = rows
+            self.show()
+        self.scanned.set()
 
     def show(self) -> None:
         """The rows that match the filter, in the chosen order."""
