@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.simulate import Event, Point
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate
+from compaction_inspector.tui.report import shown_rounds
 from tests.hostile import run_cli
 
 
@@ -43,3 +45,37 @@ def test_simulate_at_80_columns_keeps_the_pressure_figure(
     assert rows and all(
         line.rstrip().split("│")[5].strip().endswith("%") for line in rows if line[:6].strip()
     )
+
+
+def _point(round_: int, pressure: float, event: bool = False) -> Point:
+    happened = Event("policy", ("Auto-compact",), 100) if event else None
+    return Point(round_, round_, 1, 100, 100, pressure, pressure, False, happened)
+
+
+def test_a_long_replay_shows_its_ends_its_peak_and_every_compaction() -> None:
+    points = [_point(r, r / 1000) for r in range(100)]
+    points[30] = _point(30, 0.5, event=True)
+    points[70] = _point(70, 0.95)  # the peak
+    rows, thinned = shown_rounds(points, 10)
+    assert rows == [0, 1, 17, 30, 34, 50, 66, 70, 83, 99] and not thinned
+    assert shown_rounds(points, None) == (list(range(100)), False)
+    assert shown_rounds(points[:10], 10) == (list(range(10)), False)
+
+
+def test_more_compactions_than_rows_are_thinned_evenly() -> None:
+    points = [_point(r, 0.5, event=r % 2 == 0) for r in range(100)]
+    rows, thinned = shown_rounds(points, 5)
+    assert thinned and len(rows) == 5 and rows[0] == 0 and rows[-1] == 99
+
+
+def test_simulate_says_which_rounds_it_shows_and_all_rounds_shows_each(tmp_path: Path) -> None:
+    big = tmp_path / "big.jsonl"
+    generate(big, 300_000, seed=3)
+    short = run_cli(["simulate", str(big), "--strategy", "none"])
+    every = run_cli(["simulate", str(big), "--strategy", "none", "--all-rounds"])
+    assert short.code == every.code == 0
+    rounds = int(re.search(r": ([\d,]+) rounds", short.out).group(1).replace(",", ""))  # type: ignore[union-attr]
+    table = lambda out: [line for line in out.splitlines() if re.match(r"\s+\d+ │", line)]  # noqa: E731
+    assert len(table(short.out)) == 40 < rounds == len(table(every.out))
+    assert f"40 of {rounds:,} rounds shown: the first, the last, the peak" in " ".join(short.out.split())
+    assert "rounds shown" not in every.out

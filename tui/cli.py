@@ -161,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default=hysteresis.NAME, choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
     _add_policy(p)
+    p.add_argument(
+        "--all-rounds",
+        action="store_true",
+        help="the table shows every round (by default at most 40: the ends, the peak and each compaction)",
+    )
     p.add_argument("--checkpoints", action="store_true", help="show where checkpoints would be written")
     p.add_argument("--checkpoint-every", type=int, default=10, help="API rounds between checkpoints")
     p = sub.add_parser(
@@ -318,7 +323,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_simulation
 
-        print_simulation(sims)
+        print_simulation(sims, all_rounds=args.all_rounds)
         if points is not None:
             say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:

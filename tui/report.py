@@ -4,6 +4,7 @@ config reaches it through `tui.text.safe`: `Text`, never markup, escapes shown, 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -18,7 +19,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.diff import runs
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row
-from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.simulate import Point, Simulation
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
@@ -184,7 +185,34 @@ def print_compaction(
         out.print(safe(f"result: {len(previous)} messages, {tokens:,} tokens", style="bold"))
 
 
-def print_simulation(simulations: list[Simulation], out: Console | None = None) -> None:
+ROUNDS_SHOWN = 40  # a longer replay's table shows this many rounds, unless every one is asked for
+
+
+def shown_rounds(points: Sequence[Point], limit: int | None) -> tuple[list[int], bool]:
+    """Which rounds of a replay a table shows, and whether its compactions had to be
+    thinned too: all of them within `limit` (None: no limit); else the first and last
+    rounds, the peak and every compaction, and rounds evenly spaced between them."""
+    n = len(points)
+    if limit is None or n <= limit:
+        return list(range(n)), False
+    peak = max(range(n), key=lambda i: points[i].pressure_after)
+    ends = {0, n - 1, peak}
+    events = [i for i, p in enumerate(points) if p.event is not None and i not in ends]
+    thinned = len(ends) + len(events) > limit
+    pool, room = (events, limit - len(ends)) if thinned else (range(n), limit - len(ends) - len(events))
+    chosen = ends | (set() if thinned else set(events))
+    spare = [i for i in pool if i not in chosen]
+    if room > 0 and spare:
+        step = len(spare) / room
+        chosen |= {spare[int(k * step)] for k in range(min(room, len(spare)))}
+    return sorted(chosen), thinned
+
+
+def print_simulation(
+    simulations: list[Simulation], out: Console | None = None, all_rounds: bool = False
+) -> None:
+    """Each replay's totals and its table of rounds (`all_rounds`: every round, else at
+    most ROUNDS_SHOWN of them, saying which)."""
     out = out or console()
     if len(simulations) > 1:  # the policies side by side first, then each round by round
         both = Table(title="compared", title_justify="left", show_edge=False, pad_edge=False)
@@ -220,7 +248,8 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
         for column in ("round", "sent", "reported", "before", "after", "pressure"):
             table.add_column(column, justify="left" if column == "pressure" else "right", no_wrap=True)
         table.add_column("event")  # the one column that gives way: its text is cut, not wrapped
-        for p in sim.points:
+        rows, thinned = shown_rounds(sim.points, None if all_rounds else ROUNDS_SHOWN)
+        for p in (sim.points[i] for i in rows):
             event = ""
             if p.event is not None:
                 event = ("⚑ " if p.event.source == "transcript" else "✂ ") + p.event.description
@@ -236,6 +265,15 @@ def print_simulation(simulations: list[Simulation], out: Console | None = None) 
                 _cut(safe(one_line(event, 60))),
             )
         out.print(table)
+        if len(rows) < len(sim.points):
+            which = "compactions evenly spaced" if thinned else "every compaction, the rest evenly spaced"
+            out.print(
+                safe(
+                    f"{len(rows)} of {len(sim.points):,} rounds shown: the first, the last, the peak, "
+                    f"{which}; --all-rounds shows every round",
+                    style="dim",
+                )
+            )
 
 
 def print_compactions(
