@@ -7,6 +7,7 @@ line number; a file that is no transcript at all raises `LoadError` with the rea
 from __future__ import annotations
 
 import hashlib
+import os
 import itertools
 from collections.abc import Iterator
 from dataclasses import replace
@@ -32,7 +33,7 @@ from compaction_inspector.core.formats.common import (
 )
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
-__all__ = ["FORMATS_TRIED", "LoadError", "appended", "load", "load_text"]
+__all__ = ["FORMATS_TRIED", "LoadError", "appended", "head", "load", "load_text"]
 
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
@@ -70,6 +71,31 @@ def load(path: str | Path, request: int | None = None) -> Session:
             return replace(session, content_hash=hasher.hexdigest())
     except OSError as exc:
         raise _unreadable(path, exc) from exc
+
+
+HEAD_BYTES = 256 * 1024  # what a preview reads: a screen of rows in any real session
+
+
+def head(path: str | Path, size: int = HEAD_BYTES) -> tuple[Session, int] | None:
+    """The first complete lines of a large JSONL transcript (at most `size` bytes) read
+    as a session, and the file's size: what a screen can show while the whole is read.
+    None when the file is no larger than that, or is not read line by line (a JSON or
+    YAML document is read whole). Never raises: the whole read says what is wrong."""
+    try:
+        with open_regular(path) as f:
+            total = os.fstat(f.fileno()).st_size
+            if total <= size:
+                return None
+            data = f.read(size)
+    except OSError:
+        return None
+    data = data[: data.rfind(b"\n") + 1]
+    first = data[: data.find(b"\n") + 1]
+    kind = _streamable(first) if first else None
+    if kind is None:
+        return None
+    records = read_jsonl(data.decode("utf-8", errors="replace"))
+    return kind.load(records, str(path)), total
 
 
 def appended(session: Session, text: str, first_line: int) -> Session | None:

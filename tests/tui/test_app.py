@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import threading
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input
 
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
+from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
@@ -17,7 +20,7 @@ from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
-from tests.tui.conftest import inspected, settle, shown
+from tests.tui.conftest import inspected, settle, shown, title
 
 SIZE = (120, 40)
 SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
@@ -97,15 +100,15 @@ async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
             "3": ("hysteresis", "No candidates"),
             "4": ("microcompact", "Clear 14 old tool results"),
         }
-        for key, (name, title) in expected.items():
+        for key, (name, step_title) in expected.items():
             await pilot.press(key)
             await settle(pilot)
             result = shown(app).result
             assert shown(app).strategy == name and result is not None and result.strategy == name
-            if title:
+            if step_title:
                 await pilot.press("e")
                 await pilot.pause()
-                assert title in panel_text(app)
+                assert step_title in panel_text(app)
         assert "Step 1/1 · Clear 14 old tool results" in panel_text(app)
         cleared = [e for e in shown(app).query_one("#before", TranscriptView).entries if e.fate == "edited"]
         assert len(cleared) == 14
@@ -747,3 +750,37 @@ async def test_a_short_timeline_keeps_its_chart_and_the_cursor_line(tmp_path: Pa
         assert len(lines) == timeline.size.height
         assert lines[-1].startswith("round 23: ")  # the cursor's figures, never cut off
         assert sum("%" in line[:5] for line in lines) >= 2  # the chart keeps its rows and labels
+
+
+async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first lines are on screen, and keys move through them, before the file is
+    read; no figure is shown for a part; the cursor stays where the reader got to."""
+    from compaction_inspector.sample_sessions.generate import generate
+    from compaction_inspector.tui.screens import session as screen_module
+
+    big = tmp_path / "big.jsonl"
+    generate(big, 600_000, seed=5)
+    release = threading.Event()
+    whole = screen_module.load
+
+    def held(path: str | Path, request: int | None = None) -> Session:
+        release.wait(10)
+        return whole(path, request)
+
+    monkeypatch.setattr(screen_module, "load", held)
+    app = InspectorApp(big, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(50):
+            await pilot.pause()
+            if shown(app).previewed:
+                break
+        assert re.search(r"big\.jsonl · the first [\d,]+ messages · reading 0\.6 MB…", title(app))
+        assert "#0 user" in screen_text(app, "#before") and shown(app).inspection is None
+        assert gauge_text(app).startswith("Pressure: counting…")
+        await pilot.press("j", "j")
+        release.set()
+        await settle(pilot)
+        assert title(app).startswith("big.jsonl · claude-code · ")
+        assert shown(app).query_one("#before", TranscriptView).cursor == 2

@@ -27,7 +27,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
 from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError, head, load
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
@@ -48,7 +48,7 @@ from compaction_inspector.tui import heap
 from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
-from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
+from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
@@ -122,6 +122,13 @@ class SessionScreen(Screen[None]):
         def __init__(self, inspection: Inspection, run: int) -> None:
             super().__init__()
             self.inspection, self.run = inspection, run
+
+    class Previewed(TextualMessage):
+        """The first lines of a large file, read while the whole is: rows to look at."""
+
+        def __init__(self, inspection: Inspection, total: int, run: int) -> None:
+            super().__init__()
+            self.inspection, self.total, self.run = inspection, total, run
 
     class Counted(TextualMessage):
         """Exact counts of the session read."""
@@ -201,6 +208,7 @@ class SessionScreen(Screen[None]):
         self._runs = 0
         self.settled = asyncio.Event()  # set while nothing is under way (what tests await)
         self._redraw_queued = False
+        self.previewed = False  # the first rows of a large file were shown while it was read
 
     # --- what the screen shows -------------------------------------------------------------
 
@@ -316,6 +324,12 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", description="load")
     def _load(self, run: int) -> None:
+        if self._given is None and self.request is None and self.inspection is None:
+            preview = head(self.path)
+            if preview is not None:
+                first, total = preview
+                rows = Inspection.of(first, self._config, estimate=True)
+                self.post_message(self.Previewed(rows, total, run))
         try:
             session = self._given or load(self.path, request=self.request)
         except LoadError as exc:
@@ -328,6 +342,20 @@ class SessionScreen(Screen[None]):
         exact.counter.count_all(session.sidechain)  # here, not on the UI thread when they are shown
         if not worker.is_cancelled:
             self.post_message(self.Counted(exact, run))
+
+    def on_session_screen_previewed(self, event: Previewed) -> None:
+        """The first rows, while the rest is read: the transcript only (no figure is
+        shown until the whole is read, as a part would give false ones)."""
+        if self._pending.get("count") != event.run or self.inspection is not None:
+            return
+        preview = event.inspection
+        source = Source(preview.session, None, preview.counter, preview.origins)
+        self.query_one("#before", TranscriptView).show(build(source, self._key(-1))[0], keep_cursor=False)
+        self.previewed = True
+        self.sub_title = (
+            f"{self.shown_name} · the first {counted(len(preview.session.messages), 'message')} · "
+            f"reading {event.total / 1e6:,.1f} MB…"
+        )
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -367,7 +395,10 @@ class SessionScreen(Screen[None]):
                 severity="warning",
                 timeout=10,
             )
+        view = self.query_one("#before", TranscriptView)
+        cursor = view.cursor if self.previewed else 0  # where the reader got to in the first rows
         self.refresh_view(keep_cursor=False)
+        view.set_cursor(min(cursor, max(0, len(view.entries) - 1)))
         # The strategy and the replay wait for exact counts (Counted always follows):
         # run now on the estimate, they would only slow the counting down.
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
