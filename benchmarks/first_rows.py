@@ -1,0 +1,73 @@
+"""How soon a session's first rows are on screen: `python3 -m benchmarks.first_rows [--sizes 1,10,100]`.
+
+Each measure is a fresh process, from its start until the transcript lists its first
+rows (Pilot at 160x45), against the floor of any Textual app measured in the same run:
+a process that only imports `textual.app`. Sessions are the generated ones of
+`benchmarks.run` (`benchmarks/results/sessions/`); counts are not cached between runs,
+so every open reads and counts from nothing. Prints a Markdown table; the target is
+2.5x the floor at every size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.run import session_file
+
+RUNS = 3
+FLOOR = "import textual.app"
+OPEN = """
+import asyncio, sys
+from compaction_inspector.core.config import Config
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.widgets.transcript import TranscriptView
+
+async def main() -> None:
+    app = InspectorApp(sys.argv[1], Config())
+    async with app.run_test(size=(160, 45)) as pilot:
+        while not any(len(v.entries) for v in app.screen.query(TranscriptView)):
+            await pilot.pause(0.005)
+
+asyncio.run(main())
+"""
+
+
+def timed(code: str, *args: str) -> float:
+    """The best wall time of RUNS fresh processes running `code`, after one that leaves
+    the modules compiled, as they are on a user's machine after the first run."""
+    best = float("inf")
+    for n in range(RUNS + 1):
+        env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": tempfile.mkdtemp()}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, *args], check=True, env=env, capture_output=True)
+        if n:
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.first_rows", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--sizes", default="1,10,100", help="MB, comma separated")
+    args = parser.parse_args()
+    floor = timed(FLOOR)
+    print(f"floor (a process importing textual.app): {floor:.2f} s\n")
+    print("| session | first rows on screen | against the floor |")
+    print("| --- | ---: | ---: |")
+    for size in (int(s) for s in args.sizes.split(",")):
+        path: Path = session_file(size)
+        seconds = timed(OPEN, str(path))
+        print(f"| {size} MB | {seconds:.2f} s | {seconds / floor:.1f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
