@@ -17,7 +17,7 @@ from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message as TextualMessage
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -98,7 +98,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self.entry = entry
 
     boundaries: reactive[str] = reactive("both")
-    cursor = reactive(0)
+    cursor = var(0)  # a move repaints only the rows it changes (set_cursor), not the view
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -187,19 +187,24 @@ class TranscriptView(ScrollView, can_focus=True):
             self.cursor = 0
             self.post_message(self.Selected(self, None))
             return
+        was = self.cursor
         self.cursor = max(0, min(k, len(self.entries) - 1))
         m = self.entries.message(self.cursor)
         found = [self.entries.partner(self.cursor, t, result=True) for t in m.tool_use_ids()]
         found += [self.entries.partner(self.cursor, t, result=False) for t in m.tool_result_ids()]
+        marked = {was, *self.paired}
         self.paired = {q for q in found if q is not None}
-        self._cache_key += 1
-        self.refresh()
-        self.scroll_to_cursor()
+        if not self.scroll_to_cursor():  # a scroll repaints the whole view itself
+            for q in marked | {self.cursor, *self.paired}:
+                if q < len(self.entries):
+                    top = self._top(q)
+                    self.refresh_lines(top, self._top(q + 1) - top)
         self.post_message(self.Selected(self, self.entries[self.cursor]))
 
-    def scroll_to_cursor(self) -> None:
+    def scroll_to_cursor(self) -> bool:
+        """Scroll so the cursor's entry is in view; True when the view moved."""
         if not self.entries:
-            return
+            return False
         band_top = self._top(self.cursor)
         bottom = band_top + len(self._band_rows(self.cursor)) + 1
         height = self.scrollable_content_region.height or 1
@@ -207,6 +212,9 @@ class TranscriptView(ScrollView, can_focus=True):
             self.scroll_to(y=band_top, animate=False)
         elif bottom >= self.scroll_y + height:
             self.scroll_to(y=bottom - height + 1, animate=False)
+        else:
+            return False
+        return True
 
     def action_cursor(self, delta: int) -> None:
         self.set_cursor(self.cursor + delta)
@@ -262,11 +270,12 @@ class TranscriptView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if not self.entries or row >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)
-        return self._strip(row, width, self._cache_key)
+        k = self._at(row)
+        marked = 2 if k == self.cursor else 1 if k in self.paired else 0
+        return self._strip(row, k, width, self._cache_key, marked)
 
     @lru_cache(maxsize=2048)  # noqa: B019 (the view lives as long as the app)
-    def _strip(self, row: int, width: int, _key: int) -> Strip:
-        k = self._at(row)
+    def _strip(self, row: int, k: int, width: int, _key: int, _marked: int) -> Strip:
         entry = self.entries[k]
         bands = self._band_rows(k)
         line = row - self._top(k)
