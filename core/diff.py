@@ -17,7 +17,9 @@ from compaction_inspector.core.model import Message, shared_ends
 
 @dataclass(frozen=True, slots=True)
 class Diff:
-    kept: tuple[int, ...]
+    # kept indexes of before, as runs (start, end): a long list is a few runs, and a
+    # step of a long session need not spell out the hundred thousand it keeps
+    kept_runs: tuple[tuple[int, int], ...]
     dropped: tuple[int, ...]
     summarized: tuple[tuple[int, int], ...]  # (index before, index of its summary after)
     edited: tuple[tuple[int, int], ...]  # (index before, index of the edited copy after)
@@ -26,12 +28,17 @@ class Diff:
     tokens_after: int
 
     @property
+    def kept(self) -> tuple[int, ...]:
+        """Every kept index of before, ascending."""
+        return tuple(i for start, end in self.kept_runs for i in range(start, end))
+
+    @property
     def token_delta(self) -> int:
         return self.tokens_after - self.tokens_before
 
     def fate(self) -> dict[int, str]:
         """What happened to each message before: kept, dropped, summarized or edited."""
-        out = {i: "kept" for i in self.kept}
+        out = dict.fromkeys(self.kept, "kept")
         out.update({i: "dropped" for i in self.dropped})
         out.update({i: "summarized" for i, _ in self.summarized})
         out.update({i: "edited" for i, _ in self.edited})
@@ -41,7 +48,7 @@ class Diff:
         """Index lists as runs `[start, end]` (end exclusive): a step of a long session
         keeps a hundred thousand messages, and listing each would make a step megabytes."""
         return {
-            "kept": runs(self.kept),
+            "kept": [list(r) for r in self.kept_runs],
             "dropped": runs(self.dropped),
             "summarized": [{"before": b, "after": a} for b, a in self.summarized],
             "edited": [{"before": b, "after": a} for b, a in self.edited],
@@ -126,8 +133,12 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
             edited.extend((i, j) for i in origins)
     accounted = set(middle) | {i for i, _ in summarized} | {i for i, _ in edited}
     dropped = tuple(i for i in range(head, end_before) if i not in accounted)
+    kept = [(0, head)] if head else []
+    kept += [(a, b) for a, b in runs(middle)]
+    if tail:
+        kept.append((end_before, len(before)))
     return Diff(
-        kept=(*range(head), *middle, *range(end_before, len(before))),
+        kept_runs=_joined(kept),
         dropped=dropped,
         summarized=tuple(summarized),
         edited=tuple(edited),
@@ -135,6 +146,17 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
         tokens_before=tokens_before,
         tokens_after=tokens_after,
     )
+
+
+def _joined(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Ascending runs with those that touch made one."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return tuple(out)
 
 
 class _Index(dict[Message, int]):

@@ -7,8 +7,8 @@ line number; a file that is no transcript at all raises `LoadError` with the rea
 from __future__ import annotations
 
 import hashlib
-import os
 import itertools
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
