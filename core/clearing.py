@@ -9,11 +9,6 @@ from compaction_inspector.core.model import Block, Message
 CLEARED_TEXT = "[Old tool result content cleared]"
 
 
-def is_cleared(block: Block) -> bool:
-    """A tool result already holds only the placeholder."""
-    return block.type == "tool_result" and block.text == CLEARED_TEXT
-
-
 def cleared(message: Message, blocks: list[int]) -> Message:
     """The message with those result blocks' content cleared."""
     edited = list(message.blocks)
@@ -28,6 +23,6 @@ def cleared_results(message: Message, ids: frozenset[str]) -> Message | None:
     leaves them; None when it holds none of them."""
     blocks = [
         j for j, b in enumerate(message.blocks)
-        if b.type == "tool_result" and b.tool_use_id in ids and not is_cleared(b)
+        if b.type == "tool_result" and b.tool_use_id in ids and b.text != CLEARED_TEXT
     ]  # fmt: skip
     return cleared(message, blocks) if blocks else None

@@ -125,6 +125,8 @@ class Table:
         self.summary_tokens: list[list[int]] = [[0] for _ in self.caps]  # per cap level
         self._summaries: list[list[Message]] = [[] for _ in self.caps]
         self._titles: dict[tuple[int, int], str] = {}  # by candidate and the number shown
+        # the last walk of `build`: (end, level, volleys walked, the messages they became)
+        self._last_walk: tuple[int, int, int, list[Message]] | None = None
 
     def span(self, n: int) -> tuple[int, int]:
         end = self.starts[n + 1] if n + 1 < len(self.starts) else len(self.messages)
@@ -197,30 +199,57 @@ class Table:
         self, end: int, done: int, level: int, dropped: frozenset[Message]
     ) -> Callable[[], tuple[Message, ...]]:
         """What builds a step's messages when it is first shown: the first `done`
-        candidates summarized at `level`, `dropped` left out."""
-        return lambda: self.build(end, [self.summary(c, level) for c in range(done)], dropped)
+        candidates summarized at `level`, `dropped` left out. A run's steps are built one
+        after another, so each goes on from the walk of the one before (`_last_walk`)."""
+
+        def made() -> tuple[Message, ...]:
+            last, walked = self._last_walk, self._walked(end, done)
+            if last is None or last[:2] != (end, level) or last[2] > walked:
+                last = (end, level, 0, [])
+            # copied, never extended in place: another thread may build from the same walk
+            out = self._walk(end, done, lambda c: self.summary(c, level), last[2], list(last[3]))
+            self._last_walk = (end, level, walked, out)
+            return self._finish(end, list(out), done, dropped)
+
+        return made
 
     def build(
         self, end: int, summaries: Sequence[Message], dropped: frozenset[Message]
     ) -> tuple[Message, ...]:
         """messages[:end] with the first candidates replaced by `summaries` (a volley's
-        system messages and earlier summaries stay) and `dropped` left out. Only the
-        volleys up to the last summarized are walked: the rest is one slice, as a step
-        of a long run is built for every step shown or reported."""
-        out: list[Message] = []
-        walked = min(self.candidates[len(summaries) - 1] + 1 if summaries else 0, self.volley_count(end))
-        for n in range(walked):
-            start, stop = self.span(n)
-            volley = self.messages[start : min(stop, end)]
+        system messages and earlier summaries stay) and `dropped` left out."""
+        out = self._walk(end, len(summaries), summaries.__getitem__, 0, [])
+        return self._finish(end, out, len(summaries), dropped)
+
+    def _walked(self, end: int, done: int) -> int:
+        """The volleys of messages[:end] up to the last of the first `done` candidates:
+        only these are walked, the rest is one slice."""
+        return min(self.candidates[done - 1] + 1 if done else 0, self.volley_count(end))
+
+    def _walk(
+        self, end: int, done: int, summary: Callable[[int], Message], start: int, out: list[Message]
+    ) -> list[Message]:
+        """`out` (the volleys before `start`, walked) with the walked volleys from `start`
+        on, the first `done` candidates as their summaries."""
+        for n in range(start, self._walked(end, done)):
+            begin, stop = self.span(n)
+            volley = self.messages[begin : min(stop, end)]
             c = self.candidate_of.get(n)
-            if c is None or c >= len(summaries):
+            if c is None or c >= done:
                 out += volley
                 continue
             raw = self.raws[c]  # made with its summary
             if len(raw) == len(volley):  # the usual volley: only its summary stays
-                out.append(summaries[c])
+                out.append(summary(c))
                 continue
-            out += [summaries[c] if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
+            out += [summary(c) if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
+        return out
+
+    def _finish(
+        self, end: int, out: list[Message], done: int, dropped: frozenset[Message]
+    ) -> tuple[Message, ...]:
+        """The walked volleys, then the rest of messages[:end] as one slice."""
+        walked = self._walked(end, done)
         out += self.messages[self.starts[walked] if walked < len(self.starts) else end : end]
         # dropped messages are the prelude's, never in a summarized volley: left out once
         return tuple(m for m in out if m not in dropped) if dropped else tuple(out)

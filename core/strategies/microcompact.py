@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
-from compaction_inspector.core.clearing import CLEARED_TEXT, cleared, is_cleared
+from compaction_inspector.core.clearing import CLEARED_TEXT, cleared
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
@@ -91,7 +91,7 @@ def _clearable(messages: Sequence[Message], options: MicrocompactOptions) -> lis
         for j, b in enumerate(m.blocks):
             if b.type == "tool_use" and b.id is not None:
                 names.setdefault(b.id, b.name or "")
-            elif b.type == "tool_result" and not is_cleared(b):
+            elif b.type == "tool_result" and b.text != CLEARED_TEXT:  # not cleared already
                 results.append((i, j, b.tool_use_id or ""))
     clearable = options.clearable_tools
     return [(i, j) for i, j, tid in results if names.get(tid) in clearable]
