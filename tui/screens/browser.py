@@ -48,7 +48,7 @@ COLUMNS = (
 DROPPED = ("size", "started", "project", "agent", "rounds", "model", "messages", "last activity",
            "compactions", "peak")  # fmt: skip
 TITLE_WANT, TITLE_MIN = 40, 24
-BATCH_S = 0.25  # a scan shows its new rows at most this often: drawing each would slow it
+BATCH_S = 1.0  # a scan shows its first row at once, then new rows at most this often: drawing slows it
 NUMBERS = frozenset({"peak_context_tokens", "compactions", "messages", "api_rounds", "bytes"})
 
 
@@ -147,7 +147,7 @@ class SessionBrowser(Screen[None]):
         def progress(done: int, total: int, row: Row) -> None:
             nonlocal shown_at
             batch.append(row)
-            if not worker.is_cancelled and time.monotonic() - shown_at >= BATCH_S:
+            if not worker.is_cancelled and (done == 1 or time.monotonic() - shown_at >= BATCH_S):
                 self.app.call_from_thread(self._progress, done, total, batch[:])
                 batch.clear()
                 shown_at = time.monotonic()
