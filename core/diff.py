@@ -105,6 +105,20 @@ def origin(message: Message, index: dict[Message, int]) -> int | None:
     return found[0] if found else None
 
 
+def label(message: Message, index: dict[Message, int]) -> str:
+    """A message as every view numbers it: `#N`, its place in the opened transcript (or
+    that of the message it edits), else "new" (a summary or marker a step made)."""
+    found = origin(message, index)
+    return f"#{found}" if found is not None else "new"
+
+
+def numbered(messages: Sequence[Message], positions: Sequence[int], index: dict[Message, int]) -> list[int]:
+    """The transcript's numbers of `messages` at `positions` (a step's positions are in
+    the request it worked on), leaving out messages a step made."""
+    found = (origin(messages[i], index) for i in positions)
+    return [n for n in found if n is not None]
+
+
 def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int, tokens_after: int) -> Diff:
     """Messages of one list are distinct objects. A step usually changes a few messages
     of a long list, so the unchanged head and tail are matched by tuple comparison (in

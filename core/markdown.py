@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import CompactionResult, Context, Stats, each_step
+from compaction_inspector.core.diff import label
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import one_line
 
 
@@ -11,10 +12,11 @@ def _cell(text: str) -> str:
     return one_line(text, 80).replace("|", "\\|")
 
 
-def compaction_markdown(
-    session: Session, result: CompactionResult[Stats], context: Context, upto: int = -1
-) -> str:
-    """Steps 1..upto+1 (all when `upto` is -1 or past the end) as a Markdown report."""
+def compaction_markdown(inspection: Inspection, result: CompactionResult[Stats], upto: int = -1) -> str:
+    """Steps 1..upto+1 (all when `upto` is -1 or past the end) of `result` (run on the
+    request `inspection` sends next) as a Markdown report; messages are numbered as the
+    app numbers them, by their place in the transcript."""
+    session, context, index = inspection.session, inspection.context, inspection.origins
     steps = result.steps if upto < 0 else result.steps[: upto + 1]
     lines = [
         f"# {result.strategy} on `{session.path}`",
@@ -23,7 +25,6 @@ def compaction_markdown(
         f"({context.counter.label}), usable window {context.window.usable:,}.",
         "",
     ]
-    previous = session.messages
     for n, step in enumerate(each_step(steps), start=1):
         d = step.diff
         lines += [
@@ -40,15 +41,21 @@ def compaction_markdown(
         changed = [(i, "dropped") for i in d.dropped] + [(i, "summarized") for i, _ in d.summarized]
         changed += [(i, "edited") for i, _ in d.edited]
         if changed:
-            lines += ["| before | role | kind | fate | text |", "| --- | --- | --- | --- | --- |"]
+            lines += ["| message | role | kind | fate | text |", "| --- | --- | --- | --- | --- |"]
             for i, fate in sorted(changed):
-                m = previous[i]
-                lines.append(f"| {i} | {m.role} | {m.kind} | {fate} | {_cell(m.text)} |")
+                m = step.before[i]
+                lines.append(f"| {label(m, index)} | {m.role} | {m.kind} | {fate} | {_cell(m.text)} |")
             lines.append("")
         for j in sorted({a for _, a in d.summarized} | set(d.inserted)):
             text = step.messages[j].text.replace("```", "ʼʼʼ")
-            lines += [f"New message at {j}:", "", "```", text, "```", ""]
-        previous = step.messages
+            lines += [
+                f"New message ({j + 1} of {len(step.messages)} after the step):",
+                "",
+                "```",
+                text,
+                "```",
+                "",
+            ]
     lines += ["## Stats", "", "| key | value |", "| --- | --- |"]
     lines += [f"| {k} | {_cell(str(v))} |" for k, v in result.stats.to_dict().items()]
     return "\n".join(lines) + "\n"

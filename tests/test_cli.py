@@ -503,3 +503,22 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(
     assert (tmp_path / "cache" / "sessions.json").is_file()
     again = run("sessions", "--json")
     assert json.loads(again.stdout) == json.loads(first.stdout)  # the same rows, from the index
+
+
+def test_compact_numbers_messages_as_the_app_does_after_the_transcripts_own_compaction() -> None:
+    """The request starts after the transcript's own compaction (#30): a step's messages
+    are named by their place in the transcript, as the app names them, not in the request."""
+    proc = run(
+        "compact",
+        str(path()),
+        "--strategy",
+        "hysteresis",
+        "--context-window",
+        "5000",
+        "--reserved-output",
+        "500",
+    )
+    assert proc.returncode == 0, proc.stderr
+    words = " ".join(proc.stdout.split())  # as wrapped at the terminal's width
+    assert "the request the agent sends next: #30–#64, after the transcript's own last compaction" in words
+    assert "≈ summarized #32–#53 into:" in proc.stdout

@@ -287,7 +287,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_compaction
 
-        print_compaction(session, result, inspection.context)
+        print_compaction(inspection, result)
     if result.messages is None:
         say(f"compaction-inspector: {result.error}")
         return 3

@@ -16,11 +16,12 @@ from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.diff import runs
+from compaction_inspector.core.diff import numbered, runs
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row
 from compaction_inspector.core.simulate import Point, Simulation
-from compaction_inspector.core.strategies import CompactionResult, Context, Stats, each_step
+from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -134,9 +135,13 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
             out.print(safe(f"  {where}{one_line(d.message, 140)}"))
 
 
-def _ranges(indexes: list[int]) -> str:
-    """1, 2, 3, 7 -> '#1–#3, #7'."""
-    return ", ".join(f"#{a}" if b == a + 1 else f"#{a}–#{b - 1}" for a, b in runs(sorted(set(indexes))))
+def _ranges(messages: Sequence[Message], positions: Sequence[int], index: dict[Message, int]) -> str:
+    """Messages at `positions` as the app numbers them: 1, 2, 3, 7 -> '#1–#3, #7', and how
+    many a step made ('2 new')."""
+    numbers = numbered(messages, positions, index)
+    shown = [f"#{a}" if b == a + 1 else f"#{a}–#{b - 1}" for a, b in runs(sorted(set(numbers)))]
+    made = len(positions) - len(numbers)
+    return ", ".join([*shown, *([f"{made} new"] if made else [])])
 
 
 def _preview(m: Message, width: int = 90) -> Text:
@@ -146,14 +151,25 @@ def _preview(m: Message, width: int = 90) -> Text:
 
 
 def print_compaction(
-    session: Session, result: CompactionResult[Stats], context: Context, out: Console | None = None
+    inspection: Inspection, result: CompactionResult[Stats], out: Console | None = None
 ) -> None:
+    """Each step of `result` (run on the request `inspection` sends next), its messages
+    numbered as the app numbers them: by their place in the transcript."""
     out = out or console()
-    before = session.messages
-    out.print(safe(f"{result.strategy} on {session.path} ({len(before)} messages)", style="bold"))
-    previous: tuple[Message, ...] = tuple(before)
+    session, index, context = inspection.session, inspection.origins, inspection.context
+    request = session.messages[inspection.live :]
+    out.print(safe(f"{result.strategy} on {session.path} ({len(session.messages)} messages)", style="bold"))
+    if inspection.live:
+        out.print(
+            safe(
+                f"the request the agent sends next: #{inspection.live}–#{len(session.messages) - 1}, "
+                "after the transcript's own last compaction",
+                style="dim",
+            )
+        )
+    previous: tuple[Message, ...] = tuple(request)
     for n, step in enumerate(each_step(result.steps), start=1):
-        d = step.diff
+        d, before = step.diff, step.before
         body = safe(step.explanation + "\n")
         body.append(
             f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}) · "
@@ -161,13 +177,14 @@ def print_compaction(
             style="bold",
         )
         if d.dropped:
-            body.append(f"− dropped {_ranges(list(d.dropped))} ({len(d.dropped)} messages)\n", style="red")
+            dropped = _ranges(before, d.dropped, index)
+            body.append(f"− dropped {dropped} ({len(d.dropped)} messages)\n", style="red")
         for j in sorted({a for _, a in d.summarized}):
             sources_of = [b for b, a in d.summarized if a == j]
-            body.append(f"≈ summarized {_ranges(sources_of)} into:\n", style="yellow")
+            body.append(f"≈ summarized {_ranges(before, sources_of, index)} into:\n", style="yellow")
             body.append_text(safe(step.messages[j].text + "\n", "yellow"))
         if d.edited:
-            body.append(f"~ edited {_ranges([b for b, _ in d.edited])}\n", style="cyan")
+            body.append(f"~ edited {_ranges(before, [b for b, _ in d.edited], index)}\n", style="cyan")
         for j in d.inserted:
             body.append("+ inserted ", style="green")
             body.append_text(_preview(step.messages[j]))

@@ -83,3 +83,14 @@ def test_appended_messages_are_counted_and_fitted_again() -> None:
     grown = inspection.appended(whole)
     assert grown.counter is inspection.counter and len(grown.tokens) == len(whole.messages)
     assert grown.model.responses != inspection.model.responses
+
+
+def test_the_markdown_of_a_step_numbers_messages_as_the_app_does() -> None:
+    from compaction_inspector.core.markdown import compaction_markdown
+
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("cl100k_base"))
+    md = compaction_markdown(inspection, inspection.run(hysteresis.NAME))
+    rows = [line for line in md.splitlines() if line.startswith("| #")]
+    assert rows[0].startswith("| #32 | user | message | summarized | Next: support multi-line values.")
+    assert rows[-1].startswith("| #53 |") and len(rows) == 22
+    assert "New message (3 of 14 after the step):" in md

@@ -921,7 +921,7 @@ class SessionScreen(Screen[None]):
         """The steps up to the one shown, as Markdown: every step's diff, seconds for
         the thousands of a long session, so not on the UI thread."""
         try:
-            md = compaction_markdown(inspection.session, result, inspection.context, upto)
+            md = compaction_markdown(inspection, result, upto)
             name = write_atomic(
                 stem.with_name(stem.name + ".md"), md, protect=self.path, overwrite=False
             ).name
