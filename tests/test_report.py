@@ -74,8 +74,13 @@ def test_simulate_says_which_rounds_it_shows_and_all_rounds_shows_each(tmp_path:
     short = run_cli(["simulate", str(big), "--strategy", "none"])
     every = run_cli(["simulate", str(big), "--strategy", "none", "--all-rounds"])
     assert short.code == every.code == 0
-    rounds = int(re.search(r": ([\d,]+) rounds", short.out).group(1).replace(",", ""))  # type: ignore[union-attr]
-    table = lambda out: [line for line in out.splitlines() if re.match(r"\s+\d+ │", line)]  # noqa: E731
+    found = re.search(r": ([\d,]+) rounds", short.out)
+    assert found is not None
+    rounds = int(found.group(1).replace(",", ""))
+
+    def table(out: str) -> list[str]:
+        return [line for line in out.splitlines() if re.match(r"\s+\d+ │", line)]
+
     assert len(table(short.out)) == 40 < rounds == len(table(every.out))
     assert f"40 of {rounds:,} rounds shown: the first, the last, the peak" in " ".join(short.out.split())
     assert "rounds shown" not in every.out

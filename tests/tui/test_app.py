@@ -757,19 +757,18 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
 ) -> None:
     """The first lines are on screen, and keys move through them, before the file is
     read; no figure is shown for a part; the cursor stays where the reader got to."""
+    from compaction_inspector.core.formats import load as whole
     from compaction_inspector.sample_sessions.generate import generate
-    from compaction_inspector.tui.screens import session as screen_module
 
     big = tmp_path / "big.jsonl"
     generate(big, 600_000, seed=5)
     release = threading.Event()
-    whole = screen_module.load
 
     def held(path: str | Path, request: int | None = None) -> Session:
         release.wait(10)
         return whole(path, request)
 
-    monkeypatch.setattr(screen_module, "load", held)
+    monkeypatch.setattr("compaction_inspector.tui.screens.session.load", held)
     app = InspectorApp(big, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(50):
