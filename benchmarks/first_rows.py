@@ -23,7 +23,7 @@ from benchmarks.run import session_file
 RUNS = 3
 FLOOR = "import textual.app"
 OPEN = """
-import asyncio, sys
+import asyncio, os, sys, time
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.widgets.transcript import TranscriptView
@@ -33,22 +33,26 @@ async def main() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         while not any(len(v.entries) for v in app.screen.query(TranscriptView)):
             await pilot.pause(0.005)
+        print(time.time(), flush=True)  # the rows are on screen: the reading goes on without us
+        os._exit(0)
 
 asyncio.run(main())
 """
 
 
 def timed(code: str, *args: str) -> float:
-    """The best wall time of RUNS fresh processes running `code`, after one that leaves
-    the modules compiled, as they are on a user's machine after the first run."""
+    """The best wall time of RUNS fresh processes running `code` (until it prints the
+    time it is done, or else ends), after one that leaves the modules compiled, as they
+    are on a user's machine after the first run."""
     best = float("inf")
     for n in range(RUNS + 1):
         env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": tempfile.mkdtemp()}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code, *args], check=True, env=env, capture_output=True)
+        start = time.time()
+        done = subprocess.run([sys.executable, "-c", code, *args], check=True, env=env, capture_output=True)
+        end = float(done.stdout) if done.stdout.strip() else time.time()
         if n:
-            best = min(best, time.perf_counter() - start)
+            best = min(best, end - start)
     return best
 
 
