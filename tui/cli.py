@@ -385,11 +385,22 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
 
 
+JSON_BATCH = 16_384  # pieces of encoded JSON escaped and written together
+
+
 def _print_json(value: Any) -> None:
     """`value` as JSON on stdout, every character a terminal could obey written as its
     `\\uXXXX` escape: the same JSON to a parser, inert on a screen."""
-    text = json.dumps(value, ensure_ascii=False, indent=2)
-    sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    # written as it is encoded, a batch of pieces at a time, never whole: a large session's
+    # JSON is tens of megabytes; a string is never split between pieces, so nor is an escape
+    escaped = lambda m: f"\\u{ord(m.group()):04x}"  # noqa: E731
+    batch: list[str] = []
+    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(value):
+        batch.append(piece)
+        if len(batch) == JSON_BATCH:
+            sys.stdout.write(_JSON_UNSAFE.sub(escaped, "".join(batch)))
+            batch.clear()
+    sys.stdout.write(_JSON_UNSAFE.sub(escaped, "".join(batch)) + "\n")
 
 
 def cmd_open(args: argparse.Namespace) -> int:
