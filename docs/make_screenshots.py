@@ -10,6 +10,7 @@ from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.screenshot import offline_svg
 from tests.tui.conftest import settle
 
 HERE = Path(__file__).parent
@@ -26,7 +27,7 @@ async def shoot(name: str, sample: str, keys: tuple[str, ...]) -> None:
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
-        write_atomic(HERE / name, app.export_screenshot(title="Compaction Inspector"))
+        write_atomic(HERE / name, offline_svg(app, title="Compaction Inspector"))
 
 
 if __name__ == "__main__":

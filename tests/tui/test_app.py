@@ -267,19 +267,30 @@ async def test_export_and_checkpoint_write_new_files_only(tmp_path: Path) -> Non
     src.write_bytes(path().read_bytes())
     before = src.read_bytes()
     app = InspectorApp(src, SMALL, export_dir=tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
         await pilot.press("n", "x")
         await app.workers.wait_for_complete()  # the Markdown is written by a worker
         await pilot.pause()
-        assert (tmp_path / "s-hysteresis-step1.svg").read_text().startswith("<svg")
+        svg = (tmp_path / "s-hysteresis-step1.svg").read_text()
+        assert svg.startswith("<svg") and "Pressure" in svg
+        assert not re.search(r'url\("?https?:', svg)  # no font or anything fetched from the network
         md = (tmp_path / "s-hysteresis-step1.md").read_text()
         assert md.startswith("# hysteresis on") and "## Step 1: Summarize volley 1" in md
         await pilot.press("x")  # again: new files beside the first export, not over it
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert (tmp_path / "s-hysteresis-step1-2.svg").read_text().startswith("<svg")
+        again = (tmp_path / "s-hysteresis-step1-2.svg").read_text()
+        assert again.startswith("<svg")
         assert (tmp_path / "s-hysteresis-step1-2.md").read_text() == md
+        await pilot.press("s")  # a notice on screen ("Sidechains shown …") when x is pressed
+        await pilot.pause(0.2)
+        assert "Sidechain" in app.export_screenshot()
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shot = (tmp_path / "s-hysteresis-step1-3.svg").read_text().replace("&#160;", " ")
+        assert "Sidechain" not in shot  # the notices are cleared first
         await pilot.press("m")
         await pilot.pause()
         memory = list((tmp_path / "memory").glob("*.md"))

@@ -50,6 +50,7 @@ from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
+from compaction_inspector.tui.screenshot import offline_svg
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
@@ -63,6 +64,7 @@ SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
 OWN = "own"  # the mode that steps through the transcript's own compactions
+EXPORT_WAITS = 20  # an export waits at most this many 50 ms ticks for the notices to go
 HELP = Binding("question_mark,f1", "help", "Help", id="help")
 
 
@@ -892,13 +894,23 @@ class SessionScreen(Screen[None]):
         return self.export_dir / f"{self.path.stem}-{self.strategy}-{step}"
 
     def action_export(self) -> None:
+        """The screen as SVG and the steps up to the one shown as Markdown, to new files;
+        the screen is taken once the notifications are gone, so none is in the picture."""
+        self.app.clear_notifications()
+        self._export_when_clear(EXPORT_WAITS)
+
+    def _export_when_clear(self, waits: int) -> None:
+        """Export once the notices have left the screen (they go on the next refreshes)."""
+        if waits and self.query("Toast"):  # Textual's notices, by their type's name
+            self.set_timer(0.05, lambda: self._export_when_clear(waits - 1))
+        else:
+            self._export()
+
+    def _export(self) -> None:
         stem = free_stem(self.export_stem(), (".svg", ".md"))
         try:
             svg = write_atomic(
-                stem.with_name(stem.name + ".svg"),
-                self.app.export_screenshot(),
-                protect=self.path,
-                overwrite=False,
+                stem.with_name(stem.name + ".svg"), offline_svg(self.app), protect=self.path, overwrite=False
             )
         except (OSError, WriteRefused) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
