@@ -6,6 +6,7 @@
     compaction-inspector simulate FILE ...      replay the session under a policy
     compaction-inspector checkpoint FILE ...    append a checkpoint, or detect truncation
     compaction-inspector compactions FILE       the transcript's own compactions, measured
+    compaction-inspector report FILE [-o OUT]   one self-contained HTML file to share
     compaction-inspector sessions [--json]      your Claude Code and Codex sessions
 
 Exit codes: 0 success, 2 unreadable input or bad options, 3 nothing safe left to
@@ -17,9 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.analysis import message_fields
@@ -30,6 +33,7 @@ from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.html_report import Options, report
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import Index, find, roots
@@ -47,7 +51,7 @@ from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZERS
 from compaction_inspector.tui import heap
 
-COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions", "sessions")
+COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions", "report", "sessions")
 
 
 class UsageError(Exception):
@@ -181,6 +185,24 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="the transcript's own compactions: measured before and after, predicted, what survived",
     )
+    p = sub.add_parser(
+        "report",
+        parents=[source, settings],
+        help="one self-contained HTML file to share: the timeline, the transcript's own compactions, "
+        "each strategy's steps and the transcript",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="the file to write (default FILE's name + -report.html)"
+    )
+    p.add_argument(
+        "--strategy", default=hysteresis.NAME, choices=[*sorted(REGISTRY), "all"], help="whose steps it shows"
+    )
+    p.add_argument(
+        "--compare", default=BASELINE, choices=sorted(SIMULATED), help="a second policy on the chart"
+    )
+    p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
+    p.add_argument("--max-chars", type=int, default=4000, metavar="N", help="cut each text at N characters")
+    p.add_argument("--force", action="store_true", help="let the report replace an existing file")
     sub.add_parser(
         "sessions", parents=[as_json, places], help="your Claude Code and Codex sessions, newest first"
     )
@@ -422,6 +444,27 @@ def cmd_compactions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    if args.max_chars < 1:
+        raise UsageError("--max-chars must be a whole number >= 1")
+    inspection = _inspect(args)
+    strategies = tuple(REGISTRY) if args.strategy == "all" else (args.strategy,)
+    out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
+    flags = [f"--strategy {args.strategy}", f"--compare {args.compare}", f"--max-chars {args.max_chars}"]
+    command = shlex.join(["compaction-inspector", "report", args.file]) + " " + " ".join(flags)
+    options = Options(
+        strategies, args.compare, args.redact, args.max_chars, command + (" --redact" * args.redact)
+    )
+    try:
+        write_atomic(out, report(inspection, options), protect=args.file, overwrite=args.force)
+    except FileExistsError as exc:
+        raise UsageError(f"{out} exists: choose another name (-o), or pass --force") from exc
+    except OSError as exc:
+        raise UsageError(str(exc)) from exc
+    say(f"wrote {out}: open it in a browser (it needs no network)")
+    return 0
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     places = roots(args.claude_dir, args.codex_dir)
     rows = Index().rows(find(places))
@@ -441,6 +484,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "simulate": cmd_simulate,
     "checkpoint": cmd_checkpoint,
     "compactions": cmd_compactions,
+    "report": cmd_report,
     "sessions": cmd_sessions,
 }
 

@@ -1,0 +1,381 @@
+"""A session's story as one self-contained HTML file, to hand to a teammate.
+
+No script, no font, no URL to fetch: it opens from disk with the network off. It holds
+where the figures come from, the pressure timeline as an inline SVG chart (with a table
+of the same points), the transcript's own compactions, each strategy's steps and the
+transcript itself, every message anchored by its number as the app numbers it. All text
+from the transcript is escaped; `redact` and `max_chars` make it fit to share outside.
+"""
+
+from __future__ import annotations
+
+import html
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.diff import label, origin
+from compaction_inspector.core.grouping import api_rounds, volleys
+from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.redact import redacted
+from compaction_inspector.core.retention import Retention
+from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.strategies import REGISTRY, each_step, hysteresis
+from compaction_inspector.core.strategies.registry import to_config
+from compaction_inspector.core.text import counted, visible
+from compaction_inspector.core.topic import title as topic_title
+
+CHART_W, CHART_H, PAD_L, PAD_R, PAD_T, PAD_B = 960, 320, 70, 50, 20, 40
+CHART_POINTS = 400  # a long replay is thinned to this many points on the chart
+COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222}
+h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{font-size:1.05em}
+table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4em .6em;margin:.2em 0}
+pre{max-height:24em;overflow:auto}
+.volley{border-left:4px solid #9467bd;padding-left:.8em;margin:1.2em 0}
+.round{color:#777;border-top:1px dashed #bbb;margin:.6em 0 .2em;font-size:.85em}
+.msg{margin:.3em 0}.head{font-family:ui-monospace,monospace;font-size:.9em}
+.dropped{color:#b22}.summarized{color:#a60}.inserted{color:#282}.edited{color:#26a}
+.note{color:#555}details{margin:.5em 0}summary{cursor:pointer}
+svg text{font:11px system-ui,sans-serif}
+"""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a report holds and how: the strategies shown, the policy compared with the
+    first of them on the chart, paths and secrets masked, and each text cut at."""
+
+    strategies: tuple[str, ...] = (hysteresis.NAME,)
+    compare: str = BASELINE
+    redact: bool = False
+    max_chars: int | None = 4000
+    command: str = ""  # the command line that makes this report
+
+
+def report(inspection: Inspection, options: Options = Options()) -> str:
+    """The whole HTML document."""
+    page = _Page(inspection, options)
+    return page.render()
+
+
+class _Page:
+    def __init__(self, inspection: Inspection, options: Options) -> None:
+        self.inspection, self.options = inspection, options
+        self.index = inspection.origins
+
+    # --- text -----------------------------------------------------------------------------
+
+    def text(self, value: str, cut: bool = True) -> str:
+        """Text from a file, safe to put in HTML: shown, never obeyed."""
+        value = visible(value)
+        if self.options.redact:
+            value = redacted(value)
+        limit = self.options.max_chars
+        if cut and limit is not None and len(value) > limit:
+            value = value[:limit] + f"… ({len(value) - limit:,} more characters)"
+        return html.escape(value)
+
+    # --- the page -------------------------------------------------------------------------
+
+    def render(self) -> str:
+        session = self.inspection.session
+        name = self.text(session.path or "transcript", cut=False)
+        parts = [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>Compaction report: {name}</title><style>{STYLE}</style></head><body>",
+            f"<h1>Compaction report: {name}</h1>",
+            self.header(),
+            self.timeline(),
+            self.own(),
+            *(self.strategy(n) for n in self.options.strategies),
+            self.transcript(),
+            self.reproduce(),
+            "</body></html>",
+        ]
+        return "\n".join(parts) + "\n"
+
+    def header(self) -> str:
+        ins = self.inspection
+        session, config, model = ins.session, ins.config, ins.model
+        reading = model.reading(len(session.messages)) if ins.measured else None
+        rows = [
+            ("format", session.format),
+            ("model", str(session.metadata.get("model") or "not recorded")),
+            ("messages", f"{len(session.messages):,}, {counted(len(session.compactions), 'own compaction')}"),
+            (
+                "window",
+                f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
+            ),
+            ("auto-compact", config.point_note),
+            ("tokenizer", ins.counter.label),
+            (
+                "context sent next",
+                f"{reading.tokens:,} tokens: {reading.provenance()}"
+                if reading is not None
+                else "the transcript's messages only (pressure: messages)",
+            ),
+            ("fit", model.describe_fit() if ins.measured else "none"),
+        ]
+        if session.metadata.get("slice") is True:
+            rows.append(("slice", "this file starts inside a longer session: its figures are estimates"))
+        body = "".join(f"<tr><th>{k}</th><td>{self.text(v, cut=False)}</td></tr>" for k, v in rows)
+        return f'<h2 id="source">Where the figures come from</h2><table>{body}</table>'
+
+    # --- the timeline ---------------------------------------------------------------------
+
+    def timeline(self) -> str:
+        ins = self.inspection
+        first = self.options.strategies[0] if self.options.strategies else hysteresis.NAME
+        main = first if REGISTRY[first].timeline else hysteresis.NAME
+        sims = [ins.replay(ins.policy(main))]
+        if self.options.compare != main:
+            sims.append(ins.replay(ins.policy(self.options.compare, against=main)))
+        return (
+            '<h2 id="timeline">Pressure, round by round</h2>'
+            + _chart(sims, ins)
+            + "<details><summary>The same points as a table</summary>"
+            + _points_table(sims)
+            + "</details>"
+        )
+
+    # --- the transcript's own compactions -----------------------------------------------
+
+    def own(self) -> str:
+        found = self.inspection.own_compactions() if self.inspection.session.compactions else []
+        head = '<h2 id="own">The transcript\'s own compactions</h2>'
+        if not found:
+            return head + '<p class="note">This transcript records no compaction of its own.</p>'
+        rows = "".join(_own_row(c) for c in found)
+        return (
+            head
+            + "<table><tr><th>at</th><th>kind</th><th class=n>recorded before</th>"
+            + "<th class=n>measured before → after</th><th class=n>predicted after</th>"
+            + "<th>paths kept: its summary / ours</th></tr>"
+            + rows
+            + "</table>"
+        )
+
+    # --- a strategy -----------------------------------------------------------------------
+
+    def strategy(self, name: str) -> str:
+        ins = self.inspection
+        declared = REGISTRY[name]
+        options = ins.config.options(name)
+        result = ins.run(name, options)
+        settings = ", ".join(f"{k}: {v}" for k, v in to_config(options).items())
+        parts = [
+            f'<h2 id="strategy-{name}">{html.escape(declared.label)}</h2>',
+            f'<p class="note">{html.escape(declared.description)}. Options: {self.text(settings)}.</p>',
+        ]
+        if not result.steps:
+            parts.append('<p class="note">No step.</p>')
+        for n, step in enumerate(each_step(result.steps), start=1):
+            d, before = step.diff, step.before
+            lines = [
+                f"<h3>Step {n}: {self.text(step.title)}</h3>",
+                f"<p>{self.text(step.explanation)}</p>",
+                f"<p>tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}); "
+                f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}</p>",
+            ]
+            gone = [(i, "dropped") for i in d.dropped] + [(i, "summarized") for i, _ in d.summarized]
+            gone += [(i, "edited") for i, _ in d.edited]
+            if gone:
+                links = ", ".join(
+                    f'<a class="{fate}" href="#{self.anchor(before[i])}">{label(before[i], self.index)}</a>'
+                    for i, fate in sorted(gone)[:200]
+                )
+                more = f" and {len(gone) - 200:,} more" if len(gone) > 200 else ""
+                lines.append(f"<p>{len(d.dropped)} dropped, {len(d.summarized)} summarized, "
+                             f"{len(d.edited)} edited: {links}{more}</p>")  # fmt: skip
+            for j in sorted({a for _, a in d.summarized} | set(d.inserted)):
+                kind = "summary" if j in {a for _, a in d.summarized} else "inserted"
+                lines.append(
+                    f'<p class="inserted">New {kind}:</p><pre>{self.text(step.messages[j].text)}</pre>'
+                )
+            parts.append("".join(lines))
+        if result.messages is None:
+            parts.append(f'<p class="dropped">{self.text(str(result.error))}</p>')
+        return "".join(parts)
+
+    # --- the transcript -------------------------------------------------------------------
+
+    def anchor(self, message: Message) -> str:
+        """The id of the message's place in the transcript section (or of the section)."""
+        found = origin(message, self.index)
+        return f"m{found}" if found is not None else "transcript"
+
+    def transcript(self) -> str:
+        ins = self.inspection
+        messages, tokens = ins.messages, ins.tokens
+        round_starts = {s.start: n for n, s in enumerate(api_rounds(messages, tokens))}
+        results = {
+            tool_id: i for i, m in enumerate(messages) for tool_id in m.tool_result_ids()
+        }  # a call's result, by its id
+        calls = {tool_id: i for i, m in enumerate(messages) for tool_id in m.tool_use_ids()}
+        parts = ['<h2 id="transcript">The transcript</h2>']
+        for v, span in enumerate(volleys(messages, tokens)):
+            title = (
+                topic_title(messages[span.start].text, 60)
+                if v or messages[span.start].is_human
+                else "prelude"
+            )
+            parts.append(
+                f'<section class="volley" id="v{v}"><h3>volley {v} · “{self.text(title, cut=False)}” · '
+                f"{counted(span.end - span.start, 'message')} · {span.tokens:,} tokens</h3>"
+            )
+            for i in range(span.start, span.end):
+                if i in round_starts:
+                    parts.append(f'<div class="round">round {round_starts[i]}</div>')
+                m = messages[i]
+                links = [
+                    f'<a href="#m{results[t]}">⇢ #{results[t]}</a>' for t in m.tool_use_ids() if t in results
+                ]
+                links += [
+                    f'<a href="#m{calls[t]}">⇠ #{calls[t]}</a>' for t in m.tool_result_ids() if t in calls
+                ]
+                parts.append(
+                    f'<div class="msg" id="m{i}"><div class="head">#{i} {html.escape(m.role)} '
+                    f"{html.escape(m.kind)} · {tokens[i]:,} tokens{' · ' if links else ''}{' '.join(links)}"
+                    f"</div><pre>{self.text(m.text)}</pre></div>"
+                )
+            parts.append("</section>")
+        return "".join(parts)
+
+    def reproduce(self) -> str:
+        command = self.options.command or (
+            f"compaction-inspector report {shlex.quote(self.inspection.session.path or 'FILE')}"
+        )
+        return f'<h2 id="reproduce">To make it again</h2><pre>{self.text(command, cut=False)}</pre>'
+
+
+def _own_row(c: RealCompaction) -> str:
+    d = c.to_dict()
+
+    def figure(value: object) -> str:
+        return f"{value:,}" if isinstance(value, int) else "—"
+
+    def share(kept: Retention | None) -> str:
+        value = kept.paths.value if kept is not None else None
+        return "—" if value is None else f"{value:.0%}"
+
+    at = c.compaction.index
+    return (
+        f'<tr><td><a href="#m{at}">#{at}</a> (line {figure(d["line"])})</td>'
+        f"<td>{html.escape(str(d['trigger'] or 'unknown'))} {html.escape(c.kind)}</td>"
+        f"<td class=n>{figure(d['pre_tokens'])}</td>"
+        f"<td class=n>{figure(d['measured_before'])} → {figure(d['measured_after'])}</td>"
+        f"<td class=n>{figure(d['predicted_after'])}</td><td>{share(c.retention)} / {share(c.ours)}</td></tr>"
+    )
+
+
+def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
+    """The replays as lines, the reported prompts as dots, compactions as marks, and the
+    window's lines, on real axes: API rounds across, tokens (and % of usable) up."""
+    points = sims[0].points
+    if not points:
+        return '<p class="note">No API round to chart.</p>'
+    usable = sims[0].usable_window
+    config = ins.config
+    top = max(
+        [usable, *(p.tokens_before for s in sims for p in s.points), *(p.reported or 0 for p in points)]
+    )
+    top = int(top * 1.05) or 1
+    last = max(p.round for p in points) or 1
+    w, h = CHART_W - PAD_L - PAD_R, CHART_H - PAD_T - PAD_B
+
+    def x(round_: int) -> float:
+        return PAD_L + w * round_ / last
+
+    def y(tokens: float) -> float:
+        return PAD_T + h * (1 - tokens / top)
+
+    out = [
+        f'<svg role="img" aria-label="pressure timeline" viewBox="0 0 {CHART_W} {CHART_H}" '
+        f'width="100%" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="{PAD_L}" y="{PAD_T}" width="{w}" height="{h}" fill="#fafafa" stroke="#ccc"/>',
+    ]
+    for k in range(6):  # token and % ticks
+        tokens = top * k / 5
+        out.append(
+            f'<line x1="{PAD_L}" x2="{PAD_L + w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" stroke="#eee"/>'
+            f'<text x="{PAD_L - 6}" y="{y(tokens) + 4:.1f}" text-anchor="end">{tokens:,.0f}</text>'
+            f'<text x="{PAD_L + w + 6}" y="{y(tokens) + 4:.1f}">{tokens / usable:.0%}</text>'
+        )
+    for k in range(6):
+        r = round(last * k / 5)
+        out.append(f'<text x="{x(r):.1f}" y="{PAD_T + h + 16}" text-anchor="middle">{r:,}</text>')
+    out.append(f'<text x="{PAD_L + w / 2}" y="{CHART_H - 6}" text-anchor="middle">API round</text>')
+    h_options = config.options(hysteresis.NAME)
+    lines: list[tuple[float, str, str]] = [(usable, "#000", f"usable window {usable:,}")]
+    lines += [(usable * t / 100, "#bbb", f"threshold {t} %") for t in h_options.thresholds]
+    lines.append((usable * h_options.target / 100, "#9c9", f"target {h_options.target} %"))
+    if config.auto_compact_tokens is not None:
+        lines.append((config.auto_compact_tokens, "#d62728", f"auto-compact {config.auto_compact_tokens:,}"))
+    for tokens, colour, name in lines:
+        if 0 < tokens <= top:
+            out.append(
+                f'<line x1="{PAD_L}" x2="{PAD_L + w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" '
+                f'stroke="{colour}" stroke-dasharray="4 3"><title>{html.escape(name)}</title></line>'
+            )
+    step = max(1, len(points) // CHART_POINTS)
+    for n, sim in enumerate(sims):
+        colour = COLOURS[n % len(COLOURS)]
+        shown = sim.points[::step] + ((sim.points[-1],) if len(sim.points) % step != 1 else ())
+        path = " ".join(f"{x(p.round):.1f},{y(p.tokens_after):.1f}" for p in shown)
+        out.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{path}">'
+            f"<title>{html.escape(sim.policy.label)}</title></polyline>"
+        )
+        for p in sim.points:
+            if p.event is not None:
+                mark, what = (
+                    ("⚑", "the transcript's own compaction")
+                    if p.event.source == "transcript"
+                    else ("✂", sim.policy.label)
+                )
+                said = html.escape(f"round {p.round}: {what}: {visible(p.event.description)}")
+                out.append(
+                    f'<text x="{x(p.round):.1f}" y="{PAD_T + 12}" text-anchor="middle" fill="{colour}">{mark}'
+                    f"<title>{said} ({p.tokens_before:,} → {p.tokens_after:,})</title></text>"
+                )
+    for p in points[::step]:
+        if p.reported is not None:
+            out.append(
+                f'<circle cx="{x(p.round):.1f}" cy="{y(p.reported):.1f}" r="2" fill="#ff7f0e">'
+                f"<title>round {p.round}: the response reported {p.reported:,}</title></circle>"
+            )
+    legend = [(COLOURS[n % len(COLOURS)], s.policy.label) for n, s in enumerate(sims)]
+    legend.append(("#ff7f0e", "a prompt the transcript reports"))
+    for n, (colour, name) in enumerate(legend):
+        out.append(
+            f'<rect x="{PAD_L + 8 + n * 230}" y="{PAD_T + 20}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{PAD_L + 22 + n * 230}" y="{PAD_T + 29}">{html.escape(name[:34])}</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _points_table(sims: Sequence[Simulation]) -> str:
+    head = "".join(f"<th class=n>{html.escape(s.policy.label)}</th>" for s in sims)
+    rows = [f"<table><tr><th class=n>round</th><th class=n>reported</th>{head}<th>event</th></tr>"]
+    by_round: list[dict[int, tuple[int, str]]] = [
+        {p.round: (p.tokens_after, p.event.description if p.event else "") for p in s.points} for s in sims
+    ]
+    for p in sims[0].points:
+        cells = "".join(f"<td class=n>{r.get(p.round, (0, ''))[0]:,}</td>" for r in by_round)
+        events = "; ".join(visible(r[p.round][1]) for r in by_round if p.round in r and r[p.round][1])
+        reported = f"{p.reported:,}" if p.reported is not None else ""
+        row = f"<td class=n>{p.round}</td><td class=n>{reported}</td>{cells}<td>{html.escape(events)}</td>"
+        rows.append(f"<tr>{row}</tr>")
+    rows.append("</table>")
+    return "".join(rows)

@@ -1,0 +1,133 @@
+"""The HTML report: one self-contained file, its text escaped, opened in a real browser
+with the network off."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.html_report import Options, report
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+from tests.hostile import run_cli
+
+SMALL = Config(window=Window(5000, 500), preset=None)
+
+
+class Outline(HTMLParser):
+    """Every tag, the ids, and every attribute that could make a browser fetch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.ids: set[str] = set()
+        self.fetches: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+            if name in ("src", "srcset", "data") or (name == "href" and not (value or "").startswith("#")):
+                self.fetches.append(f"{tag} {name}={value}")
+
+
+def outline(text: str) -> Outline:
+    parsed = Outline()
+    parsed.feed(text)
+    return parsed
+
+
+def test_a_report_holds_every_part_and_fetches_nothing() -> None:
+    inspection = Inspection.open(path(), SMALL)
+    page = report(inspection, Options(strategies=("hysteresis", "claude-code")))
+    parsed = outline(page)
+    assert parsed.fetches == [] and "script" not in parsed.tags and "@import" not in page
+    assert {
+        "source",
+        "timeline",
+        "own",
+        "strategy-hysteresis",
+        "strategy-claude-code",
+        "transcript",
+    } <= parsed.ids
+    assert {f"m{i}" for i in range(len(inspection.messages))} <= parsed.ids  # every message anchored
+    assert "polyline" in parsed.tags and "circle" in parsed.tags  # a line per policy, the reported prompts
+    assert '<a href="#m32" class="summarized">' not in page  # links name the transcript's numbers
+    assert '<a class="summarized" href="#m32">#32</a>' in page
+    assert "⚑" in page and "usable window 4,500" in page  # its own compaction, the window's line
+
+
+def test_transcript_text_is_shown_never_obeyed_and_can_be_masked(tmp_path: Path) -> None:
+    hostile = tmp_path / "s.json"
+    text = '<script>alert(1)</script><img src="http://x/y.png"> sk-abcdefghijklmnop1234 in /home/me/a.txt'
+    hostile.write_text(
+        json.dumps([{"role": "user", "content": text}, {"role": "assistant", "content": "ok"}])
+    )
+    inspection = Inspection.open(hostile, SMALL)
+    page = report(inspection)
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert outline(page).fetches == []
+    shared = report(inspection, Options(redact=True, max_chars=30))
+    assert "sk-abcdefghijklmnop1234" not in shared and "/home/me" not in shared
+    assert "more characters)" in shared  # cut, and says so
+
+
+def test_the_report_command_writes_a_new_file_and_never_over_one(tmp_path: Path) -> None:
+    out = tmp_path / "story.html"
+    made = run_cli(
+        ["report", str(path()), "-o", str(out), "--context-window", "5000", "--reserved-output", "500"]
+    )
+    assert made.code == 0 and out.read_text().startswith("<!DOCTYPE html>")
+    assert "compaction-inspector report" in out.read_text()  # the command that makes it again
+    again = run_cli(["report", str(path()), "-o", str(out)])
+    assert again.code == 2 and "exists" in again.err
+    assert run_cli(["report", str(path()), "-o", str(out), "--force"]).code == 0
+    assert run_cli(["report", str(path()), "-o", str(path())]).code == 2  # never the file it read
+
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.mark.skipif(
+    not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
+)
+def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    out = tmp_path / "story.html"
+    sample = path("claude_code_compacted.jsonl")
+    assert run_cli(["report", str(sample), "-o", str(out), "--strategy", "all"]).code == 0
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(BROWSER)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--host-resolver-rules=MAP * ~NOTFOUND",  # no name resolves: the network is off
+        "--proxy-server=127.0.0.1:9",  # and nothing could be fetched through a proxy either
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    try:
+        driver.get(out.as_uri())
+        assert driver.title.startswith("Compaction report:")
+        drawn = driver.execute_script(
+            "const s = document.querySelector('#timeline + svg');"
+            "return s ? [s.getBoundingClientRect().width, s.querySelectorAll('polyline').length] : null;"
+        )
+        assert drawn is not None and drawn[0] > 300 and drawn[1] >= 1  # the chart is laid out
+        sections = driver.execute_script("return [...document.querySelectorAll('h2')].map(h => h.id)")
+        assert sections[:3] == ["source", "timeline", "own"] and "transcript" in sections
+        fetched = driver.execute_script("return performance.getEntriesByType('resource').length")
+        assert fetched == 0  # zero outside requests
+    finally:
+        driver.quit()
