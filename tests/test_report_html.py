@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +136,67 @@ def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> 
         assert fetched == 0  # zero outside requests
     finally:
         driver.quit()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.mark.skipif(not (BROWSER and DRIVER), reason="needs chromium and its driver (.ci/run installs them)")
+def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
+    """`serve FILE` on this machine only: its page fetches nothing from outside, the app
+    draws in the browser, and a key changes what it draws."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "compaction_inspector.tui.cli", "serve", str(path()), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(BROWSER)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,800"):
+        options.add_argument(flag)
+    options.add_argument(
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+    )  # no outside name resolves
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    try:
+        for _ in range(100):  # until the server listens
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        driver.get(f"http://127.0.0.1:{port}/")
+        outside = driver.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)"
+            ".filter(n => !n.startsWith(location.origin))"
+        )
+        assert outside == []
+        terminal = driver.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea")
+        first = _settled_shot(driver)
+        assert _settled_shot(driver) == first  # nothing changes by itself now
+        terminal.send_keys("?")  # the help screen opens
+        assert _settled_shot(driver) != first
+    finally:
+        driver.quit()
+        server.terminate()
+        server.wait(10)
+
+
+def _settled_shot(driver: Any) -> bytes:
+    """A screenshot once two taken 0.3 s apart are the same (or after 12 s)."""
+    last = b""
+    for _ in range(40):
+        time.sleep(0.3)
+        shot: bytes = driver.get_screenshot_as_png()
+        if shot == last:
+            return shot
+        last = shot
+    return last

@@ -7,6 +7,7 @@
     compaction-inspector checkpoint FILE ...    append a checkpoint, or detect truncation
     compaction-inspector compactions FILE       the transcript's own compactions, measured
     compaction-inspector report FILE [-o OUT]   one self-contained HTML file to share
+    compaction-inspector serve [FILE]           the app in a browser (the serve extra)
     compaction-inspector sessions [--json]      your Claude Code and Codex sessions
 
 Exit codes: 0 success, 2 unreadable input or bad options, 3 nothing safe left to
@@ -32,7 +33,7 @@ from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import Options, report
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
@@ -51,7 +52,17 @@ from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZERS
 from compaction_inspector.tui import heap
 
-COMMANDS = ("open", "analyze", "compact", "simulate", "checkpoint", "compactions", "report", "sessions")
+COMMANDS = (
+    "open",
+    "analyze",
+    "compact",
+    "simulate",
+    "checkpoint",
+    "compactions",
+    "report",
+    "serve",
+    "sessions",
+)
 
 
 class UsageError(Exception):
@@ -203,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
     p.add_argument("--max-chars", type=int, default=4000, metavar="N", help="cut each text at N characters")
     p.add_argument("--force", action="store_true", help="let the report replace an existing file")
+    p = sub.add_parser(
+        "serve",
+        help="the app in a browser (textual-serve): on FILE or the bundled sample, never your session list",
+    )
+    p.add_argument("file", nargs="?", help="transcript to open (default the bundled sample)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default this machine only)")
+    p.add_argument("--port", type=int, default=8000)
     sub.add_parser(
         "sessions", parents=[as_json, places], help="your Claude Code and Codex sessions, newest first"
     )
@@ -465,6 +483,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from compaction_inspector.tui.serve import serve
+
+    if args.file is not None:
+        check_readable(args.file)
+    return serve(args.file, args.host, args.port)
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     places = roots(args.claude_dir, args.codex_dir)
     rows = Index().rows(find(places))
@@ -485,6 +511,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "checkpoint": cmd_checkpoint,
     "compactions": cmd_compactions,
     "report": cmd_report,
+    "serve": cmd_serve,
     "sessions": cmd_sessions,
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
@@ -794,3 +795,26 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         await settle(pilot)
         assert title(app).startswith("big.jsonl · claude-code · ")
         assert shown(app).query_one("#before", TranscriptView).cursor == 2
+
+
+async def test_a_served_app_sends_its_exports_to_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served (textual-serve), x delivers the SVG and the Markdown to the browser and writes
+    nothing in the server's folder."""
+    sent: dict[str, str] = {}
+
+    def deliver(self: InspectorApp, file: io.StringIO, *, save_filename: str) -> None:
+        sent[save_filename] = file.read()
+
+    monkeypatch.setattr(InspectorApp, "is_web", property(lambda self: True))
+    monkeypatch.setattr(InspectorApp, "deliver_text", deliver)
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "x")
+        await settle(pilot)
+    names = sorted(sent)
+    assert names == ["claude_code_session-hysteresis-step1.md", "claude_code_session-hysteresis-step1.svg"]
+    assert sent[names[1]].startswith("<svg") and sent[names[0]].startswith("# hysteresis on")
+    assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 from pathlib import Path
 
 from rich.text import Text
@@ -907,6 +908,13 @@ class SessionScreen(Screen[None]):
             self._export()
 
     def _export(self) -> None:
+        if self.app.is_web:  # served: the files go to the browser, not to the server's folder
+            self._deliver(self.export_stem().name + ".svg", offline_svg(self.app))
+            if self.inspection is not None and self.result is not None:
+                self._deliver_markdown(
+                    self.export_stem().name + ".md", self.inspection, self.result, self.step
+                )
+            return
         stem = free_stem(self.export_stem(), (".svg", ".md"))
         try:
             svg = write_atomic(
@@ -925,6 +933,16 @@ class SessionScreen(Screen[None]):
             self._export_markdown(stem, self.inspection, self.result, self.step)
         else:
             self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
+
+    def _deliver(self, name: str, text: str) -> None:
+        self.app.deliver_text(io.StringIO(text), save_filename=name)
+        self.notify(f"{name} sent to your browser", title="Exported", timeout=5)
+
+    @work(thread=True, group="export", description="export Markdown")
+    def _deliver_markdown(
+        self, name: str, inspection: Inspection, result: CompactionResult[Stats], upto: int
+    ) -> None:
+        self.app.call_from_thread(self._deliver, name, compaction_markdown(inspection, result, upto))
 
     @work(thread=True, group="export", description="export Markdown")
     def _export_markdown(
