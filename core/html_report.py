@@ -49,7 +49,7 @@ svg text{font:11px system-ui,sans-serif}
 
 
 @dataclass(frozen=True)
-class Options:
+class ReportOptions:
     """What a report holds and how: the strategies shown, the policy compared with the
     first of them on the chart, paths and secrets masked, and each text cut at."""
 
@@ -60,14 +60,14 @@ class Options:
     command: str = ""  # the command line that makes this report
 
 
-def report(inspection: Inspection, options: Options = Options()) -> str:
+def report(inspection: Inspection, options: ReportOptions = ReportOptions()) -> str:
     """The whole HTML document."""
     page = _Page(inspection, options)
     return page.render()
 
 
 class _Page:
-    def __init__(self, inspection: Inspection, options: Options) -> None:
+    def __init__(self, inspection: Inspection, options: ReportOptions) -> None:
         self.inspection, self.options = inspection, options
         self.index = inspection.origins
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.html_report import Options, report
+from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
@@ -51,7 +51,7 @@ def outline(text: str) -> Outline:
 
 def test_a_report_holds_every_part_and_fetches_nothing() -> None:
     inspection = Inspection.open(path(), SMALL)
-    page = report(inspection, Options(strategies=("hysteresis", "claude-code")))
+    page = report(inspection, ReportOptions(strategies=("hysteresis", "claude-code")))
     parsed = outline(page)
     assert parsed.fetches == [] and "script" not in parsed.tags and "@import" not in page
     assert {
@@ -79,7 +79,7 @@ def test_transcript_text_is_shown_never_obeyed_and_can_be_masked(tmp_path: Path)
     page = report(inspection)
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert outline(page).fetches == []
-    shared = report(inspection, Options(redact=True, max_chars=30))
+    shared = report(inspection, ReportOptions(redact=True, max_chars=30))
     assert "sk-abcdefghijklmnop1234" not in shared and "/home/me" not in shared
     assert "more characters)" in shared  # cut, and says so
 

@@ -34,7 +34,7 @@ from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable, load
-from compaction_inspector.core.html_report import Options, report
+from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import Index, find, roots
@@ -470,7 +470,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
     flags = [f"--strategy {args.strategy}", f"--compare {args.compare}", f"--max-chars {args.max_chars}"]
     command = shlex.join(["compaction-inspector", "report", args.file]) + " " + " ".join(flags)
-    options = Options(
+    options = ReportOptions(
         strategies, args.compare, args.redact, args.max_chars, command + (" --redact" * args.redact)
     )
     try:

@@ -41,6 +41,11 @@ class InspectorCommands(Provider):
                 partial(screen.run_action, "export"),
             ),
             (
+                "Export: HTML report",
+                "One self-contained HTML file: the timeline, own compactions, every strategy's steps",
+                partial(screen.run_action, "report"),
+            ),
+            (
                 "Write checkpoint",
                 "Append a checkpoint for the message under the cursor to memory/",
                 partial(screen.run_action, "checkpoint"),

@@ -818,3 +818,16 @@ async def test_a_served_app_sends_its_exports_to_the_browser(
     assert names == ["claude_code_session-hysteresis-step1.md", "claude_code_session-hysteresis-step1.svg"]
     assert sent[names[1]].startswith("<svg") and sent[names[0]].startswith("# hysteresis on")
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_shift_r_writes_the_html_report_of_what_is_shown(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2", "R")  # PTL retry shown: its steps come first
+        await settle(pilot)
+        await pilot.press("R")  # again: a new file beside the first
+        await settle(pilot)
+    first = (tmp_path / "claude_code_session-report.html").read_text()
+    assert first.startswith("<!DOCTYPE html>") and (tmp_path / "claude_code_session-report-2.html").exists()
+    assert first.index('id="strategy-ptl-retry"') < first.index('id="strategy-hysteresis"')

@@ -29,6 +29,7 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
 from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.formats import LoadError, head, load
+from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
@@ -106,6 +107,7 @@ class SessionScreen(Screen[None]):
         Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
         Binding("ctrl+s", "save_config", "Save config", id="save_config"),
         Binding("x", "export", "Export", id="export"),
+        Binding("R", "report", "HTML report", show=False, id="report"),
         Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
         HELP,
     ]
@@ -961,6 +963,38 @@ class SessionScreen(Screen[None]):
         svg = f"{stem.name}.svg and "
         self.app.call_from_thread(
             self.notify, svg + name, title=f"Exported to {stem.parent.resolve()}", timeout=5
+        )
+
+    def action_report(self) -> None:
+        """The session's story as one HTML file (`compaction-inspector report`): every
+        strategy's steps, the strategy shown first on its chart and compared as on screen."""
+        if self.inspection is None:
+            return
+        first = (self.strategy, *(n for n in REGISTRY if n != self.strategy))
+        compare = BASELINE if self.compare in ("none", NO_COMPACTION) else self.compare
+        self.notify("The HTML report is being written", timeout=3)
+        self._report(self.inspection, ReportOptions(strategies=first, compare=compare))
+
+    @work(thread=True, group="export", description="HTML report")
+    def _report(self, inspection: Inspection, options: ReportOptions) -> None:
+        page = report(inspection, options)
+        name = f"{self.path.stem}-report.html"
+        if self.app.is_web:
+            self.app.call_from_thread(self._deliver, name, page)
+            return
+        try:
+            stem = free_stem(self.export_dir / f"{self.path.stem}-report", (".html",))
+            out = write_atomic(
+                stem.with_name(stem.name + ".html"),
+                page,
+                protect=self.path,
+                overwrite=False,
+            )
+        except (OSError, WriteRefused) as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Report not written", severity="error")
+            return
+        self.app.call_from_thread(
+            self.notify, f"{out} (open it in a browser)", title="Report written", timeout=8
         )
 
     def action_checkpoint(self) -> None:
