@@ -386,7 +386,10 @@ async def test_help_reaches_its_last_row(tmp_path: Path) -> None:
         await pilot.pause()
         table = app.screen.query_one("#help-keys", DataTable)
         assert table.has_focus
-        await pilot.press(*["down"] * table.row_count)
+        for _ in range(table.row_count):  # a page at a time, then a row at a time, to the end
+            await pilot.press("pagedown" if table.cursor_row + 12 < table.row_count - 1 else "down")
+            if table.cursor_row == table.row_count - 1:
+                break
         await pilot.pause()
         last = table.row_count - 1
         assert table.cursor_row == last
