@@ -24,7 +24,9 @@ def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> in
     browse = None
     if args.file and Path(args.file).is_dir():  # a folder: its transcripts, to choose from
         browse = [(FOLDER, Path(args.file))]
-    elif not args.file and not args.sample:  # the user's own sessions, where their agents keep them
+    elif (
+        not args.file and not args.sample and not args.demo
+    ):  # the user's own sessions, where their agents keep them
         places = roots(args.claude_dir, args.codex_dir)
         if find(places):
             browse = places

@@ -146,3 +146,18 @@ def test_a_named_config_that_cannot_be_read_is_an_error_named_and_shown(
     assert cli.main(["--config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "is not UTF-8 text" in err and "\x1b" not in err and "c␛]0;x␇.yaml" in err
+
+
+def test_the_demo_tours_the_sample_even_where_there_are_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".claude" / "projects" / "-x").mkdir(parents=True)
+    (home / ".claude" / "projects" / "-x" / "s.jsonl").write_text("{}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    seen = capture(monkeypatch)
+    assert cli.main(["--demo"]) == 0
+    assert seen["browse"] is None and seen["path"].name == "claude_code_session.jsonl"
+    assert seen["config"].window == launch.SAMPLE_WINDOW
