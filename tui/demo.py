@@ -1,9 +1,16 @@
-"""`--demo`: walk the bundled sample through each strategy with captions, for showing
-teammates. Each caption says what is on screen; the walk loops until a key is pressed."""
+"""`--demo`: a presenter's tour of the bundled sample, for showing teammates.
+
+Each stop sets the screen to a state of its own (absolute actions, so stepping back shows
+a stop exactly as it was) and says what is on screen in the caption panel. The tour
+advances by itself unless paused; space or → go on, ← goes back, p pauses, q or escape
+end it. On this short sample the tour sets each strategy's trigger where it fires, and
+the caption says so: a strategy that does nothing would show nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from compaction_inspector.core.strategies import (
@@ -19,47 +26,82 @@ from compaction_inspector.core.strategies import (
     trim,
 )
 
-INTRO = "The transcript, split into volleys (purple bands) and API rounds (rules). The gauge shows pressure."
-OUTRO = "That's the tour. Press any key to take over; ? lists every key."
-
-# What each strategy's turn shows once it is chosen: (action, caption, seconds).
-TOUR: dict[str, tuple[tuple[str, str, float], ...]] = {
-    trim.NAME: (("step_end", "Trim's result: dropped messages are struck through.", 4),),
-    ptl_retry.NAME: (
-        (
-            "step(1)",
-            "Each retry parses the provider's error for the token gap, else drops 20 % of rounds.",
-            4,
-        ),
-    ),
-    hysteresis.NAME: (
-        ("step(1)", "A volley becomes a local summary (yellow); its messages are struck through.", 4),
-        ("toggle_split", "Side by side: before on the left, after on the right.", 4),
-        ("toggle_split", "The timeline below replays the session round by round under this policy.", 4),
-    ),
-    microcompact.NAME: (("step(1)", "Old results are replaced by “[Old tool result content cleared]”.", 4),),
-    claude_code.NAME: (
-        ("step_end", "Claude Code's auto-compact: the history becomes one summary and re-read files.", 4),
-    ),
-    codex.NAME: (
-        ("step_end", "Codex's auto-compact: initial context, recent user messages and a summary.", 4),
-    ),
+# where each strategy fires on the 4,500-token sample (its own defaults are for real windows)
+TOUR_OPTIONS: dict[str, dict[str, Any]] = {
+    trim.NAME: {"trigger_turns": 2},
+    ptl_retry.NAME: {"limit": 3_000},
+    claude_code.NAME: {"auto_compact_tokens": 3_500},
+    codex.NAME: {"auto_compact_token_limit": 3_500},
+    microcompact.NAME: {"keep_recent": 2},
 }
 
-# Each registered strategy in turn: chosen with its description, then its own steps.
-SCRIPT: list[tuple[str, str, float]] = [
-    ("", INTRO, 4),
-    *(
-        step
-        for name, s in REGISTRY.items()
-        for step in ((f"strategy('{name}')", f"{s.label}: {s.description}.", 3), *TOUR[name])
+
+@dataclass(frozen=True)
+class Stop:
+    actions: tuple[str, ...]  # absolute: the stop looks the same however it is reached
+    caption: str
+    seconds: float = 5
+
+
+# what each strategy's result shows, after it is chosen: (where to step, caption)
+SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    trim.NAME: ((("step_to(999)",), "Trim's result: the first message and the last turns stay."),),
+    ptl_retry.NAME: (
+        (("step_to(0)",), "The summarize request is refused as too long: a retry drops the oldest rounds."),
     ),
-    ("step_reset", OUTRO, 6),
-]
+    hysteresis.NAME: (
+        (("step_to(0)", "split(False)"), "A volley becomes a local summary (yellow), its messages struck."),
+        (("step_to(0)", "split(True)"), "Side by side: before on the left, after on the right."),
+        (("split(False)", "step_to(-1)"), "The timeline replays the session round by round under it."),
+    ),
+    microcompact.NAME: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
+    claude_code.NAME: (
+        (("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),
+    ),
+    codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
+}
+
+
+def _strategy_stops(name: str) -> tuple[Stop, ...]:
+    s, tuned = REGISTRY[name], TOUR_OPTIONS.get(name)
+    settings = ", ".join(f"{k} {v:,}" for k, v in (tuned or {}).items())
+    why = f" (the tour sets {settings} so it fires here)" if tuned else ""
+    choose = Stop((f"strategy('{name}')", "step_to(-1)"), f"{s.label}: {s.description}{why}.", 4)
+    return (choose, *(Stop(actions, caption) for actions, caption in SHOWN.get(name, ())))
+
+
+SCRIPT: tuple[Stop, ...] = (
+    Stop(
+        (f"strategy('{hysteresis.NAME}')", "step_to(-1)", "own(False)", "compare('none')"),
+        "The transcript in volleys (purple bands) and API rounds (rules). The gauge shows the context the "
+        "agent sent next, measured from what its responses reported.",
+        6,
+    ),
+    Stop(
+        ("own(True)",), "The transcript's own compaction: the prompts the responses either side reported.", 6
+    ),
+    Stop(("own(False)",), "Back to the strategies, each in turn on the request the agent sends next.", 3),
+    *(stop for name in REGISTRY for stop in _strategy_stops(name)),
+    Stop(
+        (f"strategy('{hysteresis.NAME}')", "target(60)", "step_to(999)"),
+        "Tuning: the target down to 60 % (t and T); every figure and the timeline follow at once.",
+        6,
+    ),
+    Stop(
+        ("target(70)", "compare('no compaction')"),
+        "c compares the policy with no compaction on the timeline.",
+        6,
+    ),
+    Stop(
+        ("compare('none')", "step_to(-1)"),
+        "That's the tour. R writes this session's HTML report to share; ? lists every key; q ends the tour.",
+        8,
+    ),
+)
 
 
 class Stage(Protocol):
-    """What the tour drives: the app's actions, its caption and the step it shows."""
+    """What the tour drives: the screen's actions, its caption and the step it shows."""
 
     demo_runner: Demo | None
 
@@ -69,42 +111,77 @@ class Stage(Protocol):
     def shown_step(self) -> Step | None: ...
     def notify(self, message: str, *, timeout: float | None = None) -> None: ...
     def set_caption(self, text: str) -> None: ...
+    def tour_options(self, values: Mapping[str, Mapping[str, Any]]) -> None: ...
     def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
-    def set_timer(self, delay: float, callback: Callable[[], Any]) -> object: ...
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Any: ...
     async def run_action(self, action: str) -> object: ...
 
 
 class Demo:
+    PRESENTER = "space or → next · ← back · p pause · q end"
+
     def __init__(self, app: Stage) -> None:
         self.app = app
-        self.position = 0
+        self.position = -1
         self.running = False
+        self.paused = False
+        self._timer: Any = None
 
     def start(self) -> None:
         self.running = True
         self.app.demo_runner = self
-        self.app.notify("Demo: press any key to stop", timeout=4)
-        self._next()
+        self.app.tour_options(TOUR_OPTIONS)
+        self.go(0)
 
     def stop(self) -> None:
         self.running = False
+        self._cancel()
+        self.app.set_caption("")
 
-    def _next(self) -> None:
-        if not self.running:
-            return
-        action, caption, seconds = SCRIPT[self.position % len(SCRIPT)]
-        self.position += 1
-        if action:
+    def go(self, position: int) -> None:
+        """Show stop `position` (clamped to the tour), and go on after its time unless paused."""
+        self._cancel()
+        self.position = max(0, min(position, len(SCRIPT) - 1))
+        stop = SCRIPT[self.position]
+        for action in stop.actions:
             self.app.call_later(self.app.run_action, action)
-        if action.startswith("step"):  # said once the step is on screen: what it really did
-            self.app.call_later(self._say, caption)
-        else:
-            self.app.set_caption(caption)
-        self.app.set_timer(seconds, self._next)
+        self.app.call_later(self.say)
+        if not self.paused and self.position < len(SCRIPT) - 1:
+            self._timer = self.app.set_timer(stop.seconds, lambda: self.go(self.position + 1))
 
-    def _say(self, caption: str) -> None:
-        """The caption of a step, unless the step shown changes nothing: then what it says."""
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused:
+            self._cancel()
+            self.say()
+        else:
+            self.go(self.position + 1)
+
+    def key(self, key: str) -> bool:
+        """A presenter's key: True when the tour used it."""
+        if key in ("space", "right"):
+            self.go(self.position + 1)
+        elif key == "left":
+            self.go(self.position - 1)
+        elif key == "p":
+            self.toggle_pause()
+        elif key in ("q", "escape"):
+            self.stop()
+            self.app.notify("The tour is over: the keys are yours (? for help)", timeout=3)
+        else:
+            return False
+        return True
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def say(self) -> None:
+        """The stop's caption, unless the step shown changes nothing: then what it says."""
+        caption = SCRIPT[self.position].caption
         step, result = self.app.shown_step, self.app.result
         if step is not None and result is not None and not any(s.counted_delta for s in result.steps):
             caption = f"{step.title}: {step.explanation}"
-        self.app.set_caption(caption)
+        state = " · paused" if self.paused else ""
+        self.app.set_caption(f"Tour {self.position + 1}/{len(SCRIPT)}{state} · {self.PRESENTER}\n{caption}")

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.listing_cache import Key, Source
@@ -520,20 +521,42 @@ async def test_at_80_columns_each_gauge_line_is_cut_not_wrapped(tmp_path: Path) 
         assert "┆ target 70%" in rows[4]  # the legend keeps its row
 
 
-async def test_the_demo_says_what_a_step_that_changes_nothing_did(tmp_path: Path) -> None:
-    from compaction_inspector.tui.demo import Demo
+async def test_the_tour_makes_every_strategy_do_something_and_the_presenter_drives_it(
+    tmp_path: Path,
+) -> None:
+    """Paused, space goes on, ← goes back, and each strategy's stop shows a step that
+    changes the context on this short sample; q ends the tour and hides its caption."""
+    from compaction_inspector.tui.demo import SCRIPT
 
-    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path, demo=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("1", "e")  # trim: its turn trigger does not fire on the sample
+        screen = shown(app)
+        tour = screen.demo_runner
+        assert tour is not None and tour.running
+        await pilot.press("p")  # paused: it goes on only when told
+
+        def caption() -> str:
+            return str(screen.query_one("#caption").render())
+
+        assert caption().startswith(f"Tour 1/{len(SCRIPT)} · paused")
+        fired: dict[str, bool] = {}
+        for n in range(1, len(SCRIPT)):
+            await pilot.press("space")
+            await settle(pilot)
+            assert tour.position == n and caption().startswith(f"Tour {n + 1}/{len(SCRIPT)}")
+            result = screen.result
+            if result is not None and screen.step >= 0 and not screen.own:
+                fired[screen.strategy] = fired.get(screen.strategy, False) or any(
+                    s.counted_delta for s in result.steps
+                )
+        assert fired == dict.fromkeys(REGISTRY, True)
+        await pilot.press("left")
         await settle(pilot)
-        Demo(shown(app))._say("Trim's result: dropped messages are struck through.")
-        assert shown(app).caption.startswith("Not triggered: Nothing to trim: turn 3 is not past 8")
-        await pilot.press("3", "n")  # hysteresis: its first step summarizes a volley
-        await settle(pilot)
-        Demo(shown(app))._say("A volley becomes a local summary.")
-        assert shown(app).caption == "A volley becomes a local summary."
+        assert tour.position == len(SCRIPT) - 2
+        await pilot.press("q")
+        await pilot.pause()
+        assert not tour.running and screen.query_one("#caption").has_class("hidden")
 
 
 async def test_a_proxy_log_opens_its_largest_request_and_steps_between_requests(tmp_path: Path) -> None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -44,7 +46,7 @@ from compaction_inspector.core.strategies import (
     Step,
     hysteresis,
 )
-from compaction_inspector.core.strategies.registry import Options
+from compaction_inspector.core.strategies.registry import Options, with_values
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.demo import Demo
@@ -202,7 +204,6 @@ class SessionScreen(Screen[None]):
         self.demo_runner: Demo | None = None
         self.selection = ""
         self.tuned = False  # the status line shows the window and thresholds once they are tuned
-        self.caption = ""
         self.compare = "none"
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
@@ -213,6 +214,7 @@ class SessionScreen(Screen[None]):
         self._runs = 0
         self.settled = asyncio.Event()  # set while nothing is under way (what tests await)
         self._redraw_queued = False
+        self._wanted_step: int | None = None  # a step asked for while the strategy ran
         self.previewed = False  # the first rows of a large file were shown while it was read
 
     # --- what the screen shows -------------------------------------------------------------
@@ -256,6 +258,7 @@ class SessionScreen(Screen[None]):
                 yield Timeline(id="timeline")
         yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
         yield ProgressBar(id="progress", show_eta=False, classes="hidden")
+        yield Static("", id="caption", classes="hidden")  # the tour's caption
         yield Static("", id="status")
         yield Footer()
 
@@ -315,6 +318,8 @@ class SessionScreen(Screen[None]):
         if not self._pending:
             self.settled.set()
             self.post_message(self.Settled())
+            if self.demo_runner is not None and self.demo_runner.running:
+                self.demo_runner.say()  # what the stop shows, now that it is shown
         return True
 
     @property
@@ -567,7 +572,8 @@ class SessionScreen(Screen[None]):
             return
         self.result = event.result
         heap.settle()
-        self.step = min(self.step, len(event.result.steps) - 1)
+        wanted, self._wanted_step = self._wanted_step, None
+        self.step = min(self.step if wanted is None else wanted, len(event.result.steps) - 1)
 
     def run_simulation(self) -> None:
         if self.inspection is None or not self.query(Timeline):
@@ -620,6 +626,8 @@ class SessionScreen(Screen[None]):
     async def action_strategy(self, name: str) -> None:
         await self.query_one(StrategyPanel).set_strategy(name, self.config.options(name))
         self._choose(name)
+        # shown with the options it runs with now (the tour's, or a preset's since)
+        await self.query_one(StrategyPanel).set_options(name, self.config.options(name))
 
     def _choose(self, name: str) -> None:
         if self.own:
@@ -821,8 +829,6 @@ class SessionScreen(Screen[None]):
     def show_status(self) -> None:
         """The message under the cursor, and the tuning once it has been changed."""
         line = Text()
-        if self.caption:
-            line.append_text(safe(self.caption, "bold yellow"))
         tuning = ""
         if self.tuned:  # made from the config each time, so a preset or a new window shows at once
             config = self.config
@@ -1025,14 +1031,53 @@ class SessionScreen(Screen[None]):
     # --- the tour, help -------------------------------------------------------------------------
 
     def set_caption(self, text: str) -> None:
-        self.caption = text
-        self.show_status()
+        """The tour's caption, in its panel (hidden when empty)."""
+        panel = self.query_one("#caption", Static)
+        panel.update(safe(text))
+        panel.set_class(not text, "hidden")
 
-    def on_key(self) -> None:
-        if self.demo_runner is not None and self.demo_runner.running:
-            self.demo_runner.stop()
-            self.set_caption("")
-            self.notify("Demo stopped: the keys are yours (? for help)", timeout=3)
+    def on_key(self, event: events.Key) -> None:
+        tour = self.demo_runner
+        if tour is None or not tour.running:
+            return
+        if tour.key(event.key):  # the presenter's keys drive the tour
+            event.stop()
+            event.prevent_default()
+        else:  # any other key: the keys are the user's
+            tour.stop()
+            self.notify("Tour stopped: the keys are yours (? for help)", timeout=3)
+
+    def tour_options(self, values: Mapping[str, Mapping[str, Any]]) -> None:
+        """The tour's settings of strategies' options (where they fire on the sample)."""
+        config = self.config
+        for name, given in values.items():
+            config = config.with_options(name, with_values(config.options(name), given))
+        self._configure(config)
+
+    # Absolute actions the tour uses: a stop shown again looks as it did.
+    def action_step_to(self, index: int) -> None:
+        """Show step `index` (-1: before, past the end: the last) once the result is in."""
+        if self.result is None or self.busy:
+            self._wanted_step = index
+        if self.result is not None:
+            self.step = max(-1, min(index, len(self.result.steps) - 1))
+
+    def action_split(self, on: bool) -> None:
+        if on != self.split and (not on or self._split_fits()):
+            self.split = on
+
+    def action_own(self, on: bool) -> None:
+        if on != self.own:
+            self.action_own_compactions()
+
+    def action_compare(self, name: str) -> None:
+        if name != self.compare:
+            self.compare = name
+            self.run_simulation()
+
+    async def action_target(self, percent: int) -> None:
+        h = self.config.options(hysteresis.NAME)
+        await self.action_tune("target", percent - h.target)
 
     def action_help(self) -> None:
         more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
