@@ -39,8 +39,10 @@ def title(app: InspectorApp) -> str:
 async def settle(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, InspectorApp)
-    await pilot.pause()
     screen = next((s for s in reversed(app.screen_stack) if isinstance(s, SessionScreen)), None)
+    if screen is None:  # not pushed yet: once the app has run its mount
+        await pilot.pause()
+        screen = next((s for s in reversed(app.screen_stack) if isinstance(s, SessionScreen)), None)
     if screen is not None:
         await asyncio.wait_for(screen.settled.wait(), SETTLE_S)
     # what else runs in the background (listings prepared ahead, an export) ends too

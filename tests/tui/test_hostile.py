@@ -33,7 +33,7 @@ async def test_escapes_in_every_field_are_shown_not_obeyed(tmp_path: Path, kind:
     target = tmp_path / f"{kind}-{fmt}"
     target.write_bytes(CORPUS[f"escape-{kind}-{fmt}"])
     app = InspectorApp(target, Config(), export_dir=tmp_path)
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with app.run_test(size=(160, 45), notifications=True) as pilot:  # toasts drawn too
         await settle(pilot)
         seen = False
         for key in KEYS:
