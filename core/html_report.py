@@ -330,7 +330,8 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
     step = max(1, len(points) // CHART_POINTS)
     for n, sim in enumerate(sims):
         colour = COLOURS[n % len(COLOURS)]
-        shown = sim.points[::step] + ((sim.points[-1],) if len(sim.points) % step != 1 else ())
+        # every step-th point, and the last, once
+        shown = sim.points[::step] + ((sim.points[-1],) if (len(sim.points) - 1) % step else ())
         path = " ".join(f"{x(p.round):.1f},{y(p.tokens_after):.1f}" for p in shown)
         out.append(
             f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{path}">'

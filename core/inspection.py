@@ -85,8 +85,8 @@ class Inspection:
 
     def appended(self, session: Session) -> Inspection:
         """The same transcript grown to `session` (follow mode): only new messages are
-        counted, as the counter knows the others."""
-        self.counter.count_all(session.messages)
+        counted (by the fit), as the counter knows the others; the sidechain here, not on
+        the UI thread when it is shown."""
         self.counter.count_all(session.sidechain)
         return Inspection.of(session, self.config, self.counter)
 

@@ -55,9 +55,7 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         (("split(False)", "step_to(-1)"), "The timeline replays the session round by round under it."),
     ),
     microcompact.NAME: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
-    claude_code.NAME: (
-        (("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),
-    ),
+    claude_code.NAME: ((("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),),
     codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
 }
 

@@ -200,7 +200,6 @@ class SessionScreen(Screen[None]):
         self.export_dir, self.subagent = export_dir, subagent
         self._config, self._given = config, given
         self.follower: Follower | None = None
-        self.simulations: tuple[Simulation | None, Simulation | None] = (None, None)
         self.demo_runner: Demo | None = None
         self.selection = ""
         self.tuned = False  # the status line shows the window and thresholds once they are tuned
@@ -349,7 +348,6 @@ class SessionScreen(Screen[None]):
         self.post_message(self.Loaded(estimate, run))
         worker = get_current_worker()
         exact = estimate.recount(lambda done, todo: self.app.call_from_thread(self._progress, done, todo))
-        exact.counter.count_all(session.sidechain)  # here, not on the UI thread when they are shown
         if not worker.is_cancelled:
             self.post_message(self.Counted(exact, run))
 
@@ -601,7 +599,6 @@ class SessionScreen(Screen[None]):
     def on_session_screen_replayed(self, event: Replayed) -> None:
         if self._pending.get("replay") != event.run:
             return
-        self.simulations = (event.main, event.other)
         heap.settle()
         h = self.config.options(hysteresis.NAME)
         self.query_one(Timeline).show(event.main, event.other, h.thresholds, h.target)
