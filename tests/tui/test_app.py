@@ -813,7 +813,8 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
             await pilot.pause()
             if shown(app).previewed:
                 break
-        assert re.search(r"big\.jsonl · the first [\d,]+ messages · reading 0\.6 MB…", title(app))
+        said = r"big\.jsonl · the first [\d,]+ messages · reading 0\.6 MB… · token counts: chars/4 estimate"
+        assert re.search(said, title(app))  # the rows' counts say they are estimates
         assert "#0 user" in screen_text(app, "#before") and shown(app).inspection is None
         assert gauge_text(app).startswith("Pressure: counting…")
         await pilot.press("j", "j")

@@ -362,7 +362,7 @@ class SessionScreen(Screen[None]):
         self.previewed = True
         self.sub_title = (
             f"{self.shown_name} · the first {counted(len(preview.session.messages), 'message')} · "
-            f"reading {event.total / 1e6:,.1f} MB…"
+            f"reading {event.total / 1e6:,.1f} MB… · token counts: {preview.counter.label}"
         )
 
     def _progress(self, done: int, total: int) -> None:
