@@ -1,4 +1,6 @@
-"""Regenerate the README screenshots: `python3 -m docs.make_screenshots` from the repository root."""
+"""Regenerate the README screenshots: `python3 -m docs.make_screenshots` from the repository root.
+
+A test renders them again and fails when a file here differs, so they never show an older app."""
 
 from __future__ import annotations
 
@@ -20,17 +22,19 @@ SHOTS = {
 }
 
 
-async def shoot(name: str, sample: str, keys: tuple[str, ...]) -> None:
+async def render(name: str) -> str:
+    """The SVG the screenshot `name` should hold: the app on its sample after its keys, at 120x40."""
+    sample, keys = SHOTS[name]
     app = InspectorApp(path(sample), Config(window=Window(5000, 500), preset=None))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
-        write_atomic(HERE / name, offline_svg(app, title="Compaction Inspector"))
+        return offline_svg(app, title="Compaction Inspector")
 
 
 if __name__ == "__main__":
-    for name, (sample, keys) in SHOTS.items():
-        asyncio.run(shoot(name, sample, keys))
-        print(f"wrote docs/{name}")
+    for shot in SHOTS:
+        write_atomic(HERE / shot, asyncio.run(render(shot)))
+        print(f"wrote docs/{shot}")

@@ -87,3 +87,14 @@ def test_every_page_is_linked_and_every_link_leads_somewhere() -> None:
             assert where.exists(), f"{doc.name} links to {target}, which is not there"
             linked.add(where)
     assert [p.name for p in pages if p.resolve() not in linked] == []
+
+
+@pytest.mark.parametrize("name", ["app-hysteresis-step.svg", "app-side-by-side.svg"])
+def test_a_readme_screenshot_shows_the_app_as_it_is(name: str) -> None:
+    """The screenshots in docs/ are what the app draws today (the README shows them)."""
+    import asyncio
+
+    from docs.make_screenshots import HERE, SHOTS, render
+
+    assert name in SHOTS
+    assert (HERE / name).read_text() == asyncio.run(render(name)), "run: python3 -m docs.make_screenshots"
