@@ -126,6 +126,12 @@ def _streamable(first_line: bytes) -> Any:
         value = loads(first_line.decode("utf-8").removeprefix("\ufeff"))
     except (ValueError, RecursionError):
         return None
+    return _agent_format(value)
+
+
+def _agent_format(value: Any) -> Any:
+    """The agent whose transcript line `value` looks like, if any. A file's format is that
+    of its first such line, read whole or streamed alike."""
     if isinstance(value, dict):
         for module in (claude_code, codex):
             if module.looks_like(value):
@@ -207,13 +213,11 @@ def _is_tool_role(m: Any) -> bool:
 def _from_records(
     records: Records, dicts: list[dict[str, Any]], path: str | None, request: int | None
 ) -> Session:
-    sample = dicts[:50]
-    if any(claude_code.looks_like(d) for d in sample):
-        _no_request(request, claude_code.FORMAT)
-        return claude_code.load(records, path)
-    if any(codex.looks_like(d) for d in sample):
-        _no_request(request, codex.FORMAT)
-        return codex.load(records, path)
+    agent = next((m for m in map(_agent_format, dicts[:50]) if m is not None), None)
+    if agent is not None:
+        _no_request(request, agent.FORMAT)
+        session: Session = agent.load(records, path)
+        return session
     bodies: list[Body] = []
     times: list[str] = []
     for number, value in records.items:
@@ -228,7 +232,7 @@ def _from_records(
                 session, metadata={**session.metadata, "started": min(times), "ended": max(times)}
             )
         return session
-    if all("role" in d for d in sample):
+    if all("role" in d for d in dicts[:50]):
         _no_request(request, plain.FORMAT)
         session = Session(messages=tuple(plain.messages(dicts)), format=plain.FORMAT, path=path)
         return _with_diagnostics(session, records.diagnostics)

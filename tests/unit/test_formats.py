@@ -183,6 +183,21 @@ def test_streamed_file_with_a_byte_order_mark(tmp_path: Path) -> None:
     assert len(s.messages) == 65 and s.diagnostics == load(path()).diagnostics
 
 
+def test_a_file_mixing_agents_reads_as_its_first_agent_line_whole_or_streamed(tmp_path: Path) -> None:
+    """Found by the fuzzer: the whole read took any Claude Code line in the first 50 over
+    a Codex line before it, the streamed read the first line's agent."""
+    data = (
+        b'{"type": "response_item", "payload": {"type": "user"}}\n'
+        b'{"type": "user", "uuid": null, "message": {"role": "user", "id": "A", "content": []}}'
+    )
+    target = tmp_path / "mixed.jsonl"
+    target.write_bytes(data)
+    assert load_bytes(data).format == load(target).format == "codex"
+    flipped = b"\n".join(reversed(data.split(b"\n")))
+    target.write_bytes(flipped)
+    assert load_bytes(flipped).format == load(target).format == "claude-code"
+
+
 def _cc_line(kind: str, **fields: object) -> str:
     return json.dumps({"type": kind, "uuid": f"u-{kind}-{len(fields)}", "sessionId": "s", **fields})
 
