@@ -28,6 +28,7 @@ from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.topic import title as topic_title
 
 CHART_W, CHART_H, PAD_L, PAD_R, PAD_T, PAD_B = 960, 320, 70, 50, 20, 40
+LEGEND_W, LEGEND_H = 210, 16  # a legend entry: 34 characters at 11 px
 CHART_POINTS = 400  # a long replay is thinned to this many points on the chart
 COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
 
@@ -134,12 +135,15 @@ class _Page:
     # --- the timeline ---------------------------------------------------------------------
 
     def timeline(self) -> str:
+        """A line per strategy shown that a replay means something for, and the compared
+        policy (a strategy compared with itself: its contrast), once each."""
         ins = self.inspection
-        first = self.options.strategies[0] if self.options.strategies else hysteresis.NAME
-        main = first if REGISTRY[first].timeline else hysteresis.NAME
-        sims = [ins.replay(ins.policy(main))]
-        if self.options.compare != main:
-            sims.append(ins.replay(ins.policy(self.options.compare, against=main)))
+        names = [n for n in self.options.strategies if REGISTRY[n].timeline] or [hysteresis.NAME]
+        policies = [ins.policy(n) for n in names]
+        compared = ins.policy(self.options.compare, against=names[0])
+        if compared not in policies:
+            policies.append(compared)
+        sims = [ins.replay(p) for p in policies]
         return (
             '<h2 id="timeline">Pressure, round by round</h2>'
             + _chart(sims, ins)
@@ -299,8 +303,12 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
     def y(tokens: float) -> float:
         return PAD_T + h * (1 - tokens / top)
 
+    legend = [(COLOURS[n % len(COLOURS)], s.policy.label) for n, s in enumerate(sims)]
+    legend.append(("#ff7f0e", "a prompt the transcript reports"))
+    per_row = (CHART_W - PAD_L - PAD_R) // LEGEND_W
+    height = CHART_H + LEGEND_H * -(-len(legend) // per_row)  # the legend below the axis, off the lines
     out = [
-        f'<svg role="img" aria-label="pressure timeline" viewBox="0 0 {CHART_W} {CHART_H}" '
+        f'<svg role="img" aria-label="pressure timeline" viewBox="0 0 {CHART_W} {height}" '
         f'width="100%" xmlns="http://www.w3.org/2000/svg">',
         f'<rect x="{PAD_L}" y="{PAD_T}" width="{w}" height="{h}" fill="#fafafa" stroke="#ccc"/>',
     ]
@@ -355,12 +363,11 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
                 f'<circle cx="{x(p.round):.1f}" cy="{y(p.reported):.1f}" r="2" fill="#ff7f0e">'
                 f"<title>round {p.round}: the response reported {p.reported:,}</title></circle>"
             )
-    legend = [(COLOURS[n % len(COLOURS)], s.policy.label) for n, s in enumerate(sims)]
-    legend.append(("#ff7f0e", "a prompt the transcript reports"))
     for n, (colour, name) in enumerate(legend):
+        lx, ly = PAD_L + 8 + (n % per_row) * LEGEND_W, CHART_H + (n // per_row) * LEGEND_H
         out.append(
-            f'<rect x="{PAD_L + 8 + n * 230}" y="{PAD_T + 20}" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{PAD_L + 22 + n * 230}" y="{PAD_T + 29}">{html.escape(name[:34])}</text>'
+            f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{lx + 14}" y="{ly + 9}">{html.escape(name[:34])}</text>'
         )
     out.append("</svg>")
     return "".join(out)

@@ -4,6 +4,7 @@ with the network off."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -19,6 +20,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.sample_sessions import path
 from tests.hostile import run_cli
 
@@ -67,6 +69,32 @@ def test_a_report_holds_every_part_and_fetches_nothing() -> None:
     assert '<a href="#m32" class="summarized">' not in page  # links name the transcript's numbers
     assert '<a class="summarized" href="#m32">#32</a>' in page
     assert "⚑" in page and "usable window 4,500" in page  # its own compaction, the window's line
+
+
+def lines_drawn(page: str) -> list[str]:
+    """The policy named by each line of the chart, in order."""
+    return re.findall(r"<polyline [^>]*><title>([^<]*)</title>", page)
+
+
+def test_the_chart_draws_a_line_per_strategy_shown_and_the_compared_policy_once() -> None:
+    inspection = Inspection.open(path(), SMALL)
+    every = tuple(REGISTRY)
+    assert lines_drawn(report(inspection, ReportOptions(strategies=every))) == [
+        inspection.policy(n).label for n in every if REGISTRY[n].timeline
+    ] + ["no compaction"]
+    assert lines_drawn(
+        report(inspection, ReportOptions(strategies=("hysteresis",), compare="hysteresis"))
+    ) == [
+        "hysteresis 75/85/95→70 (preflight)",
+        "hysteresis 75/85/95→70 (post-turn)",  # compared with itself: its contrast
+    ]
+    assert lines_drawn(report(inspection, ReportOptions(strategies=("trim",), compare="trim"))) == ["trim"]
+    assert lines_drawn(
+        report(inspection, ReportOptions(strategies=("ptl-retry",), compare="hysteresis"))
+    ) == [  # no replay for ptl-retry: the default strategy's line, and it compared with itself
+        "hysteresis 75/85/95→70 (preflight)",
+        "hysteresis 75/85/95→70 (post-turn)",
+    ]
 
 
 def test_transcript_text_is_shown_never_obeyed_and_can_be_masked(tmp_path: Path) -> None:

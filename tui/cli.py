@@ -209,7 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--strategy", default=hysteresis.NAME, choices=[*sorted(REGISTRY), "all"], help="whose steps it shows"
     )
     p.add_argument(
-        "--compare", default=BASELINE, choices=sorted(SIMULATED), help="a second policy on the chart"
+        "--compare",
+        default=BASELINE,
+        choices=sorted(SIMULATED),
+        help="a policy the chart compares with (the strategy itself: its contrast)",
     )
     p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
     p.add_argument("--max-chars", type=int, default=4000, metavar="N", help="cut each text at N characters")
