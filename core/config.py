@@ -31,7 +31,8 @@ from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKEN
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
-SESSION_WINDOW = "the session's model_context_window"  # every window a session brings starts "the session's"
+SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
+SESSION_WINDOW = f"{SESSION_PREFIX} model_context_window"
 SAMPLE_WINDOW = "the sample's demo window"
 
 
@@ -154,7 +155,7 @@ class Config:
             reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
         if not reasons:  # nothing the session says: the default stands
             return self
-        source = "the session's " + "; ".join(reasons)
+        source = f"{SESSION_PREFIX} " + "; ".join(reasons)
         return dataclasses.replace(
             self,
             preset="claude-code-1m" if size != preset.context_window else preset.name,
@@ -171,14 +172,15 @@ class Config:
         return min(self.window.reserved_output, size * base.reserved_output // base.context_window)
 
     @property
+    def window_from_session(self) -> bool:
+        """The session brought the window (its recorded size, its version's reserve)."""
+        return (self.window_source or "").startswith(SESSION_PREFIX)
+
+    @property
     def window_chosen(self) -> bool:
         """The window is the user's choice (not the default, nor one a session or the
         sample brought): only such a window is saved."""
-        return self.window_source not in (
-            None,
-            SESSION_WINDOW,
-            SAMPLE_WINDOW,
-        ) and not self.window_source.startswith("the session's")
+        return self.window_source not in (None, SAMPLE_WINDOW) and not self.window_from_session
 
     @property
     def window_note(self) -> str:
@@ -256,15 +258,16 @@ class Config:
         window = Window(p.context_window, p.reserved_output)
         return dataclasses.replace(self, preset=name, window=window, window_source=source)
 
-    def to_dict(self) -> dict[str, Any]:
-        chosen = self.window_chosen
-        window = {
+    def to_dict(self, window: bool = False) -> dict[str, Any]:
+        """Every setting as compaction.yaml holds it; the window only when the user chose
+        it, or when `window` asks for it whoever set it."""
+        size = {
             "preset": self.preset,
             "context_window": self.window.context_window,
             "reserved_output": self.window.reserved_output,
         }
         return {
-            **(window if chosen else {}),
+            **(size if window or self.window_chosen else {}),
             "tokenizer": self.tokenizer,
             "media_tokens": self.media_tokens,
             "pressure": self.pressure,
@@ -306,6 +309,8 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     _known(data, _TOP, "")
     if "preset" in data and data["preset"] is not None:
         config = config.with_preset(str(data["preset"]), source)
+    elif "preset" in data:  # null: no agent's rule, as a window saved without one says
+        config = dataclasses.replace(config, preset=None)
     try:
         config = config.overridden(
             tokenizer=data.get("tokenizer"),
@@ -392,6 +397,14 @@ def load(explicit: str | Path | None = None) -> Config:
         raise ConfigError(f"{path}: {exc}") from exc
 
 
+def as_yaml(config: Config, window: bool = False) -> str:
+    """`config` as a new compaction.yaml holds it: every setting, read back as the same
+    (the window as `Config.to_dict` says)."""
+    return "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
+        config.to_dict(window), sort_keys=False, allow_unicode=True
+    )
+
+
 def save(config: Config, path: str | Path, protect: str | Path | None = None) -> Path:
     """Write `config` to `path`. A new file gets every setting; a file the config was
     loaded from keeps its comments, order and layout, with only the values that changed
@@ -400,10 +413,7 @@ def save(config: Config, path: str | Path, protect: str | Path | None = None) ->
     target = Path(path)
     values = config.to_dict()
     if not target.exists():
-        text = "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
-            values, sort_keys=False, allow_unicode=True
-        )
-        return write_atomic(target, text, protect=protect)
+        return write_atomic(target, as_yaml(config), protect=protect)
     if config.source is None or not same_file(config.source, target):
         raise ConfigError(f"{target} exists and the settings in force were not read from it: not replaced")
     try:
@@ -441,4 +451,4 @@ def _merged(text: str, values: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
-__all__ = ["PRESETS", "Config", "ConfigError", "from_dict", "load", "save"]
+__all__ = ["PRESETS", "Config", "ConfigError", "as_yaml", "from_dict", "load", "save"]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.config import as_yaml
 from compaction_inspector.core.diff import label, origin
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -30,6 +31,7 @@ from compaction_inspector.core.topic import title as topic_title
 CHART_W, CHART_H, PAD_L, PAD_R, PAD_T, PAD_B = 960, 320, 70, 50, 20, 40
 LEGEND_W, LEGEND_H = 210, 16  # a legend entry: 34 characters at 11 px
 CHART_POINTS = 400  # a long replay is thinned to this many points on the chart
+SETTINGS_FILE = "report-settings.yaml"
 COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
 
 STYLE = """
@@ -58,7 +60,16 @@ class ReportOptions:
     compare: str = BASELINE
     redact: bool = False
     max_chars: int | None = 4000
-    command: str = ""  # the command line that makes this report
+
+    def command(self, file: str, request: int | None = None) -> str:
+        """The command that makes this report of `file` again, with the settings it was
+        made with saved beside it as SETTINGS_FILE."""
+        shown = "all" if self.strategies == tuple(REGISTRY) else ",".join(self.strategies)
+        words = ["compaction-inspector", "report", file, "--config", SETTINGS_FILE, "--strategy", shown]
+        words += ["--compare", self.compare]
+        words += ["--request", str(request)] if request is not None else []
+        words += ["--max-chars", str(self.max_chars)] if self.max_chars is not None else []
+        return shlex.join(words + ["--redact"] * self.redact)
 
 
 def report(inspection: Inspection, options: ReportOptions = ReportOptions()) -> str:
@@ -256,10 +267,20 @@ class _Page:
         return "".join(parts)
 
     def reproduce(self) -> str:
-        command = self.options.command or (
-            f"compaction-inspector report {shlex.quote(self.inspection.session.path or 'FILE')}"
+        """The command and the settings in force (tuned in the app, or read from a file),
+        so that the same command makes the same report anywhere."""
+        session = self.inspection.session
+        request = session.request_index + 1 if session.request_count > 1 else None
+        command = self.options.command(session.path or "FILE", request)
+        config = self.inspection.config
+        # a window the session brings comes again from it; any other is written down
+        settings = as_yaml(config, window=not config.window_from_session)
+        return (
+            '<h2 id="reproduce">To make it again</h2>'
+            f"<p>Save these settings as <code>{SETTINGS_FILE}</code>:</p>"
+            f"<pre>{self.text(settings, cut=False)}</pre>"
+            f"<p>and run:</p><pre>{self.text(command, cut=False)}</pre>"
         )
-        return f'<h2 id="reproduce">To make it again</h2><pre>{self.text(command, cut=False)}</pre>'
 
 
 def _own_row(c: RealCompaction) -> str:

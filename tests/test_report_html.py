@@ -3,8 +3,11 @@ with the network off."""
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import json
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -123,6 +126,33 @@ def test_the_report_command_writes_a_new_file_and_never_over_one(tmp_path: Path)
     assert again.code == 2 and "exists" in again.err
     assert run_cli(["report", str(path()), "-o", str(out), "--force"]).code == 0
     assert run_cli(["report", str(path()), "-o", str(path())]).code == 2  # never the file it read
+    wrong = run_cli(["report", str(path()), "--strategy", "trim,nope"])
+    assert wrong.code == 2 and "'nope': not a strategy (choose from" in wrong.err
+
+
+def test_the_command_and_settings_a_report_gives_make_the_same_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Settings tuned in the app, a chosen order of strategies: what the report says to
+    run makes the same figures, steps and transcript (only who set the window differs)."""
+    base = Inspection.open(path("claude_code_compacted.jsonl"), SMALL)
+    tuned = base.config.with_options(
+        "hysteresis",
+        dataclasses.replace(base.config.options("hysteresis"), thresholds=(60, 70, 80), target=50),
+    )
+    options = ReportOptions(strategies=("trim", "hysteresis"), compare="hysteresis", max_chars=300)
+    page = report(base.with_config(tuned), options)
+    settings, command = map(html.unescape, re.findall(r"<pre>([^<]*)</pre>", page.split('id="reproduce"')[1]))
+    assert "- 60\n  - 70\n  - 80\n  target: 50" in settings
+    assert command == (
+        f"compaction-inspector report {path('claude_code_compacted.jsonl')} --config report-settings.yaml "
+        "--strategy trim,hysteresis --compare hysteresis --max-chars 300"
+    )
+    (tmp_path / "report-settings.yaml").write_text(settings)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli([*shlex.split(command)[1:], "-o", "again.html"]).code == 0
+    again = (tmp_path / "again.html").read_text()
+    assert again.split('id="timeline"')[1] == page.split('id="timeline"')[1]
 
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
@@ -206,7 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="OUT", help="the file to write (default FILE's name + -report.html)"
     )
     p.add_argument(
-        "--strategy", default=hysteresis.NAME, choices=[*sorted(REGISTRY), "all"], help="whose steps it shows"
+        "--strategy",
+        default="all",
+        type=_strategy_list,
+        metavar="NAME[,NAME...]|all",
+        help=f"whose steps it shows, the first's line first on the chart ({', '.join(REGISTRY)})",
     )
     p.add_argument(
         "--compare",
@@ -465,17 +468,26 @@ def cmd_compactions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _strategy_list(value: str) -> tuple[str, ...]:
+    """`all`, or registered strategies' names separated by commas, each once."""
+    if value == "all":
+        return tuple(REGISTRY)
+    names = tuple(dict.fromkeys(n.strip() for n in value.split(",")))
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(map(repr, unknown)) or 'nothing'}: not a strategy "
+            f"(choose from {', '.join(REGISTRY)}, or all)"
+        )
+    return names
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     if args.max_chars < 1:
         raise UsageError("--max-chars must be a whole number >= 1")
     inspection = _inspect(args)
-    strategies = tuple(REGISTRY) if args.strategy == "all" else (args.strategy,)
     out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
-    flags = [f"--strategy {args.strategy}", f"--compare {args.compare}", f"--max-chars {args.max_chars}"]
-    command = shlex.join(["compaction-inspector", "report", args.file]) + " " + " ".join(flags)
-    options = ReportOptions(
-        strategies, args.compare, args.redact, args.max_chars, command + (" --redact" * args.redact)
-    )
+    options = ReportOptions(args.strategy, args.compare, args.redact, args.max_chars)
     try:
         write_atomic(out, report(inspection, options), protect=args.file, overwrite=args.force)
     except FileExistsError as exc:

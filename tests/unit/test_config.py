@@ -18,6 +18,13 @@ def test_defaults_and_round_trip(tmp_path: Path) -> None:
     assert again.to_dict() == config.to_dict() and again.source == str(path)
 
 
+def test_a_window_chosen_with_no_preset_reads_back_with_none(tmp_path: Path) -> None:
+    """`preset: null` is no agent's rule: it read back as the default preset's."""
+    config = replace(Config(), window=Window(5000, 500), preset=None, window_source="command line")
+    again = load(save(config, tmp_path / "compaction.yaml"))
+    assert (again.preset, again.window, again.auto_compact_tokens) == (None, Window(5000, 500), None)
+
+
 def test_presets_follow_the_real_tools() -> None:
     assert PRESETS["claude-code"].auto_compact_tokens == 200_000 - 20_000 - 13_000
     assert PRESETS["claude-code-1m"].auto_compact_tokens == 1_000_000 - 20_000 - 13_000

@@ -970,7 +970,8 @@ class SessionScreen(Screen[None]):
 
     def action_report(self) -> None:
         """The session's story as one HTML file (`compaction-inspector report`): every
-        strategy's steps, the strategy shown first on its chart and compared as on screen."""
+        strategy's steps and line, the one on screen first and compared as on screen, with
+        the settings in force (tuned here or not) and the command that makes it again."""
         if self.inspection is None:
             return
         first = (self.strategy, *(n for n in REGISTRY if n != self.strategy))
