@@ -1,7 +1,9 @@
 """Hypothesis runs derandomized (a fixed seed) by default, so CI is repeatable;
 `HYPOTHESIS_PROFILE=thorough python3 -m pytest` explores far more examples."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 from hypothesis import HealthCheck, settings
@@ -12,6 +14,8 @@ os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ci-token
 _AGENTS = tempfile.mkdtemp(prefix="ci-agents-")
 os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(_AGENTS, "claude")
 os.environ["CODEX_HOME"] = os.path.join(_AGENTS, "codex")
+for _folder in (os.environ["COMPACTION_INSPECTOR_CACHE_DIR"], _AGENTS):
+    atexit.register(shutil.rmtree, _folder, ignore_errors=True)
 
 settings.register_profile(
     "default",
