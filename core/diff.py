@@ -119,11 +119,18 @@ def numbered(messages: Sequence[Message], positions: Sequence[int], index: dict[
     return [n for n in found if n is not None]
 
 
-def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int, tokens_after: int) -> Diff:
+def diff(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    tokens_before: int,
+    tokens_after: int,
+    shared_tail: int = 0,
+) -> Diff:
     """Messages of one list are distinct objects. A step usually changes a few messages
     of a long list, so the unchanged head and tail are matched by tuple comparison (in
     C) and only the middle is walked message by message: a message there can only be
-    kept from the middle of `before`, since the head and tail are already matched."""
+    kept from the middle of `before`, since the head and tail are already matched.
+    `shared_tail`: both lists go on with that many same messages, not given (`Spliced`)."""
     before, after = tuple(before), tuple(after)
     head, tail = shared_ends(before, after)
     end_before, end_after = len(before) - tail, len(after) - tail
@@ -149,8 +156,8 @@ def diff(before: Sequence[Message], after: Sequence[Message], tokens_before: int
     dropped = tuple(i for i in range(head, end_before) if i not in accounted)
     kept = [(0, head)] if head else []
     kept += [(a, b) for a, b in runs(middle)]
-    if tail:
-        kept.append((end_before, len(before)))
+    if tail or shared_tail:
+        kept.append((end_before, len(before) + shared_tail))
     return Diff(
         kept_runs=_joined(kept),
         dropped=dropped,

@@ -19,13 +19,14 @@ from compaction_inspector.core.grouping import api_round_starts, api_rounds, reg
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.pairing import PairingProblem, api_turns, check, last_assistant_turn
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.spliced import Spliced
 from compaction_inspector.core.strategies import REGISTRY, Context, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
-from tests.helpers import snapshot
+from tests.helpers import a, snapshot, u
 
 TOOLS = ["Read", "Bash", "Edit", "TodoWrite", "Grep"]
 
@@ -132,6 +133,9 @@ def test_every_strategy_emits_a_valid_request_deterministically(
     assert first.stats == second.stats
     for step in first.steps:  # strategies work out a step's tokens rather than count them
         assert (step.tokens_before, step.tokens_after) == (ctx.tokens(step.before), ctx.tokens(step.messages))
+        # a step made as a head and a slice is diffed over the head only: the same diff
+        assert step.diff == diff(step.before, step.messages, step.tokens_before, step.tokens_after)
+        assert step.message_count == len(step.messages)
     assert set(first.stats.to_dict()) == set(run(name, msgs[:1], opts, context(window)).stats.to_dict())
     if first.messages:
         assert check(first.messages) == []
@@ -311,3 +315,34 @@ def test_pairing_check_matches_its_definition(msgs: list[Message]) -> None:
     turns = api_turns(msgs)
     final = max((t.indices[0] for t in turns if t.side == "assistant"), default=len(msgs))
     assert last_assistant_turn(msgs) == final
+
+
+@given(st.data())
+def test_a_spliced_list_is_its_head_then_its_slice_and_two_share_their_end(
+    data: st.DataObject,
+) -> None:
+    base = tuple(u(f"m{i}") for i in range(data.draw(st.integers(0, 30))))
+    extra = [a(f"h{i}") for i in range(4)]
+    end = data.draw(st.integers(0, len(base)))
+    dropped = frozenset(data.draw(st.lists(st.sampled_from([*base, *extra]), max_size=4)) if base else [])
+
+    def spliced() -> Spliced:
+        head = tuple(data.draw(st.lists(st.sampled_from([*base[:end], *extra]), max_size=5, unique=True)))
+        return Spliced(head, base, data.draw(st.integers(0, end)), end, dropped)
+
+    one, two = spliced(), spliced()
+    for s in (one, two):
+        whole = [m for m in (*s.head, *base[s.start : end]) if m not in dropped]
+        assert list(s.messages()) == whole and len(s) == len(whole)
+    shared = one.shared(two)
+    assert shared is not None
+    before, after, count = shared
+    assert (
+        before + one.messages()[len(before) :] == one.messages()
+        and len(one.messages()) == len(before) + count
+    )
+    assert (
+        after + two.messages()[len(after) :] == two.messages() and len(two.messages()) == len(after) + count
+    )
+    assert one.messages()[len(before) :] == two.messages()[len(after) :]
+    assert Spliced(one.head, base, one.start, end, frozenset()).shared(two) is None or not dropped

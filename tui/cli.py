@@ -20,10 +20,12 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
@@ -431,22 +433,51 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
 
 
-JSON_BATCH = 16_384  # pieces of encoded JSON escaped and written together
+JSON_BATCH = 1 << 20  # characters of encoded JSON escaped and written together
+JSON_SPLIT_DEPTH = 2  # containers this shallow are written member by member
 
 
 def _print_json(value: Any) -> None:
-    """`value` as JSON on stdout, every character a terminal could obey written as its
-    `\\uXXXX` escape: the same JSON to a parser, inert on a screen."""
-    # written as it is encoded, a batch of pieces at a time, never whole: a large session's
-    # JSON is tens of megabytes; a string is never split between pieces, so nor is an escape
+    """`value` as JSON on stdout, laid out as `json.dumps(indent=2)` lays it out, every
+    character a terminal could obey written as its `\\uXXXX` escape: the same JSON to a
+    parser, inert on a screen."""
+    # written as it is encoded, never whole: a large session's JSON is tens of megabytes;
+    # an escape never spans pieces, as a piece always ends outside a string
     escaped = lambda m: f"\\u{ord(m.group()):04x}"  # noqa: E731
     batch: list[str] = []
-    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(value):
+    size = 0
+    for piece in _json_pieces(value):
         batch.append(piece)
-        if len(batch) == JSON_BATCH:
+        size += len(piece)
+        if size >= JSON_BATCH:
             sys.stdout.write(_JSON_UNSAFE.sub(escaped, "".join(batch)))
             batch.clear()
+            size = 0
     sys.stdout.write(_JSON_UNSAFE.sub(escaped, "".join(batch)) + "\n")
+
+
+def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
+    """The JSON of `value` in pieces: the shallow containers member by member, each
+    member encoded whole, in C (orjson), and indented to its place."""
+    if depth >= JSON_SPLIT_DEPTH or not isinstance(value, dict | list) or not value:
+        yield _encoded(value).replace("\n", "\n" + "  " * depth)  # a JSON string holds no newline
+        return
+    pad = "\n" + "  " * (depth + 1)
+    members = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+    yield "{" if isinstance(value, dict) else "["
+    for n, (key, member) in enumerate(members):
+        # a key as json writes it: non-string keys become strings
+        name = "" if key is None and isinstance(value, list) else json.dumps({key: 0})[1:-4] + ": "
+        yield ("," if n else "") + pad + name
+        yield from _json_pieces(member, depth + 1)
+    yield "\n" + "  " * depth + ("}" if isinstance(value, dict) else "]")
+
+
+def _encoded(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):  # integers past 64 bits, lone surrogates
+        return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def cmd_open(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from compaction_inspector.core.diff import Diff, diff
 from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.spliced import Made, Spliced, made_messages
 from compaction_inspector.core.text import shown
 
 
@@ -37,8 +38,8 @@ class Step:
 
     title: str
     explanation: str
-    build_after: Callable[[], tuple[Message, ...]] = field(repr=False)
-    build_before: Callable[[], tuple[Message, ...]] = field(repr=False)
+    build_after: Callable[[], Made] = field(repr=False)
+    build_before: Callable[[], Made] = field(repr=False)
     tokens_before: int
     tokens_after: int
     pressure_before: float
@@ -46,28 +47,45 @@ class Step:
     counted_delta: int = 0  # counted tokens it changes the messages by (the figures above are rounded)
 
     @cached_property
-    def messages(self) -> tuple[Message, ...]:
+    def made(self) -> Made:
         return self.build_after()
 
     @cached_property
-    def before(self) -> tuple[Message, ...]:
+    def made_before(self) -> Made:
         return self.build_before()
 
     @cached_property
+    def messages(self) -> tuple[Message, ...]:
+        return made_messages(self.made)
+
+    @cached_property
+    def before(self) -> tuple[Message, ...]:
+        return made_messages(self.made_before)
+
+    @property
+    def message_count(self) -> int:
+        return len(self.made)
+
+    @cached_property
     def diff(self) -> Diff:
+        before, after = self.made_before, self.made
+        if isinstance(before, Spliced) and isinstance(after, Spliced):
+            shared = before.shared(after)
+            if shared is not None:  # only what comes before the slice both end with is walked
+                return diff(shared[0], shared[1], self.tokens_before, self.tokens_after, shared[2])
         return diff(self.before, self.messages, self.tokens_before, self.tokens_after)
 
     def forget(self) -> None:
         """Let go of the lists and diff built on demand (on a long session a step's are
         megabytes); asking again rebuilds them from the same messages."""
-        for name in ("messages", "before", "diff"):
+        for name in ("made", "made_before", "messages", "before", "diff"):
             self.__dict__.pop(name, None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "title": self.title,
             "explanation": self.explanation,
-            "message_count": len(self.messages),
+            "message_count": self.message_count,
             "diff": self.diff.to_dict(),
             "pressure_before": round(self.pressure_before, 6),
             "pressure_after": round(self.pressure_after, 6),
@@ -209,14 +227,14 @@ class Steps:
         """`tokens`, if the caller knows it, is the messages' counted total."""
         self.context = context
         self.meter = context.meter
-        start = tuple(messages)
-        self._latest: Callable[[], tuple[Message, ...]] = lambda: start
-        self.start_tokens = self._tokens = context.tokens(start) if tokens is None else tokens
+        start = Spliced.whole(tuple(messages))
+        self._latest: Callable[[], Made] = lambda: start
+        self.start_tokens = self._tokens = context.tokens(start.base) if tokens is None else tokens
         self.steps: list[Step] = []
 
     @property
     def current(self) -> tuple[Message, ...]:
-        return self._latest()
+        return made_messages(self._latest())
 
     @property
     def tokens(self) -> int:
@@ -232,10 +250,9 @@ class Steps:
         frozen = tuple(after)
         self.add_planned(title, explanation, lambda: frozen, self.context.tokens(frozen))
 
-    def add_planned(
-        self, title: str, explanation: str, build: Callable[[], tuple[Message, ...]], tokens_after: int
-    ) -> None:
-        """A step whose messages `build` makes on demand; `tokens_after` must be their total."""
+    def add_planned(self, title: str, explanation: str, build: Callable[[], Made], tokens_after: int) -> None:
+        """A step whose messages `build` makes on demand (as a `Spliced` list when it can:
+        its diff is then quick); `tokens_after` must be their total."""
         step = Step(
             title=title,
             explanation=explanation,
@@ -248,7 +265,7 @@ class Steps:
             counted_delta=tokens_after - self._tokens,
         )
         self.steps.append(step)
-        self._latest = lambda: step.messages
+        self._latest = lambda: step.made
         self._tokens = tokens_after
 
     def repair_pairing(self) -> tuple[Message, ...]:

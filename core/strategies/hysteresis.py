@@ -30,6 +30,7 @@ from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.spliced import Spliced
 from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, OptionError, Steps
 from compaction_inspector.core.strategies.registry import Strategy, check, option
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
@@ -195,21 +196,19 @@ class Table:
             title = self._titles[c, number] = f"Summarize volley {number}: “{request}”"
         return title
 
-    def builder(
-        self, end: int, done: int, level: int, dropped: frozenset[Message]
-    ) -> Callable[[], tuple[Message, ...]]:
+    def builder(self, end: int, done: int, level: int, dropped: frozenset[Message]) -> Callable[[], Spliced]:
         """What builds a step's messages when it is first shown: the first `done`
         candidates summarized at `level`, `dropped` left out. A run's steps are built one
         after another, so each goes on from the walk of the one before (`_last_walk`)."""
 
-        def made() -> tuple[Message, ...]:
+        def made() -> Spliced:
             last, walked = self._last_walk, self._walked(end, done)
             if last is None or last[:2] != (end, level) or last[2] > walked:
                 last = (end, level, 0, [])
             # copied, never extended in place: another thread may build from the same walk
             out = self._walk(end, done, lambda c: self.summary(c, level), last[2], list(last[3]))
             self._last_walk = (end, level, walked, out)
-            return self._finish(end, list(out), done, dropped)
+            return self._finish(end, out, done, dropped)
 
         return made
 
@@ -219,7 +218,7 @@ class Table:
         """messages[:end] with the first candidates replaced by `summaries` (a volley's
         system messages and earlier summaries stay) and `dropped` left out."""
         out = self._walk(end, len(summaries), summaries.__getitem__, 0, [])
-        return self._finish(end, out, len(summaries), dropped)
+        return self._finish(end, out, len(summaries), dropped).messages()
 
     def _walked(self, end: int, done: int) -> int:
         """The volleys of messages[:end] up to the last of the first `done` candidates:
@@ -245,14 +244,12 @@ class Table:
             out += [summary(c) if m is raw[0] else m for m in volley if _untouchable(m) or m is raw[0]]
         return out
 
-    def _finish(
-        self, end: int, out: list[Message], done: int, dropped: frozenset[Message]
-    ) -> tuple[Message, ...]:
-        """The walked volleys, then the rest of messages[:end] as one slice."""
+    def _finish(self, end: int, out: list[Message], done: int, dropped: frozenset[Message]) -> Spliced:
+        """The walked volleys, then the rest of messages[:end] as one slice; `dropped`
+        messages (the prelude's, never in a summarized volley) left out once."""
         walked = self._walked(end, done)
-        out += self.messages[self.starts[walked] if walked < len(self.starts) else end : end]
-        # dropped messages are the prelude's, never in a summarized volley: left out once
-        return tuple(m for m in out if m not in dropped) if dropped else tuple(out)
+        rest = self.starts[walked] if walked < len(self.starts) else end
+        return Spliced(tuple(out), self.messages, min(rest, end), end, dropped)
 
 
 @record()  # a few for every request of a replay

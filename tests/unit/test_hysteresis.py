@@ -3,6 +3,7 @@
 import pytest
 
 from compaction_inspector.core.context import Context
+from compaction_inspector.core.diff import diff
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies.base import OptionError
@@ -86,6 +87,11 @@ def test_third_tier_reduces_protection_then_shrinks_then_drops_meta() -> None:
     assert r.stats.meta_dropped == 1
     assert r.stats.over_target is True and r.stats.over_budget is False
     assert r.messages is not None and all(m in r.messages for m in msgs[-4:])  # last volley intact
+    drop = next(s for s in r.steps if s.title.startswith("Drop"))
+    n = len(drop.before)
+    assert (drop.diff.dropped, drop.diff.kept_runs, drop.message_count) == ((0,), ((1, n),), n - 1)
+    for step in r.steps:  # each made as a head and a slice, diffed over the head: the whole diff
+        assert step.diff == diff(step.before, step.messages, step.tokens_before, step.tokens_after)
 
 
 def test_over_budget_is_said_rather_than_sending_an_invalid_request() -> None:

@@ -1,0 +1,69 @@
+"""A step's messages as a short head, then a slice of the transcript: what a strategy that
+rewrites only the oldest messages makes, step after step. Two such lists ending with the
+same slice share it, so a diff of them need only walk what comes before it: a step of a
+long session is diffed in the time of the few messages it changed, not of the whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compaction_inspector.core.model import Message
+
+
+@dataclass(frozen=True, eq=False)
+class Spliced:
+    """`head`, then `base[start:end]`, leaving out the messages in `dropped`."""
+
+    head: tuple[Message, ...]
+    base: tuple[Message, ...]
+    start: int
+    end: int
+    dropped: frozenset[Message] = field(default=frozenset())
+
+    @staticmethod
+    def whole(messages: tuple[Message, ...]) -> Spliced:
+        return Spliced((), messages, 0, len(messages))
+
+    def messages(self) -> tuple[Message, ...]:
+        if not self.head and not self.dropped and (self.start, self.end) == (0, len(self.base)):
+            return self.base
+        return self._kept(self.head + self.base[self.start : self.end])
+
+    def __len__(self) -> int:
+        return len(self.head) - self._left_out(self.head) + self._count(self.start, self.end)
+
+    def shared(self, after: Spliced) -> tuple[tuple[Message, ...], tuple[Message, ...], int] | None:
+        """This list and `after` without the slice both end with, and that slice's length;
+        None when they end differently."""
+        same = after.base is self.base and after.end == self.end and after.dropped == self.dropped
+        if not same:
+            return None
+        cut = max(self.start, after.start)
+        return self._up_to(cut), after._up_to(cut), self._count(cut, self.end)
+
+    def _up_to(self, cut: int) -> tuple[Message, ...]:
+        return self._kept(self.head + self.base[self.start : cut])
+
+    def _kept(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        return tuple(m for m in messages if m not in self.dropped) if self.dropped else messages
+
+    def _left_out(self, messages: tuple[Message, ...]) -> int:
+        return sum(1 for m in messages if m in self.dropped) if self.dropped else 0
+
+    def _count(self, start: int, end: int) -> int:
+        """Messages of base[start:end] not dropped (those dropped are few and early: each
+        is found by a scan that stops at it)."""
+        return end - start - sum(1 for m in self.dropped if start <= self._position(m) < end)
+
+    def _position(self, message: Message) -> int:
+        try:
+            return self.base.index(message)
+        except ValueError:  # not in the slice at all
+            return -1
+
+
+Made = tuple[Message, ...] | Spliced  # what builds a step's messages returns
+
+
+def made_messages(made: Made) -> tuple[Message, ...]:
+    return made.messages() if isinstance(made, Spliced) else made
