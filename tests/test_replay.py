@@ -190,7 +190,7 @@ def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() ->
     them opens the last one) and trim drops it, so nothing is left to repair. A counter whose counts do
     not add up across blocks tells a modelled repair of the original messages from
     `run`'s."""
-    counter = TokenCounter("sevenths", sevenths)
+    counter = TokenCounter("sevenths", lambda: sevenths)
     cut_off = Message(
         "assistant", (Block.tool_use("t1", "Bash", {}), Block.tool_use("t2", "Read", {})), id="last"
     )

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,16 @@ def test_cl100k_counts_offline_and_exactly() -> None:
     counter = make_counter("cl100k_base")
     assert counter.warning is None and counter.exact
     assert counter.count_all([u("hello world"), u("")]) == [2, 0]
+
+
+def test_the_encoding_is_loaded_only_when_a_text_needs_encoding() -> None:
+    """Counts known from the persistent cache need no encoder (about 48 MB unloaded)."""
+    counter = make_counter("cl100k_base")
+    seen = [u("hello world"), u("again")]
+    counter.prime(seen, [2, 1])
+    assert counter.count_all(seen) == [2, 1] and counter._encoder is None
+    assert counter.exact and counter.label == "cl100k_base"
+    assert counter.count(u("hello world")) == 2 and counter._encoder is not None
 
 
 def test_unavailable_encoding_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -39,12 +50,16 @@ def test_blocks_are_counted_as_the_spec_says() -> None:
     assert make_counter("chars4", media_tokens=1500).count(image) == 1502
 
 
-def test_counts_are_cached_per_message() -> None:
+def test_counts_are_cached_per_message(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     counter = make_counter("cl100k_base")
     real = counter._encode_lengths
-    assert real is not None
-    counter._encode_lengths = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[func-returns-value]
+
+    def counted(texts: list[str]) -> list[int]:
+        calls.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(counter, "_encode_lengths", counted)
     msgs = [u("one"), u("two")]
     counter.count_all(msgs)
     counter.count_all(msgs)
@@ -83,7 +98,7 @@ def test_a_short_text_is_encoded_once_however_many_messages_carry_it() -> None:
         seen.extend(texts)
         return [len(t.split()) for t in texts]
 
-    counter = TokenCounter("words", lengths)
+    counter = TokenCounter("words", lambda: lengths)
     cleared = [u("[Old tool result content cleared]") for _ in range(5)]
     long = [u("word " * 200) for _ in range(2)]
     assert counter.count_all([*cleared, *long]) == [5] * 5 + [200, 200]
@@ -99,7 +114,7 @@ def test_only_the_latest_derived_messages_and_short_texts_are_remembered() -> No
         encoded.extend(texts)
         return [len(t) for t in texts]
 
-    counter = TokenCounter("lengths", lengths)
+    counter = TokenCounter("lengths", lambda: lengths)
     counter.derived_kept, counter.short_kept = 2, 4
     session = [u("s" * 600), a("t" * 700)]  # long texts: remembered by message only
     made = [u(str(k) * 600, is_synthetic=True) for k in range(3)]  # what a strategy made
