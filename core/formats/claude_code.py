@@ -113,13 +113,16 @@ def load(records: Records, path: str | None) -> Session:
     usages: dict[Any, Usage | None] = {}
     compactions: list[Compaction] = []
     touches: dict[str, FileTouch] = {}
-    uuids: set[str] = set()
+    # each uuid once: a line's parentUuid is the same text as an earlier line's uuid, and
+    # a streamed reply's lines repeat its id and requestId (100 MB: 15 MB of copies)
+    uuids: dict[str, str] = {}
+    previous: Message | None = None
     first_parent: str | None = None  # of the first line that names one: a slice's points outside the file
     chained = False
     for number, record in iter_dicts(records):
         kind = record.get("type")
         if isinstance(record.get("uuid"), str):
-            uuids.add(record["uuid"])
+            uuids.setdefault(record["uuid"], record["uuid"])
         if not chained and "parentUuid" in record:
             chained = True
             first_parent = _opt_str(record.get("parentUuid"))
@@ -170,14 +173,19 @@ def load(records: Records, path: str | None) -> Session:
         synthetic = model == "<synthetic>"
         if role == "assistant" and isinstance(model, str) and not synthetic:
             metadata["model"] = model
+        parent, request = _opt_str(record.get("parentUuid")), _opt_str(record.get("requestId"))
+        message_id = (_opt_str(body.get("id")) or ids.next()) if role == "assistant" else None
+        if previous is not None:
+            message_id = previous.id if message_id == previous.id else message_id
+            request = previous.request_id if request == previous.request_id else request
         message = Message(
             role=role,
             blocks=parse_content(body.get("content")),
-            id=(_opt_str(body.get("id")) or ids.next()) if role == "assistant" else None,
+            id=message_id,
             line=number,
             uuid=_opt_str(record.get("uuid")),
-            parent_uuid=_opt_str(record.get("parentUuid")),
-            request_id=_opt_str(record.get("requestId")),
+            parent_uuid=uuids.get(parent, parent) if parent is not None else None,
+            request_id=request,
             timestamp=_opt_str(record.get("timestamp")),
             is_meta=record.get("isMeta") is True,
             is_sidechain=record.get("isSidechain") is True,
@@ -185,6 +193,7 @@ def load(records: Records, path: str | None) -> Session:
             usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
         )
         (side if message.is_sidechain else main).append(message)
+        previous = message
         result = record.get("toolUseResult")
         if role == "user" and isinstance(result, dict) and not message.is_sidechain:
             ids_ = message.tool_result_ids()
