@@ -169,14 +169,16 @@ class Simulation:
     totals: Totals
     every: int = 1  # rounds per point
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, streamed: bool = False) -> dict[str, Any]:
+        """`streamed`: the points as an iterator, each made when it is read."""
+        points = (p.to_dict() for p in self.points)
         return {
             "policy": self.policy.label,
             "strategy": self.policy.strategy,
             "persisted": self.policy.persisted if self.policy.strategy else False,
             "usable_window": self.usable_window,
             "totals": self.totals.to_dict(),
-            "points": [p.to_dict() for p in self.points],
+            "points": points if streamed else list(points),
         }
 
 

@@ -9,8 +9,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compaction_inspector.sample_sessions import names, path
 from tests.hostile import run_cli
@@ -522,3 +525,48 @@ def test_compact_numbers_messages_as_the_app_does_after_the_transcripts_own_comp
     words = " ".join(proc.stdout.split())  # as wrapped at the terminal's width
     assert "the request the agent sends next: #30–#64, after the transcript's own last compaction" in words
     assert "≈ summarized #32–#53 into:" in proc.stdout
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def _streamed(value: Any, data: st.DataObject) -> Any:
+    """`value` with some of its lists given as iterators, as the commands give them."""
+    if isinstance(value, dict):
+        return {k: _streamed(v, data) for k, v in value.items()}
+    if isinstance(value, list):
+        members = [_streamed(v, data) for v in value]
+        return iter(members) if data.draw(st.booleans()) else members
+    return value
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # the output is read each time
+@given(json_values, st.data())
+def test_json_output_is_what_json_dumps_writes_iterators_as_arrays(
+    capsys: pytest.CaptureFixture[str], value: Any, data: st.DataObject
+) -> None:
+    """Written member by member through orjson, the JSON is json.dumps(indent=2)'s, byte
+    for byte (integers past 64 bits included), and an iterator reads as the list it yields;
+    characters a terminal obeys are escaped."""
+    from compaction_inspector.tui.cli import _JSON_UNSAFE, _print_json
+
+    capsys.readouterr()
+    _print_json(_streamed(value, data))
+    expected = _JSON_UNSAFE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2)
+    )
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFixture[str]) -> None:
+    from compaction_inspector.tui.cli import _print_json
+
+    value = {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": "\x1b]52;c;x\x07 \x9b \u202e", 5: None}
+    _print_json(value)
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": value["t"], "5": None}
+    assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out

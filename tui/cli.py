@@ -310,19 +310,20 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def compaction_json(inspection: Inspection, result: CompactionResult[Stats]) -> dict[str, Any]:
     """The result as JSON: its messages by their index in the session, and each step's
-    diff by positions in the request, which is the session's messages from its live start on."""
+    diff by positions in the request, which is the session's messages from its live start on.
+    The messages and steps are made as they are written (`_print_json`), never all at once."""
     index, count = inspection.origins, inspection.counter.count
     messages = None
     if result.messages is not None:
-        messages = [
+        messages = (
             {**message_fields(m, origin(m, index), count(m)), "text": m.text} for m in result.messages
-        ]
+        )
     return {
         "strategy": result.strategy,
         "context_start": inspection.live,
         "messages": messages,
         "stats": result.stats.to_dict(),
-        "steps": [s.to_dict() for s in each_step(result.steps)],
+        "steps": (s.to_dict() for s in each_step(result.steps)),
     }
 
 
@@ -364,7 +365,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         else None
     )
     if args.json:
-        out: dict[str, Any] = {"simulations": [s.to_dict() for s in sims], **sims[0].to_dict()}
+        # each point made as it is written (`_print_json`), never all at once
+        out: dict[str, Any] = {
+            "simulations": [s.to_dict(streamed=True) for s in sims],
+            **sims[0].to_dict(streamed=True),
+        }
         if points is not None:
             out["checkpoints"] = [t.to_dict() for t in points]
         _print_json(out)
@@ -457,27 +462,49 @@ def _print_json(value: Any) -> None:
 
 
 def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
-    """The JSON of `value` in pieces: the shallow containers member by member, each
-    member encoded whole, in C (orjson), and indented to its place."""
-    if depth >= JSON_SPLIT_DEPTH or not isinstance(value, dict | list) or not value:
+    """The JSON of `value` in pieces: iterators as arrays, member by member as they are
+    made; the shallow containers and those holding an iterator member by member; each
+    other member encoded whole, in C (orjson), and indented to its place."""
+    split = isinstance(value, Iterator) or (
+        isinstance(value, dict | list)
+        and bool(value)
+        and (depth < JSON_SPLIT_DEPTH or _holds_iterator(value))
+    )
+    if not split:
         yield _encoded(value).replace("\n", "\n" + "  " * depth)  # a JSON string holds no newline
         return
+    keyed = isinstance(value, dict)
+    members = value.items() if keyed else ((None, v) for v in value)
     pad = "\n" + "  " * (depth + 1)
-    members = value.items() if isinstance(value, dict) else ((None, v) for v in value)
-    yield "{" if isinstance(value, dict) else "["
-    for n, (key, member) in enumerate(members):
+    empty = True
+    for key, member in members:
         # a key as json writes it: non-string keys become strings
-        name = "" if key is None and isinstance(value, list) else json.dumps({key: 0})[1:-4] + ": "
-        yield ("," if n else "") + pad + name
+        name = json.dumps({key: 0}, ensure_ascii=False)[1:-4] + ": " if keyed else ""
+        yield ("{" if keyed else "[") * empty + "," * (not empty) + pad + name
+        empty = False
         yield from _json_pieces(member, depth + 1)
-    yield "\n" + "  " * depth + ("}" if isinstance(value, dict) else "]")
+    yield "[]" if empty else "\n" + "  " * depth + ("}" if keyed else "]")
+
+
+def _holds_iterator(value: dict[Any, Any] | list[Any]) -> bool:
+    return any(isinstance(v, Iterator) for v in (value.values() if isinstance(value, dict) else value))
 
 
 def _encoded(value: Any) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):  # integers past 64 bits, lone surrogates
-        return json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, orjson.JSONEncodeError):  # an iterator deep inside; integers past 64 bits
+        return json.dumps(_listed(value), ensure_ascii=False, indent=2)
+
+
+def _listed(value: Any) -> Any:
+    """`value` with every iterator in it made a list (untouched when orjson failed before
+    reaching one: it reads none)."""
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    if isinstance(value, list | Iterator):
+        return [_listed(v) for v in value]
+    return value
 
 
 def cmd_open(args: argparse.Namespace) -> int:
