@@ -5,14 +5,18 @@ long session is diffed in the time of the few messages it changed, not of the wh
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import overload
 
 from compaction_inspector.core.model import Message
 
 
 @dataclass(frozen=True, eq=False)
-class Spliced:
-    """`head`, then `base[start:end]`, leaving out the messages in `dropped`."""
+class Spliced(Sequence[Message]):
+    """`head`, then `base[start:end]`, leaving out the messages in `dropped`: a sequence
+    whose messages are read without making the list, unless some are dropped."""
 
     head: tuple[Message, ...]
     base: tuple[Message, ...]
@@ -28,6 +32,25 @@ class Spliced:
         if not self.head and not self.dropped and (self.start, self.end) == (0, len(self.base)):
             return self.base
         return self._kept(self.head + self.base[self.start : self.end])
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, i: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(i, slice) or self.dropped:
+            return self._whole[i]
+        at = i + len(self) if i < 0 else i
+        if not 0 <= at < len(self):
+            raise IndexError(i)
+        return self.head[at] if at < len(self.head) else self.base[self.start + at - len(self.head)]
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.messages())
+
+    @cached_property
+    def _whole(self) -> tuple[Message, ...]:
+        return self.messages()
 
     def __len__(self) -> int:
         return len(self.head) - self._left_out(self.head) + self._count(self.start, self.end)

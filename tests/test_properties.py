@@ -333,7 +333,8 @@ def test_a_spliced_list_is_its_head_then_its_slice_and_two_share_their_end(
     one, two = spliced(), spliced()
     for s in (one, two):
         whole = [m for m in (*s.head, *base[s.start : end]) if m not in dropped]
-        assert list(s.messages()) == whole and len(s) == len(whole)
+        assert list(s.messages()) == whole and len(s) == len(whole) and list(s) == whole
+        assert [s[i] for i in range(-len(whole), len(whole))] == whole + whole  # read in place
     shared = one.shared(two)
     assert shared is not None
     before, after, count = shared

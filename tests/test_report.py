@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -84,3 +85,23 @@ def test_simulate_says_which_rounds_it_shows_and_all_rounds_shows_each(tmp_path:
     assert len(table(short.out)) == 40 < rounds == len(table(every.out))
     assert f"40 of {rounds:,} rounds shown: the first, the last, the peak" in " ".join(short.out.split())
     assert "rounds shown" not in every.out
+
+
+def test_compact_shows_the_first_and_last_steps_of_a_long_run_and_all_steps_shows_each(
+    tmp_path: Path,
+) -> None:
+    big = tmp_path / "big.jsonl"
+    generate(big, 1_600_000, seed=3)  # 45 volleys to summarize in a 20,000 window
+    command = ["compact", str(big), "--strategy", "hysteresis", "--context-window", "20000"]
+    short, every = run_cli(command), run_cli([*command, "--all-steps"])
+    assert short.code == every.code == 0
+    count = len(json.loads(run_cli([*command, "--json"]).out)["steps"])
+
+    def steps(out: str) -> list[int]:
+        return [int(n) for n in re.findall(r"─ step (\d+):", out)]
+
+    assert count > 40 and steps(every.out) == list(range(1, count + 1))
+    assert steps(short.out) == [*range(1, 21), *range(count - 19, count + 1)]
+    said = f"… steps 21–{count - 20} not shown ({count - 40:,} of {count:,}): --all-steps shows every one"
+    assert said in " ".join(short.out.split()) and "not shown" not in every.out
+    assert short.out.splitlines()[-1] == every.out.splitlines()[-1]  # the same result either way

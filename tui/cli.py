@@ -169,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_policy(p)
     p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
     p.add_argument("--force", action="store_true", help="let --write replace an existing file")
+    p.add_argument(
+        "--all-steps",
+        action="store_true",
+        help="show every step (by default at most 40: the first and last 20; --json holds them all)",
+    )
     p = sub.add_parser(
         "simulate",
         parents=[source, settings, as_json],
@@ -336,7 +341,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_compaction
 
-        print_compaction(inspection, result)
+        print_compaction(inspection, result, all_steps=args.all_steps)
     if result.messages is None:
         say(f"compaction-inspector: {result.error}")
         return 3

@@ -150,14 +150,22 @@ def _preview(m: Message, width: int = 90) -> Text:
     return line
 
 
+STEPS_SHOWN = (
+    40  # a longer run shows its first and last steps, this many in all, unless every one is asked for
+)
+
+
 def print_compaction(
-    inspection: Inspection, result: CompactionResult[Stats], out: Console | None = None
+    inspection: Inspection,
+    result: CompactionResult[Stats],
+    out: Console | None = None,
+    all_steps: bool = False,
 ) -> None:
     """Each step of `result` (run on the request `inspection` sends next), its messages
-    numbered as the app numbers them: by their place in the transcript."""
+    numbered as the app numbers them: by their place in the transcript. A run of more
+    than STEPS_SHOWN steps shows the first and last half of them unless `all_steps`."""
     out = out or console()
     session, index, context = inspection.session, inspection.origins, inspection.context
-    request = session.messages[inspection.live :]
     out.print(safe(f"{result.strategy} on {session.path} ({len(session.messages)} messages)", style="bold"))
     if inspection.live:
         out.print(
@@ -167,9 +175,25 @@ def print_compaction(
                 style="dim",
             )
         )
-    previous: tuple[Message, ...] = tuple(request)
+    count = len(result.steps)
+    hidden = (
+        range(STEPS_SHOWN // 2 + 1, count - STEPS_SHOWN // 2 + 1)
+        if count > STEPS_SHOWN and not all_steps
+        else range(0)
+    )
     for n, step in enumerate(each_step(result.steps), start=1):
-        d, before = step.diff, step.before
+        if n in hidden:
+            if n == hidden.start:
+                out.print(
+                    safe(
+                        f"… steps {hidden.start}–{hidden.stop - 1} not shown ({len(hidden):,} of {count:,}): "
+                        "--all-steps shows every one, --json holds them all",
+                        style="dim",
+                    )
+                )
+            continue
+        # read in place (a step of a long run is a few new messages and a slice of the transcript)
+        d, before, after = step.diff, step.made_before, step.made
         body = safe(step.explanation + "\n")
         body.append(
             f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}) · "
@@ -182,15 +206,14 @@ def print_compaction(
         for j in sorted({a for _, a in d.summarized}):
             sources_of = [b for b, a in d.summarized if a == j]
             body.append(f"≈ summarized {_ranges(before, sources_of, index)} into:\n", style="yellow")
-            body.append_text(safe(step.messages[j].text + "\n", "yellow"))
+            body.append_text(safe(after[j].text + "\n", "yellow"))
         if d.edited:
             body.append(f"~ edited {_ranges(before, [b for b, _ in d.edited], index)}\n", style="cyan")
         for j in d.inserted:
             body.append("+ inserted ", style="green")
-            body.append_text(_preview(step.messages[j]))
+            body.append_text(_preview(after[j]))
             body.append("\n")
         out.print(Panel(body, title=safe(f"step {n}: {step.title}"), title_align="left", expand=False))
-        previous = step.messages
     stats = Table(title="stats", title_justify="left", show_header=False)
     for key, value in result.stats.to_dict().items():
         stats.add_row(safe(key), safe(json.dumps(value)))
@@ -198,8 +221,9 @@ def print_compaction(
     if result.messages is None:
         out.print(safe(str(result.error), style="bold red"))
     else:
-        tokens = context.meter.tokens(context.tokens(previous))
-        out.print(safe(f"result: {len(previous)} messages, {tokens:,} tokens", style="bold"))
+        final = result.messages  # the last step's messages, or the request when none changed it
+        tokens = context.meter.tokens(context.tokens(final))
+        out.print(safe(f"result: {len(final)} messages, {tokens:,} tokens", style="bold"))
 
 
 ROUNDS_SHOWN = 40  # a longer replay's table shows this many rounds, unless every one is asked for
