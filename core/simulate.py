@@ -204,6 +204,7 @@ class _Requests:
         self.incremental = incremental and policy.strategy is not None
         self.stored: Any = None  # a persisted policy's history, as its plans hold it
         self.history: list[Message] | None = None  # ... once made into messages
+        self.history_tokens = 0  # ... and its counted tokens, kept as it grows
         self.done = 0
         self.valid_until = -1
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
@@ -268,9 +269,12 @@ class _Requests:
                     if stored is not None
                     else segment.messages[: self.done]
                 )
+                self.history_tokens = context.tokens(self.history)
+            # a round adds the transcript's next messages: their tokens are the index's
             self.history.extend(segment.messages[self.done : end])
+            self.history_tokens += segment.tokens(self.done, end)
             request = self.history
-            tokens = context.tokens(request)
+            tokens = self.history_tokens
         else:
             request = segment.messages[:end]
             tokens = segment.prefix[end]
@@ -281,9 +285,11 @@ class _Requests:
         if not _changed(result, request):
             return tokens, len(request), None
         assert result.messages is not None
+        outcome = Outcome.of(result, context)
         if policy.persisted:
             self.history = list(result.messages)
-        return tokens, len(request), Outcome.of(result, context)
+            self.history_tokens = outcome.tokens
+        return tokens, len(request), outcome
 
 
 def simulate(
