@@ -12,7 +12,7 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -91,13 +91,18 @@ def _mode(target: Path) -> int:
 
 
 def write_atomic(
-    path: str | Path, data: str | bytes, *, protect: str | Path | None = None, overwrite: bool = True
+    path: str | Path,
+    data: str | bytes | Iterable[str],
+    *,
+    protect: str | Path | None = None,
+    overwrite: bool = True,
 ) -> Path:
-    """Replace `path` with `data` in one step; readers see the old or the new file, never
-    half of one. Refuses when `path` is `protect` (the opened transcript), and with
-    `overwrite=False` raises FileExistsError when `path` exists at all (checked as the
-    file is put in place). A link is written through: the file it names is replaced and
-    the link stays. A read-only file is refused, not replaced."""
+    """Replace `path` with `data` (or the pieces it yields, written as they come) in one
+    step; readers see the old or the new file, never half of one. Refuses when `path` is
+    `protect` (the opened transcript), and with `overwrite=False` raises FileExistsError
+    when `path` exists at all (checked as the file is put in place). A link is written
+    through: the file it names is replaced and the link stays. A read-only file is
+    refused, not replaced."""
     if not str(path):
         raise WriteRefused("no file name given")
     target = Path(os.path.realpath(path))
@@ -106,12 +111,12 @@ def write_atomic(
     if target.exists() and not (os.access(target, os.W_OK) and target.stat().st_mode & stat.S_IWUSR):
         raise WriteRefused(f"{path} is read-only: not replaced")
     target.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.chmod(tmp, _mode(target))
         with os.fdopen(fd, "wb") as out:
-            out.write(payload)
+            for piece in [data] if isinstance(data, str | bytes) else data:
+                out.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             out.flush()
             os.fsync(out.fileno())
         if overwrite:

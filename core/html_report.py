@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from compaction_inspector.core.compactions import RealCompaction
@@ -22,7 +22,7 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
-from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import REGISTRY, each_step, hysteresis
 from compaction_inspector.core.strategies.registry import to_config
 from compaction_inspector.core.text import counted, visible
@@ -31,6 +31,7 @@ from compaction_inspector.core.topic import title as topic_title
 CHART_W, CHART_H, PAD_L, PAD_R, PAD_T, PAD_B = 960, 320, 70, 50, 20, 40
 LEGEND_W, LEGEND_H = 210, 16  # a legend entry: 34 characters at 11 px
 CHART_POINTS = 400  # a long replay is thinned to this many points on the chart
+TABLE_ROWS = 400  # ... and to this many rows in its table
 SETTINGS_FILE = "report-settings.yaml"
 COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
 
@@ -74,8 +75,13 @@ class ReportOptions:
 
 def report(inspection: Inspection, options: ReportOptions = ReportOptions()) -> str:
     """The whole HTML document."""
-    page = _Page(inspection, options)
-    return page.render()
+    return "".join(pieces(inspection, options))
+
+
+def pieces(inspection: Inspection, options: ReportOptions = ReportOptions()) -> Iterator[str]:
+    """The HTML document in pieces, each made as it is read: a long session's transcript
+    is tens of megabytes of HTML, written to its file without ever being one string."""
+    return _Page(inspection, options).render()
 
 
 class _Page:
@@ -97,24 +103,22 @@ class _Page:
 
     # --- the page -------------------------------------------------------------------------
 
-    def render(self) -> str:
+    def render(self) -> Iterator[str]:
         session = self.inspection.session
         name = self.text(session.path or "transcript", cut=False)
-        parts = [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>Compaction report: {name}</title><style>{STYLE}</style></head><body>",
-            f"<h1>Compaction report: {name}</h1>",
-            self.header(),
-            self.timeline(),
-            self.own(),
-            *(self.strategy(n) for n in self.options.strategies),
-            self.transcript(),
-            self.reproduce(),
-            "</body></html>",
-        ]
-        return "\n".join(parts) + "\n"
+        yield "<!DOCTYPE html>\n"
+        yield '<html lang="en"><head><meta charset="utf-8">\n'
+        yield '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        yield f"<title>Compaction report: {name}</title><style>{STYLE}</style></head><body>\n"
+        yield f"<h1>Compaction report: {name}</h1>\n"
+        yield self.header() + "\n"
+        yield self.timeline() + "\n"
+        yield self.own() + "\n"
+        for n in self.options.strategies:
+            yield self.strategy(n) + "\n"
+        yield from self.transcript()
+        yield "\n" + self.reproduce() + "\n"
+        yield "</body></html>\n"
 
     def header(self) -> str:
         ins = self.inspection
@@ -229,7 +233,8 @@ class _Page:
         found = origin(message, self.index)
         return f"m{found}" if found is not None else "transcript"
 
-    def transcript(self) -> str:
+    def transcript(self) -> Iterator[str]:
+        """The transcript's section, a volley at a time."""
         ins = self.inspection
         messages, tokens = ins.messages, ins.tokens
         round_starts = {s.start: n for n, s in enumerate(api_rounds(messages, tokens))}
@@ -237,8 +242,9 @@ class _Page:
             tool_id: i for i, m in enumerate(messages) for tool_id in m.tool_result_ids()
         }  # a call's result, by its id
         calls = {tool_id: i for i, m in enumerate(messages) for tool_id in m.tool_use_ids()}
-        parts = ['<h2 id="transcript">The transcript</h2>']
+        yield '<h2 id="transcript">The transcript</h2>'
         for v, span in enumerate(volleys(messages, tokens)):
+            parts: list[str] = []
             title = (
                 topic_title(messages[span.start].text, 60)
                 if v or messages[span.start].is_human
@@ -264,7 +270,7 @@ class _Page:
                     f"</div><pre>{self.text(m.text)}</pre></div>"
                 )
             parts.append("</section>")
-        return "".join(parts)
+            yield "".join(parts)
 
     def reproduce(self) -> str:
         """The command and the settings in force (tuned in the app, or read from a file),
@@ -395,16 +401,30 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
 
 
 def _points_table(sims: Sequence[Simulation]) -> str:
+    """The chart's points as a table: every round of a short replay; of a longer one the
+    rows the command line's table shows (`shown_rounds`), and a line saying so."""
+    rows_shown, thinned = shown_rounds(sims[0].points, TABLE_ROWS)
     head = "".join(f"<th class=n>{html.escape(s.policy.label)}</th>" for s in sims)
     rows = [f"<table><tr><th class=n>round</th><th class=n>reported</th>{head}<th>event</th></tr>"]
-    by_round: list[dict[int, tuple[int, str]]] = [
-        {p.round: (p.tokens_after, p.event.description if p.event else "") for p in s.points} for s in sims
-    ]
-    for p in sims[0].points:
-        cells = "".join(f"<td class=n>{r.get(p.round, (0, ''))[0]:,}</td>" for r in by_round)
-        events = "; ".join(visible(r[p.round][1]) for r in by_round if p.round in r and r[p.round][1])
+    wanted = {sims[0].points[k].round for k in rows_shown}
+    by_round = [{q.round: q for q in s.points if q.round in wanted} for s in sims]
+    for k in rows_shown:
+        p = sims[0].points[k]
+        at = [r.get(p.round) for r in by_round]
+        cells = "".join(f"<td class=n>{q.tokens_after if q else 0:,}</td>" for q in at)
+        events = "; ".join(visible(q.event.description) for q in at if q is not None and q.event is not None)
         reported = f"{p.reported:,}" if p.reported is not None else ""
         row = f"<td class=n>{p.round}</td><td class=n>{reported}</td>{cells}<td>{html.escape(events)}</td>"
         rows.append(f"<tr>{row}</tr>")
     rows.append("</table>")
+    total = len(sims[0].points)
+    if len(rows_shown) < total:
+        which = "the first, the last, the peak" + (
+            ", compactions spaced evenly" if thinned else ", every compaction"
+        )
+        rows.append(
+            f'<p class="note">{len(rows_shown):,} of {total:,} rounds shown: {which} of the first '
+            "line, and rounds spaced between. <code>compaction-inspector simulate --json</code> "
+            "gives every round.</p>"
+        )
     return "".join(rows)

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.simulate import Event, Point
+from compaction_inspector.core.simulate import Event, Point, shown_rounds
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate
-from compaction_inspector.tui.report import shown_rounds
 from tests.hostile import run_cli
 
 

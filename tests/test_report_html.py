@@ -23,8 +23,10 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.simulate import shown_rounds
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.sample_sessions import path
+from compaction_inspector.sample_sessions.generate import generate
 from tests.hostile import run_cli
 
 SMALL = Config(window=Window(5000, 500), preset=None)
@@ -98,6 +100,21 @@ def test_the_chart_draws_a_line_per_strategy_shown_and_the_compared_policy_once(
         "hysteresis 75/85/95→70 (preflight)",
         "hysteresis 75/85/95→70 (post-turn)",
     ]
+
+
+def test_a_long_replays_table_shows_the_rows_the_command_lines_table_does(tmp_path: Path) -> None:
+    """Every round of a long session would make the table megabytes: it shows the rows
+    `simulate` shows (the ends, the peak, the compactions) and says so."""
+    big = tmp_path / "big.jsonl"
+    generate(big, 2_000_000, seed=3)  # about 450 rounds
+    inspection = Inspection.open(big, Config(window=Window(20_000, 2_000), preset=None))
+    page = report(inspection, ReportOptions(strategies=("hysteresis",)))
+    table = page.split("<summary>The same points as a table</summary>")[1].split("</details>")[0]
+    sim = inspection.replay(inspection.policy("hysteresis"))
+    rows, _ = shown_rounds(sim.points, 400)
+    assert len(sim.points) > 400 and table.count("<tr>") == len(rows) + 1  # and the head
+    assert f"{len(rows):,} of {len(sim.points):,} rounds shown" in table
+    assert "compaction-inspector simulate --json</code> gives every round" in table
 
 
 def test_transcript_text_is_shown_never_obeyed_and_can_be_masked(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable, load
-from compaction_inspector.core.html_report import ReportOptions, report
+from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import Index, find, roots
@@ -552,7 +552,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
     options = ReportOptions(args.strategy, args.compare, args.redact, args.max_chars)
     try:
-        write_atomic(out, report(inspection, options), protect=args.file, overwrite=args.force)
+        write_atomic(out, pieces(inspection, options), protect=args.file, overwrite=args.force)
     except FileExistsError as exc:
         raise UsageError(f"{out} exists: choose another name (-o), or pass --force") from exc
     except OSError as exc:

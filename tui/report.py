@@ -20,7 +20,7 @@ from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row
-from compaction_inspector.core.simulate import Point, Simulation
+from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
@@ -227,26 +227,6 @@ def print_compaction(
 
 
 ROUNDS_SHOWN = 40  # a longer replay's table shows this many rounds, unless every one is asked for
-
-
-def shown_rounds(points: Sequence[Point], limit: int | None) -> tuple[list[int], bool]:
-    """Which rounds of a replay a table shows, and whether its compactions had to be
-    thinned too: all of them within `limit` (None: no limit); else the first and last
-    rounds, the peak and every compaction, and rounds evenly spaced between them."""
-    n = len(points)
-    if limit is None or n <= limit:
-        return list(range(n)), False
-    peak = max(range(n), key=lambda i: points[i].pressure_after)
-    ends = {0, n - 1, peak}
-    events = [i for i, p in enumerate(points) if p.event is not None and i not in ends]
-    thinned = len(ends) + len(events) > limit
-    pool, room = (events, limit - len(ends)) if thinned else (range(n), limit - len(ends) - len(events))
-    chosen = ends | (set() if thinned else set(events))
-    spare = [i for i in pool if i not in chosen]
-    if room > 0 and spare:
-        step = len(spare) / room
-        chosen |= {spare[int(k * step)] for k in range(min(room, len(spare)))}
-    return sorted(chosen), thinned
 
 
 def print_simulation(
