@@ -104,3 +104,22 @@ def test_compact_shows_the_first_and_last_steps_of_a_long_run_and_all_steps_show
     said = f"… steps 21–{count - 20} not shown ({count - 40:,} of {count:,}): --all-steps shows every one"
     assert said in " ".join(short.out.split()) and "not shown" not in every.out
     assert short.out.splitlines()[-1] == every.out.splitlines()[-1]  # the same result either way
+
+
+def test_analyze_lists_the_first_and_last_volleys_of_a_long_session_and_all_volleys_lists_each(
+    tmp_path: Path,
+) -> None:
+    big = tmp_path / "big.jsonl"
+    generate(big, 1_600_000, seed=3)
+    short, every = run_cli(["analyze", str(big)]), run_cli(["analyze", str(big), "--all-volleys"])
+    count = len(json.loads(run_cli(["analyze", str(big), "--json"]).out)["volleys"])
+
+    def volleys(out: str) -> list[int]:
+        return [int(n) for n in re.findall(r"^│ +(\d+) │", out, re.M)]
+
+    assert count > 40 and volleys(every.out) == list(range(count))
+    assert volleys(short.out) == [*range(20), *range(count - 20, count)]
+    assert f"│ volleys 20–{count - 21} " in short.out
+    assert f"40 of {count:,} volleys shown: the first and last 20; --all-volleys shows every one" in " ".join(
+        short.out.split()
+    )

@@ -157,10 +157,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
     p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
     p.add_argument("--sample", action="store_true", help="open the bundled sample, not your own sessions")
-    sub.add_parser(
+    p = sub.add_parser(
         "analyze",
         parents=[source, settings, as_json],
         help="rounds, volleys, tokens and pressure of a transcript",
+    )
+    p.add_argument(
+        "--all-volleys",
+        action="store_true",
+        help="list every volley (by default at most 40: the first and last 20; --json holds them all)",
     )
     p = sub.add_parser(
         "compact", parents=[source, settings, as_json], help="run one strategy and show each step"
@@ -309,7 +314,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_analysis
 
-        print_analysis(result)
+        print_analysis(result, all_volleys=args.all_volleys)
     return 0
 
 

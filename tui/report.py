@@ -45,7 +45,19 @@ def _cut(text: Text) -> Text:
     return text
 
 
-def print_analysis(a: Analysis, out: Console | None = None) -> None:
+SHOWN = 40  # rows of a long list (volleys, steps, rounds) printed unless every one is asked for
+
+
+def _ends(count: int, limit: int | None) -> list[int]:
+    """The first and last `limit // 2` of `count` items, or all of them (None: no limit)."""
+    if limit is None or count <= limit:
+        return list(range(count))
+    return [*range(limit // 2), *range(count - limit // 2, count)]
+
+
+def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = False) -> None:
+    """The session's figures and its volleys (the first and last SHOWN // 2 of
+    a longer one, unless `all_volleys`)."""
     out = out or console()
     s = a.session
     head = Table.grid(padding=(0, 2))
@@ -113,11 +125,22 @@ def print_analysis(a: Analysis, out: Console | None = None) -> None:
     head.add_row("pressure", pressure_text(a.pressure))
     out.print(head)
 
-    table = Table(title="Volleys", title_justify="left", expand=False)
+    table = Table(title="Volleys", title_justify="left", caption_justify="left", expand=False)
     for column in ("#", "messages", "rounds", "tokens", "starts with"):
         table.add_column(column, justify="right" if column != "starts with" else "left")
     round_starts = {g.start for g in a.api_rounds}
-    for n, v in enumerate(a.volleys):
+    shown = _ends(len(a.volleys), None if all_volleys else SHOWN)
+    if len(shown) < len(a.volleys):
+        table.caption = (
+            f"{len(shown)} of {len(a.volleys):,} volleys shown: the first and last {SHOWN // 2}; "
+            "--all-volleys shows every one, --json holds them all"
+        )
+    for n in shown:
+        v = a.volleys[n]
+        if n and n - 1 not in shown:
+            table.add_row(
+                "…", "", "", "", safe(f"volleys {shown[shown.index(n) - 1] + 1}–{n - 1}", style="dim")
+            )
         rounds = sum(1 for i in range(v.start, v.end) if i in round_starts)
         first = s.messages[v.start]
         label = "prelude" if n == 0 and not first.is_human else topic.title(first.text, 60)
@@ -150,11 +173,6 @@ def _preview(m: Message, width: int = 90) -> Text:
     return line
 
 
-STEPS_SHOWN = (
-    40  # a longer run shows its first and last steps, this many in all, unless every one is asked for
-)
-
-
 def print_compaction(
     inspection: Inspection,
     result: CompactionResult[Stats],
@@ -163,7 +181,7 @@ def print_compaction(
 ) -> None:
     """Each step of `result` (run on the request `inspection` sends next), its messages
     numbered as the app numbers them: by their place in the transcript. A run of more
-    than STEPS_SHOWN steps shows the first and last half of them unless `all_steps`."""
+    than SHOWN steps shows the first and last half of them unless `all_steps`."""
     out = out or console()
     session, index, context = inspection.session, inspection.origins, inspection.context
     out.print(safe(f"{result.strategy} on {session.path} ({len(session.messages)} messages)", style="bold"))
@@ -176,17 +194,14 @@ def print_compaction(
             )
         )
     count = len(result.steps)
-    hidden = (
-        range(STEPS_SHOWN // 2 + 1, count - STEPS_SHOWN // 2 + 1)
-        if count > STEPS_SHOWN and not all_steps
-        else range(0)
-    )
-    for n, step in enumerate(each_step(result.steps), start=1):
-        if n in hidden:
-            if n == hidden.start:
+    shown = set(_ends(count, None if all_steps else SHOWN))
+    for k, step in enumerate(each_step(result.steps)):
+        n = k + 1
+        if k not in shown:
+            if k - 1 in shown:  # the first left out
                 out.print(
                     safe(
-                        f"… steps {hidden.start}–{hidden.stop - 1} not shown ({len(hidden):,} of {count:,}): "
+                        f"… steps {n}–{count - SHOWN // 2} not shown ({count - len(shown):,} of {count:,}): "
                         "--all-steps shows every one, --json holds them all",
                         style="dim",
                     )
@@ -226,14 +241,11 @@ def print_compaction(
         out.print(safe(f"result: {len(final)} messages, {tokens:,} tokens", style="bold"))
 
 
-ROUNDS_SHOWN = 40  # a longer replay's table shows this many rounds, unless every one is asked for
-
-
 def print_simulation(
     simulations: list[Simulation], out: Console | None = None, all_rounds: bool = False
 ) -> None:
     """Each replay's totals and its table of rounds (`all_rounds`: every round, else at
-    most ROUNDS_SHOWN of them, saying which)."""
+    most SHOWN of them, saying which)."""
     out = out or console()
     if len(simulations) > 1:  # the policies side by side first, then each round by round
         both = Table(title="compared", title_justify="left", show_edge=False, pad_edge=False)
@@ -269,7 +281,7 @@ def print_simulation(
         for column in ("round", "sent", "reported", "before", "after", "pressure"):
             table.add_column(column, justify="left" if column == "pressure" else "right", no_wrap=True)
         table.add_column("event")  # the one column that gives way: its text is cut, not wrapped
-        rows, thinned = shown_rounds(sim.points, None if all_rounds else ROUNDS_SHOWN)
+        rows, thinned = shown_rounds(sim.points, None if all_rounds else SHOWN)
         for p in (sim.points[i] for i in rows):
             event = ""
             if p.event is not None:
