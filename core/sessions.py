@@ -242,6 +242,7 @@ class Index:
         root = cache_root()
         self.path = path if path is not None else (root / "sessions.json" if root is not None else None)
         self.entries: dict[str, Any] = {}
+        self._changed = False  # an entry made or let go since it was read: written back then only
         if self.path is not None:
             # an index that does not read as one (damaged, hand-edited) is rebuilt
             with contextlib.suppress(OSError, ValueError, RecursionError):
@@ -280,15 +281,18 @@ class Index:
                 return row
         row = scan(found)
         self.entries[str(found.path)] = {"key": key, "row": row.to_dict()}
+        self._changed = True
         return row
 
     def _save(self, rows: list[Row]) -> None:
         if self.path is None:
             return
         shown = {r.path for r in rows}
-        data = {"version": INDEX_VERSION, "rows": {k: v for k, v in self.entries.items() if k in shown}}
+        kept = {k: v for k, v in self.entries.items() if k in shown}
+        if not self._changed and len(kept) == len(self.entries):
+            return  # the index on disk already says all of it
         with contextlib.suppress(OSError):
-            write_atomic(self.path, json.dumps(data))
+            write_atomic(self.path, json.dumps({"version": INDEX_VERSION, "rows": kept}))
 
 
 _AGENT_ID = re.compile(r"agentId:?\s*\"?([A-Za-z0-9_-]+)")

@@ -37,6 +37,10 @@ def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_pat
     index.write_text("{not json")  # corrupt: ignored, the file scanned again, the index rewritten
     assert Index(index).rows(found) == [row]
     assert json.loads(index.read_text()) == kept
+    before = index.stat()
+    assert Index(index).rows(found) == [row]  # nothing changed: the index is not written again
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 def test_the_sub_agent_file_a_task_result_names() -> None:
