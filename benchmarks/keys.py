@@ -4,6 +4,7 @@ The app runs in a real terminal (tmux, 160x45) on the bundled sample (size 0) or
 generated session of N MB (`benchmarks/results/sessions/`). Once it has settled, a key
 is sent and the pane is read until it changes: that is the time a user waits, plus one
 read of the pane, which is measured on its own in the same run and reported beside it.
+The floor is a Textual app of one line changed by the same key, measured the same way.
 Needs tmux. Prints a Markdown table; the target is a 20 ms median.
 """
 
@@ -43,10 +44,43 @@ def _settled(seconds: float) -> None:
             last, since = now, time.monotonic()
 
 
+# the floor of any Textual app: one line of text that changes on the key
+FLOOR = """
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App[None]):
+    BINDINGS = [("{key}", "next", "next")]
+    n = 0
+
+    def compose(self):
+        yield Static("row 0", id="row")
+
+    def action_next(self) -> None:
+        self.n += 1
+        self.query_one("#row", Static).update(f"row {{self.n}}")
+
+Floor().run()
+"""
+
+
 def measure(target: Path, key: str) -> tuple[float, float, float]:
     """(median, 90th percentile, one pane read) in seconds, for `key` pressed on `target`."""
     cache = tempfile.mkdtemp()
     command = f"COMPACTION_INSPECTOR_CACHE_DIR={cache} {shlex.quote(sys.executable)} -m compaction_inspector.tui.cli"
+    return timed(f"{command} {shlex.quote(str(target))}", key)
+
+
+def floor(key: str) -> tuple[float, float, float]:
+    """The same for the floor app."""
+    script = Path(tempfile.mkdtemp()) / "floor.py"
+    script.write_text(FLOOR.format(key=key))
+    return timed(f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", key)
+
+
+def timed(command: str, key: str) -> tuple[float, float, float]:
+    """`command` run in tmux, settled, then `key` pressed PRESSES times, each timed
+    from sending it until the pane changes."""
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     subprocess.run(
         [
@@ -59,7 +93,7 @@ def measure(target: Path, key: str) -> tuple[float, float, float]:
             "160",
             "-y",
             "45",
-            f"{command} {shlex.quote(str(target))}",
+            command,
         ],
         check=True,
     )
@@ -92,13 +126,20 @@ def main() -> int:
     if shutil.which("tmux") is None:
         print("benchmarks.keys needs tmux", file=sys.stderr)
         return 2
-    print(f"| session | `{args.key}` median | 90th percentile | one read of the pane |")
-    print("| --- | ---: | ---: | ---: |")
+    base, base_p90, _ = floor(args.key)
+    print(f"| session | `{args.key}` median | 90th percentile | one read of the pane | against the floor |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print(
+        f"| the floor (a Textual app of one line) | {base * 1000:.0f} ms | {base_p90 * 1000:.0f} ms | | 1.0× |"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         target = sample_path() if size == 0 else session_file(size)
         median, p90, read = measure(target, args.key)
         name = "the sample" if size == 0 else f"{size} MB"
-        print(f"| {name} | {median * 1000:.0f} ms | {p90 * 1000:.0f} ms | {read * 1000:.1f} ms |")
+        print(
+            f"| {name} | {median * 1000:.0f} ms | {p90 * 1000:.0f} ms | {read * 1000:.1f} ms "
+            f"| {median / base:.1f}× |"
+        )
     return 0
 
 
