@@ -28,7 +28,7 @@ from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import Options
-from compaction_inspector.core.token_cache import count_session
+from compaction_inspector.core.token_cache import count_session, load_counts
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 Progress = Callable[[int, int], None]
@@ -78,6 +78,14 @@ class Inspection:
             counter = make_counter(tokenizer, config.media_tokens)
             count_session(session, counter, progress)
         return cls(session, config, counter, fit(session, counter, config.overhead_tokens))
+
+    @classmethod
+    def counted_before(cls, session: Session, config: Config) -> Inspection | None:
+        """`session` counted exactly from the persistent cache, or None when it holds no
+        counts of it (the app then shows an estimate while it counts)."""
+        config = config.for_session(session)
+        counter = make_counter(config.tokenizer, config.media_tokens)
+        return cls.of(session, config, counter) if load_counts(session, counter) else None
 
     def recount(self, progress: Progress | None = None) -> Inspection:
         """This inspection counted by the config's tokenizer (after an estimate)."""

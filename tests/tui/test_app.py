@@ -824,6 +824,30 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         assert shown(app).query_one("#before", TranscriptView).cursor == 2
 
 
+async def test_a_session_counted_before_opens_with_exact_figures_and_no_estimate_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its counts in the persistent cache, a session's first figures are the exact ones."""
+    from compaction_inspector.tui.screens.session import SessionScreen
+
+    first_figures: list[str] = []
+    original = SessionScreen.on_session_screen_loaded
+
+    def loaded(self: SessionScreen, event: SessionScreen.Loaded) -> None:
+        first_figures.append(event.inspection.counter.label)
+        original(self, event)
+
+    monkeypatch.setattr(SessionScreen, "on_session_screen_loaded", loaded)
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(path().read_bytes())
+    for _ in range(2):
+        app = InspectorApp(session, SMALL, export_dir=tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert inspected(app).counter.label == "cl100k_base"
+    assert first_figures == ["chars/4 estimate", "cl100k_base"]
+
+
 async def test_a_served_app_sends_its_exports_to_the_browser(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -344,6 +344,11 @@ class SessionScreen(Screen[None]):
         except LoadError as exc:
             self.post_message(self.Failed(run, str(exc)))
             return
+        known = Inspection.counted_before(session, self._config)
+        if known is not None:  # counted before: exact figures at once, no estimate first
+            self.post_message(self.Loaded(known, run))
+            self.post_message(self.Counted(known, run))
+            return
         estimate = Inspection.of(session, self._config, estimate=True)
         self.post_message(self.Loaded(estimate, run))
         worker = get_current_worker()
