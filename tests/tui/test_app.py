@@ -838,8 +838,8 @@ async def test_a_session_counted_before_opens_with_exact_figures_and_no_estimate
         original(self, event)
 
     monkeypatch.setattr(SessionScreen, "on_session_screen_loaded", loaded)
-    session = tmp_path / "s.jsonl"
-    session.write_bytes(path().read_bytes())
+    session = tmp_path / "s.jsonl"  # bytes of its own: no other test has counted them
+    session.write_text(path().read_text() + json.dumps({"type": "summary", "summary": str(tmp_path)}) + "\n")
     for _ in range(2):
         app = InspectorApp(session, SMALL, export_dir=tmp_path)
         async with app.run_test(size=SIZE) as pilot:
