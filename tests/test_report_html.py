@@ -10,9 +10,11 @@ import re
 import shlex
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -227,6 +229,8 @@ def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
 
     port = _free_port()
     server = subprocess.Popen(
@@ -254,7 +258,10 @@ def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
             ".filter(n => !n.startsWith(location.origin))"
         )
         assert outside == []
-        terminal = driver.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea")
+        # the page makes its terminal once its script has run: on a busy machine, seconds later
+        terminal = WebDriverWait(driver, 60).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".xterm-helper-textarea"))
+        )
         first = _settled_shot(driver)
         assert _settled_shot(driver) == first  # nothing changes by itself now
         terminal.send_keys("?")  # the help screen opens
@@ -266,12 +273,28 @@ def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
 
 
 def _settled_shot(driver: Any) -> bytes:
-    """A screenshot once two taken 0.3 s apart are the same (or after 12 s)."""
+    """A screenshot once the app has drawn and two taken 0.3 s apart are the same (or
+    after 60 s: a busy machine starts the served app slowly)."""
     last = b""
-    for _ in range(40):
+    for _ in range(200):
         time.sleep(0.3)
         shot: bytes = driver.get_screenshot_as_png()
-        if shot == last:
+        if shot == last and _drawn(shot):
             return shot
         last = shot
     return last
+
+
+def _drawn(png: bytes) -> bool:
+    """More than a blank page: many different rows of pixels (read from the PNG itself)."""
+    width, depth, colour = struct.unpack(">I4xBB", png[16:26])
+    assert depth == 8 and colour in (2, 6), "an 8-bit RGB(A) screenshot"
+    data, at = b"", 8
+    while at < len(png):
+        size, kind = struct.unpack(">I4s", png[at : at + 8])
+        if kind == b"IDAT":
+            data += png[at + 8 : at + 8 + size]
+        at += 12 + size
+    raw = zlib.decompress(data)
+    stride = 1 + width * (4 if colour == 6 else 3)
+    return len({raw[k : k + stride] for k in range(0, len(raw), stride)}) > 50
