@@ -273,13 +273,15 @@ def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
 
 
 def _settled_shot(driver: Any) -> bytes:
-    """A screenshot once the app has drawn and two taken 0.3 s apart are the same (or
-    after 60 s: a busy machine starts the served app slowly)."""
-    last = b""
+    """A screenshot once the app has drawn and the screen has not changed for 1.5 s (or
+    after 60 s: a busy machine starts the served app slowly, and counts and replays in
+    pauses shorter than that)."""
+    last, same = b"", 0
     for _ in range(200):
         time.sleep(0.3)
         shot: bytes = driver.get_screenshot_as_png()
-        if shot == last and _drawn(shot):
+        same = same + 1 if shot == last and _drawn(shot) else 0
+        if same == 5:
             return shot
         last = shot
     return last
