@@ -40,8 +40,9 @@ class Spliced(Sequence[Message]):
     def __getitem__(self, i: int | slice) -> Message | tuple[Message, ...]:
         if isinstance(i, slice) or self.dropped:
             return self._whole[i]
-        at = i + len(self) if i < 0 else i
-        if not 0 <= at < len(self):
+        size = len(self)
+        at = i + size if i < 0 else i
+        if not 0 <= at < size:
             raise IndexError(i)
         return self.head[at] if at < len(self.head) else self.base[self.start + at - len(self.head)]
 
