@@ -29,9 +29,8 @@ class Spliced(Sequence[Message]):
         return Spliced((), messages, 0, len(messages))
 
     def messages(self) -> tuple[Message, ...]:
-        if not self.head and not self.dropped and (self.start, self.end) == (0, len(self.base)):
-            return self.base
-        return self._kept(self.head + self.base[self.start : self.end])
+        """The list itself, made once (a step's `messages` is this same tuple)."""
+        return self._whole
 
     @overload
     def __getitem__(self, i: int) -> Message: ...
@@ -47,11 +46,13 @@ class Spliced(Sequence[Message]):
         return self.head[at] if at < len(self.head) else self.base[self.start + at - len(self.head)]
 
     def __iter__(self) -> Iterator[Message]:
-        return iter(self.messages())
+        return iter(self._whole)
 
     @cached_property
     def _whole(self) -> tuple[Message, ...]:
-        return self.messages()
+        if not self.head and not self.dropped and (self.start, self.end) == (0, len(self.base)):
+            return self.base
+        return self._kept(self.head + self.base[self.start : self.end])
 
     def __len__(self) -> int:
         return len(self.head) - self._left_out(self.head) + self._count(self.start, self.end)

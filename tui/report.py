@@ -135,12 +135,10 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
             f"{len(shown)} of {len(a.volleys):,} volleys shown: the first and last {SHOWN // 2}; "
             "--all-volleys shows every one, --json holds them all"
         )
-    for n in shown:
+    for k, n in enumerate(shown):
         v = a.volleys[n]
-        if n and n - 1 not in shown:
-            table.add_row(
-                "…", "", "", "", safe(f"volleys {shown[shown.index(n) - 1] + 1}–{n - 1}", style="dim")
-            )
+        if k and shown[k - 1] != n - 1:  # the volleys left out between the two ends
+            table.add_row("…", "", "", "", safe(f"volleys {shown[k - 1] + 1}–{n - 1}", style="dim"))
         rounds = sum(1 for i in range(v.start, v.end) if i in round_starts)
         first = s.messages[v.start]
         label = "prelude" if n == 0 and not first.is_human else topic.title(first.text, 60)
