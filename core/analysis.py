@@ -53,11 +53,17 @@ class Analysis:
         model = self.model
         measured = self.mode == "context"
         error = model.next_response_error
+        reading = model.reading(len(self.tokens))
+        parts = reading.parts()
+        if not measured:  # the messages-only view: nothing but the messages
+            parts = {**dict.fromkeys(parts, 0), "messages": self.sent_tokens}
         return {
             "tokens": self.sent_tokens,
             "pressure": round(self.pressure, 6),
-            "source": model.reading(len(self.tokens)).source if measured else "messages",
-            "overhead_tokens": model.overhead if measured else 0,
+            "source": reading.source if measured else "messages",
+            # the parts of `tokens`, as the text and the app give them
+            "breakdown": parts,
+            "overhead_tokens": parts["overhead"],
             "overhead_source": model.overhead_source if measured else None,
             "scale": round(model.scale, 6) if measured else 1.0,
             "scale_pairs": model.pairs,

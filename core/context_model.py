@@ -16,7 +16,11 @@ when it has them, else a preset, with scale 1: an estimate, and labelled one.
 
 Each point's figure is `offset + scale × counted`, the counted tokens being those of the
 segment's messages up to it: a strategy that removes or inserts messages moves the figure
-by `scale` × what it removed or inserted (`Meter`), and the offset stays.
+by `scale` × what it removed or inserted (`Meter`), and the offset stays. The offset is
+never less than the overhead: where a response reports less than the overhead and the
+scaled messages (the transcript holds more than was sent, such as tool outputs the agent
+cut before sending), that point's messages stand for what the report leaves them, so no
+step can remove the system prompt and tools.
 """
 
 from __future__ import annotations
@@ -104,11 +108,13 @@ class Reading:
     response: Response | None  # the measurement it stands on, if any
     output_tokens: int  # of that response, when the point is after it
     estimated_since: int  # scale × counted tokens added since (or since the start)
-    overhead: int  # outside the messages: system prompt, tools, what the transcript omits
-    messages: int  # scale × counted tokens of the messages sent, attachments apart
-    attachments: int  # scale × counted tokens of the attachments sent
+    overhead: int  # outside the messages: system prompt and tools (the session's overhead)
+    messages: int  # what the messages sent stand for, attachments apart
+    attachments: int  # what the attachments sent stand for
     overhead_source: str = "preset"  # of the model's overhead, when nothing is measured
     preamble: tuple[tuple[str, int], ...] = ()  # a request body's system prompt and tools, counted
+    unrecorded: int = 0  # sent beyond the overhead and the transcript's messages (reminders, encrypted items)
+    shrunk: bool = False  # the report is less than the scaled messages: they stand for what it leaves
 
     @property
     def exact(self) -> bool:
@@ -130,11 +136,20 @@ class Reading:
             text += f" + ~{self.estimated_since:,} estimated since"
         return text
 
+    def parts(self) -> dict[str, int]:
+        """The breakdown, whose parts sum to `tokens`: the same in text, JSON and app."""
+        return {
+            "overhead": self.overhead,
+            "messages": self.messages,
+            "attachments": self.attachments,
+            "unrecorded": self.unrecorded,
+        }
+
     def after(self, tokens: int) -> Reading:
         """This reading once a step has moved the context to `tokens`: what is outside the
         messages stays; the messages and attachments hold the rest (attachments first as
         they were, so a step that removes messages takes them from the messages)."""
-        rest = max(0, tokens - self.overhead)
+        rest = max(0, tokens - self.overhead - self.unrecorded)
         attachments = min(self.attachments, rest)
         return replace(self, tokens=tokens, messages=rest - attachments, attachments=attachments)
 
@@ -148,7 +163,10 @@ class Reading:
         else:
             outside = f"outside the messages {self.overhead:,} (system prompt, tools)"
         text = f"{outside} · messages {self.messages:,}"
-        return text + (f" · attachments {self.attachments:,}" if self.attachments else "")
+        if self.shrunk:
+            text += " (what the report leaves them: the transcript holds more than was sent)"
+        text += f" · attachments {self.attachments:,}" if self.attachments else ""
+        return text + (f" · not in the transcript {self.unrecorded:,}" if self.unrecorded else "")
 
 
 @dataclass(eq=False)
@@ -169,6 +187,7 @@ class ContextModel:
     compactions: dict[int, int]
     _anchors: list[int] = field(repr=False)
     _offsets: list[float] = field(repr=False)
+    _scales: list[float] = field(repr=False)
     _responses_at: list[Response | None] = field(repr=False)
     _after: list[bool] = field(repr=False)
     _meters: dict[tuple[int, Window], Meter] = field(default_factory=dict, repr=False)
@@ -201,7 +220,9 @@ class ContextModel:
         made = self._meters.get(key)
         if made is None:
             made = self._meters[key] = Meter(
-                key[1], self._offsets[k] if k >= 0 else self.overhead, self.scale
+                key[1],
+                self._offsets[k] if k >= 0 else self.overhead,
+                self._scales[k] if k >= 0 else self.scale,
             )
         return made
 
@@ -210,39 +231,28 @@ class ContextModel:
         k = self._anchor(end)
         response = self._responses_at[k] if k >= 0 else None
         after = self._after[k] if k >= 0 else False
-        tokens = self.tokens(end)
+        meter = self.meter(end, None)
         counted = self.prefix[end] - self.prefix[start]
-        attached = self.attached[end] - self.attached[start]
-        messages = round(self.scale * (counted - attached))
-        attachments = round(self.scale * attached)
-        if response is None:
-            since = tokens - self.overhead
-            return Reading(
-                tokens,
-                "estimated",
-                None,
-                0,
-                since,
-                self.overhead,
-                messages,
-                attachments,
-                self.overhead_source,
-                self.preamble,
-            )
-        output = response.output_tokens if after else 0
-        since = tokens - response.prompt_tokens - output
-        rest = max(0, tokens - messages - attachments)
+        tokens = meter.tokens(counted)
+        attachments = round(meter.scale * (self.attached[end] - self.attached[start]))
+        overhead = min(self.overhead, round(meter.overhead))
+        unrecorded = round(meter.overhead) - overhead
+        messages = max(0, tokens - overhead - unrecorded - attachments)
+        output = response.output_tokens if response is not None and after else 0
+        since = tokens - (response.prompt_tokens + output if response is not None else self.overhead)
         return Reading(
             tokens,
-            "measured",
+            "measured" if response is not None else "estimated",
             response,
             output,
             since,
-            rest,
+            overhead,
             messages,
             attachments,
             self.overhead_source,
             self.preamble,
+            unrecorded,
+            meter.scale < self.scale,
         )
 
     def describe_fit(self) -> str:
@@ -314,23 +324,26 @@ def fit(
 
     # anchors: each segment's start (the overhead), each response's request (its report),
     # and after its first line (its report + output, less its own lines' counted tokens)
-    anchors: list[tuple[int, float, Response | None, bool]] = [
-        (s, float(overhead), None, False) for s in starts
+    # (and each with the counted tokens its offset was taken at)
+    anchors: list[tuple[int, float, Response | None, bool, int]] = [
+        (s, float(overhead), None, False, 0) for s in starts
     ]
     for r, own_tokens in zip(found, owns, strict=True):
         base = prefix[r.start] - prefix[segment_start(r.start)]
-        anchors.append((r.start, r.prompt_tokens - scale * base, r, False))
+        anchors.append((r.start, r.prompt_tokens - scale * base, r, False, base))
         if r.end > r.start:
             after = r.prompt_tokens + r.output_tokens - scale * (base + own_tokens)
-            anchors.append((r.start + 1, after, r, True))
+            anchors.append((r.start + 1, after, r, True, base + own_tokens))
     anchors.sort(key=lambda a: a[0])  # stable: at one index, a response's anchor wins
     # once a request holds a microcompaction's marker, the cleared results have left the
     # context: the anchor in force before it, less what they held (a response's own
     # anchor at the same place still wins)
     for i, n in cleared:
         k = bisect_left([a[0] for a in anchors], i + 1)
-        _, offset, response, after_it = anchors[k - 1]
-        anchors.insert(k, (i + 1, offset - scale * n, response, after_it))
+        _, offset, response, after_it, _ = anchors[k - 1]
+        counted_at = prefix[i + 1] - prefix[segment_start(i)]
+        anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at))
+    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
 
     predictions = []
     by_pair = {k: n for n, (k, _, _) in enumerate(pairs)}
@@ -359,10 +372,27 @@ def fit(
         predictions=tuple(predictions),
         compactions={c.index: c.pre_tokens for c in session.compactions if c.pre_tokens is not None},
         _anchors=[a[0] for a in anchors],
-        _offsets=[a[1] for a in anchors],
+        _offsets=[m[0] for m in meters],
+        _scales=[m[1] for m in meters],
         _responses_at=[a[2] for a in anchors],
         _after=[a[3] for a in anchors],
     )
+
+
+def _floored(offset: float, scale: float, counted: int, overhead: int) -> tuple[float, float]:
+    """An anchor's (offset, scale), the offset kept at the overhead or above: where the
+    report is less than the overhead and `scale` × the `counted` tokens, the counted
+    messages stand for what the report leaves them; where it is not even the overhead,
+    the overhead is not what this request held, and both share the report."""
+    if offset >= overhead:
+        return offset, scale
+    total = offset + scale * counted  # what the anchor's request held
+    if total > overhead:
+        return float(overhead), (total - overhead) / counted
+    if total <= 0:
+        return 0.0, scale
+    share = total / (overhead + scale * counted)
+    return overhead * share, scale * share
 
 
 def _microcompactions(session: Session, counter: TokenCounter, starts: list[int]) -> list[tuple[int, int]]:

@@ -136,6 +136,7 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
         "tokens": 4009,
         "pressure": 0.050112,
         "source": "measured",
+        "breakdown": {"overhead": 1787, "messages": 2222, "attachments": 0, "unrecorded": 0},
         "overhead_tokens": 1787,
         "overhead_source": "first response",
         "scale": 1.284235,

@@ -1,12 +1,14 @@
 """Deterministic pressure-triggered trim (docs/strategies.md#trim; ptc_runner `Compaction.Trim`).
 
 Keeps the first message when it is a user message, plus the last `2k` messages, and
-drops everything between, once a turn or token trigger fires.
+drops everything between, once a turn or token trigger fires. The turn in progress (from
+the last human message) is never dropped: an agent mid-turn needs the request it answers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -129,7 +131,7 @@ def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) 
     minimum = 2 * k + (1 if keep_first else 0)
     if reason is None or end <= minimum:
         return TrimPlan(end, turn, reason, minimum, False, 0, tokens, tokens, end, False, True)
-    start = _recent_start(messages, end, keep_first, k)
+    start = _recent_start(segment, end, keep_first, k)
     first = segment.tokens(0, 1) if keep_first else 0
     return TrimPlan(
         end,
@@ -185,7 +187,7 @@ def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> 
         p.title,
         f"The trigger fired ({trigger}): keeping "
         f"{'the first user message and ' if p.keep_first else ''}the last {len(recent)} "
-        f"messages (up to 2×{options.keep_recent_turns}, starting on a user message).",
+        f"messages ({_kept_rule(p, options)}).",
         lambda: kept,
         p.tokens,
     )
@@ -222,13 +224,26 @@ def _reason(options: TrimOptions, turn: int, tokens: int) -> str | None:
     return None
 
 
-def _recent_start(messages: Sequence[Message], end: int, keep_first: bool, k: int) -> int:
+def _recent_start(segment: Segment, end: int, keep_first: bool, k: int) -> int:
     """Where the kept recent messages of messages[:end] begin: up to 2k of them, but a
-    slice may not open with a reply, nor with tool results whose call was cut off."""
+    slice may not open with a reply, nor with tool results whose call was cut off; and
+    never after the last human message, whose turn is still in progress."""
+    messages = segment.messages
     start = end - min(2 * k, end - (1 if keep_first else 0))
     while start < end and (messages[start].role == "assistant" or messages[start].is_tool_result):
         start += 1
-    return start
+    humans = segment.humans
+    if humans[end] > humans[start]:  # the slice holds a human message: its turn is kept
+        return start
+    turn = bisect_left(humans, humans[end]) - 1  # the last human message before the slice
+    return max(turn, 1 if keep_first else 0) if turn >= 0 else start
+
+
+def _kept_rule(p: TrimPlan, options: TrimOptions) -> str:
+    """Why the kept slice starts where it does, in words."""
+    if p.end - p.start > 2 * options.keep_recent_turns:
+        return f"more than 2×{options.keep_recent_turns}: the turn in progress is never dropped"
+    return f"up to 2×{options.keep_recent_turns}, starting on a user message"
 
 
 def _cut_results(messages: Sequence[Message], start: int, end: int) -> bool:

@@ -54,7 +54,11 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
         # the headline is the context the agent sends next, and says where it comes from
         assert "Pressure 89.1%" in gauge and "4,009 / 4,500 usable tokens" in gauge
         assert "measured 3,930 at response 23 + 79 output" in gauge
-        assert "outside the messages 1,800 (system prompt, tools) · messages 2,209" in gauge
+        # its parts sum to the figure: 1,793 + 2,209 + 7 = 4,009
+        assert (
+            "outside the messages 1,793 (system prompt, tools) · messages 2,209 · not in the transcript 7"
+            in gauge
+        )
         assert "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%" in gauge
         assert "the context after the transcript's own last compaction" in gauge
         # the replay draws what the transcript reports, and its own compaction where it recorded it
@@ -80,7 +84,10 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
         assert "Pressure 66.4%" in gauge
         assert "after step 1: 4,009 − 1,020 (×1.21 the counted tokens the steps removed or added" in gauge
         # what the context holds follows the step: the same outside, fewer in the messages
-        assert "outside the messages 1,800 (system prompt, tools) · messages 1,189" in gauge
+        assert (
+            "outside the messages 1,793 (system prompt, tools) · messages 1,189 · not in the transcript 7"
+            in gauge
+        )
         view = shown(app).query_one("#before", TranscriptView)
         fates = [e.fate for e in view.entries]
         assert fates.count("summarized") == 22 and fates.count("summary") == 1

@@ -213,7 +213,8 @@ def test_the_compacted_sample_measures_each_segment_and_reads_the_live_context()
         21,
         0,
     )
-    assert (r.overhead, r.messages, r.attachments) == (15085, 409, 261)
+    # the report is 79 under the overhead and the scaled messages: they stand for what it leaves
+    assert (r.overhead, r.messages, r.attachments, r.shrunk) == (15164, 361, 230, True)
     assert r.provenance() == "measured 15,734 at response 8 + 21 output"
 
 
@@ -224,7 +225,7 @@ def test_strategies_trigger_on_the_context_sent_not_on_the_messages() -> None:
     trim = TrimOptions(keep_recent_turns=1, trigger_turns=None, trigger_tokens=15_000)
     measured = run("trim", live, trim, context_of(s, COUNTER, window))
     assert [(st.title, st.tokens_before, st.tokens_after) for st in measured.steps] == [
-        ("Trim 9 messages", 15755, 15273)
+        ("Trim 2 messages", 15755, 15525)
     ]
     assert measured.stats.reason == "token_pressure"  # type: ignore[attr-defined]
     messages_only = run("trim", live, trim, context_of(s, COUNTER, window, "messages"))
@@ -233,7 +234,7 @@ def test_strategies_trigger_on_the_context_sent_not_on_the_messages() -> None:
     h = run("hysteresis", live, HysteresisOptions(), context_of(s, COUNTER, window))
     assert [(st.title, st.tokens_after) for st in h.steps] == [
         ("No candidates", 15755),
-        ("Drop 2 injected meta messages", 15494),
+        ("Drop 2 injected meta messages", 15525),
     ]
     assert h.stats.tier == 3 and h.stats.over_target  # type: ignore[attr-defined]
 
@@ -265,3 +266,64 @@ def test_the_samples_headline_is_the_replays_last_request() -> None:
     assert replay.points[-1].tokens_before == headline == 4009
     assert all(p.tokens_before == p.reported for p in replay.points if p.reported is not None)
     assert sum(p.reported is not None for p in replay.points) == 23  # every response of the main chain
+
+
+def test_a_transcript_holding_more_than_was_sent_never_takes_the_overhead_away() -> None:
+    # the second request reports only 500 of a 5,000-token output: the agent cut it before sending
+    s = session(
+        user(100),
+        reply("A", 50, prompt=1100, output=50),
+        user(5000),
+        reply("B", 10, prompt=1650, output=10),
+    )
+    m = fit(s, COUNTER)
+    r = m.reading(3)
+    assert (r.tokens, r.overhead, r.messages, r.attachments, r.unrecorded, r.shrunk) == (
+        1650,
+        1000,
+        650,
+        0,
+        0,
+        True,
+    )
+    assert sum(r.parts().values()) == r.tokens
+    assert "the transcript holds more than was sent" in r.holds()
+    # a step that removes every message but the last leaves the overhead, never less
+    meter = m.meter(3, None)
+    assert meter.tokens(0) == 1000 and meter.tokens(5150) == 1650
+    assert r.after(meter.tokens(0)).parts() == {
+        "overhead": 1000,
+        "messages": 0,
+        "attachments": 0,
+        "unrecorded": 0,
+    }
+
+
+def test_a_report_beyond_the_overhead_and_the_messages_is_unrecorded_and_stays() -> None:
+    s = session(user(100), reply("A", 50, prompt=1100, output=50), user(100), reply("B", 0, prompt=3250))
+    r = fit(s, COUNTER).reading(3)
+    assert r.parts() == {"overhead": 1000, "messages": 250, "attachments": 0, "unrecorded": 2000}
+    assert r.holds().endswith("not in the transcript 2,000")
+    assert r.after(2000).parts() == {"overhead": 1000, "messages": 0, "attachments": 0, "unrecorded": 2000}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3000), st.integers(1, 60_000), st.integers(0, 40)), min_size=1, max_size=10
+    ),
+)
+def test_every_points_breakdown_sums_to_its_figure_and_never_goes_below_nothing(
+    rounds: list[tuple[int, int, int]],
+) -> None:
+    messages: list[Message] = []
+    for n, (counted, prompt, output) in enumerate(rounds):
+        messages += [user(counted), reply(f"r{n}", output // 4, prompt=prompt, output=output)]
+    m = fit(session(*messages), COUNTER)
+    for end in range(len(messages) + 1):
+        r = m.reading(end)
+        parts = r.parts()
+        assert sum(parts.values()) == r.tokens == m.tokens(end)
+        assert min(parts.values()) >= 0 and r.overhead <= m.overhead
+        meter = m.meter(end, None)
+        assert meter.tokens(0) >= 0 and meter.scale > 0

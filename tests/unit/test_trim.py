@@ -123,3 +123,15 @@ def test_input_is_never_modified() -> None:
 def test_options_are_validated(kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(OptionError, match=message):
         TrimOptions(**kwargs)
+
+
+def test_the_turn_in_progress_is_never_dropped() -> None:
+    # mid-turn: the last 2k messages are all calls and results, so the seed's rule keeps none
+    msgs = [u("old"), a("ok", id="O"), u("fix it")]
+    for n in range(4):
+        msgs += [call(f"t{n}", id=f"C{n}"), result(f"t{n}")]
+    r = run(msgs, TrimOptions(keep_recent_turns=2, trigger_turns=1, turn=3), CTX)
+    assert texts(r.messages)[:2] == ["old", "fix it"]
+    assert len(texts(r.messages)) == 1 + 9  # the first user message and the whole turn from "fix it"
+    assert r.stats.tokens_after > 0
+    assert "the turn in progress is never dropped" in r.steps[0].explanation
