@@ -343,6 +343,18 @@ def fit(
         _, offset, response, after_it, _ = anchors[k - 1]
         counted_at = prefix[i + 1] - prefix[segment_start(i)]
         anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at))
+    # the request a compaction replaced held at least what the agent recorded before it
+    # (its own count, which includes what came after the last response)
+    for c in session.compactions:
+        if c.kind == "microcompact" or c.pre_tokens is None:
+            continue
+        k = bisect_right([a[0] for a in anchors], c.index) - 1
+        _, offset, response, after_it, _ = anchors[k]
+        counted_at = prefix[c.index] - prefix[segment_start(c.index)] if c.index > 0 else 0
+        if k >= 0 and c.index > segment_start(c.index) and offset + scale * counted_at < c.pre_tokens:
+            anchors.insert(
+                k + 1, (c.index, c.pre_tokens - scale * counted_at, response, after_it, counted_at)
+            )
     meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
 
     predictions = []

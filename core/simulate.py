@@ -95,13 +95,21 @@ class Event:
     tokens_removed: int
     steps: int = 1  # how many steps changed it
     recorded_tokens: int | None = None  # the context the transcript's own compaction recorded before it
+    # the transcript's own: the policy fires at the request it replaced too (its titles)
+    policy_titles: tuple[str, ...] | None = None
+
+    @property
+    def counts(self) -> bool:
+        """A compaction of the policy's: its own, or one at the agent's own point."""
+        return self.source == "policy" or self.policy_titles is not None
 
     @property
     def description(self) -> str:
         more = self.steps - len(self.titles)
-        return "; ".join(self.titles) + (
+        text = "; ".join(self.titles) + (
             f" (+{more} more step{'s' if more != 1 else ''})" if more > 0 else ""
         )
+        return text + ("; the policy fires here too" if self.policy_titles is not None else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +118,8 @@ class Event:
             "steps": self.steps,
             "tokens_removed": self.tokens_removed,
             "recorded_tokens": self.recorded_tokens,
+            "policy_fires_too": self.policy_titles is not None,
+            "policy_titles": list(self.policy_titles) if self.policy_titles is not None else None,
         }
 
 
@@ -149,8 +159,9 @@ class Totals:
 
     rounds: int
     points: int
-    compactions: int  # the policy's
+    compactions: int  # the policy's, those at the agent's own points included
     transcript_compactions: int  # the transcript's own
+    at_agent_compactions: int  # the policy's that fall where the agent itself compacted
     peak_pressure: float  # of what was sent
     peak_pressure_uncompacted: float  # of the session's requests as they were, no policy applied
     tokens_removed: int
@@ -159,6 +170,13 @@ class Totals:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def where(self) -> str:
+        """Which of the policy's compactions fall where the agent itself compacted, in words."""
+        if not self.transcript_compactions:
+            return ""
+        return f" ({self.at_agent_compactions} at the agent's own)"
 
 
 @dataclass(frozen=True)
@@ -333,6 +351,11 @@ def simulate(
         boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
+            # the request the agent compacted at: would the policy have compacted it too?
+            if segment is None:
+                segment = _Requests(segments.at(live).fresh(), policy, incremental)
+            stop = live + len(segment.segment)  # the first boundary since `live`: the segment's end
+            agent = segment.request(stop - live)[2] if stop > done else None
             last_titles, last_saving = (), 0  # a new segment: its requests start afresh
             removed = (
                 segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
@@ -340,7 +363,9 @@ def simulate(
             live = boundary + 1
             segment = None
             recorded = model.compactions.get(boundary) if model is not None else None
-            event = Event("transcript", ("The transcript records a compaction here",), removed, 1, recorded)
+            titles = ("The transcript records a compaction here",)
+            fired = agent.titles if agent is not None else None
+            event = Event("transcript", titles, removed, 1, recorded, fired)
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
         counted, sent, outcome = segment.request(end - live)
@@ -378,11 +403,13 @@ def simulate(
         )
         done = end
     policy_events = [p.event for p in points if p.event and p.event.source == "policy"]
+    own = [p.event for p in points if p.event and p.event.source == "transcript"]
     totals = Totals(
         rounds=len(ends),
         points=len(points),
-        compactions=len(policy_events),
-        transcript_compactions=sum(1 for p in points if p.event and p.event.source == "transcript"),
+        compactions=len(policy_events) + sum(e.counts for e in own),
+        transcript_compactions=len(own),
+        at_agent_compactions=sum(e.counts for e in own),
         peak_pressure=round(max((p.pressure_after for p in points), default=0.0), 6),
         peak_pressure_uncompacted=round(context.window.pressure(uncompacted), 6),
         tokens_removed=sum(e.tokens_removed for e in policy_events),

@@ -265,7 +265,7 @@ def print_simulation(
         t = sim.totals
         out.print(
             safe(
-                f"{sim.policy.label}: {t.rounds} rounds, {t.compactions} compaction(s), "
+                f"{sim.policy.label}: {t.rounds} rounds, {t.compactions} compaction(s){t.where}, "
                 f"peak {t.peak_pressure:.1%} "
                 f"(uncompacted {t.peak_pressure_uncompacted:.1%}), "
                 f"{t.tokens_removed:,} tokens removed, "

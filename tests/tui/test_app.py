@@ -771,7 +771,7 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         values = [int(label[:-1]) for label in labels]
         assert values == sorted(values, reverse=True)
         assert any(line.startswith("round 1 ") for line in lines)
-        assert "█ hysteresis: 2 ✂ · peak 77% · −2,590 tokens" in lines
+        assert "█ hysteresis: 3 ✂ (1 at ⚑) · peak 77% · −2,590 tokens" in lines
         assert "● no compaction: 0 ✂ · peak 98% · −0 tokens" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()

@@ -103,7 +103,8 @@ def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() 
     compacted = sum(
         p.tokens_after < p.tokens_before for p in simulate(s.messages, Policy("hysteresis"), context).points
     )
-    assert [(t.compactions, t.tokens_removed) for t in totals] == [(2, 2755), (2, 2755)]
+    # preflight compacts the request the agent compacted too; post-turn already had
+    assert [(t.compactions, t.tokens_removed) for t in totals] == [(3, 2755), (2, 2755)]
     assert compacted > 2  # preflight compacts many requests: the same summaries each time
 
 
@@ -117,3 +118,40 @@ def test_the_uncompacted_peak_is_the_session_with_no_policy_at_all() -> None:
         totals = simulate(msgs, Policy("hysteresis", options), ctx).totals
         assert totals.compactions > 0 and totals.peak_pressure < baseline
         assert totals.peak_pressure_uncompacted == baseline
+
+
+def test_a_replay_counts_its_policy_firing_where_the_agent_itself_compacted() -> None:
+    """The agent compacted at the request its boundary replaced (its own count 1,500, above
+    the last report): a policy with a 1,400-token trigger fires there too, and says so."""
+    from compaction_inspector.core.context import context_of
+    from compaction_inspector.core.model import Compaction, Session, Usage
+    from compaction_inspector.core.strategies.trim import TrimOptions
+    from compaction_inspector.core.tokens import make_counter
+
+    def reply(id: str, prompt: int) -> Message:
+        return Message("assistant", (Block("text", "ok"),), id=id, usage=Usage(input_tokens=prompt))
+
+    boundary = Message("system", (Block("text", "compacted"),), is_compact_boundary=True)
+    summary = Message("user", (Block("text", "summary"),), is_compact_summary=True)
+    messages = (
+        u("a"),
+        reply("A", 1100),
+        u("b"),
+        reply("B", 1200),
+        u("c"),
+        boundary,
+        summary,
+        u("d"),
+        reply("C", 900),
+    )
+    s = Session(messages=messages, format="test", compactions=(Compaction(5, "auto", pre_tokens=1500),))
+    context = context_of(s, make_counter("chars4"), Window(10_000, 0))
+    assert context.model is not None and context.model.tokens(5) == 1500  # what the agent recorded
+    trim = TrimOptions(keep_recent_turns=1, trigger_turns=None, trigger_tokens=1400)
+    sim = simulate(messages, Policy("trim", trim), context)
+    own = [p.event for p in sim.points if p.event is not None]
+    assert [(e.source, e.policy_titles) for e in own] == [("transcript", ("Trim 3 messages",))]
+    assert "the policy fires here too" in own[0].description
+    t = sim.totals
+    assert (t.compactions, t.transcript_compactions, t.at_agent_compactions) == (1, 1, 1)
+    assert t.where == " (1 at the agent's own)"

@@ -213,7 +213,12 @@ class Timeline(Widget, can_focus=True):
         """A policy by its short name and its totals: compactions (✂), peak, tokens removed."""
         t = sim.totals
         line = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
-        line.append(f"{t.compactions} ✂ · peak {t.peak_pressure:.0%} · −{t.tokens_removed:,} tokens")
+        at_agent = (
+            f" ({t.at_agent_compactions} at ⚑)" if t.transcript_compactions and sim.policy.strategy else ""
+        )
+        line.append(
+            f"{t.compactions} ✂{at_agent} · peak {t.peak_pressure:.0%} · −{t.tokens_removed:,} tokens"
+        )
         if t.rounds_exceeding_window:
             line.append(f" · {t.rounds_exceeding_window} over the window", "red")
         return line
