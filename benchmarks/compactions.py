@@ -38,7 +38,8 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
             after = d["measured_after"]
             d["file"] = path.name
             d["format"] = session.format
-            d["error_after"] = (d["predicted_after"] - after) / after if after else None
+            predicted = d["predicted_after"]
+            d["error_after"] = (predicted - after) / after if after and predicted is not None else None
             d["auto_compact_point"] = config.auto_compact_tokens
             found.append(d)
     return found
@@ -75,7 +76,7 @@ def table(found: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {name} | {d['line']} | {kind} | {_figure(d['pre_tokens'])} "
             f"| {_figure(d['measured_before'])} → {_figure(d['measured_after'])} "
-            f"| {d['predicted_after']:,} ({'—' if error is None else f'{error:+.1%}'}) "
+            f"| {_figure(d['predicted_after'])} ({'—' if error is None else f'{error:+.1%}'}) "
             f"| {_figure(d['agent_estimate_after'])} | {fires} "
             f"| {_share(real.get('paths'))} / {_share(ours.get('paths'))} |"
         )

@@ -45,13 +45,17 @@ class RealCompaction:
     after: tuple[int, int]  # the context after it, up to the first request sent after it
     measured_before: int | None  # the last prompt reported before it
     measured_after: int | None  # the first prompt reported after it (None: another compaction came first)
-    predicted_after: int  # the model's context after it, from what the transcript holds
+    predicted_after: (
+        int | None
+    )  # the model's context after it, from what the transcript holds (None: cannot be)
     reread_tokens: int  # of that, what Claude Code puts back that the transcript does not record
     policy_round_offset: int | None  # rounds the preset's rule fires before it (auto only)
     retention: Retention | None  # of its summary (None: the summary is not in the transcript)
     ours: Retention | None  # of our local summary of the same span (None: a microcompaction)
     slice: bool = False  # the file is a slice of a longer session: its figures are estimates
     overhead_source: str = "first response"  # where the prediction's overhead comes from
+    # a microcompaction: how many of the results it cleared the file holds (None: a full compaction)
+    cleared_found: int | None = None
 
     @property
     def kind(self) -> str:
@@ -73,6 +77,7 @@ class RealCompaction:
             "reread_tokens": self.reread_tokens,
             "policy_round_offset": self.policy_round_offset,
             "slice": self.slice,
+            **({"cleared_in_file": self.cleared_found} if self.cleared_found is not None else {}),
             "overhead_source": self.overhead_source,
             **(
                 {"cleared": list(c.cleared), "tokens_saved": c.tokens_saved}
@@ -146,13 +151,18 @@ def _micro(
     """A microcompaction: measured either side where a response reports it; predicted,
     the context once its cleared results have left (the response after it predicted
     from the one before, or the model's figure at its marker when a full compaction
-    comes first)."""
+    comes first). None when the file holds none of the results it cleared (it starts
+    after them): nothing here says what they held."""
     b = c.index
     full_next = first_after is not None and any(
         m.is_compact_boundary for m in session.messages[b : first_after.start]
     )
-    predicted = model.tokens(b + 1)
-    if first_after is not None and not full_next:
+    ids = frozenset(c.cleared)
+    found = sum(
+        1 for m in session.messages[segment:b] if m.is_tool_result for i in m.tool_result_ids() if i in ids
+    )
+    predicted: int | None = model.tokens(b + 1) if found else None
+    if first_after is not None and not full_next and found:
         prediction = next((p for p in model.predictions if p.response is first_after and p.anchored), None)
         if prediction is not None:
             predicted = prediction.estimated
@@ -170,6 +180,7 @@ def _micro(
         ours=None,
         slice=sliced,
         overhead_source=model.overhead_source,
+        cleared_found=found,
     )
 
 
@@ -248,7 +259,8 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
         after, sent = held[:made], held[made:]
         counted_before, counted_after = context.tokens(before), context.tokens(after)
         tokens_before = c.measured_before if c.measured_before is not None else counted_before
-        tokens_after = c.measured_after if c.measured_after is not None else c.predicted_after
+        predicted = c.predicted_after if c.predicted_after is not None else counted_after
+        tokens_after = c.measured_after if c.measured_after is not None else predicted
         kept = (
             f"its summary kept {c.retention.line()}"
             if c.retention
@@ -263,7 +275,7 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
                 f"{tokens_before:,} → {tokens_after:,} {source}",
                 explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
-                f"{c.predicted_after:,} after it. {len(before)} messages were replaced by "
+                f"{predicted:,} after it. {len(before)} messages were replaced by "
                 f"{len(after)}; {kept}."
                 + (
                     f" The prompt reported after it also holds {counted(len(sent), 'message')} sent since."
@@ -305,14 +317,25 @@ def _micro_step(messages: tuple[Message, ...], c: RealCompaction, context: Conte
     tokens_after = c.measured_after if c.measured_after is not None else c.predicted_after
     cleared = sum(a is not b for a, b in zip(before, after, strict=True))
     saved = c.compaction.tokens_saved
+    if c.predicted_after is None:
+        prediction = (
+            "None of them is in this file (it starts after them), so it cannot be modelled from it"
+            + ("." if measured else "; nothing measures it either.")
+        )
+    else:
+        found = c.cleared_found if c.cleared_found is not None else len(ids)
+        partial = f" ({found} of the {len(ids)} cleared results are in this file)" if found < len(ids) else ""
+        prediction = f"Our model predicts {c.predicted_after:,} after it{partial}" + (
+            "." if measured else "; a full compaction came before the next request, so nothing measures it."
+        )
+    shown = f"{tokens_after:,} {'measured' if measured else 'predicted'}" if tokens_after is not None else "?"
+    tokens_after = tokens_after if tokens_after is not None else tokens_before
     return Step(
-        title=f"microcompact, line {c.line}: {tokens_before:,} → {tokens_after:,} "
-        f"{'measured' if measured else 'predicted'}",
+        title=f"microcompact, line {c.line}: {tokens_before:,} → {shown}"
+        + ("" if c.predicted_after is not None or measured else " (not modelled)"),
         explanation=f"The agent cleared {counted(len(ids), 'tool result')} in {counted(cleared, 'message')}, "
         f"keeping every message; it estimated {f'{saved:,}' if saved is not None else 'no count of the'} "
-        f"tokens saved (its own count, not the reported prompts' scale). Our model predicts "
-        f"{c.predicted_after:,} after it"
-        + ("." if measured else "; a full compaction came before the next request, so nothing measures it."),
+        f"tokens saved (its own count, not the reported prompts' scale). {prediction}",
         build_after=ready(after),
         build_before=ready(before),
         tokens_before=tokens_before,

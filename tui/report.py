@@ -339,8 +339,12 @@ def print_compactions(
                     f"line {d['line']} · microcompact ({d['trigger'] or 'unknown'}) · "
                     f"{counted(len(c.compaction.cleared), 'tool result')} cleared · "
                     f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
-                    f"predicted after {figure(d['predicted_after'])} · "
-                    f"its own estimate: {figure(d['pre_tokens'])} before, {figure(d['tokens_saved'])} saved"
+                    + (
+                        f"predicted after {figure(d['predicted_after'])} · "
+                        if d["predicted_after"] is not None
+                        else "not modelled: none of the results it cleared is in this file · "
+                    )
+                    + f"its own estimate: {figure(d['pre_tokens'])} before, {figure(d['tokens_saved'])} saved"
                 )
             )
             continue

@@ -132,3 +132,17 @@ def test_a_codex_compaction_in_a_turn_of_its_own_is_manual_and_its_encrypted_sum
     ]  # fmt: skip
     session = load_text("\n".join(rollout), "r.jsonl")
     assert [(c.trigger, c.hidden_tokens) for c in session.compactions] == [("manual", 587), ("auto", 587)]
+
+
+def test_a_microcompaction_whose_cleared_results_the_file_lacks_is_not_modelled() -> None:
+    """A slice that starts after the results a microcompaction cleared: nothing here says
+    what they held, so no prediction (it once predicted the context would rise)."""
+    text = transcript().replace('"compactedToolIds": ["t1"]', '"compactedToolIds": ["t0", "t9"]')
+    s = load_text(text)
+    model = fit(s, COUNTER)
+    (c,) = real_compactions(s, model, COUNTER, Config())
+    assert (c.predicted_after, c.cleared_found, c.measured_after) == (None, 0, 5050)
+    assert c.to_dict()["predicted_after"] is None and c.to_dict()["cleared_in_file"] == 0
+    (step,) = as_steps(s, [c], context_of(s, COUNTER, Config().window)).steps
+    assert step.title.endswith("→ 5,050 measured")
+    assert "cannot be modelled from it" in step.explanation and "predicts" not in step.explanation
