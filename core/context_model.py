@@ -125,9 +125,14 @@ class Reading:
         """Where the figure comes from, in words."""
         r = self.response
         if r is None:
+            why = (
+                "the transcript reports no usage"
+                if self.overhead_source in ("preset", "request body")
+                else "no response since its last compaction reports usage"
+            )
             return (
                 f"estimated: ~{self.overhead:,} overhead ({self.overhead_source}) "
-                f"+ ~{self.estimated_since:,} for the messages (the transcript reports no usage)"
+                f"+ ~{self.estimated_since:,} for the messages ({why})"
             )
         text = f"measured {r.prompt_tokens:,} at response {r.number}"
         if self.output_tokens:

@@ -1,14 +1,21 @@
 """Write a (compacted) message list back out: in the transcript's own format where that
-is possible (Claude Code JSONL, Anthropic body, OpenAI chat body), else plain JSON."""
+is possible (Claude Code JSONL, Anthropic body, OpenAI chat body), else plain JSON.
+
+A response's usage is what it reported of the prompt it was sent, so it is written where
+that prompt is unchanged: up to the first message a compaction changed. There a compact
+boundary marks the compaction (its figures before and after), and the usage after it,
+which reported the uncompacted prompt, is left out: reopened, the figures after the
+mark say they are estimates."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Compaction, Message, Usage
 
 
 def anthropic_block(block: Block) -> dict[str, Any]:
@@ -30,13 +37,45 @@ def anthropic_block(block: Block) -> dict[str, Any]:
     return {"type": block.type}
 
 
-def plain_message(m: Message) -> dict[str, Any]:
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+def plain_message(m: Message, compaction: Compaction | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": [anthropic_block(b) for b in m.blocks]}
     if m.role == "assistant" and m.id:
         out["id"] = m.id
+    if m.usage is not None:
+        out["usage"] = usage_dict(m.usage)
     if m.is_meta:
         out["meta"] = True
+    if compaction is not None:
+        out["compact_boundary"] = {
+            "trigger": compaction.trigger,
+            "pre_tokens": compaction.pre_tokens,
+            "post_tokens": compaction.post_tokens,
+        }
     return out
+
+
+def marked(
+    kept: Sequence[Message], original: Sequence[Message], strategy: str, before: int, after: int
+) -> tuple[list[Message], Compaction | None]:
+    """`kept` with a compact boundary where it first differs from `original` (None: it
+    does not) and no usage after it: the responses there reported the uncompacted prompt."""
+    first = next((i for i, (k, o) in enumerate(zip(kept, original, strict=False)) if k is not o), None)
+    if first is None and len(kept) == len(original):
+        return list(kept), None
+    first = min(len(kept), len(original)) if first is None else first
+    text = f"compacted by compaction-inspector ({strategy}): {before:,} → {after:,}"
+    boundary = Message("system", (Block("text", text=text),), is_compact_boundary=True)
+    rest = [replace(m, usage=None) if m.usage is not None else m for m in kept[first:]]
+    return [*kept[:first], boundary, *rest], Compaction(first, "manual", before, after)
 
 
 def _openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -64,10 +103,12 @@ def _openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def _claude_code_lines(messages: Sequence[Message], metadata: Mapping[str, Any]) -> str:
+def _claude_code_lines(
+    messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+) -> str:
     lines = []
     parent: str | None = None
-    for m in messages:
+    for i, m in enumerate(messages):
         line_uuid = m.uuid or str(uuid.uuid4())
         record: dict[str, Any] = {
             "parentUuid": parent,
@@ -78,6 +119,11 @@ def _claude_code_lines(messages: Sequence[Message], metadata: Mapping[str, Any])
         }
         if m.is_compact_boundary:
             record.update(type="system", subtype="compact_boundary", content=m.text)
+            c = compactions.get(i)
+            if c is not None:
+                record["compactMetadata"] = {"trigger": c.trigger, "preTokens": c.pre_tokens}
+                if c.post_tokens is not None:
+                    record["compactMetadata"]["postTokens"] = c.post_tokens
         else:
             body: dict[str, Any] = {
                 "role": m.role,
@@ -85,6 +131,10 @@ def _claude_code_lines(messages: Sequence[Message], metadata: Mapping[str, Any])
             }
             if m.role == "assistant":
                 body["id"] = m.id
+                if m.usage is not None:
+                    body["usage"] = usage_dict(m.usage)
+                if m.request_id is not None:
+                    record["requestId"] = m.request_id
             record.update(type="assistant" if m.role == "assistant" else "user", message=body)
             if m.is_meta:
                 record["isMeta"] = True
@@ -96,11 +146,16 @@ def _claude_code_lines(messages: Sequence[Message], metadata: Mapping[str, Any])
 
 
 def serialize(
-    messages: Sequence[Message], source_format: str, metadata: Mapping[str, Any]
+    messages: Sequence[Message],
+    source_format: str,
+    metadata: Mapping[str, Any],
+    compactions: Mapping[int, Compaction] | None = None,
 ) -> tuple[str, str]:
-    """The text to write and the format it is in."""
+    """The text to write and the format it is in; `compactions`: the recorded figures of
+    the compact boundaries among `messages`, by index."""
+    compactions = compactions or {}
     if source_format == "claude-code":
-        return _claude_code_lines(messages, metadata), "claude-code"
+        return _claude_code_lines(messages, metadata, compactions), "claude-code"
     if source_format == "anthropic":
         body: dict[str, Any] = {
             "messages": [
@@ -121,9 +176,10 @@ def serialize(
         return json.dumps(
             {"messages": _openai_messages(messages)}, ensure_ascii=False, indent=2
         ) + "\n", "openai-chat"
+    # a bare list: `{"messages": …}` reads as a request body, which has no per-message usage
     return json.dumps(
-        {"messages": [plain_message(m) for m in messages]}, ensure_ascii=False, indent=2
+        [plain_message(m, compactions.get(i)) for i, m in enumerate(messages)], ensure_ascii=False, indent=2
     ) + "\n", "plain"
 
 
-__all__ = ["anthropic_block", "plain_message", "serialize"]
+__all__ = ["anthropic_block", "marked", "plain_message", "serialize"]

@@ -315,6 +315,38 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     assert proc.returncode == 0 and digest(out) != written
 
 
+@pytest.mark.parametrize(
+    ("sample", "compaction", "figures"),
+    [
+        ("claude_code_session.jsonl", ("trim", "--trigger-turns", "1"), "estimated_tokens_"),
+        ("codex_rollout.jsonl", ("microcompact", "--keep-recent", "1"), "tokens_"),  # written as plain JSON
+    ],
+)
+def test_a_written_file_keeps_its_usage_and_marks_where_it_was_compacted(
+    sample: str, compaction: tuple[str, ...], figures: str, tmp_path: Path
+) -> None:
+    src = str(path(sample))
+    original = json.loads(run("analyze", src, "--json").stdout)["context"]
+    # a step that changes nothing: every usage record kept, the same measured figure
+    same = tmp_path / "same"
+    proc = run("compact", src, "--strategy", "trim", "--trigger-turns", "999", "--write", str(same))
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(run("analyze", str(same), "--json").stdout)
+    assert (again["context"]["source"], again["context"]["tokens"]) == ("measured", original["tokens"])
+    # a trim: the usage before the first changed message stays; the mark carries its figures
+    trimmed = tmp_path / "trimmed"
+    proc = run("compact", src, "--strategy", *compaction, "--json", "--write", str(trimmed))
+    stats = json.loads(proc.stdout)["stats"]
+    out = json.loads(run("analyze", str(trimmed), "--json").stdout)
+    mark = out["compactions"][-1]
+    assert (mark["trigger"], mark["pre_tokens"], mark["post_tokens"]) == (
+        "manual",
+        stats[figures + "before"],
+        stats[figures + "after"],
+    )
+    assert out["context"]["source"] == "estimated" and out["reported_usage"]["responses"] > 0
+
+
 def test_simulate_json_and_compare() -> None:
     proc = run(
         "simulate",

@@ -32,7 +32,7 @@ from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, det
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
-from compaction_inspector.core.export import serialize
+from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
@@ -352,8 +352,15 @@ def cmd_compact(args: argparse.Namespace) -> int:
         return 3
     if args.write is not None:
         # the history before the transcript's own compaction stays as it was
-        kept = (*session.messages[:live], *result.messages)
-        text, written = serialize(kept, session.format, session.metadata)
+        steps = result.steps
+        before, after = (steps[0].tokens_before, steps[-1].tokens_after) if steps else (0, 0)
+        whole = (*session.messages[:live], *result.messages)
+        kept, mark = marked(whole, session.messages, args.strategy, before, after)
+        # the transcript's own compactions before the mark keep their figures; the mark its own
+        recorded = {c.index: c for c in session.compactions if mark is None or c.index < mark.index}
+        if mark is not None:
+            recorded[mark.index] = mark
+        text, written = serialize(kept, session.format, session.metadata, recorded)
         try:
             write_atomic(args.write, text, protect=args.file, overwrite=args.force)
         except FileExistsError as exc:

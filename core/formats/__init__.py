@@ -178,7 +178,7 @@ def load_text(text: str, path: str | None = None, request: int | None = None) ->
             value = None
     if plain.looks_like(value):
         _no_request(request, plain.FORMAT)
-        return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
+        return plain.session(value, path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
 
 
@@ -202,7 +202,7 @@ def _from_value(value: Any, path: str | None, request: int | None) -> Session:
             return _from_bodies([(None, {"messages": value}, None)], [], path, request)
         if plain.looks_like(value):
             _no_request(request, plain.FORMAT)
-            return Session(messages=tuple(plain.messages(value)), format=plain.FORMAT, path=path)
+            return plain.session(value, path)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
 
 
@@ -234,7 +234,7 @@ def _from_records(
         return session
     if all("role" in d for d in dicts[:50]):
         _no_request(request, plain.FORMAT)
-        session = Session(messages=tuple(plain.messages(dicts)), format=plain.FORMAT, path=path)
+        session = plain.session(dicts, path)
         return _with_diagnostics(session, records.diagnostics)
     raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
 
