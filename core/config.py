@@ -27,7 +27,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
 from compaction_inspector.core.text import shown as _shown
-from compaction_inspector.core.tokens import DEFAULT_TOKENIZER, FLAT_MEDIA_TOKENS, TOKENIZERS
+from compaction_inspector.core.tokens import AUTO, FLAT_MEDIA_TOKENS, TOKENIZER_CHOICES, model_tokenizer
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
@@ -99,7 +99,7 @@ PRESETS: dict[str, Preset] = {
 @dataclass(frozen=True)
 class Config:
     window: Window = field(default_factory=Window)
-    tokenizer: str = DEFAULT_TOKENIZER
+    tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
     media_tokens: int = FLAT_MEDIA_TOKENS
     preset: str | None = "claude-code"
     # each registered strategy's options, by its name
@@ -118,6 +118,14 @@ class Config:
     codex: autocompact.CodexSettings | None = None
 
     def for_session(self, session: Session) -> Config:
+        """The window the session's agent had (`_window_for`), and, with the `auto`
+        tokenizer, its model's tokenizer."""
+        config = self._window_for(session)
+        if config.tokenizer == AUTO:
+            config = dataclasses.replace(config, tokenizer=model_tokenizer(session.metadata.get("model")))
+        return config
+
+    def _window_for(self, session: Session) -> Config:
         """The window the session's agent had, unless a window was chosen (docs/agents.md):
         a Codex rollout's recorded model_context_window, with Codex's rule and
         the user's Codex config.toml; for Claude Code, the reserve its version kept and
@@ -245,8 +253,10 @@ class Config:
                 config, window=Window(size, reserved_output), window_source="command line"
             )
         if tokenizer is not None:
-            if tokenizer not in TOKENIZERS:
-                raise ConfigError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
+            if tokenizer not in TOKENIZER_CHOICES:
+                raise ConfigError(
+                    f"tokenizer must be one of {', '.join(TOKENIZER_CHOICES)}, not {tokenizer!r}"
+                )
             config = dataclasses.replace(config, tokenizer=tokenizer)
         return config
 

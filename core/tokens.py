@@ -22,6 +22,10 @@ from typing import Any
 from compaction_inspector.core.model import Message, Usage
 
 TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
+AUTO = "auto"  # the session's model's tokenizer (`model_tokenizer`)
+TOKENIZER_CHOICES = (AUTO, *TOKENIZERS)
+# OpenAI's models from GPT-4o on use o200k_base (tiktoken's model table); others: cl100k_base
+_O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3", "o4", "codex", "chatgpt-4o")
 # Texts up to this long are also remembered by content: strategies make the same short
 # text many times over (cleared tool results, markers, summaries at one cap), each in a
 # new message, and that text is encoded once.
@@ -32,6 +36,14 @@ _MEDIA = ("image", "document")
 
 # Where tiktoken keeps o200k_base once it has downloaded it; we only read it from there.
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+def model_tokenizer(model: object) -> str:
+    """The tokenizer of `model` (a session's model name): o200k_base for OpenAI's
+    current models, else cl100k_base (Claude's own tokenizer is not public: the fitted
+    scale measures the difference)."""
+    name = model.lower().rsplit("/", 1)[-1] if isinstance(model, str) else ""
+    return "o200k_base" if name.startswith(_O200K_MODELS) else DEFAULT_TOKENIZER
 
 
 def chars4(chars: int) -> int:
@@ -271,6 +283,13 @@ def make_counter(name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_T
         if name not in _ENCODINGS:
             _find_encoding(name)
     except Exception as exc:  # any failure to load must degrade, not crash
+        if name != DEFAULT_TOKENIZER:  # the shipped encoding, exact, before an estimate
+            fallback = make_counter(DEFAULT_TOKENIZER, media_tokens)
+            if fallback.exact:
+                fallback.warning = (
+                    f"{exc}; counted with {DEFAULT_TOKENIZER}, whose difference the fitted scale measures"
+                )
+                return fallback
         return TokenCounter(
             "chars4",
             None,

@@ -50,7 +50,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.text import say
-from compaction_inspector.core.tokens import TOKENIZERS
+from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
 
 COMMANDS = (
@@ -92,7 +92,9 @@ def _settings() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--config", default=None, help="YAML settings (default ./compaction.yaml)")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None)
-    p.add_argument("--tokenizer", choices=TOKENIZERS, default=None)
+    p.add_argument(
+        "--tokenizer", choices=TOKENIZER_CHOICES, default=None, help="auto (default): the session's model's"
+    )
     p.add_argument("--context-window", type=int, default=None)
     p.add_argument("--reserved-output", type=int, default=None)
     p.add_argument(

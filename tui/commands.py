@@ -10,6 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from compaction_inspector.core.config import PRESETS
 from compaction_inspector.core.strategies import REGISTRY
+from compaction_inspector.core.tokens import AUTO, TOKENIZER_CHOICES
 from compaction_inspector.tui.screens.browser import SessionBrowser
 
 
@@ -33,6 +34,16 @@ class InspectorCommands(Provider):
         out += [
             (f"Preset: {name}", p.description, partial(screen.run_action, f"preset('{name}')"))
             for name, p in PRESETS.items()
+        ]
+        out += [
+            (
+                f"Tokenizer: {name}",
+                "Count with the session's model's tokenizer"
+                if name == AUTO
+                else f"Count every message with {name}; the figures are refitted to the reports",
+                partial(screen.run_action, f"tokenizer('{name}')"),
+            )
+            for name in TOKENIZER_CHOICES
         ]
         out += [
             (

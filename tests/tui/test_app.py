@@ -889,3 +889,19 @@ async def test_shift_r_writes_the_html_report_of_what_is_shown(tmp_path: Path) -
     first = (tmp_path / "claude_code_session-report.html").read_text()
     assert first.startswith("<!DOCTYPE html>") and (tmp_path / "claude_code_session-report-2.html").exists()
     assert first.index('id="strategy-ptl-retry"') < first.index('id="strategy-hysteresis"')
+
+
+async def test_the_palette_switches_the_tokenizer_and_the_gauge_says_which(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "(cl100k_base)" in gauge_text(app)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Tokenizer: chars4")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        await settle(pilot)
+        assert "(chars/4 estimate)" in gauge_text(app)
+        assert shown(app).inspection is not None and shown(app).inspection.counter.name == "chars4"

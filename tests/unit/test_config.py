@@ -75,7 +75,7 @@ def test_every_option_is_read() -> None:
         ),
         ({"trim": {"trigger": {"turns": 0}}}, "trim.trigger.turns must be an integer >= 1"),
         ({"trim": {"trigger": {"later": 1}}}, "unknown key 'trim.trigger.later'"),
-        ({"tokenizer": "gpt2"}, "tokenizer must be one of cl100k_base, o200k_base, chars4"),
+        ({"tokenizer": "gpt2"}, "tokenizer must be one of auto, cl100k_base, o200k_base, chars4"),
         ({"reserved_output": 300_000}, "reserved_output must be from 0 to 199999"),
         ({"preset": "vim"}, "preset must be one of claude-code"),
         ([1, 2], "the configuration must be a mapping"),
@@ -125,11 +125,14 @@ def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path)
     assert own.auto_compact_tokens == 115_200  # Codex: 90 % of the raw window, 121,600 / 0.95
     assert "context_window" not in own.to_dict()  # the session's window is never saved as the user's
     chosen = Config().overridden(context_window=50_000)
-    assert chosen.for_session(session) == chosen and chosen.window_note == "set by command line"
+    assert _untokenized(chosen.for_session(session)) == chosen and chosen.window_note == "set by command line"
     file = tmp_path / "compaction.yaml"
     file.write_text("context_window: 64000\n")
     from_file = load(file)
-    assert from_file.window_note == f"set by {file}" and from_file.for_session(session) == from_file
+    assert (
+        from_file.window_note == f"set by {file}"
+        and _untokenized(from_file.for_session(session)) == from_file
+    )
 
 
 def test_a_window_set_without_a_reserve_keeps_the_presets_share_at_most() -> None:
@@ -159,9 +162,11 @@ def test_claude_code_reserved_its_whole_max_output_up_to_2_1_20() -> None:
         newer.window_note
         == "set by the session's Claude Code 2.1.21 reserves min(max output, 20,000) (from 2.1.21)"
     )
-    assert Config().for_session(Session((), "claude-code")) == Config()  # no version: the default
+    assert (
+        _untokenized(Config().for_session(Session((), "claude-code"))) == Config()
+    )  # no version: the default
     chosen = Config(window=Window(60_000, 6_000))  # a window of its own is kept
-    assert chosen.for_session(session("2.0.37")) == chosen
+    assert _untokenized(chosen.for_session(session("2.0.37"))) == chosen
 
 
 def test_claude_code_has_a_1m_window_when_its_model_or_its_prompts_say_so() -> None:
@@ -275,3 +280,18 @@ def test_saving_writes_through_a_link(tmp_path: Path) -> None:
     config = load(link)
     save(replace(config, tokenizer="cl100k_base"), link)
     assert link.is_symlink() and load(real).tokenizer == "cl100k_base"
+
+
+def _untokenized(config: Config) -> Config:
+    """`config` with the tokenizer `for_session` resolved put back to `auto`."""
+    return replace(config, tokenizer="auto")
+
+
+def test_the_auto_tokenizer_is_the_sessions_models() -> None:
+    from compaction_inspector.core.model import Session
+
+    codex = Session((), "codex", metadata={"model": "gpt-5.5"})
+    claude = Session((), "claude-code", metadata={"model": "claude-opus-4-5"})
+    assert [Config().for_session(s).tokenizer for s in (codex, claude)] == ["o200k_base", "cl100k_base"]
+    chosen = Config().overridden(tokenizer="chars4")
+    assert chosen.for_session(codex).tokenizer == "chars4"

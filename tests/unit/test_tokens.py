@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,11 +32,14 @@ def test_the_encoding_is_loaded_only_when_a_text_needs_encoding() -> None:
     assert counter.count(u("hello world")) == 2 and counter._encoder is not None
 
 
-def test_unavailable_encoding_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+def test_no_encoding_at_all_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from compaction_inspector.core import tokens
 
-    tokens._ENCODINGS.pop("o200k_base", None)
+    def missing(name: str) -> str:
+        raise LookupError(f"{name} is not installed")
+
+    monkeypatch.setattr(tokens, "_find_encoding", missing)
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
     counter = make_counter("o200k_base")
     assert counter.name == "chars4" and not counter.exact
     assert counter.warning is not None and "o200k_base unavailable" in counter.warning
@@ -155,3 +160,24 @@ def test_a_long_text_counts_the_same_in_slices(parts: list[str]) -> None:
     hard = sum(1 for s in slices[1:] if not s.startswith(" "))
     total = sum(len(encoding.encode_ordinary(s)) for s in slices)
     assert abs(total - len(encoding.encode_ordinary(text))) <= 3 * hard
+
+
+def test_the_default_tokenizer_follows_the_model() -> None:
+    from compaction_inspector.core.tokens import model_tokenizer
+
+    assert [
+        model_tokenizer(m) for m in ("gpt-5.5", "gpt-5.1-codex", "openai/gpt-4o-mini", "o3", "gpt-4.1")
+    ] == ["o200k_base"] * 5
+    assert [model_tokenizer(m) for m in ("claude-opus-4-5", "gpt-4", "gpt-3.5-turbo", None)] == [
+        "cl100k_base"
+    ] * 4
+
+
+def test_an_encoding_not_available_offline_is_counted_with_the_shipped_one_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # holds no o200k_base
+    counter = make_counter("o200k_base")
+    assert (counter.name, counter.exact) == ("cl100k_base", True)
+    assert counter.warning is not None and "o200k_base is not available offline" in counter.warning
+    assert "counted with cl100k_base" in counter.warning

@@ -438,7 +438,8 @@ class SessionScreen(Screen[None]):
         heap.settle()
         counter = event.inspection.counter
         if counter.warning:
-            self.notify(counter.warning, title="Token counts are estimates", severity="warning", timeout=10)
+            title = "Tokenizer" if counter.exact else "Token counts are estimates"
+            self.notify(counter.warning, title=title, severity="warning", timeout=10)
         self.run_current_strategy()
         self._latest("count", event.run)
         if self.follow and self.follower is None:
@@ -645,6 +646,12 @@ class SessionScreen(Screen[None]):
     def on_strategy_panel_changed(self, event: StrategyPanel.Changed) -> None:
         self._configure(self.config.with_options(event.strategy, event.options))
         self.run_current_strategy()
+
+    def action_tokenizer(self, name: str) -> None:
+        """Count the session again with another tokenizer (`auto`: its model's)."""
+        self._config = self._config.overridden(tokenizer=name)
+        self.notify(f"Counting with {name}…", title="Tokenizer", timeout=3)
+        self.load_session()
 
     def _configure(self, config: Config) -> None:
         self._config = config
