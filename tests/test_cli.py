@@ -603,3 +603,24 @@ def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert json.loads(out) == {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": value["t"], "5": None}
     assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+
+
+def test_serve_on_a_busy_or_impossible_port_says_why_in_one_line_and_exits_2() -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = run("serve", "--port", str(port))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert (
+        proc.stderr.strip()
+        == f"compaction-inspector: cannot serve on 127.0.0.1:{port}: Address already in use"
+    )
+    proc = run("serve", "--port", "99999")
+    assert (
+        proc.returncode == 2
+        and "'99999' is not a port (1 to 65535)" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )

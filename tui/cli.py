@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", help="transcript to open (default the bundled sample)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default this machine only)")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
     sub.add_parser(
         "sessions", parents=[as_json, places], help="your Claude Code and Codex sessions, newest first"
     )
@@ -543,6 +543,17 @@ def cmd_compactions(args: argparse.Namespace) -> int:
 
         print_compactions(inspection.session, found, inspection.config)
     return 0
+
+
+def _port(value: str) -> int:
+    """A TCP port: 1 to 65535."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (1 to 65535)")
+    return port
 
 
 def _strategy_list(value: str) -> tuple[str, ...]:

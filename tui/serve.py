@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -29,12 +30,29 @@ def offline_templates(into: Path) -> Path:
     return into
 
 
+def bindable(host: str, port: int) -> str | None:
+    """Why the server could not listen on `host`:`port` (in use, no such address), or None."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server's own socket does
+            probe.bind(address)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def serve(file: str | None, host: str, port: int) -> int:
     """Serve the app on `file` (the bundled sample when None) until interrupted."""
     try:
         from textual_serve.server import Server
     except ImportError:
         say(f"compaction-inspector: serve needs textual-serve: {EXTRA}")
+        return 2
+    taken = bindable(host, port)
+    if taken is not None:
+        say(f"compaction-inspector: cannot serve on {host}:{port}: {taken}")
         return 2
     target = ["open", file] if file is not None else ["open", "--sample"]
     command = shlex.join([sys.executable, "-m", "compaction_inspector.tui.cli", *target])
