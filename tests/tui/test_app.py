@@ -904,4 +904,5 @@ async def test_the_palette_switches_the_tokenizer_and_the_gauge_says_which(tmp_p
         await pilot.pause()
         await settle(pilot)
         assert "(chars/4 estimate)" in gauge_text(app)
-        assert shown(app).inspection is not None and shown(app).inspection.counter.name == "chars4"
+        inspection = shown(app).inspection
+        assert inspection is not None and inspection.counter.name == "chars4"
