@@ -97,6 +97,24 @@ PRESETS: dict[str, Preset] = {
 
 
 @dataclass(frozen=True)
+class Scope:
+    """The sessions a saved window and preset were tuned for: an agent's (a format), and
+    one model of it when `model` is set."""
+
+    agent: str
+    model: str | None = None
+
+    def holds(self, session: Session) -> bool:
+        return session.format == self.agent and self.model in (None, session.metadata.get("model"))
+
+    def describe(self) -> str:
+        return f"{self.agent} sessions" + (f" of {self.model}" if self.model else "")
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"agent": self.agent, "model": self.model}
+
+
+@dataclass(frozen=True)
 class Config:
     window: Window = field(default_factory=Window)
     tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
@@ -116,11 +134,19 @@ class Config:
     window_source: str | None = None
     # the user's own Codex config.toml, read for a Codex session (never saved here)
     codex: autocompact.CodexSettings | None = None
+    # the sessions a chosen window and preset apply to (None: every session)
+    window_for: Scope | None = None
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
         tokenizer, its model's tokenizer."""
-        config = self._window_for(session)
+        config = self
+        if self.window_for is not None and not self.window_for.holds(session):
+            default = Config()  # tuned for other sessions: this one's agent sets its own
+            config = dataclasses.replace(
+                self, window=default.window, preset=default.preset, window_source=default.window_source
+            )
+        config = config._window_for(session)
         if config.tokenizer == AUTO:
             config = dataclasses.replace(config, tokenizer=model_tokenizer(session.metadata.get("model")))
         return config
@@ -268,14 +294,26 @@ class Config:
         window = Window(p.context_window, p.reserved_output)
         return dataclasses.replace(self, preset=name, window=window, window_source=source)
 
+    def scoped_to(self, session: Session) -> Config:
+        """This config with a chosen window and preset kept for sessions like `session`
+        (its agent and model), as a save writes it."""
+        if not self.window_chosen:
+            return self
+        model = session.metadata.get("model")
+        return dataclasses.replace(
+            self, window_for=Scope(session.format, model if isinstance(model, str) else None)
+        )
+
     def to_dict(self, window: bool = False) -> dict[str, Any]:
         """Every setting as compaction.yaml holds it; the window only when the user chose
-        it, or when `window` asks for it whoever set it."""
-        size = {
+        it, or when `window` asks for it whoever set it (with the sessions it applies to)."""
+        size: dict[str, Any] = {
             "preset": self.preset,
             "context_window": self.window.context_window,
             "reserved_output": self.window.reserved_output,
         }
+        if self.window_for is not None:
+            size["window_for"] = self.window_for.to_dict()
         return {
             **(size if window or self.window_chosen else {}),
             "tokenizer": self.tokenizer,
@@ -287,7 +325,7 @@ class Config:
         }
 
 
-_TOP = ("preset", "context_window", "reserved_output", "tokenizer", "media_tokens", "pressure",
+_TOP = ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens", "pressure",
         "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
 
 
@@ -336,6 +374,13 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     except ValueError as exc:  # a ConfigError already names the key; a Window error too
         raise ConfigError(str(exc)) from exc
     keys = _mapping(data.get("keys"), "keys")
+    scope = _mapping(data.get("window_for"), "window_for")
+    _known(scope, ("agent", "model"), "window_for")
+    if scope and not isinstance(scope.get("agent"), str):
+        raise ConfigError("window_for.agent must name an agent's format (claude-code, codex, ...)")
+    model = scope.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError("window_for.model must be a model's name, or null for every model")
     strategies = dict(config.strategies)
     for name, strategy in REGISTRY.items():
         where = strategy.config_key
@@ -354,6 +399,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         window_source=source
         if "context_window" in data or "reserved_output" in data
         else config.window_source,
+        window_for=Scope(scope["agent"], model) if scope else config.window_for,
     )
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input
 
-from compaction_inspector.core.config import SAMPLE_WINDOW, Config, load
+from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope, load
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY
@@ -323,6 +323,11 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
         assert saved.window.context_window == 5500 and saved.window_source == str(
             tmp_path / "compaction.yaml"
         )
+        # ... for the sessions it was tuned on: this agent and model, and the save says so
+        model = shown(app).session.metadata["model"]  # type: ignore[union-attr]
+        assert saved.window_for == Scope("claude-code", model)
+        notices = [n.message for n in app._notifications]
+        assert f"its window 5,500 applies to claude-code sessions of {model} only" in notices[-1]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -295,3 +295,23 @@ def test_the_auto_tokenizer_is_the_sessions_models() -> None:
     assert [Config().for_session(s).tokenizer for s in (codex, claude)] == ["o200k_base", "cl100k_base"]
     chosen = Config().overridden(tokenizer="chars4")
     assert chosen.for_session(codex).tokenizer == "chars4"
+
+
+def test_a_saved_window_applies_to_the_sessions_it_was_tuned_for_only(tmp_path: Path) -> None:
+    from compaction_inspector.core.config import Scope, as_yaml
+    from compaction_inspector.core.model import Session
+
+    tuned = Session((), "claude-code", metadata={"model": "claude-opus-4-5", "version": "2.1.30"})
+    older = Session((), "claude-code", metadata={"model": "claude-sonnet-4", "version": "2.0.76"})
+    codex = Session((), "codex", metadata={"model": "gpt-5.5", "context_window": 258_400})
+    chosen = Config().overridden(context_window=181_818).scoped_to(tuned)
+    assert chosen.window_for == Scope("claude-code", "claude-opus-4-5")
+    file = tmp_path / "compaction.yaml"
+    file.write_text(as_yaml(chosen))
+    saved = load(file)
+    assert saved.window_for == chosen.window_for
+    assert saved.for_session(tuned).window.context_window == 181_818
+    assert saved.for_session(codex).window == Window(258_400, 0)  # its own, recorded
+    assert saved.for_session(older).window == Window(200_000, 32_000)  # its version's reserve
+    with pytest.raises(ConfigError, match=r"window_for\.agent"):
+        from_dict({"window_for": {"model": "x"}})

@@ -897,7 +897,8 @@ class SessionScreen(Screen[None]):
     # --- saving and exporting -------------------------------------------------------------------
 
     def action_save_config(self) -> None:
-        config = self.config
+        session = self.session
+        config = self.config.scoped_to(session) if session is not None else self.config
         target = Path(config.source) if config.source else Path.cwd() / "compaction.yaml"
         try:
             save(config, target, protect=self.path)
@@ -905,7 +906,13 @@ class SessionScreen(Screen[None]):
             self.notify(str(exc), title="Not saved", severity="error")
             return
         self._configure(dataclasses.replace(config, source=str(target)))  # the next save updates that file
-        self.notify(f"Saved to {target}", title="Config saved", timeout=4)
+        scope = config.window_for
+        where = (
+            f"; its window {config.window.context_window:,} applies to {scope.describe()} only"
+            if scope is not None and config.window_chosen
+            else ""
+        )
+        self.notify(f"Saved to {target}{where}", title="Config saved", timeout=6)
 
     def export_stem(self) -> Path:
         step = f"step{self.step + 1}" if self.step >= 0 else "before"
