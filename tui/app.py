@@ -29,6 +29,7 @@ class InspectorApp(App[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     COMMANDS = App.COMMANDS | {InspectorCommands}
     BINDINGS = [Binding("q", "quit", "Quit", id="quit")]
+    KEPT_SESSIONS = 4  # sessions opened from the list kept as they were left, the newest
 
     def __init__(
         self,
@@ -52,6 +53,8 @@ class InspectorApp(App[None]):
         self.request, self.follow, self.demo = request, follow, demo
         self.config_warning, self.note = config_warning, note
         self.export_dir = Path(export_dir)
+        # sessions opened from the list, installed by name, with the file's stamp then
+        self._kept: dict[str, tuple[int, int] | None] = {}
 
     def notify(
         self,
@@ -93,9 +96,27 @@ class InspectorApp(App[None]):
         )
 
     def on_session_browser_chosen(self, event: SessionBrowser.Chosen) -> None:
-        """Open the session chosen in the list, in its place."""
+        """Open the session chosen in the list, in its place: as it was left (strategy,
+        tuning, step) when it was opened before and its file has not changed since."""
         self.path = Path(event.path)
-        self.switch_screen(self._session(self.path))
+        name, stamp = f"session:{self.path}", _stamp(self.path)
+        if name in self._kept:
+            kept = self._kept.pop(name)
+            if kept == stamp and stamp is not None:
+                self._kept[name] = stamp  # the newest now
+                self.switch_screen(name)
+                return
+            self.uninstall_screen(name)
+        while len(self._kept) >= self.KEPT_SESSIONS:
+            self._forget(next(iter(self._kept)))
+        self.install_screen(self._session(self.path), name)
+        self._kept[name] = stamp
+        self.switch_screen(name)
+
+    def _forget(self, name: str) -> None:
+        """Let a kept session go (it is not on the stack)."""
+        if self._kept.pop(name, False) is not False:
+            self.uninstall_screen(name)
 
     def on_session_screen_leave(self) -> None:
         """Back to the list, its cursor where it was (with no list: nothing to go back to)."""
@@ -107,6 +128,16 @@ class InspectorApp(App[None]):
         if self.browser is not None:  # chosen from the list: say why, and back to it
             self.notify(event.reason, title=f"Cannot open {name}", severity="error", timeout=8)
             self.switch_screen("browser")
+            self.call_after_refresh(self._forget, f"session:{event.path}")  # tried afresh next time
             return
         # nothing to show: end with the reason, as the command line does
         self.exit(return_code=2, message=safe(f"compaction-inspector: {event.path}: {event.reason}"))
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What says a file changed: its modification time and size (None: it cannot be read)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size

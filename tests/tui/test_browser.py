@@ -82,6 +82,33 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
         assert isinstance(app.screen, SessionBrowser) and app.screen.query_one(DataTable).cursor_row == target
 
 
+async def test_escape_leaves_the_timeline_cursor_and_a_session_reopened_is_as_it_was_left(home: Path) -> None:
+    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_listed(pilot, app)
+        await pilot.press(*"expiry", "enter")
+        await settle(pilot)
+        await pilot.press("3", "t", "n")  # hysteresis, its target up, a step
+        await settle(pilot)
+        screen = shown(app)
+        state = (screen.strategy, screen.config.options("hysteresis").target, screen.step)
+        assert state == ("hysteresis", 69, 0)  # t lowers the target
+        await pilot.press("l", "left", "enter")  # the timeline's cursor, a round, shown in the transcript
+        await pilot.pause()
+        await pilot.press("escape")  # leaves the cursor mode, not the session
+        await pilot.pause()
+        assert shown(app) is screen and app.screen is screen
+        assert "round " not in str(screen.query_one("#timeline").render()).splitlines()[-1][:6]
+        await pilot.press("escape")  # now back to the list
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser)
+        await pilot.press("enter")  # the same session: as it was left
+        await settle(pilot)
+        again = shown(app)
+        assert (again.strategy, again.config.options("hysteresis").target, again.step) == state
+
+
 async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     """Enter in the filter opens its one match; backspace and escape edit the filter from
     the list; F2 and F3 sort; ? lists the browser's own keys."""

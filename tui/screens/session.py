@@ -799,7 +799,11 @@ class SessionScreen(Screen[None]):
     def key_escape(self) -> None:
         box = self.query_one("#search", Input)
         focused = self.focused
-        if focused is not None and (
+        timeline = self.query_one(Timeline)
+        if timeline.cursor is not None:  # the timeline's cursor mode first, wherever the focus is
+            timeline.leave_cursor()
+            self.query_one("#before", TranscriptView).focus()
+        elif focused is not None and (
             isinstance(focused, Timeline) or self.query_one(StrategyPanel) in focused.ancestors
         ):
             self.query_one("#before", TranscriptView).focus()  # out of the options form: keys are keys again

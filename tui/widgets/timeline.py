@@ -67,6 +67,11 @@ class Timeline(Widget, can_focus=True):
         self.cursor = max(0, min(last, start + by * self._per()))
         self.refresh()
 
+    def leave_cursor(self) -> None:
+        """Out of the cursor mode: the last line says what the marks mean again."""
+        self.cursor = None
+        self.refresh()
+
     def action_jump(self) -> None:
         if self.main is not None and self.cursor is not None:
             self.post_message(self.Jump(self.main.points[self.cursor].message_end))
