@@ -911,3 +911,21 @@ async def test_the_palette_switches_the_tokenizer_and_the_gauge_says_which(tmp_p
         assert "(chars/4 estimate)" in gauge_text(app)
         inspection = shown(app).inspection
         assert inspection is not None and inspection.counter.name == "chars4"
+
+
+async def test_the_timeline_cursor_moves_a_round_a_key_and_its_readout_fits(tmp_path: Path) -> None:
+    from compaction_inspector.sample_sessions.generate import generate
+
+    big = tmp_path / "big.jsonl"
+    generate(big, 400_000)
+    app = InspectorApp(big, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        timeline = shown(app).query_one(Timeline)
+        assert timeline.main is not None and timeline._per() > 1  # more rounds than columns
+        last = timeline.main.points[-1].round
+        await pilot.press("l", "left", "left", "left")
+        await pilot.pause()
+        lines = str(timeline.render()).splitlines()
+        assert lines[-1].startswith(f"round {last - 3}: ")  # every round is reachable
+        assert all(len(line) <= timeline.size.width for line in lines)

@@ -64,7 +64,7 @@ class Timeline(Widget, can_focus=True):
             return
         last = len(self.main.points) - 1
         start = last if self.cursor is None else self.cursor
-        self.cursor = max(0, min(last, start + by * self._per()))
+        self.cursor = max(0, min(last, start + by))  # a round a key, however many a column holds
         self.refresh()
 
     def leave_cursor(self) -> None:
@@ -199,7 +199,7 @@ class Timeline(Widget, can_focus=True):
         if self.other is not None:
             lines.append(self._policy_line("●", self.other, "bold bright_magenta"))
         if self.cursor is not None:
-            lines.append(self._point_line(self.main.points[self.cursor]))
+            lines.append(self._point_line(self.main.points[self.cursor], self.size.width))
         else:
             marks = Text()
             if reported:
@@ -229,7 +229,9 @@ class Timeline(Widget, can_focus=True):
         return line
 
     @staticmethod
-    def _point_line(p: Point) -> Text:
+    def _point_line(p: Point, width: int) -> Text:
+        """The cursor's round in one line of `width`: its figures whole, what happened
+        there cut to fit, the hint only where it fits."""
         line = Text(f"round {p.round}: ", "bold reverse")
         line.append(f"{p.tokens_before:,} → {p.tokens_after:,} ({p.pressure_after:.1%})")
         if p.reported is not None:
@@ -237,7 +239,10 @@ class Timeline(Widget, can_focus=True):
         if p.event is not None:
             line.append(f" · {'⚑' if p.event.source == 'transcript' else '✂'} ", "yellow")
             line.append_text(safe(p.event.description, "yellow"))
-        line.append(" · enter: show it", "bright_black")
+        hint = " · enter: show it"
+        if line.cell_len + len(hint) <= width:
+            line.append(hint, "bright_black")
+        line.truncate(max(1, width), overflow="ellipsis")
         return line
 
     def _colour(self, pressure: float) -> str:
