@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope, load
@@ -430,7 +431,10 @@ async def test_window_down_then_up_is_the_same_window(tmp_path: Path) -> None:
         for key in ("w", "W", "w", "w", "W", "W", "W"):
             await pilot.press(key)
             sizes.append(shown(app).config.window.context_window)
-        assert sizes == [4545, 5000, 4545, 4132, 4545, 5000, 5500]
+        # the keys say ±10 %: of the window tuning began from, each way
+        assert sizes == [4500, 5000, 4500, 4000, 4500, 5000, 5500]
+        help_text = {b.id: b.description for b in shown(app).BINDINGS if isinstance(b, Binding)}
+        assert (help_text["window_down"], help_text["window_up"]) == ("Window −10%", "Window +10%")
 
 
 async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Path) -> None:

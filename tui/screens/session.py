@@ -761,12 +761,13 @@ class SessionScreen(Screen[None]):
                 h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
             else:
                 w = config.window
-                # sizes on one ladder of ×1.1 rungs, so w then W comes back to the same window
+                # rungs of 10 % of the window tuning began from (200,000 → 180,000 → 200,000),
+                # so w then W comes back to the same window
                 base, rung = self._window_ladder
-                if round(base * 1.1**rung) != w.context_window:  # set elsewhere since: a ladder from here
+                if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
                     base, rung = w.context_window, 0
-                rung += delta
-                size = max(w.reserved_output + 1000, round(base * 1.1**rung))
+                rung = max(rung + delta, -9)
+                size = max(w.reserved_output + 1000, _rung(base, rung))
                 self._window_ladder = (base, rung)
                 window = Window(size, w.reserved_output)
                 config = dataclasses.replace(config, window=window, window_source="w/W")
@@ -1132,3 +1133,8 @@ class SessionScreen(Screen[None]):
         if at_end:  # the cursor was on the last message: it follows the new ones
             view.set_cursor(len(view.entries) - 1)
         self.run_current_strategy()
+
+
+def _rung(base: int, rung: int) -> int:
+    """The window `rung` steps of 10 % of `base` from it."""
+    return round(base * (10 + rung) / 10)
