@@ -695,9 +695,15 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         # prompt was sent after it, not inserted by it
         assert fates.count("dropped") == 14 and fates.count("inserted") == 3
         assert "The prompt reported after it also holds 1 message sent since." in panel_text(app)
+        # the panel and an export name what is shown: the own compactions, not the strategy
+        panel = shown(app).query_one(StrategyPanel)
+        assert panel.query_one("#strategy-select").has_class("hidden")
+        assert not panel.query_one("#own-title").has_class("hidden")
+        assert shown(app).export_stem().name == "claude_code_compacted-own-compactions-step1"
         await pilot.press("o")  # back to the strategy
         await settle(pilot)
         assert not shown(app).own and shown(app).result is strategy_result and shown(app).step == -1
+        assert not panel.query_one("#strategy-select").has_class("hidden")
     plain = InspectorApp(path("plain_session.yaml"), SMALL, export_dir=tmp_path)
     async with plain.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -283,6 +283,9 @@ class SessionScreen(Screen[None]):
     def watch_step(self) -> None:
         self._redraw()
 
+    def watch_mode(self) -> None:
+        self.query_one(StrategyPanel).show_own(self.own)
+
     def watch_split(self) -> None:
         self.refresh_bindings()
         self._redraw()
@@ -921,7 +924,8 @@ class SessionScreen(Screen[None]):
 
     def export_stem(self) -> Path:
         step = f"step{self.step + 1}" if self.step >= 0 else "before"
-        return self.export_dir / f"{self.path.stem}-{self.strategy}-{step}"
+        shown = "own-compactions" if self.own else self.strategy
+        return self.export_dir / f"{self.path.stem}-{shown}-{step}"
 
     def action_export(self) -> None:
         """The screen as SVG and the steps up to the one shown as Markdown, to new files;

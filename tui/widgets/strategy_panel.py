@@ -63,6 +63,7 @@ class StrategyPanel(Vertical):
             id="strategy-select",
             compact=True,
         )
+        yield Static("The transcript's own compactions (o returns)", id="own-title", classes="hidden")
         yield Grid(id="options")
         yield Static("", id="options-error")  # wraps: an error can take lines
         yield Static("", id="step-title")
@@ -70,6 +71,12 @@ class StrategyPanel(Vertical):
 
     async def on_mount(self) -> None:
         await self._build_form()
+
+    def show_own(self, own: bool) -> None:
+        """Titled for the transcript's own compactions (no strategy's form), or for the strategy."""
+        self.query_one("#own-title").set_class(not own, "hidden")
+        for name in ("#strategy-select", "#options"):
+            self.query_one(name).set_class(own, "hidden")
 
     async def _build_form(self) -> None:
         grid = self.query_one("#options", Grid)
