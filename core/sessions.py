@@ -32,7 +32,8 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"4.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"5.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Found:
     agent: str
     project: str  # Claude Code: the project folder decoded; Codex: the day folder
     subagents: tuple[Path, ...] = ()
+    subagent_of: str | None = None  # a sub-agent's: the session it ran in
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Row:
     bytes: int
     subagents: int
     problem: str | None = None  # why it could not be read, when it could not
+    subagent_of: str | None = None  # a sub-agent's: the session (file stem) it ran in
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -86,7 +89,7 @@ class Row:
 # what each field of a kept row may hold
 _ROW_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("path", "agent", "project", "title"), (str,)),
-    **dict.fromkeys(("started", "last_activity", "model", "problem"), (str, type(None))),
+    **dict.fromkeys(("started", "last_activity", "model", "problem", "subagent_of"), (str, type(None))),
     **dict.fromkeys(("messages", "api_rounds", "compactions", "bytes", "subagents"), (int,)),
     "peak_context_tokens": (int, type(None)),
     "peak_pressure": (float, int, type(None)),
@@ -109,6 +112,12 @@ def roots(
     return [(CLAUDE_CODE, claude), (CODEX, codex)]
 
 
+def short_project(project: str) -> str:
+    """A project by its last two folders (`entireio/cli`): what tells projects apart."""
+    parts = [p for p in project.replace("\\", "/").split("/") if p]
+    return "/".join(parts[-2:]) if parts else project
+
+
 def decode_project(name: str) -> str:
     """A Claude Code project folder's name back to its path where that path exists
     (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
@@ -128,8 +137,7 @@ def find(places: list[tuple[str, Path]]) -> list[Found]:
                     found.append(Found(f, agent, decode_project(project.name), agents))
                     # each sub-agent a row of its own, named by the session it ran in
                     found += [
-                        Found(a, agent, f"{decode_project(project.name)} · sub-agent of {f.stem}")
-                        for a in agents
+                        Found(a, agent, decode_project(project.name), subagent_of=f.stem) for a in agents
                     ]
         else:
             pattern = "rollout-*.jsonl" if agent == CODEX else "*.jsonl"
@@ -186,11 +194,14 @@ def scan(found: Found) -> Row:
     return Row(
         path=str(found.path),
         agent=session.format if found.agent == FOLDER else found.agent,
-        # where the session ran, as it records it (Codex's folders are dates)
-        project=str(session.metadata["cwd"])
-        if found.agent != CLAUDE_CODE and session.metadata.get("cwd")
-        else found.project,
-        title=title(str(named), 80) if named else title(first.text, 80) if first else "(no prompt)",
+        # where the session ran, as it records it (Codex's folders are dates, Claude Code's
+        # encode the path in a way that cannot be read back when the path is gone)
+        project=str(session.metadata["cwd"]) if session.metadata.get("cwd") else found.project,
+        title=title(str(named), TITLE_CHARS)
+        if named
+        else title(first.text, TITLE_CHARS)
+        if first
+        else "(no prompt)",
         started=min(stamps) if stamps else None,
         last_activity=max(stamps) if stamps else None,
         model=session.metadata.get("model"),
@@ -203,6 +214,7 @@ def scan(found: Found) -> Row:
         compactions=len(session.compactions),
         bytes=st.st_size,
         subagents=len(found.subagents),
+        subagent_of=found.subagent_of,
     )
 
 
@@ -230,6 +242,7 @@ def _problem(found: Found, problem: str) -> Row:
         bytes=size,
         subagents=len(found.subagents),
         problem=problem,
+        subagent_of=found.subagent_of,
     )
 
 

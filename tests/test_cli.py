@@ -521,10 +521,13 @@ def test_sessions_lists_a_home_of_claude_code_and_codex_sessions(
     assert first.returncode == 0, first.stderr
     rows = {Path(r["path"]).name: r for r in json.loads(first.stdout)}
     assert set(rows) == {"5b1e9c3d.jsonl", "agent-a1.jsonl", "notes.jsonl", "rollout-1.jsonl"}
-    assert rows["agent-a1.jsonl"]["project"] == "-nowhere-flaky · sub-agent of 5b1e9c3d"
+    assert (rows["agent-a1.jsonl"]["project"], rows["agent-a1.jsonl"]["subagent_of"]) == (
+        "/home/dev/ledger",
+        "5b1e9c3d",
+    )
     compacted = rows["5b1e9c3d.jsonl"]
     assert (compacted["agent"], compacted["project"], compacted["compactions"], compacted["subagents"]) == (
-        "claude-code", "-nowhere-flaky", 1, 1,
+        "claude-code", "/home/dev/flaky", 1, 1,
     )  # fmt: skip
     assert compacted["title"] == "Make test_expiry deterministic with a fake clock"  # its summary line
     assert compacted["peak_pressure"] == round(16165 / 180_000, 4)  # of Claude Code's usable window
@@ -624,3 +627,26 @@ def test_serve_on_a_busy_or_impossible_port_says_why_in_one_line_and_exits_2() -
         and "'99999' is not a port (1 to 65535)" in proc.stderr
         and "Traceback" not in proc.stderr
     )
+
+
+def test_sessions_piped_is_a_line_a_session_and_its_json_a_list_of_whole_titles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / ".claude" / "projects" / ("-" + "very-long-folder-name-" * 6 + "x")
+    project.mkdir(parents=True)
+    # without its title line, the session is named by its first prompt
+    text = "".join(line for line in path("claude_code_session.jsonl").open() if '"summary"' not in line)
+    long_prompt = "Explain " + "why the parser drops the last field of a record " * 3
+    (project / "s.jsonl").write_text(text.replace("The config parser", long_prompt, 1))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    listed = run("sessions")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 1 + 2 + 1  # the header, the table's head and rule, one row: nothing wrapped
+    assert str(project.parent) in lines[0]  # the places looked in, whole on one line
+    rows = json.loads(run("sessions", "--json").stdout)
+    assert isinstance(rows, list) and "…" not in rows[0]["title"] and len(rows[0]["title"]) > 80
+    assert "print a JSON list" in run("sessions", "--help").stdout

@@ -241,9 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="transcript to open (default the bundled sample)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
-    sub.add_parser(
-        "sessions", parents=[as_json, places], help="your Claude Code and Codex sessions, newest first"
-    )
+    p = sub.add_parser("sessions", parents=[places], help="your Claude Code and Codex sessions, newest first")
+    p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
     return parser
 
 

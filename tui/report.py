@@ -4,6 +4,7 @@ config reaches it through `tui.text.safe`: `Text`, never markup, escapes shown, 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.sessions import Row
+from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
@@ -380,7 +381,10 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
     """The sessions found, newest first, and where they were looked for."""
     out = out or console()
     where = "; ".join(f"{agent}: {root}" for agent, root in places)
-    out.print(safe(f"{counted(len(rows), 'session')} ({where})", style="bold"))
+    # piped (and no width asked for), nothing is wrapped or dropped: a line a session, its
+    # paths whole, for grep and cut
+    piped = not out.is_terminal and "COLUMNS" not in os.environ
+    out.print(safe(f"{counted(len(rows), 'session')} ({where})", style="bold"), soft_wrap=piped)
     # One line a session, what tells sessions apart first: the title (cut to fit), the
     # peak prompt and its share of the window, compactions, the time; as the terminal
     # narrows, the columns that matter least go first.
@@ -392,23 +396,25 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
         ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),
         ("last activity", [(r.last_activity or "")[:16].replace("T", " ") for r in rows], 2),
         ("agent", [r.agent for r in rows], 5),
-        ("project", [one_line(r.project, 30) for r in rows], 6),
+        ("project", [(one_line(r.project, 200) if piped else short_project(r.project))
+                     + (f" · sub-agent of {r.subagent_of}" if r.subagent_of else "") for r in rows], 6),
     ]  # fmt: skip
     title_min = 20
 
     def width(cs: list[tuple[str, list[str], int]]) -> int:
         return title_min + sum(max([len(h), *map(len, v)]) + 3 for h, v, _ in cs)
 
-    while len(columns) > 1 and width(columns) > out.width:
+    while not piped and len(columns) > 1 and width(columns) > out.width:
         columns.remove(max(columns, key=lambda c: c[2]))
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column(
-        "title", width=max(title_min, min(50, out.width - width(columns) + title_min)), no_wrap=True
-    )
+    title_width = 50 if piped else max(title_min, min(50, out.width - width(columns) + title_min))
+    table.add_column("title", width=title_width, no_wrap=True)
     for head, _, _ in columns:
         table.add_column(head, justify="left" if head in ("last activity", "agent", "project") else "right",
                          no_wrap=True, overflow="ellipsis")  # fmt: skip
     for n, r in enumerate(rows):
         title = _cut(safe(one_line(r.problem or r.title, 50), style="red" if r.problem else ""))
         table.add_row(title, *(safe(cells[n]) for _, cells, _ in columns))
+    if piped:  # as wide as its rows: never wrapped at the terminal's default 80 columns
+        out = Console(highlight=False, soft_wrap=False, width=title_width + width(columns) - title_min + 4)
     out.print(table)

@@ -442,7 +442,7 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("w")
-        assert "window 4,545 (usable 4,045; set by w/W)" in str(shown(app).query_one("#status").render())
+        assert "window 4,500 (usable 4,000; set by w/W)" in str(shown(app).query_one("#status").render())
         await shown(app).run_action("preset('codex')")
         await pilot.pause()
         assert (

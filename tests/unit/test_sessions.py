@@ -116,3 +116,12 @@ def test_the_index_knows_its_rows_without_looking_at_the_files(tmp_path: Path) -
         f.path.unlink()  # known() never opens or stats a file
     assert Index(index).known(found) == rows
     assert sorted(Path(r.path).name for r in rows) == ["agent-x.jsonl", "s1.jsonl"]
+
+
+def test_a_claude_code_row_names_the_folder_it_ran_in_and_a_sub_agent_its_session(tmp_path: Path) -> None:
+    """The folder the session records, not the encoded folder name (which cannot be read
+    back when the path is not on this machine); a sub-agent says whose it is."""
+    found = find([(CLAUDE_CODE, home(tmp_path))])
+    session, agent = Index(tmp_path / "index.json").rows(found)
+    assert (session.project, session.subagent_of) == ("/home/dev/flaky", None)
+    assert (agent.project, agent.subagent_of) == ("-nowhere", "s1")  # it records no folder of its own

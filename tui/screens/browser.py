@@ -23,29 +23,30 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.sessions import Index, Row, find
+from compaction_inspector.core.sessions import Index, Row, find, short_project
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.screens.help import HelpScreen
 from compaction_inspector.tui.text import safe
 
 # (label, Row field, width) in the order shown; as the screen narrows, the columns
-# at the end of DROPPED go first. The title takes the width that is left.
+# at the end of DROPPED go first. The title takes the width that is left. The project
+# (its last two folders) is never dropped: titles alone repeat across projects.
 COLUMNS = (
     ("title", "title", 0),
+    ("project", "project", 14),
     ("peak", "peak_context_tokens", 14),
-    ("compactions", "compactions", 11),
+    ("compactions", "compactions", 13),  # each wide enough for its label and the sort's arrow
     ("last activity", "last_activity", 16),
-    ("messages", "messages", 8),
-    ("rounds", "api_rounds", 6),
+    ("messages", "messages", 10),
+    ("rounds", "api_rounds", 8),
     ("model", "model", 20),
     ("agent", "agent", 11),
-    ("project", "project", 30),
     ("started", "started", 16),
     ("size", "bytes", 8),
 )
 # Dropped first to last as the screen narrows: while the title would be narrower than
 # TITLE_WANT, then the last three only while it would be narrower than TITLE_MIN.
-DROPPED = ("size", "started", "project", "agent", "rounds", "model", "messages", "last activity",
+DROPPED = ("size", "started", "agent", "rounds", "model", "messages", "last activity",
            "compactions", "peak")  # fmt: skip
 TITLE_WANT, TITLE_MIN = 40, 24
 BATCH_S = 1.0  # a scan shows its first row at once, then new rows at most this often: drawing slows it
@@ -176,12 +177,19 @@ class SessionBrowser(Screen[None]):
 
     def _scanned(self, rows: list[Row], known: list[Row]) -> None:
         self.query_one(ProgressBar).display = False
-        head = self.query_one("#browser-head", Static)
-        head.update(f"{counted(len(rows), 'session')}: type to filter, enter opens, a header sorts, q quits.")
         self.query_one(DataTable).focus()
         if rows != known or not self.listed:  # a warm list already shows them all
             self.rows = rows
             self.show()
+        self._count(self.query_one(DataTable).row_count)
+
+    def _count(self, shown: int) -> None:
+        """The header: how many sessions there are, and how many the filter leaves."""
+        total = counted(len(self.rows), "session")
+        some = f"{shown:,} of {total} match the filter" if self.query_one(Input).value else total
+        self.query_one("#browser-head", Static).update(
+            f"{some}: type to filter, enter opens, a header sorts, q quits."
+        )
         self.scanned.set()
 
     def show(self) -> None:
@@ -198,6 +206,8 @@ class SessionBrowser(Screen[None]):
             table.add_row(*self.cells(r), key=r.path)
         if shown:
             table.move_cursor(row=min(cursor, len(shown) - 1))
+        if self.scanned.is_set():
+            self._count(len(shown))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -291,7 +301,12 @@ def _sort_key(value: object) -> tuple[int, object]:
 def _cell(r: Row, key: str) -> Text:
     """One cell of a row, as `Text`: the table would read a string as markup."""
     if key == "title":
-        return safe(one_line(r.problem, 60), "red") if r.problem else safe(one_line(r.title, 60))
+        if r.problem:
+            return safe(one_line(r.problem, 60), "red")
+        mark = "↳ sub-agent: " if r.subagent_of else ""  # in the title: shown at every width
+        return safe(mark + one_line(r.title, 60))
+    if key == "project":
+        return safe(short_project(r.project))
     if key == "peak_context_tokens":
         peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
         return safe(peak + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else ""))
