@@ -38,7 +38,10 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
     except OSError:
         return None
     for path in siblings[:MAX_SIBLINGS]:
-        found = _first_response_overhead(path, counter, scale)
+        try:
+            found = _first_response_overhead(path, counter, scale)
+        except Exception:  # a neighbour's failure is the neighbour's: this file reads on without it
+            found = None
         if found is not None:
             return found, f"the first response of {path.name}, a complete session of the same project"
     return None

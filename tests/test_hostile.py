@@ -129,3 +129,32 @@ def test_times_with_and_without_a_zone_are_compared(tmp_path: Path) -> None:
         outcome = run_cli(argv)
         check(outcome, argv)
         assert outcome.code == 0
+
+
+def test_a_hook_event_of_any_type_and_a_broken_neighbour_never_break_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `hook_success` whose `hookEvent` is a list once ended every command in a
+    traceback, and a slice (which takes its overhead from a complete session of its
+    folder) failed with its neighbour."""
+    from compaction_inspector.core import slices
+    from compaction_inspector.sample_sessions import path
+
+    lines = path("claude_code_session.jsonl").read_text().splitlines()
+    hostile = {"type": "attachment", "uuid": "h1", "parentUuid": None, "sessionId": "n"}
+    hostile["attachment"] = {"type": "hook_success", "hookEvent": ["SessionStart"], "content": "x"}
+    (tmp_path / "neighbour.jsonl").write_text("\n".join([json.dumps(hostile), *lines]) + "\n")
+    (tmp_path / "slice.jsonl").write_text("\n".join(lines[10:]) + "\n")
+    for name in ("neighbour.jsonl", "slice.jsonl"):
+        ran = run_cli(["analyze", str(tmp_path / name), "--json"])
+        assert ran.crash is None and ran.code == 0, ran.crash
+    sliced = json.loads(run_cli(["analyze", str(tmp_path / "slice.jsonl"), "--json"]).out)
+    assert sliced["slice"] and "neighbour.jsonl" in sliced["context"]["overhead_source"]
+
+    def broken(*_: object) -> None:
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(slices, "_first_response_overhead", broken)
+    ran = run_cli(["analyze", str(tmp_path / "slice.jsonl"), "--json"])
+    assert ran.crash is None and ran.code == 0
+    assert json.loads(ran.out)["context"]["overhead_source"].startswith("preset")

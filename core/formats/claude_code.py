@@ -269,7 +269,7 @@ def _attachment(record: dict[str, Any], number: int) -> Message | None:
     was not sent (an empty text, another hook's success)."""
     body = as_dict(record.get("attachment"))
     kind = as_str(body.get("type")) or "attachment"
-    if kind == "hook_success" and body.get("hookEvent") not in _HOOKS_SENT:
+    if kind == "hook_success" and as_str(body.get("hookEvent")) not in _HOOKS_SENT:
         return None
     fields = _ATTACHMENT_TEXT.get(kind) or tuple(k for k in body if k not in _ATTACHMENT_SKIP)
     parts = [text for key in fields if (text := _flatten(body.get(key)))]
