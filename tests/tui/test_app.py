@@ -605,6 +605,13 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
         await settle(pilot)
         assert "#0 user      meta             27 tok" in screen_text(app, "#before")
         assert shown(app).query_one("#side").size.width == 36
+        await pilot.press("v")  # as the side-by-side notice says: v hides the side panel
+        await pilot.pause()
+        assert not shown(app).query_one("#side").display
+        assert shown(app).query_one("#transcripts").outer_size.width == 80
+        await pilot.press("v")
+        await pilot.pause()
+        assert shown(app).query_one("#side").size.width == 36
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(50, 24)) as pilot:
         await settle(pilot)

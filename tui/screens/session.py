@@ -85,7 +85,13 @@ class SessionScreen(Screen[None]):
         Binding("d", "toggle_split", "Split diff", id="toggle_split"),
         # the same key while split, so the footer names what it does then
         Binding("d", "unsplit", "Unified diff", id="unsplit"),
-        Binding("v", "toggle_side", "Side panel", show=False, id="toggle_side"),
+        Binding(
+            "v",
+            "toggle_side",
+            "Hide or show the side panel (narrow: swap it in)",
+            show=False,
+            id="toggle_side",
+        ),
         Binding("o", "own_compactions", "Own compactions", show=False, id="own_compactions"),
         Binding("a", "open_subagent", "Sub-agent", show=False, id="open_subagent"),
         Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
@@ -746,8 +752,11 @@ class SessionScreen(Screen[None]):
         self.notify("The transcript's own compactions: n / p step through them, o returns", timeout=5)
 
     def action_toggle_side(self) -> None:
-        """On a narrow terminal, swap the transcript for the strategy panel and timeline."""
+        """Hide the side panel so the transcripts take the width; on a narrow terminal,
+        where it is hidden, swap it in for the transcript."""
         self.toggle_class("-side")
+        if self.split:  # a side-by-side diff may no longer fit once the panel is back
+            self.set_timer(0.1, self._unsplit_if_narrow)
 
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]
