@@ -141,8 +141,14 @@ def test_a_hook_event_of_any_type_and_a_broken_neighbour_never_break_a_file(
     from compaction_inspector.sample_sessions import path
 
     lines = path("claude_code_session.jsonl").read_text().splitlines()
-    hostile = {"type": "attachment", "uuid": "h1", "parentUuid": None, "sessionId": "n"}
-    hostile["attachment"] = {"type": "hook_success", "hookEvent": ["SessionStart"], "content": "x"}
+    attachment = {"type": "hook_success", "hookEvent": ["SessionStart"], "content": "x"}
+    hostile = {
+        "type": "attachment",
+        "uuid": "h1",
+        "parentUuid": None,
+        "sessionId": "n",
+        "attachment": attachment,
+    }
     (tmp_path / "neighbour.jsonl").write_text("\n".join([json.dumps(hostile), *lines]) + "\n")
     (tmp_path / "slice.jsonl").write_text("\n".join(lines[10:]) + "\n")
     for name in ("neighbour.jsonl", "slice.jsonl"):

@@ -612,6 +612,13 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
         await pilot.press("v")
         await pilot.pause()
         assert shown(app).query_one("#side").size.width == 36
+        await pilot.press("3", "n")  # a step: its figures in sight, the form folded away
+        await settle(pilot)
+        panel = shown(app).query_one(StrategyPanel)
+        assert not panel.query_one("#options").display
+        body = panel.query_one("#step-body")
+        assert str(body.render()).startswith("tokens 4,009 → 2,989 (-1,020) · pressure 89.1% → 66.4%")
+        assert body.region.y + 1 < panel.region.bottom  # on screen, not scrolled out of the panel
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(50, 24)) as pilot:
         await settle(pilot)

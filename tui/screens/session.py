@@ -287,6 +287,7 @@ class SessionScreen(Screen[None]):
         self._redraw()
 
     def watch_step(self) -> None:
+        self.set_class(self.step >= 0, "-stepping")
         self._redraw()
 
     def watch_mode(self) -> None:

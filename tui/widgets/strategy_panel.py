@@ -188,12 +188,13 @@ class StrategyPanel(Vertical):
             head.append(f"Step {index + 1}/{total} · ", "bold")
             head.append(one_line(step.title, 60), "bold yellow")
             d = step.diff
-            detail = safe(step.explanation + "\n")
-            detail.append(
-                f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,})\n"
+            # the figures first: on a short terminal they are what stays in sight
+            detail = Text(
+                f"tokens {d.tokens_before:,} → {d.tokens_after:,} ({d.token_delta:+,}) · "
                 f"pressure {step.pressure_before:.1%} → {step.pressure_after:.1%}\n",
                 "bold",
             )
+            detail.append_text(safe(step.explanation + "\n"))
             summaries = len({a for _, a in d.summarized})
             counts = [
                 (len(d.dropped), f"{len(d.dropped):,} dropped", "red"),
