@@ -359,7 +359,7 @@ async def test_help_and_palette(tmp_path: Path) -> None:
                     "escape", "q", "o", "c", "m"):  # fmt: skip
             assert key in named, key
         legend = str(app.screen.query_one("#help-legend").render())
-        assert all(mark in legend for mark in "◆⚑✂≈−+~⇢•")
+        assert all(mark in legend for mark in "◆⚑✂≈−+~⇢●")  # the timeline's own marks
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("ctrl+p")
@@ -389,7 +389,14 @@ async def test_keys_remap_from_config(tmp_path: Path) -> None:
         await pilot.pause()
         table = app.screen.query_one("#help-keys", DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
-        assert ["z", "Next step", "step_next"] in [[str(c) for c in r] for r in rows]
+        assert ["z", "step_next", "Next step"] in [[str(c) for c in r] for r in rows]
+        # each key once (d: the binding that acts now), every id in sight at 120 columns
+        keys = [str(r[0]) for r in rows]
+        assert keys.count("d") == 1
+        ids = table.ordered_columns[1]
+        shown_width = [max(c.width, c.content_width) for c in table.ordered_columns]
+        assert shown_width[1] >= max(len(str(r[1])) for r in rows)
+        assert shown_width[0] + shown_width[1] + 4 < table.size.width
 
 
 async def test_help_reaches_its_last_row(tmp_path: Path) -> None:

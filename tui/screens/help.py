@@ -20,7 +20,7 @@ INTRO = (
 LEGEND = (
     "In the transcript: − dropped · ≈ summarized · + inserted or a summary · ~ edited or replaced · "
     "⇢ #N the result of this call · ⇠ #N the call of this result.\n"
-    "On the timeline: █ the policy's pressure · • the compared policy · ◆ a prompt the transcript "
+    "On the timeline: █ the policy's pressure · ● the compared policy · ◆ a prompt the transcript "
     "reports · ⚑ the transcript's own compaction · ✂ a compaction of the policy."
 )
 
@@ -52,12 +52,13 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("key", "does", "id")
+        # the id beside the key, before the description that can run long: both in sight
+        table.add_columns("key", "id", "does")
         for b in self.bindings_shown:
             key = self.keymap.get(b.id or "", b.key)
-            table.add_row(safe(key_names(key)), safe(b.description), safe(b.id or ""))
+            table.add_row(safe(key_names(key)), safe(b.id or ""), safe(b.description))
         for key, does in self.more:
-            table.add_row(safe(key), safe(does), safe(""))
+            table.add_row(safe(key), safe(""), safe(does))
         table.focus()
 
 

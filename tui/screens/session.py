@@ -1119,6 +1119,8 @@ class SessionScreen(Screen[None]):
         more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
         app_keys = [b for b in self.app.BINDINGS if isinstance(b, Binding)]
         keys = [b for b in (*self.BINDINGS, *TranscriptView.BINDINGS, *app_keys) if isinstance(b, Binding)]
+        # of two bindings of one key (d: split or unify), the one that acts now
+        keys = [b for b in keys if self.check_action(b.action, ()) is not False]
         self.app.push_screen(HelpScreen(keys, self.config.keys, more))
 
     # --- follow mode ----------------------------------------------------------------------------
