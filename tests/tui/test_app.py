@@ -393,7 +393,6 @@ async def test_keys_remap_from_config(tmp_path: Path) -> None:
         # each key once (d: the binding that acts now), every id in sight at 120 columns
         keys = [str(r[0]) for r in rows]
         assert keys.count("d") == 1
-        ids = table.ordered_columns[1]
         shown_width = [max(c.width, c.content_width) for c in table.ordered_columns]
         assert shown_width[1] >= max(len(str(r[1])) for r in rows)
         assert shown_width[0] + shown_width[1] + 4 < table.size.width
