@@ -311,15 +311,20 @@ class Index:
 _AGENT_ID = re.compile(r"agentId:?\s*\"?([A-Za-z0-9_-]+)")
 
 
+def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
+    """Where the sub-agent transcripts a Task or Agent call started belong: newer Claude
+    Code writes them to `<session>/subagents/agent-<id>.jsonl`, and the call's result
+    names the id. Whether or not the files are there."""
+    return [
+        session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
+        for m in messages
+        for match in _AGENT_ID.finditer(m.text)
+    ]
+
+
 def subagent_file(session: Path, messages: Sequence[Message]) -> Path | None:
-    """The sub-agent transcript a Task or Agent call started: newer Claude Code writes it
-    to `<session>/subagents/agent-<id>.jsonl`, and the call's result names the id."""
-    for m in messages:
-        for match in _AGENT_ID.finditer(m.text):
-            candidate = session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
-            if candidate.is_file():
-                return candidate
-    return None
+    """The first of `subagent_files` that is there."""
+    return next((p for p in subagent_files(session, messages) if p.is_file()), None)
 
 
 def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -959,3 +959,18 @@ async def test_the_timeline_cursor_moves_a_round_a_key_and_its_readout_fits(tmp_
         lines = str(timeline.render()).splitlines()
         assert lines[-1].startswith(f"round {last - 3}: ")  # every round is reachable
         assert all(len(line) <= timeline.size.width for line in lines)
+
+
+async def test_a_notice_is_whole_and_leaves_the_timeline_legend_in_sight(tmp_path: Path) -> None:
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("d")  # side by side does not fit: a notice says so
+        await pilot.pause(0.3)
+        (toast,) = app.screen.query("Toast")
+        legend = shown(app).query_one(Timeline).region
+        assert toast.region.bottom <= legend.y  # above the timeline, not over its legend
+        lines = [toast.render_line(y).text.rstrip() for y in range(toast.size.height)]
+        assert "(v hides the side panel)." in " ".join(lines) and not any(
+            line.endswith("…") for line in lines
+        )

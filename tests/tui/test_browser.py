@@ -215,6 +215,12 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
             and len(inspected(app).session.messages) == 3
         )
         assert shown(app).query_one("#before", TranscriptView).cursor == 1  # back on the Task call
+        (agents / "agent-a77.jsonl").unlink()  # the result names a file that is not there
+        await pilot.press("a")
+        await pilot.pause()
+        assert shown(app).path == session
+        notice = [n.message for n in app._notifications][-1]
+        assert notice.startswith("The sub-agent's transcript is missing: ") and "agent-a77.jsonl" in notice
 
 
 async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.sessions import inline_subagent, subagent_file
+from compaction_inspector.core.sessions import inline_subagent, subagent_file, subagent_files
 from compaction_inspector.core.simulate import Cancelled, Simulation
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -885,10 +885,20 @@ class SessionScreen(Screen[None]):
         found = subagent_file(self.path, near)
         inline = inline_subagent(self.session.sidechain, near) if found is None else ()
         if found is None and not inline:
-            self.notify(
-                "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started",
-                timeout=4,
-            )
+            named = subagent_files(self.path, near)
+            if named:  # the result names its transcript, which is not beside this file
+                self.notify(
+                    f"The sub-agent's transcript is missing: {named[0]} (its result names agent "
+                    f"{named[0].stem.removeprefix('agent-')}; the file was not copied or was removed)",
+                    title="Sub-agent not found",
+                    severity="warning",
+                    timeout=8,
+                )
+            else:
+                self.notify(
+                    "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started",
+                    timeout=4,
+                )
             return
         # kept inline, as older Claude Code did: its sidechain, shown as a transcript of its own
         given = None
