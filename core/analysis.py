@@ -37,6 +37,13 @@ class Analysis:
         return self.model.tokens(len(self.tokens)) if self.mode == "context" else self.context_tokens
 
     @property
+    def requests(self) -> int:
+        """API requests: the rounds an assistant message opens (the first round holds
+        what came before the first reply, in a round of its own)."""
+        messages = self.session.messages
+        return sum(1 for g in self.api_rounds if messages[g.start].role == "assistant")
+
+    @property
     def total_tokens(self) -> int:
         return sum(self.tokens)
 
@@ -99,6 +106,7 @@ class Analysis:
             "path": s.path,
             "message_count": len(s.messages),
             "human_turns": s.human_turns(),
+            "requests": self.requests,
             "tokenizer": self.counter.name,
             "tokenizer_exact": self.counter.exact,
             "tokenizer_warning": self.counter.warning,

@@ -18,11 +18,15 @@ def compaction_markdown(inspection: Inspection, result: CompactionResult[Stats],
     app numbers them, by their place in the transcript."""
     session, context, index = inspection.session, inspection.context, inspection.origins
     steps = result.steps if upto < 0 else result.steps[: upto + 1]
+    request = session.messages[inspection.live :]
+    sent = context.meter.tokens(context.tokens(request))
+    since = f" (from #{inspection.live}, after its own last compaction)" if inspection.live else ""
     lines = [
         f"# {result.strategy} on `{session.path}`",
         "",
-        f"{len(session.messages)} messages, {context.tokens(session.messages):,} tokens "
-        f"({context.counter.label}), usable window {context.window.usable:,}.",
+        f"The request the agent sends next: {len(request):,} of the transcript's {len(session.messages):,} "
+        f"messages{since}, {sent:,} tokens of context ({context.counter.label}), usable window "
+        f"{context.window.usable:,}.",
         "",
     ]
     for n, step in enumerate(each_step(steps), start=1):

@@ -79,7 +79,8 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
         "messages",
         safe(
             f"{len(s.messages):,} ({counted(s.human_turns(), 'human turn')}, "
-            f"{counted(len(a.api_rounds), 'API round')}, {counted(len(a.volleys), 'volley')}, "
+            f"{counted(len(a.api_rounds), 'round')}, {counted(a.requests, 'request')}, "
+            f"{counted(len(a.volleys), 'volley')}, "
             f"{len(s.sidechain):,} sidechain set aside)"
         ),
     )

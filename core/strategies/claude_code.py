@@ -224,4 +224,5 @@ STRATEGY = Strategy(
     plan=plan,
     fires=_fires,
     persists=lambda options: True,
+    in_force=lambda options, context: {"auto_compact_tokens": point(options, context)},
 )

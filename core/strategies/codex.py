@@ -140,4 +140,5 @@ STRATEGY = Strategy(
     plan=plan,
     fires=_fires,
     persists=lambda options: True,
+    in_force=lambda options, context: {"auto_compact_token_limit": limit(options, context)},
 )

@@ -234,6 +234,8 @@ class Strategy(Generic[OptionsT]):
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
     policy_label: Callable[[OptionsT], str] | None = None  # how a replay's legend names it with its options
     contrast: Callable[[OptionsT], OptionsT] | None = None  # the options the timeline compares it as
+    # what its options left unset (None) come to in a context: a form shows them, never blank
+    in_force: Callable[[OptionsT, Context], dict[str, int | None]] | None = None
 
     @property
     def config_key(self) -> str:

@@ -24,7 +24,9 @@ NAME = "trim"
 
 @dataclass(frozen=True)
 class TrimOptions:
-    keep_recent_turns: int = option(3, "keep the last 2k messages", minimum=1, label="keep recent turns")
+    keep_recent_turns: int = option(
+        3, "k: keep the last 2×k messages (k turns of two)", minimum=1, label="keep recent turns"
+    )
     keep_initial_user: bool = option(
         True, "keep the first message when it is a user message", kind="bool", label="keep initial user"
     )
@@ -273,7 +275,7 @@ def _not_fired(options: TrimOptions, turn: int, tokens: int) -> str:
 STRATEGY = Strategy(
     name=NAME,
     label="Trim",
-    description="keep the first user message and the last 2k messages once a trigger fires",
+    description="keep the first user message and the last 2×k messages (k turns) once a trigger fires",
     options=TrimOptions,
     run=run,
     plan=plan,

@@ -974,3 +974,14 @@ async def test_a_notice_is_whole_and_leaves_the_timeline_legend_in_sight(tmp_pat
         assert "(v hides the side panel)." in " ".join(lines) and not any(
             line.endswith("…") for line in lines
         )
+
+
+async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> None:
+    app = InspectorApp(path(), Config(), export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("5")  # Claude Code: auto-compact at the preset's point unless set
+        await settle(pilot)
+        box = shown(app).query_one("#opt-auto_compact_tokens", Input)
+        # the session's version reserves 32,000: 155,000
+        assert box.value == "" and box.placeholder == "in force: 155,000"

@@ -126,7 +126,7 @@ def test_options_are_validated(kwargs: dict, message: str) -> None:  # type: ign
 
 
 def test_the_turn_in_progress_is_never_dropped() -> None:
-    # mid-turn: the last 2k messages are all calls and results, so the seed's rule keeps none
+    # mid-turn: the last 2×k messages are all calls and results, so the seed's rule keeps none
     msgs = [u("old"), a("ok", id="O"), u("fix it")]
     for n in range(4):
         msgs += [call(f"t{n}", id=f"C{n}"), result(f"t{n}")]

@@ -285,6 +285,10 @@ class SessionScreen(Screen[None]):
 
     def watch_result(self) -> None:
         self._redraw()
+        declared = REGISTRY[self.strategy]
+        if self.inspection is not None and declared.in_force is not None and not self.own:
+            values = declared.in_force(self.config.options(self.strategy), self.inspection.context)
+            self.query_one(StrategyPanel).show_in_force(values)
 
     def watch_step(self) -> None:
         self.set_class(self.step >= 0, "-stepping")

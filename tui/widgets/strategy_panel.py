@@ -4,6 +4,7 @@ read the step being shown: its explanation, token delta and pressure before → 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -77,6 +78,12 @@ class StrategyPanel(Vertical):
         self.query_one("#own-title").set_class(not own, "hidden")
         for name in ("#strategy-select", "#options"):
             self.query_one(name).set_class(own, "hidden")
+
+    def show_in_force(self, values: Mapping[str, int | None]) -> None:
+        """What the options left blank come to now, shown in their boxes ("in force: 167,000")."""
+        for name, value in values.items():
+            for box in self.query(f"#opt-{name}").results(Input):
+                box.placeholder = f"in force: {value:,}" if value is not None else "none in this window"
 
     async def _build_form(self) -> None:
         grid = self.query_one("#options", Grid)
