@@ -1,6 +1,8 @@
-"""What a report shared outside the team leaves out: file paths and strings that look
-like secrets (API keys, tokens, long random strings), each replaced by a marker saying
-what it was, so the text keeps its shape."""
+"""What a report shared outside the team leaves out: file paths, strings that look like
+secrets (API keys, tokens, long random strings), e-mail addresses, people's names where
+the text says whose they are (a commit's author, a sign-off, `git config user.name`, a
+name before an address) and GitHub's node ids, each replaced by a marker saying what it
+was, so the text keeps its shape."""
 
 from __future__ import annotations
 
@@ -18,6 +20,22 @@ _PATH = re.compile(
 )
 
 
+_EMAIL = re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
+# GitHub's GraphQL node ids: the newer `I_kwDO…`, `PR_kwDO…`, `U_kgDO…`, and the older base64 `MDQ6…`
+_NODE_ID = re.compile(
+    r"\b(?:[A-Z]{1,4}_k[gw]D[A-Za-z0-9_-]{6,}|MD(?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{10,}={0,2})"
+)
+_NAME = r"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’.-]*)+"
+# a name where the text says it is a person's: before an address, after an author's label
+_PERSON = re.compile(
+    rf"(?P<lead>(?:Author|Committer|Co-[Aa]uthored-[Bb]y|Signed-[Oo]ff-[Bb]y|Reviewed-[Bb]y|user\.name)"
+    rf"[:=]?\s*[\"']?){_NAME}|{_NAME}(?=\s*<(?:<email>|[^>\s]+@[^>\s]+)>)"
+)
+
+
 def redacted(text: str) -> str:
-    """`text` with paths as `<path>` and secret-looking strings as `<secret>`."""
+    """`text` with paths as `<path>`, secret-looking strings as `<secret>`, addresses as
+    `<email>`, people's names as `<name>` and GitHub node ids as `<id>`."""
+    text = _PERSON.sub(lambda m: (m.group("lead") or "") + "<name>", text)
+    text = _EMAIL.sub("<email>", _NODE_ID.sub("<id>", text))
     return _PATH.sub("<path>", _SECRET.sub("<secret>", text))

@@ -1,0 +1,29 @@
+"""What `report --redact` leaves out of a shared report, exactly."""
+
+import pytest
+
+from compaction_inspector.core.redact import redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "shared"),
+    [
+        ("Author: Jane Q. Doe <jane.doe@example.com>", "Author: <name> <<email>>"),
+        ("Co-authored-by: John Smith <js@x.io>", "Co-authored-by: <name> <<email>>"),
+        ("Signed-off-by: Alan Turing <at@b.co>", "Signed-off-by: <name> <<email>>"),
+        ('git config user.name "Ada Lovelace"', 'git config user.name "<name>"'),
+        ("Grace Hopper <grace@navy.mil> wrote", "<name> <<email>> wrote"),
+        ("mail me at bob.smith+ci@corp.example.org today", "mail me at <email> today"),
+        (
+            "issue I_kwDOHq2xYc5abcdef, PR PR_kwDOAB12cd34, user MDQ6VXNlcjEyMzQ1Njc=",
+            "issue <id>, PR <id>, user <id>",
+        ),
+        ("read /home/jane/src/app.py", "read <path>"),
+        (
+            "The Config Parser breaks on MDXProvider",
+            "The Config Parser breaks on MDXProvider",
+        ),  # no person here
+    ],
+)
+def test_redacted(text: str, shared: str) -> None:
+    assert redacted(text) == shared
