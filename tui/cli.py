@@ -1,6 +1,6 @@
 """The `compaction-inspector` command: open the app, or run the core from a shell.
 
-    compaction-inspector [open] [FILE]          open the app (a bundled sample without FILE)
+    compaction-inspector [open] [FILE]          open the app (your sessions' list without FILE)
     compaction-inspector analyze FILE [--json]  rounds, volleys, tokens, pressure
     compaction-inspector compact FILE ...       run one strategy and show its steps
     compaction-inspector simulate FILE ...      replay the session under a policy
@@ -148,7 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="compaction-inspector",
         description="See how LLM agent transcripts are compacted. With no command, open FILE "
-        "in the app (a bundled sample without it); `open FILE` reaches a file named like a command.",
+        "in the app; without FILE, the list of your own Claude Code and Codex sessions (the bundled "
+        "sample when there are none). `open FILE` reaches a file named like a command. "
+        "`open` also takes --sample (the bundled sample), --demo (a tour of it to present) and "
+        "--follow (tail a session still being written).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -156,7 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "open", parents=[_source("?"), settings, places], help="open the app (the default command)"
     )
-    p.add_argument("--follow", action="store_true", help="tail a growing Claude Code session file")
+    p.add_argument(
+        "--follow", action="store_true", help="tail a session file still being written (any JSONL transcript)"
+    )
     p.add_argument("--demo", action="store_true", help="walk the sample through every strategy")
     p.add_argument("--sample", action="store_true", help="open the bundled sample, not your own sessions")
     p = sub.add_parser(
