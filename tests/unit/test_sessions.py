@@ -125,3 +125,15 @@ def test_a_claude_code_row_names_the_folder_it_ran_in_and_a_sub_agent_its_sessio
     session, agent = Index(tmp_path / "index.json").rows(found)
     assert (session.project, session.subagent_of) == ("/home/dev/flaky", None)
     assert (agent.project, agent.subagent_of) == ("-nowhere", "s1")  # it records no folder of its own
+
+
+def test_a_project_is_named_by_its_last_two_folders_or_its_last_within_a_width() -> None:
+    from compaction_inspector.core.sessions import short_project
+
+    assert short_project("/home/dev/entireio/cli") == "entireio/cli"
+    assert [
+        short_project(p, 14) for p in ("/h/EntityProcess/agentv", "/a/alex/ent-109-type-consolidation")
+    ] == [
+        "agentv",
+        "ent-109-type-…",
+    ]

@@ -31,9 +31,10 @@ from compaction_inspector.tui.text import safe
 # (label, Row field, width) in the order shown; as the screen narrows, the columns
 # at the end of DROPPED go first. The title takes the width that is left. The project
 # (its last two folders) is never dropped: titles alone repeat across projects.
+PROJECT_WIDTH = 14
 COLUMNS = (
     ("title", "title", 0),
-    ("project", "project", 14),
+    ("project", "project", PROJECT_WIDTH),
     ("peak", "peak_context_tokens", 14),
     ("compactions", "compactions", 13),  # each wide enough for its label and the sort's arrow
     ("last activity", "last_activity", 16),
@@ -306,7 +307,7 @@ def _cell(r: Row, key: str) -> Text:
         mark = "↳ sub-agent: " if r.subagent_of else ""  # in the title: shown at every width
         return safe(mark + one_line(r.title, 60))
     if key == "project":
-        return safe(short_project(r.project))
+        return safe(short_project(r.project, PROJECT_WIDTH))
     if key == "peak_context_tokens":
         peak = f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—"
         return safe(peak + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else ""))
