@@ -291,7 +291,8 @@ class SessionScreen(Screen[None]):
             self.query_one(StrategyPanel).show_in_force(values)
 
     def watch_step(self) -> None:
-        self.set_class(self.step >= 0, "-stepping")
+        # on the panel, not the screen: a screen's class restyles every widget on each step
+        self.query_one(StrategyPanel).set_class(self.step >= 0, "-stepping")
         self._redraw()
 
     def watch_mode(self) -> None:
