@@ -193,6 +193,7 @@ class ContextModel:
     _anchors: list[int] = field(repr=False)
     _offsets: list[float] = field(repr=False)
     _scales: list[float] = field(repr=False)
+    _held: dict[int, float] = field(repr=False)  # the offset a request a compaction replaced held
     _responses_at: list[Response | None] = field(repr=False)
     _after: list[bool] = field(repr=False)
     _meters: dict[tuple[int, Window], Meter] = field(default_factory=dict, repr=False)
@@ -215,11 +216,16 @@ class ContextModel:
 
     def tokens(self, end: int) -> int:
         """The context of the request messages[:end] as the transcript has it."""
-        return self.meter(end, None).tokens(self.prefix[end] - self.prefix[self.segment_start(end)])
+        return self.meter(end, None, held=False).tokens(
+            self.prefix[end] - self.prefix[self.segment_start(end)]
+        )
 
-    def meter(self, end: int, window: Window | None) -> Meter:
+    def meter(self, end: int, window: Window | None, held: bool = True) -> Meter:
         """The meter of the request messages[:end]: its counted tokens (from its segment's
-        start) to the context it holds."""
+        start) to the context it holds; with `held`, at least what the agent recorded
+        there when a compaction of its own replaced that request."""
+        if held and end in self._held:
+            return Meter(window or Window(), self._held[end], self.scale)
         k = self._anchor(end)
         key = (k, window or Window())
         made = self._meters.get(key)
@@ -236,7 +242,7 @@ class ContextModel:
         k = self._anchor(end)
         response = self._responses_at[k] if k >= 0 else None
         after = self._after[k] if k >= 0 else False
-        meter = self.meter(end, None)
+        meter = self.meter(end, None, held=False)
         counted = self.prefix[end] - self.prefix[start]
         tokens = meter.tokens(counted)
         attachments = round(meter.scale * (self.attached[end] - self.attached[start]))
@@ -349,17 +355,16 @@ def fit(
         counted_at = prefix[i + 1] - prefix[segment_start(i)]
         anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at))
     # the request a compaction replaced held at least what the agent recorded before it
-    # (its own count, which includes what came after the last response)
+    # (its own count, which includes what came after the last response): a replay's meter
+    # of that request says so; the model's own figure there (`tokens`, `reading`) does not
+    held: dict[int, float] = {}
     for c in session.compactions:
-        if c.kind == "microcompact" or c.pre_tokens is None:
+        if c.kind == "microcompact" or c.pre_tokens is None or c.index <= segment_start(c.index):
             continue
         k = bisect_right([a[0] for a in anchors], c.index) - 1
-        _, offset, response, after_it, _ = anchors[k]
-        counted_at = prefix[c.index] - prefix[segment_start(c.index)] if c.index > 0 else 0
-        if k >= 0 and c.index > segment_start(c.index) and offset + scale * counted_at < c.pre_tokens:
-            anchors.insert(
-                k + 1, (c.index, c.pre_tokens - scale * counted_at, response, after_it, counted_at)
-            )
+        counted_at = prefix[c.index] - prefix[segment_start(c.index)]
+        if anchors[k][1] + scale * counted_at < c.pre_tokens:
+            held[c.index] = c.pre_tokens - scale * counted_at
     meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
 
     predictions = []
@@ -391,6 +396,7 @@ def fit(
         _anchors=[a[0] for a in anchors],
         _offsets=[m[0] for m in meters],
         _scales=[m[1] for m in meters],
+        _held=held,
         _responses_at=[a[2] for a in anchors],
         _after=[a[3] for a in anchors],
     )

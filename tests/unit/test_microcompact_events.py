@@ -146,3 +146,22 @@ def test_a_microcompaction_whose_cleared_results_the_file_lacks_is_not_modelled(
     (step,) = as_steps(s, [c], context_of(s, COUNTER, Config().window)).steps
     assert step.title.endswith("→ 5,050 measured")
     assert "cannot be modelled from it" in step.explanation and "predicts" not in step.explanation
+
+
+def test_a_full_compaction_right_after_never_lends_its_own_count_to_the_microcompaction() -> None:
+    """The agent's own count before a full compaction (here 9,999, far above the reports)
+    is what the replay's request held, not the context the microcompaction left."""
+    boundary = line(
+        "system",
+        "s2",
+        "s1",
+        subtype="compact_boundary",
+        content="Conversation compacted",
+        compactMetadata={"trigger": "auto", "preTokens": 9_999},
+    )
+    lines = transcript().splitlines()
+    text = "\n".join([*lines[:-1], boundary, lines[-1].replace('"s1"', '"s2"')])
+    s = load_text(text)
+    model = fit(s, COUNTER)
+    micro = next(c for c in real_compactions(s, model, COUNTER, Config()) if c.kind == "microcompact")
+    assert micro.predicted_after is not None and micro.predicted_after < 6_020  # it cleared 1,000 tokens
