@@ -358,10 +358,11 @@ def fit(
     # (its own count, which includes what came after the last response): a replay's meter
     # of that request says so; the model's own figure there (`tokens`, `reading`) does not
     held: dict[int, float] = {}
+    at = [a[0] for a in anchors]
     for c in session.compactions:
         if c.kind == "microcompact" or c.pre_tokens is None or c.index <= segment_start(c.index):
             continue
-        k = bisect_right([a[0] for a in anchors], c.index) - 1
+        k = bisect_right(at, c.index) - 1
         counted_at = prefix[c.index] - prefix[segment_start(c.index)]
         if anchors[k][1] + scale * counted_at < c.pre_tokens:
             held[c.index] = c.pre_tokens - scale * counted_at
