@@ -210,8 +210,8 @@ def _offset(
 ) -> int | None:
     """API rounds between the first request of the segment whose context reaches the
     preset's auto-compact point and the compaction (0: the same request; None: the point
-    is never reached before it). At the request the compaction replaced, the larger of
-    the model's context and the one the agent recorded: the trigger saw at least that."""
+    is never reached before it). At the request the compaction replaced, at least the
+    context the agent recorded (`ContextModel.meter`): the trigger saw that."""
     point = config.auto_compact_tokens
     if point is None:
         return None
@@ -219,8 +219,7 @@ def _offset(
     last = bisect_left(starts, c.index + 1)
     requests = [*starts[first:last], c.index]
     for k, end in enumerate(requests):
-        recorded = c.pre_tokens if end == c.index and c.pre_tokens is not None else 0
-        if max(model.tokens(end), recorded) >= point:
+        if model.tokens(end, held=True) >= point:
             return len(requests) - 1 - k
     return None
 

@@ -214,11 +214,10 @@ class ContextModel:
     def _anchor(self, end: int) -> int:
         return bisect_right(self._anchors, end) - 1
 
-    def tokens(self, end: int) -> int:
-        """The context of the request messages[:end] as the transcript has it."""
-        return self.meter(end, None, held=False).tokens(
-            self.prefix[end] - self.prefix[self.segment_start(end)]
-        )
+    def tokens(self, end: int, held: bool = False) -> int:
+        """The context of the request messages[:end] as the transcript has it; with
+        `held`, as `meter` holds it where the agent compacted."""
+        return self.meter(end, None, held).tokens(self.prefix[end] - self.prefix[self.segment_start(end)])
 
     def meter(self, end: int, window: Window | None, held: bool = True) -> Meter:
         """The meter of the request messages[:end]: its counted tokens (from its segment's
@@ -357,16 +356,16 @@ def fit(
     # the request a compaction replaced held at least what the agent recorded before it
     # (its own count, which includes what came after the last response): a replay's meter
     # of that request says so; the model's own figure there (`tokens`, `reading`) does not
+    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
     held: dict[int, float] = {}
     at = [a[0] for a in anchors]
     for c in session.compactions:
-        if c.kind == "microcompact" or c.pre_tokens is None or c.index <= segment_start(c.index):
+        if c.kind == "microcompact" or c.pre_tokens is None:
             continue
-        k = bisect_right(at, c.index) - 1
+        offset_k, scale_k = meters[bisect_right(at, c.index) - 1]
         counted_at = prefix[c.index] - prefix[segment_start(c.index)]
-        if anchors[k][1] + scale * counted_at < c.pre_tokens:
+        if round(offset_k + scale_k * counted_at) < c.pre_tokens:
             held[c.index] = c.pre_tokens - scale * counted_at
-    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
 
     predictions = []
     by_pair = {k: n for n, (k, _, _) in enumerate(pairs)}
