@@ -321,17 +321,12 @@ _AGENT_ID = re.compile(r"agentId:?\s*\"?([A-Za-z0-9_-]+)")
 def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
     """Where the sub-agent transcripts a Task or Agent call started belong: newer Claude
     Code writes them to `<session>/subagents/agent-<id>.jsonl`, and the call's result
-    names the id. Whether or not the files are there."""
+    names the id. Whether or not the files are there (the app opens the first that is)."""
     return [
         session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
         for m in messages
         for match in _AGENT_ID.finditer(m.text)
     ]
-
-
-def subagent_file(session: Path, messages: Sequence[Message]) -> Path | None:
-    """The first of `subagent_files` that is there."""
-    return next((p for p in subagent_files(session, messages) if p.is_file()), None)
 
 
 def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.sessions import CLAUDE_CODE, CODEX, FOLDER, Index, find, subagent_file
+from compaction_inspector.core.sessions import CLAUDE_CODE, CODEX, FOLDER, Index, find, subagent_files
 from compaction_inspector.sample_sessions import path
 
 
@@ -45,7 +45,7 @@ def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_pat
 
 def test_the_sub_agent_file_a_task_result_names() -> None:
     session = path("claude_code_compacted.jsonl")
-    assert subagent_file(session, load(session).messages) is None  # it names none
+    assert subagent_files(session, load(session).messages) == []  # it names none
 
 
 def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.sessions import inline_subagent, subagent_file, subagent_files
+from compaction_inspector.core.sessions import inline_subagent, subagent_files
 from compaction_inspector.core.simulate import Cancelled, Simulation
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -887,10 +887,10 @@ class SessionScreen(Screen[None]):
         if view.current is None or self.session is None:
             return
         near = self._with_partners(view.cursor)
-        found = subagent_file(self.path, near)
+        named = subagent_files(self.path, near)
+        found = next((p for p in named if p.is_file()), None)
         inline = inline_subagent(self.session.sidechain, near) if found is None else ()
         if found is None and not inline:
-            named = subagent_files(self.path, near)
             if named:  # the result names its transcript, which is not beside this file
                 self.notify(
                     f"The sub-agent's transcript is missing: {named[0]} (its result names agent "
