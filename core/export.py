@@ -9,13 +9,14 @@ mark say they are estimates."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compaction_inspector.core.model import Block, Compaction, Message, Usage
+from compaction_inspector.core.model import Block, Compaction, Message
 
 
 def anthropic_block(block: Block) -> dict[str, Any]:
@@ -37,21 +38,12 @@ def anthropic_block(block: Block) -> dict[str, Any]:
     return {"type": block.type}
 
 
-def usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-
-
 def plain_message(m: Message, compaction: Compaction | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": [anthropic_block(b) for b in m.blocks]}
     if m.role == "assistant" and m.id:
         out["id"] = m.id
     if m.usage is not None:
-        out["usage"] = usage_dict(m.usage)
+        out["usage"] = dataclasses.asdict(m.usage)
     if m.is_meta:
         out["meta"] = True
     if compaction is not None:
@@ -132,7 +124,7 @@ def _claude_code_lines(
             if m.role == "assistant":
                 body["id"] = m.id
                 if m.usage is not None:
-                    body["usage"] = usage_dict(m.usage)
+                    body["usage"] = dataclasses.asdict(m.usage)
                 if m.request_id is not None:
                     record["requestId"] = m.request_id
             record.update(type="assistant" if m.role == "assistant" else "user", message=body)
