@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.files import read_text
-from compaction_inspector.core.model import MAX_COUNT
+from compaction_inspector.core.model import MAX_COUNT, Check, Message
 from compaction_inspector.core.pressure import Window
 
 CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
@@ -28,6 +29,9 @@ CLAUDE_CODE_WINDOW = 200_000
 CLAUDE_CODE_1M_WINDOW = 1_000_000
 CODEX_EFFECTIVE_SHARE = 0.95  # effective_context_window_percent: the window a rollout records
 CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses
+# Encrypted reasoning per 100 reported reasoning tokens where a rollout lacks the encrypted
+# content: public rollouts that hold it fit 110-130 (docs/agents.md); the middle of that.
+CODEX_REASONING_PER_100 = 120
 
 
 @dataclass(frozen=True)
@@ -123,3 +127,130 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
         return value if ok else None
 
     return CodexSettings(path, number("model_auto_compact_token_limit"), number("model_context_window"))
+
+
+@dataclass(frozen=True)
+class ReasoningRate:
+    """What stands for a reasoning item whose encrypted content the rollout lacks:
+    `per_100` encrypted tokens per 100 reasoning tokens its response reported, and where
+    that figure comes from."""
+
+    per_100: int
+    source: str
+
+
+def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None) -> ReasoningRate:
+    """The setting when given; else fitted on the rollout's own reasoning items that hold
+    both their encrypted content and their response's reported tokens; else the middle
+    of what public rollouts fit."""
+    if set_to is not None:
+        return ReasoningRate(set_to, f"{set_to} per 100 reasoning tokens (set)")
+    encrypted = reported = responses = 0
+    for m in messages:
+        r = m.reasoning
+        if r is not None and r.encrypted is not None and r.reported:
+            encrypted, reported, responses = encrypted + r.encrypted, reported + r.reported, responses + 1
+    if reported:
+        per_100 = max(1, round(100 * encrypted / reported))
+        return ReasoningRate(per_100, f"{per_100} per 100 reasoning tokens, fitted on {responses} responses")
+    return ReasoningRate(
+        CODEX_REASONING_PER_100,
+        f"{CODEX_REASONING_PER_100} per 100 reasoning tokens (public rollouts fit 110-130)",
+    )
+
+
+def codex_reasoning(messages: Sequence[Message], rate: ReasoningRate) -> tuple[list[int], list[int]]:
+    """Codex's third term for every request `messages[:i]`: the encrypted reasoning
+    before its last user message since the last compaction, as ([i] read from the
+    encrypted content's length, [i] estimated from reported reasoning tokens)."""
+    read, estimated = [0], [0]
+    before = [0, 0]  # before the last user message
+    since = [0, 0]  # after it
+    for m in messages:
+        if m.is_compact_boundary:
+            before, since = [0, 0], [0, 0]
+        elif m.is_human:
+            before = [before[0] + since[0], before[1] + since[1]]
+            since = [0, 0]
+        elif m.reasoning is not None:
+            if m.reasoning.encrypted is not None:
+                since[0] += m.reasoning.encrypted
+            else:
+                since[1] += m.reasoning.reported * rate.per_100
+        read.append(before[0])
+        estimated.append(-(-before[1] // 100))
+    return read, estimated
+
+
+@dataclass(frozen=True)
+class Count:
+    """The count an agent compared with its point at one check, as its parts (name,
+    tokens); `estimated` names the parts that are our estimate, not the agent's own."""
+
+    agent: str
+    parts: tuple[tuple[str, int], ...]
+    estimated: tuple[str, ...]
+    point: Point
+    when: str = ""
+    index: int | None = None  # of the message the check came before
+    note: str = ""  # where an estimated part's figure comes from
+
+    @property
+    def total(self) -> int:
+        return sum(tokens for _, tokens in self.parts)
+
+    @property
+    def fires(self) -> bool:
+        return self.point.tokens is not None and self.total >= self.point.tokens
+
+    def line(self) -> str:
+        """ "Codex counted 246,959 ≥ 244,800 (90 % of …): 230,747 reported + …"."""
+        point = self.point.tokens
+        sign = "≥" if self.fires else "<"
+        against = f" {sign} {point:,} ({self.point.rule})" if point is not None else ""
+        parts = " + ".join(
+            f"{tokens:,} {name}" + (" (estimated)" if name in self.estimated else "")
+            for name, tokens in self.parts
+        )
+        return f"{self.agent} counted {self.total:,}{against}: {parts}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "total": self.total,
+            "point": self.point.tokens,
+            "rule": self.point.rule,
+            "fires": self.fires,
+            "when": self.when or None,
+            "parts": {name.replace(" ", "_"): tokens for name, tokens in self.parts},
+            "estimated": [name.replace(" ", "_") for name in self.estimated],
+            "estimate_source": self.note or None,
+        }
+
+
+def codex_counts(
+    messages: Sequence[Message], checks: Sequence[Check], point: Point, rate: ReasoningRate
+) -> list[Count]:
+    """Codex's count at each check the rollout records, term by term (docs/agents.md)."""
+    read, estimated = codex_reasoning(messages, rate)
+    out = []
+    for c in checks:
+        parts = [("reported", c.reported), ("new items", c.new_items)]
+        guessed: tuple[str, ...] = ()
+        if estimated[c.index]:
+            parts.append(("reasoning", read[c.index] + estimated[c.index]))
+            guessed = ("reasoning",)
+        elif read[c.index]:
+            parts.append(("reasoning", read[c.index]))
+        out.append(
+            Count("Codex", tuple(parts), guessed, point, c.when, c.index, rate.source if guessed else "")
+        )
+    return out
+
+
+def claude_code_count(pre_tokens: int, reported: int | None, point: Point) -> Count:
+    """What Claude Code counted before it compacted (`preTokens`, its own count): the
+    prompt last reported and what was added since, where a response reported one."""
+    if reported is None or reported > pre_tokens:
+        return Count("Claude Code", (("its own count", pre_tokens),), (), point)
+    return Count("Claude Code", (("reported", reported), ("added since", pre_tokens - reported)), (), point)

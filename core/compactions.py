@@ -15,6 +15,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from compaction_inspector.core import autocompact
+from compaction_inspector.core.autocompact import Count
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
@@ -56,6 +58,8 @@ class RealCompaction:
     overhead_source: str = "first response"  # where the prediction's overhead comes from
     # a microcompaction: how many of the results it cleared the file holds (None: a full compaction)
     cleared_found: int | None = None
+    # the count the agent compared with its point just before it (None: the transcript does not say)
+    count: Count | None = None
 
     @property
     def kind(self) -> str:
@@ -76,6 +80,7 @@ class RealCompaction:
             "agent_estimate_after": c.post_tokens,
             "reread_tokens": self.reread_tokens,
             "policy_round_offset": self.policy_round_offset,
+            "agent_count": self.count.to_dict() if self.count else None,
             "slice": self.slice,
             **({"cleared_in_file": self.cleared_found} if self.cleared_found is not None else {}),
             "overhead_source": self.overhead_source,
@@ -98,6 +103,7 @@ def real_compactions(
     starts = api_round_starts(messages)
     found = []
     sliced = is_slice(session)
+    counts = _codex_counts(session, config)
     for c in session.compactions:
         b = c.index
         segment = model.segment_start(b)
@@ -117,6 +123,15 @@ def real_compactions(
         )
         summary_known = any(m.is_compact_summary and m.text != ENCRYPTED_SUMMARY for m in after)
         ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
+        checked = [k for k in counts if k.index is not None and segment < k.index <= b]
+        count = checked[-1] if checked else _claude_code_count(c, last_before, config)
+        offset = None
+        if c.trigger == "auto":
+            offset = (
+                _checked_offset(starts, checked, segment, b)
+                if counts
+                else _offset(model, starts, c, segment, config)
+            )
         found.append(
             RealCompaction(
                 compaction=c,
@@ -127,16 +142,45 @@ def real_compactions(
                 measured_after=first_after.prompt_tokens if first_after else None,
                 predicted_after=predicted,
                 reread_tokens=reread,
-                policy_round_offset=_offset(model, starts, c, segment, config)
-                if c.trigger == "auto"
-                else None,
+                policy_round_offset=offset,
                 retention=retention(replaced, after) if summary_known else None,
                 ours=retention(replaced, [ours]),
                 slice=sliced,
                 overhead_source=model.overhead_source,
+                count=count,
             )
         )
     return found
+
+
+def _codex_counts(session: Session, config: Config) -> list[Count]:
+    """Codex's own count at each check its rollout records (`core.autocompact`), against
+    the preset's limit; none for other agents."""
+    point = config.point
+    if not session.checks or point is None:
+        return []
+    rate = autocompact.codex_reasoning_rate(session.messages, config.options("codex").reasoning_per_100)
+    return autocompact.codex_counts(session.messages, session.checks, point, rate)
+
+
+def _claude_code_count(c: Compaction, last_before: Response | None, config: Config) -> Count | None:
+    """What Claude Code counted before an automatic compaction, against its point."""
+    point = config.point
+    if c.trigger != "auto" or c.pre_tokens is None or point is None or config.agent != "claude-code":
+        return None
+    return autocompact.claude_code_count(
+        c.pre_tokens, last_before.prompt_tokens if last_before else None, point
+    )
+
+
+def _checked_offset(starts: list[int], checked: list[Count], segment: int, boundary: int) -> int | None:
+    """API rounds between the first check of the segment whose count reaches the limit
+    and the compaction (0: the check just before it; None: none reaches it)."""
+    first = next((k for k in checked if k.fires), None)
+    if first is None or first.index is None:
+        return None
+    requests = [*starts[bisect_left(starts, segment + 1) : bisect_left(starts, boundary + 1)], boundary]
+    return len(requests) - 1 - min(bisect_left(requests, first.index), len(requests) - 1)
 
 
 def _micro(

@@ -229,6 +229,13 @@ class Config:
         return preset.point(self) if preset else None
 
     @property
+    def agent(self) -> str | None:
+        """The agent whose own compaction the preset replays (None: no preset, or a tool
+        with no agent rule)."""
+        preset = PRESETS.get(self.preset or "")
+        return preset.agent if preset else None
+
+    @property
     def auto_compact_tokens(self) -> int | None:
         """The preset's point; None without a preset or in a window too small for its rule."""
         point = self.point

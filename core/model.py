@@ -93,6 +93,17 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """What an agent's reasoning item holds that the transcript does not show (Codex,
+    docs/agents.md): Codex's own estimate from the length of its encrypted content
+    (None: the rollout lacks it or it was redacted), and the reasoning tokens its
+    response reported (on the response's last reasoning item; 0 on the others)."""
+
+    encrypted: int | None = None
+    reported: int = 0
+
+
 @record(eq=False)
 class Message:
     """One transcript message. Identity is the message: see the module docstring."""
@@ -119,6 +130,8 @@ class Message:
     attachment: str | None = None
     # The marker of a microcompaction: some tool results cleared here, the history kept.
     is_microcompact: bool = False
+    # An agent's reasoning item: what its encrypted content stands for (None elsewhere).
+    reasoning: Reasoning | None = None
     # Derived once at construction: every strategy and grouping asks these many times.
     is_tool_result: bool = field(init=False, repr=False)
     is_summary_item: bool = field(init=False, repr=False)
@@ -204,6 +217,7 @@ class Message:
             (self,),
             self.attachment,
             self.is_microcompact,
+            self.reasoning,
         )
 
 
@@ -250,6 +264,28 @@ class Compaction:
 
 
 @dataclass(frozen=True, slots=True)
+class Check:
+    """A point where the agent compared its own count with its limit, as the transcript
+    records what that count is made of (Codex, docs/agents.md): before the request that
+    would hold `messages[:index]`. `reported` is the last response's total tokens,
+    `new_items` Codex's estimate (bytes / 4) of the items recorded since the last one the
+    model generated; the reasoning term is read from the messages (`Message.reasoning`)."""
+
+    index: int
+    when: str  # "mid-turn": after a request that needs a follow-up; "pre-turn": before a user turn
+    reported: int
+    new_items: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "when": self.when,
+            "reported": self.reported,
+            "new_items": self.new_items,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class FileTouch:
     """What a Read, Edit or Write call left of a file, where the transcript records it
     (Claude Code's `toolUseResult`): the whole text after an Edit or a Write, or the
@@ -282,6 +318,8 @@ class Session:
     request_usage: Usage | None = None
     # What each file tool call left of its file, by tool_use id, where the transcript says
     touches: Mapping[str, FileTouch] = field(default_factory=dict)
+    # Where the agent checked its own count against its limit, where the transcript says
+    checks: tuple[Check, ...] = ()
 
     @property
     def session_id(self) -> str | None:

@@ -10,8 +10,11 @@ context the compaction left (docs/pressure.md).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
+
+import orjson
 
 from compaction_inspector.core.formats.common import (
     Records,
@@ -25,13 +28,43 @@ from compaction_inspector.core.formats.common import (
     name_compactions,
     tool_arguments,
 )
-from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage, text_message
+from compaction_inspector.core.model import (
+    Block,
+    Check,
+    Compaction,
+    Message,
+    Reasoning,
+    Session,
+    Usage,
+    text_message,
+)
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 # what stands for a compaction's summary that the rollout keeps encrypted
 ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+# What Codex's count makes of an item it did not generate (docs/agents.md, `history.rs`):
+# its JSON's bytes, a tool output first cut as history cuts it (1.2 x the default
+# 10,000-token policy, 4 bytes a token), an inline image as a fixed size.
+TOOL_OUTPUT_BYTES = 48_000
+IMAGE_BYTES = 7_373
+ENCRYPTION_OVERHEAD = 650  # bytes of an encrypted item that are not its content
+_IMAGE_DATA = re.compile(rb'"data:image/[^";,]*;base64,([A-Za-z0-9+/=]*)"')
+_MODEL_ITEMS = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "tool_search_call",
+        "web_search_call",
+        "image_generation_call",
+        "compaction",
+        "context_compaction",
+    }
+)
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 
 
 def looks_like(record: dict[str, Any]) -> bool:
@@ -73,12 +106,38 @@ def _replacement(item: dict[str, Any], number: int) -> Message:
     return _sent(item.get("role"), _text_parts(item.get("content")), number)
 
 
-def _encrypted_tokens(content: Any) -> int:
+def _encrypted_tokens(content: Any) -> int | None:
     """What an encrypted item stands for, as Codex estimates it (docs/agents.md): the
-    decoded bytes (3/4 of the base64, less 650 of overhead), 4 to a token."""
-    if not isinstance(content, str):
+    decoded bytes (3/4 of the base64, less 650 of overhead), 4 to a token, rounded up.
+    None when the rollout does not hold it: absent, or a value no longer than the
+    encryption's own overhead, which only a redaction leaves."""
+    if not isinstance(content, str) or len(content) * 3 // 4 <= ENCRYPTION_OVERHEAD:
+        return None
+    return -(-(len(content) * 3 // 4 - ENCRYPTION_OVERHEAD) // 4)
+
+
+def _is_model_item(payload: dict[str, Any]) -> bool:
+    """An item the model generated: what the last response's total already counts."""
+    kind = payload.get("type")
+    return kind in _MODEL_ITEMS or (kind == "message" and payload.get("role") == "assistant")
+
+
+def _item_tokens(payload: dict[str, Any]) -> int:
+    """Codex's estimate of an item it did not generate: ceil(bytes of its JSON / 4), a
+    tool output cut to what history keeps and an inline image at its fixed size."""
+    output = payload.get("output")
+    if payload.get("type") in _OUTPUT_ITEMS and isinstance(output, str):
+        raw = output.encode()
+        if len(raw) > TOOL_OUTPUT_BYTES:
+            payload = {**payload, "output": raw[:TOOL_OUTPUT_BYTES].decode(errors="ignore")}
+    try:
+        data = orjson.dumps(payload)
+    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: a hostile file
         return 0
-    return max(0, len(content) * 3 // 4 - 650) // 4
+    size = len(data)
+    for image in _IMAGE_DATA.finditer(data):
+        size += IMAGE_BYTES - len(image.group(1))
+    return -(-size // 4)
 
 
 def _output_text(raw: Any) -> str:
@@ -123,43 +182,67 @@ def load(records: Records, path: str | None) -> Session:
     # a compaction run as a turn of its own, with no user message, is a manual /compact
     turn, turns_with_user = 0, set()
     compaction_turns: list[int] = []
+    # Codex's own count (docs/agents.md): where it checks it, and its terms there
+    checks: list[Check] = []
+    total: int | None = None  # the last response's total tokens
+    since_model = 0  # Codex's estimate of the items recorded since the last model-generated one
+    follow_up = False  # tool outputs were recorded: the next request is a follow-up
+    reasoning_of: dict[str, int] = {}  # reported reasoning tokens, by response
+    pending_reasoning = 0  # reported before the response it belongs to
 
-    def assistant(number: int, blocks: tuple[Block, ...]) -> None:
-        nonlocal response_id, pending_usage, last_response
+    def check(when: str) -> None:
+        if total is not None:
+            checks.append(Check(len(messages), when, total, since_model))
+
+    def assistant(number: int, blocks: tuple[Block, ...], reasoning: Reasoning | None = None) -> None:
+        nonlocal response_id, pending_usage, last_response, pending_reasoning
         if response_id is None:
             response_id = ids.next()
         messages.append(
-            Message(role="assistant", blocks=blocks, id=response_id, line=number, usage=pending_usage)
+            Message(
+                role="assistant",
+                blocks=blocks,
+                id=response_id,
+                line=number,
+                usage=pending_usage,
+                reasoning=reasoning,
+            )
         )
         if pending_usage is not None:
             reported.add(response_id)
-        pending_usage = None
+            reasoning_of[response_id] = pending_reasoning
+        pending_usage, pending_reasoning = None, 0
         last_response = len(messages) - 1
 
     def token_count(info: Any) -> None:
-        nonlocal pending_usage, last_total, last_prompt
+        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning
         window = count(info.get("model_context_window"))
         if window:
             metadata["context_window"] = window
         usage = _usage(info)
         if usage is None:
             return
-        after = count(as_dict(info.get("last_token_usage")).get("total_tokens"))
+        last_usage = as_dict(info.get("last_token_usage"))
+        after = count(last_usage.get("total_tokens"))
         if usage.prompt_tokens == 0:  # no request: the context a compaction left
             if compactions and compactions[-1].post_tokens is None and after is not None:
                 compactions[-1] = replace(compactions[-1], post_tokens=after)
+            total = after  # Codex counts from its own estimate until a response reports
             return
-        total = _total(info)
-        if total is not None and total == last_total:
+        running = _total(info)
+        if running is not None and running == last_total:
             return
-        last_total = total
+        last_total = running
         last_prompt = after if after is not None else usage.prompt_tokens + usage.output_tokens
+        total = last_prompt
+        thought = count(last_usage.get("reasoning_output_tokens")) or 0
         last = messages[last_response] if last_response >= 0 else None
         if last is not None and last.id not in reported and pending_usage is None:
             messages[last_response] = replace(last, usage=usage)
             reported.add(str(last.id))
+            reasoning_of[str(last.id)] = thought
         else:
-            pending_usage = usage
+            pending_usage, pending_reasoning = usage, thought
 
     stamped = 0  # messages before this have their line's time
     stamp: str | None = None
@@ -190,6 +273,8 @@ def load(records: Records, path: str | None) -> Session:
             if payload.get("type") == "token_count" and payload.get("info"):
                 token_count(as_dict(payload.get("info")))
             elif payload.get("type") == "task_started":
+                check("pre-turn")  # before the turn records its context and the user's message
+                follow_up = False
                 turn += 1
             elif payload.get("type") == "user_message":
                 turns_with_user.add(turn)
@@ -197,13 +282,19 @@ def load(records: Records, path: str | None) -> Session:
                 skipped.add(f"event_msg/{payload.get('type')}")
             continue
         if kind == "compacted":
-            response_id = None
+            if follow_up:
+                check("mid-turn")
+            follow_up, response_id = False, None
             history = payload.get("replacement_history")
+            kept = [entry for entry in as_list(history) if isinstance(entry, dict)]
             hidden = sum(
-                _encrypted_tokens(item.get("encrypted_content"))
-                for item in as_list(history)
-                if isinstance(item, dict) and item.get("type") == "compaction"
+                _encrypted_tokens(entry.get("encrypted_content")) or 0
+                for entry in kept
+                if entry.get("type") == "compaction"
             )
+            since_model = 0
+            for entry in kept:
+                since_model = 0 if _is_model_item(entry) else since_model + _item_tokens(entry)
             compactions.append(Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden))
             compaction_turns.append(turn)
             messages.append(
@@ -224,6 +315,13 @@ def load(records: Records, path: str | None) -> Session:
             skipped.add(str(kind))
             continue
         item = payload.get("type")
+        if _is_model_item(payload):
+            if follow_up:  # the follow-up request: Codex checked its count before sending it
+                check("mid-turn")
+            follow_up, since_model = False, 0
+        elif not (item == "message" and payload.get("role") == "system"):  # not sent as an item
+            since_model += _item_tokens(payload)
+            follow_up = follow_up or item in _OUTPUT_ITEMS
         if item == "message":
             role = payload.get("role")
             blocks = _text_parts(payload.get("content"))
@@ -234,7 +332,8 @@ def load(records: Records, path: str | None) -> Session:
             messages.append(_sent(role, blocks, number))
         elif item == "reasoning":
             summary = "\n".join(as_str(as_dict(part).get("text")) for part in as_list(payload.get("summary")))
-            assistant(number, (Block("thinking", text=summary),))
+            encrypted = _encrypted_tokens(payload.get("encrypted_content"))
+            assistant(number, (Block("thinking", text=summary),), Reasoning(encrypted))
         elif item in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
             name = as_str(payload.get("name")) or (
                 "tool_search" if item == "tool_search_call" else "local_shell"
@@ -261,6 +360,7 @@ def load(records: Records, path: str | None) -> Session:
         else:
             skipped.add(f"response_item/{item}")
     date_new()
+    _attach_reasoning(messages, reasoning_of)
     compactions = [
         replace(c, trigger="manual") if t > 0 and t not in turns_with_user else c
         for c, t in zip(compactions, compaction_turns, strict=True)
@@ -273,4 +373,18 @@ def load(records: Records, path: str | None) -> Session:
         metadata=metadata,
         diagnostics=(*records.diagnostics, *skipped.diagnostics()),
         compactions=tuple(compactions),
+        checks=tuple(checks),
     )
+
+
+def _attach_reasoning(messages: list[Message], reasoning_of: dict[str, int]) -> None:
+    """Each response's reported reasoning tokens onto its last reasoning item."""
+    last: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        if m.reasoning is not None and m.id is not None:
+            last[m.id] = i
+    for response, i in last.items():
+        thought = reasoning_of.get(response, 0)
+        m = messages[i]
+        if thought and m.reasoning is not None:
+            messages[i] = replace(m, reasoning=replace(m.reasoning, reported=thought))

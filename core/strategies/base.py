@@ -207,10 +207,11 @@ class AtPointPlan:
     stored: None = None
 
     @staticmethod
-    def of(segment: Segment, end: int, point: int | None) -> AtPointPlan:
-        """`point` None: the agent's rule leaves none in this window, so it never fires."""
+    def of(segment: Segment, end: int, point: int | None, beside: int = 0) -> AtPointPlan:
+        """`point` None: the agent's rule leaves none in this window, so it never fires.
+        `beside`: what the agent counts besides the context the request holds."""
         tokens = segment.prefix[end]
-        fires = point is not None and segment.meter(end).tokens(tokens) >= point
+        fires = point is not None and segment.meter(end).tokens(tokens) + beside >= point
         return AtPointPlan(tokens, end, fires, exact=not fires)
 
     def titles(self) -> tuple[str, ...]:

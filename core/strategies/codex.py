@@ -1,7 +1,9 @@
 """Codex CLI's own auto-compact (docs/agents.md), replayed.
 
 The limit is `model_auto_compact_token_limit`, at most 90 % of the raw window (the
-window a rollout records / 0.95), checked after each sampling request. The new history
+window a rollout records / 0.95), compared with Codex's own count: the context the
+request holds plus the encrypted reasoning before its last user message
+(`core.autocompact.codex_reasoning`), checked before each request. The new history
 is the initial context (the injected instructions before the first prompt), the most
 recent user messages up to 20,000 tokens, and the summary (written locally and
 deterministically here).
@@ -36,6 +38,14 @@ class CodexOptions:
     )
     user_message_tokens: int = option(
         20_000, "the most recent user messages kept, up to this many tokens", minimum=0, label="kept user tok"
+    )
+    reasoning_per_100: int | None = option(
+        None,
+        "encrypted reasoning per 100 reported reasoning tokens where the rollout lacks it (default: "
+        "fitted on the rollout's own encrypted reasoning, else 120: public rollouts fit 110-130)",
+        kind="int?",
+        minimum=1,
+        label="reasoning /100",
     )
     summary_chars: int = option(
         4_000,
@@ -74,12 +84,16 @@ def limit(options: CodexOptions, context: Context) -> int:
     return point
 
 
+def _reasoning(messages: Sequence[Message], options: CodexOptions) -> list[int]:
+    """[i]: the reasoning term of Codex's count for the request messages[:i]."""
+    rate = autocompact.codex_reasoning_rate(messages, options.reasoning_per_100)
+    read, estimated = autocompact.codex_reasoning(messages, rate)
+    return [a + b for a, b in zip(read, estimated, strict=True)]
+
+
 def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:
-    return AtPointPlan.of(segment, end, limit(options, segment.context))
-
-
-def _fires(options: CodexOptions, tokens: int, context: Context, humans: int) -> bool:
-    return tokens >= limit(options, context)
+    reasoning = segment.memo((NAME, options.reasoning_per_100), _reasoning, segment.messages, options)
+    return AtPointPlan.of(segment, end, limit(options, segment.context), reasoning[end])
 
 
 def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult[CodexStats]:
@@ -87,8 +101,12 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     messages = segment.messages
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
-    before = context.meter.tokens(counted)
+    reasoning = _reasoning(messages, options)[-1]
+    before = context.meter.tokens(counted) + reasoning
     at = limit(options, context)
+    counts = f"{before:,} tokens" + (
+        f" (with {reasoning:,} of encrypted reasoning before the last user message)" if reasoning else ""
+    )
     stats = CodexStats(
         triggered=False,
         limit=at,
@@ -99,7 +117,7 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
         user_messages_kept=0,
     )
     if before < at:
-        steps.add("Not triggered", f"{before:,} tokens are under the limit of {at:,}.", messages)
+        steps.add("Not triggered", f"Codex counts {counts}, under the limit of {at:,}.", messages)
         return finish(NAME, steps, stats)
     first_human = next((i for i, m in enumerate(messages) if m.is_human), len(messages))
     initial = [m for m in messages[:first_human] if m.is_meta or m.role == "system"]
@@ -123,7 +141,8 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     after = (*initial, boundary, *kept, summary)
     steps.add(
         "Auto-compact",
-        f"{before:,} tokens reached the limit of {at:,}: the history becomes the initial context, the "
+        f"Codex counts {counts}, at or over the limit of {at:,}: the history becomes the initial "
+        "context, the "
         f"{len(kept)} most recent user messages (up to {options.user_message_tokens:,} tokens) "
         "and a summary.",
         after,
@@ -138,7 +157,6 @@ STRATEGY = Strategy(
     options=CodexOptions,
     run=run,
     plan=plan,
-    fires=_fires,
     persists=lambda options: True,
     in_force=lambda options, context: {"auto_compact_token_limit": limit(options, context)},
 )

@@ -110,7 +110,10 @@ def codex_line(kind: str, payload: dict[str, Any]) -> str:
 def test_a_codex_compaction_in_a_turn_of_its_own_is_manual_and_its_encrypted_summary_counts() -> None:
     usage = {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 10, "total_tokens": 910}
     info = {"last_token_usage": usage, "total_token_usage": usage, "model_context_window": 10_000}
-    summary = {"type": "compaction", "encrypted_content": "e" * 4_000}  # 3,000 bytes less 650: 587 tokens
+    summary = {
+        "type": "compaction",
+        "encrypted_content": "e" * 4_000,
+    }  # 3,000 bytes less 650: 2,350 bytes, 588 tokens (4 a token, rounded up)
 
     def said(kind: str, text: str) -> dict[str, str]:
         return {"type": f"{kind}_text", "text": text}
@@ -131,7 +134,7 @@ def test_a_codex_compaction_in_a_turn_of_its_own_is_manual_and_its_encrypted_sum
         codex_line("compacted", {"message": "", "replacement_history": [summary]}),  # in a turn with a prompt
     ]  # fmt: skip
     session = load_text("\n".join(rollout), "r.jsonl")
-    assert [(c.trigger, c.hidden_tokens) for c in session.compactions] == [("manual", 587), ("auto", 587)]
+    assert [(c.trigger, c.hidden_tokens) for c in session.compactions] == [("manual", 588), ("auto", 588)]
 
 
 def test_a_microcompaction_whose_cleared_results_the_file_lacks_is_not_modelled() -> None:

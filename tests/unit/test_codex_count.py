@@ -1,0 +1,180 @@
+"""Codex's own count, term by term (docs/agents.md): where a rollout says Codex checked
+it, what each term held there, and where the preset's rule fires from it.
+
+The rollouts here follow the order Codex 0.140-0.142 writes, as
+`codex_agentv_019efc87_v0.142.0_one-auto-compaction.jsonl` lines 910-913 record an
+automatic compaction: the tool outputs, the `token_count` of the response that asked for
+them, then `compacted`; a rollout from 0.58 (`codex_rollout-2025-11-17T15-30-28-…`) holds
+the encrypted reasoning the third term reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from compaction_inspector.core import autocompact
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import Context
+from compaction_inspector.core.formats import load_text
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Check, Reasoning
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import run
+from compaction_inspector.core.strategies.codex import CodexOptions
+from compaction_inspector.core.tokens import make_counter
+
+
+def line(kind: str, payload: dict[str, Any]) -> str:
+    return json.dumps({"timestamp": "2026-06-25T02:00:00Z", "type": kind, "payload": payload})
+
+
+def user(text: str) -> str:
+    return line(
+        "response_item",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+    )
+
+
+def reasoning(encrypted: str | None = None) -> str:
+    item: dict[str, Any] = {"type": "reasoning", "summary": []}
+    if encrypted is not None:
+        item["encrypted_content"] = encrypted
+    return line("response_item", item)
+
+
+def call(call_id: str) -> str:
+    payload = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": call_id}
+    return line("response_item", payload)
+
+
+def output(call_id: str, text: str) -> str:
+    return line("response_item", {"type": "function_call_output", "call_id": call_id, "output": text})
+
+
+def tokens(total: int, thought: int, running: int) -> str:
+    last = {
+        "input_tokens": total - 100,
+        "cached_input_tokens": 0,
+        "output_tokens": 100,
+        "reasoning_output_tokens": thought,
+        "total_tokens": total,
+    }
+    info = {
+        "last_token_usage": last,
+        "total_token_usage": {"total_tokens": running},
+        "model_context_window": 9_500,
+    }
+    return line("event_msg", {"type": "token_count", "info": info})
+
+
+def event(kind: str) -> str:
+    return line("event_msg", {"type": kind})
+
+
+ANSWER = {"type": "output_text", "text": "ok"}
+SUMMARY = {"type": "compaction", "encrypted_content": "e" * 4_000}
+ROLLOUT = [
+    line("session_meta", {"id": "r", "cli_version": "0.142.0"}),
+    line("turn_context", {"model": "gpt-5.5"}),
+    event("task_started"),
+    user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+    line("event_msg", {"type": "user_message", "message": "fix the bug"}),
+    user("fix the bug"),
+    reasoning(),
+    call("c1"),
+    output("c1", "x" * 100),  # {"type":…,"call_id":"c1","output":"x…"}: 158 bytes, 40 tokens
+    tokens(8_000, 100, 8_000),
+    reasoning(),
+    line("response_item", {"type": "message", "role": "assistant", "content": [ANSWER]}),
+    tokens(8_700, 50, 16_700),
+    event("task_complete"),
+    event("task_started"),
+    line("event_msg", {"type": "user_message", "message": "next"}),
+    user("next"),
+    reasoning(),
+    call("c2"),
+    output("c2", "y" * 1_000),  # 1,058 bytes: 265 tokens
+    tokens(8_600, 10, 25_300),
+    line("compacted", {"message": "", "replacement_history": [SUMMARY]}),
+]  # fmt: skip
+
+
+def test_the_loader_records_where_codex_checked_and_the_terms_it_read_there() -> None:
+    session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    mid_1, pre, mid_2 = session.checks
+    assert (mid_1.when, mid_1.reported, mid_1.new_items) == ("mid-turn", 8_000, 40)
+    assert (pre.when, pre.reported, pre.new_items) == ("pre-turn", 8_700, 0)
+    assert (mid_2.when, mid_2.reported, mid_2.new_items) == ("mid-turn", 8_600, 265)
+    # the mid-turn check sits before the follow-up request; the pre-turn one before the prompt
+    assert session.messages[mid_1.index].reasoning is not None
+    assert session.messages[pre.index].text == "next"
+    # each response's reported reasoning tokens sit on its last reasoning item
+    assert [m.reasoning.reported for m in session.messages if m.reasoning] == [100, 50, 10]
+
+
+def test_the_count_reads_reasoning_before_the_last_user_message_only() -> None:
+    session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    point = autocompact.Point(9_000, "90 % of the raw window 10,000")
+    rate = autocompact.codex_reasoning_rate(session.messages)
+    assert rate.per_100 == autocompact.CODEX_REASONING_PER_100  # nothing in the rollout to fit on
+    counts = autocompact.codex_counts(session.messages, session.checks, point, rate)
+    # turn one's reasoning comes after its prompt; in turn two it is history: 150 × 1.2
+    assert [c.total for c in counts] == [8_040, 8_700, 8_600 + 265 + 180]
+    assert [c.fires for c in counts] == [False, False, True]
+    assert counts[-1].line() == (
+        "Codex counted 9,045 ≥ 9,000 (90 % of the raw window 10,000): 8,600 reported + 265 new items "
+        "+ 180 reasoning (estimated)"
+    )
+    assert counts[-1].to_dict()["parts"] == {"reported": 8_600, "new_items": 265, "reasoning": 180}
+    assert counts[-1].to_dict()["estimated"] == ["reasoning"]
+
+
+def test_encrypted_reasoning_is_read_from_its_length_and_fits_the_rate() -> None:
+    held = "A" * 4_000  # 3,000 bytes less 650 of overhead: 2,350 bytes, 588 tokens
+    rollout = [*ROLLOUT[:6], reasoning(held), *ROLLOUT[7:]]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    first = next(m for m in session.messages if m.reasoning)
+    assert first.reasoning is not None and first.reasoning.encrypted == 588
+    # that response reported 100 reasoning tokens: the rollout's own rate is 588 per 100
+    rate = autocompact.codex_reasoning_rate(session.messages)
+    assert rate.per_100 == 588 and "fitted on 1 responses" in rate.source
+    assert autocompact.codex_reasoning_rate(session.messages, 110).per_100 == 110
+    # a redacted value is shorter than the encryption's own overhead: not held
+    redacted = load_text("\n".join([*ROLLOUT[:6], reasoning("REDACTED"), *ROLLOUT[7:]]), "r.jsonl")
+    assert next(m for m in redacted.messages if m.reasoning).reasoning == Reasoning(None, 100)
+
+
+def test_where_the_preset_fires_is_read_from_codexs_own_count() -> None:
+    session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    inspection = Inspection.of(session, Config(preset="codex").for_session(session), make_counter("chars4"))
+    (c,) = inspection.own_compactions()
+    assert c.policy_round_offset == 0
+    assert c.count is not None and c.count.total == 9_045
+    # without the reasoning term the count stays under the limit and the rule never fires
+    low = inspection.with_config(inspection.config.with_options("codex", CodexOptions(reasoning_per_100=1)))
+    (c,) = low.own_compactions()
+    assert c.policy_round_offset is None and c.count is not None and not c.count.fires
+
+
+def test_a_check_is_a_plain_record() -> None:
+    assert Check(3, "pre-turn", 10, 2).to_dict() == {
+        "index": 3,
+        "when": "pre-turn",
+        "reported": 10,
+        "new_items": 2,
+    }
+
+
+def test_the_codex_strategy_compares_the_same_count_with_its_limit() -> None:
+    session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    messages = session.messages[: session.compactions[0].index]
+    context = Context(counter=make_counter("chars4"), window=Window(9_500, 0))
+    held = context.tokens(messages)
+    at = CodexOptions(auto_compact_token_limit=held + 100)
+    # 180 of estimated reasoning before the last user message takes it over the limit
+    result = run("codex", messages, at, context)
+    assert result.stats.triggered and result.stats.tokens_before == held + 180  # type: ignore[attr-defined]
+    result = run("codex", messages, dataclasses.replace(at, reasoning_per_100=1), context)
+    assert not result.stats.triggered and result.stats.tokens_before == held + 2  # type: ignore[attr-defined]
