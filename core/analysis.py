@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compaction_inspector.core.autocompact import Point
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
@@ -29,6 +30,12 @@ class Analysis:
     mode: str = "context"  # or "messages": pressure of the messages only
     window_note: str = "the default"  # who chose the window
     point: Point | None = None  # where the preset's agent compacts, and why
+    counts: AgentCounts | None = None  # what the agent counted against that point
+
+    @property
+    def count_now(self) -> Count | None:
+        """The agent's own count at the last check the transcript records."""
+        return self.counts.at(len(self.session.messages)) if self.counts else None
 
     @property
     def sent_tokens(self) -> int:
@@ -124,13 +131,21 @@ class Analysis:
             "request_count": s.request_count,
             "request_index": s.request_index,
             "sidechain_count": len(s.sidechain),
-            "compactions": [c.to_dict() for c in s.compactions],
+            "agent_count": self.count_now.to_dict() if self.count_now else None,
+            "compactions": [
+                {**c.to_dict(), "agent_count": why.to_dict() if (why := self.why(c.index)) else None}
+                for c in s.compactions
+            ],
             "messages": [self.message_dict(i) for i in range(len(s.messages))],
             "api_rounds": self.round_dicts(),
             "volleys": [v.to_dict() for v in self.volleys],
             "pairing_problems": [p.to_dict() for p in self.pairing_problems],
             "diagnostics": [d.to_dict() for d in s.diagnostics],
         }
+
+    def why(self, boundary: int) -> Count | None:
+        """What the agent counted just before its compaction at `boundary`."""
+        return self.counts.before.get(boundary) if self.counts else None
 
 
 def message_fields(m: Message, index: int | None, tokens: int) -> dict[str, Any]:
@@ -152,6 +167,7 @@ def analyze(
     mode: str = "context",
     window_note: str = "the default",
     point: Point | None = None,
+    counts: AgentCounts | None = None,
 ) -> Analysis:
     """What `analyze` reports of `session`, counted by `counter` and measured by `model`."""
     messages = session.messages
@@ -170,4 +186,5 @@ def analyze(
         mode=mode,
         window_note=window_note,
         point=point,
+        counts=counts,
     )

@@ -69,7 +69,10 @@ def claude_code_point(window: Window, at: int | None = None, pct_override: int |
     if at is not None:
         return Point(at, f"auto-compact at {at:,} (set)")
     point = window.usable - CLAUDE_CODE_BUFFER
-    rule = f"{CLAUDE_CODE_BUFFER:,} under the effective window of {window.usable:,}"
+    rule = (
+        f"{CLAUDE_CODE_BUFFER:,} under the effective window of {window.usable:,} "
+        f"({window.context_window:,} less {window.reserved_output:,} reserved for output)"
+    )
     if pct_override is not None:
         lowered = window.usable * pct_override // 100
         if lowered < point:

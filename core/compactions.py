@@ -103,7 +103,7 @@ def real_compactions(
     starts = api_round_starts(messages)
     found = []
     sliced = is_slice(session)
-    counts = _codex_counts(session, config)
+    counts = agent_counts(session, model, config)
     for c in session.compactions:
         b = c.index
         segment = model.segment_start(b)
@@ -123,13 +123,11 @@ def real_compactions(
         )
         summary_known = any(m.is_compact_summary and m.text != ENCRYPTED_SUMMARY for m in after)
         ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
-        checked = [k for k in counts if k.index is not None and segment < k.index <= b]
-        count = checked[-1] if checked else _claude_code_count(c, last_before, config)
         offset = None
         if c.trigger == "auto":
             offset = (
-                _checked_offset(starts, checked, segment, b)
-                if counts
+                _checked_offset(starts, counts.between(segment, b), segment, b)
+                if counts.checks
                 else _offset(model, starts, c, segment, config)
             )
         found.append(
@@ -147,30 +145,55 @@ def real_compactions(
                 ours=retention(replaced, [ours]),
                 slice=sliced,
                 overhead_source=model.overhead_source,
-                count=count,
+                count=counts.before.get(b),
             )
         )
     return found
 
 
-def _codex_counts(session: Session, config: Config) -> list[Count]:
-    """Codex's own count at each check its rollout records (`core.autocompact`), against
-    the preset's limit; none for other agents."""
-    point = config.point
-    if not session.checks or point is None:
-        return []
-    rate = autocompact.codex_reasoning_rate(session.messages, config.options("codex").reasoning_per_100)
-    return autocompact.codex_counts(session.messages, session.checks, point, rate)
+@dataclass(frozen=True)
+class AgentCounts:
+    """The count the agent compared with its point (`core.autocompact`): at every check
+    the transcript records (Codex), and just before each full compaction (Codex's last
+    check; Claude Code's `preTokens` before an automatic one)."""
+
+    checks: tuple[Count, ...]
+    before: dict[int, Count]  # by the compaction's boundary index
+
+    def between(self, start: int, end: int) -> list[Count]:
+        """The checks before requests start+1 .. end."""
+        return [k for k in self.checks if k.index is not None and start < k.index <= end]
+
+    def at(self, end: int) -> Count | None:
+        """The last check before the request messages[:end] (None: none yet)."""
+        found = self.between(-1, end)
+        return found[-1] if found else None
 
 
-def _claude_code_count(c: Compaction, last_before: Response | None, config: Config) -> Count | None:
-    """What Claude Code counted before an automatic compaction, against its point."""
+def agent_counts(session: Session, model: ContextModel, config: Config) -> AgentCounts:
+    """The agent's own counts under the preset's point; none when the preset is not
+    this session's agent."""
     point = config.point
-    if c.trigger != "auto" or c.pre_tokens is None or point is None or config.agent != "claude-code":
-        return None
-    return autocompact.claude_code_count(
-        c.pre_tokens, last_before.prompt_tokens if last_before else None, point
-    )
+    if point is None or config.agent != session.format:
+        return AgentCounts((), {})
+    checks: tuple[Count, ...] = ()
+    if session.checks:
+        rate = autocompact.codex_reasoning_rate(session.messages, config.options("codex").reasoning_per_100)
+        checks = tuple(autocompact.codex_counts(session.messages, session.checks, point, rate))
+    counts = AgentCounts(checks, {})
+    for c in session.compactions:
+        if c.kind != "compact":
+            continue
+        segment = model.segment_start(c.index)
+        if checks:
+            found = counts.between(segment, c.index)
+            if found:
+                counts.before[c.index] = found[-1]
+        elif c.trigger == "auto" and c.pre_tokens is not None:
+            last = _last_response(model.responses, c.index, segment)
+            reported = last.prompt_tokens if last else None
+            counts.before[c.index] = autocompact.claude_code_count(c.pre_tokens, reported, point)
+    return counts
 
 
 def _checked_offset(starts: list[int], checked: list[Count], segment: int, boundary: int) -> int | None:
@@ -325,7 +348,8 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                     if sent and c.measured_after is not None
                     else ""
                 )
-                + (f" Ours would keep {c.ours.line()}." if c.ours else ""),
+                + (f" Ours would keep {c.ours.line()}." if c.ours else "")
+                + (f" Why here: {c.count.line()}." if c.count else ""),
                 build_after=ready(after),
                 build_before=ready(before),
                 tokens_before=tokens_before,

@@ -179,7 +179,7 @@ class _Page:
             head
             + "<table><tr><th>at</th><th>kind</th><th class=n>recorded before</th>"
             + "<th class=n>measured before → after</th><th class=n>predicted after</th>"
-            + "<th>paths kept: its summary / ours</th></tr>"
+            + "<th>paths kept: its summary / ours</th><th>why: the agent's own count</th></tr>"
             + rows
             + "</table>"
         )
@@ -305,7 +305,8 @@ def _own_row(c: RealCompaction) -> str:
         f"<td>{html.escape(str(d['trigger'] or 'unknown'))} {html.escape(c.kind)}</td>"
         f"<td class=n>{figure(d['pre_tokens'])}</td>"
         f"<td class=n>{figure(d['measured_before'])} → {figure(d['measured_after'])}</td>"
-        f"<td class=n>{figure(d['predicted_after'])}</td><td>{share(c.retention)} / {share(c.ours)}</td></tr>"
+        f"<td class=n>{figure(d['predicted_after'])}</td><td>{share(c.retention)} / {share(c.ours)}</td>"
+        f"<td>{html.escape(c.count.line()) if c.count else '—'}</td></tr>"
     )
 
 

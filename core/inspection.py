@@ -16,7 +16,13 @@ from functools import cached_property
 from pathlib import Path
 
 from compaction_inspector.core.analysis import Analysis, analyze
-from compaction_inspector.core.compactions import RealCompaction, as_steps, real_compactions
+from compaction_inspector.core.compactions import (
+    AgentCounts,
+    RealCompaction,
+    agent_counts,
+    as_steps,
+    real_compactions,
+)
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
@@ -170,6 +176,12 @@ class Inspection:
         so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`)."""
         return simulate(self.session.messages, policy, self.context, stop, every, segments=self.segments)
 
+    @cached_property
+    def agent_counts(self) -> AgentCounts:
+        """The count the agent compared with its own point, at each check and before each
+        of its compactions (why it fired there)."""
+        return agent_counts(self.session, self.model, self.config)
+
     def own_compactions(self) -> list[RealCompaction]:
         """The transcript's own compactions, measured and predicted."""
         return real_compactions(self.session, self.model, self.counter, self.config)
@@ -188,4 +200,5 @@ class Inspection:
             config.pressure,
             config.window_note,
             config.point,
+            self.agent_counts,
         )

@@ -153,7 +153,14 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
         "start": 64, "end": 65, "tokens": 72, "reported_prompt_tokens": 3930, "estimated_prompt_tokens": 3956,
     }  # fmt: skip
     assert out["compactions"] == [
-        {"index": 29, "kind": "compact", "trigger": "manual", "pre_tokens": 4479, "post_tokens": None}
+        {
+            "index": 29,
+            "kind": "compact",
+            "trigger": "manual",
+            "pre_tokens": 4479,
+            "post_tokens": None,
+            "agent_count": None,
+        }
     ]
     assert out["reported_usage"]["responses"] == 23
 

@@ -124,6 +124,17 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
     if a.point is not None:
         at = f"{a.point.tokens:,}" if a.point.tokens else "none"
         head.add_row("auto-compact", safe(f"{at}: {a.point.rule}"))
+    now = a.count_now
+    if now is not None and now.index is not None:
+        line = s.messages[now.index].line if now.index < len(s.messages) else None
+        where = f"at its last check ({now.when}{f', line {line}' if line else ''})"
+        head.add_row("its own count", safe(f"{now.line()}, {where}"))
+    for c in s.compactions:
+        why = a.why(c.index)
+        if why is not None:
+            head.add_row(
+                "", safe(f"compaction at line {s.messages[c.index].line}: {why.line()}", style="dim")
+            )
     head.add_row("pressure", pressure_text(a.pressure))
     out.print(head)
 
@@ -372,6 +383,8 @@ def print_compactions(
                 + f" · {fires}"
             )
         )
+        if c.count is not None:
+            out.print(safe(f"  why: {c.count.line()}", style="dim"))
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
         if c.ours is not None:

@@ -24,6 +24,7 @@ from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import inspected, settle, shown, title
+from tests.unit.test_codex_count import ROLLOUT
 
 SIZE = (120, 40)
 SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
@@ -985,3 +986,24 @@ async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> 
         box = shown(app).query_one("#opt-auto_compact_tokens", Input)
         # the session's version reserves 32,000: 155,000
         assert box.value == "" and box.placeholder == "in force: 155,000"
+
+
+async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_there(tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text("\n".join(ROLLOUT) + "\n")
+    app = InspectorApp(str(rollout), Config(), export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        # the gauge gives the count at Codex's last check, term by term, the estimate named
+        assert (
+            "▼ Codex counted 9,045 ≥ 9,000 (90 % of the raw window 10,000 (9,500 / 0.95)): 8,600 reported "
+            "+ 265 new items + 180 reasoning (estimated) (at its last check)"
+        ) in gauge_text(app)
+        # on the compaction's marker, the status line says why it fired there
+        await pilot.press("slash", *"auto compaction", "enter")
+        await pilot.pause()
+        assert "why: Codex counted 9,045 ≥ 9,000" in str(shown(app).query_one("#status").render())
+        await pilot.press("escape", "o")
+        await settle(pilot)
+        assert "▼ why here: Codex counted 9,045 ≥ 9,000" in gauge_text(app)
+        assert "Why here: Codex counted 9,045 ≥ 9,000" in panel_text(app)

@@ -154,7 +154,10 @@ def test_claude_code_reserved_its_whole_max_output_up_to_2_1_20() -> None:
     assert older.window_note == (
         "set by the session's Claude Code 2.1.20 reserves its whole max output (up to 2.1.20)"
     )
-    assert older.point_note == "auto-compact at 155,000: 13,000 under the effective window of 168,000"
+    assert older.point_note == (
+        "auto-compact at 155,000: 13,000 under the effective window of 168,000 "
+        "(200,000 less 32,000 reserved for output)"
+    )
     assert "context_window" not in older.to_dict()
     newer = Config().for_session(session("2.1.21"))
     assert newer.window == Config().window and newer.auto_compact_tokens == 167_000

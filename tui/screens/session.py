@@ -530,11 +530,16 @@ class SessionScreen(Screen[None]):
         tokens = reading.tokens if reading is not None else sum(inspection.tokens[inspection.live :])
         step = self.shown_step
         caption, note = "", ""
+        counts = inspection.agent_counts
+        now = counts.at(len(inspection.messages))
+        why = f"{now.line()} (at its last check)" if now is not None else ""
         if inspection.live:
             caption = "the context after the transcript's own last compaction"
         if step is not None and self.own and self.result is not None:
             caption = f"the transcript's own compaction {self.step + 1} of {len(self.result.steps)}"
             note = f"{step.title}: the prompts the responses either side reported"
+            fired = counts.before.get(inspection.session.compactions[self.step].index)
+            why = f"why here: {fired.line()}" if fired is not None else ""
             tokens = step.tokens_after
             reading = None  # a reported prompt: the transcript records no split of it
         elif step is not None:
@@ -549,6 +554,7 @@ class SessionScreen(Screen[None]):
             )
             tokens = step.tokens_after
             reading = reading.after(tokens) if reading is not None else None
+            why = ""  # the agent's count is of the transcript, not of this step
         self.query_one(PressureGauge).update_state(
             GaugeState(
                 tokens=tokens,
@@ -564,6 +570,7 @@ class SessionScreen(Screen[None]):
                 reading=reading,
                 fit=model.describe_fit() if inspection.measured else "",
                 step_note=note,
+                agent_count=why,
             )
         )
 
@@ -856,6 +863,9 @@ class SessionScreen(Screen[None]):
         where = f"#{entry.origin}" if entry.origin is not None else "sidechain" if entry.sidechain else "new"
         line = f" · line {m.line}" if m.line else ""
         self.selection = f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
+        if m.is_compact_boundary and entry.origin is not None and self.inspection is not None:
+            why = self.inspection.agent_counts.before.get(entry.origin)
+            self.selection += f" · why: {why.line()}" if why is not None else ""
         self.show_status()
 
     def show_status(self) -> None:

@@ -28,6 +28,7 @@ class GaugeState:
     reading: Reading | None = None  # where the live context's figure comes from; None: messages only
     fit: str = ""  # what the context model's scale rests on
     step_note: str = ""  # how a shown step's figure follows from the reading
+    agent_count: str = ""  # what the agent counted against its point, and its parts
 
     @property
     def usable(self) -> int:
@@ -118,4 +119,7 @@ class PressureGauge(Widget):
             legend.append_text(safe(f"  ▼ {s.auto_compact_rule}", "magenta"))
         if s.caption:
             legend.append_text(safe(f"  · {s.caption}", "italic"))
-        return Text("\n").join([head, bar, provenance(s), breakdown(s), legend])
+        lines = [head, bar, provenance(s), breakdown(s), legend]
+        if s.agent_count:
+            lines.append(safe(f"▼ {s.agent_count}", "magenta"))
+        return Text("\n").join(lines)
