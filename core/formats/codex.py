@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from compaction_inspector.core import codex_history
 from compaction_inspector.core.formats.common import (
     Records,
     Skipped,
@@ -43,7 +44,19 @@ FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 # what stands for a compaction's summary that the rollout keeps encrypted
 ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
-_INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+# what Codex injects as a user message and does not count as the person's (its contextual
+# fragments; matched as it matches them, ignoring case)
+_INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<skill>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<plugins>",
+    "<subagents>",
+    "<subagent_notification>",
+)
 # What Codex's count makes of an item it did not generate (docs/agents.md, `history.rs`):
 # its JSON's bytes, a tool output first cut as history cuts it (1.2 x the default
 # 10,000-token policy, 4 bytes a token), an inline image as a fixed size.
@@ -92,7 +105,7 @@ def _sent(role: Any, blocks: tuple[Block, ...], number: int) -> Message:
         role="system" if role in ("developer", "system") else "user",
         blocks=blocks,
         line=number,
-        is_meta=text.lstrip().startswith(_INJECTED_PREFIXES),
+        is_meta=text.lstrip()[:32].lower().startswith(_INJECTED_PREFIXES),
     )
 
 
@@ -307,7 +320,15 @@ def load(records: Records, path: str | None) -> Session:
             )
             if isinstance(history, list) and history:  # the new history, as the model gets it
                 messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
-            else:
+            else:  # compacted locally, the new history unrecorded: Codex's rule makes it
+                since = next(
+                    (i for i in range(len(messages) - 2, -1, -1) if messages[i].is_compact_boundary), -1
+                )
+                made = [
+                    *codex_history.initial_context(messages),
+                    *codex_history.kept_user_messages(messages[since + 1 :], codex_history.LOCAL_USER_TOKENS),
+                ]
+                messages.extend(replace(m, line=number) for m in made)
                 text = as_str(payload.get("message"))
                 messages.append(text_message("user", text, line=number, is_compact_summary=True))
             continue

@@ -4,9 +4,10 @@ The limit is `model_auto_compact_token_limit`, at most 90 % of the raw window (t
 window a rollout records / 0.95), compared with Codex's own count: the context the
 request holds plus the encrypted reasoning before its last user message
 (`core.autocompact.codex_reasoning`), checked before each request. The new history
-is the initial context (the injected instructions before the first prompt), the most
-recent user messages up to 20,000 tokens, and the summary (written locally and
-deterministically here).
+is Codex's (`core.codex_history`): remotely, the newest user messages up to 64,000 of
+Codex's tokens with the initial context before the last of them, and the encrypted
+compaction item; locally, the initial context, 20,000 and a summary. The summary is
+written here, locally and deterministically.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core import autocompact
+from compaction_inspector.core import autocompact, codex_history
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
@@ -36,8 +37,20 @@ class CodexOptions:
         minimum=1,
         label="auto-compact limit",
     )
-    user_message_tokens: int = option(
-        20_000, "the most recent user messages kept, up to this many tokens", minimum=0, label="kept user tok"
+    remote: bool = option(
+        True,
+        "OpenAI compacts remotely (an encrypted item, the newest 64,000 tokens of user messages); "
+        "off: Codex compacts locally (a summary, 20,000)",
+        kind="bool",
+        label="remote",
+    )
+    user_message_tokens: int | None = option(
+        None,
+        "the newest user messages kept, up to this many of Codex's estimated tokens "
+        "(default 64,000 remote, 20,000 local)",
+        kind="int?",
+        minimum=0,
+        label="kept user tok",
     )
     reasoning_per_100: int | None = option(
         None,
@@ -74,6 +87,13 @@ class CodexStats:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def user_tokens(options: CodexOptions) -> int:
+    """How much of the person's messages the new history keeps, in Codex's own tokens."""
+    if options.user_message_tokens is not None:
+        return options.user_message_tokens
+    return codex_history.REMOTE_USER_TOKENS if options.remote else codex_history.LOCAL_USER_TOKENS
 
 
 def limit(options: CodexOptions, context: Context) -> int:
@@ -119,18 +139,9 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     if before < at:
         steps.add("Not triggered", f"Codex counts {counts}, under the limit of {at:,}.", messages)
         return finish(NAME, steps, stats)
-    first_human = next((i for i, m in enumerate(messages) if m.is_human), len(messages))
-    initial = [m for m in messages[:first_human] if m.is_meta or m.role == "system"]
-    kept: list[Message] = []
-    room = context.meter.scale * options.user_message_tokens
-    for m in reversed(messages):
-        if m.is_human:
-            tokens = context.counter.count(m)
-            if tokens * context.meter.scale > room:
-                break
-            room -= tokens * context.meter.scale
-            kept.append(m)
-    kept.reverse()
+    initial = codex_history.initial_context(messages)
+    budget = user_tokens(options)
+    kept = codex_history.kept_user_messages(messages, budget)
     summary = text_message(
         "user", summary_text(messages, options.summary_chars, context.session_id), is_compact_summary=True,
         replaces=tuple(messages),
@@ -138,13 +149,17 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     boundary = text_message(
         "system", f"Conversation compacted (codex, {before:,} tokens before)", is_compact_boundary=True
     )
-    after = (*initial, boundary, *kept, summary)
+    if options.remote:  # the initial context goes back before the last user message
+        after = (boundary, *kept[:-1], *initial, *kept[-1:], summary)
+        made = f"{len(kept)} newest user messages (up to {budget:,} of Codex's tokens), the initial "
+        made += "context before the last of them, and the compaction item (its summary here)"
+    else:
+        after = (*initial, boundary, *kept, summary)
+        made = f"the initial context, the {len(kept)} newest user messages (up to {budget:,} of "
+        made += "Codex's tokens) and a summary"
     steps.add(
         "Auto-compact",
-        f"Codex counts {counts}, at or over the limit of {at:,}: the history becomes the initial "
-        "context, the "
-        f"{len(kept)} most recent user messages (up to {options.user_message_tokens:,} tokens) "
-        "and a summary.",
+        f"Codex counts {counts}, at or over the limit of {at:,}: the history becomes {made}.",
         after,
     )
     return finish(NAME, steps, stats, triggered=True, user_messages_kept=len(kept))
@@ -158,5 +173,8 @@ STRATEGY = Strategy(
     run=run,
     plan=plan,
     persists=lambda options: True,
-    in_force=lambda options, context: {"auto_compact_token_limit": limit(options, context)},
+    in_force=lambda options, context: {
+        "auto_compact_token_limit": limit(options, context),
+        "user_message_tokens": user_tokens(options),
+    },
 )

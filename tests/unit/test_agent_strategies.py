@@ -68,12 +68,20 @@ def test_claude_codes_summarize_request_over_the_window_is_truncated_first() -> 
 
 def test_codex_keeps_the_initial_context_recent_user_messages_and_a_summary() -> None:
     msgs = session()
-    r = run("codex", msgs, CodexOptions(auto_compact_token_limit=3000, user_message_tokens=250), CONTEXT)
+    local = CodexOptions(auto_compact_token_limit=3000, remote=False, user_message_tokens=250)
+    r = run("codex", msgs, local, CONTEXT)
     assert r.messages is not None
-    assert [m.kind for m in r.messages] == ["meta", "marker", "message", "message", "message", "summary"]
-    # the most recent prompts within 250 tokens ("next", tasks 5 and 4 of 101 each): task 3 would not fit
-    assert [m.text[:6] for m in r.messages[2:5]] == ["task 4", "task 5", "next"]
-    assert r.stats.to_dict()["limit"] == 3000 and r.stats.to_dict()["user_messages_kept"] == 3
+    kinds = ["meta", "marker", "message", "message", "message", "message", "summary"]
+    assert [m.kind for m in r.messages] == kinds
+    # the newest prompts within 250 of Codex's tokens (bytes / 4): "next" (1), tasks 5 and 4
+    # (102 each), and task 3 cut to the 45 left
+    assert [m.text[:6] for m in r.messages[2:6]] == ["task 3", "task 4", "task 5", "next"]
+    assert len(r.messages[2].text) == 45 * 4
+    assert r.stats.to_dict()["limit"] == 3000 and r.stats.to_dict()["user_messages_kept"] == 4
+    # remotely (the default), the initial context goes back before the last prompt
+    remote = run("codex", msgs, CodexOptions(auto_compact_token_limit=3000, user_message_tokens=250), CONTEXT)
+    assert remote.messages is not None
+    assert [m.kind for m in remote.messages] == ["marker", *kinds[2:5], "meta", "message", "summary"]
     # the limit is capped at 90 % of the raw window: the effective 10,000 / 0.95 = 10,526
     assert run("codex", msgs, CodexOptions(auto_compact_token_limit=50_000), CONTEXT).stats.limit == 9_473  # type: ignore[attr-defined]
 

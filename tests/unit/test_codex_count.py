@@ -14,7 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
-from compaction_inspector.core import autocompact
+from compaction_inspector.core import autocompact, codex_history
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.formats import load_text
@@ -178,3 +178,44 @@ def test_the_codex_strategy_compares_the_same_count_with_its_limit() -> None:
     assert result.stats.triggered and result.stats.tokens_before == held + 180  # type: ignore[attr-defined]
     result = run("codex", messages, dataclasses.replace(at, reasoning_per_100=1), context)
     assert not result.stats.triggered and result.stats.tokens_before == held + 2  # type: ignore[attr-defined]
+
+
+def test_a_local_compaction_that_records_only_its_summary_gets_the_history_codexs_rule_makes() -> None:
+    """Codex rollouts that compact locally record the summary (`compacted.message`) and
+    not the new history: it is the initial context, the person's newest messages within
+    20,000 of Codex's estimated tokens (the one that crosses it cut) and the summary."""
+    long = "z" * 80_000  # 20,000 estimated tokens on its own
+    rollout = [
+        *ROLLOUT[:6],
+        user(long),
+        user("and this"),
+        line("compacted", {"message": "what happened so far"}),
+    ]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    boundary = session.compactions[0].index
+    after = session.messages[boundary + 1 :]
+    assert [m.text[:20] for m in after] == [
+        "<environment_context",  # the initial context, built again
+        "z" * 20,  # cut to the 19,998 estimated tokens "and this" leaves
+        "and this",
+        "what happened so far",
+    ]
+    assert len(after[1].text) == 4 * (20_000 - 2) and after[-1].is_compact_summary
+    # copies: every message of a list is its own object
+    assert not set(after) & set(session.messages[:boundary])
+
+
+def test_codexs_own_wrappers_are_not_the_persons_messages() -> None:
+    """`<turn_aborted>` (as `codex_agentv_019efc87_v0.142.0_…` line 72 records one) and
+    Codex's other contextual fragments neither open a turn nor survive a compaction."""
+    aborted = "<turn_aborted>\nThe user interrupted the previous turn on purpose."
+    rollout = [
+        *ROLLOUT[:6],
+        user(aborted),
+        user("<USER_SHELL_COMMAND>ls</USER_SHELL_COMMAND>"),
+        user("go on"),
+    ]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    assert [m.text[:8] for m in session.messages if m.is_human] == ["fix the ", "go on"]
+    kept = codex_history.kept_user_messages(session.messages, codex_history.REMOTE_USER_TOKENS)
+    assert [m.text for m in kept] == ["fix the bug", "go on"]

@@ -29,7 +29,8 @@ def test_flags_are_the_known_ones() -> None:
         "--auto-compact-tokens", "--autocompact-pct-override", "--claude-code-summary-prompt-tokens",
         "--claude-code-summary-chars",
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",
-        "--auto-compact-token-limit", "--user-message-tokens", "--reasoning-per-100", "--codex-summary-chars",
+        "--auto-compact-token-limit", "--no-remote", "--user-message-tokens", "--reasoning-per-100",
+        "--codex-summary-chars",
     }  # fmt: skip
 
 
