@@ -201,6 +201,8 @@ def load(records: Records, path: str | None) -> Session:
     since_model = 0  # Codex's estimate of the items recorded since the last model-generated one
     follow_up = False  # tool outputs were recorded: the next request is a follow-up
     reasoning_of: dict[str, int] = {}  # reported reasoning tokens, by response
+    base_instructions: str | None = None  # the system prompt, where the rollout records it
+    pending_hidden: int | None = None  # Codex's estimate after a compaction, less its unread item
     pending_reasoning = 0  # reported before the response it belongs to
 
     def check(when: str) -> None:
@@ -228,7 +230,7 @@ def load(records: Records, path: str | None) -> Session:
         last_response = len(messages) - 1
 
     def token_count(info: Any) -> None:
-        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning
+        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning, pending_hidden
         window = count(info.get("model_context_window"))
         if window:
             metadata["context_window"] = window
@@ -239,7 +241,10 @@ def load(records: Records, path: str | None) -> Session:
         after = count(last_usage.get("total_tokens"))
         if usage.prompt_tokens == 0:  # no request: the context a compaction left
             if compactions and compactions[-1].post_tokens is None and after is not None:
-                compactions[-1] = replace(compactions[-1], post_tokens=after)
+                known = pending_hidden
+                hidden = compactions[-1].hidden_tokens if known is None else max(0, after - known)
+                compactions[-1] = replace(compactions[-1], post_tokens=after, hidden_tokens=hidden)
+            pending_hidden = None
             total = after  # Codex counts from its own estimate until a response reports
             return
         running = _total(info)
@@ -274,6 +279,8 @@ def load(records: Records, path: str | None) -> Session:
         kind = record.get("type")
         payload = as_dict(record.get("payload"))
         if kind == "session_meta":
+            text = as_dict(payload.get("base_instructions")).get("text")
+            base_instructions = text if isinstance(text, str) else base_instructions
             for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "version")):
                 if isinstance(payload.get(key), str):
                     metadata.setdefault(name, payload[key])
@@ -300,15 +307,21 @@ def load(records: Records, path: str | None) -> Session:
             follow_up, response_id = False, None
             history = payload.get("replacement_history")
             kept = [entry for entry in as_list(history) if isinstance(entry, dict)]
-            hidden = sum(
-                _encrypted_tokens(entry.get("encrypted_content")) or 0
-                for entry in kept
-                if entry.get("type") == "compaction"
-            )
+            items = [entry for entry in kept if entry.get("type") == "compaction"]
+            read = [_encrypted_tokens(entry.get("encrypted_content")) for entry in items]
+            hidden = sum(r or 0 for r in read)
+            # An item the rollout lacks (redacted, or left out where a remote compaction made
+            # one) is in Codex's own estimate after it: what is left of that once the
+            # instructions and the other items are taken off (`token_count` below).
+            unread = None
+            if (not read or None in read) and base_instructions is not None:
+                others = sum(_item_tokens(entry) for entry in kept if entry.get("type") != "compaction")
+                unread = hidden + codex_history.approx_tokens(base_instructions) + others
             since_model = 0
             for entry in kept:
                 since_model = 0 if _is_model_item(entry) else since_model + _item_tokens(entry)
             compactions.append(Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden))
+            pending_hidden = unread
             compaction_turns.append(turn)
             messages.append(
                 Message(

@@ -219,3 +219,29 @@ def test_codexs_own_wrappers_are_not_the_persons_messages() -> None:
     assert [m.text[:8] for m in session.messages if m.is_human] == ["fix the ", "go on"]
     kept = codex_history.kept_user_messages(session.messages, codex_history.REMOTE_USER_TOKENS)
     assert [m.text for m in kept] == ["fix the bug", "go on"]
+
+
+def test_a_compaction_item_the_rollout_lacks_is_read_from_codexs_own_estimate_after_it() -> None:
+    """Codex's estimate after a compaction (the `token_count` with no request) is its
+    instructions (bytes / 4) and every item of the new history, the encrypted compaction
+    item by its length: what is left once the rest is taken off is that item, which a
+    published rollout often redacts (`…019f03e0_v0.142.2…` line 272) or leaves out."""
+    kept = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the bug"}]}
+    redacted = {"type": "compaction", "encrypted_content": "REDACTED"}
+    kept_tokens = -(-len(json.dumps(kept, separators=(",", ":"))) // 4)
+    estimate = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 3_000}
+    rollout = [
+        line("session_meta", {"id": "r", "base_instructions": {"text": "b" * 4_000}}),
+        *ROLLOUT[1:-1],
+        line("compacted", {"message": "", "replacement_history": [kept, redacted]}),
+        line("event_msg", {"type": "token_count", "info": {"last_token_usage": estimate}}),
+    ]  # fmt: skip
+    (c,) = load_text("\n".join(rollout), "rollout.jsonl").compactions
+    assert c.post_tokens == 3_000 and c.hidden_tokens == 3_000 - 1_000 - kept_tokens
+    # where the item is held, its length says what it is
+    held = [
+        *rollout[:-2],
+        line("compacted", {"message": "", "replacement_history": [kept, SUMMARY]}),
+        rollout[-1],
+    ]
+    assert load_text("\n".join(held), "rollout.jsonl").compactions[0].hidden_tokens == 588
