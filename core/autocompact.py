@@ -62,6 +62,27 @@ def claude_code_reserve(agent_version: Any) -> tuple[int, str]:
     return CLAUDE_CODE_RESERVE_CAP, f"{shown} reserves min(max output, 20,000) (from 2.1.21)"
 
 
+CLAUDE_CODE_1M_MODELS = (
+    # (model name prefix, from version, why): the changelog's 1M windows (docs/agents.md)
+    ("claude-opus-4-7", (2, 1, 117), "Claude Code 2.1.117 computes Opus 4.7 against its 1M window"),
+    ("claude-sonnet-5", (0,), "Sonnet 5 has a native 1M window"),
+)
+
+
+def claude_code_1m(model: Any, agent_version: Any) -> str | None:
+    """Why this model at this version has a 1M window, or None when the changelog gives
+    it none (a reported prompt past 200,000 still says so)."""
+    if not isinstance(model, str):
+        return None
+    if model.endswith("[1m]"):
+        return f"the model {model} has a 1M window"
+    v = version(agent_version)
+    for prefix, since, why in CLAUDE_CODE_1M_MODELS:
+        if model.startswith(prefix) and (v is None or v >= since):
+            return why
+    return None
+
+
 def claude_code_point(window: Window, at: int | None = None, pct_override: int | None = None) -> Point:
     """Claude Code's auto-compact point in `window` (its reserve already taken off):
     `at` when the user set one, else 13,000 under the effective window, lowered to

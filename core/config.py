@@ -179,11 +179,12 @@ class Config:
         size, reasons = preset.context_window, [why] if autocompact.version(version) else []
         model = session.metadata.get("model")
         largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
-        if isinstance(model, str) and model.endswith("[1m]"):
-            size, reasons = (
-                autocompact.CLAUDE_CODE_1M_WINDOW,
-                [*reasons, f"the model {model} has a 1M window"],
-            )
+        one_m = autocompact.claude_code_1m(model, version)
+        compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
+        if one_m is not None and compacted and max(compacted) < preset.context_window:
+            reasons.append(f"it compacted on its own at {max(compacted):,}, under 200,000: not a 1M window")
+        elif one_m is not None:
+            size, reasons = autocompact.CLAUDE_CODE_1M_WINDOW, [*reasons, one_m]
         elif largest > preset.context_window:
             size = autocompact.CLAUDE_CODE_1M_WINDOW
             reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")

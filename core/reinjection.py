@@ -3,10 +3,10 @@
 The five most recently touched files of its Read, Edit and Write tools, newest first,
 leaving out the plan file and CLAUDE.md memory files: each read again from disk, whole
 (with Read's line numbers) when its content fits in 5,000 tokens, else replaced by a short
-reference (never cut); 50,000
-tokens in all. Then the plan file, when the session has one, and the skills it invoked
-(at most 5,000 tokens each, 25,000 in all). Versions that write `attachment` lines record
-all this themselves; for the others it is worked out here from the tool calls.
+reference (never cut); 50,000 tokens in all. Then the plan file, when the session has
+one, and the skills it invoked, the newest first, each cut to its first 5,000 tokens,
+25,000 in all. Versions that write `attachment` lines record all this themselves; for
+the others it is worked out here from the tool calls.
 
 The file tools' results tell what each file held: the whole text after an Edit or a
 Write where the transcript records it (`Session.touches`), else the latest Read's result;
@@ -145,15 +145,21 @@ def reinjected(
         message = _file_message(path, seen.text, "plan_file_reference")
         out.append(Reinjected(path, "plan", message, _tokens(counter, message, scale, seen.share), True))
     room = SKILLS_BUDGET_TOKENS
-    for name, text in skills.items():
-        message = Message(
-            "user", (Block("text", text=text),), is_meta=True, is_synthetic=True, attachment="skill"
-        )
-        tokens = _tokens(counter, message, scale, 1.0)
-        if tokens <= MAX_SKILL_TOKENS and tokens <= room:
-            room -= tokens
-            out.append(Reinjected(name, "skill", message, tokens, True))
+    for name, text in reversed(skills.items()):  # the newest invoked first
+        tokens = _tokens(counter, _skill_message(text), scale, 1.0)
+        whole = tokens <= MAX_SKILL_TOKENS
+        if not whole:  # its head, as much as the cap holds
+            text = text[: len(text) * MAX_SKILL_TOKENS // tokens]
+            tokens = _tokens(counter, _skill_message(text), scale, 1.0)
+        if tokens > room:
+            continue
+        room -= tokens
+        out.append(Reinjected(name, "skill", _skill_message(text), tokens, whole))
     return out
+
+
+def _skill_message(text: str) -> Message:
+    return Message("user", (Block("text", text=text),), is_meta=True, is_synthetic=True, attachment="skill")
 
 
 def _seen(

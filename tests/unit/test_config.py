@@ -189,6 +189,24 @@ def test_claude_code_has_a_1m_window_when_its_model_or_its_prompts_say_so() -> N
     assert "a reported prompt of 250,000 is past 200,000: a 1M window" in seen.window_note
 
 
+def test_the_changelogs_1m_windows_follow_the_model_and_the_version() -> None:
+    from compaction_inspector.core.model import Compaction, Session
+
+    def window(model: str, version: str, *compactions: Compaction) -> int:
+        session = Session(
+            (), "claude-code", metadata={"version": version, "model": model}, compactions=compactions
+        )
+        return Config().for_session(session).window.context_window
+
+    # 2.1.117 fixed Opus 4.7 being computed against 200k; Sonnet 5 is natively 1M
+    assert window("claude-opus-4-7", "2.1.116") == 200_000
+    assert window("claude-opus-4-7", "2.1.117") == 1_000_000
+    assert window("claude-sonnet-5-20270101", "2.1.197") == 1_000_000
+    assert window("claude-opus-4-6", "2.1.80") == 200_000  # 1M by plan only: the prompts must say
+    # a session that compacted on its own under 200,000 had no 1M window, whatever its model
+    assert window("claude-opus-4-7", "2.1.120", Compaction(3, "auto", 169_000)) == 200_000
+
+
 def test_the_percent_override_can_only_lower_claude_codes_point() -> None:
     config = from_dict({"claude_code": {"autocompact_pct_override": 50}})
     assert config.auto_compact_tokens == 90_000  # 50 % of the usable 180,000

@@ -61,3 +61,16 @@ def test_after_a_compaction_only_what_it_put_back_is_remembered() -> None:
     names = [r.name for r in reinjected(msgs, {}, COUNTER, 1.0)]
     assert names == ["/new.py", "/f6.py", "/f5.py", "/f4.py", "/f3.py"]
     assert [r.name for r in reinjected(msgs, {}, COUNTER, 1.0, max_files=2)] == ["/new.py", "/f6.py"]
+
+
+def test_skills_go_back_newest_first_each_cut_to_its_first_5000_tokens() -> None:
+    msgs = [u("go")]
+    for k, (name, size) in enumerate((("old", 100), ("long", 6_000))):
+        msgs += [
+            call(f"s{k}", "Skill", input={"skill": name}),
+            result(f"s{k}", text=f"Launching skill: {name}"),
+        ]
+        msgs += [text_message("user", "word " * (size * 4 // 5), is_meta=True)]  # `size` tokens
+    back = reinjected(msgs, {}, COUNTER, 1.0)
+    assert [(r.name, r.whole, r.tokens) for r in back] == [("long", False, 5_000), ("old", True, 100)]
+    assert back[0].message.text == ("word " * 4_800)[:20_000]
