@@ -227,11 +227,14 @@ class Count:
     def fires(self) -> bool:
         return self.point.tokens is not None and self.total >= self.point.tokens
 
-    def line(self) -> str:
-        """ "Codex counted 246,959 ≥ 244,800 (90 % of …): 230,747 reported + …"."""
+    def line(self, rule: bool = True) -> str:
+        """What it counted against its point, as parts ("Codex counted 246,959 ≥ 244,800
+        (90 % of …): 230,747 reported + …"); `rule` False leaves out why the point sits
+        there, for a line that shows it beside."""
         point = self.point.tokens
         sign = "≥" if self.fires else "<"
-        against = f" {sign} {point:,} ({self.point.rule})" if point is not None else ""
+        why = f" ({self.point.rule})" if rule else ""
+        against = f" {sign} {point:,}{why}" if point is not None else ""
         parts = " + ".join(
             f"{tokens:,} {name}" + (" (estimated)" if name in self.estimated else "")
             for name, tokens in self.parts

@@ -319,9 +319,13 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
             continue
         before = messages[c.replaced[0] : c.compaction.index]
         held = messages[c.after[0] : c.after[1]]
-        # what the compaction made (summary, re-read files, attachments) ends where the
-        # person's next prompt begins: that and what follows were sent after it, not made by it
-        made = next((k for k, m in enumerate(held) if m.is_human and not m.is_compact_summary), len(held))
+        # what the compaction made (summary, re-read files, attachments, the prompts a Codex
+        # history keeps, all written on its own line) ends where the person's next prompt
+        # begins: that and what follows were sent after it, not made by it
+        made = next(
+            (k for k, m in enumerate(held) if m.is_human and not m.is_compact_summary and m.line != c.line),
+            len(held),
+        )
         after, sent = held[:made], held[made:]
         counted_before, counted_after = context.tokens(before), context.tokens(after)
         tokens_before = c.measured_before if c.measured_before is not None else counted_before

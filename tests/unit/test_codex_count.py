@@ -245,3 +245,12 @@ def test_a_compaction_item_the_rollout_lacks_is_read_from_codexs_own_estimate_af
         rollout[-1],
     ]
     assert load_text("\n".join(held), "rollout.jsonl").compactions[0].hidden_tokens == 588
+
+
+def test_the_prompts_a_codex_history_keeps_were_made_by_the_compaction_not_sent_after_it() -> None:
+    kept = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "next"}]}
+    rollout = [*ROLLOUT[:-1], line("compacted", {"message": "", "replacement_history": [kept, SUMMARY]})]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    (step,) = Inspection.of(session, Config(), make_counter("chars4")).own_steps().steps
+    assert "messages were replaced by 2;" in step.explanation
+    assert "sent since" not in step.explanation

@@ -532,14 +532,14 @@ class SessionScreen(Screen[None]):
         caption, note = "", ""
         counts = inspection.agent_counts
         now = counts.at(len(inspection.messages))
-        why = f"{now.line()} (at its last check)" if now is not None else ""
+        why = f"at its last check, {now.line(rule=False)}" if now is not None else ""
         if inspection.live:
             caption = "the context after the transcript's own last compaction"
         if step is not None and self.own and self.result is not None:
             caption = f"the transcript's own compaction {self.step + 1} of {len(self.result.steps)}"
             note = f"{step.title}: the prompts the responses either side reported"
             fired = counts.before.get(inspection.session.compactions[self.step].index)
-            why = f"why here: {fired.line()}" if fired is not None else ""
+            why = f"why here: {fired.line(rule=False)}" if fired is not None else ""
             tokens = step.tokens_after
             reading = None  # a reported prompt: the transcript records no split of it
         elif step is not None:

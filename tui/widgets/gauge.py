@@ -65,6 +65,7 @@ class PressureGauge(Widget):
 
     def update_state(self, state: GaugeState) -> None:
         self.state = state
+        self.set_class(bool(state.agent_count), "-counted")  # a row more, laid out by the stylesheet
         self.refresh()
 
     def render(self) -> RenderableType:
