@@ -865,7 +865,7 @@ class SessionScreen(Screen[None]):
         self.selection = f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
         if m.is_compact_boundary and entry.origin is not None and self.inspection is not None:
             why = self.inspection.agent_counts.before.get(entry.origin)
-            self.selection += f" · why: {why.line()}" if why is not None else ""
+            self.selection += f" · why: {why.line(rule=False)}" if why is not None else ""
         self.show_status()
 
     def show_status(self) -> None:
