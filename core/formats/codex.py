@@ -132,14 +132,22 @@ def _encrypted_tokens(content: Any) -> int | None:
 def _is_model_item(payload: dict[str, Any]) -> bool:
     """An item the model generated: what the last response's total already counts."""
     kind = payload.get("type")
+    if not isinstance(kind, str):  # a hostile file: no item at all
+        return False
     return kind in _MODEL_ITEMS or (kind == "message" and payload.get("role") == "assistant")
+
+
+def _is_output(payload: dict[str, Any]) -> bool:
+    """A tool's output: the request after it is a follow-up."""
+    kind = payload.get("type")
+    return isinstance(kind, str) and kind in _OUTPUT_ITEMS
 
 
 def _item_tokens(payload: dict[str, Any]) -> int:
     """Codex's estimate of an item it did not generate: ceil(bytes of its JSON / 4), a
     tool output cut to what history keeps and an inline image at its fixed size."""
     output = payload.get("output")
-    if payload.get("type") in _OUTPUT_ITEMS and isinstance(output, str):
+    if _is_output(payload) and isinstance(output, str):
         raw = output.encode()
         if len(raw) > TOOL_OUTPUT_BYTES:
             payload = {**payload, "output": raw[:TOOL_OUTPUT_BYTES].decode(errors="ignore")}
@@ -237,6 +245,8 @@ def load(records: Records, path: str | None) -> Session:
         usage = _usage(info)
         if usage is None:
             return
+        if isinstance(metadata.get("model"), str):
+            usage = replace(usage, model=metadata["model"])
         last_usage = as_dict(info.get("last_token_usage"))
         after = count(last_usage.get("total_tokens"))
         if usage.prompt_tokens == 0:  # no request: the context a compaction left
@@ -353,9 +363,9 @@ def load(records: Records, path: str | None) -> Session:
             if follow_up:  # the follow-up request: Codex checked its count before sending it
                 check("mid-turn")
             follow_up, since_model = False, 0
-        elif not (item == "message" and payload.get("role") == "system"):  # not sent as an item
-            since_model += _item_tokens(payload)
-            follow_up = follow_up or item in _OUTPUT_ITEMS
+        elif _is_output(payload) or (item == "message" and payload.get("role") != "system"):
+            since_model += _item_tokens(payload)  # what Codex sends as an item (a system message is not)
+            follow_up = follow_up or _is_output(payload)
         if item == "message":
             role = payload.get("role")
             blocks = _text_parts(payload.get("content"))

@@ -254,3 +254,11 @@ def test_the_prompts_a_codex_history_keeps_were_made_by_the_compaction_not_sent_
     (step,) = Inspection.of(session, Config(), make_counter("chars4")).own_steps().steps
     assert "messages were replaced by 2;" in step.explanation
     assert "sent since" not in step.explanation
+
+
+def test_an_item_whose_type_is_not_a_name_is_skipped_and_counted_as_nothing_else() -> None:
+    """Found by the fuzzer: `{"type": []}` as a response item's payload."""
+    rollout = [*ROLLOUT[:-3], line("response_item", {"type": []}), *ROLLOUT[-3:]]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    assert [c.new_items for c in session.checks] == [40, 0, 265]
+    assert any("response_item" in d.message for d in session.diagnostics)
