@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
+from compaction_inspector.core.cost import Cost, session_cost
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
@@ -31,6 +33,11 @@ class Analysis:
     window_note: str = "the default"  # who chose the window
     point: Point | None = None  # where the preset's agent compacts, and why
     counts: AgentCounts | None = None  # what the agent counted against that point
+
+    @cached_property
+    def cost(self) -> Cost:
+        """What the session's responses cost, priced from their reported usage."""
+        return session_cost(self.session)
 
     @property
     def count_now(self) -> Count | None:
@@ -127,6 +134,7 @@ class Analysis:
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),
             "context": self.context_dict(),
             "reported_usage": self.reported.to_dict() if self.reported else None,
+            "cost": self.cost.to_dict(),
             "metadata": {k: v for k, v in s.metadata.items() if k != "system"},
             "request_count": s.request_count,
             "request_index": s.request_index,

@@ -9,7 +9,6 @@ mark say they are estimates."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -43,7 +42,7 @@ def plain_message(m: Message, compaction: Compaction | None = None) -> dict[str,
     if m.role == "assistant" and m.id:
         out["id"] = m.id
     if m.usage is not None:
-        out["usage"] = dataclasses.asdict(m.usage)
+        out["usage"] = m.usage.to_dict()
     if m.is_meta:
         out["meta"] = True
     if compaction is not None:
@@ -124,7 +123,7 @@ def _claude_code_lines(
             if m.role == "assistant":
                 body["id"] = m.id
                 if m.usage is not None:
-                    body["usage"] = dataclasses.asdict(m.usage)
+                    body["usage"] = m.usage.to_dict()
                 if m.request_id is not None:
                     record["requestId"] = m.request_id
             record.update(type="assistant" if m.role == "assistant" else "user", message=body)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.config import as_yaml
+from compaction_inspector.core.cost import session_cost
 from compaction_inspector.core.diff import label, origin
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -133,6 +134,7 @@ class _Page:
                 f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
             ),
             ("auto-compact", config.point_note),
+            ("cost", session_cost(session).line()),
             ("tokenizer", ins.counter.label),
             (
                 "context sent next",

@@ -87,10 +87,27 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
+    cache_write_1h_tokens: int = 0  # of the cache written, what is kept for an hour (billed higher)
+    model: str | None = None  # the model that answered, where the transcript names it
 
     @property
     def prompt_tokens(self) -> int:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """As Anthropic reports it."""
+        out: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+        if self.cache_write_1h_tokens:
+            out["cache_creation"] = {
+                "ephemeral_5m_input_tokens": self.cache_creation_input_tokens - self.cache_write_1h_tokens,
+                "ephemeral_1h_input_tokens": self.cache_write_1h_tokens,
+            }
+        return out
 
 
 @dataclass(frozen=True, slots=True)

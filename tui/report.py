@@ -99,6 +99,7 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
                 f"(peak {a.reported.peak_prompt_tokens:,}, {a.reported.responses} responses)"
             ),
         )
+    head.add_row("cost", safe(a.cost.line()))
     if a.mode == "context":
         reading = a.model.reading(len(s.messages))
         head.add_row("context", safe(f"{reading.tokens:,}: {reading.provenance()}"))

@@ -211,6 +211,8 @@ def load(records: Records, path: str | None) -> Session:
     name_compactions(main, compactions)
     if first_parent is not None and first_parent not in uuids:
         metadata["slice"] = True
+    _final_usage(main, usages)
+    _final_usage(side, usages)
     return Session(
         messages=tuple(main),
         format=FORMAT,
@@ -304,12 +306,29 @@ def _flatten(value: Any) -> str:
 
 
 def _usage(body: dict[str, Any], seen: dict[Any, Usage | None]) -> Usage | None:
+    """The usage a line reports, with the model that answered. A streamed reply's lines
+    repeat it, the output as far as it had got: parsed again only when that moved."""
     key = body.get("id")
-    if not isinstance(key, str):
-        return parse_usage(body.get("usage"))
-    if key not in seen:
-        seen[key] = parse_usage(body.get("usage"))
-    return seen[key]
+    raw = body.get("usage")
+    if isinstance(key, str):
+        known = seen.get(key)
+        if known is not None and isinstance(raw, dict) and raw.get("output_tokens") == known.output_tokens:
+            return known
+    usage = parse_usage(raw)
+    if usage is not None and isinstance(body.get("model"), str):
+        usage = replace(usage, model=body["model"])
+    if isinstance(key, str):
+        seen[key] = usage
+    return usage
+
+
+def _final_usage(messages: list[Message], seen: dict[Any, Usage | None]) -> None:
+    """Each line of a response carries the usage its last line reported: only that one
+    holds the whole output."""
+    for i, m in enumerate(messages):
+        final = seen.get(m.id) if m.id is not None else None
+        if m.usage is not None and final is not None and final is not m.usage:
+            messages[i] = replace(m, usage=final)
 
 
 def _opt_str(value: Any) -> str | None:

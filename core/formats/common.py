@@ -257,11 +257,15 @@ def parse_usage(raw: Any) -> Usage | None:
 
     if "prompt_tokens" in raw and "input_tokens" not in raw:
         return Usage(input_tokens=number("prompt_tokens"), output_tokens=number("completion_tokens"))
+    written = raw.get("cache_creation")
     return Usage(
         input_tokens=number("input_tokens"),
         cache_creation_input_tokens=number("cache_creation_input_tokens"),
         cache_read_input_tokens=number("cache_read_input_tokens"),
         output_tokens=number("output_tokens"),
+        cache_write_1h_tokens=count(written.get("ephemeral_1h_input_tokens")) or 0
+        if isinstance(written, dict)
+        else 0,
     )
 
 

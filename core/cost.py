@@ -1,0 +1,157 @@
+"""What a session's requests cost (docs/cost.md): each response's reported usage priced
+by the `genai-prices` bundled table, offline.
+
+A response's input is split as the API bills it: uncached, cache read, cache written for
+5 minutes and for 1 hour; then its output. Each part is priced at the rate of the
+response's tier (a model whose price steps up past a prompt size prices every token of a
+longer prompt at the higher rate). A model the table does not know is named, never
+guessed. The table is imported only when a cost is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cache
+from importlib.metadata import version
+from typing import Any
+
+from compaction_inspector.core.model import Session, Usage
+
+PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
+_PROVIDERS = {
+    "claude-code": "anthropic",
+    "anthropic": "anthropic",
+    "codex": "openai",
+    "openai-chat": "openai",
+}
+_MILLION = 1_000_000
+
+
+def source() -> str:
+    """Where the prices come from, to name beside every cost."""
+    return f"genai-prices {version('genai-prices')}, its bundled table"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A session's priced usage: in USD by part, over the responses priced; the models
+    the table does not know, with how many responses each left unpriced."""
+
+    parts: dict[str, Decimal]
+    responses: int
+    unpriced: dict[str, int] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def total(self) -> Decimal:
+        return sum(self.parts.values(), Decimal(0))
+
+    def line(self) -> str:
+        """ "$14.00 (cache read $9.12 · … · output $1.02) over 146 responses, …"."""
+        shown = " · ".join(f"{name} ${value:,.2f}" for name, value in self.parts.items() if value)
+        told = f"${self.total:,.2f} ({shown}) over {self.responses:,} responses"
+        missing = ", ".join(f"{model or 'no model named'} ({n:,})" for model, n in self.unpriced.items())
+        return told + (f"; not priced: {missing}" if missing else "") + f" · prices: {self.source}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total_usd": str(self.total.quantize(Decimal("0.000001"))),
+            "parts_usd": {
+                name.replace(" ", "_"): str(v.quantize(Decimal("0.000001"))) for name, v in self.parts.items()
+            },
+            "responses": self.responses,
+            "unpriced": self.unpriced,
+            "source": self.source,
+        }
+
+
+def responses(session: Session) -> list[Usage]:
+    """Each response's usage once (a streamed reply's lines share its message id); a
+    request body's logged response first."""
+    seen: dict[str, Usage] = {}
+    out: list[Usage] = [session.request_usage] if session.request_usage is not None else []
+    for m in session.messages:
+        if m.usage is None or m.role != "assistant":
+            continue
+        if m.id is None:
+            out.append(m.usage)
+        elif m.id not in seen:
+            seen[m.id] = m.usage
+            out.append(m.usage)
+    return out
+
+
+def session_cost(session: Session) -> Cost:
+    """What the session's responses cost, as they reported their usage."""
+    provider = _PROVIDERS.get(session.format)
+    fallback = session.metadata.get("model")
+    parts = dict.fromkeys(PARTS, Decimal(0))
+    priced = 0
+    unpriced: dict[str, int] = {}
+    for usage in responses(session):
+        model = usage.model or (fallback if isinstance(fallback, str) else None)
+        rates = _rates(model, provider, usage.prompt_tokens) if model else None
+        if rates is None:
+            unpriced[model or ""] = unpriced.get(model or "", 0) + 1
+            continue
+        priced += 1
+        for name, tokens in zip(PARTS, _tokens(usage), strict=True):
+            parts[name] += rates[name] * tokens
+    return Cost(parts, priced, unpriced, source())
+
+
+def _tokens(u: Usage) -> tuple[int, int, int, int, int]:
+    written_1h = min(u.cache_write_1h_tokens, u.cache_creation_input_tokens)
+    return (
+        u.input_tokens,
+        u.cache_read_input_tokens,
+        u.cache_creation_input_tokens - written_1h,
+        written_1h,
+        u.output_tokens,
+    )
+
+
+def _rates(model: str, provider: str | None, prompt: int) -> dict[str, Decimal] | None:
+    """USD per token of each part for a request of `prompt` input tokens; None when the
+    table does not know the model. Rates hold across a tier: priced once per tier."""
+    price = _model_price(model, provider)
+    if price is None:
+        return None
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+    from genai_prices.types import TieredPrices
+
+    starts = sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
+    key = (model, provider, sum(prompt > start for start in starts))
+    found = _RATES.get(key)
+    if found is not None:
+        return found
+    size = max(prompt, 1)
+
+    def cost(**usage: int) -> Decimal:
+        return calc_price(Priced(input_tokens=size, **usage), model, provider_id=provider).total_price
+
+    base = cost()
+    found = _RATES[key] = {
+        "uncached input": base / size,
+        "cache read": cost(cache_read_tokens=size) / size,
+        "cache write 5m": cost(cache_write_tokens=size) / size,
+        "cache write 1h": cost(cache_write_tokens=size, cache_write_1h_tokens=size) / size,
+        "output": (cost(output_tokens=_MILLION) - base) / _MILLION,
+    }
+    return found
+
+
+_RATES: dict[tuple[str, str | None, int], dict[str, Decimal]] = {}
+
+
+@cache
+def _model_price(model: str, provider: str | None) -> Any:
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+
+    try:
+        return calc_price(Priced(input_tokens=1), model, provider_id=provider).model_price
+    except LookupError:
+        return None
