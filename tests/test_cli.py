@@ -163,6 +163,9 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
         }
     ]
     assert out["reported_usage"]["responses"] == 23
+    # its 23 responses priced part by part (claude-sonnet-4-5 at genai-prices' rates)
+    assert out["cost"]["responses"] == 23 and out["cost"]["unpriced"] == {}
+    assert out["cost"]["total_usd"] == "0.089547" and out["cost"]["source"].startswith("genai-prices")
 
 
 def test_pressure_messages_keeps_the_messages_only_view() -> None:
