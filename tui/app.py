@@ -16,6 +16,7 @@ from textual.notifications import SeverityLevel
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.text import visible
+from compaction_inspector.tui import messages
 from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.session import SessionScreen
@@ -123,7 +124,7 @@ class InspectorApp(App[None]):
         if self.browser is not None:
             self.switch_screen("browser")
 
-    def on_session_screen_unreadable(self, event: SessionScreen.Unreadable) -> None:
+    def on_session_screen_unreadable(self, event: messages.Unreadable) -> None:
         name = visible(event.path.name)
         if self.browser is not None:  # chosen from the list: say why, and back to it
             self.notify(event.reason, title=f"Cannot open {name}", severity="error", timeout=8)

@@ -17,6 +17,7 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui import messages
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.listing_cache import Key, Source
 from compaction_inspector.tui.widgets.gauge import PressureGauge
@@ -876,7 +877,7 @@ async def test_a_session_counted_before_opens_with_exact_figures_and_no_estimate
     first_figures: list[str] = []
     original = SessionScreen.on_session_screen_loaded
 
-    def loaded(self: SessionScreen, event: SessionScreen.Loaded) -> None:
+    def loaded(self: SessionScreen, event: messages.Loaded) -> None:
         first_figures.append(event.inspection.counter.label)
         original(self, event)
 

@@ -21,7 +21,6 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message as TextualMessage
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
@@ -37,7 +36,7 @@ from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import inline_subagent, subagent_files
-from compaction_inspector.core.simulate import Cancelled, Simulation
+from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
@@ -48,7 +47,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import Options, with_values
 from compaction_inspector.core.text import counted, visible
-from compaction_inspector.tui import heap
+from compaction_inspector.tui import heap, messages
 from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
@@ -128,64 +127,6 @@ class SessionScreen(Screen[None]):
     mode = var("strategy")  # or OWN
     sidechain = var(False)
     boundaries = var(BOUNDARY_MODES[0])  # which the transcripts mark, bound to both panes
-
-    class Loaded(TextualMessage):
-        """The session is read and estimated; exact counts follow."""
-
-        def __init__(self, inspection: Inspection, run: int) -> None:
-            super().__init__()
-            self.inspection, self.run = inspection, run
-
-    class Previewed(TextualMessage):
-        """The first lines of a large file, read while the whole is: rows to look at."""
-
-        def __init__(self, inspection: Inspection, total: int, run: int) -> None:
-            super().__init__()
-            self.inspection, self.total, self.run = inspection, total, run
-
-    class Counted(TextualMessage):
-        """Exact counts of the session read."""
-
-        def __init__(self, inspection: Inspection, run: int) -> None:
-            super().__init__()
-            self.inspection, self.run = inspection, run
-
-    class StrategyDone(TextualMessage):
-        def __init__(self, run: int, result: CompactionResult[Stats]) -> None:
-            super().__init__()
-            self.run, self.result = run, result
-
-    class Replayed(TextualMessage):
-        def __init__(self, run: int, main: Simulation, other: Simulation | None) -> None:
-            super().__init__()
-            self.run, self.main, self.other = run, main, other
-
-    class OwnDone(TextualMessage):
-        """The transcript's own compactions, as steps."""
-
-        def __init__(self, run: int, result: CompactionResult[Stats]) -> None:
-            super().__init__()
-            self.run, self.result = run, result
-
-    class Failed(TextualMessage):
-        """The session could not be read."""
-
-        def __init__(self, run: int, reason: str) -> None:
-            super().__init__()
-            self.run, self.reason = run, reason
-
-    class Settled(TextualMessage):
-        """Counting, the strategy and the replay are done: the screen shows their figures."""
-
-    class Leave(TextualMessage):
-        """Escape with nothing left to close: the app goes back to the session list."""
-
-    class Unreadable(TextualMessage):
-        """The file cannot be opened and is not followed: the app says why and goes on."""
-
-        def __init__(self, path: Path, reason: str) -> None:
-            super().__init__()
-            self.path, self.reason = path, reason
 
     def __init__(
         self,
@@ -331,7 +272,7 @@ class SessionScreen(Screen[None]):
         del self._pending[kind]
         if not self._pending:
             self.settled.set()
-            self.post_message(self.Settled())
+            self.post_message(messages.Settled())
             if self.demo_runner is not None and self.demo_runner.running:
                 self.demo_runner.say()  # what the stop shows, now that it is shown
         return True
@@ -353,25 +294,25 @@ class SessionScreen(Screen[None]):
             if preview is not None:
                 first, total = preview
                 rows = Inspection.of(first, self._config, estimate=True)
-                self.post_message(self.Previewed(rows, total, run))
+                self.post_message(messages.Previewed(rows, total, run))
         try:
             session = self._given or load(self.path, request=self.request)
         except LoadError as exc:
-            self.post_message(self.Failed(run, str(exc)))
+            self.post_message(messages.Failed(run, str(exc)))
             return
         known = Inspection.counted_before(session, self._config)
         if known is not None:  # counted before: exact figures at once, no estimate first
-            self.post_message(self.Loaded(known, run))
-            self.post_message(self.Counted(known, run))
+            self.post_message(messages.Loaded(known, run))
+            self.post_message(messages.Counted(known, run))
             return
         estimate = Inspection.of(session, self._config, estimate=True)
-        self.post_message(self.Loaded(estimate, run))
+        self.post_message(messages.Loaded(estimate, run))
         worker = get_current_worker()
         exact = estimate.recount(lambda done, todo: self.app.call_from_thread(self._progress, done, todo))
         if not worker.is_cancelled:
-            self.post_message(self.Counted(exact, run))
+            self.post_message(messages.Counted(exact, run))
 
-    def on_session_screen_previewed(self, event: Previewed) -> None:
+    def on_session_screen_previewed(self, event: messages.Previewed) -> None:
         """The first rows, while the rest is read: the transcript only (no figure is
         shown until the whole is read, as a part would give false ones)."""
         if self._pending.get("count") != event.run or self.inspection is not None:
@@ -390,10 +331,10 @@ class SessionScreen(Screen[None]):
         bar.remove_class("hidden")
         bar.update(total=max(1, total), progress=done)
 
-    def on_session_screen_failed(self, event: Failed) -> None:
+    def on_session_screen_failed(self, event: messages.Failed) -> None:
         if not self.follow:
             self._latest("count", event.run)
-            self.post_message(self.Unreadable(self.path, event.reason))
+            self.post_message(messages.Unreadable(self.path, event.reason))
             return
         # followed: the file may be about to be written (a new, still empty session)
         self.sub_title = f"{self.shown_name} · waiting · following"
@@ -405,7 +346,7 @@ class SessionScreen(Screen[None]):
         self._waiting = True
         self.set_timer(1.0, lambda: self._load(event.run))
 
-    def on_session_screen_loaded(self, event: Loaded) -> None:
+    def on_session_screen_loaded(self, event: messages.Loaded) -> None:
         if self._pending.get("count") != event.run:
             return
         self._config, self.inspection = event.inspection.config, event.inspection
@@ -445,7 +386,7 @@ class SessionScreen(Screen[None]):
             f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{sliced}{following}"
         )
 
-    def on_session_screen_counted(self, event: Counted) -> None:
+    def on_session_screen_counted(self, event: messages.Counted) -> None:
         if self._pending.get("count") != event.run:
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
@@ -588,9 +529,9 @@ class SessionScreen(Screen[None]):
     def _run_strategy(self, inspection: Inspection, name: str, options: Options, run: int) -> None:
         result = inspection.run(name, options)
         if not get_current_worker().is_cancelled:
-            self.post_message(self.StrategyDone(run, result))
+            self.post_message(messages.StrategyDone(run, result))
 
-    def on_session_screen_strategy_done(self, event: StrategyDone) -> None:
+    def on_session_screen_strategy_done(self, event: messages.StrategyDone) -> None:
         if not self._latest("strategy", event.run):
             return
         if self.own:  # shown once the transcript's own compactions are left
@@ -622,9 +563,9 @@ class SessionScreen(Screen[None]):
         except Cancelled:
             return
         if not worker.is_cancelled:
-            self.post_message(self.Replayed(run, main, other))
+            self.post_message(messages.Replayed(run, main, other))
 
-    def on_session_screen_replayed(self, event: Replayed) -> None:
+    def on_session_screen_replayed(self, event: messages.Replayed) -> None:
         if self._pending.get("replay") != event.run:
             return
         heap.settle()
@@ -755,9 +696,9 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="own", description="own compactions")
     def _own(self, inspection: Inspection, run: int) -> None:
-        self.post_message(self.OwnDone(run, inspection.own_steps()))
+        self.post_message(messages.OwnDone(run, inspection.own_steps()))
 
-    def on_session_screen_own_done(self, event: OwnDone) -> None:
+    def on_session_screen_own_done(self, event: messages.OwnDone) -> None:
         if not self._latest("own", event.run):
             return
         self._strategy_result = self.result
@@ -839,7 +780,7 @@ class SessionScreen(Screen[None]):
         elif self.subagent:  # back to the session that started it, as it was
             self.dismiss()
         else:
-            self.post_message(self.Leave())
+            self.post_message(messages.Leave())
 
     def action_focus_timeline(self) -> None:
         timeline = self.query_one(Timeline)
