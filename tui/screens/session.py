@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,12 +26,9 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.config import PRESETS, Config, ConfigError, save
-from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
+from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.formats import LoadError, head, load
-from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import inline_subagent, subagent_files
@@ -52,8 +48,8 @@ from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
+from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
-from compaction_inspector.tui.screenshot import offline_svg
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
@@ -67,7 +63,6 @@ SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
 OWN = "own"  # the mode that steps through the transcript's own compactions
-EXPORT_WAITS = 20  # an export waits at most this many 50 ms ticks for the notices to go
 HELP = Binding("question_mark,f1", "help", "Help", id="help")
 
 
@@ -607,7 +602,7 @@ class SessionScreen(Screen[None]):
         await self.action_strategy(event.strategy)
 
     def on_strategy_panel_changed(self, event: StrategyPanel.Changed) -> None:
-        self._configure(self.config.with_options(event.strategy, event.options))
+        self.configure(self.config.with_options(event.strategy, event.options))
         self.run_current_strategy()
 
     def action_tokenizer(self, name: str) -> None:
@@ -616,7 +611,7 @@ class SessionScreen(Screen[None]):
         self.notify(f"Counting with {name}…", title="Tokenizer", timeout=3)
         self.load_session()
 
-    def _configure(self, config: Config) -> None:
+    def configure(self, config: Config) -> None:
         self._config = config
         if self.inspection is not None:
             self.inspection = self.inspection.with_config(config)
@@ -740,14 +735,14 @@ class SessionScreen(Screen[None]):
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
-        self._configure(config.with_options(hysteresis.NAME, h))
+        self.configure(config.with_options(hysteresis.NAME, h))
         await self.query_one(StrategyPanel).set_options(hysteresis.NAME, h)
         self.tuned = True
         self.show_status()
         self.run_current_strategy()
 
     def action_preset(self, name: str) -> None:
-        self._configure(self.config.with_preset(name, f"preset {name}"))
+        self.configure(self.config.with_preset(name, f"preset {name}"))
         self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
         self.show_status()
         self.run_current_strategy()
@@ -878,157 +873,39 @@ class SessionScreen(Screen[None]):
         found += [view.entries.partner(k, t, result=False) for t in m.tool_result_ids()]
         return [m, *(view.entries.message(q) for q in found if q is not None)]
 
-    # --- saving and exporting -------------------------------------------------------------------
+    # --- saving and exporting (tui/screens/writing.py) -----------------------------------------
 
-    def action_save_config(self) -> None:
-        session = self.session
-        config = self.config.scoped_to(session) if session is not None else self.config
-        target = Path(config.source) if config.source else Path.cwd() / "compaction.yaml"
-        try:
-            save(config, target, protect=self.path)
-        except (OSError, ConfigError) as exc:
-            self.notify(str(exc), title="Not saved", severity="error")
-            return
-        self._configure(dataclasses.replace(config, source=str(target)))  # the next save updates that file
-        scope = config.window_for
-        where = (
-            f"; its window {config.window.context_window:,} applies to {scope.describe()} only"
-            if scope is not None and config.window_chosen
-            else ""
+    def _shown(self) -> writing.Shown:
+        return writing.Shown(
+            self.path,
+            self.export_dir,
+            self.export_stem().name,
+            self.session,
+            self.inspection,
+            self.result,
+            self.step,
         )
-        self.notify(f"Saved to {target}{where}", title="Config saved", timeout=6)
 
     def export_stem(self) -> Path:
+        """What an export of the step shown is named after."""
         step = f"step{self.step + 1}" if self.step >= 0 else "before"
         shown = "own-compactions" if self.own else self.strategy
         return self.export_dir / f"{self.path.stem}-{shown}-{step}"
 
+    def action_save_config(self) -> None:
+        writing.save_config(self, self._shown(), self.config, self.configure)
+
     def action_export(self) -> None:
-        """The screen as SVG and the steps up to the one shown as Markdown, to new files;
-        the screen is taken once the notifications are gone, so none is in the picture."""
-        self.app.clear_notifications()
-        self._export_when_clear(EXPORT_WAITS)
-
-    def _export_when_clear(self, waits: int) -> None:
-        """Export once the notices have left the screen (they go on the next refreshes)."""
-        if waits and self.query("Toast"):  # Textual's notices, by their type's name
-            self.set_timer(0.05, lambda: self._export_when_clear(waits - 1))
-        else:
-            self._export()
-
-    def _export(self) -> None:
-        if self.app.is_web:  # served: the files go to the browser, not to the server's folder
-            self._deliver(self.export_stem().name + ".svg", offline_svg(self.app))
-            if self.inspection is not None and self.result is not None:
-                self._deliver_markdown(
-                    self.export_stem().name + ".md", self.inspection, self.result, self.step
-                )
-            return
-        stem = free_stem(self.export_stem(), (".svg", ".md"))
-        try:
-            svg = write_atomic(
-                stem.with_name(stem.name + ".svg"), offline_svg(self.app), protect=self.path, overwrite=False
-            )
-        except (OSError, WriteRefused) as exc:
-            self.notify(str(exc), title="Export failed", severity="error")
-            return
-        if self.inspection is not None and self.result is not None:
-            steps = len(self.result.steps) if self.step < 0 else self.step + 1
-            self.notify(
-                f"{svg.name} written; {stem.name}.md, the Markdown of {counted(steps, 'step')}, "
-                "is being written",
-                timeout=3,
-            )
-            self._export_markdown(stem, self.inspection, self.result, self.step)
-        else:
-            self.notify(svg.name, title=f"Exported to {stem.parent.resolve()}", timeout=5)
-
-    def _deliver(self, name: str, text: str) -> None:
-        self.app.deliver_text(io.StringIO(text), save_filename=name)
-        self.notify(f"{name} sent to your browser", title="Exported", timeout=5)
-
-    @work(thread=True, group="export", description="export Markdown")
-    def _deliver_markdown(
-        self, name: str, inspection: Inspection, result: CompactionResult[Stats], upto: int
-    ) -> None:
-        self.app.call_from_thread(self._deliver, name, compaction_markdown(inspection, result, upto))
-
-    @work(thread=True, group="export", description="export Markdown")
-    def _export_markdown(
-        self, stem: Path, inspection: Inspection, result: CompactionResult[Stats], upto: int
-    ) -> None:
-        """The steps up to the one shown, as Markdown: every step's diff, seconds for
-        the thousands of a long session, so not on the UI thread."""
-        try:
-            md = compaction_markdown(inspection, result, upto)
-            name = write_atomic(
-                stem.with_name(stem.name + ".md"), md, protect=self.path, overwrite=False
-            ).name
-        except (OSError, WriteRefused) as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
-            return
-        svg = f"{stem.name}.svg and "
-        self.app.call_from_thread(
-            self.notify, svg + name, title=f"Exported to {stem.parent.resolve()}", timeout=5
-        )
+        """The screen as SVG and the steps up to the one shown as Markdown, to new files."""
+        writing.export(self, self._shown())
 
     def action_report(self) -> None:
-        """The session's story as one HTML file (`compaction-inspector report`): every
-        strategy's steps and line, the one on screen first and compared as on screen, with
-        the settings in force (tuned here or not) and the command that makes it again."""
-        if self.inspection is None:
-            return
-        first = (self.strategy, *(n for n in REGISTRY if n != self.strategy))
+        """The session's story as one HTML file (`compaction-inspector report`)."""
         compare = BASELINE if self.compare in ("none", NO_COMPACTION) else self.compare
-        self.notify("The HTML report is being written", timeout=3)
-        self._report(self.inspection, ReportOptions(strategies=first, compare=compare))
-
-    @work(thread=True, group="export", description="HTML report")
-    def _report(self, inspection: Inspection, options: ReportOptions) -> None:
-        page = report(inspection, options)
-        name = f"{self.path.stem}-report.html"
-        if self.app.is_web:
-            self.app.call_from_thread(self._deliver, name, page)
-            return
-        try:
-            stem = free_stem(self.export_dir / f"{self.path.stem}-report", (".html",))
-            out = write_atomic(
-                stem.with_name(stem.name + ".html"),
-                page,
-                protect=self.path,
-                overwrite=False,
-            )
-        except (OSError, WriteRefused) as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Report not written", severity="error")
-            return
-        self.app.call_from_thread(
-            self.notify, f"{out} (open it in a browser)", title="Report written", timeout=8
-        )
+        writing.report(self, self._shown(), self.strategy, compare)
 
     def action_checkpoint(self) -> None:
-        if self.session is None:
-            return
-        from compaction_inspector.core.checkpoint import append_checkpoint
-
-        view = self.query_one("#before", TranscriptView)
-        entry = view.current
-        if entry is not None and entry.origin is None:  # a summary or marker a step made
-            self.notify(
-                "This message was made by the step, not written in the transcript: "
-                "put the cursor on one of the transcript's messages",
-                title="Checkpoint not written",
-                severity="warning",
-            )
-            return
-        # the message's place in the transcript, whatever a step shows around it
-        last = len(self.session.messages) - 1
-        at = entry.origin if entry is not None and entry.origin is not None else last
-        try:
-            path, checkpoint = append_checkpoint(self.session, self.export_dir / "memory", at=at)
-        except (OSError, ValueError) as exc:
-            self.notify(str(exc), title="Checkpoint not written", severity="error")
-            return
-        self.notify(f"{checkpoint.heading} → {path}", title="Checkpoint written", timeout=5)
+        writing.checkpoint(self, self._shown())
 
     # --- the tour, help -------------------------------------------------------------------------
 
@@ -1054,7 +931,7 @@ class SessionScreen(Screen[None]):
         config = self.config
         for name, given in values.items():
             config = config.with_options(name, with_values(config.options(name), given))
-        self._configure(config)
+        self.configure(config)
 
     # Absolute actions the tour uses: a stop shown again looks as it did.
     def action_step_to(self, index: int) -> None:
