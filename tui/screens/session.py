@@ -30,7 +30,6 @@ from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.formats import LoadError, head, load
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import inline_subagent, subagent_files
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import (
@@ -43,7 +42,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import Options, with_values
 from compaction_inspector.core.text import counted, visible
-from compaction_inspector.tui import heap, messages
+from compaction_inspector.tui import figures, heap, messages
 from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
@@ -51,7 +50,7 @@ from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, bu
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.text import safe
-from compaction_inspector.tui.widgets.gauge import GaugeState, PressureGauge
+from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
@@ -456,59 +455,9 @@ class SessionScreen(Screen[None]):
         heap.tidy()
 
     def update_gauge(self) -> None:
-        inspection = self.inspection
-        if inspection is None:
-            return
-        config = inspection.config
-        h = config.options(hysteresis.NAME)
-        model = inspection.model
-        reading = model.reading(len(inspection.messages)) if inspection.measured else None
-        tokens = reading.tokens if reading is not None else sum(inspection.tokens[inspection.live :])
-        step = self.shown_step
-        caption, note = "", ""
-        counts = inspection.agent_counts
-        now = counts.at(len(inspection.messages))
-        why = f"at its last check, {now.line(rule=False)}" if now is not None else ""
-        if inspection.live:
-            caption = "the context after the transcript's own last compaction"
-        if step is not None and self.own and self.result is not None:
-            caption = f"the transcript's own compaction {self.step + 1} of {len(self.result.steps)}"
-            note = f"{step.title}: the prompts the responses either side reported"
-            fired = counts.before.get(inspection.session.compactions[self.step].index)
-            why = f"why here: {fired.line(rule=False)}" if fired is not None else ""
-            tokens = step.tokens_after
-            reading = None  # a reported prompt: the transcript records no split of it
-        elif step is not None:
-            caption = f"after step {self.step + 1} of {self.strategy}"
-            change = step.tokens_after - tokens
-            scale = inspection.context.meter.scale
-            note = (
-                f"after step {self.step + 1}: {tokens:,} {'+' if change >= 0 else '−'} {abs(change):,} "
-                f"(×{scale:.2f} the counted tokens the steps removed or added; the rest is as measured)"
-                if reading is not None
-                else f"after step {self.step + 1}: the messages the steps leave, counted"
-            )
-            tokens = step.tokens_after
-            reading = reading.after(tokens) if reading is not None else None
-            why = ""  # the agent's count is of the transcript, not of this step
-        self.query_one(PressureGauge).update_state(
-            GaugeState(
-                tokens=tokens,
-                context_window=config.window.context_window,
-                reserved_output=config.window.reserved_output,
-                thresholds=h.thresholds,
-                target=h.target,
-                auto_compact=config.auto_compact_tokens,
-                auto_compact_rule=config.point.rule if config.point else "",
-                label=inspection.counter.label,
-                estimate=not inspection.counter.exact,
-                caption=caption,
-                reading=reading,
-                fit=model.describe_fit() if inspection.measured else "",
-                step_note=note,
-                agent_count=why,
-            )
-        )
+        if self.inspection is not None:
+            state = figures.gauge_state(self.inspection, self.result, self.step, self.own, self.strategy)
+            self.query_one(PressureGauge).update_state(state)
 
     # --- strategies and steps -------------------------------------------------------------------
 
@@ -713,30 +662,13 @@ class SessionScreen(Screen[None]):
         self.run_simulation()
 
     async def action_tune(self, what: str, delta: int) -> None:
-        config = self.config
-        h = config.options(hysteresis.NAME)
         try:
-            if what == "target":
-                h = dataclasses.replace(h, target=h.target + delta)
-            elif what == "thresholds":
-                h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
-            else:
-                w = config.window
-                # rungs of 10 % of the window tuning began from (200,000 → 180,000 → 200,000),
-                # so w then W comes back to the same window
-                base, rung = self._window_ladder
-                if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
-                    base, rung = w.context_window, 0
-                rung = max(rung + delta, -9)
-                size = max(w.reserved_output + 1000, _rung(base, rung))
-                self._window_ladder = (base, rung)
-                window = Window(size, w.reserved_output)
-                config = dataclasses.replace(config, window=window, window_source="w/W")
+            config, self._window_ladder = figures.tuned(self.config, what, delta, self._window_ladder)
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
-        self.configure(config.with_options(hysteresis.NAME, h))
-        await self.query_one(StrategyPanel).set_options(hysteresis.NAME, h)
+        self.configure(config)
+        await self.query_one(StrategyPanel).set_options(hysteresis.NAME, config.options(hysteresis.NAME))
         self.tuned = True
         self.show_status()
         self.run_current_strategy()
@@ -992,8 +924,3 @@ class SessionScreen(Screen[None]):
         if at_end:  # the cursor was on the last message: it follows the new ones
             view.set_cursor(len(view.entries) - 1)
         self.run_current_strategy()
-
-
-def _rung(base: int, rung: int) -> int:
-    """The window `rung` steps of 10 % of `base` from it."""
-    return round(base * (10 + rung) / 10)

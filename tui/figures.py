@@ -1,0 +1,98 @@
+"""What the session screen computes for what it shows, as pure functions a test calls
+without a Pilot: the gauge's figures at the step shown, and the tuning keys' rule."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import CompactionResult, Stats, hysteresis
+from compaction_inspector.tui.widgets.gauge import GaugeState
+
+Ladder = tuple[int, int]  # the window `w`/`W` started from, and how many 10 % rungs from it
+
+
+def gauge_state(
+    inspection: Inspection, result: CompactionResult[Stats] | None, step: int, own: bool, strategy: str
+) -> GaugeState:
+    """The gauge at step `step` of `result` (-1: before any): the context sent next, as
+    measured; after a strategy's step, that less what the steps removed; on one of the
+    transcript's own compactions, the prompt reported after it. Beside it what the agent
+    itself counted: at its last check, or just before the compaction shown."""
+    config = inspection.config
+    h = config.options(hysteresis.NAME)
+    model = inspection.model
+    reading = model.reading(len(inspection.messages)) if inspection.measured else None
+    tokens = reading.tokens if reading is not None else sum(inspection.tokens[inspection.live :])
+    shown = result.steps[step] if result is not None and step >= 0 else None
+    caption, note = "", ""
+    counts = inspection.agent_counts
+    now = counts.at(len(inspection.messages))
+    why = f"at its last check, {now.line(rule=False)}" if now is not None else ""
+    if inspection.live:
+        caption = "the context after the transcript's own last compaction"
+    if shown is not None and own and result is not None:
+        caption = f"the transcript's own compaction {step + 1} of {len(result.steps)}"
+        note = f"{shown.title}: the prompts the responses either side reported"
+        fired = counts.before.get(inspection.session.compactions[step].index)
+        why = f"why here: {fired.line(rule=False)}" if fired is not None else ""
+        tokens = shown.tokens_after
+        reading = None  # a reported prompt: the transcript records no split of it
+    elif shown is not None:
+        caption = f"after step {step + 1} of {strategy}"
+        change = shown.tokens_after - tokens
+        scale = inspection.context.meter.scale
+        note = (
+            f"after step {step + 1}: {tokens:,} {'+' if change >= 0 else '−'} {abs(change):,} "
+            f"(×{scale:.2f} the counted tokens the steps removed or added; the rest is as measured)"
+            if reading is not None
+            else f"after step {step + 1}: the messages the steps leave, counted"
+        )
+        tokens = shown.tokens_after
+        reading = reading.after(tokens) if reading is not None else None
+        why = ""  # the agent's count is of the transcript, not of this step
+    return GaugeState(
+        tokens=tokens,
+        context_window=config.window.context_window,
+        reserved_output=config.window.reserved_output,
+        thresholds=h.thresholds,
+        target=h.target,
+        auto_compact=config.auto_compact_tokens,
+        auto_compact_rule=config.point.rule if config.point else "",
+        label=inspection.counter.label,
+        estimate=not inspection.counter.exact,
+        caption=caption,
+        reading=reading,
+        fit=model.describe_fit() if inspection.measured else "",
+        step_note=note,
+        agent_count=why,
+    )
+
+
+def tuned(config: Config, what: str, delta: int, ladder: Ladder) -> tuple[Config, Ladder]:
+    """`config` after one press of a tuning key: the target or the thresholds by `delta`
+    points, or the window by `delta` rungs of 10 % of the window tuning began from
+    (200,000 → 180,000 → 200,000), so `w` then `W` comes back to the same window. Raises
+    `OptionError` when the options would be out of range."""
+    h = config.options(hysteresis.NAME)
+    if what == "target":
+        h = dataclasses.replace(h, target=h.target + delta)
+    elif what == "thresholds":
+        h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
+    else:
+        w = config.window
+        base, rung = ladder
+        if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
+            base, rung = w.context_window, 0
+        rung = max(rung + delta, -9)
+        size = max(w.reserved_output + 1000, _rung(base, rung))
+        ladder = (base, rung)
+        config = dataclasses.replace(config, window=Window(size, w.reserved_output), window_source="w/W")
+    return config.with_options(hysteresis.NAME, h), ladder
+
+
+def _rung(base: int, rung: int) -> int:
+    """The window `rung` steps of 10 % of `base` from it."""
+    return round(base * (10 + rung) / 10)
