@@ -23,6 +23,7 @@ from typing import Any
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
+from compaction_inspector.core.cost import session_cost
 from compaction_inspector.core.files import read_text, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
@@ -32,7 +33,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"5.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"6.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 
@@ -67,6 +68,7 @@ class Row:
     subagents: int
     problem: str | None = None  # why it could not be read, when it could not
     subagent_of: str | None = None  # a sub-agent's: the session (file stem) it ran in
+    cost_usd: float | None = None  # what its responses cost, priced from their usage (None: none priced)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -92,6 +94,7 @@ _ROW_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("started", "last_activity", "model", "problem", "subagent_of"), (str, type(None))),
     **dict.fromkeys(("messages", "api_rounds", "compactions", "bytes", "subagents"), (int,)),
     "peak_context_tokens": (int, type(None)),
+    "cost_usd": (float, int, type(None)),
     "peak_pressure": (float, int, type(None)),
 }
 
@@ -222,6 +225,7 @@ def scan(found: Found) -> Row:
         bytes=st.st_size,
         subagents=len(found.subagents),
         subagent_of=found.subagent_of,
+        cost_usd=float(round(cost.total, 2)) if (cost := session_cost(session)).responses else None,
     )
 
 

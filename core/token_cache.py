@@ -22,7 +22,7 @@ from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
 
-LOADER_VERSION = "3"  # bump when a loader changes which messages it produces
+LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
 MAGIC = b"CITC1"
 HEADER = struct.Struct("<5sI16s")
 

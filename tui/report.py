@@ -407,6 +407,7 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
         ("peak", [(f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—")
                   + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else "") for r in rows], 0),
         ("compactions", [str(r.compactions) for r in rows], 1),
+        ("cost", [f"${r.cost_usd:,.2f}" if r.cost_usd is not None else "—" for r in rows], 3),
         ("messages", [f"{r.messages:,}" for r in rows], 3),
         ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),
         ("last activity", [(r.last_activity or "")[:16].replace("T", " ") for r in rows], 2),

@@ -159,10 +159,10 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     [
         (60, ["title", "project", "peak"]),
         (80, ["title", "project", "peak", "compactions"]),
-        (120, ["title", "project", "peak", "compactions", "last activity"]),
-        (160, ["title", "project", "peak", "compactions", "last activity", "messages", "rounds", "model"]),
-        (200, ["title", "project", "peak", "compactions", "last activity", "messages", "rounds", "model",
-               "agent", "started", "size"]),
+        (120, ["title", "project", "peak", "compactions", "cost", "last activity"]),
+        (160, ["title", "project", "peak", "compactions", "cost", "last activity", "messages", "model"]),
+        (200, ["title", "project", "peak", "compactions", "cost", "last activity", "messages", "rounds",
+               "model", "agent", "started"]),
     ],
 )  # fmt: skip
 async def test_the_columns_that_matter_most_stay_as_the_terminal_narrows(
@@ -176,6 +176,8 @@ async def test_the_columns_that_matter_most_stay_as_the_terminal_narrows(
         assert [str(c.label).rstrip(" ▼▲") for c in table.ordered_columns] == columns
         peak = columns.index("peak")
         assert any("%" in str(table.get_row_at(i)[peak]) for i in range(4))
+        if "cost" in columns:  # priced from the usage the responses reported
+            assert any("$" in str(table.get_row_at(i)[columns.index("cost")]) for i in range(4))
         # the project, by its last two folders, tells rows apart at every width
         assert "dev/webapp" in [str(table.get_row_at(i)[1]) for i in range(4)]
 

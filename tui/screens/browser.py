@@ -37,6 +37,7 @@ COLUMNS = (
     ("project", "project", PROJECT_WIDTH),
     ("peak", "peak_context_tokens", 14),
     ("compactions", "compactions", 13),  # each wide enough for its label and the sort's arrow
+    ("cost", "cost_usd", 9),
     ("last activity", "last_activity", 16),
     ("messages", "messages", 10),
     ("rounds", "api_rounds", 8),
@@ -47,11 +48,11 @@ COLUMNS = (
 )
 # Dropped first to last as the screen narrows: while the title would be narrower than
 # TITLE_WANT, then the last three only while it would be narrower than TITLE_MIN.
-DROPPED = ("size", "started", "agent", "rounds", "model", "messages", "last activity",
+DROPPED = ("size", "started", "agent", "rounds", "model", "messages", "cost", "last activity",
            "compactions", "peak")  # fmt: skip
 TITLE_WANT, TITLE_MIN = 40, 24
 BATCH_S = 1.0  # a scan shows its first row at once, then new rows at most this often: drawing slows it
-NUMBERS = frozenset({"peak_context_tokens", "compactions", "messages", "api_rounds", "bytes"})
+NUMBERS = frozenset({"peak_context_tokens", "compactions", "cost_usd", "messages", "api_rounds", "bytes"})
 
 
 def fitting(width: int) -> list[tuple[str, str, int]]:
@@ -313,6 +314,8 @@ def _cell(r: Row, key: str) -> Text:
         return safe(peak + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else ""))
     if key in ("last_activity", "started"):
         return safe(_when(getattr(r, key)))
+    if key == "cost_usd":  # priced from its reported usage (analyze names the prices' source)
+        return safe(f"${r.cost_usd:,.2f}" if r.cost_usd is not None else "—")
     if key == "bytes":
         return safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB")
     value = getattr(r, key)
