@@ -169,11 +169,15 @@ def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None)
     of what public rollouts fit."""
     if set_to is not None:
         return ReasoningRate(set_to, f"{set_to} per 100 reasoning tokens (set)")
-    encrypted = reported = responses = 0
+    held: dict[str | None, list[int | None]] = {}  # each response's encrypted items
+    said: dict[str | None, int] = {}  # ... and the reasoning tokens it reported
     for m in messages:
-        r = m.reasoning
-        if r is not None and r.encrypted is not None and r.reported:
-            encrypted, reported, responses = encrypted + r.encrypted, reported + r.reported, responses + 1
+        if m.reasoning is not None:
+            held.setdefault(m.id, []).append(m.reasoning.encrypted)
+            said[m.id] = said.get(m.id, 0) + m.reasoning.reported
+    fitted = [(items, said[k]) for k, items in held.items() if said[k] and None not in items]
+    encrypted = sum(sum(e for e in items if e is not None) for items, _ in fitted)
+    reported, responses = sum(n for _, n in fitted), len(fitted)
     if reported:
         per_100 = max(1, round(100 * encrypted / reported))
         return ReasoningRate(per_100, f"{per_100} per 100 reasoning tokens, fitted on {responses} responses")

@@ -262,3 +262,12 @@ def test_an_item_whose_type_is_not_a_name_is_skipped_and_counted_as_nothing_else
     session = load_text("\n".join(rollout), "rollout.jsonl")
     assert [c.new_items for c in session.checks] == [40, 0, 265]
     assert any("response_item" in d.message for d in session.diagnostics)
+
+
+def test_the_rate_is_fitted_on_whole_responses() -> None:
+    """A response may hold several reasoning items; its reported reasoning tokens are
+    for all of them."""
+    held = "A" * 4_000  # 588 tokens each
+    rollout = [*ROLLOUT[:6], reasoning(held), reasoning(held), *ROLLOUT[7:]]
+    rate = autocompact.codex_reasoning_rate(load_text("\n".join(rollout), "rollout.jsonl").messages)
+    assert rate.per_100 == 1_176 and "fitted on 1 responses" in rate.source
