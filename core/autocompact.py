@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,6 +222,7 @@ class Count:
     when: str = ""
     index: int | None = None  # of the message the check came before
     note: str = ""  # where an estimated part's figure comes from
+    strictly: bool = False  # it fires only over the point (Codex on a switch to a smaller window)
 
     @property
     def total(self) -> int:
@@ -229,14 +230,15 @@ class Count:
 
     @property
     def fires(self) -> bool:
-        return self.point.tokens is not None and self.total >= self.point.tokens
+        point = self.point.tokens
+        return point is not None and (self.total > point if self.strictly else self.total >= point)
 
     def line(self, rule: bool = True) -> str:
         """What it counted against its point, as parts ("Codex counted 246,959 ≥ 244,800
         (90 % of …): 230,747 reported + …"); `rule` False leaves out why the point sits
         there, for a line that shows it beside."""
         point = self.point.tokens
-        sign = "≥" if self.fires else "<"
+        sign = (">" if self.strictly else "≥") if self.fires else ("≤" if self.strictly else "<")
         why = f" ({self.point.rule})" if rule else ""
         against = f" {sign} {point:,}{why}" if point is not None else ""
         parts = " + ".join(
@@ -260,12 +262,19 @@ class Count:
 
 
 def codex_counts(
-    messages: Sequence[Message], checks: Sequence[Check], point: Point, rate: ReasoningRate
+    messages: Sequence[Message],
+    checks: Sequence[Check],
+    point: Point,
+    rate: ReasoningRate,
+    point_in: Callable[[int], Point | None] | None = None,
 ) -> list[Count]:
-    """Codex's count at each check the rollout records, term by term (docs/agents.md)."""
+    """Codex's count at each check the rollout records, term by term (docs/agents.md),
+    against `point`, or `point_in(window)` for a check's own window (a model switch's,
+    and the checks before it)."""
     read, estimated = codex_reasoning(messages, rate)
     out = []
     for c in checks:
+        at = point_in(c.window) if point_in is not None and c.window is not None else None
         parts = [("reported", c.reported), ("new items", c.new_items)]
         guessed: tuple[str, ...] = ()
         if estimated[c.index]:
@@ -273,9 +282,9 @@ def codex_counts(
             guessed = ("reasoning",)
         elif read[c.index]:
             parts.append(("reasoning", read[c.index]))
-        out.append(
-            Count("Codex", tuple(parts), guessed, point, c.when, c.index, rate.source if guessed else "")
-        )
+        note = rate.source if guessed else ""
+        switch = c.when == "model switch"  # Codex compacts there only over the new limit
+        out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch))
     return out
 
 

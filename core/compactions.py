@@ -24,6 +24,7 @@ from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
@@ -179,7 +180,14 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
     checks: tuple[Count, ...] = ()
     if session.checks:
         rate = autocompact.codex_reasoning_rate(session.messages, config.options("codex").reasoning_per_100)
-        checks = tuple(autocompact.codex_counts(session.messages, session.checks, point, rate))
+
+        recorded = session.metadata.get("context_window")
+
+        def point_in(window: int) -> autocompact.Point | None:
+            """Another model's window (before a switch): its own limit; the session's is the config's."""
+            return None if window == recorded else dataclasses.replace(config, window=Window(window, 0)).point
+
+        checks = tuple(autocompact.codex_counts(session.messages, session.checks, point, rate, point_in))
     counts = AgentCounts(checks, {})
     for c in session.compactions:
         if c.kind != "compact":

@@ -289,9 +289,12 @@ class Check:
     model generated; the reasoning term is read from the messages (`Message.reasoning`)."""
 
     index: int
-    when: str  # "mid-turn": after a request that needs a follow-up; "pre-turn": before a user turn
+    # "mid-turn": after a request that needs a follow-up; "pre-turn": before a user turn;
+    # "model switch": before the first request of a model with a smaller window
+    when: str
     reported: int
     new_items: int
+    window: int | None = None  # the recorded window in force (a model switch's: the new model's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -299,6 +302,7 @@ class Check:
             "when": self.when,
             "reported": self.reported,
             "new_items": self.new_items,
+            **({"window": self.window} if self.window is not None else {}),
         }
 
 

@@ -211,11 +211,15 @@ def load(records: Records, path: str | None) -> Session:
     reasoning_of: dict[str, int] = {}  # reported reasoning tokens, by response
     base_instructions: str | None = None  # the system prompt, where the rollout records it
     pending_hidden: int | None = None  # Codex's estimate after a compaction, less its unread item
+    switched: int | None = None  # the model-switch check waiting for the new model's window
     pending_reasoning = 0  # reported before the response it belongs to
 
     def check(when: str) -> None:
         if total is not None:
-            checks.append(Check(len(messages), when, total, since_model))
+            window = metadata.get("context_window")
+            checks.append(
+                Check(len(messages), when, total, since_model, window if isinstance(window, int) else None)
+            )
 
     def assistant(number: int, blocks: tuple[Block, ...], reasoning: Reasoning | None = None) -> None:
         nonlocal response_id, pending_usage, last_response, pending_reasoning
@@ -238,8 +242,15 @@ def load(records: Records, path: str | None) -> Session:
         last_response = len(messages) - 1
 
     def token_count(info: Any) -> None:
-        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning, pending_hidden
+        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning, pending_hidden, switched
         window = count(info.get("model_context_window"))
+        if window and switched is not None:  # Codex compacts on a switch only to a smaller window
+            before = metadata.get("context_window")
+            if isinstance(before, int) and window < before:
+                checks[switched] = replace(checks[switched], window=window)
+            else:
+                del checks[switched]
+            switched = None
         if window:
             metadata["context_window"] = window
         usage = _usage(info)
@@ -296,8 +307,12 @@ def load(records: Records, path: str | None) -> Session:
                     metadata.setdefault(name, payload[key])
             continue
         if kind == "turn_context":
-            if isinstance(payload.get("model"), str):
-                metadata["model"] = payload["model"]
+            model = payload.get("model")
+            if isinstance(model, str):
+                if metadata.get("model") not in (None, model) and total is not None:
+                    switched = len(checks)  # kept once the new model's window is known
+                    checks.append(Check(len(messages), "model switch", total, since_model))
+                metadata["model"] = model
             continue
         if kind == "event_msg":
             if payload.get("type") == "token_count" and payload.get("info"):
@@ -404,6 +419,8 @@ def load(records: Records, path: str | None) -> Session:
         else:
             skipped.add(f"response_item/{item}")
     date_new()
+    if switched is not None:  # the new model never answered: its window is not known
+        del checks[switched]
     _attach_reasoning(messages, reasoning_of)
     compactions = [
         replace(c, trigger="manual") if t > 0 and t not in turns_with_user else c

@@ -271,3 +271,32 @@ def test_the_rate_is_fitted_on_whole_responses() -> None:
     rollout = [*ROLLOUT[:6], reasoning(held), reasoning(held), *ROLLOUT[7:]]
     rate = autocompact.codex_reasoning_rate(load_text("\n".join(rollout), "rollout.jsonl").messages)
     assert rate.per_100 == 1_176 and "fitted on 1 responses" in rate.source
+
+
+def test_a_switch_to_a_model_with_a_smaller_window_is_a_check_of_its_own() -> None:
+    """Codex compacts before the first request of a model whose window is smaller when
+    its count is over the new limit (strictly); the checks before it keep the old
+    model's limit."""
+    small = json.loads(tokens(8_900, 0, 40_000))
+    small["payload"]["info"]["model_context_window"] = 4_750  # raw 5,000: limit 4,500
+    rollout = [
+        *ROLLOUT[:-1],  # under gpt-5.5's 9,500 window, no compaction
+        event("task_started"),
+        line("turn_context", {"model": "gpt-5.5-mini"}),
+        line("event_msg", {"type": "user_message", "message": "small"}),
+        user("small"),
+        json.dumps(small),
+    ]
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    switch = session.checks[-1]
+    assert (switch.when, switch.window, switch.reported) == ("model switch", 4_750, 8_600)
+    inspection = Inspection.of(session, Config(), make_counter("chars4"))
+    counts = inspection.agent_counts.checks
+    assert counts[-1].point.tokens == 4_500 and counts[-1].fires and counts[-1].strictly
+    assert "> 4,500" in counts[-1].line()
+    assert counts[0].point.tokens == 9_000  # the old model's limit before it
+    # a switch to a model with a larger window is no check
+    big = json.loads(tokens(8_900, 0, 40_000))
+    big["payload"]["info"]["model_context_window"] = 20_000
+    larger = load_text("\n".join([*rollout[:-1], json.dumps(big)]), "rollout.jsonl")
+    assert [c.when for c in larger.checks] == ["mid-turn", "pre-turn", "pre-turn"]
