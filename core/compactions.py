@@ -29,11 +29,11 @@ from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
-from compaction_inspector.core.summary import summarize
+from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, summarize
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.tokens import TokenCounter
 
-OUR_SUMMARY_CHARS = 2_000  # the cap our local summary of a whole span is written at
+OUR_SUMMARY_CHARS = 2_000  # our local summary's cap where the agent's own summary is not in the file
 OWN = "own compactions"  # the name the transcript's own compactions go by, stepped as a result
 
 
@@ -122,8 +122,11 @@ def real_compactions(
             + reread
             + c.hidden_tokens
         )
-        summary_known = any(m.is_compact_summary and m.text != ENCRYPTED_SUMMARY for m in after)
-        ours = summarize(list(replaced), OUR_SUMMARY_CHARS, session.session_id)
+        theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]
+        summary_known = bool(theirs)
+        # ours at the size of theirs, where theirs is in the transcript: a like-for-like retention
+        size = max(MIN_SUMMARY_CHARS, sum(len(m.text) for m in theirs)) if theirs else OUR_SUMMARY_CHARS
+        ours = summarize(list(replaced), size, session.session_id)
         offset = None
         if c.trigger == "auto":
             offset = (

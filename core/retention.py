@@ -77,23 +77,33 @@ def _rounded(value: float | None) -> float | None:
 
 def facts(messages: Iterable[Message]) -> dict[str, set[str]]:
     """The facts a span of messages holds, by kind."""
-    found: dict[str, set[str]] = {f.name: set() for f in fields(Retention)}
+    return {kind: set(seen) for kind, seen in ranked(messages).items()}
+
+
+def ranked(messages: Iterable[Message]) -> dict[str, list[str]]:
+    """The facts a span holds, by kind, the most often met first (ties: the first met)."""
+    met: dict[str, dict[str, int]] = {f.name: {} for f in fields(Retention)}
+
+    def add(kind: str, items: Iterable[str]) -> None:
+        seen = met[kind]
+        for item in items:
+            seen[item] = seen.get(item, 0) + 1
+
     for m in messages:
         for b in m.blocks:
             if b.type == "tool_use":
                 command = _command(b.input) if b.name in SHELL_TOOLS else None
                 if command:
-                    found["commands"].add(command)
+                    add("commands", [command])
             text = b.render()
             if not text:
                 continue
-            urls = set(_URL.findall(text))
-            found["urls"] |= {u.rstrip(".,;:") for u in urls}
+            add("urls", (u.rstrip(".,;:") for u in _URL.findall(text)))
             rest = _URL.sub(" ", text)
-            found["paths"] |= {p for p in _PATH.findall(rest) if len(p) > 3}
-            found["identifiers"] |= set(_TICKED.findall(rest)) | set(_DEFINED.findall(rest))
-            found["numbers"] |= {n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3}
-    return found
+            add("paths", (p for p in _PATH.findall(rest) if len(p) > 3))
+            add("identifiers", [*_TICKED.findall(rest), *_DEFINED.findall(rest)])
+            add("numbers", (n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3))
+    return {kind: sorted(seen, key=lambda item: -seen[item]) for kind, seen in met.items()}
 
 
 def _command(value: Any) -> str | None:

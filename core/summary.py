@@ -7,6 +7,9 @@
     - files: tinyparse/__init__.py, tests/test_parser.py
 
 The whole text stays within the per-volley cap: bullets are shortened, then left out.
+A summary with room to spare (of a whole span, as the agents' own strategies write)
+then lists the span's facts word for word, the most used first: its paths, commands,
+identifiers, numbers and URLs, which is what a summary is measured on (`retention`).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from operator import itemgetter
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
+from compaction_inspector.core.retention import ranked
 from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80
 OUTCOME_TAIL = 2000
 MIN_SUMMARY_CHARS = 200
+KEPT_ROOM = 200  # what a summary needs left after its bullets to list the span's facts too
+KEPT_SCAN_CHARS = 400_000  # of a span's newest text read for them: a 100 MB span would take seconds
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 EDIT_TOOLS = frozenset(
     {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "write_file", "edit_file"}
@@ -144,7 +150,33 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None)
         if room < 12:
             break
         text += f"\n- {label}: {_shorten(value, room)}"
+    if cap - len(text) >= KEPT_ROOM:  # a summary of a span, not of a volley within a few hundred
+        text += _kept(volley, cap - len(text))
     return text
+
+
+def _kept(volley: tuple[Message, ...], room: int) -> str:
+    """The span's own facts, word for word, as far as `room` goes: its paths, the
+    commands run, identifiers, numbers and URLs, each kind's most used first and the
+    kinds taken in turn, so no kind crowds out the others."""
+    newest, read = len(volley), 0
+    while newest > 0 and read < KEPT_SCAN_CHARS:  # a long span: its newest part, as an agent's summary leans
+        newest -= 1
+        read += volley[newest].char_count
+    found = ranked(volley[newest:])
+    chosen: dict[str, list[str]] = {kind: [] for kind in found}
+    used, depth, added = 0, 0, True
+    while added:
+        added = False
+        for kind, items in found.items():
+            if depth >= len(items):
+                continue
+            cost = len(items[depth]) + (len(f"\n- {kind}: ") if not chosen[kind] else 2)
+            if used + cost <= room:
+                chosen[kind].append(items[depth])
+                used, added = used + cost, True
+        depth += 1
+    return "".join(f"\n- {kind}: " + "; ".join(items) for kind, items in chosen.items() if items)
 
 
 def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:

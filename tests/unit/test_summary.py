@@ -1,0 +1,32 @@
+"""Our local summary lists the span's own facts word for word after its bullets, each
+kind in turn, within its cap, where at least 200 characters are left for them."""
+
+from __future__ import annotations
+
+from compaction_inspector.core.retention import retention
+from compaction_inspector.core.summary import summarize, summary_text
+from tests.helpers import a, call, result, u
+
+
+def span() -> list:  # type: ignore[type-arg]
+    msgs = [u("fix the parser in `parse_header`")]
+    for k in range(6):
+        msgs += [call(f"b{k}", "Bash", input={"command": f"pytest tests/test_{k}.py -x"})]
+        msgs += [result(f"b{k}", text=f"src/mod_{k}/core.py:12 failed with code 40{k}1")]
+        msgs += [a(f"`helper_{k}` in src/mod_{k}/core.py needs a guard", id=f"r{k}")]
+    return msgs
+
+
+def test_a_span_summary_lists_its_paths_commands_and_identifiers_in_turn() -> None:
+    text = summary_text(span(), 800, "s")
+    assert len(text) <= 800
+    assert "\n- paths: " in text and "\n- commands: pytest tests/test_" in text
+    assert "\n- identifiers: " in text and "helper_0" in text
+    # each kind in turn: none crowds the others out, so each keeps some of its own
+    kept = retention(span(), [summarize(span(), 800, "s")])
+    assert kept.paths.kept and kept.commands.kept and kept.identifiers.kept and kept.numbers.kept
+
+
+def test_facts_follow_the_bullets_only_where_200_characters_are_left() -> None:
+    text = summary_text(span(), 300, "s")
+    assert len(text) <= 300 and "\n- paths: " not in text and "\n- actions: Bash ×6" in text
