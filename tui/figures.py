@@ -8,7 +8,7 @@ import dataclasses
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies import CompactionResult, Stats, hysteresis
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats, banded
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
 Ladder = tuple[int, int]  # the window `w`/`W` started from, and how many 10 % rungs from it
@@ -22,7 +22,7 @@ def gauge_state(
     transcript's own compactions, the prompt reported after it. Beside it what the agent
     itself counted: at its last check, or just before the compaction shown."""
     config = inspection.config
-    h = config.options(hysteresis.NAME)
+    thresholds, target = bands(config, strategy)
     model = inspection.model
     reading = model.reading(len(inspection.messages)) if inspection.measured else None
     tokens = reading.tokens if reading is not None else sum(inspection.tokens[inspection.live :])
@@ -57,8 +57,8 @@ def gauge_state(
         tokens=tokens,
         context_window=config.window.context_window,
         reserved_output=config.window.reserved_output,
-        thresholds=h.thresholds,
-        target=h.target,
+        thresholds=thresholds,
+        target=target,
         auto_compact=config.auto_compact_tokens,
         auto_compact_rule=config.point.rule if config.point else "",
         label=inspection.counter.label,
@@ -71,26 +71,36 @@ def gauge_state(
     )
 
 
-def tuned(config: Config, what: str, delta: int, ladder: Ladder) -> tuple[Config, Ladder]:
-    """`config` after one press of a tuning key: the target or the thresholds by `delta`
-    points, or the window by `delta` rungs of 10 % of the window tuning began from
-    (200,000 → 180,000 → 200,000), so `w` then `W` comes back to the same window. Raises
-    `OptionError` when the options would be out of range."""
-    h = config.options(hysteresis.NAME)
-    if what == "target":
-        h = dataclasses.replace(h, target=h.target + delta)
-    elif what == "thresholds":
-        h = dataclasses.replace(h, thresholds=tuple(t + delta for t in h.thresholds))
-    else:
-        w = config.window
-        base, rung = ladder
-        if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
-            base, rung = w.context_window, 0
-        rung = max(rung + delta, -9)
-        size = max(w.reserved_output + 1000, _rung(base, rung))
-        ladder = (base, rung)
-        config = dataclasses.replace(config, window=Window(size, w.reserved_output), window_source="w/W")
-    return config.with_options(hysteresis.NAME, h), ladder
+def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
+    """The thresholds and target the gauge and the timeline draw with `shown` on screen
+    (`strategies.banded`), in % of the usable window."""
+    name = banded(shown)
+    declared = REGISTRY[name].bands
+    assert declared is not None  # `banded` names a strategy that declares them
+    return declared(config.options(name))
+
+
+def tuned(config: Config, shown: str, what: str, delta: int, ladder: Ladder) -> tuple[Config, Ladder]:
+    """`config` after one press of a tuning key with `shown` on screen: the target or the
+    thresholds of the strategy that draws the bands by `delta` points, or the window by
+    `delta` rungs of 10 % of the window tuning began from (200,000 → 180,000 → 200,000),
+    so `w` then `W` comes back to the same window. Raises `OptionError` when the options
+    would be out of range."""
+    if what in ("target", "thresholds"):
+        name = banded(shown)
+        tune = REGISTRY[name].tune
+        assert tune is not None  # a strategy that draws bands moves them
+        return config.with_options(name, tune(config.options(name), what, delta)), ladder
+    w = config.window
+    base, rung = ladder
+    if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
+        base, rung = w.context_window, 0
+    rung = max(rung + delta, -9)
+    size = max(w.reserved_output + 1000, _rung(base, rung))
+    return dataclasses.replace(config, window=Window(size, w.reserved_output), window_source="w/W"), (
+        base,
+        rung,
+    )
 
 
 def _rung(base: int, rung: int) -> int:

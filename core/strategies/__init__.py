@@ -25,6 +25,7 @@ from compaction_inspector.core.strategies.base import (
 from compaction_inspector.core.strategies.registry import Setting, Strategy
 
 __all__ = [
+    "DEFAULT",
     "REGISTRY",
     "CompactionResult",
     "Context",
@@ -34,6 +35,7 @@ __all__ = [
     "Stats",
     "Step",
     "Strategy",
+    "banded",
     "each_step",
     "highlights",
     "lookup",
@@ -52,6 +54,15 @@ REGISTRY: dict[str, Strategy[Any]] = {
         codex.STRATEGY,
     )
 }
+DEFAULT = hysteresis.NAME  # what the app shows first
+
+
+def banded(shown: str) -> str:
+    """The strategy whose bands the gauge draws and the tuning keys move: the one shown
+    when it declares bands, else the first in the registry that does."""
+    if REGISTRY[shown].bands is not None:
+        return shown
+    return next(name for name, s in REGISTRY.items() if s.bands is not None)
 
 
 def lookup(name: str) -> Strategy[Any]:

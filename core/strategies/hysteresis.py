@@ -750,6 +750,14 @@ def _hazard(segment: Segment) -> int:
     return len(messages)
 
 
+def _tune(options: HysteresisOptions, what: str, points: int) -> HysteresisOptions:
+    """A tuning key moves the target, or the three thresholds together, by `points`."""
+    if what == "target":
+        return dataclasses.replace(options, target=options.target + points)
+    low, middle, high = options.thresholds
+    return dataclasses.replace(options, thresholds=(low + points, middle + points, high + points))
+
+
 STRATEGY = Strategy(
     name=NAME,
     label="Hysteresis",
@@ -761,4 +769,6 @@ STRATEGY = Strategy(
     persists=_persists,
     policy_label=_label,
     contrast=lambda options: dataclasses.replace(options, stage="post-turn"),
+    bands=lambda options: (options.thresholds, options.target),
+    tune=_tune,
 )

@@ -236,6 +236,12 @@ class Strategy(Generic[OptionsT]):
     contrast: Callable[[OptionsT], OptionsT] | None = None  # the options the timeline compares it as
     # what its options left unset (None) come to in a context: a form shows them, never blank
     in_force: Callable[[OptionsT, Context], dict[str, int | None]] | None = None
+    # the bands it draws on the gauge and the timeline: (thresholds, target), in % of the
+    # usable window; None: it draws none
+    bands: Callable[[OptionsT], tuple[tuple[int, ...], int]] | None = None
+    # one press of a tuning key: (options, "thresholds" or "target", points) -> its options
+    # (raises OptionError out of range); None: the keys do not move it
+    tune: Callable[[OptionsT, str, int], OptionsT] | None = None
 
     @property
     def config_key(self) -> str:

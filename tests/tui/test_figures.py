@@ -10,9 +10,10 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import OptionError, hysteresis
 from compaction_inspector.sample_sessions import path
-from compaction_inspector.tui.figures import gauge_state, tuned
+from compaction_inspector.tui.figures import bands, gauge_state, tuned
 
 SMALL = Config(window=Window(5000, 500), preset=None)
+NAME = hysteresis.NAME
 
 
 def test_the_gauge_is_the_context_sent_next_then_less_what_a_step_removed() -> None:
@@ -27,13 +28,20 @@ def test_the_gauge_is_the_context_sent_next_then_less_what_a_step_removed() -> N
 
 
 def test_w_then_w_again_comes_back_to_the_window_tuning_began_from() -> None:
-    config, ladder = tuned(SMALL, "window", -1, (0, 0))
+    config, ladder = tuned(SMALL, NAME, "window", -1, (0, 0))
     assert config.window == Window(4500, 500) and config.window_source == "w/W"
-    config, ladder = tuned(config, "window", -1, ladder)
+    config, ladder = tuned(config, NAME, "window", -1, ladder)
     assert config.window.context_window == 4000
-    config, ladder = tuned(config, "window", 2, ladder)
+    config, ladder = tuned(config, NAME, "window", 2, ladder)
     assert config.window == SMALL.window
-    targeted, _ = tuned(SMALL, "target", -5, ladder)
+    targeted, _ = tuned(SMALL, NAME, "target", -5, ladder)
     assert targeted.options(hysteresis.NAME).target == SMALL.options(hysteresis.NAME).target - 5
     with pytest.raises(OptionError):  # the target must stay under the lowest threshold
-        tuned(SMALL, "target", 5, ladder)
+        tuned(SMALL, NAME, "target", 5, ladder)
+
+
+def test_the_bands_are_the_shown_strategys_or_else_the_first_that_declares_them() -> None:
+    """The screen names no strategy: each declares its bands and what the tuning keys move."""
+    assert bands(SMALL, "trim") == bands(SMALL, hysteresis.NAME) == ((75, 85, 95), 70)
+    moved, _ = tuned(SMALL, "trim", "thresholds", -1, (0, 0))  # trim draws none: hysteresis's move
+    assert bands(moved, "trim") == ((74, 84, 94), 70)

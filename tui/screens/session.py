@@ -33,12 +33,13 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import inline_subagent, subagent_files
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import (
+    DEFAULT,
     REGISTRY,
     CompactionResult,
     OptionError,
     Stats,
     Step,
-    hysteresis,
+    banded,
 )
 from compaction_inspector.core.strategies.registry import Options, with_values
 from compaction_inspector.core.text import counted, visible
@@ -114,7 +115,7 @@ class SessionScreen(Screen[None]):
     ]
 
     inspection: var[Inspection | None] = var(None, always_update=True)
-    strategy = var(hysteresis.NAME)
+    strategy = var(DEFAULT)
     result: var[CompactionResult[Stats] | None] = var(None, always_update=True)
     step = var(-1)
     split = var(False)
@@ -494,7 +495,7 @@ class SessionScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="simulate", description="replay")
     def _simulate(self, inspection: Inspection, strategy: str, compare: str, run: int) -> None:
         worker = get_current_worker()
-        name = strategy if REGISTRY[strategy].timeline else hysteresis.NAME
+        name = strategy if REGISTRY[strategy].timeline else DEFAULT
         stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
         # The chart has far fewer columns than a long session has rounds.
         every = max(1, len(inspection.segments.round_ends) // TIMELINE_POINTS)
@@ -513,8 +514,7 @@ class SessionScreen(Screen[None]):
         if self._pending.get("replay") != event.run:
             return
         heap.settle()
-        h = self.config.options(hysteresis.NAME)
-        self.query_one(Timeline).show(event.main, event.other, h.thresholds, h.target)
+        self.query_one(Timeline).show(event.main, event.other, *figures.bands(self.config, self.strategy))
         self._latest("replay", event.run)
 
     def action_step(self, delta: int) -> None:
@@ -663,12 +663,15 @@ class SessionScreen(Screen[None]):
 
     async def action_tune(self, what: str, delta: int) -> None:
         try:
-            config, self._window_ladder = figures.tuned(self.config, what, delta, self._window_ladder)
+            config, self._window_ladder = figures.tuned(
+                self.config, self.strategy, what, delta, self._window_ladder
+            )
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
         self.configure(config)
-        await self.query_one(StrategyPanel).set_options(hysteresis.NAME, config.options(hysteresis.NAME))
+        moved = banded(self.strategy)
+        await self.query_one(StrategyPanel).set_options(moved, config.options(moved))
         self.tuned = True
         self.show_status()
         self.run_current_strategy()
@@ -742,11 +745,11 @@ class SessionScreen(Screen[None]):
         tuning = ""
         if self.tuned:  # made from the config each time, so a preset or a new window shows at once
             config = self.config
-            w, h = config.window, config.options(hysteresis.NAME)
+            w, (thresholds, target) = config.window, figures.bands(config, self.strategy)
             tuning = (
                 f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · "
                 f"{config.point_note} · "
-                f"thresholds {'/'.join(map(str, h.thresholds))} % · target {h.target} %"
+                f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
             )
         for part in (tuning, self.selection):
             if part:
@@ -887,8 +890,8 @@ class SessionScreen(Screen[None]):
             self.run_simulation()
 
     async def action_target(self, percent: int) -> None:
-        h = self.config.options(hysteresis.NAME)
-        await self.action_tune("target", percent - h.target)
+        _, target = figures.bands(self.config, self.strategy)
+        await self.action_tune("target", percent - target)
 
     def action_help(self) -> None:
         more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
