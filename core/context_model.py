@@ -34,7 +34,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from compaction_inspector.core.clearing import cleared_results
-from compaction_inspector.core.model import Session, text_message
+from compaction_inspector.core.model import Session, Usage, text_message
 from compaction_inspector.core.pressure import Meter, Window
 from compaction_inspector.core.slices import is_slice, sibling_overhead
 from compaction_inspector.core.tokens import TokenCounter
@@ -55,8 +55,15 @@ class Response:
     number: int  # 1-based, in transcript order
     start: int  # index of its first line (the request is messages[:start])
     end: int  # after its last line
-    prompt_tokens: int
-    output_tokens: int
+    usage: Usage  # as its last line reported it (the whole output)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
 
 
 def responses(session: Session) -> list[Response]:
@@ -77,11 +84,11 @@ def responses(session: Session) -> list[Response]:
             if m.usage is not None and (seen[2] is None or m.usage.output_tokens >= seen[2].output_tokens):
                 seen[2] = m.usage
     reported = [(s, e, u) for s, e, u in found.values() if u is not None and u.prompt_tokens > 0]
-    out = [Response(n, s, e, u.prompt_tokens, u.output_tokens) for n, (s, e, u) in enumerate(reported, 1)]
+    out = [Response(n, s, e, u) for n, (s, e, u) in enumerate(reported, 1)]
     usage = session.request_usage
     if usage is not None and usage.prompt_tokens > 0:
         end = len(messages)
-        out.append(Response(len(out) + 1, end, end, usage.prompt_tokens, usage.output_tokens))
+        out.append(Response(len(out) + 1, end, end, usage))
     return out
 
 

@@ -16,6 +16,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any
 
+from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.model import Session, Usage
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
@@ -66,22 +67,6 @@ class Cost:
         }
 
 
-def responses(session: Session) -> list[Usage]:
-    """Each response's usage once (a streamed reply's lines share its message id); a
-    request body's logged response first."""
-    seen: dict[str, Usage] = {}
-    out: list[Usage] = [session.request_usage] if session.request_usage is not None else []
-    for m in session.messages:
-        if m.usage is None or m.role != "assistant":
-            continue
-        if m.id is None:
-            out.append(m.usage)
-        elif m.id not in seen:
-            seen[m.id] = m.usage
-            out.append(m.usage)
-    return out
-
-
 def session_cost(session: Session) -> Cost:
     """What the session's responses cost, as they reported their usage."""
     provider = _PROVIDERS.get(session.format)
@@ -89,7 +74,8 @@ def session_cost(session: Session) -> Cost:
     parts = dict.fromkeys(PARTS, Decimal(0))
     priced = 0
     unpriced: dict[str, int] = {}
-    for usage in responses(session):
+    for response in responses(session):
+        usage = response.usage
         model = usage.model or (fallback if isinstance(fallback, str) else None)
         rates = _rates(model, provider, usage.prompt_tokens) if model else None
         if rates is None:
