@@ -101,14 +101,12 @@ def _tokens(u: Usage) -> tuple[int, int, int, int, int]:
 def _rates(model: str, provider: str | None, prompt: int) -> dict[str, Decimal] | None:
     """USD per token of each part for a request of `prompt` input tokens; None when the
     table does not know the model. Rates hold across a tier: priced once per tier."""
-    price = _model_price(model, provider)
-    if price is None:
+    starts = _steps(model, provider)
+    if starts is None:
         return None
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
-    from genai_prices.types import TieredPrices
 
-    starts = sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
     key = (model, provider, sum(prompt > start for start in starts))
     found = _RATES.get(key)
     if found is not None:
@@ -133,11 +131,17 @@ _RATES: dict[tuple[str, str | None, int], dict[str, Decimal]] = {}
 
 
 @cache
-def _model_price(model: str, provider: str | None) -> Any:
+def _steps(model: str, provider: str | None) -> tuple[int, ...] | None:
+    """The prompt sizes past which the model's prices step up; None when the table does
+    not know the model."""
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
+    from genai_prices.types import TieredPrices
 
     try:
-        return calc_price(Priced(input_tokens=1), model, provider_id=provider).model_price
+        price = calc_price(Priced(input_tokens=1), model, provider_id=provider).model_price
     except LookupError:
         return None
+    return tuple(
+        sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
+    )
