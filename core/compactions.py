@@ -11,8 +11,9 @@ after are the prompts the nearest responses reported.
 from __future__ import annotations
 
 import dataclasses
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
@@ -166,12 +167,19 @@ class AgentCounts:
 
     def between(self, start: int, end: int) -> list[Count]:
         """The checks before requests start+1 .. end."""
-        return [k for k in self.checks if k.index is not None and start < k.index <= end]
+        ends = self._ends
+        return list(self.checks[bisect_right(ends, start) : bisect_right(ends, end)])
 
     def at(self, end: int) -> Count | None:
-        """The last check before the request messages[:end] (None: none yet)."""
-        found = self.between(-1, end)
-        return found[-1] if found else None
+        """The last check before the request messages[:end] (None: none yet); the gauge
+        asks at every step."""
+        k = bisect_right(self._ends, end)
+        return self.checks[k - 1] if k else None
+
+    @cached_property
+    def _ends(self) -> list[int]:
+        """Each check's message index, in order (the loader records them in order)."""
+        return [k.index if k.index is not None else -1 for k in self.checks]
 
 
 def agent_counts(session: Session, model: ContextModel, config: Config) -> AgentCounts:
