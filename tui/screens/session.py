@@ -48,6 +48,7 @@ from compaction_inspector.tui.demo import Demo
 from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
+from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.text import safe
@@ -151,9 +152,7 @@ class SessionScreen(Screen[None]):
         self._waiting = False  # following a file that cannot be read yet
         self._strategy_result: CompactionResult[Stats] | None = None  # the strategy's, while OWN is shown
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
-        self._pending: dict[str, int] = {}  # work under way, by kind: the run that counts
-        self._runs = 0
-        self.settled = asyncio.Event()  # set while nothing is under way (what tests await)
+        self.runs = Runs(self._settled)  # work under way, by kind
         self._redraw_queued = False
         self._wanted_step: int | None = None  # a step asked for while the strategy ran
         self.previewed = False  # the first rows of a large file were shown while it was read
@@ -250,37 +249,26 @@ class SessionScreen(Screen[None]):
         if self._redraw_queued:  # unless drawn meanwhile
             self.refresh_view()
 
-    # --- work under way, and when it is all done ----------------------------------------------
+    # --- work under way (tui/runs.py), and when it is all done ----------------------------------
 
-    def _start(self, kind: str) -> int:
-        """A run of `kind` begins: only its answer counts, not an older run's."""
-        self._runs += 1
-        self._pending[kind] = self._runs
-        self.settled.clear()
-        return self._runs
+    def _settled(self) -> None:
+        self.post_message(messages.Settled())
+        if self.demo_runner is not None and self.demo_runner.running:
+            self.demo_runner.say()  # what the stop shows, now that it is shown
 
-    def _latest(self, kind: str, run: int) -> bool:
-        """`run` is the latest of its kind: it is done now, and the screen settles when
-        nothing else is under way."""
-        if self._pending.get(kind) != run:
-            return False
-        del self._pending[kind]
-        if not self._pending:
-            self.settled.set()
-            self.post_message(messages.Settled())
-            if self.demo_runner is not None and self.demo_runner.running:
-                self.demo_runner.say()  # what the stop shows, now that it is shown
-        return True
+    @property
+    def settled(self) -> asyncio.Event:
+        return self.runs.settled
 
     @property
     def busy(self) -> bool:
         """Some counting, strategy run or replay is still under way."""
-        return bool(self._pending)
+        return self.runs.busy
 
     # --- loading and counting -----------------------------------------------------------------
 
     def load_session(self) -> None:
-        self._load(self._start("count"))
+        self._load(self.runs.start("count"))
 
     @work(thread=True, exclusive=True, group="load", description="load")
     def _load(self, run: int) -> None:
@@ -310,7 +298,7 @@ class SessionScreen(Screen[None]):
     def on_session_screen_previewed(self, event: messages.Previewed) -> None:
         """The first rows, while the rest is read: the transcript only (no figure is
         shown until the whole is read, as a part would give false ones)."""
-        if self._pending.get("count") != event.run or self.inspection is not None:
+        if not self.runs.latest("count", event.run) or self.inspection is not None:
             return
         preview = event.inspection
         source = Source(preview.session, None, preview.counter, preview.origins)
@@ -328,7 +316,7 @@ class SessionScreen(Screen[None]):
 
     def on_session_screen_failed(self, event: messages.Failed) -> None:
         if not self.follow:
-            self._latest("count", event.run)
+            self.runs.done("count", event.run)
             self.post_message(messages.Unreadable(self.path, event.reason))
             return
         # followed: the file may be about to be written (a new, still empty session)
@@ -342,7 +330,7 @@ class SessionScreen(Screen[None]):
         self.set_timer(1.0, lambda: self._load(event.run))
 
     def on_session_screen_loaded(self, event: messages.Loaded) -> None:
-        if self._pending.get("count") != event.run:
+        if not self.runs.latest("count", event.run):
             return
         self._config, self.inspection = event.inspection.config, event.inspection
         session = event.inspection.session
@@ -382,7 +370,7 @@ class SessionScreen(Screen[None]):
         )
 
     def on_session_screen_counted(self, event: messages.Counted) -> None:
-        if self._pending.get("count") != event.run:
+        if not self.runs.latest("count", event.run):
             return
         self.query_one("#progress", ProgressBar).add_class("hidden")
         self.inspection = event.inspection.with_config(self._config)
@@ -392,7 +380,7 @@ class SessionScreen(Screen[None]):
             title = "Tokenizer" if counter.exact else "Token counts are estimates"
             self.notify(counter.warning, title=title, severity="warning", timeout=10)
         self.run_current_strategy()
-        self._latest("count", event.run)
+        self.runs.done("count", event.run)
         if self.follow and self.follower is None:
             self.follower = Follower(self.path, event.inspection.session)
             self.set_interval(1.0, self.poll_follow)
@@ -467,7 +455,7 @@ class SessionScreen(Screen[None]):
             return
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
         name = self.strategy
-        self._run_strategy(self.inspection, name, self.config.options(name), self._start("strategy"))
+        self._run_strategy(self.inspection, name, self.config.options(name), self.runs.start("strategy"))
         self.run_simulation()
 
     @work(thread=True, exclusive=True, group="strategy", description="run strategy")
@@ -477,7 +465,7 @@ class SessionScreen(Screen[None]):
             self.post_message(messages.StrategyDone(run, result))
 
     def on_session_screen_strategy_done(self, event: messages.StrategyDone) -> None:
-        if not self._latest("strategy", event.run):
+        if not self.runs.done("strategy", event.run):
             return
         if self.own:  # shown once the transcript's own compactions are left
             self._strategy_result = event.result
@@ -490,7 +478,7 @@ class SessionScreen(Screen[None]):
     def run_simulation(self) -> None:
         if self.inspection is None or not self.query(Timeline):
             return
-        self._simulate(self.inspection, self.strategy, self.compare, self._start("replay"))
+        self._simulate(self.inspection, self.strategy, self.compare, self.runs.start("replay"))
 
     @work(thread=True, exclusive=True, group="simulate", description="replay")
     def _simulate(self, inspection: Inspection, strategy: str, compare: str, run: int) -> None:
@@ -511,11 +499,11 @@ class SessionScreen(Screen[None]):
             self.post_message(messages.Replayed(run, main, other))
 
     def on_session_screen_replayed(self, event: messages.Replayed) -> None:
-        if self._pending.get("replay") != event.run:
+        if not self.runs.latest("replay", event.run):
             return
         heap.settle()
         self.query_one(Timeline).show(event.main, event.other, *figures.bands(self.config, self.strategy))
-        self._latest("replay", event.run)
+        self.runs.done("replay", event.run)
 
     def action_step(self, delta: int) -> None:
         if self.result is None:
@@ -636,14 +624,14 @@ class SessionScreen(Screen[None]):
         if not self.inspection.session.compactions:
             self.notify("This transcript records no compaction of its own", timeout=4)
             return
-        self._own(self.inspection, self._start("own"))
+        self._own(self.inspection, self.runs.start("own"))
 
     @work(thread=True, exclusive=True, group="own", description="own compactions")
     def _own(self, inspection: Inspection, run: int) -> None:
         self.post_message(messages.OwnDone(run, inspection.own_steps()))
 
     def on_session_screen_own_done(self, event: messages.OwnDone) -> None:
-        if not self._latest("own", event.run):
+        if not self.runs.done("own", event.run):
             return
         self._strategy_result = self.result
         self.mode, self.result, self.step = OWN, event.result, 0
