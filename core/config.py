@@ -122,7 +122,7 @@ class Config:
     preset: str | None = "claude-code"
     # each registered strategy's options, by its name
     strategies: Mapping[str, Any] = field(
-        default_factory=lambda: {n: s.options() for n, s in REGISTRY.items()}
+        default_factory=lambda: {n: s.default_options() for n, s in REGISTRY.items()}
     )
     keys: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it was read from

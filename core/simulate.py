@@ -45,7 +45,7 @@ class Policy:
     @cached_property
     def settings(self) -> Options:
         """`options`, or the strategy's defaults; made once, as every round asks."""
-        return self.options if self.options is not None else self.declared.options()
+        return self.options if self.options is not None else self.declared.default_options()
 
     @property
     def persisted(self) -> bool:
@@ -249,7 +249,7 @@ class _Requests:
             return self._run(end)
         stored = self.stored
         tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
-        if not self._fires(tokens, end):
+        if not self._fires(tokens, end, sent):
             self.done = end
             return tokens, sent, None
         plan = self.plan(segment, end, self.options, stored)
@@ -268,12 +268,13 @@ class _Requests:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
         return tokens, sent, outcome
 
-    def _fires(self, tokens: int, end: int) -> bool:
+    def _fires(self, tokens: int, end: int, messages: int) -> bool:
         """The strategy's cheap pre-check: False only when it certainly changes nothing."""
         if self.fires is None:
             return True
         segment = self.segment
-        return self.fires(self.options, segment.meter(end).tokens(tokens), segment.context, self.humans[end])
+        meter = segment.meter(end)
+        return self.fires(self.options, meter.tokens(tokens), messages, segment.context, self.humans[end])
 
     def _run(self, end: int) -> tuple[int, int, Outcome | None]:
         policy, segment = self.policy, self.segment
@@ -297,7 +298,7 @@ class _Requests:
             request = segment.messages[:end]
             tokens = segment.prefix[end]
         self.done = end
-        if not self._fires(tokens, end):
+        if not self._fires(tokens, end, len(request)):
             return tokens, len(request), None
         result = policy.apply(request, context.at(segment.meter(end)))
         if not _changed(result, request):

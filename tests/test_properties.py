@@ -25,6 +25,7 @@ from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
+from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
 from tests.helpers import a, snapshot, u
 
@@ -107,6 +108,16 @@ options = st.one_of(
         stage=st.sampled_from(["preflight", "post-turn"]),
     ),
     st.builds(MicrocompactOptions, keep_recent=st.integers(0, 6)),
+    st.builds(
+        SummarizeOptions,
+        trigger_tokens=st.none() | st.integers(1, 3000),
+        trigger_messages=st.none() | st.integers(2, 30),
+        keep_tokens=st.none() | st.integers(0, 2000),
+        keep_first=st.integers(0, 2),
+        keep_user=st.sampled_from(["none", "last", "all"]),
+        summary_tokens=st.integers(50, 200),
+        tool_output_chars=st.none() | st.integers(1, 100),
+    ),
 )
 NAMES = {s.options: name for name, s in REGISTRY.items()}
 

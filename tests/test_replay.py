@@ -17,13 +17,14 @@ from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import Context
+from compaction_inspector.core.strategies import REGISTRY, Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
 from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
+from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
 from compaction_inspector.core.tokens import TokenCounter
 from tests.helpers import a, call, result, u
@@ -111,6 +112,29 @@ policies = st.one_of(
         ),
         st.integers(50, 3000),
         st.integers(0, 500),
+    ),
+    st.builds(
+        lambda name, tokens, messages, tail, first, users: Policy(
+            name,
+            SummarizeOptions(
+                trigger_tokens=tokens, trigger_messages=messages, keep_first=first, keep_user=users, **tail
+            ),
+        ),
+        st.sampled_from([n for n, s in REGISTRY.items() if s.family == "summarize"]),
+        st.none() | st.integers(50, 3000),
+        st.none() | st.integers(3, 30),
+        st.sampled_from(
+            [
+                {},
+                {"keep_tokens": 400},
+                {"keep_messages": 3},
+                {"keep_message_percent": 30},
+                {"keep_history_percent": 25.5},
+                {"keep_percent": 10, "keep_min": 100, "keep_max": 900},
+            ]
+        ),
+        st.integers(0, 2),
+        st.sampled_from(["none", "last", "all"]),
     ),
 )
 

@@ -130,18 +130,29 @@ def _places() -> argparse.ArgumentParser:
 
 
 def _add_policy(p: argparse.ArgumentParser) -> None:
-    """Every registered strategy's options as flags, one group each."""
+    """Every registered strategy's options as flags, one group each; a family's presets
+    share the family's."""
+    added: set[str] = set()
     for strategy in REGISTRY.values():
-        group = p.add_argument_group(strategy.name)
+        if strategy.flag_key in added:
+            continue
+        added.add(strategy.flag_key)
+        title = f"{strategy.family} ({_family(strategy.family)})" if strategy.family else strategy.name
+        group = p.add_argument_group(title)
         for s in strategy.settings:
             if s.flag is None:
                 continue
-            dest = f"{strategy.config_key}.{s.name}"
+            dest = f"{strategy.flag_key}.{s.name}"
             text = s.option.help.replace("%", "%%")  # argparse formats help with %
             if s.option.kind == "bool":
                 group.add_argument(s.flag, dest=dest, action="store_const", const=not s.default, help=text)
             else:
                 group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)
+
+
+def _family(family: str) -> str:
+    """The presets of a family, in words."""
+    return ", ".join(n for n, s in REGISTRY.items() if s.family == family)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -290,11 +301,16 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
     for name, strategy in REGISTRY.items():
         values: dict[str, Any] = {}
         for s in strategy.settings:
-            given = getattr(args, f"{strategy.config_key}.{s.name}", None)
+            given = getattr(args, f"{strategy.flag_key}.{s.name}", None)
             if given is None:
                 continue
             if name not in used:
-                raise UsageError(f"{s.flag} is an option of {name}, not of {args.strategy}")
+                if strategy.family and any(REGISTRY[u].family == strategy.family for u in used if u):
+                    continue  # a family's flag sets the preset the command runs
+                whose = (
+                    f"the {strategy.family} family ({_family(strategy.family)})" if strategy.family else name
+                )
+                raise UsageError(f"{s.flag} is an option of {whose}, not of {args.strategy}")
             try:
                 values[s.name] = given if isinstance(given, bool) else s.parse(given)
             except OptionError as exc:

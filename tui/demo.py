@@ -33,7 +33,14 @@ TOUR_OPTIONS: dict[str, dict[str, Any]] = {
     claude_code.NAME: {"auto_compact_tokens": 3_500},
     codex.NAME: {"auto_compact_token_limit": 3_500},
     microcompact.NAME: {"keep_recent": 2},
+    "anthropic-compaction": {"trigger_tokens": 3_500},
 }
+# our strategies, the agents' own, and the first preset of each family (the rest are alike)
+TOURED = tuple(
+    name
+    for name, s in REGISTRY.items()
+    if s.family is None or name == next(n for n, o in REGISTRY.items() if o.family == s.family)
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,9 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     microcompact.NAME: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
     claude_code.NAME: ((("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),),
     codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
+    "anthropic-compaction": (
+        (("step_to(999)",), "Other agents are presets of two families: here all becomes one summary."),
+    ),
 }
 
 
@@ -79,7 +89,7 @@ SCRIPT: tuple[Stop, ...] = (
         ("own(True)",), "The transcript's own compaction: the prompts the responses either side reported.", 6
     ),
     Stop(("own(False)",), "Back to the strategies, each in turn on the request the agent sends next.", 3),
-    *(stop for name in REGISTRY for stop in _strategy_stops(name)),
+    *(stop for name in TOURED for stop in _strategy_stops(name)),
     Stop(
         (f"strategy('{hysteresis.NAME}')", "target(60)", "step_to(999)"),
         "Tuning: the target down to 60 % (t and T); every figure and the timeline follow at once.",

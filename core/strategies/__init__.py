@@ -12,7 +12,15 @@ from typing import Any
 
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.strategies import claude_code, codex, hysteresis, microcompact, ptl_retry, trim
+from compaction_inspector.core.strategies import (
+    claude_code,
+    codex,
+    hysteresis,
+    microcompact,
+    presets,
+    ptl_retry,
+    trim,
+)
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     OptionError,
@@ -43,17 +51,16 @@ __all__ = [
 ]
 
 # Any: each strategy takes options of its own type; a caller names one and passes its options
-REGISTRY: dict[str, Strategy[Any]] = {
-    s.name: s
-    for s in (
-        trim.STRATEGY,
-        ptl_retry.STRATEGY,
-        hysteresis.STRATEGY,
-        microcompact.STRATEGY,
-        claude_code.STRATEGY,
-        codex.STRATEGY,
-    )
-}
+_ALL: tuple[Strategy[Any], ...] = (
+    trim.STRATEGY,
+    ptl_retry.STRATEGY,
+    hysteresis.STRATEGY,
+    microcompact.STRATEGY,
+    claude_code.STRATEGY,
+    codex.STRATEGY,
+    *presets.SUMMARIZING,
+)
+REGISTRY: dict[str, Strategy[Any]] = {s.name: s for s in _ALL}
 DEFAULT = hysteresis.NAME  # what the app shows first
 
 
@@ -75,4 +82,4 @@ def lookup(name: str) -> Strategy[Any]:
 def run(name: str, messages: Sequence[Message], options: Any, context: Context) -> CompactionResult[Stats]:
     """Run strategy `name`; `options` is its options object (or None for the defaults)."""
     strategy = lookup(name)
-    return strategy.run(messages, options if options is not None else strategy.options(), context)
+    return strategy.run(messages, options if options is not None else strategy.default_options(), context)

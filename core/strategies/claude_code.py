@@ -114,7 +114,7 @@ def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = 
     return AtPointPlan.of(segment, end, point(options, segment.context))
 
 
-def _fires(options: ClaudeCodeOptions, tokens: int, context: Context, humans: int) -> bool:
+def _fires(options: ClaudeCodeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
     at = point(options, context)
     return at is not None and tokens >= at
 

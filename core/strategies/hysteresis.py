@@ -656,7 +656,7 @@ def _persists(options: HysteresisOptions) -> bool:
     return options.stage == "post-turn"
 
 
-def _fires(options: HysteresisOptions, tokens: int, context: Context, humans: int) -> bool:
+def _fires(options: HysteresisOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
     return options.tier(context.window.pressure(tokens)) > 0  # `tokens`: the context's
 
 

@@ -23,9 +23,9 @@ from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, Stats, positive_int
 from compaction_inspector.core.text import shown
 
-# int: a whole number; int?, str?: or nothing; bool; percents: whole percents "75,85,95";
-# choice: one of `choices`; names: a set of names "Read,Bash"
-KINDS = ("int", "int?", "str?", "bool", "percents", "choice", "names")
+# int: a whole number; int?, str?: or nothing; number?: a decimal number or nothing; bool;
+# percents: whole percents "75,85,95"; choice: one of `choices`; names: a set of names "Read,Bash"
+KINDS = ("int", "int?", "number?", "str?", "bool", "percents", "choice", "names")
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,13 @@ class Setting:
         """A value typed in the panel or given on the command line; an error says what
         is wanted ("a whole number, not 'x'"), for the caller to name the field."""
         kind, raw = self.option.kind, raw.strip()
-        if kind in ("int?", "str?") and not raw:
+        if kind in ("int?", "number?", "str?") and not raw:
             return None
+        if kind == "number?":
+            try:
+                return float(raw) if "." in raw else int(raw)
+            except ValueError:
+                raise OptionError(f"a number, not {raw!r}") from None
         if kind in ("int", "int?"):
             if not raw.lstrip("-").isdigit():
                 raise OptionError(f"a whole number, not {raw!r}")
@@ -189,6 +194,8 @@ def _from_yaml(s: Setting, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise OptionError(f"{s.key} must be a list of tool names")
         return frozenset(value)
+    if kind == "number?" and (isinstance(value, bool) or not isinstance(value, int | float | None)):
+        raise OptionError(f"{s.key} must be a number, not {shown(value)}")
     if kind == "bool":
         if not isinstance(value, bool):  # 'no' and 0 are not read as a choice either way
             raise OptionError(f"{s.key} must be true or false, not {shown(value)}")
@@ -227,9 +234,9 @@ class Strategy(Generic[OptionsT]):
     run: Callable[[Sequence[Message], OptionsT, Context], CompactionResult[Stats]]
     # the rule: (segment, end, options, stored history or None) -> what it makes of the request
     plan: Callable[[Segment, int, OptionsT, Any], Plan]
-    # cheap pre-check of a replay: (options, context tokens, context, human turns so far) -> False
-    # only when it certainly changes nothing
-    fires: Callable[[OptionsT, int, Context, int], bool] | None = None  # None: always runs
+    # cheap pre-check of a replay: (options, context tokens, messages, context, human turns so
+    # far) -> False only when it certainly changes nothing
+    fires: Callable[[OptionsT, int, int, Context, int], bool] | None = None  # None: always runs
     persists: Callable[[OptionsT], bool] = lambda options: False  # its result replaces the stored history
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
     policy_label: Callable[[OptionsT], str] | None = None  # how a replay's legend names it with its options
@@ -242,11 +249,25 @@ class Strategy(Generic[OptionsT]):
     # one press of a tuning key: (options, "thresholds" or "target", points) -> its options
     # (raises OptionError out of range); None: the keys do not move it
     tune: Callable[[OptionsT, str, int], OptionsT] | None = None
+    # a preset of a family: its documented defaults (None: the options type's own) and
+    # where they are documented
+    defaults: Callable[[], OptionsT] | None = None
+    family: str | None = None  # the family whose rule it applies; its flags are the family's
+    source: str = ""
 
     @property
     def config_key(self) -> str:
         """Its section in compaction.yaml."""
         return self.name.replace("-", "_")
+
+    def default_options(self) -> OptionsT:
+        """Its options as documented: a preset's defaults, else its options type's."""
+        return self.defaults() if self.defaults is not None else self.options()
+
+    @property
+    def flag_key(self) -> str:
+        """What its command-line flags are stored under: a family's presets share them."""
+        return (self.family or self.name).replace("-", "_")
 
     @property
     def settings(self) -> list[Setting]:

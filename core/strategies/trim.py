@@ -212,7 +212,7 @@ def _turn(options: TrimOptions, humans: int) -> int:
     return options.turn if options.turn is not None else humans + 1
 
 
-def _fires(options: TrimOptions, tokens: int, context: Context, humans: int) -> bool:
+def _fires(options: TrimOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
     """The trigger, for a replay's request of context `tokens` with `humans` human
     messages before it."""
     return _reason(options, _turn(options, humans), tokens) is not None

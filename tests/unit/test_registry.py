@@ -31,6 +31,14 @@ def test_flags_are_the_known_ones() -> None:
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",
         "--auto-compact-token-limit", "--no-remote", "--user-message-tokens", "--reasoning-per-100",
         "--codex-summary-chars",
+        # the summarize family's, shared by its presets
+        "--summarize-trigger-tokens", "--summarize-trigger-percent",
+        "--summarize-trigger-percent-less-output", "--summarize-trigger-messages",
+        "--summarize-trigger-min", "--summarize-trigger-max",
+        "--summarize-keep-tokens", "--summarize-keep-percent", "--summarize-keep-history-percent",
+        "--summarize-keep-messages", "--summarize-keep-message-percent", "--summarize-keep-min",
+        "--summarize-keep-max", "--summarize-keep-first", "--summarize-keep-user",
+        "--summarize-summary-tokens", "--summarize-summarize-tokens", "--summarize-tool-output-chars",
     }  # fmt: skip
 
 

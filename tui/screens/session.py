@@ -76,6 +76,7 @@ class SessionScreen(Screen[None]):
         *(
             Binding(str(number), f"strategy('{name}')", s.label, show=False, id=f"strategy_{s.config_key}")
             for number, (name, s) in enumerate(REGISTRY.items(), start=1)
+            if number <= 9  # the rest are in the palette
         ),
         Binding("d", "toggle_split", "Split diff", id="toggle_split"),
         # the same key while split, so the footer names what it does then

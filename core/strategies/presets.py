@@ -1,0 +1,123 @@
+"""Other agents' and APIs' compaction, each a preset of one family with its documented
+defaults (SEMANTICS §14 names each number's source file).
+
+A preset is its family's rule (`summarize`, `clear`) with the settings the agent ships;
+everything else (flags, `compaction.yaml` keys, the app's form) comes from the family.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compaction_inspector.core.strategies import summarize
+from compaction_inspector.core.strategies.registry import Strategy
+from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
+
+SUMMARIZING: tuple[Strategy[Any], ...] = (
+    summarize.strategy(
+        "anthropic-compaction",
+        "Anthropic compaction",
+        "Anthropic's server-side compaction: at 150,000 input tokens all becomes one summary",
+        "Anthropic API beta compact-2026-01-12, edit compact_20260112: trigger 150,000 input tokens "
+        "(at least 50,000); no keep, so nothing but the summary survives",
+        lambda: S(trigger_tokens=150_000),
+    ),
+    summarize.strategy(
+        "openai-compaction",
+        "OpenAI compaction",
+        "OpenAI Responses compaction: the person's messages, then one compaction item",
+        "OpenAI Responses context_management compaction and POST /responses/compact: the user "
+        "messages followed by one compaction item. compact_threshold has no default; 90 % of the "
+        "window is where Codex sets it (model_auto_compact_token_limit)",
+        lambda: S(trigger_percent=90, keep_user="all"),
+    ),
+    summarize.strategy(
+        "langchain-summarization",
+        "LangChain summarization",
+        "LangChain SummarizationMiddleware: keep the newest 20 messages, summarize the rest",
+        "langchain SummarizationMiddleware: keep ('messages', 20), trim_tokens_to_summarize 4,000; "
+        "trigger defaults to None (never), so the documented example's ('tokens', 4000) is used",
+        lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
+    ),
+    summarize.strategy(
+        "opencode",
+        "opencode",
+        "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
+        "opencode packages/opencode/src/session/compaction.ts, overflow.ts: overflow at the input "
+        "limit less reserved (min(20,000, max output)); preserve_recent_tokens 25 % of the usable "
+        "window clamped to 2,000-15,000; tool outputs cut to 2,000 characters for the summary",
+        lambda: S(
+            trigger_percent_less_output=100,
+            keep_percent=25,
+            keep_min=2_000,
+            keep_max=15_000,
+            tool_output_chars=2_000,
+        ),
+    ),
+    summarize.strategy(
+        "cline",
+        "Cline",
+        "Cline: at 0.9 of its input budget (0.9 of the window), keep the newest 20,000 tokens",
+        "Cline 4.1 sdk/packages/core/src/extensions/context/compaction-shared.ts: 0.9 x the input "
+        "budget, itself 0.9 x the window (81 %); keeps the newest 20,000 tokens; summary at most "
+        "4,096 tokens; tool results cut to 2,000 characters for it (its target ratio 0.7 is not modelled)",
+        lambda: S(trigger_percent=81, keep_tokens=20_000, summary_tokens=4_096, tool_output_chars=2_000),
+    ),
+    summarize.strategy(
+        "roo-code",
+        "Roo Code",
+        "Roo Code: condense all but the first message at 100 % of the window",
+        "Roo Code 3.52 src/core/context-management/index.ts: autoCondenseContextPercent 100, or "
+        "tokens over 0.9 x window - max tokens; the summary replaces all earlier messages but the first",
+        lambda: S(trigger_percent=100, trigger_percent_less_output=90, keep_first=1),
+    ),
+    summarize.strategy(
+        "gemini-cli",
+        "Gemini CLI",
+        "Gemini CLI: at half the window, keep the newest 30 % of the history",
+        "Gemini CLI 0.56 packages/core/src/context/chatCompressionService.ts: compresses at 0.5 x "
+        "the token limit, keeps the newest 30 % (its cut of old tool responses to 30 lines is not modelled)",
+        lambda: S(trigger_percent=50, keep_history_percent=30),
+    ),
+    summarize.strategy(
+        "goose",
+        "Goose",
+        "Goose: at 80 % of the window, summarize all but the latest user message",
+        "Goose crates/goose/src/context_mgmt/mod.rs: GOOSE_AUTO_COMPACT_THRESHOLD 0.8; summarizes "
+        "everything but the latest user text message",
+        lambda: S(trigger_percent=80, keep_user="last"),
+    ),
+    summarize.strategy(
+        "aider",
+        "Aider",
+        "Aider: summarize the chat past max input / 16 (1,024-8,192), keep a tail under half of it",
+        "Aider 0.86 aider/history.py: summarizes when the history exceeds max input / 16 clamped to "
+        "1,024-8,192 tokens; keeps a tail under half that limit",
+        lambda: S(
+            trigger_percent=6.25,
+            trigger_min=1_024,
+            trigger_max=8_192,
+            keep_percent=3.125,
+            keep_min=512,
+            keep_max=4_096,
+        ),
+    ),
+    summarize.strategy(
+        "letta",
+        "Letta",
+        "Letta: at 90 % of the window, evict all but the newest 30 % of messages",
+        "Letta 0.16 letta/constants.py: summarizes at 0.9 x the window, keeps the newest 30 % of "
+        "messages; the summary capped at 50,000 characters",
+        lambda: S(
+            trigger_percent=90, keep_message_percent=30, summary_tokens=50_000 // summarize.CHARS_PER_TOKEN
+        ),
+    ),
+    summarize.strategy(
+        "openhands-summarizing",
+        "OpenHands summarizing",
+        "OpenHands LLMSummarizingCondenser: past 100 events keep the first and the newest 48",
+        "OpenHands LLMSummarizingCondenser (V0 defaults): max_size 100 events, keep_first 1; keeps "
+        "max_size // 2 - keep_first - 1 = 48 newest events and summarizes the middle",
+        lambda: S(trigger_messages=100, keep_first=1, keep_messages=48),
+    ),
+)

@@ -1,0 +1,377 @@
+"""The summarize family (SEMANTICS §14): at a trigger, the head of the history becomes one
+summary and a recent tail is kept.
+
+Anthropic's and OpenAI's server-side compaction, LangChain's `SummarizationMiddleware`,
+opencode's overflow, Cline, Roo Code, Gemini CLI, Goose, Aider and Letta are each this
+rule with their own settings (`core.strategies.presets`):
+- the trigger: tokens, a share of the window (less the output reserved, for the agents
+  that count so), a number of messages; any one reached fires, and a share may be
+  clamped to a range of tokens;
+- the tail kept: tokens, a share of the usable window or of the history, messages, or a
+  share of the messages; a tool call and its results are never split;
+- the first messages kept at the head, and the person's messages kept in front of the
+  summary (all, as OpenAI's standalone compaction returns them, or the last);
+- the summary's size, and what the summarize request is sent (tool outputs cut, the span
+  trimmed to its newest tokens): that request is the compaction's own call, priced with
+  the session.
+
+The summary is written locally and deterministically (`core.summary`). The result
+replaces the stored history, as each of these agents keeps it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from compaction_inspector.core.context import Context
+from compaction_inspector.core.model import Block, Message, text_message
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.strategies.base import (
+    AtPointPlan,
+    CompactionResult,
+    OptionError,
+    Steps,
+    finish,
+)
+from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.summary import summary_text
+from compaction_inspector.core.text import counted
+
+FAMILY = "summarize"
+KEEP_USER = ("none", "last", "all")
+CHARS_PER_TOKEN = 4  # the summary is written to its cap in characters at this rate
+
+
+def _flag(key: str) -> str:
+    return f"--summarize-{key.replace('.', '-').replace('_', '-')}"
+
+
+def _trigger(key: str, help: str, kind: str = "int?", **how: Any) -> Any:
+    return option(None, help, kind=kind, group="trigger", key=key, flag=_flag(f"trigger.{key}"), **how)
+
+
+def _keep(key: str, help: str, kind: str = "int?", **how: Any) -> Any:
+    return option(None, help, kind=kind, group="keep", key=key, flag=_flag(f"keep.{key}"), **how)
+
+
+@dataclass(frozen=True)
+class SummarizeOptions:
+    trigger_tokens: int | None = _trigger("tokens", "summarize when the context reaches this", minimum=1)
+    trigger_percent: float | None = _trigger(
+        "percent", "... or this % of the context window", kind="number?", label="trigger % window"
+    )
+    trigger_percent_less_output: float | None = _trigger(
+        "percent_less_output", "... or this % of the context window less the output reserved", kind="number?"
+    )
+    trigger_messages: int | None = _trigger(
+        "messages", "... or when the history holds this many messages", minimum=1
+    )
+    trigger_min: int | None = _trigger("min", "a share's trigger is at least this many tokens", minimum=1)
+    trigger_max: int | None = _trigger("max", "... and at most this many", minimum=1)
+    keep_tokens: int | None = _keep("tokens", "keep the newest messages within this many tokens", minimum=0)
+    keep_percent: float | None = _keep("percent", "... within this % of the usable window", kind="number?")
+    keep_history_percent: float | None = _keep(
+        "history_percent", "... within this % of the history's tokens", kind="number?"
+    )
+    keep_messages: int | None = _keep("messages", "... the newest this many messages", minimum=0)
+    keep_message_percent: float | None = _keep(
+        "message_percent", "... the newest this % of the messages", kind="number?"
+    )
+    keep_min: int | None = _keep("min", "a share's tail is at least this many tokens", minimum=0)
+    keep_max: int | None = _keep("max", "... and at most this many", minimum=0)
+    keep_first: int = option(
+        0, "the first messages kept before the summary", minimum=0, flag=_flag("keep_first")
+    )
+    keep_user: str = option(
+        "none",
+        "the person's messages of the summarized span kept in front of the summary",
+        kind="choice",
+        choices=KEEP_USER,
+        flag=_flag("keep_user"),
+    )
+    summary_tokens: int = option(
+        2_750, "the summary's size in tokens (its cap where the agent documents one)", minimum=50,
+        label="summary tok", flag=_flag("summary_tokens"),
+    )  # fmt: skip
+    summarize_tokens: int | None = option(
+        None, "the summarize request is sent only the span's newest this many tokens", kind="int?", minimum=1,
+        flag=_flag("summarize_tokens"),
+    )  # fmt: skip
+    tool_output_chars: int | None = option(
+        None, "tool outputs are cut to this many characters in the summarize request", kind="int?", minimum=1,
+        flag=_flag("tool_output_chars"),
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
+        for name in ("trigger_percent", "trigger_percent_less_output", "keep_percent",
+                     "keep_history_percent", "keep_message_percent"):  # fmt: skip
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 100:
+                key = name.replace("trigger_", "trigger.").replace("keep_", "keep.")
+                raise OptionError(f"{key} must be a percent above 0 and at most 100, not {value}")
+        tails = [k for k in _TAILS if getattr(self, k) is not None]
+        if len(tails) > 1:
+            raise OptionError(
+                "keep takes one of tokens, percent, history_percent, messages, message_percent, "
+                f"not {len(tails)}"
+            )
+
+
+_TAILS = ("keep_tokens", "keep_percent", "keep_history_percent", "keep_messages", "keep_message_percent")
+
+
+def _clamped(value: float, low: int | None, high: int | None) -> int:
+    if low is not None:
+        value = max(value, low)
+    if high is not None:
+        value = min(value, high)
+    return int(value)
+
+
+def _window(window: Window) -> str:
+    return f"the {window.context_window:,}-token window"
+
+
+def trigger(options: SummarizeOptions, window: Window) -> tuple[int | None, str]:
+    """The context in tokens at which it fires (None: no token trigger) and the rule in words."""
+    o = options
+    rules: list[tuple[int, str]] = []
+    if o.trigger_tokens is not None:
+        rules.append((o.trigger_tokens, f"{o.trigger_tokens:,} tokens"))
+    for share, less, what in (
+        (o.trigger_percent, 0, ""),
+        (
+            o.trigger_percent_less_output,
+            window.reserved_output,
+            f" less {window.reserved_output:,} for output",
+        ),
+    ):
+        if share is None:
+            continue
+        raw = int(window.context_window * share / 100 - less)
+        at = _clamped(raw, o.trigger_min, o.trigger_max)
+        bounds = f"{raw:,}, clamped to {at:,}" if at != raw else f"{at:,}"
+        rules.append((at, f"{share:g} % of {_window(window)}{what}: {bounds}"))
+    if not rules:
+        return None, ""
+    at, text = min(rules)
+    return at, text
+
+
+def _fires(options: SummarizeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
+    at, _ = trigger(options, context.window)
+    return (at is not None and tokens >= at) or (
+        options.trigger_messages is not None and messages >= options.trigger_messages
+    )
+
+
+def plan(segment: Segment, end: int, options: SummarizeOptions, stored: None = None) -> AtPointPlan:
+    tokens = segment.meter(end).tokens(segment.prefix[end])
+    fires = _fires(options, tokens, end, segment.context, 0)
+    return AtPointPlan(segment.prefix[end], end, fires, exact=not fires)
+
+
+def _tail(segment: Segment, head: int, options: SummarizeOptions) -> tuple[int, str]:
+    """Where the kept tail starts, never inside a tool call and its results, and its rule in words."""
+    o, end, context = options, len(segment), segment.context
+    scale = context.meter.scale
+    budget: int | None = None
+    if o.keep_tokens is not None:
+        budget, rule = o.keep_tokens, f"the newest {o.keep_tokens:,} tokens"
+    elif o.keep_percent is not None:
+        budget = _clamped(context.window.usable * o.keep_percent / 100, o.keep_min, o.keep_max)
+        rule = f"the newest {budget:,} tokens ({o.keep_percent:g} % of the usable window{_bounds(o)})"
+    elif o.keep_history_percent is not None:
+        budget = _clamped(
+            segment.tokens(head, end) * scale * o.keep_history_percent / 100, o.keep_min, o.keep_max
+        )
+        rule = f"the newest {o.keep_history_percent:g} % of the history ({budget:,} tokens)"
+    if budget is not None:
+        start = bisect_left(segment.prefix, segment.prefix[end] - budget / scale, head, end)
+    elif o.keep_messages is not None:
+        start, rule = end - o.keep_messages, f"the newest {o.keep_messages} messages"
+    elif o.keep_message_percent is not None:
+        kept = int((end - head) * o.keep_message_percent / 100)
+        start, rule = end - kept, f"the newest {o.keep_message_percent:g} % of the messages ({kept})"
+    else:
+        return end, "no tail"
+    start = asked = max(start, head)
+    if start < end and not segment.messages[start].is_human:
+        rounds = segment.round_starts
+        opening = rounds[bisect_right(rounds, start) - 1]
+        start = max(head, opening)  # inside a response and its tool results: keep it whole
+    if budget is not None:
+        return start, f"{rule} ({counted(end - start, 'message')})"
+    return start, rule + (
+        f", widened to {end - start} to keep a call with its results" if start < asked else ""
+    )
+
+
+def _bounds(options: SummarizeOptions) -> str:
+    low, high = options.keep_min, options.keep_max
+    if low is None and high is None:
+        return ""
+    return f", within {low or 0:,}-{high:,}" if high is not None else f", at least {low:,}"
+
+
+def _sent(span: Sequence[Message], options: SummarizeOptions, context: Context) -> tuple[int, str]:
+    """The summarize request's input in counted tokens: the span, its tool outputs cut,
+    trimmed to its newest tokens; and what was done to it, in words."""
+    cut = options.tool_output_chars
+    notes = []
+    if cut is not None:
+        span = [_cut(m, cut) for m in span]
+        notes.append(f"tool outputs cut to {cut:,} characters")
+    tokens = (
+        sum(context.counter.count(m, remember=False) for m in span)
+        if cut is not None
+        else context.tokens(span)
+    )
+    if options.summarize_tokens is not None and tokens * context.meter.scale > options.summarize_tokens:
+        tokens = int(options.summarize_tokens / context.meter.scale)
+        notes.append(f"trimmed to its newest {options.summarize_tokens:,} tokens")
+    return tokens, f" ({', '.join(notes)})" if notes else ""
+
+
+def _cut(message: Message, chars: int) -> Message:
+    if not any(b.type == "tool_result" and len(b.text or "") > chars for b in message.blocks):
+        return message
+    return message.with_blocks(
+        tuple(
+            Block.tool_result(b.tool_use_id or "", (b.text or "")[:chars], b.is_error)
+            if b.type == "tool_result" and len(b.text or "") > chars
+            else b
+            for b in message.blocks
+        )
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummarizeStats:
+    strategy: str
+    triggered: bool
+    trigger_tokens: int | None
+    trigger_messages: int | None
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    messages_summarized: int
+    tokens_summarized: int
+    tail_messages: int
+    summary_tokens: int
+    # the compaction's own call: what the summarize request was sent, and wrote
+    summarize_input_tokens: int
+    summarize_output_tokens: int
+
+    HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "messages_summarized", "tail_messages")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def run(
+    name: str, messages: Sequence[Message], options: SummarizeOptions, context: Context
+) -> CompactionResult[SummarizeStats]:
+    segment = Segment(messages, context)
+    messages = segment.messages
+    total = segment.prefix[len(messages)]
+    steps = Steps(messages, context, total)
+    before = context.meter.tokens(total)
+    at, rule = trigger(options, context.window)
+    stats = SummarizeStats(
+        strategy=name, triggered=False, trigger_tokens=at, trigger_messages=options.trigger_messages,
+        messages_before=len(messages), messages_after=len(messages),
+        tokens_before=before, tokens_after=before,
+        messages_summarized=0, tokens_summarized=0, tail_messages=0, summary_tokens=0,
+        summarize_input_tokens=0, summarize_output_tokens=0,
+    )  # fmt: skip
+    by_tokens = at is not None and before >= at
+    by_messages = options.trigger_messages is not None and len(messages) >= options.trigger_messages
+    if not (by_tokens or by_messages):
+        why = [f"{before:,} tokens are under {rule}" if at is not None else "no token trigger is set"]
+        if options.trigger_messages is not None:
+            why.append(f"{len(messages)} messages are under {options.trigger_messages}")
+        if at is None and options.trigger_messages is None:
+            why = ["no trigger is set, so it never fires"]
+        steps.add("Not triggered", "; ".join(why).capitalize() + ".", messages)
+        return finish(name, steps, stats)
+    fired = (
+        f"{before:,} tokens reached {rule}"
+        if by_tokens
+        else f"{len(messages)} messages reached {options.trigger_messages}"
+    )
+    head = min(options.keep_first, len(messages))
+    start, tail_rule = _tail(segment, head, options)
+    span = messages[head:start]
+    if not span:
+        steps.add(
+            "Nothing to summarize",
+            f"{fired}, but {tail_rule} already holds everything after the head.",
+            messages,
+        )
+        return finish(name, steps, dataclasses.replace(stats, triggered=True))
+    users = [m for m in span if m.is_human]
+    kept_users = users if options.keep_user == "all" else users[-1:] if options.keep_user == "last" else []
+    summary = text_message(
+        "user",
+        summary_text(span, options.summary_tokens * CHARS_PER_TOKEN, context.session_id),
+        is_compact_summary=True,
+        replaces=tuple(span),
+    )
+    after = (*messages[:head], *kept_users, summary, *messages[start:])
+    sent, trimmed = _sent(span, options, context)
+    summary_counted = context.tokens([summary])
+    scale = context.meter.scale
+    kept = [f"the first {counted(head, 'message')}"] if head else []
+    if kept_users:
+        last = options.keep_user == "last"
+        kept.append(
+            "the person's last message" if last else f"the person's {counted(len(kept_users), 'message')}"
+        )
+    kept.append(tail_rule)
+    summarized = round(segment.tokens(head, start) * scale)
+    steps.add(
+        "Summarize the head",
+        f"{fired}: {len(span)} messages ({summarized:,} tokens) become one summary of "
+        f"{round(summary_counted * scale):,} tokens; kept {', '.join(kept)}. The summarize "
+        f"request is sent {round(sent * scale):,} tokens{trimmed}.",
+        after,
+    )
+    return finish(
+        name,
+        steps,
+        stats,
+        triggered=True,
+        messages_summarized=len(span),
+        tokens_summarized=summarized,
+        tail_messages=len(messages) - start,
+        summary_tokens=round(summary_counted * scale),
+        summarize_input_tokens=round(sent * scale),
+        summarize_output_tokens=round(summary_counted * scale),
+    )
+
+
+def strategy(
+    name: str, label: str, description: str, source: str, defaults: Callable[[], SummarizeOptions]
+) -> Strategy[SummarizeOptions]:
+    """A preset of the family: its name, its documented defaults and where they are documented."""
+    return Strategy(
+        name=name,
+        label=label,
+        description=description,
+        options=SummarizeOptions,
+        run=lambda messages, options, context: run(name, messages, options, context),
+        plan=plan,
+        fires=_fires,
+        persists=lambda options: True,
+        defaults=defaults,
+        family=FAMILY,
+        source=source,
+    )
