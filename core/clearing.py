@@ -1,6 +1,7 @@
-"""What clearing a tool result leaves: its content replaced by Claude Code's placeholder,
-the call and the result block kept, so pairing is untouched. The microcompact strategy
-clears this way, and a transcript's own microcompactions are read back this way."""
+"""What clearing a tool result leaves: its content replaced by a placeholder (Claude Code's
+by default), the call and the result block kept, so pairing is untouched. The clear
+family of strategies clears this way, and a transcript's own microcompactions are read
+back this way."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from compaction_inspector.core.model import Block, Message
 CLEARED_TEXT = "[Old tool result content cleared]"
 
 
-def cleared(message: Message, blocks: list[int]) -> Message:
-    """The message with those result blocks' content cleared."""
+def cleared(message: Message, blocks: list[int], placeholder: str = CLEARED_TEXT) -> Message:
+    """The message with those result blocks' content replaced by `placeholder`."""
     edited = list(message.blocks)
     for j in blocks:
         b = edited[j]
-        edited[j] = Block.tool_result(b.tool_use_id or "", CLEARED_TEXT, b.is_error)
+        edited[j] = Block.tool_result(b.tool_use_id or "", placeholder, b.is_error)
     return message.with_blocks(tuple(edited))
 
 

@@ -311,7 +311,9 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     src.write_bytes(path().read_bytes())
     before = digest(src)
     out = tmp_path / "compacted.jsonl"
-    proc = run("compact", str(src), "--strategy", "microcompact", "--keep-recent", "2", "--write", str(out))
+    proc = run(
+        "compact", str(src), "--strategy", "microcompact", "--clear-keep-tool-uses", "2", "--write", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     again = json.loads(run("analyze", str(out), "--json").stdout)
     assert again["format"] == "claude-code" and again["pairing_problems"] == []
@@ -330,7 +332,11 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     ("sample", "compaction", "figures"),
     [
         ("claude_code_session.jsonl", ("trim", "--trigger-turns", "1"), "estimated_tokens_"),
-        ("codex_rollout.jsonl", ("microcompact", "--keep-recent", "1"), "tokens_"),  # written as plain JSON
+        (
+            "codex_rollout.jsonl",
+            ("microcompact", "--clear-keep-tool-uses", "1"),
+            "tokens_",
+        ),  # written as plain JSON
     ],
 )
 def test_a_written_file_keeps_its_usage_and_marks_where_it_was_compacted(
@@ -668,3 +674,10 @@ def test_the_top_level_help_says_what_no_file_opens_and_names_the_apps_own_flags
     assert "without FILE, the list of your own Claude Code and Codex sessions" in text
     assert all(flag in text for flag in ("--sample", "--demo", "--follow"))
     assert "Claude Code session file" not in " ".join(run("open", "--help").stdout.split())
+
+
+def test_a_flag_is_taken_only_as_spelled() -> None:
+    """A prefix of another flag is refused, never read as it: `--keep-recent` once meant
+    trim's `--keep-recent-turns` and was refused as an option of trim."""
+    proc = run("compact", str(path()), "--strategy", "microcompact", "--keep-recent", "2")
+    assert proc.returncode == 2 and "unrecognized arguments: --keep-recent 2" in proc.stderr

@@ -21,9 +21,9 @@ from compaction_inspector.core.pairing import PairingProblem, api_turns, check, 
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.spliced import Spliced
 from compaction_inspector.core.strategies import REGISTRY, Context, run
+from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
-from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
@@ -107,7 +107,12 @@ options = st.one_of(
         summary_chars=st.integers(200, 600),
         stage=st.sampled_from(["preflight", "post-turn"]),
     ),
-    st.builds(MicrocompactOptions, keep_recent=st.integers(0, 6)),
+    st.builds(
+        ClearOptions,
+        keep_tool_uses=st.integers(0, 6),
+        persist=st.booleans(),
+        trigger_tokens=st.none() | st.integers(1, 3000),
+    ),
     st.builds(
         SummarizeOptions,
         trigger_tokens=st.none() | st.integers(1, 3000),

@@ -20,9 +20,10 @@ from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import REGISTRY, Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
+from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
@@ -95,7 +96,9 @@ policies = st.one_of(
         st.sampled_from(["preflight", "post-turn"]),
     ),
     st.builds(
-        lambda keep, gap: Policy("microcompact", MicrocompactOptions(keep_recent=keep, idle_gap_minutes=gap)),
+        lambda keep, gap: Policy(
+            "microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=keep, idle_gap_minutes=gap)
+        ),
         st.integers(0, 4),
         st.none() | st.just(1),
     ),
@@ -222,7 +225,7 @@ def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() ->
     cases = [
         (
             [*start, u("more"), cut_off, result("t1", text="make: ok " * 9)],
-            Policy("microcompact", MicrocompactOptions(0)),
+            Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0)),
             400,
             ("Clear 1 old tool result", REPAIR_TITLE),
         ),

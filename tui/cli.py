@@ -70,9 +70,17 @@ class UsageError(Exception):
     """Bad options: reported on stderr with exit code 2."""
 
 
-def _source(file_nargs: str | None = None) -> argparse.ArgumentParser:
+class _Command(argparse.ArgumentParser):
+    """A command's parser: a flag is taken only as spelled (`--keep-recent` never means
+    `--keep-recent-turns`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
+
+def _source(file_nargs: str | None = None) -> _Command:
     """The options naming what to read, shared by every command."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Command(add_help=False)
     if file_nargs is None:
         p.add_argument("file", help="transcript to read (never written)")
     else:
@@ -87,9 +95,9 @@ def _source(file_nargs: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _settings() -> argparse.ArgumentParser:
+def _settings() -> _Command:
     """The options every command that counts or compacts shares."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Command(add_help=False)
     p.add_argument("--config", default=None, help="YAML settings (default ./compaction.yaml)")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None)
     p.add_argument(
@@ -113,15 +121,15 @@ def _settings() -> argparse.ArgumentParser:
     return p
 
 
-def _json() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+def _json() -> _Command:
+    p = _Command(add_help=False)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 
-def _places() -> argparse.ArgumentParser:
+def _places() -> _Command:
     """Where the agents keep their sessions, for the commands that list them."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Command(add_help=False)
     p.add_argument(
         "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
     )
@@ -165,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--follow (tail a session still being written).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Command)
     settings, source, as_json, places = _settings(), _source(), _json(), _places()
     p = sub.add_parser(
         "open", parents=[_source("?"), settings, places], help="open the app (the default command)"

@@ -21,7 +21,7 @@ from compaction_inspector.core.strategies import (
     claude_code,
     codex,
     hysteresis,
-    microcompact,
+    presets,
     ptl_retry,
     trim,
 )
@@ -32,7 +32,7 @@ TOUR_OPTIONS: dict[str, dict[str, Any]] = {
     ptl_retry.NAME: {"limit": 3_000},
     claude_code.NAME: {"auto_compact_tokens": 3_500},
     codex.NAME: {"auto_compact_token_limit": 3_500},
-    microcompact.NAME: {"keep_recent": 2},
+    presets.MICROCOMPACT.name: {"keep_tool_uses": 2},
     "anthropic-compaction": {"trigger_tokens": 3_500},
 }
 # our strategies, the agents' own, and the first preset of each family (the rest are alike)
@@ -61,7 +61,7 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         (("step_to(0)", "split(True)"), "Side by side: before on the left, after on the right."),
         (("split(False)", "step_to(-1)"), "The timeline replays the session round by round under it."),
     ),
-    microcompact.NAME: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
+    presets.MICROCOMPACT.name: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
     claude_code.NAME: ((("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),),
     codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
     "anthropic-compaction": (

@@ -16,7 +16,6 @@ from compaction_inspector.core.strategies import (
     claude_code,
     codex,
     hysteresis,
-    microcompact,
     presets,
     ptl_retry,
     trim,
@@ -55,9 +54,10 @@ _ALL: tuple[Strategy[Any], ...] = (
     trim.STRATEGY,
     ptl_retry.STRATEGY,
     hysteresis.STRATEGY,
-    microcompact.STRATEGY,
+    presets.MICROCOMPACT,
     claude_code.STRATEGY,
     codex.STRATEGY,
+    *presets.CLEARING,
     *presets.SUMMARIZING,
 )
 REGISTRY: dict[str, Strategy[Any]] = {s.name: s for s in _ALL}

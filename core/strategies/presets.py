@@ -9,12 +9,73 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction_inspector.core.strategies import summarize
+from compaction_inspector.core.strategies import clear, summarize
+from compaction_inspector.core.strategies.clear import ClearOptions as C
 from compaction_inspector.core.strategies.registry import Strategy
 from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
 
+# the results Claude Code's microcompact clears (file reads, shells, search, web fetch,
+# edits), and the like tools of Codex and other agents
+CLEARABLE_TOOLS = frozenset(
+    {
+        "Read", "Bash", "Grep", "Glob", "WebFetch", "WebSearch", "Edit", "MultiEdit", "Write",
+        "NotebookEdit", "BashOutput",
+        "shell", "local_shell", "exec_command", "apply_patch", "read_file", "write_file",
+        "edit_file", "grep", "glob", "list_dir", "web_fetch", "web_search", "bash",
+    }
+)  # fmt: skip
+
+MICROCOMPACT = clear.FAMILY.preset(
+    "microcompact",
+    "Microcompact",
+    "clear old tool results, keep the most recent ones",
+    "Claude Code time-based microcompact (SEMANTICS §8): keep the 5 most recent results of "
+    "clearable tools, each older one replaced by “[Old tool result content cleared]”; it waits "
+    "for an idle gap (60 minutes) that is off here until set",
+    lambda: C(keep_tool_uses=5, tools=CLEARABLE_TOOLS),
+)
+# the other agents' and APIs' clearing, after microcompact, which is ours to tune first
+CLEARING: tuple[Strategy[Any], ...] = (
+    clear.FAMILY.preset(
+        "anthropic-context-editing",
+        "Anthropic context editing",
+        "Anthropic's clear_tool_uses edit: past 100,000 input tokens keep the newest 3 tool uses",
+        "Anthropic API beta context-management-2025-06-27, clear_tool_uses_20250919: trigger 100,000 "
+        "input tokens, keep 3 tool uses, no clear_at_least, no excluded tools; applied server-side "
+        "to each request, the client keeps the full history (the placeholder's text is not documented)",
+        lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
+    ),
+    clear.FAMILY.preset(
+        "langchain-clear-tool-uses",
+        "LangChain ClearToolUsesEdit",
+        "LangChain's ClearToolUsesEdit: past 100,000 tokens keep the newest 3 tool results",
+        "langchain ContextEditingMiddleware ClearToolUsesEdit: trigger 100,000, clear_at_least 0, "
+        "keep 3, exclude_tools (), placeholder “[cleared]”; it edits the model request",
+        lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
+    ),
+    clear.FAMILY.preset(
+        "openhands",
+        "OpenHands masking",
+        "OpenHands ObservationMaskingCondenser: mask observations outside the newest 100 events",
+        "OpenHands ObservationMaskingCondenser: attention_window 100 events (messages here); "
+        "observations older than the window are masked in the view sent, the events are kept",
+        lambda: C(keep_messages=100, placeholder="<MASKED>", persist=False),
+    ),
+    clear.FAMILY.preset(
+        "opencode-prune",
+        "opencode prune",
+        "opencode's prune: protect the newest 40,000 tokens of tool output, clear 20,000 or more",
+        "opencode packages/opencode/src/session/compaction.ts prune (opt-in): skips the last 2 user "
+        "turns, protects skill results and the newest 40,000 tokens of tool output (PRUNE_PROTECT), "
+        "clears only if more than 20,000 tokens are freed (PRUNE_MINIMUM)",
+        lambda: C(
+            keep_tokens=40_000, keep_turns=2, clear_at_least=20_000, exclude_tools=frozenset({"skill"})
+        ),
+    ),
+)
+
 SUMMARIZING: tuple[Strategy[Any], ...] = (
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "anthropic-compaction",
         "Anthropic compaction",
         "Anthropic's server-side compaction: at 150,000 input tokens all becomes one summary",
@@ -22,7 +83,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "(at least 50,000); no keep, so nothing but the summary survives",
         lambda: S(trigger_tokens=150_000),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "openai-compaction",
         "OpenAI compaction",
         "OpenAI Responses compaction: the person's messages, then one compaction item",
@@ -31,7 +92,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "window is where Codex sets it (model_auto_compact_token_limit)",
         lambda: S(trigger_percent=90, keep_user="all"),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "langchain-summarization",
         "LangChain summarization",
         "LangChain SummarizationMiddleware: keep the newest 20 messages, summarize the rest",
@@ -39,7 +100,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "trigger defaults to None (never), so the documented example's ('tokens', 4000) is used",
         lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "opencode",
         "opencode",
         "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
@@ -54,7 +115,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             tool_output_chars=2_000,
         ),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "cline",
         "Cline",
         "Cline: at 0.9 of its input budget (0.9 of the window), keep the newest 20,000 tokens",
@@ -63,7 +124,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "4,096 tokens; tool results cut to 2,000 characters for it (its target ratio 0.7 is not modelled)",
         lambda: S(trigger_percent=81, keep_tokens=20_000, summary_tokens=4_096, tool_output_chars=2_000),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "roo-code",
         "Roo Code",
         "Roo Code: condense all but the first message at 100 % of the window",
@@ -71,7 +132,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "tokens over 0.9 x window - max tokens; the summary replaces all earlier messages but the first",
         lambda: S(trigger_percent=100, trigger_percent_less_output=90, keep_first=1),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "gemini-cli",
         "Gemini CLI",
         "Gemini CLI: at half the window, keep the newest 30 % of the history",
@@ -79,7 +140,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "the token limit, keeps the newest 30 % (its cut of old tool responses to 30 lines is not modelled)",
         lambda: S(trigger_percent=50, keep_history_percent=30),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "goose",
         "Goose",
         "Goose: at 80 % of the window, summarize all but the latest user message",
@@ -87,7 +148,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "everything but the latest user text message",
         lambda: S(trigger_percent=80, keep_user="last"),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "aider",
         "Aider",
         "Aider: summarize the chat past max input / 16 (1,024-8,192), keep a tail under half of it",
@@ -102,7 +163,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             keep_max=4_096,
         ),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "letta",
         "Letta",
         "Letta: at 90 % of the window, evict all but the newest 30 % of messages",
@@ -112,7 +173,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             trigger_percent=90, keep_message_percent=30, summary_tokens=50_000 // summarize.CHARS_PER_TOKEN
         ),
     ),
-    summarize.strategy(
+    summarize.FAMILY.preset(
         "openhands-summarizing",
         "OpenHands summarizing",
         "OpenHands LLMSummarizingCondenser: past 100 events keep the first and the newest 48",

@@ -275,3 +275,36 @@ class Strategy(Generic[OptionsT]):
 
     def label_of(self, options: OptionsT) -> str:
         return self.policy_label(options) if self.policy_label else self.name
+
+
+@dataclass(frozen=True)
+class Family(Generic[OptionsT]):
+    """One rule that several agents apply with their own settings: each agent's strategy
+    is a preset of it (`preset`), sharing its options, flags and replay."""
+
+    name: str
+    options: type[OptionsT]
+    # (the preset's name, messages, options, context) -> its result, named as the preset
+    run: Callable[[str, Sequence[Message], OptionsT, Context], CompactionResult[Stats]]
+    plan: Callable[[Segment, int, OptionsT, Any], Plan]
+    fires: Callable[[OptionsT, int, int, Context, int], bool]
+    persists: Callable[[OptionsT], bool]
+
+    def preset(
+        self, name: str, label: str, description: str, source: str, defaults: Callable[[], OptionsT]
+    ) -> Strategy[OptionsT]:
+        """An agent's strategy: its name, its documented defaults and where they are documented."""
+        run = self.run
+        return Strategy(
+            name=name,
+            label=label,
+            description=description,
+            options=self.options,
+            run=lambda messages, options, context: run(name, messages, options, context),
+            plan=self.plan,
+            fires=self.fires,
+            persists=self.persists,
+            defaults=defaults,
+            family=self.name,
+            source=source,
+        )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -38,11 +38,10 @@ from compaction_inspector.core.strategies.base import (
     Steps,
     finish,
 )
-from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.strategies.registry import Family, check, option
 from compaction_inspector.core.summary import summary_text
 from compaction_inspector.core.text import counted
 
-FAMILY = "summarize"
 KEEP_USER = ("none", "last", "all")
 CHARS_PER_TOKEN = 4  # the summary is written to its cap in characters at this rate
 
@@ -358,20 +357,4 @@ def run(
     )
 
 
-def strategy(
-    name: str, label: str, description: str, source: str, defaults: Callable[[], SummarizeOptions]
-) -> Strategy[SummarizeOptions]:
-    """A preset of the family: its name, its documented defaults and where they are documented."""
-    return Strategy(
-        name=name,
-        label=label,
-        description=description,
-        options=SummarizeOptions,
-        run=lambda messages, options, context: run(name, messages, options, context),
-        plan=plan,
-        fires=_fires,
-        persists=lambda options: True,
-        defaults=defaults,
-        family=FAMILY,
-        source=source,
-    )
+FAMILY = Family("summarize", SummarizeOptions, run, plan, _fires, lambda options: True)

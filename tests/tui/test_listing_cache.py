@@ -5,7 +5,8 @@ from __future__ import annotations
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import Context, run
-from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.strategies.clear import ClearOptions
+from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from tests.helpers import call, result, u
@@ -20,7 +21,7 @@ def source() -> Source:
     outcome = run(
         "microcompact",
         session.messages,
-        MicrocompactOptions(keep_recent=1),
+        ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=1),
         Context(counter, Window(2000, 100)),
     )
     return Source(session, outcome, counter, {m: i for i, m in enumerate(msgs)})

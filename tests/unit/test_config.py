@@ -44,7 +44,7 @@ def test_every_option_is_read() -> None:
             "trim": {"keep_recent_turns": 2, "trigger": {"tokens": 5000}},
             "ptl_retry": {"limit": 90_000},
             "hysteresis": {"thresholds": [60, 80, 90], "target": 50, "stage": "post-turn"},
-            "microcompact": {"keep_recent": 3, "clearable_tools": ["Read"]},
+            "microcompact": {"keep": {"tool_uses": 3}, "tools": ["Read"]},
             "keys": {"step_next": "j"},
         }
     )
@@ -53,7 +53,8 @@ def test_every_option_is_read() -> None:
     assert (trim.keep_recent_turns, trim.trigger_turns, trim.trigger_tokens) == (2, None, 5000)
     assert c.options("ptl-retry").limit == 90_000
     assert c.options("hysteresis").thresholds == (60, 80, 90) and c.options("hysteresis").stage == "post-turn"
-    assert c.options("microcompact").clearable_tools == frozenset({"Read"})
+    assert c.options("microcompact").tools == frozenset({"Read"})
+    assert c.options("microcompact").keep_tool_uses == 3
     assert c.keys == {"step_next": "j"}
 
 

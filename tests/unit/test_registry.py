@@ -25,7 +25,7 @@ def test_flags_are_the_known_ones() -> None:
         "--keep-recent-turns", "--no-keep-initial-user", "--trigger-turns", "--trigger-tokens", "--turn",
         "--limit", "--error", "--summary-prompt-tokens",
         "--thresholds", "--target", "--summary-chars", "--protect-volleys", "--stage",
-        "--keep-recent", "--idle-gap-minutes", "--now", None,
+        "--idle-gap-minutes", "--now", None,
         "--auto-compact-tokens", "--autocompact-pct-override", "--claude-code-summary-prompt-tokens",
         "--claude-code-summary-chars",
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",
@@ -38,7 +38,11 @@ def test_flags_are_the_known_ones() -> None:
         "--summarize-keep-tokens", "--summarize-keep-percent", "--summarize-keep-history-percent",
         "--summarize-keep-messages", "--summarize-keep-message-percent", "--summarize-keep-min",
         "--summarize-keep-max", "--summarize-keep-first", "--summarize-keep-user",
-        "--summarize-summary-tokens", "--summarize-summarize-tokens", "--summarize-tool-output-chars",
+        "--summarize-summary-tokens", "--summarize-summarize-tokens",
+        # the clear family's
+        "--clear-trigger-tokens", "--clear-keep-tool-uses", "--clear-keep-messages", "--clear-keep-tokens",
+        "--clear-keep-turns", "--clear-clear-at-least", "--clear-exclude-tools", "--clear-placeholder",
+        "--no-clear-persist", "--summarize-tool-output-chars",
     }  # fmt: skip
 
 
@@ -51,7 +55,7 @@ def test_parse_reads_what_show_writes(raw: str, value: object) -> None:
         "75,85,95": "thresholds",
         " 12 ": "target",
         "": "idle_gap_minutes",
-        "Read, Bash": "clearable_tools",
+        "Read, Bash": "tools",
     }
     name = kinds[raw]
     setting = next(s for strategy in REGISTRY.values() for s in strategy.settings if s.name == name)

@@ -3,8 +3,9 @@ from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, compare, simulate
 from compaction_inspector.core.strategies import Context
+from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.microcompact import MicrocompactOptions
+from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
 
@@ -27,7 +28,7 @@ def test_baseline_counts_every_request() -> None:
 def test_persisted_policy_builds_on_its_own_output() -> None:
     msgs = agentic(8)
     ctx = Context(window=Window(10_000, 0))
-    sim = simulate(msgs, Policy("microcompact", MicrocompactOptions(keep_recent=2)), ctx)
+    sim = simulate(msgs, Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=2)), ctx)
     events = [p.round for p in sim.points if p.event]
     assert events == [4, 5, 6, 7, 8, 9]  # one more result cleared each round once 3 exist
     assert all(p.tokens_after < p.tokens_before for p in sim.points if p.event)
