@@ -190,13 +190,13 @@ def bench_memory(path: Path) -> dict[str, float]:
     }
 
 
-def fresh(name: str, path: Path, *args: str) -> Any:
-    """`name(path, *args)` run in a new interpreter, as a user's run starts: in this
-    process the heap left by the earlier measurements slows what follows by about half."""
+def fresh(name: str, path: Path, *args: str, module: str = "benchmarks.run") -> Any:
+    """`name(path, *args)` of `module` run in a new interpreter, as a user's run starts: in
+    this process the heap left by the earlier measurements slows what follows by about half."""
     code = (
         "import json, sys\nfrom pathlib import Path\n"
         "from compaction_inspector.tui import heap\nheap.configure()\n"
-        f"from benchmarks.run import {name}\nprint(json.dumps({name}(Path(sys.argv[1]), *sys.argv[2:])))"
+        f"from {module} import {name}\nprint(json.dumps({name}(Path(sys.argv[1]), *sys.argv[2:])))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path), *args], capture_output=True, text=True, check=True

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core.context import Context
-from compaction_inspector.core.model import Block, Message, text_message
+from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import (
@@ -221,34 +221,22 @@ def _bounds(options: SummarizeOptions) -> str:
 
 def _sent(span: Sequence[Message], options: SummarizeOptions, context: Context) -> tuple[int, str]:
     """The summarize request's input in counted tokens: the span, its tool outputs cut,
-    trimmed to its newest tokens; and what was done to it, in words."""
+    trimmed to its newest tokens; and what was done to it, in words. A cut message keeps
+    its counted tokens in proportion to the characters it keeps (counting every cut
+    result again would cost a replay a third of counting the session)."""
     cut = options.tool_output_chars
+    tokens = context.tokens(span)
     notes = []
     if cut is not None:
-        span = [_cut(m, cut) for m in span]
-        notes.append(f"tool outputs cut to {cut:,} characters")
-    tokens = (
-        sum(context.counter.count(m, remember=False) for m in span)
-        if cut is not None
-        else context.tokens(span)
-    )
+        for m in span:
+            over = sum(max(0, len(b.text or "") - cut) for b in m.blocks if b.type == "tool_result")
+            if over:
+                tokens -= round(context.counter.count(m) * over / max(1, m.char_count))
+        notes.append(f"tool outputs cut to {cut:,} characters, in proportion")
     if options.summarize_tokens is not None and tokens * context.meter.scale > options.summarize_tokens:
         tokens = int(options.summarize_tokens / context.meter.scale)
         notes.append(f"trimmed to its newest {options.summarize_tokens:,} tokens")
     return tokens, f" ({', '.join(notes)})" if notes else ""
-
-
-def _cut(message: Message, chars: int) -> Message:
-    if not any(b.type == "tool_result" and len(b.text or "") > chars for b in message.blocks):
-        return message
-    return message.with_blocks(
-        tuple(
-            Block.tool_result(b.tool_use_id or "", (b.text or "")[:chars], b.is_error)
-            if b.type == "tool_result" and len(b.text or "") > chars
-            else b
-            for b in message.blocks
-        )
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
