@@ -1,5 +1,6 @@
 """What a session's requests cost (docs/cost.md): each response's reported usage priced
-by the `genai-prices` bundled table, offline.
+by the `genai-prices` bundled table, offline; and what a replay's requests would have
+cost, on the same request pattern.
 
 A response's input is split as the API bills it: uncached, cache read, cache written for
 5 minutes and for 1 hour; then its output. Each part is priced at the rate of the
@@ -14,12 +15,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.model import Session, Usage
 
+if TYPE_CHECKING:
+    from compaction_inspector.core.simulate import Simulation
+
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
+CALLS = "compaction calls"  # a replay's summarize requests: their input uncached, their output
 _PROVIDERS = {
     "claude-code": "anthropic",
     "anthropic": "anthropic",
@@ -43,6 +48,8 @@ class Cost:
     responses: int
     unpriced: dict[str, int] = field(default_factory=dict)
     source: str = ""
+    unreported: int = 0  # a replay's requests the transcript reports no usage for: not priced
+    rewritten: int = 0  # a replay's: tokens the real requests read from the cache that it wrote again
 
     @property
     def total(self) -> Decimal:
@@ -53,6 +60,8 @@ class Cost:
         shown = " · ".join(f"{name} ${value:,.2f}" for name, value in self.parts.items() if value)
         told = f"${self.total:,.2f} ({shown}) over {self.responses:,} responses"
         missing = ", ".join(f"{model or 'no model named'} ({n:,})" for model, n in self.unpriced.items())
+        if self.unreported:
+            missing += (", " if missing else "") + f"{self.unreported:,} requests with no usage reported"
         return told + (f"; not priced: {missing}" if missing else "") + f" · prices: {self.source}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,6 +72,8 @@ class Cost:
             },
             "responses": self.responses,
             "unpriced": self.unpriced,
+            "unreported_requests": self.unreported,
+            "cache_rewritten_tokens": self.rewritten,
             "source": self.source,
         }
 
@@ -85,6 +96,52 @@ def session_cost(session: Session) -> Cost:
         for name, tokens in zip(PARTS, _tokens(usage), strict=True):
             parts[name] += rates[name] * tokens
     return Cost(parts, priced, unpriced, source())
+
+
+def replay_cost(session: Session, replay: Simulation) -> Cost:
+    """What the replay's requests would have cost (docs/cost.md#a-replay): each request
+    priced where the transcript reports the response it stands for, at that response's
+    model, as that response's usage splits it. What it shares at its start with the
+    request before is read from the cache, up to what the real request read (a cache
+    expires, or holds less); the rest is written as the real request wrote (5 minutes,
+    1 hour, or uncached where the provider has no write price); the output is the real one.
+    A compaction's own summarize request is priced apart: its input uncached, its output."""
+    provider = _PROVIDERS.get(session.format)
+    fallback = session.metadata.get("model")
+    usage = {r.start: r.usage for r in responses(session)}
+    parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
+    priced, unreported, before, rewritten = 0, 0, 0, 0
+    unpriced: dict[str, int] = {}
+    for point in replay.points:
+        sent, before_sent = point.tokens_after, before
+        shared = before if point.shared is None else min(point.shared, before)
+        before = sent
+        u = usage.get(point.message_end)
+        if u is None:
+            unreported += 1
+            continue
+        model = u.model or (fallback if isinstance(fallback, str) else None)
+        rates = _rates(model, provider, sent) if model else None
+        if rates is None:
+            unpriced[model or ""] = unpriced.get(model or "", 0) + 1
+            continue
+        priced += 1
+        # never more than the real request read: its cache may have expired, or held less
+        read = min(shared, sent, u.cache_read_input_tokens)
+        rewritten += min(before_sent, sent, u.cache_read_input_tokens) - read
+        _, _, five, hour, _ = _tokens(u)
+        rest, fresh = sent - read, u.input_tokens + five + hour
+        for name, share in zip(
+            ("uncached input", "cache write 5m", "cache write 1h"), (u.input_tokens, five, hour), strict=True
+        ):
+            parts[name] += rates[name] * rest * share / fresh if fresh else Decimal(0)
+        if not fresh:  # the real request was read whole: what is new now is written as uncached
+            parts["uncached input"] += rates["uncached input"] * rest
+        parts["cache read"] += rates["cache read"] * read
+        parts["output"] += rates["output"] * u.output_tokens
+        call_in, call_out = point.call
+        parts[CALLS] += rates["uncached input"] * call_in + rates["output"] * call_out
+    return Cost(parts, priced, unpriced, source(), unreported, rewritten)
 
 
 def _tokens(u: Usage) -> tuple[int, int, int, int, int]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.model import Message, record, shared_run
 from compaction_inspector.core.segment import Segment, Segments
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, lookup, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
@@ -68,11 +68,12 @@ class Outcome:
     messages: int
     titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
     steps: int  # how many steps changed it
+    call: tuple[int, int] = (0, 0)  # the compaction's own summarize request: context tokens in, out
 
     def repaired(self, tokens: int, messages: int) -> Outcome:
         """The same after a pairing repair changed it by `tokens` and `messages`."""
         titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
-        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1)
+        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1, self.call)
 
     @staticmethod
     def of(result: CompactionResult[Stats], context: Context) -> Outcome:
@@ -83,6 +84,7 @@ class Outcome:
             len(result.messages),
             tuple(changing[:TITLES_KEPT]),
             len(changing),
+            (result.call_input, result.call_output),
         )
 
 
@@ -137,6 +139,10 @@ class Point:
     exceeded: bool
     event: Event | None = None
     reported: int | None = None  # the prompt the transcript reports for this request
+    # the context at its start the request before sent the same (a prompt cache reads it);
+    # None: all of that request, which this one only adds to
+    shared: int | None = None
+    call: tuple[int, int] = (0, 0)  # a compaction's own summarize request: context tokens in, out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +156,8 @@ class Point:
             "exceeded": self.exceeded,
             "event": self.event.to_dict() if self.event else None,
             "reported_prompt_tokens": self.reported,
+            "shared_with_previous": self.shared,
+            "compaction_call": {"input_tokens": self.call[0], "output_tokens": self.call[1]},
         }
 
 
@@ -207,6 +215,19 @@ def _changed(result: CompactionResult[Stats], before: Sequence[Message]) -> bool
     )
 
 
+def _same_head(a: tuple[Message, ...], b: tuple[Message, ...], source: frozenset[Message]) -> int:
+    """How many leading messages two requests share: the same messages, or messages a
+    strategy made again alike (not from the transcript, `source`: a summary or a
+    cleared result made anew for each request)."""
+    head = shared_run(a, b, 1)
+    while head < min(len(a), len(b)):
+        x, y = a[head], b[head]
+        if x is not y and (x in source or y in source or x.role != y.role or x.blocks != y.blocks):
+            break
+        head += 1
+    return head
+
+
 class Cancelled(Exception):
     """The replay was stopped by its caller (a newer replay supersedes it)."""
 
@@ -224,6 +245,9 @@ class _Requests:
         self.history: list[Message] | None = None  # ... once made into messages
         self.history_tokens = 0  # ... and its counted tokens, kept as it grows
         self.done = 0
+        self.previous: Any = None  # the plan of the request before, as a plan made it
+        self.last_sent: tuple[Message, ...] | None = None  # ... or as `run` edited it
+        self.last_tokens = 0  # counted tokens of the request before, as sent
         self.valid_until = -1
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
         self.tail = self.length = len(segment)
@@ -240,25 +264,35 @@ class _Requests:
                 added = segment.context.tokens(pairing.repaired) - segment.tokens(pairing.tail, len(segment))
                 self.end_repair = added, len(pairing.repaired) - (len(segment) - pairing.tail)
 
-    def request(self, end: int) -> tuple[int, int, Outcome | None]:
-        """Tokens and messages of the request before messages[end], and what the policy made of it."""
+    def request(self, end: int) -> tuple[int, int, Outcome | None, int | None]:
+        """Tokens and messages of the request before messages[end], what the policy made
+        of it, and the counted tokens at its start the request before sent the same (None:
+        all of that request)."""
         segment = self.segment
         if self.policy.strategy is None:
-            return segment.prefix[end], end, None
+            return segment.prefix[end], end, None, None
         if not self.incremental or self.history is not None or end > self.valid_until:
             return self._run(end)
         stored = self.stored
         tokens, sent = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
-        if not self._fires(tokens, end, sent):
-            self.done = end
-            return tokens, sent, None
+        # a request edited anew after one that was edited differs from it even unchanged
+        undone = not self.persisted and self.previous is not None and self.previous.changed
+        if not self._fires(tokens, end, sent) and not undone:
+            self.done, self.previous, self.last_tokens = end, None, tokens
+            return tokens, sent, None, None
         plan = self.plan(segment, end, self.options, stored)
         last = end == self.length and self.end_repair is not None
         if not plan.exact or (last and plan.changed and plan.kept_from > self.tail):
             return self._run(end)
         self.done = end
-        if not plan.sent:
-            return tokens, sent, None
+        if not plan.sent:  # nothing can be sent: it stands as it was, unedited
+            edited_before = self.previous is not None and self.previous.changed
+            self.previous, self.last_tokens = None, tokens
+            return tokens, sent, None, 0 if edited_before else None
+        shared = plan.shared(self.previous)
+        if shared is not None and shared >= self.last_tokens:  # what it changes is new since
+            shared = None
+        self.previous = plan
         outcome = None
         if plan.changed:
             outcome = Outcome(plan.tokens, plan.messages, plan.titles(), plan.changing())
@@ -266,7 +300,8 @@ class _Requests:
                 self.stored = plan.stored
         if last and self.end_repair is not None:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
-        return tokens, sent, outcome
+        self.last_tokens = outcome.tokens if outcome is not None else tokens
+        return tokens, sent, outcome, shared
 
     def _fires(self, tokens: int, end: int, messages: int) -> bool:
         """The strategy's cheap pre-check: False only when it certainly changes nothing."""
@@ -276,8 +311,9 @@ class _Requests:
         meter = segment.meter(end)
         return self.fires(self.options, meter.tokens(tokens), messages, segment.context, self.humans[end])
 
-    def _run(self, end: int) -> tuple[int, int, Outcome | None]:
+    def _run(self, end: int) -> tuple[int, int, Outcome | None, int | None]:
         policy, segment = self.policy, self.segment
+        self.previous = None  # from here on the requests are made, and compared as sent
         context = segment.context
         request: Sequence[Message]
         if policy.persisted:
@@ -289,26 +325,49 @@ class _Requests:
                     else segment.messages[: self.done]
                 )
                 self.history_tokens = context.tokens(self.history)
+            prior = len(self.history)
             # a round adds the transcript's next messages: their tokens are the index's
             self.history.extend(segment.messages[self.done : end])
             self.history_tokens += segment.tokens(self.done, end)
             request = self.history
             tokens = self.history_tokens
         else:
+            prior = self.done
             request = segment.messages[:end]
             tokens = segment.prefix[end]
+            if self.incremental:  # the next request, planned, is told what this one was
+                self.previous = self.plan(segment, end, self.options, None)
         self.done = end
-        if not self._fires(tokens, end, len(request)):
-            return tokens, len(request), None
-        result = policy.apply(request, context.at(segment.meter(end)))
-        if not _changed(result, request):
-            return tokens, len(request), None
-        assert result.messages is not None
-        outcome = Outcome.of(result, context)
-        if policy.persisted:
-            self.history = list(result.messages)
-            self.history_tokens = outcome.tokens
-        return tokens, len(request), outcome
+        outcome, sent = None, None
+        if self._fires(tokens, end, len(request)):
+            result = policy.apply(request, context.at(segment.meter(end)))
+            if _changed(result, request):
+                assert result.messages is not None
+                outcome, sent = Outcome.of(result, context), result.messages
+                if policy.persisted:
+                    self.history = list(result.messages)
+                    self.history_tokens = outcome.tokens
+        self.last_tokens = outcome.tokens if outcome is not None else tokens
+        return tokens, len(request), outcome, self._shared(request, prior, sent)
+
+    def _shared(self, request: Sequence[Message], prior: int, sent: tuple[Message, ...] | None) -> int | None:
+        """`Point.shared` of a request `run` made (`sent`: as it edited it, None: as it
+        was). The request before is the history this one starts with, its `prior`
+        messages (persisted); or as it was sent (edited anew per request), where an edit
+        now or then can make the two part."""
+        if self.policy.persisted:
+            if sent is None:
+                return None
+            before = tuple(request[:prior])
+        else:
+            last, self.last_sent = self.last_sent, sent
+            if sent is None and last is None:
+                return None
+            before = last if last is not None else tuple(request[:prior])
+        now = sent if sent is not None else tuple(request)
+        source: frozenset[Message] = self.segment.memo("messages", frozenset, self.segment.messages)
+        shared = self.segment.context.tokens(now[: _same_head(before, now, source)])
+        return None if shared >= self.segment.context.tokens(before) else shared
 
 
 def simulate(
@@ -369,8 +428,14 @@ def simulate(
             event = Event("transcript", titles, removed, 1, recorded, fired)
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
-        counted, sent, outcome = segment.request(end - live)
+        counted, sent, outcome, same = segment.request(end - live)
         meter = segment.segment.meter(end - live)
+        if not points:
+            shared: int | None = 0  # the first request: nothing is cached yet
+        elif boundary is not None:
+            shared = meter.tokens(0)  # the agent's own compaction: only what precedes the messages
+        else:
+            shared = None if same is None else meter.tokens(same)
         original = segments.at(live)
         uncompacted = max(uncompacted, original.meter(end - live).tokens(original.prefix[end - live]))
         tokens = after_tokens = meter.tokens(counted)
@@ -400,6 +465,8 @@ def simulate(
                 exceeded=after_tokens > context.window.usable,
                 event=event,
                 reported=reported.get(end),
+                shared=shared,
+                call=outcome.call if outcome is not None else (0, 0),
             )
         )
         done = end

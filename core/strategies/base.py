@@ -134,6 +134,9 @@ class CompactionResult(Generic[S]):
     stats: S
     steps: tuple[Step, ...]
     error: str | None = None  # why nothing can be sent, when `messages` is None
+    # the compaction's own call, a summarize request: context tokens sent and written (none: 0)
+    call_input: int = 0
+    call_output: int = 0
 
 
 TITLES_KEPT = 3
@@ -191,6 +194,13 @@ class Plan(Protocol):
         """How many steps change the token count."""
         ...
 
+    def shared(self, previous: Any) -> int | None:
+        """Counted tokens at the start of the request it makes that the request before it
+        sent the same (`previous`: the strategy's plan of that request, or None), where a
+        prompt cache stops being read (SEMANTICS §15); None: that whole request, which
+        this one only adds to."""
+        ...
+
 
 @dataclass(frozen=True)
 class AtPointPlan:
@@ -219,6 +229,9 @@ class AtPointPlan:
 
     def changing(self) -> int:
         return int(self.changed)
+
+    def shared(self, previous: Any) -> int | None:
+        return None  # when it changes the request a replay makes the messages and compares them
 
 
 class Steps:
@@ -299,13 +312,16 @@ def ready(messages: Sequence[Message]) -> Callable[[], tuple[Message, ...]]:
     return lambda: made
 
 
-def finish(name: str, steps: Steps, stats: ST, **fields: Any) -> CompactionResult[ST]:
+def finish(
+    name: str, steps: Steps, stats: ST, call: tuple[int, int] = (0, 0), **fields: Any
+) -> CompactionResult[ST]:
     """A run's result: the current messages made a valid request (a transcript already
     invalid is still not sent so), and `stats` (a dataclass with `messages_after` and
-    `tokens_after`) with what they leave, and `fields`."""
+    `tokens_after`) with what they leave, and `fields`; `call`, the context tokens its
+    own summarize request sent and wrote."""
     final = steps.repair_pairing()
     stats = replace(stats, messages_after=len(final), tokens_after=steps.context_tokens, **fields)
-    return CompactionResult(name, final, stats, tuple(steps.steps))
+    return CompactionResult(name, final, stats, tuple(steps.steps), call_input=call[0], call_output=call[1])
 
 
 def positive_int(name: str, value: Any, minimum: int = 1) -> int:

@@ -190,10 +190,13 @@ def run(
         f"{options.reread_file_tokens:,} tokens, else a reference), with the plan file and skills.",
         after,
     )
+    asked = retries.retries[-1].tokens if retries.retries else counted
+    sent = context.meter.tokens(asked) + options.summary_prompt_tokens
     return finish(
         NAME,
         steps,
         stats,
+        (sent, round(context.tokens([summary]) * context.meter.scale)),
         triggered=True,
         truncations=len(retries.retries),
         rounds_dropped=sum(r.dropped for r in retries.retries),

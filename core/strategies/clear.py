@@ -299,6 +299,19 @@ class ClearPlan:
     def changing(self) -> int:
         return int(self.tokens != self.tokens_before)
 
+    def shared(self, previous: ClearPlan | None) -> int | None:
+        """The request is the same as the one before up to the first result cleared now
+        that was not then (Anthropic: the cache is invalidated from the first cleared
+        block on): kept in the history, the first it clears; edited anew per request,
+        the first where this request's cleared results and the last one's part."""
+        table, now = self.after.table, self.after.count
+        then = self.was.count if self.stored is not None or previous is None else previous.after.count
+        if now == then:
+            return None
+        first = min(now, then)
+        opening = table.starts[table.group[first]]  # its message's first clearable result
+        return table.segment.prefix[table.at[first]] + table.change(opening)
+
 
 def _reason(options: ClearOptions, segment: Segment, end: int, tokens: int) -> str | None:
     """Why it runs on this request: `always`, the `trigger` reached, the `idle_gap`

@@ -162,7 +162,8 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
         f"Codex counts {counts}, at or over the limit of {at:,}: the history becomes {made}.",
         after,
     )
-    return finish(NAME, steps, stats, triggered=True, user_messages_kept=len(kept))
+    call = (before, round(context.tokens([summary]) * context.meter.scale))
+    return finish(NAME, steps, stats, call, triggered=True, user_messages_kept=len(kept))
 
 
 STRATEGY = Strategy(

@@ -511,6 +511,56 @@ class HysteresisPlan:
                 n += phase.dropped_tokens != 0
         return n
 
+    def _state(self) -> tuple[int, int, frozenset[Message]]:
+        """What the request it makes summarizes: candidates below, at which cap, and the
+        prelude's messages it drops."""
+        p = self.plan
+        if not p.changed:
+            return self.was.kept, 0, self.was.dropped
+        return p.done, p.level, self.was.dropped | p.dropped
+
+    def shared(self, previous: HysteresisPlan | None) -> int | None:
+        """The request is the same as the one before up to the first volley whose summary
+        differs (post-turn: its first new or shrunk summary; preflight, each request
+        summarized anew: the first where this request's summaries and the last one's
+        part), or the first prelude message one of them drops and the other keeps."""
+        t, p, was = self.table, self.plan, self.was
+        done, level, dropped = self._state()
+        if self.persisted:
+            if not p.changed:
+                return None
+            before = was.summaries[: was.kept]
+            c = next(
+                (k for k in range(p.lo, was.kept) if before[k].blocks != t.summary(k, level).blocks), was.kept
+            )
+            summaries = t.context.counter.count_all(before[:c])
+            then_dropped = was.dropped
+        else:
+            then_done, then_level, then_dropped = (
+                previous._state() if previous is not None else (0, 0, frozenset[Message]())
+            )
+            if (done, level, dropped) == (then_done, then_level, then_dropped):
+                return None
+            c = min(done, then_done)
+            if level != then_level:
+                c = next(
+                    (k for k in range(c) if t.summary(k, level).blocks != t.summary(k, then_level).blocks), c
+                )
+            if c == done == then_done:
+                c = len(t.candidates)  # the same summaries: only the prelude can part
+            t.fill(c, level)
+            summaries = [t.summary_tokens[level][min(c, len(t.summary_tokens[level]) - 1)]]
+        shared = None
+        if c < len(t.candidates):
+            start = t.span(t.candidates[c])[0]
+            t.fill(c, level)
+            shared = t.prefix[start] - t.raw_tokens[c] + sum(summaries)
+        parted = dropped ^ then_dropped
+        if parted:
+            first = min(i for i in range(t.prelude) if t.messages[i] in parted)
+            shared = t.prefix[first] if shared is None else min(shared, t.prefix[first])
+        return shared
+
 
 def plan(
     segment: Segment, end: int, options: HysteresisOptions, stored: Summarized | None = None

@@ -214,12 +214,23 @@ class PtlRetryPlan:
     sent: bool
     stored: None = None
     exact: bool = True
+    head: int = 0  # counted tokens of the marker it puts first, if it does
 
     def titles(self) -> tuple[str, ...]:
         return self.changing_titles
 
     def changing(self) -> int:
         return self.changing_count
+
+    def shared(self, previous: PtlRetryPlan | None) -> int | None:
+        """A retry drops the oldest rounds: the request is the same as the one before only
+        when that dropped the same, else as far as the marker both put first."""
+        before = previous is not None and previous.changed
+        if not (self.changed or before):
+            return None
+        if self.changed and before and previous is not None and previous.kept_from == self.kept_from:
+            return None
+        return min(self.head, previous.head) if self.changed and previous is not None and before else 0
 
 
 def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = None) -> PtlRetryPlan:
@@ -276,6 +287,7 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
         kept_from,
         bool(retries),
         outcome != "too_long",
+        head=rounds.marker_tokens if last and last.inserted else 0,
     )
 
 

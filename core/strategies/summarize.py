@@ -335,6 +335,7 @@ def run(
         name,
         steps,
         stats,
+        (round(sent * scale), round(summary_counted * scale)),
         triggered=True,
         messages_summarized=len(span),
         tokens_summarized=summarized,

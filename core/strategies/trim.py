@@ -105,10 +105,26 @@ class TrimPlan:
     exact: bool
     sent: bool = True
     stored: None = None
+    head: int = 0  # counted tokens of the first message when it is kept
 
     @property
     def kept_from(self) -> int:
         return self.start
+
+    def shared(self, previous: TrimPlan | None) -> int | None:
+        """A trim drops from the head: a request trimmed anew (or no longer trimmed) is
+        the same as the one before only as far as the first message it keeps."""
+        mine, before = self.drops, previous is not None and previous.drops
+        same = mine and before and previous is not None and previous.start == self.start
+        if not (mine or before) or same:
+            return None
+        return self.head if mine else previous.head if previous is not None else 0
+
+    @property
+    def drops(self) -> bool:
+        """Whether it drops any message (a trim whose kept slice reaches back to the first
+        message keeps them all)."""
+        return self.changed and self.start > int(self.keep_first)
 
     @property
     def title(self) -> str:
@@ -148,6 +164,7 @@ def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) 
         True,
         # repair says what becomes of results whose call the trim cut off
         exact=not _cut_results(messages, start, end),
+        head=first,
     )
 
 

@@ -96,3 +96,73 @@ def test_a_long_prompt_is_priced_at_its_tier_and_an_unknown_model_is_named() -> 
     ) + table("claude-sonnet-4-5", input_tokens=1_003, cache_read_tokens=1_000, output_tokens=50)
     assert cost.responses == 2 and cost.unpriced == {"claude-made-up-9": 1}
     assert "not priced: claude-made-up-9 (1)" in cost.line()
+
+
+def tool_round(n: int, prompt_tokens: int, read: int, text: str) -> list[str]:
+    """A reply calling Read, its result, as Claude Code writes them: the reply reports a
+    prompt of `prompt_tokens`, `read` of it from the cache."""
+    call = {"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": f"/f{n}.py"}}
+    body = {
+        "id": f"msg_{n}",
+        "model": "claude-opus-4-6",
+        "role": "assistant",
+        "content": [call],
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 50,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": prompt_tokens - read - 3,
+        },
+    }
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": text}]}
+    return [
+        json.dumps({"type": "assistant", "uuid": f"a{n}", "message": body}),
+        json.dumps({"type": "user", "uuid": f"r{n}", "message": result}),
+    ]
+
+
+def session_of_reads() -> Any:
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+
+    lines, prompt_tokens, read = [prompt("read them all")], 20_000, 0
+    for n in range(6):
+        lines += tool_round(n, prompt_tokens, read, "x" * 8_000)
+        read, prompt_tokens = prompt_tokens, prompt_tokens + 2_000
+    return Inspection.of(load_text("\n".join(lines), "s.jsonl"), Config())
+
+
+def test_a_replay_without_compaction_costs_what_the_session_did() -> None:
+    """The same requests on the same pattern: each reads what the real one read and
+    writes the rest as it wrote, so the no-compaction replay is the real cost."""
+    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.simulate import Policy
+
+    inspection = session_of_reads()
+    real, replayed = (
+        session_cost(inspection.session),
+        replay_cost(inspection.session, inspection.replay(Policy())),
+    )
+    assert replayed.total == real.total and replayed.rewritten == 0 and replayed.responses == 6
+
+
+def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> None:
+    """Microcompact keeping one result clears one more at each request from the third:
+    the request reads only up to that result and writes the rest again (SEMANTICS §15):
+    about the 1,918 tokens of the result it clears now and what follows it, where the
+    real request read everything the one before sent."""
+    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.simulate import Policy
+    from compaction_inspector.core.strategies.clear import ClearOptions
+
+    inspection = session_of_reads()
+    base = replay_cost(inspection.session, inspection.replay(Policy()))
+    policy = Policy("microcompact", ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1))
+    replay = inspection.replay(policy)
+    cleared = replay_cost(inspection.session, replay)
+    assert [p.shared for p in replay.points] == [0, None, 20_082, 20_146, 20_210, 20_273, 20_337]
+    assert [p.tokens_after for p in replay.points[1:-1]] == [22_000, 22_064, 22_127, 22_191, 22_255]
+    # each: what the real request read of the one before (22,000, 22,064, ...) less what it shares
+    assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918
+    assert cleared.unreported == 1  # the next request: no response reports it
+    assert cleared.parts["cache read"] < base.parts["cache read"]

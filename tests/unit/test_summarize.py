@@ -67,7 +67,9 @@ def test_the_summarize_request_is_cut_and_trimmed_as_the_agent_sends_it() -> Non
     trimmed = run("langchain-summarization", msgs, S(trigger_tokens=1, summarize_tokens=500), CONTEXT)
     # six results of about 2,018 characters each go as 40: 4,006 - 6 x 494 tokens
     assert cut.stats.summarize_input_tokens == 1042  # type: ignore[attr-defined]
-    assert cut.steps[0].explanation.endswith("sent 1,042 tokens (tool outputs cut to 40 characters, in proportion).")
+    assert cut.steps[0].explanation.endswith(
+        "sent 1,042 tokens (tool outputs cut to 40 characters, in proportion)."
+    )
     assert trimmed.stats.summarize_input_tokens == 500  # type: ignore[attr-defined]
     assert trimmed.steps[0].explanation.endswith("sent 500 tokens (trimmed to its newest 500 tokens).")
 
