@@ -29,6 +29,7 @@ import orjson
 
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
+from compaction_inspector.core.compare import REPLAYED, SORTS, compare
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
@@ -61,6 +62,7 @@ COMMANDS = (
     "checkpoint",
     "compactions",
     "report",
+    "compare",
     "serve",
     "sessions",
 )
@@ -259,6 +261,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-chars", type=int, default=4000, metavar="N", help="cut each text at N characters")
     p.add_argument("--force", action="store_true", help="let the report replace an existing file")
     p = sub.add_parser(
+        "compare",
+        parents=[source, settings, as_json],
+        help="every strategy replayed on the session: compactions, pressure, cache re-written, cost "
+        "against what it really cost, what it kept",
+    )
+    p.add_argument(
+        "--strategies",
+        default=REPLAYED,
+        type=_strategy_list,
+        metavar="NAME[,NAME...]|all",
+        help="which (default all a replay suits: every one but ptl-retry)",
+    )
+    p.add_argument(
+        "--sort",
+        choices=tuple(SORTS),
+        default="cost",
+        help="the column the rows are ordered by (default cost)",
+    )
+    p.add_argument("--descending", action="store_true", help="largest first")
+    p = sub.add_parser(
         "serve",
         help="the app in a browser (textual-serve): on FILE or the bundled sample, never your session list",
     )
@@ -270,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SIMULATED = (BASELINE, *(name for name, s in REGISTRY.items() if s.timeline))
+SIMULATED = (BASELINE, *REPLAYED)
 
 
 def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, str | None]:
@@ -614,6 +636,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    inspection = _inspect(args)
+    chosen = REPLAYED if args.strategies == tuple(REGISTRY) else args.strategies  # all: those a replay suits
+    done = compare(inspection, chosen).sorted(args.sort, args.descending)
+    if args.json:
+        _print_json(done.to_dict())
+    else:
+        from compaction_inspector.tui.report import print_comparison
+
+        print_comparison(done)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from compaction_inspector.tui.serve import serve
 
@@ -642,6 +677,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "checkpoint": cmd_checkpoint,
     "compactions": cmd_compactions,
     "report": cmd_report,
+    "compare": cmd_compare,
     "serve": cmd_serve,
     "sessions": cmd_sessions,
 }

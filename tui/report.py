@@ -16,6 +16,7 @@ from rich.text import Text
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
@@ -319,6 +320,53 @@ def print_simulation(
                     style="dim",
                 )
             )
+
+
+def print_comparison(comparison: Comparison, out: Console | None = None) -> None:
+    """One row per strategy: its replay's figures, its cost beside the real cost, and
+    what its run on the next request kept. A narrow terminal loses the columns that
+    matter least first; piped, nothing is cut."""
+    out = out or console()
+    out.print(safe(f"what the session really cost: {comparison.real.line()}", style="bold"))
+    rows = comparison.rows
+    columns = [  # (head, cells, dropped before the columns of a lower number)
+        ("compactions", [f"{r.compactions:,}" for r in rows], 0),
+        ("peak", [f"{r.peak_pressure:.1%}" for r in rows], 2),
+        ("final", [f"{r.final_pressure:.1%}" for r in rows], 5),
+        ("over", [f"{r.rounds_over:,}" for r in rows], 4),
+        ("removed", [f"{r.tokens_removed:,}" for r in rows], 6),
+        ("re-written", [f"{r.cost.rewritten:,}" for r in rows], 3),
+        ("cost", [f"${r.cost.total:,.2f}" for r in rows], 0),
+        ("vs real", ["" if r.cost_change is None else f"{r.cost_change:+,.2f}" for r in rows], 1),
+        ("kept", ["—" if r.kept is None else f"{r.kept:.0%}" for r in rows], 3),
+    ]
+    name_width = max(len(r.label) for r in rows) if rows else 10
+
+    def width(cs: list[tuple[str, list[str], int]]) -> int:
+        return min(name_width, 30) + sum(max([len(h), *map(len, v)]) + 3 for h, v, _ in cs)
+
+    piped = not out.is_terminal and "COLUMNS" not in os.environ
+    while not piped and len(columns) > 2 and width(columns) > out.width:
+        columns.remove(max(columns, key=lambda c: c[2]))
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("strategy", min_width=min(name_width, 30))  # gives way: cut, the figures whole
+    for head, _, _ in columns:
+        table.add_column(head, justify="right", no_wrap=True)
+    for n, row in enumerate(rows):
+        table.add_row(_cut(safe(row.label)), *(cells[n] for _, cells, _ in columns))
+    (Console(highlight=False, soft_wrap=False, width=name_width + width(columns)) if piped else out).print(
+        table
+    )
+    out.print(
+        safe(
+            "Each replay is priced on the session's own requests: what a request shares with the one "
+            "before is read from the cache (up to what the real one read), the rest written as the "
+            "real one wrote; a summarize request's input uncached. re-written: tokens the real "
+            "requests read that the replay wrote again. kept: what its run on the next request kept "
+            "of what it summarized or cleared (— it changed nothing there).",
+            style="dim",
+        )
+    )
 
 
 def print_compactions(

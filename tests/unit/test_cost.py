@@ -121,7 +121,8 @@ def tool_round(n: int, prompt_tokens: int, read: int, text: str) -> list[str]:
     ]
 
 
-def session_of_reads() -> Any:
+def session_of_reads(config: Any = None) -> Any:
+    """Six Read calls of 2,000 tokens each, the cache read as Claude Code reads it."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
 
@@ -129,7 +130,7 @@ def session_of_reads() -> Any:
     for n in range(6):
         lines += tool_round(n, prompt_tokens, read, "x" * 8_000)
         read, prompt_tokens = prompt_tokens, prompt_tokens + 2_000
-    return Inspection.of(load_text("\n".join(lines), "s.jsonl"), Config())
+    return Inspection.of(load_text("\n".join(lines), "s.jsonl"), config or Config())
 
 
 def test_a_replay_without_compaction_costs_what_the_session_did() -> None:

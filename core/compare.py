@@ -1,0 +1,150 @@
+"""Every strategy on one session, side by side (docs/strategies.md#comparing-them): each
+replayed round by round and priced on the session's own request pattern (`core.cost`),
+beside what the session really cost, with what its run on the request the agent sends
+next kept of what it summarized or cleared (`core.retention`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from compaction_inspector.core.cost import Cost, replay_cost, session_cost
+from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.strategies import REGISTRY
+from compaction_inspector.core.strategies.registry import to_config
+
+# what a table sorts by: the name a user types, and the row's value (None sorts last)
+SORTS: dict[str, Callable[[Row], Any]] = {
+    "name": lambda r: r.strategy or "",
+    "compactions": lambda r: r.compactions,
+    "peak": lambda r: r.peak_pressure,
+    "final": lambda r: r.final_pressure,
+    "over": lambda r: r.rounds_over,
+    "removed": lambda r: r.tokens_removed,
+    "rewritten": lambda r: r.cost.rewritten,
+    "cost": lambda r: r.cost.total,
+    "kept": lambda r: r.kept,
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One strategy replayed on the session (`strategy` None: no compaction)."""
+
+    strategy: str | None
+    label: str
+    family: str | None
+    settings: dict[str, Any]
+    compactions: int
+    peak_pressure: float
+    final_pressure: float
+    rounds_over: int
+    tokens_removed: int
+    cost: Cost
+    cost_change: Decimal | None  # against what the session really cost (None: it was not priced)
+    retention: Retention | None  # of its run on the next request (None: it changed nothing there)
+
+    @property
+    def kept(self) -> float | None:
+        """The share of every fact it summarized or cleared that is still there."""
+        if self.retention is None:
+            return None
+        shares = [s for s in vars(self.retention).values() if s.total]
+        total = sum(s.total for s in shares)
+        return sum(s.kept for s in shares) / total if total else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "label": self.label,
+            "family": self.family,
+            "settings": self.settings,
+            "compactions": self.compactions,
+            "peak_pressure": round(self.peak_pressure, 6),
+            "final_pressure": round(self.final_pressure, 6),
+            "rounds_over_window": self.rounds_over,
+            "tokens_removed": self.tokens_removed,
+            "cache_rewritten_tokens": self.cost.rewritten,
+            "cost": self.cost.to_dict(),
+            "cost_change_usd": str(self.cost_change.quantize(Decimal("0.000001")))
+            if self.cost_change is not None
+            else None,
+            "retention": self.retention.to_dict() if self.retention is not None else None,
+            "kept": round(self.kept, 4) if self.kept is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The rows, sorted, and what the session really cost."""
+
+    rows: tuple[Row, ...]
+    real: Cost
+
+    def sorted(self, key: str, descending: bool = False) -> Comparison:
+        """The rows by `key` (one of SORTS); rows without a value go last either way."""
+        value = SORTS[key]
+        known = [r for r in self.rows if value(r) is not None]
+        unknown = [r for r in self.rows if value(r) is None]
+        return Comparison((*sorted(known, key=value, reverse=descending), *unknown), self.real)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"real_cost": self.real.to_dict(), "rows": [r.to_dict() for r in self.rows]}
+
+
+# every strategy a replay means something for (PTL retry runs only when a request is refused)
+REPLAYED = tuple(n for n, s in REGISTRY.items() if s.timeline)
+
+
+def compare(
+    inspection: Inspection,
+    strategies: Sequence[str],
+    progress: Callable[[int, int, str], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> Comparison:
+    """No compaction, then each of `strategies`, on the inspection's session; `progress`
+    is told (done, of, name) before each; `stop` cancels it (raises `Cancelled`)."""
+    session, real = inspection.session, session_cost(inspection.session)
+    rows = []
+    every = [BASELINE, *strategies]
+    for done, name in enumerate(every):
+        if progress is not None:
+            progress(done, len(every), name)
+        policy = inspection.policy(name)
+        replay = inspection.replay(policy, stop)
+        cost = replay_cost(session, replay)
+        t = replay.totals
+        strategy = REGISTRY[name] if name != BASELINE else None
+        options = inspection.config.options(name) if strategy is not None else None
+        rows.append(
+            Row(
+                strategy=name if strategy is not None else None,
+                label=policy.label,
+                family=strategy.family if strategy is not None else None,
+                settings=to_config(options) if options is not None else {},
+                compactions=t.compactions,
+                peak_pressure=t.peak_pressure,
+                final_pressure=replay.points[-1].pressure_after if replay.points else 0.0,
+                rounds_over=t.rounds_exceeding_window,
+                tokens_removed=t.tokens_removed,
+                cost=cost,
+                cost_change=cost.total - real.total if cost.responses and real.responses else None,
+                retention=_kept(inspection, name) if strategy is not None else None,
+            )
+        )
+    return Comparison(tuple(rows), real)
+
+
+def _kept(inspection: Inspection, name: str) -> Retention | None:
+    """What its run on the request the agent sends next kept of the messages it replaced
+    or edited; None when it changed none."""
+    result = inspection.run(name)
+    if result.messages is None:
+        return None
+    before = inspection.session.messages[inspection.live :]
+    after = set(result.messages)
+    replaced = [m for m in before if m not in after]
+    return retention(replaced, result.messages) if replaced else None

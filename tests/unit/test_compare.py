@@ -1,0 +1,52 @@
+"""Every strategy on one session (core/compare.py): the rows, their order, their cost
+against the real one."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from compaction_inspector.core.compare import REPLAYED, compare
+from tests.test_cli import run
+from tests.unit.test_cost import session_of_reads
+
+
+def test_no_compaction_comes_first_and_costs_what_the_session_did() -> None:
+    """Microcompact keeping one result, as in test_cost: a compaction a request from the third,
+    7,671 tokens the real requests read written again."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.strategies.clear import ClearOptions
+
+    keep_one = ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1)
+    inspection = session_of_reads(Config().with_options("microcompact", keep_one))
+    done = compare(inspection, ["microcompact", "anthropic-compaction"])
+    assert [r.strategy for r in done.rows] == [None, "microcompact", "anthropic-compaction"]
+    baseline = done.rows[0]
+    assert baseline.cost_change == Decimal(0) and baseline.compactions == 0 and baseline.cost.rewritten == 0
+    cleared = done.rows[1]
+    assert cleared.compactions == 5 and cleared.cost.rewritten == 7_671  # the fifth: the next request
+    assert cleared.cost_change == cleared.cost.total - done.real.total
+    assert cleared.settings["keep"] == {"tool_uses": 1} and cleared.settings["tools"] == ["Read"]
+    assert done.rows[2].compactions == 0 and done.rows[2].kept is None  # 150,000 is never reached
+
+
+def test_rows_sort_by_a_column_and_those_without_a_value_go_last() -> None:
+    done = compare(session_of_reads(), ["microcompact", "trim"])
+    by_cost = done.sorted("cost")
+    assert [r.cost.total for r in by_cost.rows] == sorted(r.cost.total for r in done.rows)
+    kept = done.sorted("kept", descending=True).rows
+    assert [r.kept is None for r in kept] == sorted(r.kept is None for r in kept)
+
+
+def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
+    from compaction_inspector.sample_sessions import path
+
+    out = run("compare", str(path()), "--json", "--sort", "compactions", "--descending")
+    assert out.returncode == 0
+    data = json.loads(out.stdout)
+    rows = data["rows"]
+    assert {r["strategy"] for r in rows} == {None, *REPLAYED} and "ptl-retry" not in REPLAYED
+    assert [r["compactions"] for r in rows] == sorted((r["compactions"] for r in rows), reverse=True)
+    assert data["real_cost"]["source"].startswith("genai-prices")
+    text = run("compare", str(path()), "--strategies", "cline,microcompact")
+    assert text.returncode == 0 and "what the session really cost" in text.stdout and "cline" in text.stdout
