@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.model import Session, Usage
+from compaction_inspector.core.text import counted
 
 if TYPE_CHECKING:
     from compaction_inspector.core.simulate import Simulation
@@ -61,7 +62,9 @@ class Cost:
         told = f"${self.total:,.2f} ({shown}) over {self.responses:,} responses"
         missing = ", ".join(f"{model or 'no model named'} ({n:,})" for model, n in self.unpriced.items())
         if self.unreported:
-            missing += (", " if missing else "") + f"{self.unreported:,} requests with no usage reported"
+            missing += (
+                ", " if missing else ""
+            ) + f"{counted(self.unreported, 'request')} with no usage reported"
         return told + (f"; not priced: {missing}" if missing else "") + f" · prices: {self.source}"
 
     def to_dict(self) -> dict[str, Any]:

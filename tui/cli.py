@@ -32,6 +32,7 @@ from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, det
 from compaction_inspector.core.compare import REPLAYED, SORTS, compare
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.cost import replay_cost, session_cost
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import write_atomic
@@ -433,11 +434,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.checkpoints
         else None
     )
+    costs = [replay_cost(inspection.session, s) for s in sims]
     if args.json:
         # each point made as it is written (`_print_json`), never all at once
         out: dict[str, Any] = {
-            "simulations": [s.to_dict(streamed=True) for s in sims],
+            "simulations": [
+                {**s.to_dict(streamed=True), "cost": c.to_dict()} for s, c in zip(sims, costs, strict=True)
+            ],
             **sims[0].to_dict(streamed=True),
+            "cost": costs[0].to_dict(),
+            "real_cost": session_cost(inspection.session).to_dict(),
         }
         if points is not None:
             out["checkpoints"] = [t.to_dict() for t in points]
@@ -445,7 +451,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_simulation
 
-        print_simulation(sims, all_rounds=args.all_rounds)
+        print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=session_cost(inspection.session))
         if points is not None:
             say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:

@@ -47,6 +47,11 @@ class InspectorCommands(Provider):
         ]
         out += [
             (
+                "Compare every strategy on this session",
+                "Each replayed and priced: compactions, pressure, cache re-written, cost against the real",
+                partial(screen.run_action, "compare_strategies"),
+            ),
+            (
                 "Export: SVG screenshot and Markdown diff",
                 "Write the current view and the step's diff and stats",
                 partial(screen.run_action, "export"),

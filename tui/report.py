@@ -18,6 +18,7 @@ from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
@@ -255,10 +256,15 @@ def print_compaction(
 
 
 def print_simulation(
-    simulations: list[Simulation], out: Console | None = None, all_rounds: bool = False
+    simulations: list[Simulation],
+    out: Console | None = None,
+    all_rounds: bool = False,
+    costs: list[Cost] | None = None,
+    real: Cost | None = None,
 ) -> None:
-    """Each replay's totals and its table of rounds (`all_rounds`: every round, else at
-    most SHOWN of them, saying which)."""
+    """Each replay's totals, what it would have cost (`costs`, beside the `real` cost),
+    and its table of rounds (`all_rounds`: every round, else at most SHOWN of them,
+    saying which)."""
     out = out or console()
     if len(simulations) > 1:  # the policies side by side first, then each round by round
         both = Table(title="compared", title_justify="left", show_edge=False, pad_edge=False)
@@ -276,7 +282,7 @@ def print_simulation(
                 f"{t.rounds_exceeding_window:,}",
             )
         out.print(both)
-    for sim in simulations:
+    for n, sim in enumerate(simulations):
         t = sim.totals
         out.print(
             safe(
@@ -289,6 +295,10 @@ def print_simulation(
                 style="bold",
             )
         )
+        if costs is not None:
+            out.print(
+                safe(f"cost {costs[n].line()}" + (f"; really {real.line()}" if real is not None else ""))
+            )
         table = Table(show_edge=False, pad_edge=False)
         # figures and the bar never wrap or shrink; the event takes what is left, cut
         for column in ("round", "sent", "reported", "before", "after", "pressure"):

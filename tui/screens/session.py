@@ -50,6 +50,7 @@ from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
 from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
+from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
@@ -100,6 +101,7 @@ class SessionScreen(Screen[None]):
         Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
         Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
         Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
+        Binding("C", "compare_strategies", "Every strategy, compared", show=False, id="compare_strategies"),
         Binding(
             "l",
             "focus_timeline",
@@ -644,6 +646,19 @@ class SessionScreen(Screen[None]):
         self.toggle_class("-side")
         if self.split:  # a side-by-side diff may no longer fit once the panel is back
             self.set_timer(0.1, self._unsplit_if_narrow)
+
+    def action_compare_strategies(self) -> None:
+        """Every strategy replayed and priced on this session, a row each; the one chosen
+        is shown."""
+        if self.inspection is None:
+            self.notify("Still reading the session", timeout=2)
+            return
+
+        async def chosen(name: str | None) -> None:
+            if name is not None:
+                await self.run_action(f"strategy('{name}')")
+
+        self.app.push_screen(CompareScreen(self.inspection), chosen)
 
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]

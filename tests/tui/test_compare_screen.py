@@ -1,0 +1,45 @@
+"""The comparison screen: C replays and prices every strategy on the session, sorts by
+a column, and enter shows the strategy chosen."""
+
+from __future__ import annotations
+
+from compaction_inspector.core.compare import REPLAYED
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.screens.compare import CompareScreen
+from tests.tui.conftest import settle, shown
+from tests.tui.test_app import SIZE, SMALL
+
+
+def cells(screen: CompareScreen, column: int) -> list[str]:
+    from textual.widgets import DataTable
+
+    table = screen.query_one(DataTable)
+    return [str(table.get_row_at(n)[column]) for n in range(table.row_count)]
+
+
+async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen() -> None:
+    app = InspectorApp(path(), SMALL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        names = cells(screen, 0)
+        assert len(names) == len(REPLAYED) + 1 and "no compaction" in names
+        costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
+        assert costs == sorted(costs)  # by cost, the cheapest first
+        title = str(screen.query_one("#compare-title").render())
+        assert title.startswith("What the session really cost: $")
+        await pilot.press("S")  # the most expensive first
+        await pilot.pause()
+        costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
+        assert costs == sorted(costs, reverse=True)
+        first = cells(screen, 0)[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, CompareScreen)
+        session = shown(app)
+        assert session.inspection is not None
+        assert session.inspection.policy(session.strategy).label == first

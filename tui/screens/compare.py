@@ -1,0 +1,150 @@
+"""Every strategy on the session, side by side (core/compare.py): replayed and priced in
+a worker, its progress shown; the table sorts by any column, and enter opens that
+strategy's steps on the session screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from compaction_inspector.core.compare import REPLAYED, Comparison, Row, compare
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.simulate import Cancelled
+from compaction_inspector.tui.text import safe
+
+# the table's columns: (head, the sort it goes by, the cell of a row)
+COLUMNS: tuple[tuple[str, str, Callable[[Row], str]], ...] = (  # what tells them apart first
+    ("strategy", "name", lambda r: r.label),
+    ("cost", "cost", lambda r: f"${r.cost.total:,.2f}"),
+    ("vs real", "cost", lambda r: "" if r.cost_change is None else f"{r.cost_change:+,.2f}"),
+    ("compactions", "compactions", lambda r: f"{r.compactions:,}"),
+    ("peak", "peak", lambda r: f"{r.peak_pressure:.1%}"),
+    ("re-written", "rewritten", lambda r: f"{r.cost.rewritten:,}"),
+    ("kept", "kept", lambda r: "—" if r.kept is None else f"{r.kept:.0%}"),
+    ("final", "final", lambda r: f"{r.final_pressure:.1%}"),
+    ("over", "over", lambda r: f"{r.rounds_over:,}"),
+    ("removed", "removed", lambda r: f"{r.tokens_removed:,}"),
+)
+NOTE = (
+    "Each replay priced on the session's own requests (docs/cost.md): re-written, what the real "
+    "requests read that it wrote again; kept, what its run on the next request kept of what it "
+    "summarized or cleared. s: sort by the next column · S: reverse · enter: its steps · escape: back"
+)
+
+
+@dataclass
+class Progressed(Message):
+    """The comparison has replayed `done` of `of` policies; `name` is next."""
+
+    done: int
+    of: int
+    name: str
+
+
+@dataclass
+class Compared(Message):
+    """Every row replayed and priced."""
+
+    comparison: Comparison
+
+
+class CompareScreen(ModalScreen[str | None]):
+    """Dismissed with the strategy chosen (enter), or None."""
+
+    BINDINGS = [
+        Binding("escape,q", "dismiss(None)", "Back", id="compare.close"),
+        Binding("s", "sort(1)", "Sort by the next column", id="compare.sort"),
+        Binding("S", "reverse", "Reverse the order", id="compare.reverse"),
+        Binding("enter", "open", "Open its steps", id="compare.open"),
+    ]
+    sort: reactive[str] = reactive("cost")
+    descending: reactive[bool] = reactive(False)
+    comparison: reactive[Comparison | None] = reactive(None)
+
+    def __init__(self, inspection: Inspection) -> None:
+        super().__init__()
+        self.inspection = inspection
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare"):
+            yield Static(safe("Comparing every strategy on this session…"), id="compare-title")
+            yield ProgressBar(total=len(REPLAYED) + 1, id="compare-progress", show_eta=False)
+            yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+            yield Static(safe(NOTE), id="compare-note")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns(*(head for head, _, _ in COLUMNS))
+        self._compare(self.inspection)
+
+    @work(thread=True, exclusive=True, group="compare", description="compare strategies")
+    def _compare(self, inspection: Inspection) -> None:
+        worker = get_current_worker()
+        try:
+            done = compare(inspection, REPLAYED, self._progressed, lambda: worker.is_cancelled)
+        except Cancelled:
+            return
+        self.post_message(Compared(done))
+
+    def _progressed(self, done: int, of: int, name: str) -> None:
+        self.post_message(Progressed(done, of, name))
+
+    def on_progressed(self, event: Progressed) -> None:
+        self.query_one(ProgressBar).update(progress=event.done)
+        self.query_one("#compare-title", Static).update(
+            safe(f"Comparing every strategy on this session… {event.done}/{event.of}: {event.name}")
+        )
+
+    def on_compared(self, event: Compared) -> None:
+        self.query_one(ProgressBar).display = False
+        self.query_one("#compare-title", Static).update(
+            safe(f"What the session really cost: {event.comparison.real.line()}")
+        )
+        self.comparison = event.comparison
+
+    def watch_comparison(self) -> None:
+        self._fill()
+
+    def watch_sort(self) -> None:
+        self._fill()
+
+    def watch_descending(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        if self.comparison is None:
+            return
+        table = self.query_one(DataTable)
+        chosen = table.cursor_row
+        table.clear()
+        for row in self.comparison.sorted(self.sort, self.descending).rows:
+            table.add_row(*(safe(cell(row)) for _, _, cell in COLUMNS), key=row.strategy or "")
+        table.move_cursor(row=min(chosen, table.row_count - 1))
+        table.focus()
+
+    def action_sort(self, step: int) -> None:
+        keys = list(dict.fromkeys(key for _, key, _ in COLUMNS))
+        self.sort = keys[(keys.index(self.sort) + step) % len(keys)]
+        self.notify(f"Sorted by {self.sort}", timeout=2)
+
+    def action_reverse(self) -> None:
+        self.descending = not self.descending
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if self.comparison is None or not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        self.dismiss(key or None)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(event.row_key.value or None)
