@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.compare import compare
 from compaction_inspector.core.config import as_yaml
 from compaction_inspector.core.cost import session_cost
 from compaction_inspector.core.diff import label, origin
@@ -115,6 +116,7 @@ class _Page:
         yield self.header() + "\n"
         yield self.timeline() + "\n"
         yield self.own() + "\n"
+        yield self.comparison() + "\n"
         for n in self.options.strategies:
             yield self.strategy(n) + "\n"
         yield from self.transcript()
@@ -184,6 +186,46 @@ class _Page:
             + "<th>paths kept: its summary / ours</th><th>why: the agent's own count</th></tr>"
             + rows
             + "</table>"
+        )
+
+    # --- every strategy, compared ---------------------------------------------------------
+
+    def comparison(self) -> str:
+        """The strategies shown that a replay suits, each replayed and priced (core/compare.py)."""
+        names = [n for n in self.options.strategies if REGISTRY[n].timeline]
+        done = compare(self.inspection, names).sorted("cost")
+        heads = ("strategy", "compactions", "peak", "final", "rounds over", "tokens removed",
+                 "cache re-written", "cost", "vs real", "kept")  # fmt: skip
+        rows = "".join(
+            "<tr>"
+            + f"<td>{self.text(r.label, cut=False)}</td>"
+            + "".join(
+                f"<td class=n>{v}</td>"
+                for v in (
+                    f"{r.compactions:,}",
+                    f"{r.peak_pressure:.1%}",
+                    f"{r.final_pressure:.1%}",
+                    f"{r.rounds_over:,}",
+                    f"{r.tokens_removed:,}",
+                    f"{r.cost.rewritten:,}",
+                    f"${r.cost.total:,.2f}",
+                    "" if r.cost_change is None else f"{r.cost_change:+,.2f}",
+                    "—" if r.kept is None else f"{r.kept:.0%}",
+                )
+            )
+            + "</tr>"
+            for r in done.rows
+        )
+        head = "".join(f"<th{' class=n' if h != 'strategy' else ''}>{h}</th>" for h in heads)
+        return (
+            '<h2 id="compare">Every strategy, compared</h2>'
+            + f'<p class="note">What the session really cost: {self.text(done.real.line(), cut=False)}. '
+            + "Each replay is priced on the session's own requests: what a request shares with the one "
+            + "before is read from the cache, up to what the real one read, the rest written as the real "
+            + "one wrote; a summarize request's input uncached. Cache re-written: what the real requests "
+            + "read that the replay wrote again. Kept: what its run on the next request kept of what it "
+            + "summarized or cleared.</p>"
+            + f'<table id="compare-table"><tr>{head}</tr>{rows}</table>'
         )
 
     # --- a strategy -----------------------------------------------------------------------

@@ -67,6 +67,8 @@ def test_a_report_holds_every_part_and_fetches_nothing() -> None:
         "source",
         "timeline",
         "own",
+        "compare",
+        "compare-table",
         "strategy-hysteresis",
         "strategy-claude-code",
         "transcript",
@@ -208,7 +210,12 @@ def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> 
         )
         assert drawn is not None and drawn[0] > 300 and drawn[1] >= 1  # the chart is laid out
         sections = driver.execute_script("return [...document.querySelectorAll('h2')].map(h => h.id)")
-        assert sections[:3] == ["source", "timeline", "own"] and "transcript" in sections
+        assert sections[:4] == ["source", "timeline", "own", "compare"] and "transcript" in sections
+        ranked = driver.execute_script(
+            "return [...document.querySelectorAll('#compare-table tr')].slice(1)"
+            ".map(r => r.cells[0].textContent)"
+        )
+        assert "no compaction" in ranked and "anthropic-compaction" in ranked  # every strategy a row
         fetched = driver.execute_script("return performance.getEntriesByType('resource').length")
         assert fetched == 0  # zero outside requests
     finally:
@@ -310,3 +317,14 @@ def _drawn(png: bytes) -> bool:
     raw = zlib.decompress(data)
     stride = 1 + width * (4 if colour == 6 else 3)
     return len({raw[k : k + stride] for k in range(0, len(raw), stride)}) > 50
+
+
+def test_the_comparison_ranks_the_strategies_shown_by_cost() -> None:
+    inspection = Inspection.open(path(), SMALL)
+    page = report(inspection, ReportOptions(strategies=("microcompact", "cline", "ptl-retry")))
+    table = page[page.index('<table id="compare-table">') :]
+    table = table[: table.index("</table>")]
+    names = re.findall(r"<tr><td>([^<]*)</td>", table)
+    assert sorted(names) == ["cline", "microcompact", "no compaction"]  # PTL retry: no replay
+    costs = [float(c) for c in re.findall(r"<td class=n>\$([\d.,]+)</td>", table)]
+    assert costs == sorted(costs) and len(costs) == 3
