@@ -35,6 +35,13 @@ _PROVIDERS = {
 _MILLION = 1_000_000
 
 
+def signed(change: Decimal | None) -> str:
+    """A change in dollars as a table shows it ("+1.18", "-0.85", "±0.00"); "" for None."""
+    if change is None:
+        return ""
+    return "±0.00" if abs(change) < Decimal("0.005") else f"{change:+,.2f}"
+
+
 def source() -> str:
     """Where the prices come from, to name beside every cost."""
     return f"genai-prices {version('genai-prices')}, its bundled table"

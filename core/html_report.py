@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.config import as_yaml
-from compaction_inspector.core.cost import session_cost
+from compaction_inspector.core.cost import session_cost, signed
 from compaction_inspector.core.diff import label, origin
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -209,7 +209,7 @@ class _Page:
                     f"{r.tokens_removed:,}",
                     f"{r.cost.rewritten:,}",
                     f"${r.cost.total:,.2f}",
-                    "" if r.cost_change is None else f"{r.cost_change:+,.2f}",
+                    signed(r.cost_change),
                     "—" if r.kept is None else f"{r.kept:.0%}",
                 )
             )

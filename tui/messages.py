@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.message import Message
 
+from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Stats
@@ -55,6 +56,16 @@ class Replayed(Message, namespace=SCREEN):
     run: int
     main: Simulation
     other: Simulation | None
+
+
+@dataclass
+class Priced(Message, namespace=SCREEN):
+    """What the replays would have cost (each replayed whole), and the session did."""
+
+    run: int
+    main: Cost
+    other: Cost | None
+    real: Cost
 
 
 @dataclass

@@ -18,7 +18,7 @@ from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import Cost
+from compaction_inspector.core.cost import Cost, signed
 from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
@@ -347,7 +347,7 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
         ("removed", [f"{r.tokens_removed:,}" for r in rows], 6),
         ("re-written", [f"{r.cost.rewritten:,}" for r in rows], 3),
         ("cost", [f"${r.cost.total:,.2f}" for r in rows], 0),
-        ("vs real", ["" if r.cost_change is None else f"{r.cost_change:+,.2f}" for r in rows], 1),
+        ("vs real", [signed(r.cost_change) for r in rows], 1),
         ("kept", ["—" if r.kept is None else f"{r.kept:.0%}" for r in rows], 3),
     ]
     name_width = max(len(r.label) for r in rows) if rows else 10

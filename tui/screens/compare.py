@@ -18,6 +18,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.compare import REPLAYED, Comparison, Row, compare
+from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.tui.text import safe
@@ -26,7 +27,7 @@ from compaction_inspector.tui.text import safe
 COLUMNS: tuple[tuple[str, str, Callable[[Row], str]], ...] = (  # what tells them apart first
     ("strategy", "name", lambda r: r.label),
     ("cost", "cost", lambda r: f"${r.cost.total:,.2f}"),
-    ("vs real", "cost", lambda r: "" if r.cost_change is None else f"{r.cost_change:+,.2f}"),
+    ("vs real", "cost", lambda r: signed(r.cost_change)),
     ("compactions", "compactions", lambda r: f"{r.compactions:,}"),
     ("peak", "peak", lambda r: f"{r.peak_pressure:.1%}"),
     ("re-written", "rewritten", lambda r: f"{r.cost.rewritten:,}"),

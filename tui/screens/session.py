@@ -27,6 +27,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import PRESETS, Config
+from compaction_inspector.core.cost import replay_cost, session_cost
 from compaction_inspector.core.formats import LoadError, head, load
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Message, Session
@@ -491,22 +492,36 @@ class SessionScreen(Screen[None]):
         # The chart has far fewer columns than a long session has rounds.
         every = max(1, len(inspection.segments.round_ends) // TIMELINE_POINTS)
         try:
-            main = inspection.replay(inspection.policy(name), stop, every)
-            other = None
+            policies = [inspection.policy(name)]
             if compare != "none":
-                policy = inspection.policy(BASELINE if compare == NO_COMPACTION else compare, against=name)
-                other = inspection.replay(policy, stop, every)
+                policies.append(
+                    inspection.policy(BASELINE if compare == NO_COMPACTION else compare, against=name)
+                )
+            main, *rest = (inspection.replay(p, stop, every) for p in policies)
+            other = rest[0] if rest else None
+            if worker.is_cancelled:
+                return
+            self.post_message(messages.Replayed(run, main, other))
+            # priced on every request: a chart's sampled replay reads less than each one sent
+            whole = [s if every == 1 else inspection.replay(s.policy, stop) for s in (main, *rest)]
         except Cancelled:
             return
+        costs = [replay_cost(inspection.session, s) for s in whole]
         if not worker.is_cancelled:
-            self.post_message(messages.Replayed(run, main, other))
+            real = session_cost(inspection.session)
+            self.post_message(messages.Priced(run, costs[0], costs[1] if len(costs) > 1 else None, real))
+
+    def on_session_screen_priced(self, event: messages.Priced) -> None:
+        """The replay's run ends once it is priced too."""
+        if self.runs.latest("replay", event.run):
+            self.query_one(Timeline).priced(event.main, event.other, event.real)
+            self.runs.done("replay", event.run)
 
     def on_session_screen_replayed(self, event: messages.Replayed) -> None:
         if not self.runs.latest("replay", event.run):
             return
         heap.settle()
         self.query_one(Timeline).show(event.main, event.other, *figures.bands(self.config, self.strategy))
-        self.runs.done("replay", event.run)
 
     def action_step(self, delta: int) -> None:
         if self.result is None:

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
+from compaction_inspector.core.cost import Cost, signed
 from compaction_inspector.core.simulate import Point, Simulation
 from compaction_inspector.tui.text import safe
 
@@ -49,14 +50,21 @@ class Timeline(Widget, can_focus=True):
         self.thresholds: tuple[int, ...] = (75, 85, 95)
         self.target = 70
         self.message = "Simulating…"
+        self.costs: tuple[Cost | None, Cost | None, Cost | None] = (None, None, None)  # main, other, real
         self.cursor: int | None = None  # a point of the main replay, once the cursor moved
 
     def show(
         self, main: Simulation | None, other: Simulation | None, thresholds: tuple[int, ...], target: int
     ) -> None:
         self.main, self.other, self.thresholds, self.target = main, other, thresholds, target
+        self.costs = (None, None, None)  # priced after, each replayed whole
         if main is None or self.cursor is None or self.cursor >= len(main.points):
             self.cursor = None
+        self.refresh()
+
+    def priced(self, main: Cost, other: Cost | None, real: Cost) -> None:
+        """What the replays shown would have cost, and the session did: in the legend."""
+        self.costs = (main, other, real)
         self.refresh()
 
     def action_move(self, by: int) -> None:
@@ -195,9 +203,10 @@ class Timeline(Widget, can_focus=True):
     def _legend(self, reported: dict[int, float], recorded: dict[int, float]) -> list[Text]:
         """A line a policy, each with its totals; the cursor's round, or what the marks mean."""
         assert self.main is not None
-        lines = [self._policy_line("█", self.main, "bold")]
+        main, other, real = self.costs
+        lines = [self._policy_line("█", self.main, "bold", main, real)]
         if self.other is not None:
-            lines.append(self._policy_line("●", self.other, "bold bright_magenta"))
+            lines.append(self._policy_line("●", self.other, "bold bright_magenta", other, real))
         if self.cursor is not None:
             lines.append(self._point_line(self.main.points[self.cursor], self.size.width))
         else:
@@ -214,8 +223,9 @@ class Timeline(Widget, can_focus=True):
         return lines
 
     @staticmethod
-    def _policy_line(mark: str, sim: Simulation, style: str) -> Text:
-        """A policy by its short name and its totals: compactions (✂), peak, tokens removed."""
+    def _policy_line(mark: str, sim: Simulation, style: str, cost: Cost | None, real: Cost | None) -> Text:
+        """A policy by its short name and its totals: compactions (✂), peak, tokens removed,
+        what it would have cost against the real cost, once priced."""
         t = sim.totals
         line = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
         at_agent = (
@@ -226,6 +236,9 @@ class Timeline(Widget, can_focus=True):
         )
         if t.rounds_exceeding_window:
             line.append(f" · {t.rounds_exceeding_window} over the window", "red")
+        if cost is not None and cost.responses:
+            change = f" ({signed(cost.total - real.total)})" if real is not None and real.responses else ""
+            line.append(f" · ${cost.total:,.2f}{change}")
         return line
 
     @staticmethod
