@@ -20,6 +20,7 @@ from compaction_inspector.tui import messages
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.listing_cache import Key, Source
 from compaction_inspector.tui.widgets.gauge import PressureGauge
+from compaction_inspector.tui.widgets.panes import TranscriptPanes
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import TranscriptView
@@ -133,15 +134,19 @@ async def test_the_next_step_is_prepared_while_one_is_read(tmp_path: Path) -> No
         transcript = view.entries
         await pilot.pause(0.3)  # the keys have paused: the step ahead is built meanwhile
         await app.workers.wait_for_complete()
-        assert Key(0, False, False) in shown(app).listings
-        prepared = shown(app).listings.get(
-            Source(
-                inspected(app).session,
-                shown(app).result,
-                inspected(app).counter,
-                inspected(app).origins,
-            ),
-            Key(0, False, False),
+        assert Key(0, False, False) in shown(app).query_one(TranscriptPanes).listings
+        prepared = (
+            shown(app)
+            .query_one(TranscriptPanes)
+            .listings.get(
+                Source(
+                    inspected(app).session,
+                    shown(app).result,
+                    inspected(app).counter,
+                    inspected(app).origins,
+                ),
+                Key(0, False, False),
+            )
         )
         await pilot.press("n")
         await pilot.pause()
@@ -850,7 +855,7 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         release.wait(10)
         return whole(path, request)
 
-    monkeypatch.setattr("compaction_inspector.tui.screens.session.load", held)
+    monkeypatch.setattr("compaction_inspector.tui.loading.load", held)
     app = InspectorApp(big, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(50):

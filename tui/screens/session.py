@@ -22,15 +22,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.cost import replay_cost, session_cost
-from compaction_inspector.core.formats import LoadError, head, load
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import inline_subagent, subagent_files
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import (
@@ -44,80 +42,31 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import Options, with_values
 from compaction_inspector.core.text import counted, visible
-from compaction_inspector.tui import figures, heap, messages
+from compaction_inspector.tui import figures, heap, loading, messages
 from compaction_inspector.tui.demo import Demo
-from compaction_inspector.tui.entries import Listing
 from compaction_inspector.tui.follow import Follower
-from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
+from compaction_inspector.tui.keys import SESSION_KEYS
+from compaction_inspector.tui.listing_cache import Source
 from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.screens.help import HelpScreen, key_names
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
+from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 TIMELINE_POINTS = 200
-PREPARE_AFTER_S = 0.08
 NO_COMPACTION = "no compaction"
-SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
 OWN = "own"  # the mode that steps through the transcript's own compactions
-HELP = Binding("question_mark,f1", "help", "Help", id="help")
 
 
 class SessionScreen(Screen[None]):
-    BINDINGS = [
-        Binding("n", "step(1)", "Next step", id="step_next"),
-        Binding("p", "step(-1)", "Prev step", id="step_prev"),
-        Binding("e", "step_end", "End", id="step_end"),
-        Binding("r", "step_reset", "Reset", id="step_reset"),
-        *(
-            Binding(str(number), f"strategy('{name}')", s.label, show=False, id=f"strategy_{s.config_key}")
-            for number, (name, s) in enumerate(REGISTRY.items(), start=1)
-            if number <= 9  # the rest are in the palette
-        ),
-        Binding("d", "toggle_split", "Split diff", id="toggle_split"),
-        # the same key while split, so the footer names what it does then
-        Binding("d", "unsplit", "Unified diff", id="unsplit"),
-        Binding(
-            "v",
-            "toggle_side",
-            "Hide or show the side panel (narrow: swap it in)",
-            show=False,
-            id="toggle_side",
-        ),
-        Binding("o", "own_compactions", "Own compactions", show=False, id="own_compactions"),
-        Binding("a", "open_subagent", "Sub-agent", show=False, id="open_subagent"),
-        Binding("b", "cycle_boundaries", "Boundaries", id="cycle_boundaries"),
-        Binding("s", "toggle_sidechain", "Sidechains", show=False, id="toggle_sidechain"),
-        Binding("slash", "search", "Search", id="search"),
-        Binding("t", "tune('target', -1)", "Target −", show=False, id="target_down"),
-        Binding("T", "tune('target', 1)", "Target +", show=False, id="target_up"),
-        Binding("h", "tune('thresholds', -1)", "Thresholds −", show=False, id="thresholds_down"),
-        Binding("H", "tune('thresholds', 1)", "Thresholds +", show=False, id="thresholds_up"),
-        Binding("w", "tune('window', -1)", "Window −10%", show=False, id="window_down"),
-        Binding("W", "tune('window', 1)", "Window +10%", show=False, id="window_up"),
-        Binding("c", "cycle_compare", "Compare", show=False, id="cycle_compare"),
-        Binding("C", "compare_strategies", "Every strategy, compared", show=False, id="compare_strategies"),
-        Binding(
-            "l",
-            "focus_timeline",
-            "Timeline cursor: ← → a round, enter shows it",
-            show=False,
-            id="focus_timeline",
-        ),
-        Binding("comma", "request(-1)", "Prev request", show=False, id="request_prev"),
-        Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
-        Binding("ctrl+s", "save_config", "Save config", id="save_config"),
-        Binding("x", "export", "Export", id="export"),
-        Binding("R", "report", "HTML report", show=False, id="report"),
-        Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
-        HELP,
-    ]
+    BINDINGS = SESSION_KEYS
 
     inspection: var[Inspection | None] = var(None, always_update=True)
     strategy = var(DEFAULT)
@@ -151,8 +100,6 @@ class SessionScreen(Screen[None]):
         self.selection = ""
         self.tuned = False  # the status line shows the window and thresholds once they are tuned
         self.compare = "none"
-        self.listings = ListingCache()
-        self._prepare_timer: Timer | None = None
         self._waiting = False  # following a file that cannot be read yet
         self._strategy_result: CompactionResult[Stats] | None = None  # the strategy's, while OWN is shown
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
@@ -194,9 +141,7 @@ class SessionScreen(Screen[None]):
         yield Header()
         yield PressureGauge(id="gauge")
         with Horizontal(id="body"):
-            with Horizontal(id="transcripts"):
-                yield TranscriptView(id="before").data_bind(SessionScreen.boundaries)
-                yield TranscriptView(id="after", classes="hidden").data_bind(SessionScreen.boundaries)
+            yield TranscriptPanes(id="transcripts").data_bind(SessionScreen.boundaries)
             with Vertical(id="side"):
                 yield StrategyPanel(self.strategy, self.config.options(self.strategy), id="panel")
                 yield Timeline(id="timeline")
@@ -276,28 +221,12 @@ class SessionScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", description="load")
     def _load(self, run: int) -> None:
-        if self._given is None and self.request is None and self.inspection is None:
-            preview = head(self.path)
-            if preview is not None:
-                first, total = preview
-                rows = Inspection.of(first, self._config, estimate=True)
-                self.post_message(messages.Previewed(rows, total, run))
-        try:
-            session = self._given or load(self.path, request=self.request)
-        except LoadError as exc:
-            self.post_message(messages.Failed(run, str(exc)))
-            return
-        known = Inspection.counted_before(session, self._config)
-        if known is not None:  # counted before: exact figures at once, no estimate first
-            self.post_message(messages.Loaded(known, run))
-            self.post_message(messages.Counted(known, run))
-            return
-        estimate = Inspection.of(session, self._config, estimate=True)
-        self.post_message(messages.Loaded(estimate, run))
         worker = get_current_worker()
-        exact = estimate.recount(lambda done, todo: self.app.call_from_thread(self._progress, done, todo))
-        if not worker.is_cancelled:
-            self.post_message(messages.Counted(exact, run))
+        first_rows = self.inspection is None
+        progress = lambda done, todo: self.app.call_from_thread(self._progress, done, todo)  # noqa: E731
+        cancelled = lambda: worker.is_cancelled  # noqa: E731
+        loading.read(self.path, self._given, self.request, self._config, first_rows, run, self.post_message,
+                     progress, cancelled)  # fmt: skip
 
     def on_session_screen_previewed(self, event: messages.Previewed) -> None:
         """The first rows, while the rest is read: the transcript only (no figure is
@@ -306,7 +235,7 @@ class SessionScreen(Screen[None]):
             return
         preview = event.inspection
         source = Source(preview.session, None, preview.counter, preview.origins)
-        self.query_one("#before", TranscriptView).show(build(source, self._key(-1))[0], keep_cursor=False)
+        self.query_one(TranscriptPanes).preview(source)
         self.previewed = True
         self.sub_title = (
             f"{self.shown_name} · the first {counted(len(preview.session.messages), 'message')} · "
@@ -361,17 +290,7 @@ class SessionScreen(Screen[None]):
 
     def _title(self) -> None:
         assert self.inspection is not None
-        session = self.inspection.session
-        fmt = session.format + (
-            f" · request {session.request_index + 1}/{session.request_count}"
-            if session.request_count > 1
-            else ""
-        )
-        following = " · following" if self.follow else ""
-        sliced = " · a slice: figures estimated" if session.metadata.get("slice") is True else ""
-        self.sub_title = (
-            f"{self.shown_name} · {fmt} · {counted(len(session.messages), 'message')}{sliced}{following}"
-        )
+        self.sub_title = loading.subtitle(self.shown_name, self.inspection.session, self.follow)
 
     def on_session_screen_counted(self, event: messages.Counted) -> None:
         if not self.runs.latest("count", event.run):
@@ -404,48 +323,15 @@ class SessionScreen(Screen[None]):
         self._redraw_queued = False
         if self.session is None or not self.is_attached:
             return
-        before_view = self.query_one("#before", TranscriptView)
-        after_view = self.query_one("#after", TranscriptView)
-        listings = self._listings()
-        before_view.show(listings[0], keep_cursor)
-        if len(listings) > 1:
-            after_view.show(listings[1], keep_cursor)
-            after_view.remove_class("hidden")
-            before_view.border_title = f"before step {self.step + 1}"
-            after_view.border_title = f"after step {self.step + 1}"
-        else:
-            after_view.add_class("hidden")
-            before_view.border_title = None
-        self.query_one(StrategyPanel).show_step(self.result, self.step)
-        self.update_gauge()
-
-    def _listings(self) -> tuple[Listing, ...]:
-        """The pane listings of the step shown; the steps either side are prepared in
-        the background, so stepping through a long session redraws at once."""
         inspection = self.inspection
         assert inspection is not None
         source = Source(inspection.session, self.result, inspection.counter, inspection.origins)
-        made = self.listings.get(source, self._key(self.step))
         steps = len(self.result.steps) if self.result else 0
-        around = [self._key(i) for i in (self.step + 1, self.step - 1) if -1 <= i < steps]
-        if self._prepare_timer is not None:
-            self._prepare_timer.stop()
-        if any(key not in self.listings for key in around):
-            # Once the keys pause: a build running while this step is drawn (or while
-            # a key is held down) would hold the interpreter the drawing needs.
-            self._prepare_timer = self.set_timer(PREPARE_AFTER_S, lambda: self._prepare(source, around))
-        return made
-
-    def _key(self, step: int) -> Key:
-        return Key(step, self.split and step >= 0, self.sidechain and step < 0)
-
-    # Workers taking arguments are described by hand: by default Textual describes a
-    # worker with the repr of its arguments, which for a session takes seconds.
-    @work(thread=True, exclusive=True, group="prepare", description="prepare listings")
-    def _prepare(self, source: Source, keys: list[Key]) -> None:
-        worker = get_current_worker()
-        self.listings.prepare(source, keys, lambda: worker.is_cancelled)
-        heap.tidy()
+        self.query_one(TranscriptPanes).show(
+            source, self.step, steps, self.split, self.sidechain, keep_cursor
+        )
+        self.query_one(StrategyPanel).show_step(self.result, self.step)
+        self.update_gauge()
 
     def update_gauge(self) -> None:
         if self.inspection is not None:
@@ -593,9 +479,10 @@ class SessionScreen(Screen[None]):
 
     def _split_fits(self) -> bool:
         """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
-        width = self.query_one("#transcripts").size.width
-        if width >= 2 * SPLIT_MIN:
+        panes = self.query_one(TranscriptPanes)
+        if panes.fits_split:
             return True
+        width = panes.size.width
         self.notify(
             f"Side by side needs {2 * SPLIT_MIN} columns for the transcripts, {SPLIT_MIN} a side; "
             f"they have {width} here, so the diff stays unified (v hides the side panel).",
@@ -738,12 +625,7 @@ class SessionScreen(Screen[None]):
 
     def on_timeline_jump(self, event: Timeline.Jump) -> None:
         """The transcript at the round the timeline's cursor is on: its request's last message."""
-        view = self.query_one("#before", TranscriptView)
-        target = event.message_end - 1
-        k = next((k for k, e in enumerate(view.entries) if e.origin is not None and e.origin >= target), None)
-        if k is not None:
-            view.set_cursor(k)
-            view.focus()
+        self.query_one(TranscriptPanes).go_to_request(event.message_end)
 
     def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
         entry = event.entry
@@ -786,7 +668,7 @@ class SessionScreen(Screen[None]):
         view = self.query_one("#before", TranscriptView)
         if view.current is None or self.session is None:
             return
-        near = self._with_partners(view.cursor)
+        near = self.query_one(TranscriptPanes).with_partners(view.cursor)
         named = subagent_files(self.path, near)
         found = next((p for p in named if p.is_file()), None)
         inline = inline_subagent(self.session.sidechain, near) if found is None else ()
@@ -818,14 +700,6 @@ class SessionScreen(Screen[None]):
                 subagent=True,
             )
         )
-
-    def _with_partners(self, k: int) -> list[Message]:
-        """The message at position `k` of the transcript and the calls or results it pairs with."""
-        view = self.query_one("#before", TranscriptView)
-        m = view.entries.message(k)
-        found = [view.entries.partner(k, t, result=True) for t in m.tool_use_ids()]
-        found += [view.entries.partner(k, t, result=False) for t in m.tool_result_ids()]
-        return [m, *(view.entries.message(q) for q in found if q is not None)]
 
     # --- saving and exporting (tui/screens/writing.py) -----------------------------------------
 

@@ -1,0 +1,64 @@
+"""Reading a session for the screen, in a worker: the first rows of a large file while
+the whole is read, then estimated figures, then exact counts (or exact at once where the
+counts were kept from before). Each stage is posted as a message (`tui/messages.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.message import Message
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import LoadError, head, load
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.text import counted
+from compaction_inspector.tui import messages
+
+
+def read(
+    path: Path,
+    given: Session | None,
+    request: int | None,
+    config: Config,
+    first_rows: bool,
+    run: int,
+    post: Callable[[Message], object],
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> None:
+    """Read `path` (or take the session `given`) and post what is known as it is known:
+    `Previewed` (the first rows, when `first_rows` and the file is large), `Failed`,
+    `Loaded`, `Counted`; `progress` is told the counting's (done, total)."""
+    if given is None and request is None and first_rows:
+        preview = head(path)
+        if preview is not None:
+            first, total = preview
+            post(messages.Previewed(Inspection.of(first, config, estimate=True), total, run))
+    try:
+        session = given or load(path, request=request)
+    except LoadError as exc:
+        post(messages.Failed(run, str(exc)))
+        return
+    known = Inspection.counted_before(session, config)
+    if known is not None:  # counted before: exact figures at once, no estimate first
+        post(messages.Loaded(known, run))
+        post(messages.Counted(known, run))
+        return
+    estimate = Inspection.of(session, config, estimate=True)
+    post(messages.Loaded(estimate, run))
+    exact = estimate.recount(progress)
+    if not cancelled():
+        post(messages.Counted(exact, run))
+
+
+def subtitle(name: str, session: Session, following: bool) -> str:
+    """The screen's title line: the file, its format (and request), its size, whether it
+    is a slice or followed."""
+    fmt = session.format + (
+        f" · request {session.request_index + 1}/{session.request_count}" if session.request_count > 1 else ""
+    )
+    sliced = " · a slice: figures estimated" if session.metadata.get("slice") is True else ""
+    follow = " · following" if following else ""
+    return f"{name} · {fmt} · {counted(len(session.messages), 'message')}{sliced}{follow}"
