@@ -28,7 +28,7 @@ from compaction_inspector.core.files import read_text, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.grouping import api_round_starts
-from compaction_inspector.core.model import MAX_COUNT, Message
+from compaction_inspector.core.model import MAX_COUNT, Message, Session
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
@@ -331,6 +331,25 @@ def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
         for m in messages
         for match in _AGENT_ID.finditer(m.text)
     ]
+
+
+def subagent(path: Path, session: Session, near: Sequence[Message]) -> Path | Session | str:
+    """The sub-agent a Task or Agent call among `near` started: its own transcript beside
+    the session's file, or (kept inline, as older Claude Code did) its sidechain as a
+    session of its own; else why there is none to open."""
+    named = subagent_files(path, near)
+    found = next((p for p in named if p.is_file()), None)
+    if found is not None:
+        return found
+    inline = inline_subagent(session.sidechain, near)
+    if inline:
+        return dataclasses.replace(session, messages=inline, sidechain=(), content_hash=None)
+    if named:  # the result names its transcript, which is not beside this file
+        return (
+            f"The sub-agent's transcript is missing: {named[0]} (its result names agent "
+            f"{named[0].stem.removeprefix('agent-')}; the file was not copied or was removed)"
+        )
+    return "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started"
 
 
 def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from textual import events
+
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
@@ -25,6 +28,8 @@ from compaction_inspector.core.strategies import (
     ptl_retry,
     trim,
 )
+from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.tui import figures
 
 # where each strategy fires on the 4,500-token sample (its own defaults are for real windows)
 TOUR_OPTIONS: dict[str, dict[str, Any]] = {
@@ -123,6 +128,77 @@ class Stage(Protocol):
     def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
     def set_timer(self, delay: float, callback: Callable[[], Any]) -> Any: ...
     async def run_action(self, action: str) -> object: ...
+
+
+class Host(Stage, Protocol):
+    """The screen the tour's actions act on (`TourActions`)."""
+
+    step: int
+    split: bool
+    compare: str
+    strategy: str
+    wanted_step: int | None  # a step asked for while the strategy ran
+
+    @property
+    def busy(self) -> bool: ...
+    @property
+    def own(self) -> bool: ...
+    @property
+    def config(self) -> Config: ...
+    def configure(self, config: Config) -> None: ...
+    def split_fits(self) -> bool: ...
+    def action_own_compactions(self) -> None: ...
+    def run_simulation(self) -> None: ...
+    async def action_tune(self, what: str, delta: int) -> None: ...
+
+
+class TourActions:
+    """The actions and keys the tour drives a screen with: absolute, so a stop shown again
+    looks as it did (the screen mixes them in)."""
+
+    wanted_step: int | None = None  # a step asked for while the strategy ran
+
+    def on_key(self: Host, event: events.Key) -> None:
+        tour = self.demo_runner
+        if tour is None or not tour.running:
+            return
+        if tour.key(event.key):  # the presenter's keys drive the tour
+            event.stop()
+            event.prevent_default()
+        else:  # any other key: the keys are the user's
+            tour.stop()
+            self.notify("Tour stopped: the keys are yours (? for help)", timeout=3)
+
+    def tour_options(self: Host, values: Mapping[str, Mapping[str, Any]]) -> None:
+        """The tour's settings of strategies' options (where they fire on the sample)."""
+        config = self.config
+        for name, given in values.items():
+            config = config.with_options(name, with_values(config.options(name), given))
+        self.configure(config)
+
+    def action_step_to(self: Host, index: int) -> None:
+        """Show step `index` (-1: before, past the end: the last) once the result is in."""
+        if self.result is None or self.busy:
+            self.wanted_step = index
+        if self.result is not None:
+            self.step = max(-1, min(index, len(self.result.steps) - 1))
+
+    def action_split(self: Host, on: bool) -> None:
+        if on != self.split and (not on or self.split_fits()):
+            self.split = on
+
+    def action_own(self: Host, on: bool) -> None:
+        if on != self.own:
+            self.action_own_compactions()
+
+    def action_compare(self: Host, name: str) -> None:
+        if name != self.compare:
+            self.compare = name
+            self.run_simulation()
+
+    async def action_target(self: Host, percent: int) -> None:
+        _, target = figures.bands(self.config, self.strategy)
+        await self.action_tune("target", percent - target)
 
 
 class Demo:

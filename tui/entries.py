@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import overload
 
 from compaction_inspector.core import topic
+from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.diff import Diff, origin, run_end, sources
 from compaction_inspector.core.grouping import api_round_starts, regroup, volley_starts
 from compaction_inspector.core.model import Message, shared_ends
@@ -42,6 +43,20 @@ class Entry:
     volley_band: str | None = None  # label of the volley that opens here
     sidechain: bool = False
     origin: int | None = None  # position in the opened transcript; None for new messages
+
+    def status(self, counts: AgentCounts | None) -> str:
+        """The entry as the status line names it; at an agent's own compaction, why it
+        fired there (`counts`: the agent's own count before each)."""
+        m = self.message
+        where = f"#{self.origin}" if self.origin is not None else "sidechain" if self.sidechain else "new"
+        line = f" · line {m.line}" if m.line else ""
+        text = f"{where} {m.role} {m.kind} · {self.tokens:,} tokens{line} · {self.fate}"
+        why = (
+            counts.before.get(self.origin)
+            if counts and m.is_compact_boundary and self.origin is not None
+            else None
+        )
+        return text + (f" · why: {why.line(rule=False)}" if why is not None else "")
 
 
 class Listing(Sequence[Entry]):

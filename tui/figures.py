@@ -80,6 +80,15 @@ def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
     return declared(config.options(name))
 
 
+def tuning(config: Config, shown: str) -> str:
+    """The tuning in force, for the status line: the window, the agent's point and the bands."""
+    w, (thresholds, target) = config.window, bands(config, shown)
+    return (
+        f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · {config.point_note} · "
+        f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
+    )
+
+
 def tuned(config: Config, shown: str, what: str, delta: int, ladder: Ladder) -> tuple[Config, Ladder]:
     """`config` after one press of a tuning key with `shown` on screen: the target or the
     thresholds of the strategy that draws the bands by `delta` points, or the window by

@@ -60,6 +60,8 @@ class Follower:
             # Deleted for now: keep what we have; whatever appears here next (even on a
             # reused inode) is a new file and is read whole.
             self.identity = None
+            if not self.gone:
+                self.event = "The file was deleted: what was read stays shown"
             self.gone = True
             return None
         self.gone = False

@@ -725,7 +725,7 @@ async def test_the_transcripts_own_compactions_open_as_steps(tmp_path: Path) -> 
         panel = shown(app).query_one(StrategyPanel)
         assert panel.query_one("#strategy-select").has_class("hidden")
         assert not panel.query_one("#own-title").has_class("hidden")
-        assert shown(app).export_stem().name == "claude_code_compacted-own-compactions-step1"
+        assert shown(app).shown_view().stem == "claude_code_compacted-own-compactions-step1"
         await pilot.press("o")  # back to the strategy
         await settle(pilot)
         assert not shown(app).own and shown(app).result is strategy_result and shown(app).step == -1

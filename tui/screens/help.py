@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 
 from compaction_inspector.tui.text import safe
@@ -60,6 +61,12 @@ class HelpScreen(ModalScreen[None]):
         for key, does in self.more:
             table.add_row(safe(key), safe(""), safe(does))
         table.focus()
+
+
+def acting(screen: Screen[Any], bindings: Iterable[BindingType]) -> list[Binding]:
+    """The bindings that act on `screen` now: of two of one key (d: split or unify), the
+    one its `check_action` allows."""
+    return [b for b in bindings if isinstance(b, Binding) and screen.check_action(b.action, ()) is not False]
 
 
 def key_names(key: str) -> str:

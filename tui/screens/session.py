@@ -10,13 +10,10 @@ the screen posts `Settled`. A sub-agent opens as a screen of its own on top.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -25,12 +22,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import PRESETS, Config
-from compaction_inspector.core.cost import replay_cost, session_cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import inline_subagent, subagent_files
-from compaction_inspector.core.simulate import Cancelled
+from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.strategies import (
     DEFAULT,
     REGISTRY,
@@ -40,17 +36,18 @@ from compaction_inspector.core.strategies import (
     Step,
     banded,
 )
-from compaction_inspector.core.strategies.registry import Options, with_values
+from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.text import counted, visible
-from compaction_inspector.tui import figures, heap, loading, messages
-from compaction_inspector.tui.demo import Demo
+from compaction_inspector.tui import figures, heap, loading, messages, replays
+from compaction_inspector.tui.demo import Demo, TourActions
 from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.keys import SESSION_KEYS
 from compaction_inspector.tui.listing_cache import Source
+from compaction_inspector.tui.replays import NO_COMPACTION
 from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.compare import CompareScreen
-from compaction_inspector.tui.screens.help import HelpScreen, key_names
+from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
@@ -58,14 +55,12 @@ from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
-TIMELINE_POINTS = 200
-NO_COMPACTION = "no compaction"
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
-COMPARE_CYCLE = ("none", NO_COMPACTION, *(name for name, s in REGISTRY.items() if s.timeline))
+COMPARE_CYCLE = ("none", NO_COMPACTION, *REPLAYED)
 OWN = "own"  # the mode that steps through the transcript's own compactions
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(TourActions, Screen[None]):
     BINDINGS = SESSION_KEYS
 
     inspection: var[Inspection | None] = var(None, always_update=True)
@@ -105,7 +100,6 @@ class SessionScreen(Screen[None]):
         self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
         self.runs = Runs(self._settled)  # work under way, by kind
         self._redraw_queued = False
-        self._wanted_step: int | None = None  # a step asked for while the strategy ran
         self.previewed = False  # the first rows of a large file were shown while it was read
 
     # --- what the screen shows -------------------------------------------------------------
@@ -362,7 +356,7 @@ class SessionScreen(Screen[None]):
             return
         self.result = event.result
         heap.settle()
-        wanted, self._wanted_step = self._wanted_step, None
+        wanted, self.wanted_step = self.wanted_step, None
         self.step = min(self.step if wanted is None else wanted, len(event.result.steps) - 1)
 
     def run_simulation(self) -> None:
@@ -373,29 +367,9 @@ class SessionScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="simulate", description="replay")
     def _simulate(self, inspection: Inspection, strategy: str, compare: str, run: int) -> None:
         worker = get_current_worker()
-        name = strategy if REGISTRY[strategy].timeline else DEFAULT
-        stop = lambda: worker.is_cancelled  # noqa: E731 (a newer replay supersedes this one)
-        # The chart has far fewer columns than a long session has rounds.
-        every = max(1, len(inspection.segments.round_ends) // TIMELINE_POINTS)
-        try:
-            policies = [inspection.policy(name)]
-            if compare != "none":
-                policies.append(
-                    inspection.policy(BASELINE if compare == NO_COMPACTION else compare, against=name)
-                )
-            main, *rest = (inspection.replay(p, stop, every) for p in policies)
-            other = rest[0] if rest else None
-            if worker.is_cancelled:
-                return
-            self.post_message(messages.Replayed(run, main, other))
-            # priced on every request: a chart's sampled replay reads less than each one sent
-            whole = [s if every == 1 else inspection.replay(s.policy, stop) for s in (main, *rest)]
-        except Cancelled:
-            return
-        costs = [replay_cost(inspection.session, s) for s in whole]
-        if not worker.is_cancelled:
-            real = session_cost(inspection.session)
-            self.post_message(messages.Priced(run, costs[0], costs[1] if len(costs) > 1 else None, real))
+        replays.replay_and_price(
+            inspection, strategy, compare, run, self.post_message, lambda: worker.is_cancelled
+        )
 
     def on_session_screen_priced(self, event: messages.Priced) -> None:
         """The replay's run ends once it is priced too."""
@@ -471,13 +445,13 @@ class SessionScreen(Screen[None]):
         self.action_toggle_split()
 
     def action_toggle_split(self) -> None:
-        if not self.split and not self._split_fits():
+        if not self.split and not self.split_fits():
             return
         if self.step < 0:
             self.notify("Step forward (n) to see a before/after diff.", timeout=3)
         self.split = not self.split
 
-    def _split_fits(self) -> bool:
+    def split_fits(self) -> bool:
         """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
         panes = self.query_one(TranscriptPanes)
         if panes.fits_split:
@@ -496,7 +470,7 @@ class SessionScreen(Screen[None]):
             self.set_timer(0.1, self._unsplit_if_narrow)
 
     def _unsplit_if_narrow(self) -> None:
-        if self.split and not self._split_fits():
+        if self.split and not self.split_fits():
             self.split = False
 
     def action_cycle_boundaries(self) -> None:
@@ -631,27 +605,15 @@ class SessionScreen(Screen[None]):
         entry = event.entry
         if entry is None:
             return
-        m = entry.message
-        where = f"#{entry.origin}" if entry.origin is not None else "sidechain" if entry.sidechain else "new"
-        line = f" · line {m.line}" if m.line else ""
-        self.selection = f"{where} {m.role} {m.kind} · {entry.tokens:,} tokens{line} · {entry.fate}"
-        if m.is_compact_boundary and entry.origin is not None and self.inspection is not None:
-            why = self.inspection.agent_counts.before.get(entry.origin)
-            self.selection += f" · why: {why.line(rule=False)}" if why is not None else ""
+        counts = self.inspection.agent_counts if self.inspection is not None else None
+        self.selection = entry.status(counts)
         self.show_status()
 
     def show_status(self) -> None:
         """The message under the cursor, and the tuning once it has been changed."""
         line = Text()
-        tuning = ""
-        if self.tuned:  # made from the config each time, so a preset or a new window shows at once
-            config = self.config
-            w, (thresholds, target) = config.window, figures.bands(config, self.strategy)
-            tuning = (
-                f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · "
-                f"{config.point_note} · "
-                f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
-            )
+        # made from the config each time, so a preset or a new window shows at once
+        tuning = figures.tuning(self.config, self.strategy) if self.tuned else ""
         for part in (tuning, self.selection):
             if part:
                 line.append_text(safe(("   │   " if line else "") + part))
@@ -668,72 +630,37 @@ class SessionScreen(Screen[None]):
         view = self.query_one("#before", TranscriptView)
         if view.current is None or self.session is None:
             return
-        near = self.query_one(TranscriptPanes).with_partners(view.cursor)
-        named = subagent_files(self.path, near)
-        found = next((p for p in named if p.is_file()), None)
-        inline = inline_subagent(self.session.sidechain, near) if found is None else ()
-        if found is None and not inline:
-            if named:  # the result names its transcript, which is not beside this file
-                self.notify(
-                    f"The sub-agent's transcript is missing: {named[0]} (its result names agent "
-                    f"{named[0].stem.removeprefix('agent-')}; the file was not copied or was removed)",
-                    title="Sub-agent not found",
-                    severity="warning",
-                    timeout=8,
-                )
-            else:
-                self.notify(
-                    "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started",
-                    timeout=4,
-                )
+        found = subagent(self.path, self.session, self.query_one(TranscriptPanes).with_partners(view.cursor))
+        if isinstance(found, str):
+            self.notify(found, title="No sub-agent to open", severity="warning", timeout=6)
             return
-        # kept inline, as older Claude Code did: its sidechain, shown as a transcript of its own
-        given = None
-        if found is None:
-            given = dataclasses.replace(self.session, messages=inline, sidechain=(), content_hash=None)
+        path, given = (found, None) if isinstance(found, Path) else (self.path, found)
         self.app.push_screen(
-            SessionScreen(
-                found or self.path,
-                self._config,
-                export_dir=self.export_dir,
-                given=given,
-                subagent=True,
-            )
+            SessionScreen(path, self._config, export_dir=self.export_dir, given=given, subagent=True)
         )
 
     # --- saving and exporting (tui/screens/writing.py) -----------------------------------------
 
-    def _shown(self) -> writing.Shown:
+    def shown_view(self) -> writing.Shown:
+        stepped = "own-compactions" if self.own else self.strategy
         return writing.Shown(
-            self.path,
-            self.export_dir,
-            self.export_stem().name,
-            self.session,
-            self.inspection,
-            self.result,
-            self.step,
+            self.path, self.export_dir, stepped, self.session, self.inspection, self.result, self.step
         )
 
-    def export_stem(self) -> Path:
-        """What an export of the step shown is named after."""
-        step = f"step{self.step + 1}" if self.step >= 0 else "before"
-        shown = "own-compactions" if self.own else self.strategy
-        return self.export_dir / f"{self.path.stem}-{shown}-{step}"
-
     def action_save_config(self) -> None:
-        writing.save_config(self, self._shown(), self.config, self.configure)
+        writing.save_config(self, self.shown_view(), self.config, self.configure)
 
     def action_export(self) -> None:
         """The screen as SVG and the steps up to the one shown as Markdown, to new files."""
-        writing.export(self, self._shown())
+        writing.export(self, self.shown_view())
 
     def action_report(self) -> None:
         """The session's story as one HTML file (`compaction-inspector report`)."""
         compare = BASELINE if self.compare in ("none", NO_COMPACTION) else self.compare
-        writing.report(self, self._shown(), self.strategy, compare)
+        writing.report(self, self.shown_view(), self.strategy, compare)
 
     def action_checkpoint(self) -> None:
-        writing.checkpoint(self, self._shown())
+        writing.checkpoint(self, self.shown_view())
 
     # --- the tour, help -------------------------------------------------------------------------
 
@@ -743,55 +670,9 @@ class SessionScreen(Screen[None]):
         panel.update(safe(text))
         panel.set_class(not text, "hidden")
 
-    def on_key(self, event: events.Key) -> None:
-        tour = self.demo_runner
-        if tour is None or not tour.running:
-            return
-        if tour.key(event.key):  # the presenter's keys drive the tour
-            event.stop()
-            event.prevent_default()
-        else:  # any other key: the keys are the user's
-            tour.stop()
-            self.notify("Tour stopped: the keys are yours (? for help)", timeout=3)
-
-    def tour_options(self, values: Mapping[str, Mapping[str, Any]]) -> None:
-        """The tour's settings of strategies' options (where they fire on the sample)."""
-        config = self.config
-        for name, given in values.items():
-            config = config.with_options(name, with_values(config.options(name), given))
-        self.configure(config)
-
-    # Absolute actions the tour uses: a stop shown again looks as it did.
-    def action_step_to(self, index: int) -> None:
-        """Show step `index` (-1: before, past the end: the last) once the result is in."""
-        if self.result is None or self.busy:
-            self._wanted_step = index
-        if self.result is not None:
-            self.step = max(-1, min(index, len(self.result.steps) - 1))
-
-    def action_split(self, on: bool) -> None:
-        if on != self.split and (not on or self._split_fits()):
-            self.split = on
-
-    def action_own(self, on: bool) -> None:
-        if on != self.own:
-            self.action_own_compactions()
-
-    def action_compare(self, name: str) -> None:
-        if name != self.compare:
-            self.compare = name
-            self.run_simulation()
-
-    async def action_target(self, percent: int) -> None:
-        _, target = figures.bands(self.config, self.strategy)
-        await self.action_tune("target", percent - target)
-
     def action_help(self) -> None:
         more = [("escape", "Close the search or a form; leave a sub-agent; back to the session list")]
-        app_keys = [b for b in self.app.BINDINGS if isinstance(b, Binding)]
-        keys = [b for b in (*self.BINDINGS, *TranscriptView.BINDINGS, *app_keys) if isinstance(b, Binding)]
-        # of two bindings of one key (d: split or unify), the one that acts now
-        keys = [b for b in keys if self.check_action(b.action, ()) is not False]
+        keys = acting(self, (*self.BINDINGS, *TranscriptView.BINDINGS, *self.app.BINDINGS))
         self.app.push_screen(HelpScreen(keys, self.config.keys, more))
 
     # --- follow mode ----------------------------------------------------------------------------
@@ -799,23 +680,19 @@ class SessionScreen(Screen[None]):
     def poll_follow(self) -> None:
         if self.follower is None or self.inspection is None:
             return
-        was_gone = self.follower.gone
         update = self.follower.poll()
-        if self.follower.gone and not was_gone:
-            self.notify("The file was deleted: what was read stays shown", title="Following", timeout=8)
-            self.sub_title = f"{self.shown_name} · deleted: what was read stays shown"
-        if self.follower.event:
+        if self.follower.event:  # deleted, or started over
             self.notify(self.follower.event, title="Following", timeout=8)
             self.follower.event = None
+        if self.follower.gone:
+            self.sub_title = f"{self.shown_name} · deleted: what was read stays shown"
         if update is None:
             return
         session, _reloaded = update
         view = self.query_one("#before", TranscriptView)
         at_end = self.step < 0 and view.cursor >= len(view.entries) - 1
         self.inspection = self.inspection.appended(session)
-        self.sub_title = (
-            f"{self.shown_name} · {session.format} · {counted(len(session.messages), 'message')} · following"
-        )
+        self.sub_title = loading.subtitle(self.shown_name, session, following=True)
         self.refresh_view()
         if at_end:  # the cursor was on the last message: it follows the new ones
             view.set_cursor(len(view.entries) - 1)

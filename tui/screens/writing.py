@@ -35,11 +35,16 @@ class Shown:
 
     path: Path  # the transcript: never written
     export_dir: Path
-    stem: str  # what exports are named after: the file, what is stepped, the step
+    stepped: str  # what is stepped through: a strategy, or the transcript's own compactions
     session: Session | None
     inspection: Inspection | None
     result: CompactionResult[Stats] | None
     step: int
+
+    @property
+    def stem(self) -> str:
+        """What exports are named after: the file, what is stepped, the step."""
+        return f"{self.path.stem}-{self.stepped}-{f'step{self.step + 1}' if self.step >= 0 else 'before'}"
 
 
 def save_config(
