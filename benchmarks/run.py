@@ -254,7 +254,7 @@ async def _app(path: Path) -> dict[str, float]:
             await pilot.pause(0.01)
         screen = app.screen
         first_paint = time.perf_counter() - start
-        while not screen.exact:
+        while screen.inspection is None or not screen.inspection.counter.exact:
             await pilot.pause(0.05)
         counted = time.perf_counter() - start
         while screen.result is None or any(not w.is_finished for w in app.workers):

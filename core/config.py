@@ -26,6 +26,7 @@ from compaction_inspector.core.model import MAX_COUNT, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
+from compaction_inspector.core.summarizer import Command
 from compaction_inspector.core.text import shown as _shown
 from compaction_inspector.core.tokens import AUTO, FLAT_MEDIA_TOKENS, TOKENIZER_CHOICES, model_tokenizer
 
@@ -136,6 +137,8 @@ class Config:
     codex: autocompact.CodexSettings | None = None
     # the sessions a chosen window and preset apply to (None: every session)
     window_for: Scope | None = None
+    # the user's own summarizer command (never run unless named here)
+    summarizer: Command | None = None
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
@@ -330,11 +333,12 @@ class Config:
             "overhead_tokens": self.overhead_tokens,
             **{s.config_key: to_config(self.strategies[name]) for name, s in REGISTRY.items()},
             "keys": dict(self.keys),
+            **({"summarizer": self.summarizer.to_dict()} if self.summarizer is not None else {}),
         }
 
 
 _TOP = ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens", "pressure",
-        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys")  # fmt: skip
+        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -408,7 +412,24 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         if "context_window" in data or "reserved_output" in data
         else config.window_source,
         window_for=Scope(scope["agent"], model) if scope else config.window_for,
+        summarizer=_summarizer(data["summarizer"]) if "summarizer" in data else config.summarizer,
     )
+
+
+def _summarizer(value: Any) -> Command | None:
+    """`summarizer: {command: "...", timeout_seconds: 60}`; null: the local summarizer."""
+    if value is None:
+        return None
+    section = _mapping(value, "summarizer")
+    _known(section, ("command", "timeout_seconds"), "summarizer")
+    command, timeout = section.get("command"), section.get("timeout_seconds", 60)
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError("summarizer.command must be a command line, such as `python3 summarize.py`")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise ConfigError(
+            f"summarizer.timeout_seconds must be a number of seconds from 0 to 3600, not {timeout!r}"
+        )
+    return Command(command, float(timeout))
 
 
 @contextmanager

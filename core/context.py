@@ -4,12 +4,13 @@ context model's users, so none of them imports another to name it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
 from compaction_inspector.core.model import FileTouch, Message, Session
 from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.summary import summary_text
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 
@@ -29,6 +30,8 @@ class Context:
     model: ContextModel | None = field(default=None, compare=False)
     # what the session's file tools left of each file (Claude Code's re-read files)
     touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
+    # the user's own summarizer (`core.summarizer`); None: the local one (`core.summary`)
+    summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None
 
     def __post_init__(self) -> None:
         if self.meter is None:
@@ -39,6 +42,11 @@ class Context:
     def tokens(self, messages: Sequence[Message]) -> int:
         """Counted tokens of `messages`."""
         return sum(self.counter.count_all(messages))
+
+    def summary(self, span: Sequence[Message], cap: int) -> str:
+        """The summary of `span` within `cap` characters: the user's summarizer's, else ours."""
+        write = self.summarizer or summary_text
+        return write(span, cap, self.session_id)
 
     def at(self, meter: Meter) -> Context:
         """This context for a request whose figures `meter` gives."""
@@ -52,13 +60,14 @@ def context_of(
     pressure: str = "context",
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
     model: ContextModel | None = None,
+    summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None,
 ) -> Context:
     """The strategies' context for `session`: its fitted model (`model`, else fitted here),
     and the meter of the request it would send next (the messages after its last compact
     boundary). With `pressure="messages"` the messages-only view: the identity meter and
     no model."""
     if pressure == "messages":
-        return Context(counter, window, session.session_id, touches=session.touches)
+        return Context(counter, window, session.session_id, touches=session.touches, summarizer=summarizer)
     model = model or fit(session, counter, overhead_tokens)
     meter = model.meter(len(session.messages), window)
-    return Context(counter, window, session.session_id, meter, model, session.touches)
+    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer)

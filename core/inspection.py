@@ -147,7 +147,14 @@ class Inspection:
         """The strategies' context: the fitted model and the meter of the request the
         agent sends next, or the identity meter when pressure is the messages only."""
         config = self.config
-        return context_of(self.session, self.counter, config.window, config.pressure, model=self.model)
+        return context_of(
+            self.session,
+            self.counter,
+            config.window,
+            config.pressure,
+            model=self.model,
+            summarizer=config.summarizer,
+        )
 
     @cached_property
     def segments(self) -> Segments:

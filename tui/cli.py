@@ -51,6 +51,7 @@ from compaction_inspector.core.strategies import (
     hysteresis,
 )
 from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
@@ -705,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return HANDLERS[args.command](args)
     except LoadError as exc:
         return _fail(f"{args.file}: {exc}")
-    except UsageError as exc:
+    except (UsageError, SummarizerError) as exc:
         return _fail(str(exc))
 
 

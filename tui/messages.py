@@ -84,6 +84,16 @@ class Failed(Message, namespace=SCREEN):
     reason: str
 
 
+@dataclass
+class Refused(Message, namespace=SCREEN):
+    """The user's summarizer failed a strategy run or a replay (`kind`): nothing is shown
+    in its place."""
+
+    kind: str
+    run: int
+    reason: str
+
+
 class Settled(Message, namespace=SCREEN):
     """Counting, the strategy and the replay are done: the screen shows their figures."""
 

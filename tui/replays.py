@@ -12,6 +12,7 @@ from compaction_inspector.core.cost import replay_cost, session_cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY
+from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui import messages
 
 TIMELINE_POINTS = 200  # the chart has far fewer columns than a long session has rounds
@@ -39,6 +40,9 @@ def replay_and_price(
         post(messages.Replayed(run, main, rest[0] if rest else None))
         whole = [s if every == 1 else inspection.replay(s.policy, cancelled) for s in (main, *rest)]
     except Cancelled:
+        return
+    except SummarizerError as exc:
+        post(messages.Refused("replay", run, str(exc)))
         return
     costs = [replay_cost(inspection.session, s) for s in whole]
     if not cancelled():

@@ -31,7 +31,6 @@ from compaction_inspector.core.strategies.base import (
     ready,
 )
 from compaction_inspector.core.strategies.registry import Strategy, check, option
-from compaction_inspector.core.summary import summary_text
 
 NAME = "claude-code"
 
@@ -172,7 +171,7 @@ def run(
     summarized = messages[retries.kept_from :]
     summary = text_message(
         "user",
-        summary_text(summarized, options.summary_chars, context.session_id),
+        context.summary(summarized, options.summary_chars),
         is_compact_summary=True,
         replaces=tuple(messages),
     )

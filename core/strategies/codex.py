@@ -23,7 +23,6 @@ from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Steps, finish
 from compaction_inspector.core.strategies.registry import Strategy, check, option
-from compaction_inspector.core.summary import summary_text
 
 NAME = "codex"
 
@@ -143,7 +142,7 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     budget = user_tokens(options)
     kept = codex_history.kept_user_messages(messages, budget)
     summary = text_message(
-        "user", summary_text(messages, options.summary_chars, context.session_id), is_compact_summary=True,
+        "user", context.summary(messages, options.summary_chars), is_compact_summary=True,
         replaces=tuple(messages),
     )  # fmt: skip
     boundary = text_message(

@@ -39,7 +39,6 @@ from compaction_inspector.core.strategies.base import (
     finish,
 )
 from compaction_inspector.core.strategies.registry import Family, check, option
-from compaction_inspector.core.summary import summary_text
 from compaction_inspector.core.text import counted
 
 KEEP_USER = ("none", "last", "all")
@@ -308,7 +307,7 @@ def run(
     kept_users = users if options.keep_user == "all" else users[-1:] if options.keep_user == "last" else []
     summary = text_message(
         "user",
-        summary_text(span, options.summary_tokens * CHARS_PER_TOKEN, context.session_id),
+        context.summary(span, options.summary_tokens * CHARS_PER_TOKEN),
         is_compact_summary=True,
         replaces=tuple(span),
     )

@@ -21,6 +21,7 @@ from compaction_inspector.core.compare import REPLAYED, Comparison, Row, compare
 from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Cancelled
+from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui.text import safe
 
 # the table's columns: (head, the sort it goes by, the cell of a row)
@@ -93,6 +94,9 @@ class CompareScreen(ModalScreen[str | None]):
         try:
             done = compare(inspection, REPLAYED, self._progressed, lambda: worker.is_cancelled)
         except Cancelled:
+            return
+        except SummarizerError as exc:
+            self.post_message(Progressed(0, 0, f"stopped: your summarizer failed: {exc}"))
             return
         self.post_message(Compared(done))
 

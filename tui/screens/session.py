@@ -2,9 +2,9 @@
 
 The screen owns its state as reactives (`inspection`, `strategy`, `result`, `step`,
 `split`, `mode`, `sidechain`); any change to them redraws the view once. Loading,
-counting, strategy runs and replays run in workers that post messages (`Loaded`,
-`Counted`, `StrategyDone`, `Replayed`, `OwnDone`) handled here; once none is under way
-the screen posts `Settled`. A sub-agent opens as a screen of its own on top.
+counting, strategy runs and replays run in workers that post messages (tui/messages.py)
+handled here; once none is under way the screen posts `Settled`. A sub-agent opens as a
+screen of its own on top.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from compaction_inspector.core.strategies import (
     banded,
 )
 from compaction_inspector.core.strategies.registry import Options
+from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.tui import figures, heap, loading, messages, replays
 from compaction_inspector.tui.demo import Demo, TourActions
@@ -113,10 +114,6 @@ class SessionScreen(TourActions, Screen[None]):
     @property
     def session(self) -> Session | None:
         return self.inspection.session if self.inspection is not None else None
-
-    @property
-    def exact(self) -> bool:
-        return self.inspection is not None and self.inspection.counter.exact
 
     @property
     def shown_name(self) -> str:
@@ -301,14 +298,10 @@ class SessionScreen(TourActions, Screen[None]):
         if self.follow and self.follower is None:
             self.follower = Follower(self.path, event.inspection.session)
             self.set_interval(1.0, self.poll_follow)
-            self.call_later(self._to_tail)
+            self.call_later(self.query_one(TranscriptPanes).to_tail)
         if self.demo:
             self.demo = False
             Demo(self).start()
-
-    def _to_tail(self) -> None:
-        view = self.query_one("#before", TranscriptView)
-        view.set_cursor(len(view.entries) - 1)  # at the tail, so new messages are followed
 
     # --- the view -------------------------------------------------------------------------------
 
@@ -325,12 +318,8 @@ class SessionScreen(TourActions, Screen[None]):
             source, self.step, steps, self.split, self.sidechain, keep_cursor
         )
         self.query_one(StrategyPanel).show_step(self.result, self.step)
-        self.update_gauge()
-
-    def update_gauge(self) -> None:
-        if self.inspection is not None:
-            state = figures.gauge_state(self.inspection, self.result, self.step, self.own, self.strategy)
-            self.query_one(PressureGauge).update_state(state)
+        state = figures.gauge_state(inspection, self.result, self.step, self.own, self.strategy)
+        self.query_one(PressureGauge).update_state(state)
 
     # --- strategies and steps -------------------------------------------------------------------
 
@@ -344,9 +333,17 @@ class SessionScreen(TourActions, Screen[None]):
 
     @work(thread=True, exclusive=True, group="strategy", description="run strategy")
     def _run_strategy(self, inspection: Inspection, name: str, options: Options, run: int) -> None:
-        result = inspection.run(name, options)
+        try:
+            result = inspection.run(name, options)
+        except SummarizerError as exc:
+            self.post_message(messages.Refused("strategy", run, str(exc)))
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(messages.StrategyDone(run, result))
+
+    def on_session_screen_refused(self, event: messages.Refused) -> None:
+        if self.runs.done(event.kind, event.run):
+            self.notify(event.reason, title="Your summarizer failed", severity="error", timeout=10)
 
     def on_session_screen_strategy_done(self, event: messages.StrategyDone) -> None:
         if not self.runs.done("strategy", event.run):

@@ -88,6 +88,10 @@ class TranscriptPanes(Horizontal):
         found += [entries.partner(k, t, result=False) for t in m.tool_result_ids()]
         return [m, *(entries.message(q) for q in found if q is not None)]
 
+    def to_tail(self) -> None:
+        """The cursor on the last message, so new ones are followed."""
+        self.before.set_cursor(len(self.before.entries) - 1)
+
     def go_to_request(self, message_end: int) -> None:
         """The cursor on the last message of the request before messages[message_end]."""
         view, target = self.before, message_end - 1
