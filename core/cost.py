@@ -120,11 +120,12 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     fallback = session.metadata.get("model")
     usage = {r.start: r.usage for r in responses(session)}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
-    priced, unreported, before, rewritten = 0, 0, 0, 0
+    priced, unreported, rewritten = 0, 0, 0
+    before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
     unpriced: dict[str, int] = {}
     for point in replay.points:
-        sent, before_sent = point.tokens_after, before
-        shared = before if point.shared is None else min(point.shared, before)
+        sent, before_sent = point.tokens_after, before if before is not None else point.tokens_after
+        shared = before_sent if point.shared is None else min(point.shared, before_sent)
         before = sent
         u = usage.get(point.message_end)
         if u is None:

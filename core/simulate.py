@@ -430,8 +430,8 @@ def simulate(
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
         counted, sent, outcome, same = segment.request(end - live)
         meter = segment.segment.meter(end - live)
-        if not points:
-            shared: int | None = 0  # the first request: nothing is cached yet
+        if not points:  # the first request: as the real one found the cache, unless the policy changed it
+            shared: int | None = None if outcome is None else meter.tokens(0)
         elif boundary is not None:
             shared = meter.tokens(0)  # the agent's own compaction: only what precedes the messages
         else:

@@ -161,7 +161,7 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     policy = Policy("microcompact", ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1))
     replay = inspection.replay(policy)
     cleared = replay_cost(inspection.session, replay)
-    assert [p.shared for p in replay.points] == [0, None, 20_082, 20_146, 20_210, 20_273, 20_337]
+    assert [p.shared for p in replay.points] == [None, None, 20_082, 20_146, 20_210, 20_273, 20_337]
     assert [p.tokens_after for p in replay.points[1:-1]] == [22_000, 22_064, 22_127, 22_191, 22_255]
     # each: what the real request read of the one before (22,000, 22,064, ...) less what it shares
     assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918
