@@ -59,7 +59,9 @@ def _keep(key: str, help: str, kind: str = "int?", **how: Any) -> Any:
 
 @dataclass(frozen=True)
 class SummarizeOptions:
-    trigger_tokens: int | None = _trigger("tokens", "summarize when the context reaches this", minimum=1)
+    trigger_tokens: int | None = _trigger(
+        "tokens", "summarize when the context reaches this", minimum=1, label="trigger tok"
+    )
     trigger_percent: float | None = _trigger(
         "percent", "... or this % of the context window", kind="number?", label="trigger % window"
     )
@@ -71,12 +73,16 @@ class SummarizeOptions:
     )
     trigger_min: int | None = _trigger("min", "a share's trigger is at least this many tokens", minimum=1)
     trigger_max: int | None = _trigger("max", "... and at most this many", minimum=1)
-    keep_tokens: int | None = _keep("tokens", "keep the newest messages within this many tokens", minimum=0)
+    keep_tokens: int | None = _keep(
+        "tokens", "keep the newest messages within this many tokens", minimum=0, label="keep tok"
+    )
     keep_percent: float | None = _keep("percent", "... within this % of the usable window", kind="number?")
     keep_history_percent: float | None = _keep(
         "history_percent", "... within this % of the history's tokens", kind="number?"
     )
-    keep_messages: int | None = _keep("messages", "... the newest this many messages", minimum=0)
+    keep_messages: int | None = _keep(
+        "messages", "... the newest this many messages", minimum=0, label="keep msgs"
+    )
     keep_message_percent: float | None = _keep(
         "message_percent", "... the newest this % of the messages", kind="number?"
     )
