@@ -15,24 +15,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.fidelity import paths
-from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError, load
-from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.tokens import make_counter
+from benchmarks.fidelity import inspections
 
 
 def rows(given: Sequence[str]) -> list[dict[str, Any]]:
-    counter = make_counter()
     found = []
-    for path in paths(given):
-        try:
-            session = load(path)
-        except LoadError as exc:
-            print(f"skipped {path}: {exc}", file=sys.stderr)
-            continue
-        inspection = Inspection.of(session, Config(), counter)
-        config = inspection.config
+    for path, inspection in inspections(given):
+        session, config = inspection.session, inspection.config
         for c in inspection.own_compactions():
             d = c.to_dict()
             after = d["measured_after"]

@@ -22,13 +22,15 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.tokens import make_counter
 
 FAMILIES = {"claude-code": "Claude Code", "codex": "Codex"}
@@ -43,6 +45,19 @@ def paths(given: Iterable[str]) -> list[Path]:
         else:
             found.append(p)
     return found
+
+
+def inspections(given: Iterable[str]) -> Iterator[tuple[Path, Inspection]]:
+    """Each transcript `given` (a folder: every one under it) read and counted once, with
+    the default config; one that cannot be read is named on stderr and skipped."""
+    counter = make_counter()
+    for path in paths(given):
+        try:
+            session = load(path)
+        except LoadError as exc:
+            print(f"skipped {path}: {exc}", file=sys.stderr)
+            continue
+        yield path, Inspection.of(session, Config(), counter)
 
 
 def summary(errors: Sequence[float]) -> dict[str, float | int | None]:

@@ -12,31 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from benchmarks.fidelity import paths
+from benchmarks.fidelity import inspections
 from compaction_inspector.core.compare import REPLAYED, compare
-from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import signed
-from compaction_inspector.core.formats import LoadError, load
-from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.tokens import make_counter
 
 
 def sessions(given: Sequence[str]) -> list[dict[str, Any]]:
-    counter = make_counter()
     found = []
-    for path in paths(given):
-        try:
-            session = load(path)
-        except LoadError as exc:
-            print(f"skipped {path}: {exc}", file=sys.stderr)
-            continue
-        inspection = Inspection.of(session, Config(), counter)
+    for path, inspection in inspections(given):
         start = time.perf_counter()
         done = compare(inspection, REPLAYED)
         if not done.real.responses:

@@ -50,11 +50,7 @@ class Row:
     @property
     def kept(self) -> float | None:
         """The share of every fact it summarized or cleared that is still there."""
-        if self.retention is None:
-            return None
-        shares = [s for s in vars(self.retention).values() if s.total]
-        total = sum(s.total for s in shares)
-        return sum(s.kept for s in shares) / total if total else None
+        return self.retention.overall if self.retention is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -53,6 +53,13 @@ class Retention:
     numbers: Share
     urls: Share
 
+    @property
+    def overall(self) -> float | None:
+        """The share of every fact the span held that is still there (None: it held none)."""
+        shares: list[Share] = [getattr(self, f.name) for f in fields(self)]
+        total = sum(s.total for s in shares)
+        return sum(s.kept for s in shares) / total if total else None
+
     def to_dict(self) -> dict[str, float | None]:
         """Each kind's share kept (None where the span held none of it)."""
         return {f.name: _rounded(getattr(self, f.name).value) for f in fields(self)}
