@@ -59,6 +59,7 @@ def gauge_state(
         reserved_output=config.window.reserved_output,
         thresholds=thresholds,
         target=target,
+        bands_of="" if banded(strategy) == strategy else banded(strategy),
         auto_compact=config.auto_compact_tokens,
         auto_compact_rule=config.point.rule if config.point else "",
         label=inspection.counter.label,

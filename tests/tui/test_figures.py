@@ -4,6 +4,7 @@ without a Pilot."""
 from __future__ import annotations
 
 import pytest
+from rich.text import Text
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
@@ -45,3 +46,19 @@ def test_the_bands_are_the_shown_strategys_or_else_the_first_that_declares_them(
     assert bands(SMALL, "trim") == bands(SMALL, hysteresis.NAME) == ((75, 85, 95), 70)
     moved, _ = tuned(SMALL, "trim", "thresholds", -1, (0, 0))  # trim draws none: hysteresis's move
     assert bands(moved, "trim") == ((74, 84, 94), 70)
+
+
+def test_bands_a_strategy_does_not_draw_are_named_as_another_strategys() -> None:
+    """Cline draws no bands: the gauge shows hysteresis's, and says whose they are (it
+    once showed 75/85/95 % beside Cline as if they were its own)."""
+    inspection = Inspection.open(path(), SMALL)
+    mine = gauge_state(inspection, None, -1, False, NAME)
+    theirs = gauge_state(inspection, None, -1, False, "cline")
+    assert (mine.bands_of, theirs.bands_of) == ("", NAME)
+    assert (theirs.thresholds, theirs.target) == (mine.thresholds, mine.target)
+    from compaction_inspector.tui.widgets.gauge import PressureGauge
+
+    gauge = PressureGauge()
+    gauge.state = theirs
+    drawn = gauge.render()
+    assert isinstance(drawn, Text) and "┆ hysteresis's target 70%  │ 75/85/95%" in drawn.plain

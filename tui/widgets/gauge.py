@@ -20,6 +20,7 @@ class GaugeState:
     reserved_output: int
     thresholds: tuple[int, ...] = (75, 85, 95)
     target: int = 70
+    bands_of: str = ""  # whose bands they are, when not the strategy shown's (it draws none)
     auto_compact: int | None = None
     auto_compact_rule: str = ""  # why the point sits where it does
     label: str = "cl100k_base"
@@ -111,7 +112,8 @@ class PressureGauge(Widget):
         counting = "chars/4 estimate" if s.estimate else s.label
         head.append(f"  ({counting})", "yellow" if s.estimate else "bright_black")
         legend = Text(no_wrap=True, overflow="ellipsis")
-        legend.append(f"┆ target {s.target}%  ", "cyan")
+        whose = f"{s.bands_of}'s " if s.bands_of else ""  # never taken for the shown strategy's own
+        legend.append(f"┆ {whose}target {s.target}%  ", "cyan")
         legend.append("│ " + "/".join(map(str, s.thresholds)) + "%  ", "bold white")
         if s.auto_compact:
             legend.append(f"▼ auto-compact {s.auto_compact:,}  ", "bold magenta")
