@@ -31,27 +31,17 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.tokens import make_counter
 
 FAMILIES = {"claude-code": "Claude Code", "codex": "Codex"}
-
-
-def paths(given: Iterable[str]) -> list[Path]:
-    found: list[Path] = []
-    for name in given:
-        p = Path(name)
-        if p.is_dir():
-            found += sorted(q for q in p.rglob("*") if q.suffix in (".jsonl", ".json") and q.is_file())
-        else:
-            found.append(p)
-    return found
 
 
 def inspections(given: Iterable[str]) -> Iterator[tuple[Path, Inspection]]:
     """Each transcript `given` (a folder: every one under it) read and counted once, with
     the default config; one that cannot be read is named on stderr and skipped."""
     counter = make_counter()
-    for path in paths(given):
+    for path in transcripts_under(given):
         try:
             session = load(path)
         except LoadError as exc:
@@ -178,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", help="transcripts, or folders of them")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    rows = [r for p in paths(args.paths) if (r := measure(p)) is not None]
+    rows = [r for p in transcripts_under(args.paths) if (r := measure(p)) is not None]
     pooled: dict[str, dict[str, Any]] = {}
     for family in (*FAMILIES.values(), "all"):
         members = [r for r in rows if family == "all" or FAMILIES.get(r["format"]) == family]

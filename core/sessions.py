@@ -15,7 +15,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -331,6 +331,19 @@ def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
         for m in messages
         for match in _AGENT_ID.finditer(m.text)
     ]
+
+
+def transcripts_under(names: Iterable[str]) -> list[Path]:
+    """The transcripts `names` give: a folder, every `.jsonl` or `.json` file under it; a
+    file, itself."""
+    found: list[Path] = []
+    for name in names:
+        p = Path(name)
+        if p.is_dir():
+            found += sorted(q for q in p.rglob("*") if q.suffix in (".jsonl", ".json") and q.is_file())
+        else:
+            found.append(p)
+    return found
 
 
 def subagent(path: Path, session: Session, near: Sequence[Message]) -> Path | Session | str:

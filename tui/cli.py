@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,7 @@ from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import Index, find, roots
+from compaction_inspector.core.sessions import Index, find, roots, transcripts_under
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -52,6 +55,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.core.sweep import Outcome, grid, points, summed, sweep_session
 from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
@@ -65,6 +69,7 @@ COMMANDS = (
     "compactions",
     "report",
     "compare",
+    "sweep",
     "serve",
     "sessions",
 )
@@ -282,6 +287,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="the column the rows are ordered by (default cost)",
     )
     p.add_argument("--descending", action="store_true", help="largest first")
+    p = sub.add_parser(
+        "sweep",
+        parents=[settings, as_json, places],
+        help="a strategy's settings over a grid, replayed on many sessions: per point the compactions, "
+        "sessions over the window, peak pressure, cost; the points none beats on every count",
+    )
+    p.add_argument(
+        "folders", nargs="*", help="where the sessions are (default: your own, as the list finds them)"
+    )
+    p.add_argument("--strategy", required=True, choices=REPLAYED)
+    p.add_argument(
+        "--grid",
+        required=True,
+        metavar="KEY=FROM:TO:STEP[,...]",
+        help="the strategy's numeric settings by their compaction.yaml keys, each range inclusive",
+    )
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default the cores)")
     p = sub.add_parser(
         "serve",
         help="the app in a browser (textual-serve): on FILE or the bundled sample, never your session list",
@@ -656,6 +678,55 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be a whole number >= 1")
+    config = _config(args)[0]
+    try:
+        axes = grid(args.strategy, args.grid)
+    except OptionError as exc:
+        raise UsageError(f"--grid: {exc}") from exc
+    where = (
+        transcripts_under(args.folders)
+        if args.folders
+        else [f.path for f in find(roots(args.claude_dir, args.codex_dir))]
+    )
+    values = points(axes)
+    done: list[list[Outcome]] = []
+    skipped: dict[str, str] = {}
+    work = partial(sweep_session, strategy=args.strategy, grid_points=values, config=config)
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    results = pool.map(work, map(str, where)) if pool is not None else map(work, map(str, where))
+    try:
+        for n, (path, found) in enumerate(zip(where, results, strict=True), start=1):
+            if isinstance(found, str):
+                skipped[str(path)] = found
+            else:
+                done.append(found)
+            if sys.stderr.isatty():
+                say(f"\rswept {n}/{len(where)} sessions", sys.stderr)
+    except KeyboardInterrupt:  # what finished is kept and printed
+        say(f"stopped: {len(done)} of {len(where)} sessions swept")
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    swept = summed(values, done)
+    if args.json:
+        _print_json(
+            {
+                "strategy": args.strategy,
+                "sessions": len(done),
+                "skipped": skipped,
+                "points": [p.to_dict(args.strategy) for p in swept],
+            }
+        )
+    else:
+        from compaction_inspector.tui.report import print_sweep
+
+        print_sweep(args.strategy, swept, len(done), skipped)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from compaction_inspector.tui.serve import serve
 
@@ -685,6 +756,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compactions": cmd_compactions,
     "report": cmd_report,
     "compare": cmd_compare,
+    "sweep": cmd_sweep,
     "serve": cmd_serve,
     "sessions": cmd_sessions,
 }

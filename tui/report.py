@@ -25,6 +25,7 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
+from compaction_inspector.core.sweep import Point as SweepPoint
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -377,6 +378,47 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
             style="dim",
         )
     )
+
+
+def print_sweep(strategy: str, swept: list[SweepPoint], sessions: int, skipped: dict[str, str]) -> None:
+    """A row per grid point, the front (★: no other point beats it on compactions, cost
+    and sessions over the window) first; piped, as wide as its rows."""
+    out = console()
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(highlight=False, soft_wrap=False, width=160)
+    out.print(safe(f"{strategy} over {counted(sessions, 'session')}", style="bold"))
+    for path, why in skipped.items():
+        out.print(safe(f"skipped {path}: {why}", style="yellow"))
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("settings")
+    for column in ("compactions", "sessions over", "peak median", "peak max", "removed", "cost", "vs real"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for p in sorted(swept, key=lambda p: (not p.on_front, p.cost)):
+        d = p.to_dict(strategy)
+        peak = d["peak_pressure"]
+        table.add_row(
+            safe(
+                ("★ " if p.on_front else "  ")
+                + ", ".join(f"{k} {v}" for k, v in p.settings(strategy).items())
+            ),
+            f"{p.compactions:,}",
+            f"{p.sessions_over:,}",
+            "" if peak["median"] is None else f"{peak['median']:.1%}",
+            "" if peak["max"] is None else f"{peak['max']:.1%}",
+            f"{p.tokens_removed:,}",
+            f"${p.cost:,.2f}",
+            signed(p.cost - p.real_cost),
+        )
+    out.print(table)
+    best = min((p for p in swept if p.on_front), key=lambda p: p.cost, default=None)
+    if best is not None:
+        args = " ".join(best.simulate_args(strategy))
+        out.print(
+            safe(
+                f"The front's cheapest on one session: compaction-inspector simulate SESSION {args}",
+                style="dim",
+            )
+        )
 
 
 def print_compactions(

@@ -1,0 +1,70 @@
+"""A strategy's settings swept over sessions (core/sweep.py): the grid, the sums, the
+front, and the command, whose every point `simulate` reproduces."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from compaction_inspector.core.strategies import OptionError
+from compaction_inspector.core.sweep import Outcome, Point, front, grid, points, summed
+from compaction_inspector.sample_sessions import path
+from tests.test_cli import run
+
+
+def test_a_grid_is_every_combination_of_its_inclusive_ranges() -> None:
+    axes = grid("cline", "trigger.percent=60:90:15, keep.tokens=10000:20000:10000")
+    assert [a.values for a in axes] == [(60, 75, 90), (10_000, 20_000)]
+    assert points(axes)[:3] == [
+        {"trigger_percent": 60, "keep_tokens": 10_000},
+        {"trigger_percent": 60, "keep_tokens": 20_000},
+        {"trigger_percent": 75, "keep_tokens": 10_000},
+    ]
+    assert grid("aider", "trigger.percent=6.25:6.75:0.25")[0].values == (6.25, 6.5, 6.75)
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        ("keep_user=1:2:1", "'keep_user' is not a numeric setting of cline"),
+        ("trigger.percent=60:90", "trigger.percent takes FROM:TO:STEP"),
+        ("trigger.percent=90:60:10", "needs FROM <= TO and a STEP above 0"),
+        ("", "the grid is empty"),
+    ],
+)
+def test_a_grid_out_of_shape_says_what_is_wrong(spec: str, error: str) -> None:
+    with pytest.raises(OptionError, match=error):
+        grid("cline", spec)
+
+
+def test_the_front_is_the_points_none_beats_on_every_count() -> None:
+    def at(compactions: int, cost: int, over: int) -> Outcome:
+        return Outcome(compactions, 0.5, over, 0, Decimal(cost), Decimal(10))
+
+    grid_points: list[dict[str, int | float]] = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]
+    swept = summed(grid_points, [[at(5, 9, 0), at(2, 12, 0), at(3, 12, 0), at(1, 8, 1)]])
+    assert [p.on_front for p in swept] == [True, True, False, True]  # x 3 is beaten by x 2
+    assert front([Point({"x": 1})]) != []
+
+
+def test_the_command_sums_every_session_and_simulate_reproduces_each_point() -> None:
+    folder = str(path().parent)
+    args = ["sweep", folder, "--strategy", "microcompact", "--grid", "keep.tool_uses=1:5:2", "--json"]
+    one, two = run(*args, "--jobs", "1"), run(*args, "--jobs", "2")
+    assert one.returncode == two.returncode == 0 and json.loads(one.stdout) == json.loads(two.stdout)
+    data = json.loads(one.stdout)
+    assert data["sessions"] >= 3 and [p["settings"] for p in data["points"]] == [
+        {"keep.tool_uses": 1},
+        {"keep.tool_uses": 3},
+        {"keep.tool_uses": 5},
+    ]
+    sessions = sorted(path().parent.glob("*.jsonl"))
+    for point in data["points"]:
+        replayed = [
+            json.loads(run("simulate", str(s), *point["simulate_args"], "--json").stdout) for s in sessions
+        ]
+        assert point["compactions"] == sum(r["totals"]["compactions"] for r in replayed)
+        assert point["tokens_removed"] == sum(r["totals"]["tokens_removed"] for r in replayed)
+    assert any(p["on_front"] for p in data["points"])
