@@ -10,21 +10,31 @@ session.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
+import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import replay_cost, session_cost
+from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
-from compaction_inspector.core.strategies.registry import Setting, with_values
+from compaction_inspector.core.strategies.registry import Setting, to_config, with_values
+from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 
 NUMERIC = ("int", "int?", "number?")
+PACKAGE = "compaction-inspector"
+SWEEP_VERSION = "1"  # bump when a replay's figures change for the same session and settings
 
 
 @dataclass(frozen=True)
@@ -85,29 +95,101 @@ class Outcome:
 def sweep_session(
     path: str, strategy: str, grid_points: Sequence[dict[str, int | float]], config: Config
 ) -> list[Outcome] | str:
-    """Each point replayed on the session at `path` (read and counted once); a reason
-    instead when it cannot be read."""
-    try:
-        inspection = Inspection.of(load(path), config)
-    except LoadError as exc:
-        return str(exc)
-    real = session_cost(inspection.session).total
-    base = inspection.config.options(strategy)
-    found = []
-    for values in grid_points:
-        replay = inspection.replay(Policy(strategy, with_values(base, values)))
-        t = replay.totals
-        found.append(
-            Outcome(
-                t.compactions,
-                t.peak_pressure,
-                t.rounds_exceeding_window,
-                t.tokens_removed,
-                replay_cost(inspection.session, replay).total,
-                real,
-            )
-        )
-    return found
+    """Each point replayed on the session at `path` (read and counted once, and only when
+    some point is not kept from a sweep before); a reason instead when it cannot be read."""
+    kept = _Kept.of(path, strategy, config)
+    policies = [with_values(config.options(strategy), values) for values in grid_points]
+    found: list[Outcome | None] = [kept.get(p) for p in policies]
+    if None in found:
+        try:
+            inspection = Inspection.of(load(path), config)
+        except LoadError as exc:
+            return str(exc)
+        real = session_cost(inspection.session).total
+        for n, options in enumerate(policies):
+            if found[n] is None:
+                replay = inspection.replay(Policy(strategy, options))
+                t = replay.totals
+                found[n] = kept.put(options, Outcome(
+                    t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,
+                    replay_cost(inspection.session, replay).total, real,
+                ))  # fmt: skip
+        kept.save()
+    return [o for o in found if o is not None]
+
+
+@dataclass
+class _Kept:
+    """A session's outcomes kept between sweeps, by policy, in one file of the cache: the
+    file's identity (path, size, time written), the strategy, the settings the sweep ran
+    with and the program's version name it; a changed file or program starts afresh."""
+
+    file: Path | None
+    outcomes: dict[str, Outcome]
+    changed: bool = False
+
+    @staticmethod
+    def of(path: str, strategy: str, config: Config) -> _Kept:
+        root = cache_root()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return _Kept(None, {})
+        if root is None:
+            return _Kept(None, {})
+        identity = [str(Path(path).resolve()), st.st_size, st.st_mtime_ns]
+        made_by = [version(PACKAGE), LOADER_VERSION, SWEEP_VERSION]
+        fingerprint = json.dumps([*identity, strategy, _config_key(config), *made_by])
+        file = root / "sweeps" / (hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest() + ".json")
+        try:
+            data = json.loads(file.read_text())
+            outcomes = {k: _outcome(v) for k, v in data.items()}
+        except (OSError, ValueError, TypeError, KeyError):
+            outcomes = {}
+        return _Kept(file, outcomes)
+
+    def get(self, options: Any) -> Outcome | None:
+        return self.outcomes.get(_policy_key(options))
+
+    def put(self, options: Any, outcome: Outcome) -> Outcome:
+        self.outcomes[_policy_key(options)] = outcome
+        self.changed = True
+        return outcome
+
+    def save(self) -> None:
+        if self.file is None or not self.changed:
+            return
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            k: [
+                o.compactions,
+                o.peak_pressure,
+                o.over_window,
+                o.tokens_removed,
+                str(o.cost),
+                str(o.real_cost),
+            ]
+            for k, o in self.outcomes.items()
+        }
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs a replay next time
+            write_atomic(self.file, json.dumps(data))
+
+
+def _policy_key(options: Any) -> str:
+    return json.dumps(to_config(options), sort_keys=True, default=str)
+
+
+def _config_key(config: Config) -> str:
+    """What of the config changes a replay besides the strategy's options."""
+    return json.dumps(
+        [config.window.context_window, config.window.reserved_output, config.tokenizer, config.pressure,
+         config.overhead_tokens, config.media_tokens, config.preset],
+        default=str,
+    )  # fmt: skip
+
+
+def _outcome(v: list[Any]) -> Outcome:
+    return Outcome(int(v[0]), float(v[1]), int(v[2]), int(v[3]), Decimal(v[4]), Decimal(v[5]))
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -49,10 +50,15 @@ def test_the_front_is_the_points_none_beats_on_every_count() -> None:
     assert front([Point({"x": 1})]) != []
 
 
-def test_the_command_sums_every_session_and_simulate_reproduces_each_point() -> None:
+def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = str(path().parent)
     args = ["sweep", folder, "--strategy", "microcompact", "--grid", "keep.tool_uses=1:5:2", "--json"]
-    one, two = run(*args, "--jobs", "1"), run(*args, "--jobs", "2")
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "one"))
+    one = run(*args, "--jobs", "1")
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "two"))  # replayed again, in a pool
+    two = run(*args, "--jobs", "2")
     assert one.returncode == two.returncode == 0 and json.loads(one.stdout) == json.loads(two.stdout)
     data = json.loads(one.stdout)
     assert data["sessions"] >= 3 and [p["settings"] for p in data["points"]] == [
@@ -68,3 +74,25 @@ def test_the_command_sums_every_session_and_simulate_reproduces_each_point() -> 
         assert point["compactions"] == sum(r["totals"]["compactions"] for r in replayed)
         assert point["tokens_removed"] == sum(r["totals"]["tokens_removed"] for r in replayed)
     assert any(p["on_front"] for p in data["points"])
+
+
+def test_a_sweep_again_reads_no_session_whose_points_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_inspector.core import sweep
+    from compaction_inspector.core.config import Config
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    asked = points(grid("microcompact", "keep.tool_uses=1:3:2"))
+    first = sweep.sweep_session(str(path()), "microcompact", asked, Config())
+    assert isinstance(first, list) and len(first) == 2
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the session was read again")
+
+    with monkeypatch.context() as m:
+        m.setattr(sweep, "load", refused)
+        assert sweep.sweep_session(str(path()), "microcompact", asked, Config()) == first
+    more = points(grid("microcompact", "keep.tool_uses=1:5:2"))  # one new point: read, the rest kept
+    again = sweep.sweep_session(str(path()), "microcompact", more, Config())
+    assert isinstance(again, list) and again[:2] == first
