@@ -612,4 +612,7 @@ COMMANDS: list[list[str]] = [
     ["simulate", "--json", "--strategy", "codex"],
     ["compactions"],
     ["compactions", "--json"],
+    ["compare", "--strategies", "anthropic-context-editing,cline,opencode-prune"],
+    ["compare", "--json", "--strategies", "aider,openhands"],
+    ["sweep", "--strategy", "cline", "--grid", "trigger.percent=50:90:40", "--jobs", "1", "--json"],
 ]
