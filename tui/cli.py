@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -696,6 +697,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     skipped: dict[str, str] = {}
     work = partial(sweep_session, strategy=args.strategy, grid_points=values, config=config)
     pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    began = time.monotonic()
     results = pool.map(work, map(str, where)) if pool is not None else map(work, map(str, where))
     try:
         for n, (path, found) in enumerate(zip(where, results, strict=True), start=1):
@@ -703,8 +705,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 skipped[str(path)] = found
             else:
                 done.append(found)
-            if sys.stderr.isatty():
-                say(f"\rswept {n}/{len(where)} sessions", sys.stderr)
+            if sys.stderr.isatty() and (
+                n % max(1, len(where) // 20) == 0 or n == len(where)
+            ):  # the rate so far
+                left = (time.monotonic() - began) / n * (len(where) - n)
+                say(f"swept {n}/{len(where)} sessions, about {left:,.0f} s left", sys.stderr)
     except KeyboardInterrupt:  # what finished is kept and printed
         say(f"stopped: {len(done)} of {len(where)} sessions swept")
     finally:
