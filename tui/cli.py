@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from importlib.metadata import version
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -696,7 +697,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     done: list[list[Outcome]] = []
     skipped: dict[str, str] = {}
     work = partial(sweep_session, strategy=args.strategy, grid_points=values, config=config)
-    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    # spawned, not forked: a fork copies a tokenizer's locks mid-use in a process that counted before
+    pool = ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) if args.jobs > 1 else None
     began = time.monotonic()
     results = pool.map(work, map(str, where)) if pool is not None else map(work, map(str, where))
     try:
