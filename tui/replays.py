@@ -19,6 +19,12 @@ TIMELINE_POINTS = 200  # the chart has far fewer columns than a long session has
 NO_COMPACTION = "no compaction"
 
 
+def compared(choice: str) -> str:
+    """The policy name of the timeline's second curve (`none` and `no compaction`: the
+    baseline, as a report compares with it)."""
+    return BASELINE if choice in ("none", NO_COMPACTION) else choice
+
+
 def replay_and_price(
     inspection: Inspection,
     strategy: str,
@@ -32,7 +38,7 @@ def replay_and_price(
     every = max(1, len(inspection.segments.round_ends) // TIMELINE_POINTS)
     policies = [inspection.policy(name)]
     if compare != "none":
-        policies.append(inspection.policy(BASELINE if compare == NO_COMPACTION else compare, against=name))
+        policies.append(inspection.policy(compared(compare), against=name))
     try:
         main, *rest = (inspection.replay(p, cancelled, every) for p in policies)
         if cancelled():

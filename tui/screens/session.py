@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import PRESETS, Config
-from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.strategies import (
@@ -653,7 +653,7 @@ class SessionScreen(TourActions, Screen[None]):
 
     def action_report(self) -> None:
         """The session's story as one HTML file (`compaction-inspector report`)."""
-        compare = BASELINE if self.compare in ("none", NO_COMPACTION) else self.compare
+        compare = replays.compared(self.compare)
         writing.report(self, self.shown_view(), self.strategy, compare)
 
     def action_checkpoint(self) -> None:
