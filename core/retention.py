@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any
 
 from compaction_inspector.core.model import Message
@@ -90,27 +91,38 @@ def facts(messages: Iterable[Message]) -> dict[str, set[str]]:
 def ranked(messages: Iterable[Message]) -> dict[str, list[str]]:
     """The facts a span holds, by kind, the most often met first (ties: the first met)."""
     met: dict[str, dict[str, int]] = {f.name: {} for f in fields(Retention)}
+    for m in messages:
+        for kind, items in _met(m).items():
+            seen = met[kind]
+            for item, n in items.items():
+                seen[item] = seen.get(item, 0) + n
+    return {kind: sorted(seen, key=lambda item: -seen[item]) for kind, seen in met.items()}
+
+
+@lru_cache(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
+def _met(message: Message) -> dict[str, dict[str, int]]:
+    """One message's facts by kind, each with how often it is met, in the order met."""
+    met: dict[str, dict[str, int]] = {f.name: {} for f in fields(Retention)}
 
     def add(kind: str, items: Iterable[str]) -> None:
         seen = met[kind]
         for item in items:
             seen[item] = seen.get(item, 0) + 1
 
-    for m in messages:
-        for b in m.blocks:
-            if b.type == "tool_use":
-                command = _command(b.input) if b.name in SHELL_TOOLS else None
-                if command:
-                    add("commands", [command])
-            text = b.render()
-            if not text:
-                continue
-            add("urls", (u.rstrip(".,;:") for u in _URL.findall(text)))
-            rest = _URL.sub(" ", text)
-            add("paths", (p for p in _PATH.findall(rest) if len(p) > 3))
-            add("identifiers", [*_TICKED.findall(rest), *_DEFINED.findall(rest)])
-            add("numbers", (n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3))
-    return {kind: sorted(seen, key=lambda item: -seen[item]) for kind, seen in met.items()}
+    for b in message.blocks:
+        if b.type == "tool_use":
+            command = _command(b.input) if b.name in SHELL_TOOLS else None
+            if command:
+                add("commands", [command])
+        text = b.render()
+        if not text:
+            continue
+        add("urls", (u.rstrip(".,;:") for u in _URL.findall(text)))
+        rest = _URL.sub(" ", text)
+        add("paths", (p for p in _PATH.findall(rest) if len(p) > 3))
+        add("identifiers", [*_TICKED.findall(rest), *_DEFINED.findall(rest)])
+        add("numbers", (n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3))
+    return met
 
 
 def _command(value: Any) -> str | None:

@@ -55,6 +55,7 @@ class Segment:
         # [i] is the tokens of messages[:i]
         self.prefix: list[int] = list(accumulate(context.counter.count_all(self.messages), initial=0))
         self._made: dict[str, Any] = {}  # the index's parts, shared by `fresh` copies
+        self._meters: dict[int, Meter] = {}  # each request's, asked by every replay: shared too
         self._memo: dict[Hashable, Any] = {}  # strategies' tables, a copy's own
 
     def __len__(self) -> int:
@@ -68,7 +69,10 @@ class Segment:
         model = self.context.model
         if model is None or self.base is None:
             return self.context.meter
-        return model.meter(self.base + end, self.context.window)
+        found = self._meters.get(end)
+        if found is None:
+            found = self._meters[end] = model.meter(self.base + end, self.context.window)
+        return found
 
     def _index(self, name: str, make: Callable[[], T]) -> T:
         """A part of the index, made when first asked for and shared with `fresh` copies."""

@@ -142,25 +142,29 @@ def _window(window: Window) -> str:
     return f"the {window.context_window:,}-token window"
 
 
+def _percent_rules(o: SummarizeOptions, window: Window) -> list[tuple[float, int | None, int]]:
+    """Each percent trigger set: its share, what it leaves for output (None: the share of
+    the whole window), its figure before the clamp."""
+    return [
+        (share, less, int(window.context_window * share / 100 - (less or 0)))
+        for share, less in (
+            (o.trigger_percent, None),
+            (o.trigger_percent_less_output, window.reserved_output),
+        )
+        if share is not None
+    ]
+
+
 def trigger(options: SummarizeOptions, window: Window) -> tuple[int | None, str]:
     """The context in tokens at which it fires (None: no token trigger) and the rule in words."""
     o = options
     rules: list[tuple[int, str]] = []
     if o.trigger_tokens is not None:
         rules.append((o.trigger_tokens, f"{o.trigger_tokens:,} tokens"))
-    for share, less, what in (
-        (o.trigger_percent, 0, ""),
-        (
-            o.trigger_percent_less_output,
-            window.reserved_output,
-            f" less {window.reserved_output:,} for output",
-        ),
-    ):
-        if share is None:
-            continue
-        raw = int(window.context_window * share / 100 - less)
+    for share, less, raw in _percent_rules(o, window):
         at = _clamped(raw, o.trigger_min, o.trigger_max)
         bounds = f"{raw:,}, clamped to {at:,}" if at != raw else f"{at:,}"
+        what = "" if less is None else f" less {less:,} for output"
         rules.append((at, f"{share:g} % of {_window(window)}{what}: {bounds}"))
     if not rules:
         return None, ""
@@ -168,8 +172,16 @@ def trigger(options: SummarizeOptions, window: Window) -> tuple[int | None, str]
     return at, text
 
 
+def _trigger_at(o: SummarizeOptions, window: Window) -> int | None:
+    """`trigger`'s figure alone: asked of every request of a replay, it words nothing."""
+    found = [_clamped(raw, o.trigger_min, o.trigger_max) for _, _, raw in _percent_rules(o, window)]
+    if o.trigger_tokens is not None:
+        found.append(o.trigger_tokens)
+    return min(found, default=None)
+
+
 def _fires(options: SummarizeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
-    at, _ = trigger(options, context.window)
+    at = _trigger_at(options, context.window)
     return (at is not None and tokens >= at) or (
         options.trigger_messages is not None and messages >= options.trigger_messages
     )
