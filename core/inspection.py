@@ -178,10 +178,15 @@ class Inspection:
         contrast = REGISTRY[name].contrast
         return Policy(name, contrast(options) if contrast and against == name else options)
 
-    def replay(self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1) -> Simulation:
+    def replay(
+        self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1, final: bool = False
+    ) -> Simulation:
         """The session replayed round by round under `policy`; `every`: keep one point in
-        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`)."""
-        return simulate(self.session.messages, policy, self.context, stop, every, segments=self.segments)
+        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`); `final`
+        keeps the last request as sent."""
+        return simulate(
+            self.session.messages, policy, self.context, stop, every, segments=self.segments, final=final
+        )
 
     @cached_property
     def agent_counts(self) -> AgentCounts:

@@ -146,3 +146,23 @@ def retention(replaced: Sequence[Message], after: Sequence[Message]) -> Retentio
         return Share(sum(1 for x in items if x in text), len(items))
 
     return Retention(*(share(f.name) for f in fields(Retention)))
+
+
+def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:
+    """Of the facts in the `source` messages a request no longer sends as they were, how
+    many it still holds: a message it sends unchanged holds them, or a summary or
+    placeholder written in their place names them. Each message's facts are found once,
+    so a sweep's many replays of one session ask this cheaply."""
+    as_sent = set(sent)
+    gone = [m for m in source if m not in as_sent]
+    if not gone:
+        return Share(0, 0)
+    held = _pairs(gone)
+    unchanged = set(source)
+    still = _pairs(m for m in sent if m in unchanged)
+    written = "\n".join(m.text for m in sent if m not in unchanged)
+    return Share(sum(1 for fact in held if fact in still or fact[1] in written), len(held))
+
+
+def _pairs(messages: Iterable[Message]) -> set[tuple[str, str]]:
+    return {(kind, item) for m in messages for kind, items in _met(m).items() for item in items}

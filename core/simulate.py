@@ -194,6 +194,10 @@ class Simulation:
     usable_window: int
     totals: Totals
     every: int = 1  # rounds per point
+    # asked for (`final=True`): the last request as the policy sent it, and the messages of
+    # its segment (from the transcript's own last compaction) it was made from
+    final: tuple[Message, ...] | None = None
+    final_source: tuple[Message, ...] = ()
 
     def to_dict(self, streamed: bool = False) -> dict[str, Any]:
         """`streamed`: the points as an iterator, each made when it is read."""
@@ -350,6 +354,21 @@ class _Requests:
         self.last_tokens = outcome.tokens if outcome is not None else tokens
         return tokens, len(request), outcome, self._shared(request, prior, sent)
 
+    def sent(self, end: int) -> tuple[Message, ...]:
+        """The request before messages[end], the last one asked of it, as the policy sent it."""
+        segment = self.segment
+        request = segment.messages[:end]
+        if self.policy.strategy is None:
+            return request
+        if self.history is not None:
+            return tuple(self.history)
+        if self.persisted:
+            return self.stored.history(segment, end) if self.stored is not None else request
+        if not self._fires(segment.prefix[end], end, end):
+            return request
+        result = self.policy.apply(request, segment.context.at(segment.meter(end)))
+        return result.messages if result.messages is not None and _changed(result, request) else request
+
     def _shared(self, request: Sequence[Message], prior: int, sent: tuple[Message, ...] | None) -> int | None:
         """`Point.shared` of a request `run` made (`sent`: as it edited it, None: as it
         was). The request before is the history this one starts with, its `prior`
@@ -378,13 +397,15 @@ def simulate(
     every: int = 1,
     incremental: bool = True,
     segments: Segments | None = None,
+    final: bool = False,
 ) -> Simulation:
     """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
 
     `every` > 1 evaluates only every that many rounds (and the last), for a chart with
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
     persisted one then compacts only at those points. `segments`, if the caller keeps
-    them for these messages and context, saves making their indexes again."""
+    them for these messages and context, saves making their indexes again. `final` keeps
+    the last request as sent (`Simulation.final`)."""
     messages = tuple(messages)
     if segments is None or segments.messages != messages or segments.context != context:
         segments = Segments(messages, context)
@@ -484,7 +505,9 @@ def simulate(
         rounds_exceeding_window=sum(p.exceeded for p in points),
         final_tokens=points[-1].tokens_after if points else 0,
     )
-    return Simulation(policy, tuple(points), context.window.usable, totals, every)
+    sent_last = segment.sent(done - live) if final and segment is not None else None
+    source = segment.segment.messages[: done - live] if sent_last is not None and segment is not None else ()
+    return Simulation(policy, tuple(points), context.window.usable, totals, every, sent_last, source)
 
 
 def compare(

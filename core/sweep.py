@@ -3,9 +3,10 @@ every session replayed under every point of a grid, the figures summed per point
 the points no other beats on every count (the trade-off front).
 
 The per-session work is a pure function of (file, strategy, grid): a session is read
-and counted once and replayed at every point, so a process pool (or any map) can run
-one session per task. Each point says the `simulate` arguments that replay it on one
-session.
+and counted once and replayed at every point, so a process pool, or a Ray cluster for
+more sessions than one machine holds, runs one session per task. Each point says the
+`simulate` arguments that replay it on one session. The user's current setting and the
+strategy's documented default are swept with the grid, marked.
 """
 
 from __future__ import annotations
@@ -15,26 +16,36 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Generator, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from importlib.metadata import version
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import replay_cost, session_cost
+from compaction_inspector.core.cost import replay_cost, session_cost, signed
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.retention import carried
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import Setting, to_config, with_values
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 
 NUMERIC = ("int", "int?", "number?")
+# a table's columns (`Point.cells`), each with the rank at which a narrow one drops it (0: never)
+COLUMNS = {
+    "compactions": 0, "over": 0, "sessions over": 5, "peak median": 3, "peak max": 4,
+    "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
+}  # fmt: skip
 PACKAGE = "compaction-inspector"
-SWEEP_VERSION = "1"  # bump when a replay's figures change for the same session and settings
+SWEEP_VERSION = "2"  # bump when a replay's figures change for the same session and settings
 
 
 @dataclass(frozen=True)
@@ -72,12 +83,43 @@ def grid(strategy: str, spec: str) -> list[Axis]:
     return axes
 
 
-def points(axes: Sequence[Axis]) -> list[dict[str, int | float]]:
+Values = dict[str, int | float | None]  # a point: a value per setting, by setting name
+
+
+def points(axes: Sequence[Axis]) -> list[Values]:
     """Every combination of the axes' values, by setting name."""
     return [
         {a.setting.name: v for a, v in zip(axes, values, strict=True)}
         for values in itertools.product(*(a.values for a in axes))
     ]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What a sweep replays: the grid's points, then the user's current setting and the
+    strategy's default where the grid does not hold them, each mark's point named."""
+
+    strategy: str
+    axes: tuple[Axis, ...]
+    values: tuple[Values, ...]
+    marks: dict[str, int]  # "current", "default": the index of its point
+
+    @staticmethod
+    def of(strategy: str, spec: str, config: Config) -> Grid:
+        """`spec` as `grid` reads it; the marks' points are their options' values of the axes."""
+        axes = tuple(grid(strategy, spec))
+        found = points(axes)
+        marks = {}
+        declared = lookup(strategy)
+        for mark, options in (("current", config.options(strategy)), ("default", declared.default_options())):
+            values: Values = {a.setting.name: getattr(options, a.setting.name) for a in axes}
+            if values not in found:
+                found.append(values)
+            marks[mark] = found.index(values)
+        return Grid(declared.name, axes, tuple(found), marks)
+
+    def marked(self, n: int) -> list[str]:
+        return [mark for mark, at in self.marks.items() if at == n]
 
 
 @dataclass(frozen=True)
@@ -90,16 +132,29 @@ class Outcome:
     tokens_removed: int
     cost: Decimal
     real_cost: Decimal
+    facts_kept: int  # of the facts in what it removed, how many its last request still holds
+    facts_total: int
+
+    def to_list(self) -> list[Any]:
+        return [
+            self.compactions, self.peak_pressure, self.over_window, self.tokens_removed,
+            str(self.cost), str(self.real_cost), self.facts_kept, self.facts_total,
+        ]  # fmt: skip
+
+    @staticmethod
+    def of_list(v: list[Any]) -> Outcome:
+        return Outcome(
+            int(v[0]), float(v[1]), int(v[2]), int(v[3]), Decimal(v[4]), Decimal(v[5]), int(v[6]), int(v[7])
+        )
 
 
 def sweep_session(
-    path: str, strategy: str, grid_points: Sequence[dict[str, int | float]], config: Config
+    path: str, strategy: str, grid_points: Sequence[Values], config: Config
 ) -> list[Outcome] | str:
     """Each point replayed on the session at `path` (read and counted once, and only when
-    some point is not kept from a sweep before); a reason instead when it cannot be read."""
-    kept = _Kept.of(path, strategy, config)
-    policies = [with_values(config.options(strategy), values) for values in grid_points]
-    found: list[Outcome | None] = [kept.get(p) for p in policies]
+    some point is not kept from a sweep before); a reason instead when it cannot be read.
+    The one task a sweep maps over its sessions, in a pool or on Ray."""
+    kept, policies, found = _looked_up(path, strategy, grid_points, config)
     if None in found:
         try:
             inspection = Inspection.of(load(path), config)
@@ -108,14 +163,32 @@ def sweep_session(
         real = session_cost(inspection.session).total
         for n, options in enumerate(policies):
             if found[n] is None:
-                replay = inspection.replay(Policy(strategy, options))
+                replay = inspection.replay(Policy(strategy, options), final=True)
                 t = replay.totals
+                share = carried(replay.final_source, replay.final or ())
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,
-                    replay_cost(inspection.session, replay).total, real,
+                    replay_cost(inspection.session, replay).total, real, share.kept, share.total,
                 ))  # fmt: skip
         kept.save()
     return [o for o in found if o is not None]
+
+
+def kept_outcomes(
+    path: str, strategy: str, grid_points: Sequence[Values], config: Config
+) -> list[Outcome] | None:
+    """The session's outcomes when a sweep before kept every point, without reading it."""
+    found = _looked_up(path, strategy, grid_points, config)[2]
+    return None if None in found else [o for o in found if o is not None]
+
+
+def _looked_up(
+    path: str, strategy: str, grid_points: Sequence[Values], config: Config
+) -> tuple[_Kept, list[Any], list[Outcome | None]]:
+    """The session's kept outcomes, each point's options, and its outcome where kept."""
+    kept = _Kept.of(path, strategy, config)
+    policies = [with_values(config.options(strategy), values) for values in grid_points]
+    return kept, policies, [kept.get(p) for p in policies]
 
 
 @dataclass
@@ -143,8 +216,8 @@ class _Kept:
         file = root / "sweeps" / (hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest() + ".json")
         try:
             data = json.loads(file.read_text())
-            outcomes = {k: _outcome(v) for k, v in data.items()}
-        except (OSError, ValueError, TypeError, KeyError):
+            outcomes = {k: Outcome.of_list(v) for k, v in data.items()}
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
             outcomes = {}
         return _Kept(file, outcomes)
 
@@ -160,17 +233,7 @@ class _Kept:
         if self.file is None or not self.changed:
             return
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        data = {
-            k: [
-                o.compactions,
-                o.peak_pressure,
-                o.over_window,
-                o.tokens_removed,
-                str(o.cost),
-                str(o.real_cost),
-            ]
-            for k, o in self.outcomes.items()
-        }
+        data = {k: o.to_list() for k, o in self.outcomes.items()}
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs a replay next time
             write_atomic(self.file, json.dumps(data))
 
@@ -188,70 +251,116 @@ def _config_key(config: Config) -> str:
     )  # fmt: skip
 
 
-def _outcome(v: list[Any]) -> Outcome:
-    return Outcome(int(v[0]), float(v[1]), int(v[2]), int(v[3]), Decimal(v[4]), Decimal(v[5]))
-
-
 @dataclass
 class Point:
     """A grid point summed over the sessions."""
 
-    values: dict[str, int | float]
+    values: Values
+    marks: list[str] = field(default_factory=list)  # "current", "default"
     sessions: int = 0
     compactions: int = 0
     sessions_over: int = 0  # sessions with a round over the window
+    rounds_over: int = 0
     peaks: list[float] = field(default_factory=list)
     tokens_removed: int = 0
     cost: Decimal = Decimal(0)
     real_cost: Decimal = Decimal(0)
+    facts_kept: int = 0
+    facts_total: int = 0
     on_front: bool = False
+    # the session whose compactions (then cost) differ most from the current setting's
+    changed_most: tuple[int, Decimal, str] | None = None
 
-    def add(self, o: Outcome) -> None:
+    def add(self, o: Outcome, path: str, current: Outcome) -> None:
         self.sessions += 1
         self.compactions += o.compactions
         self.sessions_over += o.over_window > 0
+        self.rounds_over += o.over_window
         self.peaks.append(o.peak_pressure)
         self.tokens_removed += o.tokens_removed
         self.cost += o.cost
         self.real_cost += o.real_cost
+        self.facts_kept += o.facts_kept
+        self.facts_total += o.facts_total
+        change = (abs(o.compactions - current.compactions), abs(o.cost - current.cost), path)
+        if change[:2] > (0, 0) and (self.changed_most is None or change[:2] > self.changed_most[:2]):
+            self.changed_most = change
 
-    def settings(self, strategy: str) -> dict[str, int | float]:
+    @property
+    def retention(self) -> float | None:
+        """The share of the facts in what it removed that the sessions' last requests still hold."""
+        return self.facts_kept / self.facts_total if self.facts_total else None
+
+    def settings(self, strategy: str) -> dict[str, int | float | None]:
         """Its values by their compaction.yaml keys (`trigger.tokens`), as `--grid` names them."""
         keys = {s.name: s.key for s in REGISTRY[strategy].settings}
         return {keys[name]: v for name, v in self.values.items()}
 
     def simulate_args(self, strategy: str) -> list[str]:
         """The `simulate` arguments that replay this point on one session."""
-        flags = {s.name: s.flag for s in REGISTRY[strategy].settings}
-        return ["--strategy", strategy, *(a for k, v in self.values.items() for a in (str(flags[k]), str(v)))]
+        by_name = {s.name: s for s in REGISTRY[strategy].settings}
+        return [
+            "--strategy",
+            strategy,
+            *(a for k, v in self.values.items() for a in (str(by_name[k].flag), by_name[k].show(v))),
+        ]
+
+    def label(self, strategy: str) -> str:
+        """Its settings in words, its marks after them: `trigger.percent 80 (current)`."""
+        words = ", ".join(f"{k} {'none' if v is None else v}" for k, v in self.settings(strategy).items())
+        return words + (f" ({', '.join(self.marks)})" if self.marks else "")
+
+    def cells(self) -> dict[str, str]:
+        """Its figures as every table shows them, by column (`COLUMNS`)."""
+        peaks = sorted(self.peaks)
+        kept = self.retention
+        return {
+            "compactions": f"{self.compactions:,}",
+            "over": f"{self.rounds_over:,}",
+            "sessions over": f"{self.sessions_over:,}",
+            "peak median": f"{peaks[len(peaks) // 2]:.1%}" if peaks else "—",
+            "peak max": f"{peaks[-1]:.1%}" if peaks else "—",
+            "removed": f"{self.tokens_removed:,}",
+            "kept": "—" if kept is None else f"{kept:.0%}",
+            "cost": f"${self.cost:,.2f}",
+            "vs real": signed(self.cost - self.real_cost),
+        }
 
     def to_dict(self, strategy: str) -> dict[str, Any]:
         peaks = sorted(self.peaks)
+        retention = self.retention
         return {
             "settings": self.settings(strategy),
+            "marks": self.marks,
             "sessions": self.sessions,
             "compactions": self.compactions,
             "sessions_over_window": self.sessions_over,
+            "rounds_over_window": self.rounds_over,
             "peak_pressure": {
                 "median": peaks[len(peaks) // 2] if peaks else None,
                 "max": peaks[-1] if peaks else None,
             },
             "tokens_removed": self.tokens_removed,
+            "retention": {
+                "kept": self.facts_kept,
+                "total": self.facts_total,
+                "share": round(retention, 4) if retention is not None else None,
+            },
             "cost_usd": str(self.cost.quantize(Decimal("0.000001"))),
             "cost_change_usd": str((self.cost - self.real_cost).quantize(Decimal("0.000001"))),
             "on_front": self.on_front,
+            "changed_most": self.changed_most[2] if self.changed_most is not None else None,
             "simulate_args": self.simulate_args(strategy),
         }
 
 
-def summed(
-    grid_points: Sequence[dict[str, int | float]], per_session: Iterable[list[Outcome]]
-) -> list[Point]:
+def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list[Point]:
     """The points, each summed over the sessions, the front marked (`front`)."""
-    found = [Point(dict(v)) for v in grid_points]
-    for outcomes in per_session:
+    found = [Point(dict(v), grid.marked(n)) for n, v in enumerate(grid.values)]
+    current = grid.marks["current"]
+    for path, outcomes in per_session:
         for point, o in zip(found, outcomes, strict=True):
-            point.add(o)
+            point.add(o, path, outcomes[current])
     for p in front(found):
         p.on_front = True
     return found
@@ -259,13 +368,106 @@ def summed(
 
 def front(found: Sequence[Point]) -> list[Point]:
     """The points no other is at least as good as on every count and better on one:
-    fewer compactions, lower cost, fewer sessions over the window."""
+    fewer compactions, lower cost, fewer rounds over the window, more kept of what was
+    removed (a point that removed nothing kept all of it)."""
 
-    def key(p: Point) -> tuple[Decimal, Decimal, Decimal]:
-        return Decimal(p.compactions), p.cost, Decimal(p.sessions_over)
+    def key(p: Point) -> tuple[Decimal, ...]:
+        kept = p.retention
+        return Decimal(p.compactions), p.cost, Decimal(p.rounds_over), -Decimal(1 if kept is None else kept)
 
     def beats(a: Point, b: Point) -> bool:
         ka, kb = key(a), key(b)
         return all(x <= y for x, y in zip(ka, kb, strict=True)) and ka != kb
 
     return [p for p in found if not any(beats(q, p) for q in found if q is not p)]
+
+
+@dataclass
+class Sweep:
+    """A finished (or stopped) sweep: its grid summed per point over the sessions read."""
+
+    grid: Grid
+    points: list[Point]
+    sessions: int
+    skipped: dict[str, str]  # path: why it could not be read
+    stopped: bool = False  # interrupted: the sums are of the sessions finished
+
+    def to_dict(self) -> dict[str, Any]:
+        strategy = self.grid.strategy
+        return {
+            "strategy": strategy,
+            "sessions": self.sessions,
+            "stopped": self.stopped,
+            "skipped": self.skipped,
+            "points": [p.to_dict(strategy) for p in self.points],
+        }
+
+    def marked(self, mark: str) -> Point:
+        return self.points[self.grid.marks[mark]]
+
+
+Progress = Callable[[int, int, float], None]  # sessions done, of, seconds left at the rate so far
+
+
+def sweep(
+    paths: Sequence[str],
+    grid: Grid,
+    config: Config,
+    jobs: int = 1,
+    ray: str | None = None,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> Sweep:
+    """Every session replayed at every point of `grid`: what a sweep before kept is read
+    from the cache, the rest in a pool of `jobs` processes, or on Ray (`ray`: a cluster's
+    address, or "local" to start one of `jobs` workers here). Ctrl-C, or `stop` answering
+    True, ends it with the sessions finished so far."""
+    work = partial(sweep_session, strategy=grid.strategy, grid_points=grid.values, config=config)
+    done: list[tuple[str, list[Outcome]]] = []
+    skipped: dict[str, str] = {}
+    todo = []
+    for path in paths:  # a re-sweep with nothing changed starts no process at all
+        kept = kept_outcomes(path, grid.strategy, grid.values, config)
+        if kept is None:
+            todo.append(path)
+        else:
+            done.append((path, kept))
+    began, stopped = time.monotonic(), False
+    results = _mapped(work, todo, jobs, ray)
+    try:
+        for n, (path, found) in enumerate(zip(todo, results, strict=False), start=1):
+            if isinstance(found, str):
+                skipped[path] = found
+            else:
+                done.append((path, found))
+            if progress is not None:
+                progress(
+                    len(paths) - len(todo) + n, len(paths), (time.monotonic() - began) / n * (len(todo) - n)
+                )
+            if stop is not None and stop():
+                stopped = True
+                break
+    except KeyboardInterrupt:  # what finished is kept and summed
+        stopped = True
+    finally:
+        results.close()
+    return Sweep(grid, summed(grid, done), len(done), skipped, stopped)
+
+
+def _mapped(
+    work: Callable[[str], list[Outcome] | str], paths: list[str], jobs: int, ray: str | None
+) -> Generator[list[Outcome] | str, None, None]:
+    """`work` of each path, in order: here, in a pool of `jobs` processes, or on Ray."""
+    if ray is not None:
+        from compaction_inspector.core import cluster
+
+        yield from cluster.mapped(work, paths, jobs, ray)
+    elif jobs > 1 and len(paths) > 1:
+        # spawned, not forked: a fork copies a tokenizer's locks mid-use in a process that counted before
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            try:
+                yield from pool.map(work, paths)
+            finally:
+                pool.shutdown(cancel_futures=True)
+    else:
+        yield from map(work, paths)

@@ -23,10 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from functools import partial
 from importlib.metadata import version
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +31,7 @@ import orjson
 
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
+from compaction_inspector.core.cluster import LOCAL, ClusterError
 from compaction_inspector.core.compare import REPLAYED, SORTS, compare
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
@@ -57,7 +55,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.core.sweep import Outcome, grid, points, summed, sweep_session
+from compaction_inspector.core.sweep import Grid, sweep
 from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
@@ -306,6 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the strategy's numeric settings by their compaction.yaml keys, each range inclusive",
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default the cores)")
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        metavar="ADDRESS",
+        help="run the sessions on Ray (the [ray] extra): a cluster's address, or none to start one here "
+        "with --jobs workers",
+    )
     p = sub.add_parser(
         "serve",
         help="the app in a browser (textual-serve): on FILE or the bundled sample, never your session list",
@@ -685,7 +691,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be a whole number >= 1")
     config = _config(args)[0]
     try:
-        axes = grid(args.strategy, args.grid)
+        swept_grid = Grid.of(args.strategy, args.grid, config)
     except OptionError as exc:
         raise UsageError(f"--grid: {exc}") from exc
     where = (
@@ -693,44 +699,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if args.folders
         else [f.path for f in find(roots(args.claude_dir, args.codex_dir))]
     )
-    values = points(axes)
-    done: list[list[Outcome]] = []
-    skipped: dict[str, str] = {}
-    work = partial(sweep_session, strategy=args.strategy, grid_points=values, config=config)
-    # spawned, not forked: a fork copies a tokenizer's locks mid-use in a process that counted before
-    pool = ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) if args.jobs > 1 else None
-    began = time.monotonic()
-    results = pool.map(work, map(str, where)) if pool is not None else map(work, map(str, where))
+    shown = [0.0]
+
+    def progress(done: int, of: int, left: float) -> None:
+        if sys.stderr.isatty() and (time.monotonic() - shown[0] > 1 or done == of):
+            shown[0] = time.monotonic()
+            say(f"swept {done}/{of} sessions, about {left:,.0f} s left", sys.stderr)
+
     try:
-        for n, (path, found) in enumerate(zip(where, results, strict=True), start=1):
-            if isinstance(found, str):
-                skipped[str(path)] = found
-            else:
-                done.append(found)
-            if sys.stderr.isatty() and (
-                n % max(1, len(where) // 20) == 0 or n == len(where)
-            ):  # the rate so far
-                left = (time.monotonic() - began) / n * (len(where) - n)
-                say(f"swept {n}/{len(where)} sessions, about {left:,.0f} s left", sys.stderr)
-    except KeyboardInterrupt:  # what finished is kept and printed
-        say(f"stopped: {len(done)} of {len(where)} sessions swept")
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    swept = summed(values, done)
+        done = sweep(list(map(str, where)), swept_grid, config, args.jobs, args.ray, progress)
+    except ClusterError as exc:
+        raise UsageError(str(exc)) from exc
+    if done.stopped:
+        say(f"stopped: {done.sessions} of {len(where)} sessions swept", sys.stderr)
     if args.json:
-        _print_json(
-            {
-                "strategy": args.strategy,
-                "sessions": len(done),
-                "skipped": skipped,
-                "points": [p.to_dict(args.strategy) for p in swept],
-            }
-        )
+        _print_json(done.to_dict())
     else:
         from compaction_inspector.tui.report import print_sweep
 
-        print_sweep(args.strategy, swept, len(done), skipped)
+        print_sweep(done)
     return 0
 
 

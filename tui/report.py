@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
-from compaction_inspector.core.sweep import Point as SweepPoint
+from compaction_inspector.core.sweep import COLUMNS as SWEEP_COLUMNS
+from compaction_inspector.core.sweep import Sweep
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
@@ -380,39 +382,48 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
     )
 
 
-def print_sweep(strategy: str, swept: list[SweepPoint], sessions: int, skipped: dict[str, str]) -> None:
-    """A row per grid point, the front (★: no other point beats it on compactions, cost
-    and sessions over the window) first; piped, as wide as its rows."""
-    out = console()
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out = Console(highlight=False, soft_wrap=False, width=160)
-    out.print(safe(f"{strategy} over {counted(sessions, 'session')}", style="bold"))
-    for path, why in skipped.items():
+def print_sweep(done: Sweep, out: Console | None = None) -> None:
+    """A row per point, the front first (★: no other point beats it on compactions, cost,
+    rounds over the window and what it kept), the current setting and the default named.
+    A narrow terminal loses the columns that matter least first; piped, nothing is cut."""
+    out = out or console()
+    strategy = done.grid.strategy
+    stopped = " (stopped: the sessions finished)" if done.stopped else ""
+    out.print(safe(f"{strategy} over {counted(done.sessions, 'session')}{stopped}", style="bold"))
+    for path, why in done.skipped.items():
         out.print(safe(f"skipped {path}: {why}", style="yellow"))
+    rows = sorted(done.points, key=lambda p: (not p.on_front, p.cost, p.compactions))
+    cells = [p.cells() for p in rows]
+    columns = list(SWEEP_COLUMNS)
+    labels = [("★ " if p.on_front else "  ") + p.label(strategy) for p in rows]
+    name_width = max(map(len, labels), default=10)
+
+    def width(cs: list[str]) -> int:
+        return min(name_width, 40) + sum(max([len(c), *(len(r[c]) for r in cells)]) + 3 for c in cs)
+
+    piped = not out.is_terminal and "COLUMNS" not in os.environ
+    while not piped and len(columns) > 3 and width(columns) > out.width:
+        columns.remove(max(columns, key=lambda c: SWEEP_COLUMNS[c]))
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column("settings")
-    for column in ("compactions", "sessions over", "peak median", "peak max", "removed", "cost", "vs real"):
+    table.add_column("settings", min_width=min(name_width, 40))
+    for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
-    for p in sorted(swept, key=lambda p: (not p.on_front, p.cost)):
-        d = p.to_dict(strategy)
-        peak = d["peak_pressure"]
-        table.add_row(
-            safe(
-                ("★ " if p.on_front else "  ")
-                + ", ".join(f"{k} {v}" for k, v in p.settings(strategy).items())
-            ),
-            f"{p.compactions:,}",
-            f"{p.sessions_over:,}",
-            "" if peak["median"] is None else f"{peak['median']:.1%}",
-            "" if peak["max"] is None else f"{peak['max']:.1%}",
-            f"{p.tokens_removed:,}",
-            f"${p.cost:,.2f}",
-            signed(p.cost - p.real_cost),
+    for label, row in zip(labels, cells, strict=True):
+        table.add_row(_cut(safe(label)), *(row[c] for c in columns))
+    (Console(highlight=False, soft_wrap=False, width=name_width + width(columns)) if piped else out).print(
+        table
+    )
+    out.print(
+        safe(
+            "over: rounds over the usable window, summed; kept: of the facts (paths, commands, "
+            "identifiers, numbers, URLs) in what it removed, the share each session's last request "
+            "still holds; vs real: its replayed cost less what the sessions really cost.",
+            style="dim",
         )
-    out.print(table)
-    best = min((p for p in swept if p.on_front), key=lambda p: p.cost, default=None)
+    )
+    best = min((p for p in done.points if p.on_front), key=lambda p: p.cost, default=None)
     if best is not None:
-        args = " ".join(best.simulate_args(strategy))
+        args = " ".join(shlex.quote(a) for a in best.simulate_args(strategy))
         out.print(
             safe(
                 f"The front's cheapest on one session: compaction-inspector simulate SESSION {args}",

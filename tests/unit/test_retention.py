@@ -5,7 +5,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import facts, retention
+from compaction_inspector.core.retention import Share, carried, facts, retention
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
@@ -36,6 +36,19 @@ def test_facts_of_a_span_by_kind() -> None:
         "urls": 0.0,
     }
     assert retention(span, []).line().startswith("paths 0% (0/3) · commands 0% (0/1)")
+
+
+def test_what_a_request_still_holds_of_the_messages_it_no_longer_sends() -> None:
+    first = u("Read `core/parse.py` and run 4312 checks.")
+    second = a("Edited core/parse.py; see https://example.com/x")
+    third = u("Now `split_once` in tests/test_split.py")
+    summary = u("Summary: edited core/parse.py, 4312 checks.")
+    # first and second are gone: a path both name, a number, a URL; the summary names two
+    assert carried([first, second, third], [summary, third]) == Share(2, 3)
+    assert carried([first, second, third], [first, second, third]) == Share(0, 0)
+    # a fact a kept message holds is kept though no summary names it
+    again = u("the file core/parse.py again")
+    assert carried([first, again], [again]) == Share(1, 2)
 
 
 def test_the_compacted_samples_compaction_measured_predicted_and_scored() -> None:

@@ -4,13 +4,19 @@ front, and the command, whose every point `simulate` reproduces."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.strategies import OptionError
-from compaction_inspector.core.sweep import Outcome, Point, front, grid, points, summed
+from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.core.sweep import Grid, Outcome, Point, front, grid, points, summed
 from compaction_inspector.sample_sessions import path
 from tests.test_cli import run
 
@@ -41,13 +47,37 @@ def test_a_grid_out_of_shape_says_what_is_wrong(spec: str, error: str) -> None:
 
 
 def test_the_front_is_the_points_none_beats_on_every_count() -> None:
-    def at(compactions: int, cost: int, over: int) -> Outcome:
-        return Outcome(compactions, 0.5, over, 0, Decimal(cost), Decimal(10))
+    def at(compactions: int, cost: int, over: int, kept: int = 1) -> Outcome:
+        return Outcome(compactions, 0.5, over, 0, Decimal(cost), Decimal(10), kept, 2)
 
-    grid_points: list[dict[str, int | float]] = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]
-    swept = summed(grid_points, [[at(5, 9, 0), at(2, 12, 0), at(3, 12, 0), at(1, 8, 1)]])
-    assert [p.on_front for p in swept] == [True, True, False, True]  # x 3 is beaten by x 2
+    swept = summed(
+        Grid("x", (), ({"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}, {"x": 5}), {"current": 0, "default": 0}),
+        [("s", [at(5, 9, 0), at(2, 12, 0), at(3, 12, 0), at(1, 8, 1), at(3, 12, 0, kept=2)])],
+    )
+    # x 3 is beaten by x 2; x 5 only costs and compacts more than x 2, but kept all
+    assert [p.on_front for p in swept] == [True, True, False, True, True]
+    assert [p.retention for p in swept] == [0.5, 0.5, 0.5, 0.5, 1.0]
     assert front([Point({"x": 1})]) != []
+
+
+def test_the_current_setting_and_the_default_are_swept_and_marked() -> None:
+    config = Config().with_options("cline", with_values(Config().options("cline"), {"keep_tokens": 12_345}))
+    swept = Grid.of("cline", "keep.tokens=10000:20000:10000", config)
+    assert swept.values == ({"keep_tokens": 10_000}, {"keep_tokens": 20_000}, {"keep_tokens": 12_345})
+    assert swept.marks == {"current": 2, "default": 1} and swept.marked(1) == ["default"]
+    on_grid = Grid.of("cline", "keep.tokens=10000:20000:10000", Config())  # Cline's tail: 20,000
+    assert len(on_grid.values) == 2 and on_grid.marks == {"current": 1, "default": 1}
+
+
+def test_a_point_names_the_session_whose_figures_its_setting_changes_most() -> None:
+    def at(compactions: int, cost: int) -> Outcome:
+        return Outcome(compactions, 0.5, 0, 0, Decimal(cost), Decimal(10), 0, 0)
+
+    swept = summed(
+        Grid("x", (), ({"x": 1}, {"x": 2}), {"current": 0, "default": 0}),
+        [("a", [at(3, 9), at(4, 9)]), ("b", [at(3, 9), at(6, 5)]), ("c", [at(1, 9), at(1, 9)])],
+    )
+    assert [p.changed_most for p in swept] == [None, (3, Decimal(4), "b")]
 
 
 def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
@@ -61,10 +91,10 @@ def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
     two = run(*args, "--jobs", "2")
     assert one.returncode == two.returncode == 0 and json.loads(one.stdout) == json.loads(two.stdout)
     data = json.loads(one.stdout)
-    assert data["sessions"] >= 3 and [p["settings"] for p in data["points"]] == [
-        {"keep.tool_uses": 1},
-        {"keep.tool_uses": 3},
-        {"keep.tool_uses": 5},
+    assert data["sessions"] >= 3 and [(p["settings"], p["marks"]) for p in data["points"]] == [
+        ({"keep.tool_uses": 1}, []),
+        ({"keep.tool_uses": 3}, []),
+        ({"keep.tool_uses": 5}, ["current", "default"]),
     ]
     sessions = sorted(path().parent.glob("*.jsonl"))
     for point in data["points"]:
@@ -73,6 +103,8 @@ def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
         ]
         assert point["compactions"] == sum(r["totals"]["compactions"] for r in replayed)
         assert point["tokens_removed"] == sum(r["totals"]["tokens_removed"] for r in replayed)
+        over = sum(r["totals"]["rounds_exceeding_window"] for r in replayed)
+        assert point["rounds_over_window"] == over
     assert any(p["on_front"] for p in data["points"])
 
 
@@ -80,7 +112,6 @@ def test_a_sweep_again_reads_no_session_whose_points_are_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from compaction_inspector.core import sweep
-    from compaction_inspector.core.config import Config
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
     asked = points(grid("microcompact", "keep.tool_uses=1:3:2"))
@@ -96,3 +127,36 @@ def test_a_sweep_again_reads_no_session_whose_points_are_kept(
     more = points(grid("microcompact", "keep.tool_uses=1:5:2"))  # one new point: read, the rest kept
     again = sweep.sweep_session(str(path()), "microcompact", more, Config())
     assert isinstance(again, list) and again[:2] == first
+
+
+def test_a_sweep_on_a_local_ray_of_two_workers_gives_the_pools_points(tmp_path: Path) -> None:
+    """`--ray` starts a Ray of `--jobs` workers here and maps the same task over it: the
+    JSON (points, front, marks) is the process pool's, and nothing but JSON is printed."""
+    pytest.importorskip("ray")
+    script = Path(sys.executable).with_name("compaction-inspector")
+    folder = str(path().parent)
+    args = [
+        str(script),
+        "sweep",
+        folder,
+        "--strategy",
+        "cline",
+        "--grid",
+        "keep.tokens=500:2500:1000",
+        "--json",
+    ]
+
+    def swept(cache: str, *more: str) -> dict[str, object]:
+        env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": str(tmp_path / cache)}
+        ran = subprocess.run(
+            [*args, "--jobs", "2", *more], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert ran.returncode == 0, ran.stderr
+        data: dict[str, object] = json.loads(ran.stdout)
+        return data
+
+    pool, ray = swept("pool"), swept("ray", "--ray")
+    skipped = pool["skipped"]
+    found = transcripts_under([folder])
+    assert isinstance(skipped, dict) and pool["sessions"] == len(found) - len(skipped) > 3
+    assert ray == pool
