@@ -179,13 +179,19 @@ class Inspection:
         return Policy(name, contrast(options) if contrast and against == name else options)
 
     def replay(
-        self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1, final: bool = False
+        self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1, ends: bool = False
     ) -> Simulation:
         """The session replayed round by round under `policy`; `every`: keep one point in
-        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`); `final`
-        keeps the last request as sent."""
+        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`); `ends`
+        keeps each segment's last request as sent."""
         return simulate(
-            self.session.messages, policy, self.context, stop, every, segments=self.segments, final=final
+            self.session.messages,
+            policy,
+            self.context,
+            stop,
+            every,
+            segments=self.segments,
+            segment_ends=ends,
         )
 
     @cached_property

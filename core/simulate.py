@@ -188,16 +188,23 @@ class Totals:
 
 
 @dataclass(frozen=True)
+class SegmentEnd:
+    """A segment's last request as a policy sent it, and the messages it was made from."""
+
+    sent: tuple[Message, ...]
+    source: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
 class Simulation:
     policy: Policy
     points: tuple[Point, ...]
     usable_window: int
     totals: Totals
     every: int = 1  # rounds per point
-    # asked for (`final=True`): the last request as the policy sent it, and the messages of
-    # its segment (from the transcript's own last compaction) it was made from
-    final: tuple[Message, ...] | None = None
-    final_source: tuple[Message, ...] = ()
+    # asked for (`segment_ends=True`): each segment's last request (before the transcript's own
+    # compactions, and at the end) as the policy sent it, beside the messages it was made from
+    ends: tuple[SegmentEnd, ...] | None = None
 
     def to_dict(self, streamed: bool = False) -> dict[str, Any]:
         """`streamed`: the points as an iterator, each made when it is read."""
@@ -255,6 +262,7 @@ class _Requests:
         self.valid_until = -1
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
         self.tail = self.length = len(segment)
+        self.asked = 0  # the end of the last request asked
         if policy.strategy is not None:  # asked of every request: looked up once
             declared = policy.declared
             self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
@@ -273,6 +281,7 @@ class _Requests:
         of it, and the counted tokens at its start the request before sent the same (None:
         all of that request)."""
         segment = self.segment
+        self.asked = end
         if self.policy.strategy is None:
             return segment.prefix[end], end, None, None
         if not self.incremental or self.history is not None or end > self.valid_until:
@@ -354,10 +363,14 @@ class _Requests:
         self.last_tokens = outcome.tokens if outcome is not None else tokens
         return tokens, len(request), outcome, self._shared(request, prior, sent)
 
-    def sent(self, end: int) -> tuple[Message, ...]:
-        """The request before messages[end], the last one asked of it, as the policy sent it."""
-        segment = self.segment
+    def ended(self) -> SegmentEnd:
+        """The last request asked of it, as the policy sent it."""
+        segment, end = self.segment, self.asked
         request = segment.messages[:end]
+        return SegmentEnd(self._sent(request, end), request)
+
+    def _sent(self, request: tuple[Message, ...], end: int) -> tuple[Message, ...]:
+        segment = self.segment
         if self.policy.strategy is None:
             return request
         if self.history is not None:
@@ -397,15 +410,15 @@ def simulate(
     every: int = 1,
     incremental: bool = True,
     segments: Segments | None = None,
-    final: bool = False,
+    segment_ends: bool = False,
 ) -> Simulation:
     """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
 
     `every` > 1 evaluates only every that many rounds (and the last), for a chart with
     fewer columns than rounds: each point is exact for an ephemeral policy, while a
     persisted one then compacts only at those points. `segments`, if the caller keeps
-    them for these messages and context, saves making their indexes again. `final` keeps
-    the last request as sent (`Simulation.final`)."""
+    them for these messages and context, saves making their indexes again. `segment_ends`
+    keeps each segment's last request as sent (`Simulation.ends`)."""
     messages = tuple(messages)
     if segments is None or segments.messages != messages or segments.context != context:
         segments = Segments(messages, context)
@@ -422,6 +435,7 @@ def simulate(
     live = 0  # where the transcript's own last compact boundary leaves the context
     done = 0
     segment: _Requests | None = None
+    kept_ends: list[SegmentEnd] | None = [] if segment_ends else None
     uncompacted = 0  # the largest request as the transcript has it (a stored history shrinks the rest)
     for number, end in numbered:
         if cancelled is not None and cancelled():
@@ -442,6 +456,8 @@ def simulate(
                 segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
             )
             live = boundary + 1
+            if kept_ends is not None:
+                kept_ends.append(segment.ended())
             segment = None
             recorded = model.compactions.get(boundary) if model is not None else None
             titles = ("The transcript records a compaction here",)
@@ -505,9 +521,10 @@ def simulate(
         rounds_exceeding_window=sum(p.exceeded for p in points),
         final_tokens=points[-1].tokens_after if points else 0,
     )
-    sent_last = segment.sent(done - live) if final and segment is not None else None
-    source = segment.segment.messages[: done - live] if sent_last is not None and segment is not None else ()
-    return Simulation(policy, tuple(points), context.window.usable, totals, every, sent_last, source)
+    if kept_ends is not None and segment is not None:
+        kept_ends.append(segment.ended())
+    found = tuple(kept_ends) if kept_ends is not None else None
+    return Simulation(policy, tuple(points), context.window.usable, totals, every, found)
 
 
 def compare(

@@ -45,7 +45,7 @@ COLUMNS = {
     "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
 }  # fmt: skip
 PACKAGE = "compaction-inspector"
-SWEEP_VERSION = "2"  # bump when a replay's figures change for the same session and settings
+SWEEP_VERSION = "3"  # bump when a replay's figures change for the same session and settings
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,39 @@ def grid(strategy: str, spec: str) -> list[Axis]:
     return axes
 
 
+def suggested(strategy: str) -> str:
+    """A grid to start from: the first two numeric settings whose default is above 0,
+    from half to one and a half times it, the first in five values and the second in
+    three (whole numbers stay whole; a percent is at most 100; none under its minimum).
+    An empty string when the strategy has no such setting."""
+    declared = lookup(strategy)
+    defaults = declared.default_options()
+    chosen = [
+        (s, value)
+        for s in declared.settings
+        if s.option.kind in NUMERIC
+        and isinstance(value := getattr(defaults, s.name), int | float)
+        and not isinstance(value, bool)
+        and value > 0
+    ][:2]
+    parts = []
+    for (s, default), steps in zip(chosen, (4, 2), strict=False):
+        percent = "percent" in s.key or "percent" in s.option.help
+        top = min(default * 1.5, 100) if percent else default * 1.5
+        try:  # a rule across its settings (hysteresis's target under its thresholds) may refuse it
+            with_values(defaults, {s.name: type(default)(top)})
+        except OptionError:
+            top = default
+        low = max(default / 2, s.option.minimum or 0)
+        if isinstance(default, int):
+            step = max(1, round((top - low) / steps))
+            low = max(int(top) - step * steps, s.option.minimum or 1)  # its last value at most `top`
+            parts.append(f"{s.key}={low}:{low + step * steps}:{step}")
+        else:
+            parts.append(f"{s.key}={low:g}:{top:g}:{(top - low) / steps:g}")
+    return ",".join(parts)
+
+
 Values = dict[str, int | float | None]  # a point: a value per setting, by setting name
 
 
@@ -109,13 +142,19 @@ class Grid:
         """`spec` as `grid` reads it; the marks' points are their options' values of the axes."""
         axes = tuple(grid(strategy, spec))
         found = points(axes)
+        for values in found:  # a point its strategy refuses is named before any session is read
+            try:
+                with_values(config.options(strategy), values)
+            except OptionError as exc:
+                where = ", ".join(f"{a.setting.key} {values[a.setting.name]}" for a in axes)
+                raise OptionError(f"{where}: {exc}") from None
         marks = {}
         declared = lookup(strategy)
         for mark, options in (("current", config.options(strategy)), ("default", declared.default_options())):
-            values: Values = {a.setting.name: getattr(options, a.setting.name) for a in axes}
-            if values not in found:
-                found.append(values)
-            marks[mark] = found.index(values)
+            at: Values = {a.setting.name: getattr(options, a.setting.name) for a in axes}
+            if at not in found:
+                found.append(at)
+            marks[mark] = found.index(at)
         return Grid(declared.name, axes, tuple(found), marks)
 
     def marked(self, n: int) -> list[str]:
@@ -132,7 +171,7 @@ class Outcome:
     tokens_removed: int
     cost: Decimal
     real_cost: Decimal
-    facts_kept: int  # of the facts in what it removed, how many its last request still holds
+    facts_kept: int  # of the facts in what it removed, how many each segment's last request still holds
     facts_total: int
 
     def to_list(self) -> list[Any]:
@@ -163,12 +202,13 @@ def sweep_session(
         real = session_cost(inspection.session).total
         for n, options in enumerate(policies):
             if found[n] is None:
-                replay = inspection.replay(Policy(strategy, options), final=True)
+                replay = inspection.replay(Policy(strategy, options), ends=True)
                 t = replay.totals
-                share = carried(replay.final_source, replay.final or ())
+                shares = [carried(e.source, e.sent) for e in replay.ends or ()]
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,
-                    replay_cost(inspection.session, replay).total, real, share.kept, share.total,
+                    replay_cost(inspection.session, replay).total, real,
+                    sum(s.kept for s in shares), sum(s.total for s in shares),
                 ))  # fmt: skip
         kept.save()
     return [o for o in found if o is not None]
@@ -404,6 +444,16 @@ class Sweep:
 
     def marked(self, mark: str) -> Point:
         return self.points[self.grid.marks[mark]]
+
+    def rows(self) -> list[tuple[int, str, dict[str, str]]]:
+        """Each point as every table shows it, the front first, the cheapest first: its
+        index, its settings (★ on the front) and its cells by column."""
+        points, strategy = self.points, self.grid.strategy
+        order = sorted(range(len(points)), key=lambda n: (not points[n].on_front, points[n].cost, n))
+        return [
+            (n, ("★ " if points[n].on_front else "  ") + points[n].label(strategy), points[n].cells())
+            for n in order
+        ]
 
 
 Progress = Callable[[int, int, float], None]  # sessions done, of, seconds left at the rate so far

@@ -15,11 +15,13 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.text import visible
 from compaction_inspector.tui import messages
 from compaction_inspector.tui.commands import InspectorCommands
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.session import SessionScreen
+from compaction_inspector.tui.screens.sweep import Picked, SweepAsked, SweepScreen
 from compaction_inspector.tui.text import safe
 
 
@@ -86,10 +88,11 @@ class InspectorApp(App[None]):
             return
         self.push_screen(self._session(self.path))
 
-    def _session(self, path: Path) -> SessionScreen:
+    def _session(self, path: Path, strategy: str | None = None) -> SessionScreen:
         return SessionScreen(
             path,
             self.config,
+            strategy=strategy,
             request=self.request,
             follow=self.follow,
             demo=self.demo,
@@ -113,6 +116,32 @@ class InspectorApp(App[None]):
         self.install_screen(self._session(self.path), name)
         self._kept[name] = stamp
         self.switch_screen(name)
+
+    def on_sweep_asked(self, event: SweepAsked) -> None:
+        """The sweep screen over the sessions asked for; the point chosen opens a session."""
+        if not event.paths:
+            self.notify("No session to sweep", timeout=3)
+            return
+        self.push_screen(SweepScreen(event.paths, event.strategy, self.config), self._picked)
+
+    def _picked(self, picked: Picked | None) -> None:
+        """The point applied as the policy (the app's config from now on), and the session
+        it changes most opened afresh under it with its strategy shown."""
+        if picked is None:
+            return
+        options = with_values(self.config.options(picked.strategy), picked.values)
+        self.config = self.config.with_options(picked.strategy, options)
+        self.path = Path(picked.path)
+        name = f"session:{self.path}"
+        self._forget(name)
+        while len(self._kept) >= self.KEPT_SESSIONS:
+            self._forget(next(iter(self._kept)))
+        self.install_screen(self._session(self.path, picked.strategy), name)
+        self._kept[name] = _stamp(self.path)
+        if self.browser is not None:
+            self.switch_screen(name)
+        else:
+            self.push_screen(name)
 
     def _forget(self, name: str) -> None:
         """Let a kept session go (it is not on the stack)."""

@@ -22,7 +22,14 @@ class InspectorCommands(Provider):
             return [
                 (f"Sort sessions by {label}", "Again to reverse the order", partial(screen.sort_by, key))
                 for label, key, _ in screen.columns
-            ] + [("Help: keys", "Every key of the session list", partial(screen.run_action, "help"))]
+            ] + [
+                (
+                    "Sweep these sessions",
+                    "A strategy's settings over the sessions the filter leaves: the trade-off front",
+                    partial(screen.run_action, "sweep"),
+                ),
+                ("Help: keys", "Every key of the session list", partial(screen.run_action, "help")),
+            ]
         out: list[tuple[str, str, Callable[[], object]]] = [
             (
                 f"Strategy: {s.label}",
@@ -50,6 +57,11 @@ class InspectorCommands(Provider):
                 "Compare every strategy on this session",
                 "Each replayed and priced: compactions, pressure, cache re-written, cost against the real",
                 partial(screen.run_action, "compare_strategies"),
+            ),
+            (
+                "Sweep this strategy over the sessions in this folder",
+                "Its settings over a grid, every session replayed: the trade-off front",
+                partial(screen.run_action, "sweep_folder"),
             ),
             (
                 "Export: SVG screenshot and Markdown diff",

@@ -387,15 +387,15 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
     rounds over the window and what it kept), the current setting and the default named.
     A narrow terminal loses the columns that matter least first; piped, nothing is cut."""
     out = out or console()
-    strategy = done.grid.strategy
     stopped = " (stopped: the sessions finished)" if done.stopped else ""
+    strategy = done.grid.strategy
     out.print(safe(f"{strategy} over {counted(done.sessions, 'session')}{stopped}", style="bold"))
     for path, why in done.skipped.items():
         out.print(safe(f"skipped {path}: {why}", style="yellow"))
-    rows = sorted(done.points, key=lambda p: (not p.on_front, p.cost, p.compactions))
-    cells = [p.cells() for p in rows]
+    rows = done.rows()
+    cells = [c for _, _, c in rows]
     columns = list(SWEEP_COLUMNS)
-    labels = [("★ " if p.on_front else "  ") + p.label(strategy) for p in rows]
+    labels = [label for _, label, _ in rows]
     name_width = max(map(len, labels), default=10)
 
     def width(cs: list[str]) -> int:

@@ -76,3 +76,33 @@ def test_session_browser(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> 
         await pilot.pause()
 
     assert snap_compare(browsing, terminal_size=SIZE, run_before=scanned)
+
+
+def test_sweep(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    """Microcompact's tail swept over two sessions from the session's palette."""
+    import asyncio
+
+    from compaction_inspector.tui.screens.sweep import SweepScreen
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("claude_code_compacted.jsonl", "claude_code_session.jsonl"):
+        (project / name).write_bytes(path(name).read_bytes())
+    sweeping = InspectorApp(
+        project / "claude_code_session.jsonl", Config(window=Window(3000, 500), preset=None)
+    )
+
+    async def swept(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.app.screen.run_action("strategy('microcompact')")
+        await settle(pilot)
+        await pilot.app.screen.run_action("sweep_folder")
+        for _ in range(1200):
+            screen = pilot.app.screen
+            if isinstance(screen, SweepScreen) and screen.done is not None:
+                break
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+
+    assert snap_compare(sweeping, terminal_size=SIZE, run_before=swept)

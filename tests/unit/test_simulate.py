@@ -165,15 +165,18 @@ def test_a_replay_counts_its_policy_firing_where_the_agent_itself_compacted() ->
     assert t.where == " (1 at the agent's own)"
 
 
-def test_the_last_request_kept_is_the_one_the_replay_counted() -> None:
-    """`final=True` keeps the last request as sent: its counted tokens are the replay's
-    last figure, whether the policy stores its history or edits each request anew."""
+def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None:
+    """`ends=True` keeps each segment's last request as sent (before the transcript's own
+    compaction, and at the end): its counted tokens are the replay's figure for that
+    request, whether the policy stores its history or edits each request anew."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.strategies import lookup
     from compaction_inspector.core.strategies.registry import with_values
 
     inspection = Inspection.of(load(path()), Config(window=Window(3_000, 500)))
+    messages = inspection.session.messages
+    boundary = next(i for i, m in enumerate(messages) if m.is_compact_boundary)
     for strategy, values, persisted in (
         ("cline", {"trigger_tokens": 2_000, "keep_tokens": 500}, True),
         ("anthropic-context-editing", {"trigger_tokens": 1_500}, False),
@@ -181,13 +184,12 @@ def test_the_last_request_kept_is_the_one_the_replay_counted() -> None:
         ("hysteresis", {}, False),
     ):
         policy = Policy(strategy, with_values(lookup(strategy).default_options(), values))
-        replay = inspection.replay(policy, final=True)
+        replay = inspection.replay(policy, ends=True)
         assert policy.persisted is persisted and replay.totals.compactions > 0, strategy
-        messages = inspection.session.messages
-        start = len(messages) - len(replay.final_source)  # after the transcript's own compaction
-        assert start > 0 and messages[start - 1].is_compact_boundary
-        assert replay.final is not None and replay.final_source == messages[start:]
-        assert replay.final != replay.final_source, strategy
-        meter = inspection.segments.at(start).meter(len(replay.final_source))
-        assert meter.tokens(inspection.context.tokens(replay.final)) == replay.points[-1].tokens_after
-    assert inspection.replay(Policy("cline")).final is None
+        assert replay.ends is not None and len(replay.ends) == 2
+        first, last = replay.ends
+        assert first.source == messages[:boundary] and last.source == messages[boundary + 1 :]
+        assert last.sent != last.source, strategy
+        meter = inspection.segments.at(boundary + 1).meter(len(last.source))
+        assert meter.tokens(inspection.context.tokens(last.sent)) == replay.points[-1].tokens_after
+    assert inspection.replay(Policy("cline")).ends is None

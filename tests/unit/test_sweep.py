@@ -160,3 +160,21 @@ def test_a_sweep_on_a_local_ray_of_two_workers_gives_the_pools_points(tmp_path: 
     found = transcripts_under([folder])
     assert isinstance(skipped, dict) and pool["sessions"] == len(found) - len(skipped) > 3
     assert ray == pool
+
+
+def test_a_grid_point_the_strategy_refuses_is_named_before_any_session_is_read() -> None:
+    """Hysteresis's target must stay under its lowest threshold (75 by default)."""
+    ran = run("sweep", str(path().parent), "--strategy", "hysteresis", "--grid", "target=60:80:10")
+    assert ran.returncode == 2
+    assert "--grid: target 80: thresholds [75, 85, 95] and target 80 must satisfy" in ran.stderr
+
+
+def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
+    from compaction_inspector.core.compare import REPLAYED
+    from compaction_inspector.core.sweep import suggested
+
+    for name in REPLAYED:
+        spec = suggested(name)
+        if spec:
+            assert len(Grid.of(name, spec, Config()).values) >= 3, name
+    assert suggested("hysteresis") == "target=34:70:9,summary_chars=200:600:200"  # its thresholds: 75, …

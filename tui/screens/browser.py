@@ -24,8 +24,10 @@ from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.sessions import Index, Row, find, short_project
+from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.screens.help import HelpScreen
+from compaction_inspector.tui.screens.sweep import SweepAsked
 from compaction_inspector.tui.text import safe
 
 # (label, Row field, width) in the order shown; as the screen narrows, the columns
@@ -71,6 +73,7 @@ class SessionBrowser(Screen[None]):
         Binding("slash", "focus_filter", "Filter", id="browser.filter"),
         Binding("f2", "sort_next", "Sort by next column", id="browser.sort_next"),
         Binding("f3", "sort_reverse", "Reverse the order", id="browser.sort_reverse"),
+        Binding("f4", "sweep", "Sweep these sessions", id="browser.sweep"),
         Binding("q", "app.quit", "Quit", id="browser.quit"),
         Binding("question_mark,f1", "help", "Help", id="help"),
     ]
@@ -259,6 +262,12 @@ class SessionBrowser(Screen[None]):
 
     def action_sort_reverse(self) -> None:
         self.sort_by(self.sort)
+
+    def action_sweep(self) -> None:
+        """A strategy's settings swept over the sessions the filter leaves."""
+        wanted = self.query_one(Input).value
+        paths = [r.path for r in self.rows if _matches(r, wanted) and not r.problem]
+        self.post_message(SweepAsked(paths, DEFAULT))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:

@@ -26,7 +26,7 @@ from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import subagent
+from compaction_inspector.core.sessions import subagent, transcripts_under
 from compaction_inspector.core.strategies import (
     DEFAULT,
     REGISTRY,
@@ -49,6 +49,7 @@ from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
+from compaction_inspector.tui.screens.sweep import SweepAsked
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
@@ -84,10 +85,14 @@ class SessionScreen(TourActions, Screen[None]):
         export_dir: Path = Path("."),
         given: Session | None = None,
         subagent: bool = False,
+        strategy: str | None = None,
     ) -> None:
         """`given`: a session no file holds alone (a sub-agent kept inline in `path`);
-        `subagent`: shown on top of the session that started it (escape returns)."""
+        `subagent`: shown on top of the session that started it (escape returns);
+        `strategy`: the one shown first (default the app's)."""
         super().__init__()
+        if strategy is not None:
+            self.set_reactive(SessionScreen.strategy, strategy)
         self.path, self.request, self.follow, self.demo = path, request, follow, demo
         self.export_dir, self.subagent = export_dir, subagent
         self._config, self._given = config, given
@@ -532,6 +537,11 @@ class SessionScreen(TourActions, Screen[None]):
                 await self.run_action(f"strategy('{name}')")
 
         self.app.push_screen(CompareScreen(self.inspection), chosen)
+
+    def action_sweep_folder(self) -> None:
+        """The strategy shown swept over the sessions in this session's folder."""
+        paths = [str(p) for p in transcripts_under([str(self.path.parent)])]
+        self.post_message(SweepAsked(paths, self.strategy))
 
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]

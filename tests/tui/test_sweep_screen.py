@@ -1,0 +1,132 @@
+"""The sweep screen: F4 on the session list sweeps a strategy's settings over the sessions
+listed, draws the points on real axes, and enter applies the point chosen and opens the
+session it changes most; the session's palette sweeps the sessions in its folder."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Select, Static
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.sessions import CLAUDE_CODE
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.app import InspectorApp
+from compaction_inspector.tui.screens.browser import SessionBrowser
+from compaction_inspector.tui.screens.sweep import SweepScreen
+from compaction_inspector.tui.widgets.front import FrontPlot
+from tests.tui.conftest import SETTLE_S, settle, shown
+
+SMALL = Config(window=Window(3_000, 500), preset=None)  # a window the samples' strategies fill
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "projects" / "-nowhere-flaky"
+    project.mkdir(parents=True)
+    for name in ("claude_code_compacted.jsonl", "claude_code_session.jsonl"):
+        (project / name).write_bytes(path(name).read_bytes())
+    return tmp_path
+
+
+async def swept(pilot: Pilot[None]) -> SweepScreen:
+    """The sweep screen in front, once its sweep is done."""
+    for _ in range(SETTLE_S * 20):
+        screen = pilot.app.screen
+        if isinstance(screen, SweepScreen) and screen.done is not None:
+            await pilot.pause()
+            return screen
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no sweep finished: {pilot.app.screen!r}")
+
+
+def rows(screen: SweepScreen) -> list[list[str]]:
+    table = screen.query_one(DataTable)
+    return [[str(c) for c in table.get_row_at(n)] for n in range(table.row_count)]
+
+
+async def test_f4_sweeps_the_listed_sessions_and_enter_applies_the_point(home: Path) -> None:
+    app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")])
+    async with app.run_test(size=(140, 45)) as pilot:
+        browser = app.screen
+        assert isinstance(browser, SessionBrowser)
+        await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
+        await pilot.press("f4")
+        screen = await swept(pilot)
+        title = str(screen.query_one("#sweep-title", Static).render())
+        assert title == "hysteresis: 15 points over 2 sessions"
+        assert screen.query_one("#sweep-grid", Input).value == "target=34:70:9,summary_chars=200:600:200"
+        table = rows(screen)
+        assert len(table) == 15 and table[0][0].startswith("★ ")
+        assert sum("(current, default)" in r[0] for r in table) == 1
+        plot = str(screen.query_one(FrontPlot).render())
+        assert plot.startswith("rounds over the window") and plot.rstrip().endswith("compactions")
+        assert "◉" in plot  # the row under the cursor
+        await pilot.press("x", "y")
+        plot = str(screen.query_one(FrontPlot).render())
+        assert plot.startswith("kept of what was removed") and plot.rstrip().endswith("cost")
+        screen.query_one(Select).value = "microcompact"  # a strategy whose settings move the samples
+        await pilot.pause()
+        assert screen.done is None  # sweeping again
+        screen = await swept(pilot)
+        assert screen.query_one("#sweep-grid", Input).value == "keep.tool_uses=3:7:1"
+        assert screen.done is not None
+        order = [n for n, _, _ in screen.done.rows()]
+        at = next(k for k, n in enumerate(order) if screen.done.points[n].changed_most is not None)
+        point = screen.done.points[order[at]]
+        assert point.changed_most is not None
+        await pilot.press(*["down"] * at)
+        await pilot.press("enter")
+        await settle(pilot)
+        session = shown(app)
+        assert str(session.path) == point.changed_most[2]
+        assert session.strategy == "microcompact"
+        options = session.config.options("microcompact")
+        assert {k: getattr(options, k) for k in point.values} == point.values
+
+
+async def test_a_grid_the_strategy_refuses_is_named_and_nothing_is_swept(home: Path) -> None:
+    app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")])
+    async with app.run_test(size=(140, 45)) as pilot:
+        browser = app.screen
+        assert isinstance(browser, SessionBrowser)
+        await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
+        await pilot.press("f4")
+        screen = await swept(pilot)
+        box = screen.query_one("#sweep-grid", Input)
+        box.value = "target=60:80:10"
+        box.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        title = str(screen.query_one("#sweep-title", Static).render())
+        assert title.startswith("The grid: target 80: thresholds [75, 85, 95] and target 80 must satisfy")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionBrowser)
+
+
+async def test_the_sessions_palette_sweeps_its_folder_with_the_strategy_shown(home: Path) -> None:
+    session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
+    app = InspectorApp(session_file, SMALL)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await shown(app).run_action("strategy('microcompact')")
+        await settle(pilot)
+        await shown(app).run_action("sweep_folder")
+        screen = await swept(pilot)
+        assert str(screen.query_one("#sweep-title", Static).render()) == (
+            "microcompact: 5 points over 2 sessions"
+        )
+        labels = [r[0] for r in rows(screen)]
+        assert sorted(label[2:] for label in labels) == [
+            "keep.tool_uses 3",
+            "keep.tool_uses 4",
+            "keep.tool_uses 5 (current, default)",
+            "keep.tool_uses 6",
+            "keep.tool_uses 7",
+        ]

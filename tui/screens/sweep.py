@@ -1,0 +1,203 @@
+"""A strategy's settings swept over many sessions (core/sweep.py): the grid run in a
+worker with its progress shown, the points drawn on real axes with the front, the
+current setting and the default marked, and a table of every point. Enter applies the
+chosen point as the policy and opens the session it changes most."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from multiprocessing import resource_tracker
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, ProgressBar, Select, Static
+from textual.worker import get_current_worker
+
+from compaction_inspector.core.compare import REPLAYED
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.strategies import OptionError, lookup
+from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
+from compaction_inspector.core.text import counted
+from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
+
+SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])  # what matters most first: a narrow screen cuts the rest
+NOTE = (
+    "★ the front: no other point has fewer compactions, a lower cost, fewer rounds over the window "
+    "and keeps more of what it removed. C your setting, D the default. x, y: the axes · enter: apply "
+    "the point and open the session it changes most · a new grid, then enter: sweep again · escape: back"
+)
+
+
+@dataclass
+class SweepAsked(Message):
+    """Sweep `strategy` over the sessions at `paths` (from the list or a session's folder)."""
+
+    paths: list[str]
+    strategy: str
+
+
+@dataclass(frozen=True)
+class Picked:
+    """The point chosen: its strategy and values, and the session to open."""
+
+    strategy: str
+    values: Values
+    path: str
+
+
+@dataclass
+class Progressed(Message):
+    done: int
+    of: int
+    left: float
+
+
+@dataclass
+class Swept(Message):
+    done: Sweep
+
+
+class SweepScreen(ModalScreen[Picked | None]):
+    """Dismissed with the point chosen (enter on the table), or None."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Back", id="sweep.close"),
+        Binding("x", "axis('x')", "Next x axis", id="sweep.x_axis"),
+        Binding("y", "axis('y')", "Next y axis", id="sweep.y_axis"),
+    ]
+    strategy: reactive[str] = reactive("", init=False)
+    done: reactive[Sweep | None] = reactive(None)
+    x_axis: reactive[int] = reactive(0)
+    y_axis: reactive[int] = reactive(0)
+    chosen: reactive[int | None] = reactive(None)
+
+    def __init__(self, paths: list[str], strategy: str, config: Config, jobs: int | None = None) -> None:
+        super().__init__()
+        self.paths, self.config = paths, config
+        self.jobs = jobs or os.cpu_count() or 1
+        self.set_reactive(SweepScreen.strategy, lookup(strategy).name if strategy in REPLAYED else "cline")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="sweep"):
+            yield Static(id="sweep-title")
+            with Horizontal(id="sweep-ask"):
+                yield Select(
+                    [(lookup(n).label, n) for n in REPLAYED],
+                    value=self.strategy,
+                    allow_blank=False,
+                    id="sweep-strategy",
+                )
+                yield Input(suggested(self.strategy), placeholder="KEY=FROM:TO:STEP,…", id="sweep-grid")
+            yield ProgressBar(id="sweep-progress", show_eta=False)
+            yield FrontPlot(id="sweep-plot").data_bind(
+                SweepScreen.x_axis, SweepScreen.y_axis, SweepScreen.chosen
+            )
+            yield DataTable(id="sweep-table", cursor_type="row", zebra_stripes=True)
+            yield Static(safe(NOTE), id="sweep-note")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("settings", *SHOWN)
+        # the pool's processes need multiprocessing's tracker, which passes on stderr's file:
+        # the app's stand-in has none, so it is started here with the terminal's own
+        with contextlib.redirect_stderr(sys.__stderr__):
+            resource_tracker.ensure_running()
+        self._start()
+
+    def _start(self) -> None:
+        """The grid in the box swept over the sessions, or what is wrong with it."""
+        try:
+            grid = Grid.of(self.strategy, self.query_one("#sweep-grid", Input).value, self.config)
+        except OptionError as exc:
+            self.query_one("#sweep-title", Static).update(safe(f"The grid: {exc}", "red"))
+            return
+        self.done = None
+        self.query_one(ProgressBar).update(total=max(1, len(self.paths)), progress=0)
+        self.query_one(ProgressBar).display = True
+        self._title(f"Sweeping {counted(len(grid.values), 'point')} of {grid.strategy}…")
+        self._sweep(grid)
+
+    def _title(self, text: str) -> None:
+        where = counted(len(self.paths), "session")
+        self.query_one("#sweep-title", Static).update(safe(f"{text} over {where}"))
+
+    @work(thread=True, exclusive=True, group="sweep", description="sweep settings")
+    def _sweep(self, grid: Grid) -> None:
+        worker = get_current_worker()
+
+        def progress(done: int, of: int, left: float) -> None:
+            self.post_message(Progressed(done, of, left))
+
+        try:
+            done = sweep(
+                self.paths, grid, self.config, self.jobs, None, progress, lambda: worker.is_cancelled
+            )
+        except SummarizerError as exc:
+            self.post_message(Progressed(0, 0, 0))
+            self.app.call_from_thread(self._title, f"stopped: your summarizer failed: {exc}")
+            return
+        if not worker.is_cancelled:
+            self.post_message(Swept(done))
+
+    def on_progressed(self, event: Progressed) -> None:
+        self.query_one(ProgressBar).update(total=max(1, event.of), progress=event.done)
+        if event.of:
+            self._title(f"Swept {event.done:,}/{event.of:,}, about {event.left:,.0f} s left,")
+
+    def on_swept(self, event: Swept) -> None:
+        self.query_one(ProgressBar).display = False
+        done = event.done
+        skipped = f" ({counted(len(done.skipped), 'file')} could not be read)" if done.skipped else ""
+        self._title(f"{done.grid.strategy}: {counted(len(done.points), 'point')}{skipped}")
+        self.done = done
+
+    def watch_done(self, done: Sweep | None) -> None:
+        plot, table = self.query_one(FrontPlot), self.query_one(DataTable)
+        table.clear()
+        plot.points = tuple(done.points) if done is not None else ()
+        if done is None:
+            return
+        for n, label, cells in done.rows():
+            table.add_row(safe(label), *(cells[c] for c in SHOWN), key=str(n))
+        table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.chosen = int(event.row_key.value) if event.row_key.value is not None else None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        done = self.done
+        if done is None or event.row_key.value is None:
+            return
+        point = done.points[int(event.row_key.value)]
+        changed = point.changed_most
+        path = changed[2] if changed is not None else (self.paths[0] if self.paths else None)
+        if path is None:
+            return
+        if changed is None:
+            self.notify("This point changes no session's figures from your setting", timeout=4)
+        self.dismiss(Picked(done.grid.strategy, point.values, path))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.strategy:
+            self.strategy = event.value
+            self.query_one("#sweep-grid", Input).value = suggested(event.value)
+            self._start()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._start()
+
+    def action_axis(self, which: str) -> None:
+        if which == "x":
+            self.x_axis = (self.x_axis + 1) % len(X_AXES)
+        else:
+            self.y_axis = (self.y_axis + 1) % len(Y_AXES)

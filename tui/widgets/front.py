@@ -1,0 +1,98 @@
+"""A sweep's points on real axes: one count against another (`AXES`), each point a
+glyph, the front's ★, the current setting C, the default D, the chosen one ◉."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from compaction_inspector.core.sweep import Point
+from compaction_inspector.tui.text import safe
+
+# an axis: its name, a point's figure on it (None: it has none), the figure as a tick shows it
+Axis = tuple[str, Callable[[Point], float | None], Callable[[float], str]]
+X_AXES: tuple[Axis, ...] = (
+    ("compactions", lambda p: float(p.compactions), lambda v: f"{v:,.0f}"),
+    ("cost", lambda p: float(p.cost), lambda v: f"${v:,.2f}"),
+)
+Y_AXES: tuple[Axis, ...] = (
+    ("rounds over the window", lambda p: float(p.rounds_over), lambda v: f"{v:,.0f}"),
+    ("kept of what was removed", lambda p: p.retention, lambda v: f"{v:.0%}"),
+)
+TICK_WIDTH = 9  # the y ticks' column
+
+
+def glyph(p: Point, chosen: bool) -> tuple[str, str]:
+    """A point's mark and style: the chosen one first, then the current setting, the
+    default, the front, the rest."""
+    if chosen:
+        return "◉", "bold reverse"
+    if "current" in p.marks:
+        return "C", "bold cyan"
+    if "default" in p.marks:
+        return "D", "bold magenta"
+    return ("★", "bold yellow") if p.on_front else ("·", "dim")
+
+
+def plotted(points: Sequence[Point], x: Axis, y: Axis, width: int, height: int, chosen: int | None) -> Text:
+    """The points on a canvas `width` by `height` cells, its ticks the real figures at
+    each end and the middle. Where two fall on one cell, the mark drawn last in
+    `glyph`'s order gives way."""
+    placed = [(n, x[1](p), y[1](p)) for n, p in enumerate(points)]
+    shown = [(n, a, b) for n, a, b in placed if a is not None and b is not None]
+    cols, rows = max(4, width - TICK_WIDTH - 1), max(3, height - 3)
+    if not shown:
+        return safe("No point has figures on these axes.", "dim")
+    xs, ys = [a for _, a, _ in shown], [b for _, _, b in shown]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+
+    def at(value: float, low: float, high: float, cells: int) -> int:
+        """The cell of `value`; every point in the middle where all have the same figure."""
+        return cells // 2 if high == low else round((value - low) / (high - low) * (cells - 1))
+
+    canvas: list[list[tuple[str, str]]] = [[(" ", "")] * cols for _ in range(rows)]
+    rank = {"◉": 5, "C": 4, "D": 3, "★": 2, "·": 1, " ": 0}
+    for n, a, b in shown:
+        col, row = at(a, x0, x1, cols), rows - 1 - at(b, y0, y1, rows)
+        mark = glyph(points[n], n == chosen)
+        if rank[mark[0]] > rank[canvas[row][col][0]]:
+            canvas[row][col] = mark
+    out = Text()
+    out.append(f"{y[0]}\n", style="bold")
+    ticks = {rows - 1 - rows // 2: y0} if y0 == y1 else {0: y1, rows // 2: (y0 + y1) / 2, rows - 1: y0}
+    for r, line in enumerate(canvas):
+        label = y[2](ticks[r]) if r in ticks else ""
+        out.append(f"{label:>{TICK_WIDTH}}│", style="dim")
+        for ch, style in line:
+            out.append(ch, style=style)
+        out.append("\n")
+    out.append(" " * TICK_WIDTH + "└" + "─" * cols + "\n", style="dim")
+    if x0 == x1:
+        middle = x[2](x0)
+        axis = " " * max(0, cols // 2 - len(middle) // 2) + middle
+    else:
+        low, middle, high = x[2](x0), x[2]((x0 + x1) / 2), x[2](x1)
+        gap = max(1, cols - len(low) - len(middle) - len(high))
+        axis = low + " " * (gap // 2) + middle + " " * (gap - gap // 2) + high
+    out.append(" " * (TICK_WIDTH + 1) + axis + f"  {x[0]}", style="dim")
+    return out
+
+
+class FrontPlot(Widget):
+    """The plot of `points`; its axes and the chosen point are reactives the sweep screen binds."""
+
+    points: reactive[tuple[Point, ...]] = reactive(())
+    x_axis: reactive[int] = reactive(0)
+    y_axis: reactive[int] = reactive(0)
+    chosen: reactive[int | None] = reactive(None)
+
+    def render(self) -> Text:
+        if not self.points:
+            return safe("The front is drawn when the sweep is done.", "dim")
+        size = self.content_size
+        return plotted(
+            self.points, X_AXES[self.x_axis], Y_AXES[self.y_axis], size.width, size.height, self.chosen
+        )
