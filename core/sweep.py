@@ -136,6 +136,7 @@ class Grid:
     axes: tuple[Axis, ...]
     values: tuple[Values, ...]
     marks: dict[str, int]  # "current", "default": the index of its point
+    spec: str = ""  # as given: `KEY=FROM:TO:STEP,...`
 
     @staticmethod
     def of(strategy: str, spec: str, config: Config) -> Grid:
@@ -155,7 +156,7 @@ class Grid:
             if at not in found:
                 found.append(at)
             marks[mark] = found.index(at)
-        return Grid(declared.name, axes, tuple(found), marks)
+        return Grid(declared.name, axes, tuple(found), marks, spec)
 
     def marked(self, n: int) -> list[str]:
         return [mark for mark, at in self.marks.items() if at == n]

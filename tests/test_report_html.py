@@ -180,27 +180,33 @@ BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 
 
-@pytest.mark.skipif(
-    not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
-)
-def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> None:
+def offline_chromium() -> Any:
+    """Headless Chromium with the network off: no name resolves, and nothing could be
+    fetched through a proxy either."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    out = tmp_path / "story.html"
-    sample = path("claude_code_compacted.jsonl")
-    assert run_cli(["report", str(sample), "-o", str(out), "--strategy", "all"]).code == 0
     options = webdriver.ChromeOptions()
     options.binary_location = str(BROWSER)
     for flag in (
         "--headless=new",
         "--no-sandbox",
         "--disable-dev-shm-usage",
-        "--host-resolver-rules=MAP * ~NOTFOUND",  # no name resolves: the network is off
-        "--proxy-server=127.0.0.1:9",  # and nothing could be fetched through a proxy either
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=127.0.0.1:9",
     ):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    return webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+
+
+@pytest.mark.skipif(
+    not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
+)
+def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> None:
+    out = tmp_path / "story.html"
+    sample = path("claude_code_compacted.jsonl")
+    assert run_cli(["report", str(sample), "-o", str(out), "--strategy", "all"]).code == 0
+    driver = offline_chromium()
     try:
         driver.get(out.as_uri())
         assert driver.title.startswith("Compaction report:")
@@ -328,3 +334,44 @@ def test_the_comparison_ranks_the_strategies_shown_by_cost() -> None:
     assert sorted(names) == ["cline", "microcompact", "no compaction"]  # PTL retry: no replay
     costs = [float(c) for c in re.findall(r"<td class=n>\$([\d.,]+)</td>", table)]
     assert costs == sorted(costs) and len(costs) == 3
+
+
+@pytest.mark.skipif(
+    not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
+)
+def test_a_sweeps_page_draws_its_front_in_chromium_with_the_network_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "sweep.html"
+    args = ["sweep", str(path().parent), "--strategy", "microcompact", "--grid", "keep.tool_uses=1:5:2"]
+    assert run_cli([*args, "--html", str(out), "--json"]).code == 0
+    swept = json.loads(run_cli([*args, "--json"]).out)
+    again = run_cli([*args, "--html", str(out)])
+    assert again.code == 2 and "exists" in again.err  # never over a file without --force
+    driver = offline_chromium()
+    try:
+        driver.get(out.as_uri())
+        assert driver.title == "Sweep: microcompact"
+        charts = driver.execute_script(
+            "return [...document.querySelectorAll('svg.sweep-chart')].map(s => ["
+            "s.getBoundingClientRect().width, s.querySelectorAll('circle[r=\"4\"]').length,"
+            "s.querySelectorAll('.mark-current').length, s.getAttribute('aria-label')])"
+        )
+        points = len(swept["points"])
+        assert charts == [
+            [520, points, 1, "rounds over the window against compactions"],
+            [520, points, 1, "kept of what was removed against cost (USD)"],
+        ]
+        rows = driver.execute_script(
+            "return [...document.querySelectorAll('#sweep-table tr')].slice(1)"
+            ".map(r => r.cells[0].textContent)"
+        )
+        assert sorted(r[2:] for r in rows) == sorted(
+            " ".join(f"{k} {v}" for k, v in p["settings"].items())
+            + (" (current, default)" if p["marks"] else "")
+            for p in swept["points"]
+        )
+        assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    finally:
+        driver.quit()

@@ -122,7 +122,7 @@ class InspectorApp(App[None]):
         if not event.paths:
             self.notify("No session to sweep", timeout=3)
             return
-        self.push_screen(SweepScreen(event.paths, event.strategy, self.config), self._picked)
+        self.push_screen(SweepScreen(event.paths, event.strategy, self.config, self.export_dir), self._picked)
 
     def _picked(self, picked: Picked | None) -> None:
         """The point applied as the policy (the app's config from now on), and the session

@@ -55,7 +55,8 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.core.sweep import Grid, sweep
+from compaction_inspector.core.sweep import Grid, Sweep, sweep
+from compaction_inspector.core.sweep_report import page
 from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
@@ -304,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the strategy's numeric settings by their compaction.yaml keys, each range inclusive",
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (default the cores)")
+    p.add_argument("--html", metavar="OUT", help="also write the sweep as one self-contained HTML page")
+    p.add_argument("--force", action="store_true", help="let --html replace an existing file")
     p.add_argument(
         "--ray",
         nargs="?",
@@ -712,6 +715,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     if done.stopped:
         say(f"stopped: {done.sessions} of {len(where)} sessions swept", sys.stderr)
+    if args.html:
+        _write_sweep(args, done)
     if args.json:
         _print_json(done.to_dict())
     else:
@@ -719,6 +724,42 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         print_sweep(done)
     return 0
+
+
+def _write_sweep(args: argparse.Namespace, done: Sweep) -> None:
+    """The sweep's HTML page, written atomically and never over a file unless --force."""
+    settings = (
+        "config",
+        "preset",
+        "tokenizer",
+        "context_window",
+        "reserved_output",
+        "pressure",
+        "overhead_tokens",
+    )
+    given = [
+        a
+        for name in settings
+        if getattr(args, name) is not None
+        for a in (f"--{name.replace('_', '-')}", str(getattr(args, name)))
+    ]
+    command = [
+        "compaction-inspector",
+        "sweep",
+        *args.folders,
+        "--strategy",
+        args.strategy,
+        "--grid",
+        args.grid,
+    ]
+    out = Path(args.html)
+    try:
+        write_atomic(out, page(done, [*command, *given]), overwrite=args.force)
+    except FileExistsError as exc:
+        raise UsageError(f"{out} exists: choose another name (--html), or pass --force") from exc
+    except OSError as exc:
+        raise UsageError(str(exc)) from exc
+    say(f"wrote {out}: open it in a browser (it needs no network)", sys.stderr)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -51,7 +51,7 @@ def rows(screen: SweepScreen) -> list[list[str]]:
 
 
 async def test_f4_sweeps_the_listed_sessions_and_enter_applies_the_point(home: Path) -> None:
-    app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")])
+    app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")], export_dir=home)
     async with app.run_test(size=(140, 45)) as pilot:
         browser = app.screen
         assert isinstance(browser, SessionBrowser)
@@ -81,6 +81,10 @@ async def test_f4_sweeps_the_listed_sessions_and_enter_applies_the_point(home: P
         point = screen.done.points[order[at]]
         assert point.changed_most is not None
         await pilot.press(*["down"] * at)
+        await pilot.press("w")  # the sweep as an HTML page, in the export folder
+        await pilot.pause()
+        written = home / "sweep-microcompact.html"
+        assert written.is_file() and 'id="sweep-table"' in written.read_text()
         await pilot.press("enter")
         await settle(pilot)
         session = shown(app)

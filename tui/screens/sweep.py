@@ -10,6 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
+from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
@@ -27,6 +28,7 @@ from compaction_inspector.core.strategies import OptionError, lookup
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
 from compaction_inspector.core.text import counted
+from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
@@ -34,7 +36,8 @@ SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])  # what matters most first: a 
 NOTE = (
     "★ the front: no other point has fewer compactions, a lower cost, fewer rounds over the window "
     "and keeps more of what it removed. C your setting, D the default. x, y: the axes · enter: apply "
-    "the point and open the session it changes most · a new grid, then enter: sweep again · escape: back"
+    "the point and open the session it changes most · w: write it as an HTML page · a new grid, then "
+    "enter: sweep again · escape: back"
 )
 
 
@@ -74,6 +77,7 @@ class SweepScreen(ModalScreen[Picked | None]):
         Binding("escape", "dismiss(None)", "Back", id="sweep.close"),
         Binding("x", "axis('x')", "Next x axis", id="sweep.x_axis"),
         Binding("y", "axis('y')", "Next y axis", id="sweep.y_axis"),
+        Binding("w", "write", "Write it as an HTML page", id="sweep.write"),
     ]
     strategy: reactive[str] = reactive("", init=False)
     done: reactive[Sweep | None] = reactive(None)
@@ -81,9 +85,11 @@ class SweepScreen(ModalScreen[Picked | None]):
     y_axis: reactive[int] = reactive(0)
     chosen: reactive[int | None] = reactive(None)
 
-    def __init__(self, paths: list[str], strategy: str, config: Config, jobs: int | None = None) -> None:
+    def __init__(
+        self, paths: list[str], strategy: str, config: Config, export_dir: Path, jobs: int | None = None
+    ) -> None:
         super().__init__()
-        self.paths, self.config = paths, config
+        self.paths, self.config, self.export_dir = paths, config, export_dir
         self.jobs = jobs or os.cpu_count() or 1
         self.set_reactive(SweepScreen.strategy, lookup(strategy).name if strategy in REPLAYED else "cline")
 
@@ -195,6 +201,12 @@ class SweepScreen(ModalScreen[Picked | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self._start()
+
+    def action_write(self) -> None:
+        if self.done is None:
+            self.notify("The sweep is not done yet", timeout=3)
+            return
+        writing.sweep_page(self, self.done, self.paths, self.export_dir)
 
     def action_axis(self, which: str) -> None:
         if which == "x":

@@ -22,6 +22,8 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
+from compaction_inspector.core.sweep import Sweep
+from compaction_inspector.core.sweep_report import page as sweep_html
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screenshot import offline_svg
 from compaction_inspector.tui.widgets.transcript import TranscriptView
@@ -184,6 +186,24 @@ def _report(screen: Screen[Any], shown: Shown, inspection: Inspection, options: 
     screen.app.call_from_thread(
         screen.notify, f"{out} (open it in a browser)", title="Report written", timeout=8
     )
+
+
+def sweep_page(screen: Screen[Any], done: Sweep, paths: list[str], export_dir: Path) -> None:
+    """A sweep as one HTML page (`sweep --html`), with the command that makes it again,
+    never over an earlier one."""
+    strategy = done.grid.strategy
+    command = ["compaction-inspector", "sweep", *paths, "--strategy", strategy, "--grid", done.grid.spec]
+    text = sweep_html(done, command)
+    if screen.app.is_web:
+        _deliver(screen, f"sweep-{strategy}.html", text)
+        return
+    try:
+        stem = free_stem(export_dir / f"sweep-{strategy}", (".html",))
+        out = write_atomic(stem.with_name(stem.name + ".html"), text, overwrite=False)
+    except (OSError, WriteRefused) as exc:
+        screen.notify(str(exc), title="Sweep not written", severity="error")
+        return
+    screen.notify(f"{out} (open it in a browser)", title="Sweep written", timeout=8)
 
 
 def checkpoint(screen: Screen[Any], shown: Shown) -> None:
