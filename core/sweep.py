@@ -17,7 +17,8 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -302,7 +303,8 @@ class Point:
     compactions: int = 0
     sessions_over: int = 0  # sessions with a round over the window
     rounds_over: int = 0
-    peaks: list[float] = field(default_factory=list)
+    # the sessions' peaks to 0.01 %, by how many reached each: its memory stays flat in the sessions
+    peaks: Counter[float] = field(default_factory=Counter)
     tokens_removed: int = 0
     cost: Decimal = Decimal(0)
     real_cost: Decimal = Decimal(0)
@@ -317,7 +319,7 @@ class Point:
         self.compactions += o.compactions
         self.sessions_over += o.over_window > 0
         self.rounds_over += o.over_window
-        self.peaks.append(o.peak_pressure)
+        self.peaks[round(o.peak_pressure, 4)] += 1
         self.tokens_removed += o.tokens_removed
         self.cost += o.cost
         self.real_cost += o.real_cost
@@ -351,16 +353,25 @@ class Point:
         words = ", ".join(f"{k} {'none' if v is None else v}" for k, v in self.settings(strategy).items())
         return words + (f" ({', '.join(self.marks)})" if self.marks else "")
 
+    def peak(self, share: float) -> float | None:
+        """The sessions' peak pressure at `share` of them (0.5: the median), to 0.01 %."""
+        seen, wanted = 0, share * self.sessions
+        for value in sorted(self.peaks):
+            seen += self.peaks[value]
+            if seen > wanted or seen == self.sessions:
+                return value
+        return None
+
     def cells(self) -> dict[str, str]:
         """Its figures as every table shows them, by column (`COLUMNS`)."""
-        peaks = sorted(self.peaks)
+        median, top = self.peak(0.5), self.peak(1.0)
         kept = self.retention
         return {
             "compactions": f"{self.compactions:,}",
             "over": f"{self.rounds_over:,}",
             "sessions over": f"{self.sessions_over:,}",
-            "peak median": f"{peaks[len(peaks) // 2]:.1%}" if peaks else "—",
-            "peak max": f"{peaks[-1]:.1%}" if peaks else "—",
+            "peak median": "—" if median is None else f"{median:.1%}",
+            "peak max": "—" if top is None else f"{top:.1%}",
             "removed": f"{self.tokens_removed:,}",
             "kept": "—" if kept is None else f"{kept:.0%}",
             "cost": f"${self.cost:,.2f}",
@@ -368,7 +379,6 @@ class Point:
         }
 
     def to_dict(self, strategy: str) -> dict[str, Any]:
-        peaks = sorted(self.peaks)
         retention = self.retention
         return {
             "settings": self.settings(strategy),
@@ -377,10 +387,7 @@ class Point:
             "compactions": self.compactions,
             "sessions_over_window": self.sessions_over,
             "rounds_over_window": self.rounds_over,
-            "peak_pressure": {
-                "median": peaks[len(peaks) // 2] if peaks else None,
-                "max": peaks[-1] if peaks else None,
-            },
+            "peak_pressure": {"median": self.peak(0.5), "max": self.peak(1.0)},
             "tokens_removed": self.tokens_removed,
             "retention": {
                 "kept": self.facts_kept,
@@ -396,7 +403,8 @@ class Point:
 
 
 def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list[Point]:
-    """The points, each summed over the sessions, the front marked (`front`)."""
+    """The points, each summed over the sessions as they come (none is kept), the front
+    marked (`front`)."""
     found = [Point(dict(v), grid.marked(n)) for n, v in enumerate(grid.values)]
     current = grid.marks["current"]
     for path, outcomes in per_session:
@@ -473,36 +481,60 @@ def sweep(
     from the cache, the rest in a pool of `jobs` processes, or on Ray (`ray`: a cluster's
     address, or "local" to start one of `jobs` workers here). Ctrl-C, or `stop` answering
     True, ends it with the sessions finished so far."""
-    work = partial(sweep_session, strategy=grid.strategy, grid_points=grid.values, config=config)
-    done: list[tuple[str, list[Outcome]]] = []
-    skipped: dict[str, str] = {}
-    todo = []
-    for path in paths:  # a re-sweep with nothing changed starts no process at all
-        kept = kept_outcomes(path, grid.strategy, grid.values, config)
-        if kept is None:
-            todo.append(path)
-        else:
-            done.append((path, kept))
-    began, stopped = time.monotonic(), False
-    results = _mapped(work, todo, jobs, ray)
-    try:
-        for n, (path, found) in enumerate(zip(todo, results, strict=False), start=1):
-            if isinstance(found, str):
-                skipped[path] = found
+    run = _Run()
+    found = summed(grid, run.finished(paths, grid, config, jobs, ray, progress, stop))
+    return Sweep(grid, found, run.sessions, run.skipped, run.stopped)
+
+
+@dataclass
+class _Run:
+    """What a sweep met as its sessions finished: how many, which could not be read, and
+    whether it was stopped."""
+
+    sessions: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False
+
+    def finished(
+        self,
+        paths: Sequence[str],
+        grid: Grid,
+        config: Config,
+        jobs: int,
+        ray: str | None,
+        progress: Progress | None,
+        stop: Callable[[], bool] | None,
+    ) -> Iterator[tuple[str, list[Outcome]]]:
+        """Each session's outcomes as it finishes (what a sweep before kept first: a
+        re-sweep with nothing changed starts no process at all), none kept here."""
+        todo = []
+        for path in paths:
+            kept = kept_outcomes(path, grid.strategy, grid.values, config)
+            if kept is None:
+                todo.append(path)
             else:
-                done.append((path, found))
-            if progress is not None:
-                progress(
-                    len(paths) - len(todo) + n, len(paths), (time.monotonic() - began) / n * (len(todo) - n)
-                )
-            if stop is not None and stop():
-                stopped = True
-                break
-    except KeyboardInterrupt:  # what finished is kept and summed
-        stopped = True
-    finally:
-        results.close()
-    return Sweep(grid, summed(grid, done), len(done), skipped, stopped)
+                self.sessions += 1
+                yield path, kept
+        work = partial(sweep_session, strategy=grid.strategy, grid_points=grid.values, config=config)
+        began = time.monotonic()
+        results = _mapped(work, todo, jobs, ray)
+        try:
+            for n, (path, found) in enumerate(zip(todo, results, strict=False), start=1):
+                if isinstance(found, str):
+                    self.skipped[path] = found
+                else:
+                    self.sessions += 1
+                    yield path, found
+                if progress is not None:
+                    left = (time.monotonic() - began) / n * (len(todo) - n)
+                    progress(len(paths) - len(todo) + n, len(paths), left)
+                if stop is not None and stop():
+                    self.stopped = True
+                    break
+        except KeyboardInterrupt:  # what finished is kept and summed
+            self.stopped = True
+        finally:
+            results.close()
 
 
 def _mapped(
