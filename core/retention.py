@@ -157,12 +157,13 @@ def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:
     gone = [m for m in source if m not in as_sent]
     if not gone:
         return Share(0, 0)
-    held = _pairs(gone)
+    held = frozenset().union(*map(_pairs, gone))
     unchanged = set(source)
-    still = _pairs(m for m in sent if m in unchanged)
+    still = frozenset().union(*(_pairs(m) for m in sent if m in unchanged))
     written = "\n".join(m.text for m in sent if m not in unchanged)
     return Share(sum(1 for fact in held if fact in still or fact[1] in written), len(held))
 
 
-def _pairs(messages: Iterable[Message]) -> set[tuple[str, str]]:
-    return {(kind, item) for m in messages for kind, items in _met(m).items() for item in items}
+@lru_cache(maxsize=1 << 16)  # a sweep asks of the same messages at every point
+def _pairs(message: Message) -> frozenset[tuple[str, str]]:
+    return frozenset((kind, item) for kind, items in _met(message).items() for item in items)
