@@ -1,18 +1,27 @@
-"""A sweep's cost against one plain replay of the same sessions:
-`python3 -m benchmarks.sweep [--sessions 40] [--size 1MB] [--jobs 2]`.
+"""A sweep against one plain replay of the same sessions:
+`python3 -m benchmarks.sweep [--sessions 500] [--size 4MB] [--jobs 2] [--strategy cline]
+[--grid ...] [--context-window 200000]`.
 
-Generates a home of N Claude Code sessions (`sample_sessions.generate`, deterministic),
-then measures, each in this process: one no-compaction replay of every session (read,
-counted, replayed: the baseline), the sweep of a grid over them (`--grid`, default 8
-points of Cline's trigger and tail) in a pool of `--jobs`, and the same sweep again,
-its results kept. Prints the three times and the sweep's ratios to the baseline.
-Not part of the test suite.
+Generates a home of N Claude Code sessions (`sample_sessions.generate`, deterministic,
+the session list benchmark's home at its defaults: 500 of 4 MB, about 2 GB), then
+measures, each on counts made afresh:
+- the baseline: one no-compaction replay of every session in this process (read,
+  counted, replayed);
+- the sweep of a 40-point grid over a tenth of the sessions, then over all of them, each
+  a command of its own with `--jobs` spawned processes: its time, and the largest memory
+  any one of its processes held (flat in the sessions when the two are alike);
+- the same sweep again, every point kept: a re-sweep with nothing changed.
+Prints a Markdown table of times and their ratios to the baseline, and the cost per
+session. Not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,51 +31,74 @@ from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
-from tests.test_cli import run
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.sweep", description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=40)
-    parser.add_argument("--size", type=parse_size, default=parse_size("1MB"))
+    parser.add_argument("--sessions", type=int, default=500)
+    parser.add_argument("--size", type=parse_size, default=parse_size("4MB"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--grid", default="trigger.percent=60:90:10,keep.tokens=10000:20000:10000")
+    parser.add_argument("--strategy", default="cline")
+    parser.add_argument("--grid", default="trigger.percent=50:95:5,keep.tokens=10000:40000:10000")
+    parser.add_argument(
+        "--context-window", type=int, default=None, help="the window replayed (default each session's own)"
+    )
     args = parser.parse_args()
+    window = ["--context-window", str(args.context_window)] if args.context_window else []
     with tempfile.TemporaryDirectory() as folder:
-        home = Path(folder) / "sessions"
+        home, tenth = Path(folder) / "sessions", Path(folder) / "tenth"
         home.mkdir()
+        tenth.mkdir()
         for n in range(args.sessions):
             generate(home / f"session-{n}.jsonl", args.size, seed=n + 1)
+            if n < max(1, args.sessions // 10):
+                (tenth / f"session-{n}.jsonl").hardlink_to(home / f"session-{n}.jsonl")
+        total = sum(p.stat().st_size for p in home.iterdir())
+
         os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(Path(folder) / "baseline")
+        config = Config().overridden(context_window=args.context_window) if args.context_window else Config()
         start = time.perf_counter()
-        for path in sorted(home.glob("*.jsonl")):
-            Inspection.of(load(path), Config()).replay(Policy())
+        for p in sorted(home.iterdir()):
+            Inspection.of(load(p), config).replay(Policy())
         baseline = time.perf_counter() - start
-        sweep = [
-            "sweep",
-            str(home),
-            "--strategy",
-            "cline",
-            "--grid",
-            args.grid,
-            "--jobs",
-            str(args.jobs),
-            "--json",
-        ]
-        os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(Path(folder) / "sweep")  # counted afresh too
-        start = time.perf_counter()
-        assert run(*sweep).returncode == 0
-        first = time.perf_counter() - start
-        start = time.perf_counter()
-        assert run(*sweep).returncode == 0
-        again = time.perf_counter() - start
-    mb = args.size / 2**20
-    print(f"{args.sessions} sessions of {mb:.0f} MB, grid {args.grid}, {args.jobs} jobs")
-    print(f"one plain replay of each: {baseline:.1f} s")
+
+        def sweep(where: Path, cache: str) -> tuple[float, float]:
+            """Its time, and the peak memory (MB) of any process run so far."""
+            env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": str(Path(folder) / cache)}
+            command = [sys.executable, "-m", "compaction_inspector.tui.cli", "sweep", str(where),
+                       "--strategy", args.strategy, "--grid", args.grid, "--jobs", str(args.jobs),
+                       *window, "--json"]  # fmt: skip
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+            took = time.perf_counter() - start
+            return took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+        small, small_mb = sweep(tenth, "tenth")
+        first, first_mb = sweep(home, "sweep")
+        again, _ = sweep(home, "sweep")
+    points = _points(args.strategy, args.grid)
+    print(f"{args.sessions} sessions, {total / 1e9:.2f} GB, {args.strategy} over {points} points "
+          f"({args.grid}), {args.jobs} jobs, window {args.context_window or 'each session’s own'}\n")  # fmt: skip
+    print("| run | time | vs one plain replay of each | per session | largest process |")
+    print("| --- | --- | --- | --- | --- |")
+    n_small = max(1, args.sessions // 10)
     print(
-        f"the sweep: {first:.1f} s ({first / baseline:.1f}x), again: {again:.2f} s ({again / baseline:.2f}x)"
+        f"| one plain replay of each (baseline) | {baseline:.1f} s | 1.00x | {baseline / args.sessions * 1e3:.0f} ms | |"
     )
+    print(
+        f"| the sweep, {n_small} sessions | {small:.1f} s | | {small / n_small * 1e3:.0f} ms | {small_mb:.0f} MB |"
+    )
+    print(f"| the sweep, {args.sessions} sessions | {first:.1f} s | {first / baseline:.2f}x | "
+          f"{first / args.sessions * 1e3:.0f} ms | {first_mb:.0f} MB |")  # fmt: skip
+    print(f"| the sweep again, every point kept | {again:.2f} s | {again / baseline:.3f}x | "
+          f"{again / args.sessions * 1e3:.1f} ms | |")  # fmt: skip
     return 0
+
+
+def _points(strategy: str, spec: str) -> int:
+    from compaction_inspector.core.sweep import Grid
+
+    return len(Grid.of(strategy, spec, Config()).values)
 
 
 if __name__ == "__main__":
