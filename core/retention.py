@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
 from typing import Any
 
+from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import Message
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
@@ -99,7 +99,7 @@ def ranked(messages: Iterable[Message]) -> dict[str, list[str]]:
     return {kind: sorted(seen, key=lambda item: -seen[item]) for kind, seen in met.items()}
 
 
-@lru_cache(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
+@per_session(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
 def _met(message: Message) -> dict[str, dict[str, int]]:
     """One message's facts by kind, each with how often it is met, in the order met."""
     met: dict[str, dict[str, int]] = {f.name: {} for f in fields(Retention)}
@@ -164,6 +164,6 @@ def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:
     return Share(sum(1 for fact in held if fact in still or fact[1] in written), len(held))
 
 
-@lru_cache(maxsize=1 << 16)  # a sweep asks of the same messages at every point
+@per_session(maxsize=1 << 16)  # a sweep asks of the same messages at every point
 def _pairs(message: Message) -> frozenset[tuple[str, str]]:
     return frozenset((kind, item) for kind, items in _met(message).items() for item in items)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from operator import itemgetter
 
 from compaction_inspector.core import topic
+from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
 from compaction_inspector.core.retention import ranked
 from compaction_inspector.core.text import one_line
@@ -97,7 +97,7 @@ def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) ->
 
 # Messages hash by identity, so the same volley is read once however often a preflight
 # policy re-runs over it, and once for all the caps it is summarized at.
-@lru_cache(maxsize=8192)
+@per_session(maxsize=8192)
 def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
     """A volley's title and its bullets (label, value), before any cap applies. One walk
     over its blocks: a long session's thousands of volleys are all read at the top tier."""
@@ -185,7 +185,7 @@ def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Me
     return _summarize(tuple([m for m in volley if not m.is_summary_item]), cap, session_id)
 
 
-@lru_cache(maxsize=8192)
+@per_session(maxsize=8192)
 def _summarize(sources: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
     return text_message("user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources)
 
@@ -197,6 +197,6 @@ def shrink(summary: Message, volley: Sequence[Message], cap: int, session_id: st
     return _shrink(summary, tuple(volley), cap, session_id)
 
 
-@lru_cache(maxsize=16384)
+@per_session(maxsize=16384)
 def _shrink(summary: Message, volley: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
     return summary.with_blocks((Block("text", text=_summary_text(volley, cap, session_id)),))

@@ -33,6 +33,7 @@ from compaction_inspector.core.cost import replay_cost, session_cost, signed
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.memo import forget
 from compaction_inspector.core.retention import carried
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
@@ -197,6 +198,7 @@ def sweep_session(
     The one task a sweep maps over its sessions, in a pool or on Ray."""
     kept, policies, found = _looked_up(path, strategy, grid_points, config)
     if None in found:
+        forget()  # what the session before left in the caches goes: a worker's memory stays flat
         try:
             inspection = Inspection.of(load(path), config)
         except LoadError as exc:

@@ -178,3 +178,30 @@ def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
         if spec:
             assert len(Grid.of(name, spec, Config()).values) >= 3, name
     assert suggested("hysteresis") == "target=34:70:9,summary_chars=200:600:200"  # its thresholds: 75, …
+
+
+def test_a_workers_caches_hold_only_the_session_it_is_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caches keyed by messages hold them alive: a worker that swept one session
+    before another holds no more than one that swept only the second."""
+    from compaction_inspector.core import memo, retention, summary
+    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.sweep import sweep_session
+
+    caches = [retention._met, retention._pairs, summary._facts, summary._summarize, summary._shrink]
+
+    def held() -> list[int]:
+        return [getattr(c, "cache_info")().currsize for c in caches]  # noqa: B009
+
+    config = Config(window=Window(3_000, 500), preset=None)
+    asked = Grid.of("cline", "keep.tokens=500:1500:1000", config).values
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "alone"))
+    memo.forget()
+    assert isinstance(sweep_session(str(path()), "cline", asked, config), list)
+    alone = held()
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "after"))
+    memo.forget()
+    assert isinstance(sweep_session(str(path("claude_code_compacted.jsonl")), "cline", asked, config), list)
+    assert isinstance(sweep_session(str(path()), "cline", asked, config), list)
+    assert sum(alone) > 0 and held() == alone

@@ -34,10 +34,8 @@ from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
 SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])  # what matters most first: a narrow screen cuts the rest
 NOTE = (
-    "★ the front: no other point has fewer compactions, a lower cost, fewer rounds over the window "
-    "and keeps more of what it removed. C your setting, D the default. x, y: the axes · enter: apply "
-    "the point and open the session it changes most · w: write it as an HTML page · a new grid, then "
-    "enter: sweep again · escape: back"
+    "★ the front: none beats it on compactions, cost, rounds over and kept · C yours · D the default · "
+    "x, y: the axes · enter: apply it, open the session it changes most · w: an HTML page · escape: back"
 )
 
 
