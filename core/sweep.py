@@ -433,6 +433,15 @@ def front(found: Sequence[Point]) -> list[Point]:
     return [p for p in found if not any(beats(q, p) for q in found if q is not p)]
 
 
+def ticks(low: float, high: float, whole: bool) -> list[float]:
+    """Where an axis from `low` to `high` is ticked: both ends and the middle (a count's
+    middle a whole number), each once."""
+    middle = (low + high) / 2
+    if whole:
+        middle = float(round(middle))
+    return sorted({low, middle, high})
+
+
 @dataclass
 class Sweep:
     """A finished (or stopped) sweep: its grid summed per point over the sessions read."""

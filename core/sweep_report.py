@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from compaction_inspector.core.html_report import STYLE
-from compaction_inspector.core.sweep import COLUMNS, Point, Sweep
+from compaction_inspector.core.sweep import COLUMNS, Point, Sweep, ticks
 from compaction_inspector.core.text import counted, visible
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 520, 300, 64, 40, 14, 40
@@ -62,10 +62,10 @@ def section(done: Sweep) -> str:
         + "window and keeps as much of what it removed (the paths, commands, identifiers, numbers and "
         + "URLs each segment's last request still holds).</p>"
         + '<div id="sweep-charts">'
-        + chart(done.points, strategy, ("compactions", lambda p: p.compactions, "{:,.0f}"),
-                ("rounds over the window", lambda p: p.rounds_over, "{:,.0f}"))
-        + chart(done.points, strategy, ("cost (USD)", lambda p: float(p.cost), "${:,.2f}"),
-                ("kept of what was removed", lambda p: p.retention, "{:.0%}"))
+        + chart(done.points, strategy, ("compactions", lambda p: p.compactions, "{:,.0f}", True),
+                ("rounds over the window", lambda p: p.rounds_over, "{:,.0f}", True))
+        + chart(done.points, strategy, ("cost (USD)", lambda p: float(p.cost), "${:,.2f}", False),
+                ("kept of what was removed", lambda p: p.retention, "{:.0%}", False))
         + "</div>"
         + f'<table id="sweep-table"><tr><th>settings</th>{heads}</tr>{rows}</table>'
         + simulate
@@ -73,7 +73,8 @@ def section(done: Sweep) -> str:
     )  # fmt: skip
 
 
-Axis = tuple[str, Callable[[Point], float | None], str]  # its name, a point's figure, a tick's format
+# its name, a point's figure, a tick's format, whether its figures are whole numbers
+Axis = tuple[str, Callable[[Point], float | None], str, bool]
 
 
 def chart(points: Sequence[Point], strategy: str, x: Axis, y: Axis) -> str:
@@ -99,10 +100,10 @@ def chart(points: Sequence[Point], strategy: str, x: Axis, y: Axis) -> str:
         f'<line x1="{PAD_L}" y1="{PAD_T + h}" x2="{PAD_L + w}" y2="{PAD_T + h}" stroke="#888"/>',
         f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{PAD_T + h}" stroke="#888"/>',
     ]
-    for v in sorted({x0, (x0 + x1) / 2, x1}):
+    for v in ticks(x0, x1, x[3]):
         tick = html.escape(x[2].format(v))
         parts.append(f'<text x="{sx(v):.1f}" y="{PAD_T + h + 14}" text-anchor="middle">{tick}</text>')
-    for v in sorted({y0, (y0 + y1) / 2, y1}):
+    for v in ticks(y0, y1, y[3]):
         tick = html.escape(y[2].format(v))
         parts.append(f'<text x="{PAD_L - 4}" y="{sy(v) + 4:.1f}" text-anchor="end">{tick}</text>')
     parts.append(f'<text x="{PAD_L + w / 2}" y="{H - 6}" text-anchor="middle">{html.escape(x[0])}</text>')

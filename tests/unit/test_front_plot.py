@@ -24,7 +24,7 @@ def test_points_fall_on_their_figures_with_the_ends_and_middle_ticked() -> None:
         "         │                    ",
         "        0│                   C",
         "         └────────────────────",
-        "          0        5        10  compactions",
+        "          0         5       10  compactions",
     ]
 
 
@@ -39,3 +39,9 @@ def test_the_chosen_point_is_drawn_over_the_others_and_one_figure_is_ticked_once
         "         └──────────",
         "               3  compactions",
     ]
+
+
+def test_a_count_axis_is_ticked_at_whole_numbers_only() -> None:
+    """Eight and nine compactions: no middle tick of 8.5 shown as a second 8."""
+    drawn = plotted([point(8, 0), point(9, 0)], X_AXES[0], Y_AXES[0], width=30, height=6, chosen=None)
+    assert drawn.plain.splitlines()[-1] == "          8                  9  compactions"

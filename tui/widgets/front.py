@@ -9,18 +9,19 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from compaction_inspector.core.sweep import Point
+from compaction_inspector.core.sweep import Point, ticks
 from compaction_inspector.tui.text import safe
 
-# an axis: its name, a point's figure on it (None: it has none), the figure as a tick shows it
-Axis = tuple[str, Callable[[Point], float | None], Callable[[float], str]]
+# an axis: its name, a point's figure on it (None: it has none), the figure as a tick
+# shows it, whether its figures are whole numbers
+Axis = tuple[str, Callable[[Point], float | None], Callable[[float], str], bool]
 X_AXES: tuple[Axis, ...] = (
-    ("compactions", lambda p: float(p.compactions), lambda v: f"{v:,.0f}"),
-    ("cost", lambda p: float(p.cost), lambda v: f"${v:,.2f}"),
+    ("compactions", lambda p: float(p.compactions), lambda v: f"{v:,.0f}", True),
+    ("cost", lambda p: float(p.cost), lambda v: f"${v:,.2f}", False),
 )
 Y_AXES: tuple[Axis, ...] = (
-    ("rounds over the window", lambda p: float(p.rounds_over), lambda v: f"{v:,.0f}"),
-    ("kept of what was removed", lambda p: p.retention, lambda v: f"{v:.0%}"),
+    ("rounds over the window", lambda p: float(p.rounds_over), lambda v: f"{v:,.0f}", True),
+    ("kept of what was removed", lambda p: p.retention, lambda v: f"{v:.0%}", False),
 )
 TICK_WIDTH = 9  # the y ticks' column
 
@@ -62,22 +63,21 @@ def plotted(points: Sequence[Point], x: Axis, y: Axis, width: int, height: int, 
             canvas[row][col] = mark
     out = Text()
     out.append(f"{y[0]}\n", style="bold")
-    ticks = {rows - 1 - rows // 2: y0} if y0 == y1 else {0: y1, rows // 2: (y0 + y1) / 2, rows - 1: y0}
+    marked = {rows - 1 - at(v, y0, y1, rows): v for v in ticks(y0, y1, y[3])}
     for r, line in enumerate(canvas):
-        label = y[2](ticks[r]) if r in ticks else ""
+        label = y[2](marked[r]) if r in marked else ""
         out.append(f"{label:>{TICK_WIDTH}}│", style="dim")
         for ch, style in line:
             out.append(ch, style=style)
         out.append("\n")
     out.append(" " * TICK_WIDTH + "└" + "─" * cols + "\n", style="dim")
-    if x0 == x1:
-        middle = x[2](x0)
-        axis = " " * max(0, cols // 2 - len(middle) // 2) + middle
-    else:
-        low, middle, high = x[2](x0), x[2]((x0 + x1) / 2), x[2](x1)
-        gap = max(1, cols - len(low) - len(middle) - len(high))
-        axis = low + " " * (gap // 2) + middle + " " * (gap - gap // 2) + high
-    out.append(" " * (TICK_WIDTH + 1) + axis + f"  {x[0]}", style="dim")
+    axis = [" "] * cols
+    for v in ticks(x0, x1, x[3]):  # each under its cell, kept inside the axis, none over another
+        label, col = x[2](v), at(v, x0, x1, cols)
+        start = min(max(0, col - len(label) // 2), cols - len(label))
+        if start >= 0 and all(c == " " for c in axis[max(0, start - 1) : start + len(label) + 1]):
+            axis[start : start + len(label)] = label
+    out.append(" " * (TICK_WIDTH + 1) + "".join(axis).rstrip() + f"  {x[0]}", style="dim")
     return out
 
 
