@@ -45,6 +45,15 @@ async def swept(pilot: Pilot[None]) -> SweepScreen:
     raise AssertionError(f"no sweep finished: {pilot.app.screen!r}")
 
 
+async def f4(pilot: Pilot[None]) -> SweepScreen:
+    """F4 on the session list, once it is listed: the sweep screen, its sweep done."""
+    browser = pilot.app.screen
+    assert isinstance(browser, SessionBrowser)
+    await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
+    await pilot.press("f4")
+    return await swept(pilot)
+
+
 def rows(screen: SweepScreen) -> list[list[str]]:
     table = screen.query_one(DataTable)
     return [[str(c) for c in table.get_row_at(n)] for n in range(table.row_count)]
@@ -53,11 +62,7 @@ def rows(screen: SweepScreen) -> list[list[str]]:
 async def test_f4_sweeps_the_listed_sessions_and_enter_applies_the_point(home: Path) -> None:
     app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")], export_dir=home)
     async with app.run_test(size=(140, 45)) as pilot:
-        browser = app.screen
-        assert isinstance(browser, SessionBrowser)
-        await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
-        await pilot.press("f4")
-        screen = await swept(pilot)
+        screen = await f4(pilot)
         title = str(screen.query_one("#sweep-title", Static).render())
         assert title == "hysteresis: 15 points over 2 sessions"
         assert screen.query_one("#sweep-grid", Input).value == "target=34:70:9,summary_chars=200:600:200"
@@ -97,11 +102,7 @@ async def test_f4_sweeps_the_listed_sessions_and_enter_applies_the_point(home: P
 async def test_a_grid_the_strategy_refuses_is_named_and_nothing_is_swept(home: Path) -> None:
     app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")])
     async with app.run_test(size=(140, 45)) as pilot:
-        browser = app.screen
-        assert isinstance(browser, SessionBrowser)
-        await asyncio.wait_for(browser.scanned.wait(), SETTLE_S)
-        await pilot.press("f4")
-        screen = await swept(pilot)
+        screen = await f4(pilot)
         box = screen.query_one("#sweep-grid", Input)
         box.value = "target=60:80:10"
         box.focus()

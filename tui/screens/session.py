@@ -26,7 +26,7 @@ from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import subagent, transcripts_under
+from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.strategies import (
     DEFAULT,
     REGISTRY,
@@ -47,9 +47,8 @@ from compaction_inspector.tui.listing_cache import Source
 from compaction_inspector.tui.replays import NO_COMPACTION
 from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
-from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
-from compaction_inspector.tui.screens.sweep import SweepAsked
+from compaction_inspector.tui.screens.weighing import Weighing
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
@@ -62,7 +61,7 @@ COMPARE_CYCLE = ("none", NO_COMPACTION, *REPLAYED)
 OWN = "own"  # the mode that steps through the transcript's own compactions
 
 
-class SessionScreen(TourActions, Screen[None]):
+class SessionScreen(TourActions, Weighing, Screen[None]):
     BINDINGS = SESSION_KEYS
 
     inspection: var[Inspection | None] = var(None, always_update=True)
@@ -524,24 +523,6 @@ class SessionScreen(TourActions, Screen[None]):
         self.toggle_class("-side")
         if self.split:  # a side-by-side diff may no longer fit once the panel is back
             self.set_timer(0.1, self._unsplit_if_narrow)
-
-    def action_compare_strategies(self) -> None:
-        """Every strategy replayed and priced on this session, a row each; the one chosen
-        is shown."""
-        if self.inspection is None:
-            self.notify("Still reading the session", timeout=2)
-            return
-
-        async def chosen(name: str | None) -> None:
-            if name is not None:
-                await self.run_action(f"strategy('{name}')")
-
-        self.app.push_screen(CompareScreen(self.inspection), chosen)
-
-    def action_sweep_folder(self) -> None:
-        """The strategy shown swept over the sessions in this session's folder."""
-        paths = [str(p) for p in transcripts_under([str(self.path.parent)])]
-        self.post_message(SweepAsked(paths, self.strategy))
 
     def action_cycle_compare(self) -> None:
         self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]

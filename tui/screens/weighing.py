@@ -1,0 +1,50 @@
+"""What a session screen opens to weigh strategies against each other: every strategy
+on this session (`C`), and the strategy shown swept over the sessions in its folder
+(the palette). Mixed into the screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from textual.app import App
+from textual.message import Message
+
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.sessions import transcripts_under
+from compaction_inspector.tui.screens.compare import CompareScreen
+from compaction_inspector.tui.screens.sweep import SweepAsked
+
+
+class Host(Protocol):
+    """The screen these actions act on."""
+
+    inspection: Inspection | None
+    strategy: str
+    path: Path
+
+    @property
+    def app(self) -> App[Any]: ...
+    def notify(self, message: str, *, timeout: float | None = None) -> None: ...
+    async def run_action(self, action: str) -> None: ...
+    def post_message(self, message: Message) -> bool: ...
+
+
+class Weighing:
+    def action_compare_strategies(self: Host) -> None:
+        """Every strategy replayed and priced on this session, a row each; the one chosen
+        is shown."""
+        if self.inspection is None:
+            self.notify("Still reading the session", timeout=2)
+            return
+
+        async def chosen(name: str | None) -> None:
+            if name is not None:
+                await self.run_action(f"strategy('{name}')")
+
+        self.app.push_screen(CompareScreen(self.inspection), chosen)
+
+    def action_sweep_folder(self: Host) -> None:
+        """The strategy shown swept over the sessions in this session's folder."""
+        paths = [str(p) for p in transcripts_under([str(self.path.parent)])]
+        self.post_message(SweepAsked(paths, self.strategy))
