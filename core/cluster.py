@@ -28,9 +28,9 @@ def mapped(work: Callable[[str], T], paths: list[str], jobs: int, address: str) 
         raise ClusterError("--ray needs Ray: pip install 'compaction-inspector[ray]'") from None
     started = not ray.is_initialized()
     if started:
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local cluster of our own needs no token
         try:
             if address == LOCAL:
+                os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a Ray of our own needs no token
                 ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)

@@ -138,10 +138,7 @@ class InspectorApp(App[None]):
             self._forget(next(iter(self._kept)))
         self.install_screen(self._session(self.path, picked.strategy), name)
         self._kept[name] = _stamp(self.path)
-        if self.browser is not None:
-            self.switch_screen(name)
-        else:
-            self.push_screen(name)
+        self.switch_screen(name)
 
     def _forget(self, name: str) -> None:
         """Let a kept session go (it is not on the stack)."""

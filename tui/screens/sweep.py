@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.strategies import OptionError, lookup
+from compaction_inspector.core.strategies import DEFAULT, OptionError, lookup
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
 from compaction_inspector.core.text import counted
@@ -89,7 +89,7 @@ class SweepScreen(ModalScreen[Picked | None]):
         super().__init__()
         self.paths, self.config, self.export_dir = paths, config, export_dir
         self.jobs = jobs or os.cpu_count() or 1
-        self.set_reactive(SweepScreen.strategy, lookup(strategy).name if strategy in REPLAYED else "cline")
+        self.set_reactive(SweepScreen.strategy, lookup(strategy if strategy in REPLAYED else DEFAULT).name)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sweep"):
