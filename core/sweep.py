@@ -43,7 +43,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 NUMERIC = ("int", "int?", "number?")
 # a table's columns (`Point.cells`), each with the rank at which a narrow one drops it (0: never)
 COLUMNS = {
-    "compactions": 0, "over": 0, "sessions over": 5, "peak median": 3, "peak max": 4,
+    "compactions": 0, "a session": 3, "over": 0, "sessions over": 5, "peak median": 3, "peak max": 4,
     "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
 }  # fmt: skip
 PACKAGE = "compaction-inspector"
@@ -332,6 +332,11 @@ class Point:
             self.changed_most = change
 
     @property
+    def per_session(self) -> float:
+        """Its compactions a session, on average."""
+        return self.compactions / self.sessions if self.sessions else 0.0
+
+    @property
     def retention(self) -> float | None:
         """The share of the facts in what it removed that the sessions' last requests still hold."""
         return self.facts_kept / self.facts_total if self.facts_total else None
@@ -370,6 +375,7 @@ class Point:
         kept = self.retention
         return {
             "compactions": f"{self.compactions:,}",
+            "a session": f"{self.per_session:.1f}",
             "over": f"{self.rounds_over:,}",
             "sessions over": f"{self.sessions_over:,}",
             "peak median": "—" if median is None else f"{median:.1%}",
@@ -387,6 +393,7 @@ class Point:
             "marks": self.marks,
             "sessions": self.sessions,
             "compactions": self.compactions,
+            "compactions_per_session": round(self.per_session, 4),
             "sessions_over_window": self.sessions_over,
             "rounds_over_window": self.rounds_over,
             "peak_pressure": {"median": self.peak(0.5), "max": self.peak(1.0)},

@@ -105,6 +105,7 @@ def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
         assert point["tokens_removed"] == sum(r["totals"]["tokens_removed"] for r in replayed)
         over = sum(r["totals"]["rounds_exceeding_window"] for r in replayed)
         assert point["rounds_over_window"] == over
+        assert point["compactions_per_session"] == round(point["compactions"] / point["sessions"], 4)
     assert any(p["on_front"] for p in data["points"])
 
 
