@@ -60,7 +60,9 @@ def section(done: Sweep) -> str:
         + f'<p class="note">Every session replayed at every point of the grid.{stopped} A point is on the '
         + "front (★, red) when no other has fewer compactions, a lower cost, fewer rounds over the usable "
         + "window and keeps as much of what it removed (the paths, commands, identifiers, numbers and "
-        + "URLs each segment's last request still holds).</p>"
+        + "URLs each segment's last request still holds). Cost: each replay priced on the session's own "
+        + "requests, an estimate (what a request shares with the one before read from the cache, up to what "
+        + "the real one read; the rest written as the real one wrote).</p>"
         + '<div id="sweep-charts">'
         + chart(done.points, strategy, ("compactions", lambda p: p.compactions, "{:,.0f}", True),
                 ("rounds over the window", lambda p: p.rounds_over, "{:,.0f}", True))

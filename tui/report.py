@@ -417,7 +417,8 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
         safe(
             "over: rounds over the usable window, summed; kept: of the facts (paths, commands, "
             "identifiers, numbers, URLs) in what it removed, the share each session's last request "
-            "still holds; vs real: its replayed cost less what the sessions really cost.",
+            "still holds; cost: each replay priced on the session's own requests, an estimate "
+            "(docs/cost.md); vs real: that less what the sessions really cost.",
             style="dim",
         )
     )

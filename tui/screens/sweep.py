@@ -34,6 +34,7 @@ from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
 SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])  # what matters most first: a narrow screen cuts the rest
 NOTE = (
+    "cost: each replay priced on the session's own requests, an estimate (docs/cost.md) · "
     "★ the front: none beats it on compactions, cost, rounds over and kept · C yours · D the default · "
     "x, y: the axes · enter: apply it, open the session it changes most · w: an HTML page · escape: back"
 )
