@@ -42,6 +42,7 @@ def signed(change: Decimal | None) -> str:
     return "±0.00" if abs(change) < Decimal("0.005") else f"{change:+,.2f}"
 
 
+@cache  # every replay's cost names it; the installed table does not change while we run
 def source() -> str:
     """Where the prices come from, to name beside every cost."""
     return f"genai-prices {version('genai-prices')}, its bundled table"

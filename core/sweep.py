@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import partial
+from functools import cache, partial
 from importlib.metadata import version
 from multiprocessing import get_context
 from pathlib import Path
@@ -255,8 +255,7 @@ class _Kept:
         if root is None:
             return _Kept(None, {})
         identity = [str(Path(path).resolve()), st.st_size, st.st_mtime_ns]
-        made_by = [version(PACKAGE), LOADER_VERSION, SWEEP_VERSION]
-        fingerprint = json.dumps([*identity, strategy, _config_key(config), *made_by])
+        fingerprint = json.dumps([*identity, strategy, _config_key(config), *_made_by()])
         file = root / "sweeps" / (hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest() + ".json")
         try:
             data = json.loads(file.read_text())
@@ -280,6 +279,11 @@ class _Kept:
         data = {k: o.to_list() for k, o in self.outcomes.items()}
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs a replay next time
             write_atomic(self.file, json.dumps(data))
+
+
+@cache  # asked of every session of a sweep; the installed program does not change while it runs
+def _made_by() -> tuple[str, str, str]:
+    return version(PACKAGE), LOADER_VERSION, SWEEP_VERSION
 
 
 def _policy_key(options: Any) -> str:
@@ -468,9 +472,6 @@ class Sweep:
             "skipped": self.skipped,
             "points": [p.to_dict(strategy) for p in self.points],
         }
-
-    def marked(self, mark: str) -> Point:
-        return self.points[self.grid.marks[mark]]
 
     def rows(self) -> list[tuple[int, str, dict[str, str]]]:
         """Each point as every table shows it, the front first, the cheapest first: its
