@@ -352,14 +352,13 @@ class _Requests:
                 self.previous = self.plan(segment, end, self.options, None)
         self.done = end
         outcome, sent = None, None
-        if self._fires(tokens, end, len(request)):
-            result = policy.apply(request, context.at(segment.meter(end)))
-            if _changed(result, request):
-                assert result.messages is not None
-                outcome, sent = Outcome.of(result, context), result.messages
-                if policy.persisted:
-                    self.history = list(result.messages)
-                    self.history_tokens = outcome.tokens
+        result = self._edited(request, tokens, end)
+        if result is not None:
+            assert result.messages is not None
+            outcome, sent = Outcome.of(result, context), result.messages
+            if policy.persisted:
+                self.history = list(result.messages)
+                self.history_tokens = outcome.tokens
         self.last_tokens = outcome.tokens if outcome is not None else tokens
         return tokens, len(request), outcome, self._shared(request, prior, sent)
 
@@ -377,10 +376,16 @@ class _Requests:
             return tuple(self.history)
         if self.persisted:
             return self.stored.history(segment, end) if self.stored is not None else request
-        if not self._fires(segment.prefix[end], end, end):
-            return request
-        result = self.policy.apply(request, segment.context.at(segment.meter(end)))
-        return result.messages if result.messages is not None and _changed(result, request) else request
+        result = self._edited(request, segment.prefix[end], end)  # edited anew: edited again
+        return result.messages if result is not None and result.messages is not None else request
+
+    def _edited(self, request: Sequence[Message], tokens: int, end: int) -> CompactionResult[Stats] | None:
+        """The policy's run on `request` (`tokens` counted, before messages[end]) when it
+        changes it; None when it does not fire or changes nothing."""
+        if not self._fires(tokens, end, len(request)):
+            return None
+        result = self.policy.apply(request, self.segment.context.at(self.segment.meter(end)))
+        return result if _changed(result, request) else None
 
     def _shared(self, request: Sequence[Message], prior: int, sent: tuple[Message, ...] | None) -> int | None:
         """`Point.shared` of a request `run` made (`sent`: as it edited it, None: as it
