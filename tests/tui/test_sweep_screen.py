@@ -135,3 +135,37 @@ async def test_the_sessions_palette_sweeps_its_folder_with_the_strategy_shown(ho
             "keep.tool_uses 6",
             "keep.tool_uses 7",
         ]
+
+
+async def test_a_summarizer_that_fails_stops_the_sweep_and_says_why(home: Path) -> None:
+    from dataclasses import replace
+
+    from textual.widgets import ProgressBar
+
+    from compaction_inspector.core.summarizer import Command
+
+    session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
+    failing = replace(SMALL, summarizer=Command(str(home / "no-such-summarizer")))
+    app = InspectorApp(session_file, failing)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await shown(app).run_action("strategy('cline')")
+        await settle(pilot)
+        await shown(app).run_action("sweep_folder")
+        screen = await swept(pilot)  # its suggested triggers never fire on the samples: nothing summarized
+        box = screen.query_one("#sweep-grid", Input)
+        box.value = "trigger.tokens=1500:2500:1000,keep.tokens=500:500:1"  # these do
+        box.focus()
+        await pilot.press("enter")
+        for _ in range(SETTLE_S * 20):
+            title = (
+                str(screen.query_one("#sweep-title", Static).render())
+                if isinstance(screen, SweepScreen)
+                else ""
+            )
+            if title.startswith("Stopped"):
+                break
+            await asyncio.sleep(0.05)
+        assert isinstance(screen, SweepScreen) and screen.done is None
+        assert title.startswith("Stopped: your summarizer failed: ") and "no-such-summarizer" in title
+        assert not screen.query_one(ProgressBar).display

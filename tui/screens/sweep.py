@@ -69,6 +69,13 @@ class Swept(Message):
     done: Sweep
 
 
+@dataclass
+class Failed(Message):
+    """The sweep stopped: why."""
+
+    reason: str
+
+
 class SweepScreen(ModalScreen[Picked | None]):
     """Dismissed with the point chosen (enter on the table), or None."""
 
@@ -147,16 +154,18 @@ class SweepScreen(ModalScreen[Picked | None]):
                 self.paths, grid, self.config, self.jobs, None, progress, lambda: worker.is_cancelled
             )
         except SummarizerError as exc:
-            self.post_message(Progressed(0, 0, 0))
-            self.app.call_from_thread(self._title, f"stopped: your summarizer failed: {exc}")
+            self.post_message(Failed(f"Stopped: your summarizer failed: {exc}"))
             return
         if not worker.is_cancelled:
             self.post_message(Swept(done))
 
     def on_progressed(self, event: Progressed) -> None:
         self.query_one(ProgressBar).update(total=max(1, event.of), progress=event.done)
-        if event.of:
-            self._title(f"Swept {event.done:,}/{event.of:,}, about {event.left:,.0f} s left,")
+        self._title(f"Swept {event.done:,}/{event.of:,}, about {event.left:,.0f} s left,")
+
+    def on_failed(self, event: Failed) -> None:
+        self.query_one(ProgressBar).display = False
+        self.query_one("#sweep-title", Static).update(safe(event.reason, "red"))
 
     def on_swept(self, event: Swept) -> None:
         self.query_one(ProgressBar).display = False
