@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -666,14 +666,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     inspection = _inspect(args)
     out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
     options = ReportOptions(args.strategy, args.compare, args.redact, args.max_chars)
+    _write_page(out, pieces(inspection, options), args.force, "-o", protect=args.file)
+    return 0
+
+
+def _write_page(
+    out: Path, text: str | Iterable[str], force: bool, flag: str, protect: str | None = None
+) -> None:
+    """An HTML page written atomically, never over a file unless --force (nor over
+    `protect`, the transcript); what was written is said on stderr."""
     try:
-        write_atomic(out, pieces(inspection, options), protect=args.file, overwrite=args.force)
+        write_atomic(out, text, protect=protect, overwrite=force)
     except FileExistsError as exc:
-        raise UsageError(f"{out} exists: choose another name (-o), or pass --force") from exc
+        raise UsageError(f"{out} exists: choose another name ({flag}), or pass --force") from exc
     except OSError as exc:
         raise UsageError(str(exc)) from exc
     say(f"wrote {out}: open it in a browser (it needs no network)")
-    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -752,14 +760,7 @@ def _write_sweep(args: argparse.Namespace, done: Sweep) -> None:
         "--grid",
         args.grid,
     ]
-    out = Path(args.html)
-    try:
-        write_atomic(out, page(done, [*command, *given]), overwrite=args.force)
-    except FileExistsError as exc:
-        raise UsageError(f"{out} exists: choose another name (--html), or pass --force") from exc
-    except OSError as exc:
-        raise UsageError(str(exc)) from exc
-    say(f"wrote {out}: open it in a browser (it needs no network)", sys.stderr)
+    _write_page(Path(args.html), page(done, [*command, *given]), args.force, "--html")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
