@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -42,10 +43,7 @@ def mapped(work: Callable[[str], T], paths: list[str], jobs: int, address: str) 
         shared = ray.put(work)  # sent to the object store once, not with every task
         room = max(2, 2 * int(ray.cluster_resources().get("CPU", jobs)))  # type: ignore[no-untyped-call]
         waiting = iter(paths)
-        for path in waiting:
-            flight.append(task.remote(shared, path))
-            if len(flight) >= room:
-                break
+        flight.extend(task.remote(shared, path) for path in islice(waiting, room))
         while flight:
             result = ray.get(flight.popleft())
             next_path = next(waiting, None)
