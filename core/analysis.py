@@ -9,11 +9,12 @@ from typing import Any
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
-from compaction_inspector.core.cost import Cost, session_cost
+from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
 from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, reported_usage
 
 
@@ -36,8 +37,9 @@ class Analysis:
 
     @cached_property
     def cost(self) -> Cost:
-        """What the session's responses cost, priced from their reported usage."""
-        return session_cost(self.session)
+        """What the session's responses cost, priced from their reported usage: the main
+        chain, and apart, the sub-agents it ran."""
+        return whole_cost(self.session)
 
     @property
     def count_now(self) -> Count | None:

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compaction_inspector.core.cost import Cost, replay_cost, session_cost
+from compaction_inspector.core.cost import Cost, replay_cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
 
@@ -25,7 +26,7 @@ SORTS: dict[str, Callable[[Row], Any]] = {
     "over": lambda r: r.rounds_over,
     "removed": lambda r: r.tokens_removed,
     "rewritten": lambda r: r.cost.rewritten,
-    "cost": lambda r: r.cost.total,
+    "cost": lambda r: r.cost.total if r.cost.priced else None,
     "kept": lambda r: r.kept,
 }
 
@@ -103,7 +104,7 @@ def compare(
 ) -> Comparison:
     """No compaction, then each of `strategies`, on the inspection's session; `progress`
     is told (done, of, name) before each; `stop` cancels it (raises `Cancelled`)."""
-    session, real = inspection.session, session_cost(inspection.session)
+    session, real = inspection.session, whole_cost(inspection.session)
     rows = []
     every = [BASELINE, *strategies]
     for done, name in enumerate(every):
@@ -127,7 +128,7 @@ def compare(
                 rounds_over=t.rounds_exceeding_window,
                 tokens_removed=t.tokens_removed,
                 cost=cost,
-                cost_change=cost.total - real.total if cost.responses and real.responses else None,
+                cost_change=cost.total - real.total if cost.priced and real.priced else None,
                 retention=_kept(inspection, name) if strategy is not None else None,
             )
         )

@@ -11,6 +11,8 @@ guessed. The table is imported only when a cost is asked for.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache
@@ -59,38 +61,123 @@ class Cost:
     source: str = ""
     unreported: int = 0  # a replay's requests the transcript reports no usage for: not priced
     rewritten: int = 0  # a replay's: tokens the real requests read from the cache that it wrote again
+    # A session's sub-agents (its inline sidechain and the transcripts of their own it
+    # names), priced apart: a replay replays the main chain only, so it compares with that.
+    subagents: Cost | None = None
+    unread: tuple[str, ...] = ()  # sub-agent transcripts the session names that could not be read
 
     @property
     def total(self) -> Decimal:
+        """The main chain's cost (a replay's, or the session's without its sub-agents)."""
         return sum(self.parts.values(), Decimal(0))
 
+    def plus(self, other: Cost) -> Cost:
+        """Two chains' costs together (sub-agents')."""
+        unpriced = dict(self.unpriced)
+        for model, n in other.unpriced.items():
+            unpriced[model] = unpriced.get(model, 0) + n
+        parts = {name: value + other.parts.get(name, Decimal(0)) for name, value in self.parts.items()}
+        return dataclasses.replace(
+            self, parts=parts, responses=self.responses + other.responses, unpriced=unpriced
+        )
+
+    @property
+    def priced(self) -> bool:
+        """Whether any response was priced: else the cost is unknown, never $0.00."""
+        return self.responses > 0
+
+    @property
+    def whole(self) -> Decimal:
+        """The main chain and its sub-agents."""
+        return self.total + (self.subagents.total if self.subagents is not None else Decimal(0))
+
+    @property
+    def has_subagents(self) -> bool:
+        sub = self.subagents
+        return sub is not None and bool(sub.responses or sub.unpriced)
+
+    def usd(self, whole: bool = False) -> str:
+        """ "$14.00", or "not priced" where no response was (a model the table lacks)."""
+        if not (self.priced or (whole and self.has_subagents and self.subagents and self.subagents.priced)):
+            return "not priced"
+        return f"${(self.whole if whole else self.total):,.2f}"
+
+    def unpriced_line(self) -> str:
+        """The models the table lacks, sub-agents' included, with their responses ("" if none)."""
+        models = dict(self.unpriced)
+        for model, n in (self.subagents.unpriced if self.subagents is not None else {}).items():
+            models[model] = models.get(model, 0) + n
+        return _unpriced(models)
+
     def line(self) -> str:
-        """ "$14.00 (cache read $9.12 · … · output $1.02) over 146 responses, …"."""
+        """ "$14.00 (cache read $9.12 · … · output $1.02) over 146 responses, …"; a session
+        with sub-agents says its main chain, its sub-agents and both in all."""
         shown = " · ".join(f"{name} ${value:,.2f}" for name, value in self.parts.items() if value)
-        told = f"${self.total:,.2f} ({shown}) over {self.responses:,} responses"
-        missing = ", ".join(f"{model or 'no model named'} ({n:,})" for model, n in self.unpriced.items())
+        told = (
+            f"{self.usd()} ({shown}) over {counted(self.responses, 'response')}"
+            if self.priced
+            else self.usd()
+        )
+        missing = _unpriced(self.unpriced)
         if self.unreported:
             missing += (
                 ", " if missing else ""
             ) + f"{counted(self.unreported, 'request')} with no usage reported"
-        return told + (f"; not priced: {missing}" if missing else "") + f" · prices: {self.source}"
+        if missing:
+            told += f": {missing}" if not self.priced else f"; not priced: {missing}"
+        sub = self.subagents
+        if sub is not None and self.has_subagents:
+            told = (
+                f"main chain {told}; sub-agents {sub.usd()} over {counted(sub.responses, 'response')}"
+                + (f" (not priced: {_unpriced(sub.unpriced)})" if sub.unpriced else "")
+                + f"; in all {self.usd(whole=True)}"
+            )
+        if self.unread:
+            told += f"; {counted(len(self.unread), 'sub-agent transcript')} named but not read"
+        return told + f" · prices: {self.source}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "total_usd": str(self.total.quantize(Decimal("0.000001"))),
-            "parts_usd": {
-                name.replace(" ", "_"): str(v.quantize(Decimal("0.000001"))) for name, v in self.parts.items()
-            },
+        """`total_usd` is null where nothing was priced (never "0")."""
+        out: dict[str, Any] = {
+            "total_usd": _usd(self.total) if self.priced else None,
+            "parts_usd": {name.replace(" ", "_"): _usd(v) for name, v in self.parts.items()},
             "responses": self.responses,
             "unpriced": self.unpriced,
             "unreported_requests": self.unreported,
             "cache_rewritten_tokens": self.rewritten,
             "source": self.source,
         }
+        if self.subagents is not None:
+            out["subagents"] = self.subagents.to_dict()
+            out["with_subagents_usd"] = _usd(self.whole) if self.priced or self.subagents.priced else None
+            out["subagent_transcripts_unread"] = list(self.unread)
+        return out
 
 
-def session_cost(session: Session) -> Cost:
-    """What the session's responses cost, as they reported their usage."""
+def _usd(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.000001")))
+
+
+def _unpriced(models: dict[str, int]) -> str:
+    return ", ".join(f"{model or 'no model named'} ({counted(n, 'response')})" for model, n in models.items())
+
+
+def session_cost(session: Session, subagents: Sequence[Session] = (), unread: Sequence[str] = ()) -> Cost:
+    """What the session's responses cost, as they reported their usage: its main chain,
+    and apart, its sub-agents: the sidechain it holds inline (older Claude Code) and the
+    sub-agents' own transcripts (`subagents`; `unread`: those named but not read)."""
+    main = _chain_cost(session)
+    if not (session.sidechain or subagents or unread):
+        return main
+    side = _chain_cost(
+        dataclasses.replace(session, messages=session.sidechain, sidechain=(), request_usage=None)
+    )
+    for other in subagents:
+        side = side.plus(_chain_cost(other))
+    return dataclasses.replace(main, subagents=side, unread=tuple(unread))
+
+
+def _chain_cost(session: Session) -> Cost:
     provider = _PROVIDERS.get(session.format)
     fallback = session.metadata.get("model")
     parts = dict.fromkeys(PARTS, Decimal(0))
@@ -123,24 +210,29 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
     priced, unreported, rewritten = 0, 0, 0
     before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
+    unchanged = True  # every request so far sent as the real one was: the cache holds what it held
     unpriced: dict[str, int] = {}
     for point in replay.points:
         sent, before_sent = point.tokens_after, before if before is not None else point.tokens_after
         shared = before_sent if point.shared is None else min(point.shared, before_sent)
         before = sent
+        unchanged = unchanged and point.event is None and sent == point.tokens_before
         u = usage.get(point.message_end)
         if u is None:
             unreported += 1
             continue
+        if unchanged:  # the real request, whose cache may hold more than the request before sent
+            read = min(sent, u.cache_read_input_tokens)
+        else:  # never more than the real request read: its cache may have expired, or held less
+            read = min(shared, sent, u.cache_read_input_tokens)
+        # a count of tokens, whether or not the model has a price
+        rewritten += max(0, min(before_sent, sent, u.cache_read_input_tokens) - read)
         model = u.model or (fallback if isinstance(fallback, str) else None)
         rates = _rates(model, provider, sent) if model else None
         if rates is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
         priced += 1
-        # never more than the real request read: its cache may have expired, or held less
-        read = min(shared, sent, u.cache_read_input_tokens)
-        rewritten += min(before_sent, sent, u.cache_read_input_tokens) - read
         _, _, five, hour, _ = _tokens(u)
         rest, fresh = sent - read, u.input_tokens + five + hour
         for name, share in zip(

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.config import as_yaml
-from compaction_inspector.core.cost import session_cost, signed
+from compaction_inspector.core.cost import signed
 from compaction_inspector.core.diff import label, origin
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import REGISTRY, each_step, hysteresis
 from compaction_inspector.core.strategies.registry import to_config
@@ -136,7 +137,7 @@ class _Page:
                 f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
             ),
             ("auto-compact", config.point_note),
-            ("cost", session_cost(session).line()),
+            ("cost", whole_cost(session).line()),
             ("tokenizer", ins.counter.label),
             (
                 "context sent next",
@@ -208,7 +209,7 @@ class _Page:
                     f"{r.rounds_over:,}",
                     f"{r.tokens_removed:,}",
                     f"{r.cost.rewritten:,}",
-                    f"${r.cost.total:,.2f}",
+                    r.cost.usd(),
                     signed(r.cost_change),
                     "—" if r.kept is None else f"{r.kept:.0%}",
                 )

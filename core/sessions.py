@@ -23,7 +23,7 @@ from typing import Any
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
-from compaction_inspector.core.cost import session_cost
+from compaction_inspector.core.cost import Cost, session_cost
 from compaction_inspector.core.files import read_text, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
@@ -33,7 +33,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
 CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
-INDEX_VERSION = f"6.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"7.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 
@@ -68,7 +68,17 @@ class Row:
     subagents: int
     problem: str | None = None  # why it could not be read, when it could not
     subagent_of: str | None = None  # a sub-agent's: the session (file stem) it ran in
-    cost_usd: float | None = None  # what its responses cost, priced from their usage (None: none priced)
+    # what its responses cost, its sub-agents' included, priced from their usage (None: none priced)
+    cost_usd: float | None = None
+    subagents_cost_usd: float | None = None  # of that, its sub-agents' (None: it ran none)
+    unpriced: str | None = None  # the models the price table lacks, with how many responses each
+
+    @property
+    def cost(self) -> str:
+        """What a list shows: "$2.39", "not priced" (a model the table lacks) or "—" (no usage)."""
+        if self.cost_usd is not None:
+            return f"${self.cost_usd:,.2f}"
+        return "not priced" if self.unpriced else "—"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -91,10 +101,12 @@ class Row:
 # what each field of a kept row may hold
 _ROW_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("path", "agent", "project", "title"), (str,)),
-    **dict.fromkeys(("started", "last_activity", "model", "problem", "subagent_of"), (str, type(None))),
+    **dict.fromkeys(
+        ("started", "last_activity", "model", "problem", "subagent_of", "unpriced"), (str, type(None))
+    ),
     **dict.fromkeys(("messages", "api_rounds", "compactions", "bytes", "subagents"), (int,)),
     "peak_context_tokens": (int, type(None)),
-    "cost_usd": (float, int, type(None)),
+    **dict.fromkeys(("cost_usd", "subagents_cost_usd"), (float, int, type(None))),
     "peak_pressure": (float, int, type(None)),
 }
 
@@ -201,6 +213,8 @@ def scan(found: Found) -> Row:
         or [_iso(st.st_mtime)]
     )
     prompts = [r.prompt_tokens for r in responses(session)]
+    cost = whole_cost(session)
+    sub = cost.subagents if cost.has_subagents else None
     return Row(
         path=str(found.path),
         agent=session.format if found.agent == FOLDER else found.agent,
@@ -225,7 +239,9 @@ def scan(found: Found) -> Row:
         bytes=st.st_size,
         subagents=len(found.subagents),
         subagent_of=found.subagent_of,
-        cost_usd=float(round(cost.total, 2)) if (cost := session_cost(session)).responses else None,
+        cost_usd=float(round(cost.whole, 2)) if cost.priced or (sub and sub.priced) else None,
+        subagents_cost_usd=float(round(sub.total, 2)) if sub is not None and sub.priced else None,
+        unpriced=cost.unpriced_line() or None,
     )
 
 
@@ -331,6 +347,26 @@ def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
         for m in messages
         for match in _AGENT_ID.finditer(m.text)
     ]
+
+
+def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str, ...]]:
+    """The sub-agents' own transcripts the session names (beside its file), read, and
+    those named but missing or unreadable; each once, however often it is named."""
+    if session.path is None:
+        return (), ()
+    found: list[Session] = []
+    unread: list[str] = []
+    for path in dict.fromkeys(subagent_files(Path(session.path), session.messages)):
+        try:
+            found.append(load(path))
+        except LoadError:
+            unread.append(str(path))
+    return tuple(found), tuple(unread)
+
+
+def whole_cost(session: Session) -> Cost:
+    """What the session cost with every sub-agent it ran (`session_cost`)."""
+    return session_cost(session, *subagent_sessions(session))
 
 
 def transcripts_under(names: Iterable[str]) -> list[Path]:

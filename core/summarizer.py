@@ -9,6 +9,7 @@ falls back silently to the local summary.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shlex
@@ -16,6 +17,7 @@ import subprocess
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.model import Message
@@ -38,6 +40,18 @@ class Command:
     def to_dict(self) -> dict[str, Any]:
         return {"command": self.command, "timeout_seconds": self.timeout_seconds}
 
+    def fingerprint(self) -> str:
+        """What its summaries depend on, for figures kept between runs: the command, its
+        timeout, and the contents of each file the command names (a script edited gives
+        other summaries under the same command line)."""
+        digest = hashlib.sha256(json.dumps(self.to_dict()).encode())
+        for word in _words(self.command):
+            path = Path(word).expanduser()
+            with contextlib.suppress(OSError):
+                if path.is_file():
+                    digest.update(path.read_bytes())
+        return digest.hexdigest()
+
     def __call__(self, span: Sequence[Message], cap: int, session_id: str | None) -> str:
         """The summary of `span` within `cap` characters (longer output is cut there)."""
         payload = json.dumps(
@@ -59,29 +73,36 @@ class Command:
         return text
 
     def _run(self, payload: str) -> str:
-        argv = shlex.split(self.command)
+        argv = _words(self.command)
+        named = f"summarizer {self.command!r}"  # the whole command: its interpreter alone tells nothing
         if not argv:
-            raise SummarizerError("summarizer.command is empty")
+            raise SummarizerError(f"{named} has no words to run (empty, or a quote left open)")
         try:
             done = subprocess.run(
                 argv, input=payload, capture_output=True, text=True, timeout=self.timeout_seconds, check=False
             )
         except FileNotFoundError:
-            raise SummarizerError(f"summarizer {argv[0]!r} was not found") from None
+            raise SummarizerError(f"{named}: {argv[0]!r} was not found") from None
         except subprocess.TimeoutExpired:
-            raise SummarizerError(
-                f"summarizer {argv[0]!r} did not answer within {self.timeout_seconds:g} seconds"
-            ) from None
+            raise SummarizerError(f"{named} did not answer within {self.timeout_seconds:g} seconds") from None
         except OSError as exc:
-            raise SummarizerError(f"summarizer {argv[0]!r} could not run: {exc}") from None
+            raise SummarizerError(f"{named} could not run: {exc}") from None
         if done.returncode != 0:
             said = next((line for line in done.stderr.splitlines() if line.strip()), "")
             raise SummarizerError(
-                f"summarizer {argv[0]!r} exited with {done.returncode}" + (f": {said[:200]}" if said else "")
+                f"{named} exited with {done.returncode}" + (f": {said[:200]}" if said else "")
             )
         if not done.stdout.strip():
-            raise SummarizerError(f"summarizer {argv[0]!r} printed no summary")
+            raise SummarizerError(f"{named} printed no summary")
         return done.stdout.strip()
+
+
+def _words(command: str) -> list[str]:
+    """The command line as its words, as it is run (no shell); none where it cannot be split."""
+    try:
+        return shlex.split(command)
+    except ValueError:  # an unclosed quote: the run says the command is empty
+        return []
 
 
 _KEPT: OrderedDict[str, str] = OrderedDict()

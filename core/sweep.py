@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import replay_cost, session_cost, signed
+from compaction_inspector.core.cost import replay_cost, session_cost, signed, source
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
@@ -38,6 +38,7 @@ from compaction_inspector.core.retention import carried
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import Setting, to_config, with_values
+from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 
 NUMERIC = ("int", "int?", "number?")
@@ -47,7 +48,7 @@ COLUMNS = {
     "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
 }  # fmt: skip
 PACKAGE = "compaction-inspector"
-SWEEP_VERSION = "3"  # bump when a replay's figures change for the same session and settings
+SWEEP_VERSION = "4"  # bump when a replay's figures change for the same session and settings
 
 
 @dataclass(frozen=True)
@@ -176,18 +177,20 @@ class Outcome:
     real_cost: Decimal
     facts_kept: int  # of the facts in what it removed, how many each segment's last request still holds
     facts_total: int
+    priced: bool = True  # the session's real cost and the replay's are known (else neither is summed)
 
     def to_list(self) -> list[Any]:
         return [
             self.compactions, self.peak_pressure, self.over_window, self.tokens_removed,
-            str(self.cost), str(self.real_cost), self.facts_kept, self.facts_total,
+            str(self.cost), str(self.real_cost), self.facts_kept, self.facts_total, self.priced,
         ]  # fmt: skip
 
     @staticmethod
     def of_list(v: list[Any]) -> Outcome:
         return Outcome(
-            int(v[0]), float(v[1]), int(v[2]), int(v[3]), Decimal(v[4]), Decimal(v[5]), int(v[6]), int(v[7])
-        )
+            int(v[0]), float(v[1]), int(v[2]), int(v[3]), Decimal(v[4]), Decimal(v[5]), int(v[6]), int(v[7]),
+            bool(v[8]),
+        )  # fmt: skip
 
 
 def sweep_session(
@@ -203,16 +206,17 @@ def sweep_session(
             inspection = Inspection.of(load(path), config)
         except LoadError as exc:
             return str(exc)
-        real = session_cost(inspection.session).total
+        real = session_cost(inspection.session)
         for n, options in enumerate(policies):
             if found[n] is None:
                 replay = inspection.replay(Policy(strategy, options), ends=True)
                 t = replay.totals
                 shares = [carried(e.source, e.sent) for e in replay.ends or ()]
+                cost = replay_cost(inspection.session, replay)
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,
-                    replay_cost(inspection.session, replay).total, real,
-                    sum(s.kept for s in shares), sum(s.total for s in shares),
+                    cost.total, real.total,
+                    sum(s.kept for s in shares), sum(s.total for s in shares), cost.priced and real.priced,
                 ))  # fmt: skip
         kept.save()
     return [o for o in found if o is not None]
@@ -291,10 +295,12 @@ def _policy_key(options: Any) -> str:
 
 
 def _config_key(config: Config) -> str:
-    """What of the config changes a replay besides the strategy's options."""
+    """What of the config changes a replay besides the strategy's options: the window,
+    the counting, the user's summarizer (its command, timeout and script) and the prices."""
+    summarizer = config.summarizer.fingerprint() if config.summarizer is not None else None
     return json.dumps(
         [config.window.context_window, config.window.reserved_output, config.tokenizer, config.pressure,
-         config.overhead_tokens, config.media_tokens, config.preset],
+         config.overhead_tokens, config.media_tokens, config.preset, summarizer, source()],
         default=str,
     )  # fmt: skip
 
@@ -312,6 +318,7 @@ class Point:
     # the sessions' peaks to 0.01 %, by how many reached each: its memory stays flat in the sessions
     peaks: Counter[float] = field(default_factory=Counter)
     tokens_removed: int = 0
+    priced: int = 0  # the sessions its cost and real cost are summed over
     cost: Decimal = Decimal(0)
     real_cost: Decimal = Decimal(0)
     facts_kept: int = 0
@@ -327,8 +334,10 @@ class Point:
         self.rounds_over += o.over_window
         self.peaks[round(o.peak_pressure, 4)] += 1
         self.tokens_removed += o.tokens_removed
-        self.cost += o.cost
-        self.real_cost += o.real_cost
+        if o.priced:
+            self.priced += 1
+            self.cost += o.cost
+            self.real_cost += o.real_cost
         self.facts_kept += o.facts_kept
         self.facts_total += o.facts_total
         change = (abs(o.compactions - current.compactions), abs(o.cost - current.cost), path)
@@ -364,18 +373,30 @@ class Point:
         words = ", ".join(f"{k} {'none' if v is None else v}" for k, v in self.settings(strategy).items())
         return words + (f" ({', '.join(self.marks)})" if self.marks else "")
 
-    def peak(self, share: float) -> float | None:
-        """The sessions' peak pressure at `share` of them (0.5: the median), to 0.01 %."""
-        seen, wanted = 0, share * self.sessions
+    def _nth_peak(self, n: int) -> float:
+        """The n-th smallest of the sessions' peaks (from 0)."""
+        seen = 0
         for value in sorted(self.peaks):
             seen += self.peaks[value]
-            if seen > wanted or seen == self.sessions:
+            if seen > n:
                 return value
-        return None
+        raise IndexError(n)
+
+    @property
+    def median_peak(self) -> float | None:
+        """The sessions' median peak pressure (of an even number, the mean of the middle two)."""
+        if not self.sessions:
+            return None
+        low, high = self._nth_peak((self.sessions - 1) // 2), self._nth_peak(self.sessions // 2)
+        return round((low + high) / 2, 6)
+
+    @property
+    def max_peak(self) -> float | None:
+        return max(self.peaks) if self.peaks else None
 
     def cells(self) -> dict[str, str]:
         """Its figures as every table shows them, by column (`COLUMNS`)."""
-        median, top = self.peak(0.5), self.peak(1.0)
+        median, top = self.median_peak, self.max_peak
         kept = self.retention
         return {
             "compactions": f"{self.compactions:,}",
@@ -386,8 +407,8 @@ class Point:
             "peak max": "—" if top is None else f"{top:.1%}",
             "removed": f"{self.tokens_removed:,}",
             "kept": "—" if kept is None else f"{kept:.0%}",
-            "cost": f"${self.cost:,.2f}",
-            "vs real": signed(self.cost - self.real_cost),
+            "cost": f"${self.cost:,.2f}" if self.priced else "not priced",
+            "vs real": signed(self.cost - self.real_cost) if self.priced else "",
         }
 
     def to_dict(self, strategy: str) -> dict[str, Any]:
@@ -400,15 +421,18 @@ class Point:
             "compactions_per_session": round(self.per_session, 4),
             "sessions_over_window": self.sessions_over,
             "rounds_over_window": self.rounds_over,
-            "peak_pressure": {"median": self.peak(0.5), "max": self.peak(1.0)},
+            "peak_pressure": {"median": self.median_peak, "max": self.max_peak},
             "tokens_removed": self.tokens_removed,
             "retention": {
                 "kept": self.facts_kept,
                 "total": self.facts_total,
                 "share": round(retention, 4) if retention is not None else None,
             },
-            "cost_usd": str(self.cost.quantize(Decimal("0.000001"))),
-            "cost_change_usd": str((self.cost - self.real_cost).quantize(Decimal("0.000001"))),
+            "priced_sessions": self.priced,  # the cost and its change are summed over these only
+            "cost_usd": str(self.cost.quantize(Decimal("0.000001"))) if self.priced else None,
+            "cost_change_usd": str((self.cost - self.real_cost).quantize(Decimal("0.000001")))
+            if self.priced
+            else None,
             "on_front": self.on_front,
             "changed_most": self.changed_most[2] if self.changed_most is not None else None,
             "simulate_args": self.simulate_args(strategy),
@@ -462,6 +486,7 @@ class Sweep:
     sessions: int
     skipped: dict[str, str]  # path: why it could not be read
     stopped: bool = False  # interrupted: the sums are of the sessions finished
+    unpriced: tuple[str, ...] = ()  # sessions read whose cost the price table cannot give: not in the costs
 
     def to_dict(self) -> dict[str, Any]:
         strategy = self.grid.strategy
@@ -470,8 +495,18 @@ class Sweep:
             "sessions": self.sessions,
             "stopped": self.stopped,
             "skipped": self.skipped,
+            "unpriced": list(self.unpriced),
             "points": [p.to_dict(strategy) for p in self.points],
         }
+
+    def unpriced_note(self) -> str:
+        """Which sessions its costs leave out, and over how many they are summed."""
+        priced = self.sessions - len(self.unpriced)
+        names = ", ".join(Path(p).name for p in self.unpriced)
+        return (
+            f"cost summed over the {counted(priced, 'priced session')} only; "
+            f"not priced (a model the price table lacks, or no usage reported): {names}"
+        )
 
     def rows(self) -> list[tuple[int, str, dict[str, str]]]:
         """Each point as every table shows it, the front first, the cheapest first: its
@@ -502,7 +537,7 @@ def sweep(
     True, ends it with the sessions finished so far."""
     run = _Run()
     found = summed(grid, run.finished(paths, grid, config, jobs, ray, progress, stop))
-    return Sweep(grid, found, run.sessions, run.skipped, run.stopped)
+    return Sweep(grid, found, run.sessions, run.skipped, run.stopped, tuple(run.unpriced))
 
 
 @dataclass
@@ -513,6 +548,7 @@ class _Run:
     sessions: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
     stopped: bool = False
+    unpriced: list[str] = field(default_factory=list)
 
     def finished(
         self,
@@ -532,8 +568,7 @@ class _Run:
             if kept is None:
                 todo.append(path)
             else:
-                self.sessions += 1
-                yield path, kept
+                yield self._done(path, kept)
         work = partial(sweep_session, strategy=grid.strategy, grid_points=grid.values, config=config)
         began = time.monotonic()
         results = _mapped(work, todo, jobs, ray)
@@ -542,8 +577,7 @@ class _Run:
                 if isinstance(found, str):
                     self.skipped[path] = found
                 else:
-                    self.sessions += 1
-                    yield path, found
+                    yield self._done(path, found)
                 if progress is not None:
                     left = (time.monotonic() - began) / n * (len(todo) - n)
                     progress(len(paths) - len(todo) + n, len(paths), left)
@@ -554,6 +588,12 @@ class _Run:
             self.stopped = True
         finally:
             results.close()
+
+    def _done(self, path: str, outcomes: list[Outcome]) -> tuple[str, list[Outcome]]:
+        self.sessions += 1
+        if outcomes and not outcomes[0].priced:
+            self.unpriced.append(path)
+        return path, outcomes
 
 
 def _mapped(

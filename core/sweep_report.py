@@ -72,6 +72,7 @@ def section(done: Sweep) -> str:
         + f'<table id="sweep-table"><tr><th>settings</th>{heads}</tr>{rows}</table>'
         + simulate
         + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else "")
+        + (f'<p class="note">{html.escape(visible(done.unpriced_note()))}</p>' if done.unpriced else "")
     )  # fmt: skip
 
 

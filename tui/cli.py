@@ -35,7 +35,7 @@ from compaction_inspector.core.cluster import LOCAL, ClusterError
 from compaction_inspector.core.compare import REPLAYED, SORTS, compare
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
-from compaction_inspector.core.cost import replay_cost, session_cost
+from compaction_inspector.core.cost import replay_cost
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import write_atomic
@@ -43,7 +43,7 @@ from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import Index, find, roots, transcripts_under
+from compaction_inspector.core.sessions import Index, find, roots, transcripts_under, whole_cost
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
     REGISTRY,
@@ -477,7 +477,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             ],
             **sims[0].to_dict(streamed=True),
             "cost": costs[0].to_dict(),
-            "real_cost": session_cost(inspection.session).to_dict(),
+            "real_cost": whole_cost(inspection.session).to_dict(),
         }
         if points is not None:
             out["checkpoints"] = [t.to_dict() for t in points]
@@ -485,7 +485,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_simulation
 
-        print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=session_cost(inspection.session))
+        print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=whole_cost(inspection.session))
         if points is not None:
             say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:

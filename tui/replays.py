@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from textual.message import Message
 
-from compaction_inspector.core.cost import replay_cost, session_cost
+from compaction_inspector.core.cost import replay_cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY
 from compaction_inspector.core.summarizer import SummarizerError
@@ -54,6 +55,6 @@ def replay_and_price(
     if not cancelled():
         post(
             messages.Priced(
-                run, costs[0], costs[1] if len(costs) > 1 else None, session_cost(inspection.session)
+                run, costs[0], costs[1] if len(costs) > 1 else None, whole_cost(inspection.session)
             )
         )

@@ -349,7 +349,7 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
         ("over", [f"{r.rounds_over:,}" for r in rows], 4),
         ("removed", [f"{r.tokens_removed:,}" for r in rows], 6),
         ("re-written", [f"{r.cost.rewritten:,}" for r in rows], 3),
-        ("cost", [f"${r.cost.total:,.2f}" for r in rows], 0),
+        ("cost", [r.cost.usd() for r in rows], 0),
         ("vs real", [signed(r.cost_change) for r in rows], 1),
         ("kept", ["—" if r.kept is None else f"{r.kept:.0%}" for r in rows], 3),
     ]
@@ -392,6 +392,8 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
     out.print(safe(f"{strategy} over {counted(done.sessions, 'session')}{stopped}", style="bold"))
     for path, why in done.skipped.items():
         out.print(safe(f"skipped {path}: {why}", style="yellow"))
+    if done.unpriced:
+        out.print(safe(done.unpriced_note(), style="yellow"))
     rows = done.rows()
     cells = [c for _, _, c in rows]
     columns = list(SWEEP_COLUMNS)
@@ -519,7 +521,7 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
         ("peak", [(f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—")
                   + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else "") for r in rows], 0),
         ("compactions", [str(r.compactions) for r in rows], 1),
-        ("cost", [f"${r.cost_usd:,.2f}" if r.cost_usd is not None else "—" for r in rows], 3),
+        ("cost", [r.cost for r in rows], 3),
         ("messages", [f"{r.messages:,}" for r in rows], 3),
         ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),
         ("last activity", [(r.last_activity or "")[:16].replace("T", " ") for r in rows], 2),

@@ -158,7 +158,7 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     ("width", "columns"),
     [
         (60, ["title", "project", "peak"]),
-        (80, ["title", "project", "peak", "compactions"]),
+        (80, ["title", "project", "peak", "compactions", "cost"]),
         (120, ["title", "project", "peak", "compactions", "cost", "last activity"]),
         (160, ["title", "project", "peak", "compactions", "cost", "last activity", "messages", "model"]),
         (200, ["title", "project", "peak", "compactions", "cost", "last activity", "messages", "rounds",

@@ -4,6 +4,7 @@ price of each whole response."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from decimal import Decimal
 from typing import Any
@@ -95,7 +96,7 @@ def test_a_long_prompt_is_priced_at_its_tier_and_an_unknown_model_is_named() -> 
         "claude-sonnet-4-5", input_tokens=250_003, cache_read_tokens=250_000, output_tokens=50
     ) + table("claude-sonnet-4-5", input_tokens=1_003, cache_read_tokens=1_000, output_tokens=50)
     assert cost.responses == 2 and cost.unpriced == {"claude-made-up-9": 1}
-    assert "not priced: claude-made-up-9 (1)" in cost.line()
+    assert "not priced: claude-made-up-9 (1 response)" in cost.line()
 
 
 def tool_round(n: int, prompt_tokens: int, read: int, text: str) -> list[str]:
@@ -167,3 +168,124 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918
     assert cleared.unreported == 1  # the next request: no response reports it
     assert cleared.parts["cache read"] < base.parts["cache read"]
+
+
+def side(line: str) -> str:
+    """A line of an inline sub-agent (older Claude Code's sidechain)."""
+    record = json.loads(line)
+    return json.dumps({**record, "uuid": "side-" + record["uuid"], "isSidechain": True})
+
+
+def test_an_inline_sub_agents_responses_are_priced_apart_from_the_main_chain() -> None:
+    """Older Claude Code writes a Task sub-agent's lines into the session's own file
+    (`isSidechain`): its responses cost money too, and are said apart."""
+    transcript = [
+        prompt("go"),
+        reply("msg_a", "claude-sonnet-4-5", 10, cache_read_input_tokens=1_000),
+        side(prompt("look around")),
+        side(reply("msg_s1", "claude-sonnet-4-5", 20, cache_read_input_tokens=2_000)),
+        side(reply("msg_s2", "claude-sonnet-4-5", 30, cache_read_input_tokens=3_000)),
+    ]
+    cost = session_cost(load_text("\n".join(transcript), "s.jsonl"))
+    main = table("claude-sonnet-4-5", input_tokens=1_003, cache_read_tokens=1_000, output_tokens=10)
+    sub = table("claude-sonnet-4-5", input_tokens=2_003, cache_read_tokens=2_000, output_tokens=20) + table(
+        "claude-sonnet-4-5", input_tokens=3_003, cache_read_tokens=3_000, output_tokens=30
+    )
+    assert cost.total == main and cost.responses == 1
+    assert cost.subagents is not None and cost.subagents.total == sub and cost.subagents.responses == 2
+    assert cost.whole == main + sub
+    assert "main chain $0.00" in cost.line() and "sub-agents $0.00 over 2 responses" in cost.line()
+    out = cost.to_dict()
+    assert out["subagents"]["responses"] == 2 and out["with_subagents_usd"] == str(
+        (main + sub).quantize(Decimal("0.000001"))
+    )
+
+
+def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) -> None:
+    """Newer Claude Code writes a sub-agent to `<session>/subagents/agent-<id>.jsonl` and
+    its Task result names the id: that file's responses are the session's too; one it
+    names that is not there is said, not priced as $0."""
+    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.sessions import whole_cost
+
+    call = {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}
+    asks = {
+        "id": "msg_a",
+        "model": "claude-sonnet-4-5",
+        "role": "assistant",
+        "content": [call],
+        "usage": {"input_tokens": 3, "output_tokens": 5, "cache_read_input_tokens": 1_000},
+    }
+    result = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "done\nagentId: a1b2 agentId: gone"}
+        ],
+    }
+    session = tmp_path / "s1.jsonl"
+    session.write_text(
+        "\n".join(
+            [
+                prompt("go"),
+                json.dumps({"type": "assistant", "uuid": "a1", "message": asks}),
+                json.dumps({"type": "user", "uuid": "r1", "message": result}),
+            ]
+        )
+    )
+    folder = tmp_path / "s1" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-a1b2.jsonl").write_text(
+        "\n".join(
+            [side(prompt("look")), side(reply("msg_s", "claude-sonnet-4-5", 40, cache_read_input_tokens=500))]
+        )
+    )
+    cost = whole_cost(load(session))
+    assert cost.subagents is not None and cost.subagents.responses == 1
+    assert cost.subagents.total == table(
+        "claude-sonnet-4-5", input_tokens=503, cache_read_tokens=500, output_tokens=40
+    )
+    assert cost.unread == (str(folder / "agent-gone.jsonl"),)
+    assert "1 sub-agent transcript named but not read" in cost.line()
+
+
+def test_a_model_without_a_price_is_not_priced_and_its_cache_rewritten_is_still_counted() -> None:
+    """A cost the table cannot give is "not priced" (never $0.00); what a replay wrote
+    again to the cache is a count of tokens and does not wait on a price."""
+    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.simulate import Policy
+    from compaction_inspector.core.strategies.clear import ClearOptions
+
+    inspection = session_of_reads()
+    messages = tuple(
+        dataclasses.replace(m, usage=dataclasses.replace(m.usage, model="made-up-model-9")) if m.usage else m
+        for m in inspection.session.messages
+    )
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+
+    unpriced = Inspection.of(dataclasses.replace(inspection.session, messages=messages), Config())
+    real = session_cost(unpriced.session)
+    assert not real.priced and real.usd() == "not priced" and real.to_dict()["total_usd"] is None
+    assert real.line() == f"not priced: made-up-model-9 (6 responses) · prices: {real.source}"
+    policy = Policy("microcompact", ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1))
+    cleared = replay_cost(unpriced.session, unpriced.replay(policy))
+    assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918 and cleared.usd() == "not priced"
+
+
+def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_the_replay() -> None:
+    """A provider's cache may hold more than the request before sent (a Codex round read
+    31,616 cached tokens after a 26,931-token request): while the replay sends the real
+    requests, each reads what the real one read, so no compaction costs what it did."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.simulate import Policy
+
+    lines, prompt_tokens = [prompt("read them all")], 20_000
+    for n in range(4):  # each reads 1,000 tokens more than the request before it sent
+        lines += tool_round(n, prompt_tokens, prompt_tokens - 1_000 if n else 0, "x" * 8_000)
+        prompt_tokens += 2_000
+    inspection = Inspection.of(load_text("\n".join(lines), "s.jsonl"), Config())
+    replayed = replay_cost(inspection.session, inspection.replay(Policy()))
+    real = session_cost(inspection.session)
+    assert replayed.total == real.total and replayed.rewritten == 0

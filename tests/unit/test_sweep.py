@@ -206,3 +206,62 @@ def test_a_workers_caches_hold_only_the_session_it_is_on(
     assert isinstance(sweep_session(str(path("claude_code_compacted.jsonl")), "cline", asked, config), list)
     assert isinstance(sweep_session(str(path()), "cline", asked, config), list)
     assert sum(alone) > 0 and held() == alone
+
+
+def test_the_median_peak_of_an_even_number_of_sessions_is_the_mean_of_the_middle_two() -> None:
+    def at(peak: float) -> Outcome:
+        return Outcome(0, peak, 0, 0, Decimal(1), Decimal(1), 0, 0)
+
+    (point,) = summed(
+        Grid("x", (), ({"x": 1},), {"current": 0, "default": 0}),
+        [(name, [at(peak)]) for name, peak in (("a", 0.7), ("b", 0.7643), ("c", 0.77), ("d", 0.9))],
+    )
+    assert point.median_peak == 0.76715 and point.max_peak == 0.9
+    assert point.cells()["peak median"] == "76.7%"
+
+
+def test_a_session_without_a_price_is_named_and_left_out_of_the_costs() -> None:
+    from compaction_inspector.core.sweep import Sweep
+
+    def at(cost: int, priced: bool) -> Outcome:
+        return Outcome(1, 0.5, 0, 0, Decimal(cost), Decimal(cost + 1), 0, 0, priced)
+
+    swept_grid = Grid("cline", (), ({"keep_tokens": 1},), {"current": 0, "default": 0})
+    (point,) = summed(swept_grid, [("a", [at(5, True)]), ("b", [at(0, False)])])
+    assert point.sessions == 2 and point.priced == 1 and point.cost == Decimal(5)
+    assert point.cells()["vs real"] == "-1.00"
+    (nothing,) = summed(swept_grid, [("b", [at(0, False)])])
+    assert nothing.cells()["cost"] == "not priced" and nothing.to_dict("cline")["cost_usd"] is None
+    done = Sweep(swept_grid, [point], 2, {}, unpriced=("/x/b.jsonl",))
+    assert done.to_dict()["unpriced"] == ["/x/b.jsonl"]
+    assert done.unpriced_note() == (
+        "cost summed over the 1 priced session only; not priced (a model the price table lacks, "
+        "or no usage reported): b.jsonl"
+    )
+
+
+def test_a_sweep_made_with_one_summarizer_is_not_served_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a sweep keeps is keyed by everything that changes a figure: the summarizer's
+    command, its timeout and the script it runs."""
+    import dataclasses
+
+    from compaction_inspector.core import sweep
+    from compaction_inspector.core.summarizer import Command
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    script = tmp_path / "summarize.py"
+    script.write_text("print('a summary')\n")
+    asked = points(grid("cline", "keep.tokens=10000:20000:10000"))
+    made = dataclasses.replace(Config(), summarizer=Command(f"{sys.executable} {script}"))
+    assert isinstance(sweep.sweep_session(str(path()), "cline", asked, made), list)
+    assert sweep.kept_outcomes(str(path()), "cline", asked, made) is not None
+    for other in (
+        dataclasses.replace(Config(), summarizer=None),
+        dataclasses.replace(made, summarizer=Command(f"{sys.executable} {script}", timeout_seconds=5)),
+        dataclasses.replace(made, summarizer=Command(f"{sys.executable} -S {script}")),
+    ):
+        assert sweep.kept_outcomes(str(path()), "cline", asked, other) is None
+    script.write_text("print('another summary')\n")  # the same command line, another script
+    assert sweep.kept_outcomes(str(path()), "cline", asked, made) is None

@@ -39,7 +39,7 @@ COLUMNS = (
     ("project", "project", PROJECT_WIDTH),
     ("peak", "peak_context_tokens", 14),
     ("compactions", "compactions", 13),  # each wide enough for its label and the sort's arrow
-    ("cost", "cost_usd", 9),
+    ("cost", "cost_usd", 10),  # "not priced"
     ("last activity", "last_activity", 16),
     ("messages", "messages", 10),
     ("rounds", "api_rounds", 8),
@@ -50,9 +50,9 @@ COLUMNS = (
 )
 # Dropped first to last as the screen narrows: while the title would be narrower than
 # TITLE_WANT, then the last three only while it would be narrower than TITLE_MIN.
-DROPPED = ("size", "started", "agent", "rounds", "model", "messages", "cost", "last activity",
+DROPPED = ("size", "started", "agent", "rounds", "model", "messages", "last activity", "cost",
            "compactions", "peak")  # fmt: skip
-TITLE_WANT, TITLE_MIN = 40, 24
+TITLE_WANT, TITLE_MIN = 38, 17  # at 80 columns the cost still shows beside a title of 17
 BATCH_S = 1.0  # a scan shows its first row at once, then new rows at most this often: drawing slows it
 NUMBERS = frozenset({"peak_context_tokens", "compactions", "cost_usd", "messages", "api_rounds", "bytes"})
 
@@ -324,7 +324,7 @@ def _cell(r: Row, key: str) -> Text:
     if key in ("last_activity", "started"):
         return safe(_when(getattr(r, key)))
     if key == "cost_usd":  # priced from its reported usage (analyze names the prices' source)
-        return safe(f"${r.cost_usd:,.2f}" if r.cost_usd is not None else "—")
+        return safe(r.cost)
     if key == "bytes":
         return safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB")
     value = getattr(r, key)

@@ -27,7 +27,7 @@ from compaction_inspector.tui.text import safe
 # the table's columns: (head, the sort it goes by, the cell of a row)
 COLUMNS: tuple[tuple[str, str, Callable[[Row], str]], ...] = (  # what tells them apart first
     ("strategy", "name", lambda r: r.label),
-    ("cost", "cost", lambda r: f"${r.cost.total:,.2f}"),
+    ("cost", "cost", lambda r: r.cost.usd()),
     ("vs real", "cost", lambda r: signed(r.cost_change)),
     ("compactions", "compactions", lambda r: f"{r.compactions:,}"),
     ("peak", "peak", lambda r: f"{r.peak_pressure:.1%}"),

@@ -171,6 +171,8 @@ class SweepScreen(ModalScreen[Picked | None]):
         self.query_one(ProgressBar).display = False
         done = event.done
         skipped = f" ({counted(len(done.skipped), 'file')} could not be read)" if done.skipped else ""
+        if done.unpriced:
+            skipped += f" (cost over {counted(done.sessions - len(done.unpriced), 'priced session')})"
         self._title(f"{done.grid.strategy}: {counted(len(done.points), 'point')}{skipped}")
         self.done = done
 

@@ -234,9 +234,9 @@ class Timeline(Widget, can_focus=True):
         line.append(f"{t.compactions} ✂{at_agent} · peak {t.peak_pressure:.0%}")
         if t.rounds_exceeding_window:
             line.append(f" · {t.rounds_exceeding_window} over the window", "red")
-        if cost is not None and cost.responses:  # before the tokens removed: a narrow panel cuts the end
-            change = f" ({signed(cost.total - real.total)})" if real is not None and real.responses else ""
-            line.append(f" · ${cost.total:,.2f}{change}")
+        if cost is not None:  # before the tokens removed: a narrow panel cuts the end
+            change = f" ({signed(cost.total - real.total)})" if real is not None and real.priced else ""
+            line.append(f" · {cost.usd()}{change if cost.priced else ''}")
         line.append(f" · −{t.tokens_removed:,} tokens")
         return line
 
