@@ -197,7 +197,7 @@ class Plan(Protocol):
     def shared(self, previous: Any) -> int | None:
         """Counted tokens at the start of the request it makes that the request before it
         sent the same (`previous`: the strategy's plan of that request, or None), where a
-        prompt cache stops being read (SEMANTICS §15); None: that whole request, which
+        prompt cache stops being read (docs/cost.md#a-replay); None: that whole request, which
         this one only adds to."""
         ...
 

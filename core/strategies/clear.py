@@ -1,4 +1,4 @@
-"""The clear family (SEMANTICS §8, §14): old tool results' content becomes a placeholder;
+"""The clear family (docs/strategies.md#clearing-old-tool-results-the-clear-family, which names each agent's source): old tool results' content becomes a placeholder;
 the calls and the result blocks stay, so pairing is untouched.
 
 Claude Code's microcompact, Anthropic's context editing (`clear_tool_uses_20250919`),

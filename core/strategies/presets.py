@@ -1,5 +1,5 @@
 """Other agents' and APIs' compaction, each a preset of one family with its documented
-defaults (SEMANTICS §14 names each number's source file).
+defaults (docs/strategies.md names each number's source file).
 
 A preset is its family's rule (`summarize`, `clear`) with the settings the agent ships;
 everything else (flags, `compaction.yaml` keys, the app's form) comes from the family.
@@ -29,7 +29,7 @@ MICROCOMPACT = clear.FAMILY.preset(
     "microcompact",
     "Microcompact",
     "clear old tool results, keep the most recent ones",
-    "Claude Code time-based microcompact (SEMANTICS §8): keep the 5 most recent results of "
+    "Claude Code time-based microcompact: keep the 5 most recent results of "
     "clearable tools, each older one replaced by “[Old tool result content cleared]”; it waits "
     "for an idle gap (60 minutes) that is off here until set",
     lambda: C(keep_tool_uses=5, tools=CLEARABLE_TOOLS),

@@ -1,4 +1,4 @@
-"""The summarize family (SEMANTICS §14): at a trigger, the head of the history becomes one
+"""The summarize family (docs/strategies.md#summarizing-the-head-keeping-a-tail-the-summarize-family): at a trigger, the head of the history becomes one
 summary and a recent tail is kept.
 
 Anthropic's and OpenAI's server-side compaction, LangChain's `SummarizationMiddleware`,

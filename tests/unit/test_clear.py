@@ -1,4 +1,4 @@
-"""The clear family and its presets (SEMANTICS §8, §14): exact figures with chars/4 counts
+"""The clear family and its presets (docs/strategies.md): exact figures with chars/4 counts
 (each result of `calls` is 117 tokens, 9 once cleared)."""
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def test_a_replay_without_compaction_costs_what_the_session_did() -> None:
 
 def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> None:
     """Microcompact keeping one result clears one more at each request from the third:
-    the request reads only up to that result and writes the rest again (SEMANTICS §15):
+    the request reads only up to that result and writes the rest again (docs/cost.md#a-replay):
     about the 1,918 tokens of the result it clears now and what follows it, where the
     real request read everything the one before sent."""
     from compaction_inspector.core.cost import replay_cost

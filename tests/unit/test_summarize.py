@@ -1,4 +1,4 @@
-"""The summarize family and its presets (SEMANTICS §14): exact figures with chars/4 counts."""
+"""The summarize family and its presets (docs/strategies.md): exact figures with chars/4 counts."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from compaction_inspector.core.strategies.base import OptionError
 from compaction_inspector.core.strategies.trim import TrimOptions, run
 from tests.helpers import a, call, result, snapshot, texts, u
 
-CTX = Context()  # chars/4, the default estimate of §4
+CTX = Context()  # chars/4, the default estimate (docs/strategies.md#trim)
 
 
 def alternating(n: int) -> list:  # type: ignore[type-arg]
