@@ -46,6 +46,8 @@ def kept_user_messages(messages: Sequence[Message], budget: int) -> list[Message
 
 def initial_context(messages: Sequence[Message]) -> list[Message]:
     """What Codex injects before the first prompt (instructions, AGENTS.md, the
-    environment): it builds that again for the history after a compaction."""
-    first = next((i for i, m in enumerate(messages) if m.is_human), len(messages))
+    environment): it builds that again for the history after a compaction. Only what
+    came before the first prompt or the first compaction: a copy a compaction put back is
+    not injected twice (each compaction would double it)."""
+    first = next((i for i, m in enumerate(messages) if m.is_human or m.is_compact_boundary), len(messages))
     return [m for m in messages[:first] if m.is_meta or m.role == "system"]

@@ -106,12 +106,16 @@ def real_compactions(
     found = []
     sliced = is_slice(session)
     counts = agent_counts(session, model, config)
-    for c in session.compactions:
+    boundaries = [c.index for c in session.compactions]
+    for n, c in enumerate(session.compactions):
         b = c.index
         segment = model.segment_start(b)
         first_after = _first_response(model.responses, b + 1)
         last_before = _last_response(model.responses, b, segment)
-        end_after = first_after.start if first_after else len(messages)
+        # what came back: up to the first response after it, never past the next compaction
+        # (compactions with no response between them would each read the rest of the file)
+        following = boundaries[n + 1] if n + 1 < len(boundaries) else len(messages)
+        end_after = min(first_after.start, following) if first_after else following
         if c.kind == "microcompact":
             found.append(_micro(session, model, c, segment, last_before, first_after, sliced))
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -284,24 +285,27 @@ def name_compactions(messages: list[Message], compactions: Sequence[Compaction])
     recorded before it, the prompt the first response after it reported); a
     microcompaction: "microcompact · 29 tool results cleared · 147,416 before → 112,374
     after, measured" (the prompts reported either side: its own figures are estimates)."""
+    # where prompts were reported and compactions made, found once: each marker looks up
+    # its neighbours by bisection (a scan from each would be quadratic in the file)
+    reported = [i for i, m in enumerate(messages) if m.usage is not None and m.usage.prompt_tokens]
+    boundaries = [i for i, m in enumerate(messages) if m.is_compact_boundary]
+
+    def prompt(i: int) -> int:
+        usage = messages[i].usage
+        return usage.prompt_tokens if usage is not None else 0
+
     for c in compactions:
-        after, full_between = c.post_tokens, False
-        for m in messages[c.index + 1 :]:
-            if m.is_compact_boundary:
-                full_between = True
-            if m.usage is not None and m.usage.prompt_tokens:
-                after = m.usage.prompt_tokens
-                break
+        after = c.post_tokens
+        k = bisect_right(reported, c.index)
+        answered = reported[k] if k < len(reported) else None
+        if answered is not None:
+            after = prompt(answered)
+        b = bisect_right(boundaries, c.index)
+        full_between = b < len(boundaries) and (answered is None or boundaries[b] <= answered)
         told = f"{after:,} after, measured" if after is not None else "after: not measured"
         if c.kind == "microcompact":
-            before = next(
-                (
-                    f"{m.usage.prompt_tokens:,} before"
-                    for m in reversed(messages[: c.index])
-                    if m.usage is not None and m.usage.prompt_tokens
-                ),
-                "before: not measured",
-            )
+            k = bisect_left(reported, c.index)
+            before = f"{prompt(reported[k - 1]):,} before" if k else "before: not measured"
             if full_between:
                 told = "a compaction followed before the next request"
             cleared = f"{len(c.cleared):,} tool result{'s' if len(c.cleared) != 1 else ''} cleared"

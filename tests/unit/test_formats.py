@@ -388,3 +388,26 @@ def test_lines_appended_to_a_claude_code_file_read_as_the_whole_file_would() -> 
     assert "slice" not in grown.metadata and "slice" not in whole.metadata
     assert grown.content_hash is None  # no longer a file's bytes read whole
     assert appended(load(path("codex_rollout.jsonl")), "", 1) is None  # read whole again
+
+
+def test_codex_compactions_without_a_recorded_history_stay_linear_in_the_file() -> None:
+    """Each local compaction puts back Codex's initial context: the one before the first
+    prompt, not every copy an earlier compaction put back (20 such lines took 48 s and
+    1.6 GB: each doubled the history)."""
+    meta = {"type": "session_meta", "payload": {"id": "x", "cwd": "/w", "cli_version": "0.140.0"}}
+    context = {
+        "type": "response_item",
+        "payload": {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+    }
+    compacted = {"type": "compacted", "payload": {"message": "what happened"}}
+    lines = [json.dumps(meta), json.dumps(context), *[json.dumps(compacted)] * 200]
+    session = load_text("\n".join(lines), "rollout.jsonl")
+    # each: the boundary, the initial context again, the summary (no prompt to keep)
+    assert len(session.messages) == 1 + 3 * 200 and len(session.compactions) == 200
+    assert [m.text for m in session.messages[-3:]][1:] == ["rules", "what happened"]
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+
+    found = Inspection.of(session, Config()).own_compactions()
+    # what came back after each: up to the next compaction, not the rest of the file
+    assert [c.after for c in found[:2]] == [(2, 4), (5, 7)] and found[-1].after == (599, 601)
