@@ -69,11 +69,24 @@ class Outcome:
     titles: tuple[str, ...]  # the first TITLES_KEPT steps that changed the token count
     steps: int  # how many steps changed it
     call: tuple[int, int] = (0, 0)  # the compaction's own summarize request: context tokens in, out
+    repairs: int = 0  # of its steps, pairing repairs: what the agent sends, not a compaction
+
+    @property
+    def compacts(self) -> bool:
+        """A step of the policy's own changed it (not only the pairing repair)."""
+        return self.steps > self.repairs
 
     def repaired(self, tokens: int, messages: int) -> Outcome:
         """The same after a pairing repair changed it by `tokens` and `messages`."""
         titles = (*self.titles, REPAIR_TITLE) if len(self.titles) < TITLES_KEPT else self.titles
-        return Outcome(self.tokens + tokens, self.messages + messages, titles, self.steps + 1, self.call)
+        return Outcome(
+            self.tokens + tokens,
+            self.messages + messages,
+            titles,
+            self.steps + 1,
+            self.call,
+            self.repairs + 1,
+        )
 
     @staticmethod
     def of(result: CompactionResult[Stats], context: Context) -> Outcome:
@@ -85,6 +98,7 @@ class Outcome:
             tuple(changing[:TITLES_KEPT]),
             len(changing),
             (result.call_input, result.call_output),
+            changing.count(REPAIR_TITLE),
         )
 
 
@@ -94,16 +108,23 @@ class Event:
 
     source: str  # "policy" or "transcript"
     titles: tuple[str, ...]  # of its first steps that changed the token count
-    tokens_removed: int
+    tokens_removed: int  # what it took off the request it compacted
     steps: int = 1  # how many steps changed it
     recorded_tokens: int | None = None  # the context the transcript's own compaction recorded before it
     # the transcript's own: the policy fires at the request it replaced too (its titles)
     policy_titles: tuple[str, ...] | None = None
+    # what it removed beyond the request before (a policy editing each request anew removes
+    # most of it again each time): the replay's total sums these
+    removed_since: int | None = None
 
     @property
     def counts(self) -> bool:
         """A compaction of the policy's: its own, or one at the agent's own point."""
         return self.source == "policy" or self.policy_titles is not None
+
+    @property
+    def new_removed(self) -> int:
+        return self.tokens_removed if self.removed_since is None else self.removed_since
 
     @property
     def description(self) -> str:
@@ -119,6 +140,7 @@ class Event:
             "titles": list(self.titles),
             "steps": self.steps,
             "tokens_removed": self.tokens_removed,
+            "tokens_removed_beyond_the_request_before": self.new_removed,
             "recorded_tokens": self.recorded_tokens,
             "policy_fires_too": self.policy_titles is not None,
             "policy_titles": list(self.policy_titles) if self.policy_titles is not None else None,
@@ -484,15 +506,16 @@ def simulate(
         saving = 0
         if outcome is not None:
             after_tokens, sent = meter.tokens(outcome.tokens), outcome.messages
+        if outcome is not None and outcome.compacts:
             saving = tokens - after_tokens
             # An ephemeral policy compacts each request anew: the same compaction again
             # (the same steps as the request before) is no new event, and a new one
             # removes what it saves beyond the request before.
             if persisted or outcome.titles != last_titles or event is not None:
-                removed = saving - (0 if persisted else last_saving)
-                event = Event("policy", outcome.titles, removed, outcome.steps)
+                since = None if persisted else saving - last_saving
+                event = Event("policy", outcome.titles, saving, outcome.steps, removed_since=since)
             last_titles = outcome.titles
-        else:
+        else:  # a pairing repair alone is what the agent sends: no compaction
             last_titles = ()
         last_saving = saving
         points.append(
@@ -522,7 +545,7 @@ def simulate(
         at_agent_compactions=sum(e.counts for e in own),
         peak_pressure=round(max((p.pressure_after for p in points), default=0.0), 6),
         peak_pressure_uncompacted=round(context.window.pressure(uncompacted), 6),
-        tokens_removed=sum(e.tokens_removed for e in policy_events),
+        tokens_removed=sum(e.new_removed for e in policy_events),
         rounds_exceeding_window=sum(p.exceeded for p in points),
         final_tokens=points[-1].tokens_after if points else 0,
     )

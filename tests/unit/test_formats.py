@@ -397,7 +397,11 @@ def test_codex_compactions_without_a_recorded_history_stay_linear_in_the_file() 
     meta = {"type": "session_meta", "payload": {"id": "x", "cwd": "/w", "cli_version": "0.140.0"}}
     context = {
         "type": "response_item",
-        "payload": {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+        "payload": {
+            "type": "message",
+            "role": "developer",
+            "content": [{"type": "input_text", "text": "rules"}],
+        },
     }
     compacted = {"type": "compacted", "payload": {"message": "what happened"}}
     lines = [json.dumps(meta), json.dumps(context), *[json.dumps(compacted)] * 200]

@@ -193,3 +193,29 @@ def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None
         meter = inspection.segments.at(boundary + 1).meter(len(last.source))
         assert meter.tokens(inspection.context.tokens(last.sent)) == replay.points[-1].tokens_after
     assert inspection.replay(Policy("cline")).ends is None
+
+
+def test_a_pairing_repair_is_what_the_agent_sends_never_a_compaction() -> None:
+    """A session that ends on a call with no result is repaired before it is sent; a
+    policy that never fires (Codex's, far under its limit) makes no compaction of that,
+    and the requests it sends are the repaired ones."""
+    msgs = [*agentic(3), call("t9", id="A9")]  # the last call unanswered
+    ctx = Context(window=Window(100_000, 0))
+    for name in ("codex", "opencode-prune", "microcompact"):
+        sim = simulate(msgs, Policy(name), ctx)
+        assert sim.totals.compactions == 0 and sim.totals.tokens_removed == 0, name
+        assert not [p.event for p in sim.points if p.event], name
+        assert sim.points[-1].tokens_after >= sim.points[-1].tokens_before  # the result the repair adds
+
+
+def test_an_ephemeral_policys_event_says_what_it_cut_and_the_total_what_it_cut_beyond_before() -> None:
+    """Trim cuts each request anew: a new cut removes less than the one before (its
+    request grew less than the cut it replaced), never a negative number of tokens."""
+    msgs = []
+    for v in range(14):
+        msgs += [u(f"task {v}"), call(f"t{v}", id=f"A{v}"), result(f"t{v}", text="y" * (400 + 300 * (v % 3)))]
+    sim = simulate(msgs, Policy("trim"), Context(window=Window(100_000, 0)))
+    events = [p.event for p in sim.points if p.event is not None]
+    assert events and all(e.tokens_removed > 0 for e in events)
+    assert sim.totals.tokens_removed == sum(e.new_removed for e in events)
+    assert all(e.tokens_removed == p.tokens_before - p.tokens_after for p in sim.points if (e := p.event))
