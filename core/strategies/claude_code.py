@@ -2,11 +2,11 @@
 
 It fires when the context reaches the auto-compact point (13,000 under the effective
 window). The summarize request is the history plus the summary prompt; when that is over
-the provider's limit, PTL retry truncation (docs/strategies.md#ptl-retry) drops the oldest API rounds from it, each
-retry a step. The history becomes the boundary marker, one summary (written locally and
-deterministically here) and what Claude Code puts back (`core.reinjection`): the five
-most recently touched files, each whole within 5,000 tokens or a short reference, the
-plan file and invoked skills.
+the provider's limit, PTL retry truncation (docs/strategies.md#ptl-retry) drops the
+oldest API rounds from it, each retry a step. The history becomes the boundary marker,
+one summary (written locally and deterministically here) and what Claude Code puts back
+(`core.reinjection`): the five most recently touched files, each whole within 5,000
+tokens or a short reference, the plan file and invoked skills.
 """
 
 from __future__ import annotations

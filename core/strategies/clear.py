@@ -1,5 +1,6 @@
-"""The clear family (docs/strategies.md#clearing-old-tool-results-the-clear-family, which names each agent's source): old tool results' content becomes a placeholder;
-the calls and the result blocks stay, so pairing is untouched.
+"""The clear family: old tool results' content becomes a placeholder; the calls and the
+result blocks stay, so pairing is untouched (docs/strategies.md, "Clearing old tool
+results", names each agent's source).
 
 Claude Code's microcompact, Anthropic's context editing (`clear_tool_uses_20250919`),
 LangChain's `ClearToolUsesEdit`, OpenHands' observation masking and opencode's prune are

@@ -1,5 +1,5 @@
-"""The summarize family (docs/strategies.md#summarizing-the-head-keeping-a-tail-the-summarize-family): at a trigger, the head of the history becomes one
-summary and a recent tail is kept.
+"""The summarize family: at a trigger, the head of the history becomes one summary and a
+recent tail is kept (docs/strategies.md, "Summarizing the head", names each source).
 
 Anthropic's and OpenAI's server-side compaction, LangChain's `SummarizationMiddleware`,
 opencode's overflow, Cline, Roo Code, Gemini CLI, Goose, Aider and Letta are each this
