@@ -48,6 +48,7 @@ COLUMNS = {
     "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
 }  # fmt: skip
 PACKAGE = "compaction-inspector"
+MAX_POINTS = 1_000  # about 2 minutes a session on 2 cores at a replay's cost (docs/performance.md)
 SWEEP_VERSION = "4"  # bump when a replay's figures change for the same session and settings
 
 
@@ -64,12 +65,15 @@ def grid(strategy: str, spec: str) -> list[Axis]:
     keys), each range inclusive; an error names what is wrong."""
     settings = {s.key: s for s in lookup(strategy).settings if s.option.kind in NUMERIC}
     axes = []
+    size = 1
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         key, _, span = part.partition("=")
         if key not in settings:
             raise OptionError(
                 f"{key!r} is not a numeric setting of {strategy}; choose from {', '.join(settings)}"
             )
+        if any(a.setting.key == key for a in axes):
+            raise OptionError(f"{key} is given twice: give each setting one FROM:TO:STEP")
         bounds = span.split(":")
         try:
             start, stop, step = (float(b) if "." in b else int(b) for b in bounds)
@@ -80,6 +84,12 @@ def grid(strategy: str, spec: str) -> list[Axis]:
         if step <= 0 or stop < start:
             raise OptionError(f"{key}: FROM:TO:STEP needs FROM <= TO and a STEP above 0, not {span!r}")
         count = int((stop - start) / step) + 1
+        size *= count
+        if size > MAX_POINTS:  # said before a point is made: a huge grid would fill memory first
+            raise OptionError(
+                f"the grid is {size:,} points or more, past the {MAX_POINTS:,} a sweep takes (each "
+                f"point replays every session): take a larger STEP or a shorter range"
+            )
         axes.append(Axis(settings[key], tuple(start + k * step for k in range(count))))
     if not axes:
         raise OptionError("the grid is empty: give KEY=FROM:TO:STEP")

@@ -547,6 +547,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
 
 
+STOPPED = 130  # a sweep cut short by Ctrl-C (128 + SIGINT, as a shell says it)
 JSON_BATCH = 1 << 20  # characters of encoded JSON escaped and written together
 JSON_SPLIT_DEPTH = 2  # containers this shallow are written member by member
 
@@ -705,11 +706,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         swept_grid = Grid.of(args.strategy, args.grid, config)
     except OptionError as exc:
         raise UsageError(f"--grid: {exc}") from exc
-    where = (
-        transcripts_under(args.folders)
-        if args.folders
-        else [f.path for f in find(roots(args.claude_dir, args.codex_dir))]
-    )
+    if args.html and Path(args.html).exists() and not args.force:  # said before any session is read
+        raise UsageError(f"{args.html} exists: choose another name (--html), or pass --force")
+    missing = [name for name in args.folders if not Path(name).exists()]
+    if missing:
+        raise UsageError(f"no such folder or file: {', '.join(missing)}")
+    places = roots(args.claude_dir, args.codex_dir)
+    where = transcripts_under(args.folders) if args.folders else [f.path for f in find(places)]
+    if not where:
+        looked = ", ".join(args.folders) if args.folders else "; ".join(f"{a}: {r}" for a, r in places)
+        raise UsageError(f"no sessions found ({looked})")
     shown = [0.0]
 
     def progress(done: int, of: int, left: float) -> None:
@@ -721,8 +727,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         done = sweep(list(map(str, where)), swept_grid, config, args.jobs, args.ray, progress)
     except ClusterError as exc:
         raise UsageError(str(exc)) from exc
-    if done.stopped:
-        say(f"stopped: {done.sessions} of {len(where)} sessions swept", sys.stderr)
     if args.html:
         _write_sweep(args, done)
     if args.json:
@@ -731,6 +735,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from compaction_inspector.tui.report import print_sweep
 
         print_sweep(done)
+    if done.stopped:  # a script can tell a sweep cut short from a whole one
+        say(f"stopped: {done.sessions} of {len(where)} sessions swept", sys.stderr)
+        return STOPPED
     return 0
 
 

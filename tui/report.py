@@ -387,7 +387,7 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
     rounds over the window and what it kept), the current setting and the default named.
     A narrow terminal loses the columns that matter least first; piped, nothing is cut."""
     out = out or console()
-    stopped = " (stopped: the sessions finished)" if done.stopped else ""
+    stopped = " (stopped before the end: the sessions finished so far)" if done.stopped else ""
     strategy = done.grid.strategy
     out.print(safe(f"{strategy} over {counted(done.sessions, 'session')}{stopped}", style="bold"))
     for path, why in done.skipped.items():

@@ -265,3 +265,56 @@ def test_a_sweep_made_with_one_summarizer_is_not_served_for_another(
         assert sweep.kept_outcomes(str(path()), "cline", asked, other) is None
     script.write_text("print('another summary')\n")  # the same command line, another script
     assert sweep.kept_outcomes(str(path()), "cline", asked, made) is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        ("keep.tokens=10000:20000:10000,keep.tokens=30000:40000:10000", "keep.tokens is given twice"),
+        ("trigger.percent=60:90:0.001", "the grid is 30,001 points or more, past the 1,000"),
+        ("trigger.percent=60:90:1,keep.tokens=1000:40000:1000", "the grid is 1,240 points or more"),
+    ],
+)
+def test_a_grid_a_user_cannot_mean_is_refused_before_a_point_is_made(spec: str, error: str) -> None:
+    with pytest.raises(OptionError, match=error):
+        grid("cline", spec)
+
+
+def test_a_sweep_with_nothing_to_read_or_nowhere_to_write_says_so_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_inspector.core import sweep
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a session was read")
+
+    monkeypatch.setattr(sweep, "sweep_session", refused)
+    monkeypatch.setattr(sweep, "kept_outcomes", refused)
+    base = ["--strategy", "cline", "--grid", "keep.tokens=10000:20000:10000"]
+    (tmp_path / "empty").mkdir()
+    empty = run("sweep", str(tmp_path / "empty"), *base)
+    assert empty.returncode == 2 and "no sessions found" in empty.stderr
+    mistyped = run("sweep", str(tmp_path / "nope"), *base)
+    assert mistyped.returncode == 2 and f"no such folder or file: {tmp_path / 'nope'}" in mistyped.stderr
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    taken = run("sweep", str(path().parent), *base, "--html", str(page))
+    assert taken.returncode == 2 and "exists" in taken.stderr and page.read_text() == "mine"
+
+
+def test_a_sweep_stopped_by_ctrl_c_says_so_and_exits_non_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_inspector.core import sweep
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+        yield  # a generator, as the pool's results are
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(sweep, "_mapped", interrupted)
+    stopped = run(
+        "sweep", str(path().parent), "--strategy", "cline", "--grid", "keep.tokens=10000:20000:10000"
+    )
+    assert stopped.returncode == 130 and "stopped: 0 of" in stopped.stderr
+    assert "stopped before the end" in stopped.stdout
