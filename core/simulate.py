@@ -399,7 +399,9 @@ class _Requests:
         if self.persisted:
             return self.stored.history(segment, end) if self.stored is not None else request
         result = self._edited(request, segment.prefix[end], end)  # edited anew: edited again
-        return result.messages if result is not None and result.messages is not None else request
+        if result is None or result.messages is None or not Outcome.of(result, segment.context).compacts:
+            return request  # a pairing repair alone removes nothing the policy chose to
+        return result.messages
 
     def _edited(self, request: Sequence[Message], tokens: int, end: int) -> CompactionResult[Stats] | None:
         """The policy's run on `request` (`tokens` counted, before messages[end]) when it

@@ -221,7 +221,8 @@ def sweep_session(
             if found[n] is None:
                 replay = inspection.replay(Policy(strategy, options), ends=True)
                 t = replay.totals
-                shares = [carried(e.source, e.sent) for e in replay.ends or ()]
+                # kept is of what the policy removed: a replay that compacted nothing has none
+                shares = [carried(e.source, e.sent) for e in replay.ends or ()] if t.compactions else []
                 cost = replay_cost(inspection.session, replay)
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,

@@ -318,3 +318,37 @@ def test_a_sweep_stopped_by_ctrl_c_says_so_and_exits_non_zero(
     )
     assert stopped.returncode == 130 and "stopped: 0 of" in stopped.stderr
     assert "stopped before the end" in stopped.stdout
+
+
+def test_a_point_that_removed_nothing_kept_nothing_to_measure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "kept" is of what the policy removed: where it compacted nothing the figure is "—"
+    (as compare says), never a share of the messages a pairing repair changed (a result
+    whose call is gone, here naming a path, is dropped before every request)."""
+    from compaction_inspector.core import sweep
+
+    def line(role: str, content: object, n: int) -> str:
+        body = {"role": role, "content": content}
+        if role == "assistant":
+            body |= {
+                "id": f"m{n}",
+                "model": "claude-sonnet-4-5",
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
+        return json.dumps({"type": role, "uuid": f"u{n}", "message": body})
+
+    lines = [line("user", "look at the repo", 0)]
+    orphan = [{"type": "tool_result", "tool_use_id": "gone", "content": "read /src/app/main.py: 1200 lines"}]
+    for n in range(1, 6):
+        call = {"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": f"/f{n}.py"}}
+        lines.append(line("assistant", [call], n))
+        results = [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "x" * 400}]
+        lines.append(line("user", results + (orphan if n == 2 else []), 100 + n))
+    session = tmp_path / "damaged.jsonl"
+    session.write_text("\n".join(lines))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    asked = points(grid("opencode-prune", "keep.tokens=100000000:100000000:1"))
+    found = sweep.sweep_session(str(session), "opencode-prune", asked, Config())
+    assert isinstance(found, list)
+    assert [(o.compactions, o.facts_kept, o.facts_total) for o in found[:1]] == [(0, 0, 0)]
