@@ -25,9 +25,9 @@ from compaction_inspector.core.model import Message
 from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.sessions import whole_cost
-from compaction_inspector.core.simulate import Simulation, shown_rounds
+from compaction_inspector.core.simulate import Point, Simulation, shown_rounds
 from compaction_inspector.core.strategies import REGISTRY, each_step, hysteresis
-from compaction_inspector.core.strategies.registry import to_config
+from compaction_inspector.core.strategies.registry import described
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.topic import title as topic_title
 
@@ -236,7 +236,7 @@ class _Page:
         declared = REGISTRY[name]
         options = ins.config.options(name)
         result = ins.run(name, options)
-        settings = ", ".join(f"{k}: {v}" for k, v in to_config(options).items())
+        settings = described(options)
         parts = [
             f'<h2 id="strategy-{name}">{html.escape(declared.label)}</h2>',
             f'<p class="note">{html.escape(declared.description)}. Options: {self.text(settings)}.</p>',
@@ -334,6 +334,17 @@ class _Page:
         )
 
 
+def _event_figures(p: Point) -> str:
+    """A marker's figures: a policy's compaction from its request before to after; the
+    transcript's own from what the agent recorded before it to the request after it."""
+    event = p.event
+    if event is not None and event.source == "transcript":
+        recorded = event.recorded_tokens
+        before = f"{recorded:,} recorded before it" if recorded is not None else "before: not recorded"
+        return f"{before} → {p.tokens_after:,} sent after it"
+    return f"{p.tokens_before:,} → {p.tokens_after:,}"
+
+
 def _own_row(c: RealCompaction) -> str:
     d = c.to_dict()
 
@@ -428,7 +439,7 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
                 said = html.escape(f"round {p.round}: {what}: {visible(p.event.description)}")
                 out.append(
                     f'<text x="{x(p.round):.1f}" y="{PAD_T + 12}" text-anchor="middle" fill="{colour}">{mark}'
-                    f"<title>{said} ({p.tokens_before:,} → {p.tokens_after:,})</title></text>"
+                    f"<title>{said} ({_event_figures(p)})</title></text>"
                 )
     for p in points[::step]:
         if p.reported is not None:

@@ -375,3 +375,16 @@ def test_a_sweeps_page_draws_its_front_in_chromium_with_the_network_off(
         assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
     finally:
         driver.quit()
+
+
+def test_the_reports_own_compaction_marker_and_options_read_as_words() -> None:
+    """The ⚑ says what the agent recorded before its compaction and what was sent after
+    (not the request after it twice); a strategy's options are its settings in words,
+    never Python's reprs."""
+    inspection = Inspection.open(path(), SMALL)
+    page = report(inspection, ReportOptions(strategies=("trim", "claude-code")))
+    (own,) = re.findall(r"⚑<title>([^<]*)</title>", page)[:1]
+    assert re.search(r"\(\d[\d,]* recorded before it → \d[\d,]* sent after it\)$", html.unescape(own)), own
+    options = re.findall(r"Options: ([^<]*)\.</p>", page)
+    assert options and not any(re.search(r"[{}']|\bNone\b|\bTrue\b|\bFalse\b", o) for o in options), options
+    assert "trigger.turns 8, trigger.tokens none" in html.unescape(" ".join(options))

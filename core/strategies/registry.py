@@ -203,6 +203,22 @@ def _from_yaml(s: Setting, value: Any) -> Any:
     return value
 
 
+def described(options: Options) -> str:
+    """Its saved settings in words, as compaction.yaml names them: "trigger.turns 8,
+    trigger.tokens none, keep_initial_user true"."""
+
+    def value(s: Setting, v: Any) -> str:
+        if v is None:
+            return "none"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return s.show(v) or "none"
+
+    return ", ".join(
+        f"{s.key} {value(s, getattr(options, s.name))}" for s in settings(type(options)) if s.option.saved
+    )
+
+
 def to_config(options: Options) -> dict[str, Any]:
     """The saved fields as a compaction.yaml section (a group holds only what is set)."""
     out: dict[str, Any] = {}
