@@ -5,6 +5,7 @@ what a user sees (the console script's exit codes)."""
 import hashlib
 import itertools
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -681,3 +682,12 @@ def test_a_flag_is_taken_only_as_spelled() -> None:
     trim's `--keep-recent-turns` and was refused as an option of trim."""
     proc = run("compact", str(path()), "--strategy", "microcompact", "--keep-recent", "2")
     assert proc.returncode == 2 and "unrecognized arguments: --keep-recent 2" in proc.stderr
+
+
+def test_a_flag_that_turns_a_setting_off_says_so() -> None:
+    """`--no-keep-initial-user` drops the first message: its help says it turns off what
+    the setting does, not the setting's own words as if the flag did them."""
+    helped = run("simulate", "--help").stdout
+    assert re.search(r"--no-keep-initial-user\s+turn off: keep the first message", helped)
+    assert re.search(r"--no-clear-persist\s+turn off: the history keeps the edit", helped)
+    assert "--clear-at-least" in helped and "--clear-clear-at-least" not in helped

@@ -162,7 +162,8 @@ def _add_policy(p: argparse.ArgumentParser) -> None:
                 continue
             dest = f"{strategy.flag_key}.{s.name}"
             text = s.option.help.replace("%", "%%")  # argparse formats help with %
-            if s.option.kind == "bool":
+            if s.option.kind == "bool":  # the flag turns the default the help describes the other way
+                text = f"{'turn off' if s.default else 'turn on'}: {text}"
                 group.add_argument(s.flag, dest=dest, action="store_const", const=not s.default, help=text)
             else:
                 group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)

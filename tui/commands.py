@@ -33,7 +33,7 @@ class InspectorCommands(Provider):
         out: list[tuple[str, str, Callable[[], object]]] = [
             (
                 f"Strategy: {s.label}",
-                f"{s.label}: {s.description}",
+                s.description,  # most name their agent first: "Cline: at 0.9 …"
                 partial(screen.run_action, f"strategy('{name}')"),
             )
             for name, s in REGISTRY.items()

@@ -59,7 +59,7 @@ class ClearOptions:
     keep_turns: int | None = _keep("turns", "... and the results in the person's last this many turns")
     clear_at_least: int | None = option(
         None, "clear only if this many tokens are freed, else nothing", kind="int?", minimum=1,
-        flag=_flag("clear_at_least"), label="clear at least",
+        flag="--clear-at-least", label="clear at least",
     )  # fmt: skip
     tools: frozenset[str] = option(
         frozenset(),

@@ -1015,3 +1015,22 @@ async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_ther
         await settle(pilot)
         assert "▼ why here: Codex counted 9,045 ≥ 9,000" in gauge_text(app)
         assert "Why here: Codex counted 9,045 ≥ 9,000" in panel_text(app)
+
+
+async def test_the_palette_names_a_strategy_once(tmp_path: Path) -> None:
+    """Its help is the strategy's description, which names the agent first ("Cline: at
+    0.9 …"), not "Cline: Cline: …"."""
+    from textual.command import CommandList
+
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Strategy: Cline")
+        await pilot.pause(0.5)
+        listed = app.screen.query_one(CommandList)
+        shown = " ".join(
+            str(getattr(listed.get_option_at_index(i), "prompt", "")) for i in range(listed.option_count)
+        )
+        assert "Cline: at 0.9" in shown and "Cline: Cline:" not in shown, shown

@@ -41,7 +41,7 @@ def test_flags_are_the_known_ones() -> None:
         "--summarize-summary-tokens", "--summarize-summarize-tokens",
         # the clear family's
         "--clear-trigger-tokens", "--clear-keep-tool-uses", "--clear-keep-messages", "--clear-keep-tokens",
-        "--clear-keep-turns", "--clear-clear-at-least", "--clear-exclude-tools", "--clear-placeholder",
+        "--clear-keep-turns", "--clear-at-least", "--clear-exclude-tools", "--clear-placeholder",
         "--no-clear-persist", "--summarize-tool-output-chars",
     }  # fmt: skip
 
