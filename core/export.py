@@ -37,10 +37,20 @@ def anthropic_block(block: Block) -> dict[str, Any]:
     return {"type": block.type}
 
 
-def plain_message(m: Message, compaction: Compaction | None = None) -> dict[str, Any]:
+# What a session says of itself that its figures depend on (its agent's window, prices,
+# tokenizer): written with the messages so a written file, reopened, is read the same way.
+SESSION_KEYS = ("session_id", "agent", "model", "version", "cwd", "context_window")
+
+
+def plain_message(
+    m: Message, compaction: Compaction | None = None, metadata: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": [anthropic_block(b) for b in m.blocks]}
     if m.role == "assistant" and m.id:
         out["id"] = m.id
+    model = _model(m, metadata or {})
+    if m.role == "assistant" and model:
+        out["model"] = model
     if m.usage is not None:
         out["usage"] = m.usage.to_dict()
     if m.is_meta:
@@ -52,6 +62,18 @@ def plain_message(m: Message, compaction: Compaction | None = None) -> dict[str,
             "post_tokens": compaction.post_tokens,
         }
     return out
+
+
+def _model(m: Message, metadata: Mapping[str, Any]) -> str | None:
+    """The model that answered: the response's own, else the session's."""
+    named = m.usage.model if m.usage is not None and m.usage.model else metadata.get("model")
+    return named if isinstance(named, str) else None
+
+
+def session_record(metadata: Mapping[str, Any], source_format: str) -> dict[str, Any]:
+    """The session's own facts for a plain file (`SESSION_KEYS`), the agent by its format."""
+    facts = {**metadata, "agent": source_format}
+    return {k: facts[k] for k in SESSION_KEYS if isinstance(facts.get(k), str | int) and facts[k] != ""}
 
 
 def marked(
@@ -108,6 +130,9 @@ def _claude_code_lines(
             "uuid": line_uuid,
             "timestamp": m.timestamp,
         }
+        for key, name in (("version", "version"), ("cwd", "cwd")):  # its window and project depend on these
+            if isinstance(metadata.get(name), str):
+                record[key] = metadata[name]
         if m.is_compact_boundary:
             record.update(type="system", subtype="compact_boundary", content=m.text)
             c = compactions.get(i)
@@ -122,6 +147,9 @@ def _claude_code_lines(
             }
             if m.role == "assistant":
                 body["id"] = m.id
+                model = _model(m, metadata)
+                if model:
+                    body["model"] = model
                 if m.usage is not None:
                     body["usage"] = m.usage.to_dict()
                 if m.request_id is not None:
@@ -168,9 +196,10 @@ def serialize(
             {"messages": _openai_messages(messages)}, ensure_ascii=False, indent=2
         ) + "\n", "openai-chat"
     # a bare list: `{"messages": …}` reads as a request body, which has no per-message usage
-    return json.dumps(
-        [plain_message(m, compactions.get(i)) for i, m in enumerate(messages)], ensure_ascii=False, indent=2
-    ) + "\n", "plain"
+    written = [plain_message(m, compactions.get(i), metadata) for i, m in enumerate(messages)]
+    if written:
+        written[0]["session"] = session_record(metadata, source_format)
+    return json.dumps(written, ensure_ascii=False, indent=2) + "\n", "plain"
 
 
 __all__ = ["anthropic_block", "marked", "plain_message", "serialize"]

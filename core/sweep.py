@@ -64,7 +64,7 @@ def grid(strategy: str, spec: str) -> list[Axis]:
     """`KEY=FROM:TO:STEP,...` over `strategy`'s numeric settings (their compaction.yaml
     keys), each range inclusive; an error names what is wrong."""
     settings = {s.key: s for s in lookup(strategy).settings if s.option.kind in NUMERIC}
-    axes = []
+    axes: list[Axis] = []
     size = 1
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         key, _, span = part.partition("=")

