@@ -22,11 +22,12 @@ from compaction_inspector.core.diff import label, origin
 from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Message
+from compaction_inspector.core.page_style import STYLE
 from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Point, Simulation, shown_rounds
-from compaction_inspector.core.strategies import REGISTRY, each_step, hysteresis
+from compaction_inspector.core.strategies import DEFAULT, REGISTRY, each_step, hysteresis
 from compaction_inspector.core.strategies.registry import described
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.topic import title as topic_title
@@ -38,29 +39,13 @@ TABLE_ROWS = 400  # ... and to this many rows in its table
 SETTINGS_FILE = "report-settings.yaml"
 COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
 
-STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222}
-h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{font-size:1.05em}
-table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4em .6em;margin:.2em 0}
-pre{max-height:24em;overflow:auto}
-.volley{border-left:4px solid #9467bd;padding-left:.8em;margin:1.2em 0}
-.round{color:#777;border-top:1px dashed #bbb;margin:.6em 0 .2em;font-size:.85em}
-.msg{margin:.3em 0}.head{font-family:ui-monospace,monospace;font-size:.9em}
-.dropped{color:#b22}.summarized{color:#a60}.inserted{color:#282}.edited{color:#26a}
-.note{color:#555}details{margin:.5em 0}summary{cursor:pointer}
-svg text{font:11px system-ui,sans-serif}
-"""
-
 
 @dataclass(frozen=True)
 class ReportOptions:
     """What a report holds and how: the strategies shown, the policy compared with the
     first of them on the chart, paths and secrets masked, and each text cut at."""
 
-    strategies: tuple[str, ...] = (hysteresis.NAME,)
+    strategies: tuple[str, ...] = (DEFAULT,)
     compare: str = BASELINE
     redact: bool = False
     max_chars: int | None = 4000
@@ -158,7 +143,7 @@ class _Page:
         """A line per strategy shown that a replay means something for, and the compared
         policy (a strategy compared with itself: its contrast), once each."""
         ins = self.inspection
-        names = [n for n in self.options.strategies if REGISTRY[n].timeline] or [hysteresis.NAME]
+        names = [n for n in self.options.strategies if REGISTRY[n].timeline] or [DEFAULT]
         policies = [ins.policy(n) for n in names]
         compared = ins.policy(self.options.compare, against=names[0])
         if compared not in policies:

@@ -8,7 +8,7 @@ import html
 import shlex
 from collections.abc import Callable, Sequence
 
-from compaction_inspector.core.html_report import STYLE
+from compaction_inspector.core.page_style import STYLE
 from compaction_inspector.core.sweep import COLUMNS, Point, Sweep, ticks
 from compaction_inspector.core.text import counted, visible
 

@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Tests (and the commands they start) never touch the user's real token cache, nor list
@@ -28,3 +29,16 @@ settings.register_profile(
     "thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A run of many tests takes one process per core (most of an app test is Textual
+    waiting for a frame, which overlaps); one file or one test runs in this process, as
+    starting the workers would cost more than the test."""
+    if config.option.numprocesses is not None or hasattr(config, "workerinput"):
+        return  # asked for, or this is a worker itself
+    narrow = config.args and all("::" in a or os.path.isfile(a) for a in config.args)
+    if not narrow:
+        config.option.numprocesses = "auto"
+        config.option.dist = "worksteal"

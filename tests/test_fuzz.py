@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,6 +25,8 @@ from compaction_inspector.core.strategies import REGISTRY, Context, run
 from compaction_inspector.core.text import visible
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import names, path
+
+pytestmark = pytest.mark.slow  # many seeded inputs through every command
 
 SAMPLES = {name: path(name).read_bytes() for name in names()}
 

@@ -16,6 +16,8 @@ import pytest
 from compaction_inspector.core.sessions import CODEX
 from tests.hostile import COMMANDS, CORPUS, ESCAPES, Outcome, mutants, run_cli
 
+pytestmark = pytest.mark.slow  # the hostile corpus through every command
+
 EXITS = {0, 2, 3, 4}  # success, unreadable input or bad options, nothing to compact, truncation
 CI_MUTANTS = 40
 

@@ -4,6 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # ruff and mypy over every file
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "tui", "sample_sessions")  # installed under compaction_inspector
 CHECKED_TOO = ("tests", "benchmarks", "docs")  # the checkout's own code, by its own name

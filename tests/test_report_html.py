@@ -202,6 +202,7 @@ def offline_chromium() -> Any:
 @pytest.mark.skipif(
     not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
 )
+@pytest.mark.slow
 def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> None:
     out = tmp_path / "story.html"
     sample = path("claude_code_compacted.jsonl")
@@ -236,6 +237,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.skipif(not (BROWSER and DRIVER), reason="needs chromium and its driver (.ci/run installs them)")
+@pytest.mark.slow
 def test_the_served_app_works_offline_in_chromium_and_answers_keys() -> None:
     """`serve FILE` on this machine only: its page fetches nothing from outside, the app
     draws in the browser, and a key changes what it draws."""
@@ -339,6 +341,7 @@ def test_the_comparison_ranks_the_strategies_shown_by_cost() -> None:
 @pytest.mark.skipif(
     not (BROWSER and DRIVER), reason="needs chromium and chromedriver (.ci/run installs them)"
 )
+@pytest.mark.slow
 def test_a_sweeps_page_draws_its_front_in_chromium_with_the_network_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -46,6 +46,7 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import Index, find, roots, transcripts_under, whole_cost
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
+    DEFAULT,
     REGISTRY,
     CompactionResult,
     OptionError,
@@ -221,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="replay the session round by round under a policy",
     )
-    p.add_argument("--strategy", default=hysteresis.NAME, choices=sorted(SIMULATED))
+    p.add_argument("--strategy", default=DEFAULT, choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
     _add_policy(p)
     p.add_argument(

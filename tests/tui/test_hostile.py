@@ -16,6 +16,8 @@ from tests.hostile import CORPUS, ESCAPES, FORBIDDEN, MARKUP
 from tests.tui.conftest import settle
 from tests.tui.conftest import shown as session_of
 
+pytestmark = pytest.mark.slow  # the hostile corpus in the app
+
 KEYS = ["o", "n", "n", "o", "3", "n", "e", "d", "6", "n", "c", "s", "down", "down", "enter", "x", "m"]
 # every escape in every Claude Code field, and the two that do most harm in every Codex one
 CASES = [*((kind, "claude.jsonl") for kind in ESCAPES), ("osc52", "codex.jsonl"), ("csi", "codex.jsonl")]

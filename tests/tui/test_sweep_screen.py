@@ -21,6 +21,8 @@ from compaction_inspector.tui.screens.sweep import SweepScreen
 from compaction_inspector.tui.widgets.front import FrontPlot
 from tests.tui.conftest import SETTLE_S, settle, shown
 
+pytestmark = pytest.mark.slow  # sweeps in a process pool
+
 SMALL = Config(window=Window(3_000, 500), preset=None)  # a window the samples' strategies fill
 
 

@@ -165,6 +165,7 @@ def _append(args: tuple[str, str, int]) -> str:
     return append_checkpoint(load(transcript), memory, at=at)[1].heading
 
 
+@pytest.mark.slow
 def test_concurrent_checkpoints_to_one_day_keep_every_entry(tmp_path: Path) -> None:
     with ProcessPoolExecutor(4) as pool:
         headings = list(pool.map(_append, [(str(path()), str(tmp_path), at) for at in range(10, 22)]))

@@ -80,6 +80,7 @@ def test_a_point_names_the_session_whose_figures_its_setting_changes_most() -> N
     assert [p.changed_most for p in swept] == [None, (3, Decimal(4), "b")]
 
 
+@pytest.mark.slow
 def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,6 +131,7 @@ def test_a_sweep_again_reads_no_session_whose_points_are_kept(
     assert isinstance(again, list) and again[:2] == first
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_local_ray_of_two_workers_gives_the_pools_points(tmp_path: Path) -> None:
     """`--ray` starts a Ray of `--jobs` workers here and maps the same task over it: the
     JSON (points, front, marks) is the process pool's, and nothing but JSON is printed."""
