@@ -12,6 +12,8 @@ guessed. The table is imported only when a cost is asked for.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
 CALLS = "compaction calls"  # a replay's summarize requests: their input uncached, their output
+# the agent's own summarize requests, which no transcript reports usage for: estimated
+OWN_CALLS = "own compaction calls (estimated)"
 _PROVIDERS = {
     "claude-code": "anthropic",
     "anthropic": "anthropic",
@@ -170,7 +174,9 @@ def session_cost(session: Session, subagents: Sequence[Session] = (), unread: Se
     if not (session.sidechain or subagents or unread):
         return main
     side = _chain_cost(
-        dataclasses.replace(session, messages=session.sidechain, sidechain=(), request_usage=None)
+        dataclasses.replace(
+            session, messages=session.sidechain, sidechain=(), request_usage=None, compactions=()
+        )
     )
     for other in subagents:
         side = side.plus(_chain_cost(other))
@@ -193,7 +199,53 @@ def _chain_cost(session: Session) -> Cost:
         priced += 1
         for name, tokens in zip(PARTS, _tokens(usage), strict=True):
             parts[name] += rates[name] * tokens
+    calls = own_calls(session)
+    if calls:
+        parts[OWN_CALLS] = sum((c.price(provider) for c in calls.values()), Decimal(0))
     return Cost(parts, priced, unpriced, source())
+
+
+@dataclass(frozen=True)
+class OwnCall:
+    """The agent's own summarize request at one of its compactions, as estimated: the
+    history it summarized in (the context the agent recorded before it, else the last
+    prompt reported), the summary out (its text / 4, or what the rollout holds encrypted),
+    at the model of the response before it; priced as a replay's calls are."""
+
+    model: str | None
+    tokens_in: int
+    tokens_out: int
+
+    def price(self, provider: str | None) -> Decimal:
+        rates = _rates(self.model, provider, self.tokens_in) if self.model else None
+        if rates is None:
+            return Decimal(0)
+        return rates["uncached input"] * self.tokens_in + rates["output"] * self.tokens_out
+
+
+def own_calls(session: Session) -> dict[int, OwnCall]:
+    """Each full compaction the transcript records, by its boundary's index: the agent's
+    own summarize request, which it reports no usage for (docs/cost.md)."""
+    fallback = session.metadata.get("model")
+    messages, found = session.messages, responses(session)
+    ends = [r.end for r in found]
+    out: dict[int, OwnCall] = {}
+    for c in session.compactions:
+        if c.kind == "microcompact":
+            continue
+        k = bisect_right(ends, c.index)
+        last = found[k - 1].usage if k else None
+        tokens_in = c.pre_tokens or (last.prompt_tokens if last is not None else 0)
+        after = itertools.takewhile(
+            lambda m: m.role != "assistant" and not m.is_compact_boundary, messages[c.index + 1 :]
+        )
+        tokens_out = c.hidden_tokens + sum(len(m.text) for m in after if m.is_compact_summary) // 4
+        model = (last.model if last is not None else None) or (
+            fallback if isinstance(fallback, str) else None
+        )
+        if tokens_in:
+            out[c.index] = OwnCall(model, tokens_in, tokens_out)
+    return out
 
 
 def replay_cost(session: Session, replay: Simulation) -> Cost:
@@ -245,6 +297,15 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
         parts["output"] += rates["output"] * u.output_tokens
         call_in, call_out = point.call
         parts[CALLS] += rates["uncached input"] * call_in + rates["output"] * call_out
+    # the transcript's own compactions the replay keeps cost their summarize request here
+    # as in the real cost, so the two compare like for like
+    calls = own_calls(session)
+    boundaries = sorted(calls)
+    kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
+    for point in kept:
+        k = bisect_left(boundaries, point.message_end)
+        if k:
+            parts[OWN_CALLS] = parts.get(OWN_CALLS, Decimal(0)) + calls[boundaries[k - 1]].price(provider)
     return Cost(parts, priced, unpriced, source(), unreported, rewritten)
 
 

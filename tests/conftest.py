@@ -36,8 +36,10 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     """A run of many tests takes one process per core (most of an app test is Textual
     waiting for a frame, which overlaps); one file or one test runs in this process, as
     starting the workers would cost more than the test."""
-    if config.option.numprocesses is not None or hasattr(config, "workerinput"):
-        return  # asked for, or this is a worker itself
+    if not hasattr(config.option, "numprocesses") or hasattr(config, "workerinput"):
+        return  # xdist left out (-p no:xdist), or this is a worker itself
+    if config.option.numprocesses is not None:
+        return  # asked for
     narrow = config.args and all("::" in a or os.path.isfile(a) for a in config.args)
     if not narrow:
         config.option.numprocesses = "auto"

@@ -165,9 +165,12 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
         }
     ]
     assert out["reported_usage"]["responses"] == 23
-    # its 23 responses priced part by part (claude-sonnet-4-5 at genai-prices' rates)
+    # its 23 responses priced part by part (claude-sonnet-4-5 at genai-prices' rates), and
+    # its one compaction's own call estimated: 4,479 tokens in, its summary's 222 out
     assert out["cost"]["responses"] == 23 and out["cost"]["unpriced"] == {}
-    assert out["cost"]["total_usd"] == "0.089547" and out["cost"]["source"].startswith("genai-prices")
+    parts = out["cost"]["parts_usd"]
+    assert parts["own_compaction_calls_(estimated)"] == "0.016767"  # 4,479 x $3/M + 222 x $15/M
+    assert out["cost"]["total_usd"] == "0.106314" and out["cost"]["source"].startswith("genai-prices")
 
 
 def test_pressure_messages_keeps_the_messages_only_view() -> None:

@@ -814,8 +814,8 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         assert any(line.startswith("round 1 ") for line in lines)
         # each priced on every request, beside what the session really cost: with no
         # compaction, the same requests on the same pattern cost what it did
-        assert "█ hysteresis: 3 ✂ (1 at ⚑) · peak 77% · $0.08 (-0.01) · −2,590 tokens" in lines
-        assert "● no compaction: 0 ✂ · peak 98% · $0.09 (±0.00) · −0 tokens" in lines
+        assert "█ hysteresis: 3 ✂ (1 at ⚑) · peak 77% · $0.10 (-0.01) · −2,590 tokens" in lines
+        assert "● no compaction: 0 ✂ · peak 98% · $0.11 (±0.00) · −0 tokens" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()
         assert str(shown(app).query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")

@@ -289,3 +289,28 @@ def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_th
     replayed = replay_cost(inspection.session, inspection.replay(Policy()))
     real = session_cost(inspection.session)
     assert replayed.total == real.total and replayed.rewritten == 0
+
+
+def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> None:
+    """No transcript reports usage for the agent's own summarize request: it is estimated
+    (the context it recorded before, in; the summary's text / 4, out) and named so, in the
+    real cost and in every replay that keeps the compaction, so a replay is not dearer
+    than reality for paying a call the real cost left out."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.cost import OWN_CALLS, own_calls, replay_cost
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.simulate import Policy
+    from compaction_inspector.sample_sessions import path
+
+    inspection = Inspection.open(path(), Config())
+    session = inspection.session
+    (compaction,) = session.compactions
+    (call,) = own_calls(session).values()
+    summary = next(m for m in session.messages[compaction.index :] if m.is_compact_summary)
+    assert (call.tokens_in, call.tokens_out) == (compaction.pre_tokens, len(summary.text) // 4)
+    real = session_cost(session)
+    assert real.parts[OWN_CALLS] == table(
+        str(call.model), input_tokens=call.tokens_in, output_tokens=call.tokens_out
+    ) and "own compaction calls (estimated)" in real.line()
+    replayed = replay_cost(session, inspection.replay(Policy()))
+    assert replayed.parts[OWN_CALLS] == real.parts[OWN_CALLS]
