@@ -133,7 +133,7 @@ def real_compactions(
         size = max(MIN_SUMMARY_CHARS, sum(len(m.text) for m in theirs)) if theirs else OUR_SUMMARY_CHARS
         ours = summarize(list(replaced), size, session.session_id)
         offset = None
-        if c.trigger == "auto":
+        if c.trigger == "auto" and b > segment:  # else the file starts at it: what it replaced is not here
             offset = (
                 _checked_offset(starts, counts.between(segment, b), segment, b)
                 if counts.checks

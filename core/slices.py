@@ -2,7 +2,8 @@
 `parentUuid` names a line the file does not hold, so its first response already carries
 history the file does not show, and the session's overhead (system prompt, tools) cannot
 be taken from it. It is taken instead from the first response of another complete
-session of the same project folder, the nearest in time, and the figure says so.
+session beside it, the nearest in time, of the same project, model and agent version
+(a system prompt and tools differ between them), and the figure says so.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ def is_slice(session: Session) -> bool:
 
 
 def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> tuple[int, str] | None:
-    """The overhead of the complete session of the same folder nearest in time to
-    `session`: its first reported prompt less `scale` × the messages before it; None
-    when no such session is there."""
+    """The overhead of the complete session beside `session` nearest in time to it, of
+    the same project, model and agent version: its first reported prompt less `scale` ×
+    the messages before it; None when no such session is there."""
     if session.path is None:
         return None
     own = Path(session.path)
@@ -39,16 +40,21 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
         return None
     for path in siblings[:MAX_SIBLINGS]:
         try:
-            found = _first_response_overhead(path, counter, scale)
+            found = _first_response_overhead(path, counter, scale, session)
         except Exception:  # a neighbour's failure is the neighbour's: this file reads on without it
             found = None
         if found is not None:
-            return found, f"the first response of {path.name}, a complete session of the same project"
+            same = "a complete session of the same project, model and version"
+            return found, f"the first response of {path.name}, {same}"
     return None
 
 
-def _first_response_overhead(path: Path, counter: TokenCounter, scale: float) -> int | None:
-    """Read `path` only as far as its first assistant line that reports usage."""
+LENDS = ("cwd", "model", "version")  # what a session lending its overhead shares with the slice
+
+
+def _first_response_overhead(path: Path, counter: TokenCounter, scale: float, session: Session) -> int | None:
+    """Read `path` only as far as its first assistant line that reports usage; None
+    unless it is a complete session of the slice's project, model and agent version."""
     lines: list[bytes] = []
     read = 0
     try:
@@ -65,6 +71,8 @@ def _first_response_overhead(path: Path, counter: TokenCounter, scale: float) ->
     except (LoadError, RecursionError, MemoryError):
         return None
     if sibling.format != "claude-code" or is_slice(sibling) or sibling.metadata.get("session_id") is None:
+        return None
+    if any(sibling.metadata.get(key) != session.metadata.get(key) for key in LENDS):
         return None
     for i, m in enumerate(sibling.messages):
         if m.usage is not None and m.usage.prompt_tokens:

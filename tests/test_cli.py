@@ -718,3 +718,29 @@ def test_a_written_file_keeps_the_model_version_and_window_it_was_read_with(
     for key in ("model", "version"):
         assert again["metadata"].get(key) == original["metadata"].get(key), key
     assert again["cost"]["responses"] > 0 and again["cost"]["total_usd"] is not None
+
+
+def test_a_slice_that_starts_at_a_compaction_is_not_said_to_fire_there(tmp_path: Path) -> None:
+    """The request the agent compacted is not in a file that starts at its boundary:
+    `compactions` and `simulate` agree that the preset's firing there cannot be replayed
+    (one said it fired at the same request, the other counted none)."""
+    meta = {"trigger": "auto", "preTokens": 170_000}
+    summary = {"role": "user", "content": "This session is being continued. Summary: fixed the parser."}
+    lines: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b", "content": "Conversation compacted",
+         "version": "2.1.63", "compactMetadata": meta},
+        {"type": "user", "uuid": "s", "isCompactSummary": True, "message": summary},
+    ]  # fmt: skip
+    for n in range(3):
+        usage = {"input_tokens": 10, "cache_read_input_tokens": 40_000 + n, "output_tokens": 5}
+        reply = {"id": f"m{n}", "role": "assistant", "model": "claude-sonnet-4-5", "usage": usage,
+                 "content": [{"type": "text", "text": "ok"}]}  # fmt: skip
+        lines.append({"type": "user", "uuid": f"u{n}", "message": {"role": "user", "content": f"step {n}"}})
+        lines.append({"type": "assistant", "uuid": f"a{n}", "message": reply})
+    src = tmp_path / "slice.jsonl"
+    src.write_text("\n".join(json.dumps(line) for line in lines))
+    (own,) = json.loads(run("compactions", str(src), "--json").stdout)
+    assert own["policy_round_offset"] is None
+    assert "the file starts at it" in run("compactions", str(src)).stdout
+    replay = json.loads(run("simulate", str(src), "--strategy", "claude-code", "--json").stdout)
+    assert replay["simulations"][0]["totals"]["at_agent_compactions"] == 0

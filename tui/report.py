@@ -480,6 +480,8 @@ def print_compactions(
         fires = (
             "manual: no rule to compare"
             if c.compaction.trigger != "auto"
+            else "the file starts at it: the history it replaced is not here to replay"
+            if c.replaced[0] == c.replaced[1]
             else "the preset never reaches its point before it"
             if offset is None
             else f"the preset fires {counted(offset, 'API round')} before it"

@@ -309,8 +309,10 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     summary = next(m for m in session.messages[compaction.index :] if m.is_compact_summary)
     assert (call.tokens_in, call.tokens_out) == (compaction.pre_tokens, len(summary.text) // 4)
     real = session_cost(session)
-    assert real.parts[OWN_CALLS] == table(
-        str(call.model), input_tokens=call.tokens_in, output_tokens=call.tokens_out
-    ) and "own compaction calls (estimated)" in real.line()
+    assert (
+        real.parts[OWN_CALLS]
+        == table(str(call.model), input_tokens=call.tokens_in, output_tokens=call.tokens_out)
+        and "own compaction calls (estimated)" in real.line()
+    )
     replayed = replay_cost(session, inspection.replay(Policy()))
     assert replayed.parts[OWN_CALLS] == real.parts[OWN_CALLS]

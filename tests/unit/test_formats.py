@@ -415,3 +415,38 @@ def test_codex_compactions_without_a_recorded_history_stay_linear_in_the_file() 
     found = Inspection.of(session, Config()).own_compactions()
     # what came back after each: up to the next compaction, not the rest of the file
     assert [c.after for c in found[:2]] == [(2, 4), (5, 7)] and found[-1].after == (599, 601)
+
+
+def test_a_slice_takes_its_overhead_only_from_a_session_of_its_project_model_and_version(
+    tmp_path: Path,
+) -> None:
+    """A slice's system prompt and tools are not in the file: a complete session beside
+    it lends them, but only one of the same project, model and agent version (a mixed
+    folder holds others, whose overhead is another's)."""
+    from compaction_inspector.core.slices import sibling_overhead
+    from compaction_inspector.core.tokens import make_counter
+
+    def session(name: str, cwd: str, model: str, version: str, prompt: int, parent: str | None) -> Path:
+        base = {"cwd": cwd, "version": version, "sessionId": name}
+        lines = [
+            {**base, "type": "user", "uuid": f"{name}-u", "parentUuid": parent,
+             "message": {"role": "user", "content": "go"}},
+            {**base, "type": "assistant", "uuid": f"{name}-a", "parentUuid": f"{name}-u",
+             "message": {"id": f"{name}-m", "role": "assistant", "model": model,
+                         "content": [{"type": "text", "text": "ok"}],
+                         "usage": {"input_tokens": prompt, "output_tokens": 1}}},
+        ]  # fmt: skip
+        out = tmp_path / f"{name}.jsonl"
+        out.write_text("\n".join(json.dumps(line) for line in lines))
+        return out
+
+    sliced = load(session("slice", "/p/a", "claude-sonnet-4-5", "2.1.63", 90_000, "not-in-this-file"))
+    assert sliced.metadata.get("slice") is True
+    counter = make_counter("chars4")
+    session("other-project", "/p/b", "claude-sonnet-4-5", "2.1.63", 30_000, None)
+    session("other-model", "/p/a", "claude-opus-4-6", "2.1.63", 31_000, None)
+    session("other-version", "/p/a", "claude-sonnet-4-5", "2.0.76", 32_000, None)
+    assert sibling_overhead(sliced, counter, 1.0) is None
+    session("same", "/p/a", "claude-sonnet-4-5", "2.1.63", 20_000, None)
+    found = sibling_overhead(sliced, counter, 1.0)
+    assert found is not None and found[0] == 20_000 - 1 and "same.jsonl" in found[1]
