@@ -89,7 +89,17 @@ class Comparison:
         return Comparison((*sorted(known, key=value, reverse=descending), *unknown), self.real)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"real_cost": self.real.to_dict(), "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "real_cost": self.real.to_dict(),
+            "rows": [r.to_dict() for r in self.rows],
+            "caveats": self.caveats(),
+        }
+
+    def caveats(self) -> list[str]:
+        """What its rows' sources document that a row does not model, or a default the
+        source leaves unset that a row had to choose, one line each."""
+        found = (r.strategy for r in self.rows if r.strategy is not None)
+        return [f"{name}: {REGISTRY[name].caveat}" for name in found if REGISTRY[name].caveat]
 
 
 # every strategy a replay means something for (PTL retry runs only when a request is refused)

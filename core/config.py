@@ -259,7 +259,11 @@ class Config:
         return self.strategies[lookup(strategy).name]
 
     def with_options(self, strategy: str, options: Any) -> Config:
-        return dataclasses.replace(self, strategies={**self.strategies, lookup(strategy).name: options})
+        """Raises OptionError where the strategy's source refuses `options`."""
+        declared = lookup(strategy)
+        return dataclasses.replace(
+            self, strategies={**self.strategies, declared.name: declared.checked(options)}
+        )
 
     def overridden(
         self,
@@ -397,7 +401,9 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     for name, strategy in REGISTRY.items():
         where = strategy.config_key
         with _section(where):
-            strategies[name] = from_config(strategies[name], _mapping(data.get(where), where), where)
+            strategies[name] = strategy.checked(
+                from_config(strategies[name], _mapping(data.get(where), where), where)
+            )
     return Config(
         window=config.window,
         tokenizer=config.tokenizer,

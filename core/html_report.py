@@ -212,6 +212,7 @@ class _Page:
             + "read that the replay wrote again. Kept: what its run on the next request kept of what it "
             + "summarized or cleared.</p>"
             + f'<table id="compare-table"><tr>{head}</tr>{rows}</table>'
+            + "".join(f'<p class="note">{self.text(c, cut=False)}</p>' for c in done.caveats())
         )
 
     # --- a strategy -----------------------------------------------------------------------

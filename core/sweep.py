@@ -158,7 +158,7 @@ class Grid:
         found = points(axes)
         for values in found:  # a point its strategy refuses is named before any session is read
             try:
-                with_values(config.options(strategy), values)
+                lookup(strategy).checked(with_values(config.options(strategy), values))
             except OptionError as exc:
                 where = ", ".join(f"{a.setting.key} {values[a.setting.name]}" for a in axes)
                 raise OptionError(f"{where}: {exc}") from None

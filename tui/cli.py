@@ -382,7 +382,10 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
                 values[s.name] = given if isinstance(given, bool) else s.parse(given)
             except OptionError as exc:
                 raise UsageError(f"{s.flag} must be {exc}") from exc
-        config = config.with_options(name, with_values(config.options(name), values))
+        try:
+            config = config.with_options(name, with_values(config.options(name), values))
+        except OptionError as exc:
+            raise UsageError(str(exc)) from exc
     return config
 
 

@@ -38,13 +38,20 @@ TOUR_OPTIONS: dict[str, dict[str, Any]] = {
     claude_code.NAME: {"auto_compact_tokens": 3_500},
     codex.NAME: {"auto_compact_token_limit": 3_500},
     presets.MICROCOMPACT.name: {"keep_tool_uses": 2},
-    "anthropic-compaction": {"trigger_tokens": 3_500},
+    # an API's own minimum may keep a preset from firing on the sample (Anthropic's 50,000)
+    "langchain-summarization": {"trigger_tokens": 3_500},
 }
-# our strategies, the agents' own, and the first preset of each family (the rest are alike)
+# our strategies, the agents' own, and one preset of each family (the rest are alike): the
+# first the tour tunes to fire on the sample, else the first
 TOURED = tuple(
     name
     for name, s in REGISTRY.items()
-    if s.family is None or name == next(n for n, o in REGISTRY.items() if o.family == s.family)
+    if s.family is None
+    or name
+    == next(
+        (n for n, o in REGISTRY.items() if o.family == s.family and n in TOUR_OPTIONS),
+        next(n for n, o in REGISTRY.items() if o.family == s.family),
+    )
 )
 
 
@@ -69,8 +76,8 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     presets.MICROCOMPACT.name: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
     claude_code.NAME: ((("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),),
     codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
-    "anthropic-compaction": (
-        (("step_to(999)",), "Other agents are presets of two families: here all becomes one summary."),
+    "langchain-summarization": (
+        (("step_to(999)",), "Other agents are presets of two families: here the head becomes one summary."),
     ),
 }
 

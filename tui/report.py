@@ -380,6 +380,8 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
             style="dim",
         )
     )
+    for caveat in comparison.caveats():
+        out.print(safe(caveat, style="dim"))
 
 
 def print_sweep(done: Sweep, out: Console | None = None) -> None:

@@ -34,6 +34,9 @@ MICROCOMPACT = clear.FAMILY.preset(
     "for an idle gap (60 minutes) that is off here until set",
     lambda: C(keep_tool_uses=5, tools=CLEARABLE_TOOLS),
 )
+ANTHROPIC_MIN_TRIGGER = 50_000  # compact_20260112 refuses a trigger under this
+OPENCODE_RESERVE = 20_000  # opencode's reserved: min(20,000, the model's max output)
+
 # the other agents' and APIs' clearing, after microcompact, which is ours to tune first
 CLEARING: tuple[Strategy[Any], ...] = (
     clear.FAMILY.preset(
@@ -44,6 +47,7 @@ CLEARING: tuple[Strategy[Any], ...] = (
         "input tokens, keep 3 tool uses, no clear_at_least, no excluded tools; applied server-side "
         "to each request, the client keeps the full history (the placeholder's text is not documented)",
         lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
+        caveat="clear_tool_inputs (false by default: a call's own input is kept) is not modelled",
     ),
     clear.FAMILY.preset(
         "langchain-clear-tool-uses",
@@ -82,6 +86,11 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "Anthropic API beta compact-2026-01-12, edit compact_20260112: trigger 150,000 input tokens "
         "(at least 50,000); no keep, so nothing but the summary survives",
         lambda: S(trigger_tokens=150_000),
+        limits=lambda o: (
+            f"the API's trigger is at least {ANTHROPIC_MIN_TRIGGER:,} input tokens, not {o.trigger_tokens:,}"
+            if o.trigger_tokens is not None and o.trigger_tokens < ANTHROPIC_MIN_TRIGGER
+            else None
+        ),
     ),
     summarize.FAMILY.preset(
         "openai-compaction",
@@ -99,16 +108,19 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "langchain SummarizationMiddleware: keep ('messages', 20), trim_tokens_to_summarize 4,000; "
         "trigger defaults to None (never), so the documented example's ('tokens', 4000) is used",
         lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
+        caveat="LangChain's default trigger (None) never fires: this is its documented example's 4,000",
     ),
     summarize.FAMILY.preset(
         "opencode",
         "opencode",
         "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
         "opencode packages/opencode/src/session/compaction.ts, overflow.ts: overflow at the input "
-        "limit less reserved (min(20,000, max output)); preserve_recent_tokens 25 % of the usable "
-        "window clamped to 2,000-15,000; tool outputs cut to 2,000 characters for the summary",
+        "limit less reserved (min(20,000, max output): 20,000 for every model whose max output "
+        "reaches it); preserve_recent_tokens 25 % of the usable window clamped to 2,000-15,000; "
+        "tool outputs cut to 2,000 characters for the summary",
         lambda: S(
             trigger_percent_less_output=100,
+            trigger_reserve=OPENCODE_RESERVE,
             keep_percent=25,
             keep_min=2_000,
             keep_max=15_000,

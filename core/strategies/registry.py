@@ -270,6 +270,17 @@ class Strategy(Generic[OptionsT]):
     defaults: Callable[[], OptionsT] | None = None
     family: str | None = None  # the family whose rule it applies; its flags are the family's
     source: str = ""
+    # what its source documents that the family's options cannot say: why a setting is
+    # refused (None: accepted), and what of it is not modelled or not its source's default
+    limits: Callable[[OptionsT], str | None] | None = None
+    caveat: str = ""
+
+    def checked(self, options: OptionsT) -> OptionsT:
+        """`options`, or an OptionError where its source refuses them (an API's minimum)."""
+        why = self.limits(options) if self.limits is not None else None
+        if why:
+            raise OptionError(f"{self.name}: {why}")
+        return options
 
     @property
     def config_key(self) -> str:
@@ -307,9 +318,18 @@ class Family(Generic[OptionsT]):
     persists: Callable[[OptionsT], bool]
 
     def preset(
-        self, name: str, label: str, description: str, source: str, defaults: Callable[[], OptionsT]
+        self,
+        name: str,
+        label: str,
+        description: str,
+        source: str,
+        defaults: Callable[[], OptionsT],
+        *,
+        limits: Callable[[OptionsT], str | None] | None = None,
+        caveat: str = "",
     ) -> Strategy[OptionsT]:
-        """An agent's strategy: its name, its documented defaults and where they are documented."""
+        """An agent's strategy: its name, its documented defaults and where they are
+        documented; what its source refuses and what is not modelled of it."""
         run = self.run
         return Strategy(
             name=name,
@@ -323,4 +343,6 @@ class Family(Generic[OptionsT]):
             defaults=defaults,
             family=self.name,
             source=source,
+            limits=limits,
+            caveat=caveat,
         )

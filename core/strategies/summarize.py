@@ -71,6 +71,11 @@ class SummarizeOptions:
     trigger_messages: int | None = _trigger(
         "messages", "... or when the history holds this many messages", minimum=1
     )
+    trigger_reserve: int | None = _trigger(
+        "reserve",
+        "what percent_less_output takes off for output (none: the session agent's reserve)",
+        minimum=0,
+    )
     trigger_min: int | None = _trigger("min", "a share's trigger is at least this many tokens", minimum=1)
     trigger_max: int | None = _trigger("max", "... and at most this many", minimum=1)
     keep_tokens: int | None = _keep(
@@ -149,7 +154,10 @@ def _percent_rules(o: SummarizeOptions, window: Window) -> list[tuple[float, int
         (share, less, int(window.context_window * share / 100 - (less or 0)))
         for share, less in (
             (o.trigger_percent, None),
-            (o.trigger_percent_less_output, window.reserved_output),
+            (
+                o.trigger_percent_less_output,
+                window.reserved_output if o.trigger_reserve is None else o.trigger_reserve,
+            ),
         )
         if share is not None
     ]

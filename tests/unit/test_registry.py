@@ -34,7 +34,7 @@ def test_flags_are_the_known_ones() -> None:
         # the summarize family's, shared by its presets
         "--summarize-trigger-tokens", "--summarize-trigger-percent",
         "--summarize-trigger-percent-less-output", "--summarize-trigger-messages",
-        "--summarize-trigger-min", "--summarize-trigger-max",
+        "--summarize-trigger-reserve", "--summarize-trigger-min", "--summarize-trigger-max",
         "--summarize-keep-tokens", "--summarize-keep-percent", "--summarize-keep-history-percent",
         "--summarize-keep-messages", "--summarize-keep-message-percent", "--summarize-keep-min",
         "--summarize-keep-max", "--summarize-keep-first", "--summarize-keep-user",

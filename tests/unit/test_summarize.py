@@ -114,3 +114,54 @@ def test_the_presets_are_the_documented_defaults() -> None:
     assert (defaults["roo-code"].keep_first, defaults["goose"].keep_user) == (1, "last")
     assert defaults["openai-compaction"].keep_user == "all"
     assert defaults["langchain-summarization"].keep_messages == 20
+
+
+def test_opencode_leaves_its_own_reserve_for_output_not_the_session_agents() -> None:
+    """opencode's overflow is at the input limit less min(20,000, max output): on a
+    session whose agent reserved 32,000 (Claude Code 2.0) or nothing (a Codex window),
+    opencode still leaves its own 20,000."""
+    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.strategies.summarize import trigger
+
+    options = REGISTRY["opencode"].default_options()
+    for reserved in (32_000, 0):
+        at, rule = trigger(options, Window(200_000, reserved))
+        assert at == 180_000 and "less 20,000 for output" in rule
+
+
+def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Anthropic's compaction refuses a trigger under 50,000 input tokens: so do the
+    command line, compaction.yaml, a sweep's grid and the app's config."""
+    from compaction_inspector.core.config import Config, ConfigError, load
+    from compaction_inspector.core.strategies.registry import with_values
+    from compaction_inspector.core.sweep import Grid
+    from compaction_inspector.sample_sessions import path
+    from tests.test_cli import run
+
+    refused = "the API's trigger is at least 50,000 input tokens, not 30,000"
+    ran = run(
+        "simulate", str(path()), "--strategy", "anthropic-compaction", "--summarize-trigger-tokens", "30000"
+    )
+    assert ran.returncode == 2 and refused in ran.stderr
+    config_file = tmp_path / "compaction.yaml"
+    config_file.write_text("anthropic_compaction:\n  trigger:\n    tokens: 30000\n")
+    with pytest.raises(ConfigError, match=refused):
+        load(config_file)
+    with pytest.raises(OptionError, match=refused):
+        Grid.of("anthropic-compaction", "trigger.tokens=30000:60000:30000", Config())
+    low = with_values(Config().options("anthropic-compaction"), {"trigger_tokens": 30_000})
+    with pytest.raises(OptionError, match=refused):
+        Config().with_options("anthropic-compaction", low)
+    assert Grid.of("anthropic-compaction", "trigger.tokens=50000:60000:10000", Config()).values
+
+
+def test_what_a_compared_row_does_not_model_is_said() -> None:
+    import json
+
+    from compaction_inspector.sample_sessions import path
+    from tests.test_cli import run
+
+    compared = json.loads(run("compare", str(path()), "--json").stdout)
+    assert any(c.startswith("langchain-summarization: LangChain's default trigger (None) never fires")
+               for c in compared["caveats"])  # fmt: skip
+    assert any(c.startswith("anthropic-context-editing: clear_tool_inputs") for c in compared["caveats"])

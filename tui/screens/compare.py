@@ -117,6 +117,10 @@ class CompareScreen(ModalScreen[str | None]):
         self.comparison = event.comparison
 
     def watch_comparison(self) -> None:
+        if self.comparison is not None:
+            self.query_one("#compare-note", Static).update(
+                safe("\n".join([NOTE, *self.comparison.caveats()]))
+            )
         self._fill()
 
     def watch_sort(self) -> None:

@@ -164,7 +164,7 @@ class StrategyPanel(Vertical):
         current = self.current
         if not error:
             try:
-                updated = dataclasses.replace(current, **values)
+                updated = REGISTRY[self.strategy].checked(dataclasses.replace(current, **values))
             except (OptionError, TypeError, ValueError) as exc:
                 error = str(exc)
         label = self.query_one("#options-error", Static)
