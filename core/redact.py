@@ -1,7 +1,8 @@
 """What a report shared outside the team leaves out: file paths, strings that look like
 secrets (API keys, tokens, long random strings), e-mail addresses, people's names where
-the text says whose they are (a commit's author, a sign-off, `git config user.name`, a
-name before an address) and GitHub's node ids, each replaced by a marker saying what it
+the text says whose they are (a commit's author or its login, a sign-off, `git config
+user.name`, a name before an address, a tracker's `assignee` or `createdBy`; an agent's
+or a bot's name is kept) and GitHub's node ids, each replaced by a marker saying what it
 was, so the text keeps its shape."""
 
 from __future__ import annotations
@@ -26,16 +27,39 @@ _NODE_ID = re.compile(
     r"\b(?:[A-Z]{1,4}_k[gw]D[A-Za-z0-9_-]{6,}|MD(?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{10,}={0,2})"
 )
 _NAME = r"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’.-]*)+"
-# a name where the text says it is a person's: before an address, after an author's label
+_LOGIN = r"[A-Za-z0-9][\w.-]*(?:\[bot\])?"  # one word after an author's label: a login
+_ADDRESS = r"\s*<(?:<email>|[^>\s]+@[^>\s]+)>"
+# a name where the text says it is a person's: after an author's label (a name or a
+# login), before an address, or as the value of a tracker's field that names a person
 _PERSON = re.compile(
     rf"(?P<lead>(?:Author|Committer|Co-[Aa]uthored-[Bb]y|Signed-[Oo]ff-[Bb]y|Reviewed-[Bb]y|user\.name)"
-    rf"[:=]?\s*[\"']?){_NAME}|{_NAME}(?=\s*<(?:<email>|[^>\s]+@[^>\s]+)>)"
+    rf"[:=]?\s*[\"']?)(?P<who>{_NAME}|{_LOGIN})(?P<address>{_ADDRESS})?"
+    rf"|(?P<named>{_NAME})(?P<before>{_ADDRESS})"
+    r"|(?P<field>\"(?:assignees?|createdBy|created_by|author|authorName|reviewers?|requestedReviewers?|owner"
+    r"|creator|reporter|requester|login|username|userName|displayName|display_name|committer|updatedBy"
+    r"|updated_by|mergedBy|merged_by|closedBy|closed_by)\"\s*:\s*\")(?P<value>[^\"\\]{1,100})(?=\")"
 )
+# an agent, a CI or an app, not a person: its name is kept
+_BOT = re.compile(
+    r"\[bot\]|\bbot\b|no-?reply|github-actions|dependabot|renovate|copilot|\bclaude\b|\bcodex\b", re.I
+)
+
+
+def _person(m: re.Match[str]) -> str:
+    whole = m.group(0)
+    if _BOT.search(whole):
+        return whole
+    if m.group("field") is not None:
+        return m.group("field") + "<name>"
+    if m.group("named") is not None:
+        return "<name>" + m.group("before")
+    return m.group("lead") + "<name>" + (m.group("address") or "")
 
 
 def redacted(text: str) -> str:
     """`text` with paths as `<path>`, secret-looking strings as `<secret>`, addresses as
-    `<email>`, people's names as `<name>` and GitHub node ids as `<id>`."""
-    text = _PERSON.sub(lambda m: (m.group("lead") or "") + "<name>", text)
+    `<email>`, people's names as `<name>` (an agent's or a bot's kept) and GitHub node ids
+    as `<id>`."""
+    text = _PERSON.sub(_person, text)
     text = _EMAIL.sub("<email>", _NODE_ID.sub("<id>", text))
     return _PATH.sub("<path>", _SECRET.sub("<secret>", text))

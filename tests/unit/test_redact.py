@@ -27,3 +27,22 @@ from compaction_inspector.core.redact import redacted
 )
 def test_redacted(text: str, shared: str) -> None:
     assert redacted(text) == shared
+
+
+@pytest.mark.parametrize(
+    ("text", "shared"),
+    [
+        ('{"assignee": "Jane Doe", "createdBy": "jdoe", "title": "Fix it"}',
+         '{"assignee": "<name>", "createdBy": "<name>", "title": "Fix it"}'),
+        ('"author": {"login": "octocat", "displayName": "Mona Lisa"}',
+         '"author": {"login": "<name>", "displayName": "<name>"}'),
+        ("commit 1a2b3c\nAuthor: jdoe\nDate: today", "commit 1a2b3c\nAuthor: <name>\nDate: today"),
+        ("Co-Authored-By: Claude <noreply@anthropic.com>", "Co-Authored-By: Claude <<email>>"),
+        ("Claude Code <noreply@anthropic.com> wrote it", "Claude Code <<email>> wrote it"),
+        ("Author: dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>",
+         "Author: dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"),
+        ('{"createdBy": "github-actions[bot]"}', '{"createdBy": "github-actions[bot]"}'),
+    ],
+)  # fmt: skip
+def test_a_persons_name_in_tool_output_is_masked_and_a_bots_is_kept(text: str, shared: str) -> None:
+    assert redacted(text) == shared
