@@ -4,11 +4,14 @@ without a Pilot: the gauge's figures at the step shown, and the tuning keys' rul
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats, banded
+from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Stats, banded
+from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
 Ladder = tuple[int, int]  # the window `w`/`W` started from, and how many 10 % rungs from it
@@ -82,25 +85,64 @@ def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
 
 
 def tuning(config: Config, shown: str) -> str:
-    """The tuning in force, for the status line: the window, the agent's point and the bands."""
-    w, (thresholds, target) = config.window, bands(config, shown)
-    return (
-        f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · {config.point_note} · "
-        f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
+    """The tuning in force, for the status line: the window, the agent's point, and what
+    the tuning keys move with `shown` on screen (hysteresis's bands, else its knobs)."""
+    w = config.window
+    head = f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · {config.point_note} · "
+    declared, options = REGISTRY[shown], config.options(shown)
+    if declared.tune is not None:
+        thresholds, target = bands(config, shown)
+        return head + f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
+    moved = [
+        f"{KEYS[KNOB[what]]} {name} {getattr(options, name)}"
+        for what in ("thresholds", "target")
+        if (found := knob(shown, what, options)) is not None
+        for name in (found[0],)
+    ]
+    return head + (
+        f"{declared.label}: " + " · ".join(moved) if moved else f"{declared.label}: nothing to tune"
     )
 
 
-def tuned(config: Config, shown: str, what: str, delta: int, ladder: Ladder) -> tuple[Config, Ladder]:
-    """`config` after one press of a tuning key with `shown` on screen: the target or the
-    thresholds of the strategy that draws the bands by `delta` points, or the window by
+KNOB = {"thresholds": TRIGGER, "target": KEEP}  # h/H move where it fires, t/T what it keeps
+KEYS = {TRIGGER: "h/H", KEEP: "t/T"}
+
+
+def knob(shown: str, what: str, options: Any) -> tuple[str, int] | None:
+    """The setting a tuning key moves with `shown` on screen, and one press's step."""
+    declared = REGISTRY[shown]
+    return declared.knob(options, KNOB[what]) if declared.knob is not None else None
+
+
+def nudged(config: Config, shown: str, what: str, delta: int, context: Context | None) -> Any:
+    """The shown strategy's options after one press: hysteresis's own rule for its bands;
+    else the setting its knob names by `delta` steps, from what is in force where it is
+    unset. Raises OptionError where it has none to move, or out of range."""
+    declared, options = REGISTRY[shown], config.options(shown)
+    if declared.tune is not None:
+        return declared.tune(options, what, delta)
+    found = knob(shown, what, options)
+    if found is None:
+        raise OptionError(f"{declared.label} has no {KNOB[what]} setting for {KEYS[KNOB[what]]} to move")
+    name, step = found
+    value = getattr(options, name)
+    if value is None and declared.in_force is not None and context is not None:
+        value = declared.in_force(options, context).get(name)
+    if value is None:
+        raise OptionError(f"{declared.label}'s {name} is not known yet: set it in the panel")
+    return dataclasses.replace(options, **{name: type(value)(max(1, value + delta * step))})
+
+
+def tuned(
+    config: Config, shown: str, what: str, delta: int, ladder: Ladder, context: Context | None = None
+) -> tuple[Config, Ladder]:
+    """`config` after one press of a tuning key with `shown` on screen: the shown
+    strategy's trigger (h/H) or what it keeps (t/T) (`nudged`), or the window by
     `delta` rungs of 10 % of the window tuning began from (200,000 → 180,000 → 200,000),
     so `w` then `W` comes back to the same window. Raises `OptionError` when the options
     would be out of range."""
     if what in ("target", "thresholds"):
-        name = banded(shown)
-        tune = REGISTRY[name].tune
-        assert tune is not None  # a strategy that draws bands moves them
-        return config.with_options(name, tune(config.options(name), what, delta)), ladder
+        return config.with_options(shown, nudged(config, shown, what, delta, context)), ladder
     w = config.window
     base, rung = ladder
     if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here

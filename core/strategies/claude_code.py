@@ -30,7 +30,7 @@ from compaction_inspector.core.strategies.base import (
     finish,
     ready,
 )
-from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.strategies.registry import TRIGGER, Strategy, check, option
 
 NAME = "claude-code"
 
@@ -107,6 +107,14 @@ def point(options: ClaudeCodeOptions, context: Context) -> int | None:
     return autocompact.claude_code_point(
         context.window, options.auto_compact_tokens, options.autocompact_pct_override
     ).tokens
+
+
+def _as_percent(options: ClaudeCodeOptions, context: Context) -> int | None:
+    """The override in force, else its point as a whole percent of the effective window."""
+    if options.autocompact_pct_override is not None:
+        return options.autocompact_pct_override
+    at, usable = point(options, context), context.window.usable
+    return at * 100 // usable if at is not None and usable > 0 else None
 
 
 def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
@@ -226,5 +234,10 @@ STRATEGY = Strategy(
     plan=plan,
     fires=_fires,
     persists=lambda options: True,
-    in_force=lambda options, context: {"auto_compact_tokens": point(options, context)},
+    in_force=lambda options, context: {
+        "auto_compact_tokens": point(options, context),
+        "autocompact_pct_override": _as_percent(options, context),
+    },
+    # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, what its users set; it keeps nothing to tune
+    knob=lambda options, what: ("autocompact_pct_override", 1) if what == TRIGGER else None,
 )

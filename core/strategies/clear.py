@@ -32,7 +32,14 @@ from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps
-from compaction_inspector.core.strategies.registry import Family, check, option
+from compaction_inspector.core.strategies.registry import (
+    TOKEN_STEP,
+    TRIGGER,
+    Family,
+    check,
+    first_set,
+    option,
+)
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.timestamps import parse as parse_time
 
@@ -448,4 +455,12 @@ def _fires(options: ClearOptions, tokens: int, messages: int, context: Context, 
     return options.trigger_tokens is None or tokens >= options.trigger_tokens
 
 
-FAMILY = Family("clear", ClearOptions, run, plan, _fires, lambda options: options.persist)
+def _knob(options: ClearOptions, what: str) -> tuple[str, int] | None:
+    """Its trigger in tokens, and what it keeps: tool uses, messages, tokens or turns."""
+    if what == TRIGGER:
+        return first_set(options, [("trigger_tokens", TOKEN_STEP)])
+    return first_set(options, [("keep_tool_uses", 1), ("keep_messages", 1), ("keep_tokens", TOKEN_STEP),
+                               ("keep_turns", 1)])  # fmt: skip
+
+
+FAMILY = Family("clear", ClearOptions, run, plan, _fires, lambda options: options.persist, _knob)

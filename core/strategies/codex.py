@@ -22,7 +22,7 @@ from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Steps, finish
-from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.strategies.registry import TOKEN_STEP, TRIGGER, Strategy, check, option
 
 NAME = "codex"
 
@@ -177,4 +177,5 @@ STRATEGY = Strategy(
         "auto_compact_token_limit": limit(options, context),
         "user_message_tokens": user_tokens(options),
     },
+    knob=lambda options, what: ("auto_compact_token_limit", TOKEN_STEP) if what == TRIGGER else None,
 )

@@ -203,6 +203,16 @@ def _from_yaml(s: Setting, value: Any) -> Any:
     return value
 
 
+TRIGGER, KEEP = "trigger", "keep"  # what a strategy's tuning keys move: where it fires, what it keeps
+TOKEN_STEP = 1_000  # one press of a tuning key on a setting in tokens
+
+
+def first_set(options: Options, choices: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+    """Of `choices` (a setting's name, one press's step), the first the options set: the
+    one in force (a family's presets each set one trigger and one tail)."""
+    return next(((name, step) for name, step in choices if getattr(options, name) is not None), None)
+
+
 def described(options: Options) -> str:
     """Its saved settings in words, as compaction.yaml names them: "trigger.turns 8,
     trigger.tokens none, keep_initial_user true"."""
@@ -263,8 +273,11 @@ class Strategy(Generic[OptionsT]):
     # usable window; None: it draws none
     bands: Callable[[OptionsT], tuple[tuple[int, ...], int]] | None = None
     # one press of a tuning key: (options, "thresholds" or "target", points) -> its options
-    # (raises OptionError out of range); None: the keys do not move it
+    # (raises OptionError out of range); None: the keys move its knobs, if it has any
     tune: Callable[[OptionsT, str, int], OptionsT] | None = None
+    # what the tuning keys move, by (options, TRIGGER or KEEP): (the setting's name, one
+    # press's step), or None where it has no such setting
+    knob: Callable[[OptionsT, str], tuple[str, int] | None] | None = None
     # a preset of a family: its documented defaults (None: the options type's own) and
     # where they are documented
     defaults: Callable[[], OptionsT] | None = None
@@ -316,6 +329,7 @@ class Family(Generic[OptionsT]):
     plan: Callable[[Segment, int, OptionsT, Any], Plan]
     fires: Callable[[OptionsT, int, int, Context, int], bool]
     persists: Callable[[OptionsT], bool]
+    knob: Callable[[OptionsT, str], tuple[str, int] | None] | None = None
 
     def preset(
         self,
@@ -343,6 +357,7 @@ class Family(Generic[OptionsT]):
             defaults=defaults,
             family=self.name,
             source=source,
+            knob=self.knob,
             limits=limits,
             caveat=caveat,
         )

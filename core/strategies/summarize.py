@@ -38,7 +38,14 @@ from compaction_inspector.core.strategies.base import (
     Steps,
     finish,
 )
-from compaction_inspector.core.strategies.registry import Family, check, option
+from compaction_inspector.core.strategies.registry import (
+    TOKEN_STEP,
+    TRIGGER,
+    Family,
+    check,
+    first_set,
+    option,
+)
 from compaction_inspector.core.text import counted
 
 KEEP_USER = ("none", "last", "all")
@@ -371,4 +378,13 @@ def run(
     )
 
 
-FAMILY = Family("summarize", SummarizeOptions, run, plan, _fires, lambda options: True)
+def _knob(options: SummarizeOptions, what: str) -> tuple[str, int] | None:
+    """The trigger and the tail a preset sets, each moved by a point or 1,000 tokens."""
+    if what == TRIGGER:
+        return first_set(options, [("trigger_tokens", TOKEN_STEP), ("trigger_percent", 1),
+                                   ("trigger_percent_less_output", 1), ("trigger_messages", 1)])  # fmt: skip
+    return first_set(options, [("keep_tokens", TOKEN_STEP), ("keep_percent", 1), ("keep_history_percent", 1),
+                               ("keep_messages", 1), ("keep_message_percent", 1)])  # fmt: skip
+
+
+FAMILY = Family("summarize", SummarizeOptions, run, plan, _fires, lambda options: True, _knob)

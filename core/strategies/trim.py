@@ -17,7 +17,14 @@ from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps, finish
-from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.strategies.registry import (
+    TOKEN_STEP,
+    TRIGGER,
+    Strategy,
+    check,
+    first_set,
+    option,
+)
 
 NAME = "trim"
 
@@ -297,4 +304,9 @@ STRATEGY = Strategy(
     run=run,
     plan=plan,
     fires=_fires,
+    knob=lambda options, what: (
+        first_set(options, [("trigger_turns", 1), ("trigger_tokens", TOKEN_STEP)])
+        if what == TRIGGER
+        else ("keep_recent_turns", 1)
+    ),
 )

@@ -1034,3 +1034,26 @@ async def test_the_palette_names_a_strategy_once(tmp_path: Path) -> None:
             str(getattr(listed.get_option_at_index(i), "prompt", "")) for i in range(listed.option_count)
         )
         assert "Cline: at 0.9" in shown and "Cline: Cline:" not in shown, shown
+
+
+async def test_a_tuning_key_moves_the_shown_strategys_own_setting_and_the_status_keeps_the_cursor(
+    tmp_path: Path,
+) -> None:
+    """With Cline shown, h and T move Cline's trigger and its kept tokens, not
+    hysteresis's bands; at 80 columns the status line still names the message j moves to
+    (the tuning came first and pushed it off)."""
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await shown(app).run_action("strategy('cline')")
+        await settle(pilot)
+        await pilot.press("h", "T")
+        await settle(pilot)
+        options = shown(app).config.options("cline")
+        assert (options.trigger_percent, options.keep_tokens) == (80, 21_000)
+        assert shown(app).config.options("hysteresis") == SMALL.options("hysteresis")
+        for n in (1, 2):
+            await pilot.press("j")
+            await pilot.pause()
+            status = str(shown(app).query_one("#status").render())
+            assert status.startswith(f"#{n} "), status

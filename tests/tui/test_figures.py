@@ -41,11 +41,29 @@ def test_w_then_w_again_comes_back_to_the_window_tuning_began_from() -> None:
         tuned(SMALL, NAME, "target", 5, ladder)
 
 
-def test_the_bands_are_the_shown_strategys_or_else_the_first_that_declares_them() -> None:
-    """The screen names no strategy: each declares its bands and what the tuning keys move."""
+def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps() -> None:
+    """The screen names no strategy: each declares what h/H (where it fires) and t/T
+    (what it keeps) move; hysteresis's bands stay as they were with another one shown
+    (they once moved hysteresis's target and thresholds whatever was on screen)."""
+    from compaction_inspector.tui.figures import tuning
+
     assert bands(SMALL, "trim") == bands(SMALL, hysteresis.NAME) == ((75, 85, 95), 70)
-    moved, _ = tuned(SMALL, "trim", "thresholds", -1, (0, 0))  # trim draws none: hysteresis's move
-    assert bands(moved, "trim") == ((74, 84, 94), 70)
+    moved, _ = tuned(SMALL, "trim", "thresholds", -1, (0, 0))
+    assert moved.options("trim").trigger_turns == SMALL.options("trim").trigger_turns - 1
+    assert bands(moved, "trim") == ((75, 85, 95), 70)  # hysteresis's own, untouched
+    cline, _ = tuned(SMALL, "cline", "thresholds", -1, (0, 0))
+    cline, _ = tuned(cline, "cline", "target", 2, (0, 0))
+    assert (cline.options("cline").trigger_percent, cline.options("cline").keep_tokens) == (80, 22_000)
+    assert "Cline: h/H trigger_percent 80 · t/T keep_tokens 22000" in tuning(cline, "cline")
+    # Claude Code's override starts from its point in force: 155,000 of 168,000 is 92 %
+    real = Inspection.open(path(), Config())
+    claude, _ = tuned(real.config, "claude-code", "thresholds", -1, (0, 0), real.context)
+    assert claude.options("claude-code").autocompact_pct_override == 91
+    with pytest.raises(OptionError, match="Claude Code has no keep setting for t/T to move"):
+        tuned(real.config, "claude-code", "target", 1, (0, 0), real.context)
+    with pytest.raises(OptionError, match="PTL retry has no trigger setting"):
+        tuned(SMALL, "ptl-retry", "thresholds", 1, (0, 0))
+    assert tuning(SMALL, "ptl-retry").endswith("PTL retry: nothing to tune")
 
 
 def test_bands_a_strategy_does_not_draw_are_named_as_another_strategys() -> None:

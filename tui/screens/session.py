@@ -34,7 +34,6 @@ from compaction_inspector.core.strategies import (
     OptionError,
     Stats,
     Step,
-    banded,
 )
 from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.summarizer import SummarizerError
@@ -531,15 +530,15 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
 
     async def action_tune(self, what: str, delta: int) -> None:
         try:
+            context = self.inspection.context if self.inspection is not None else None
             config, self._window_ladder = figures.tuned(
-                self.config, self.strategy, what, delta, self._window_ladder
+                self.config, self.strategy, what, delta, self._window_ladder, context
             )
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
             return
         self.configure(config)
-        moved = banded(self.strategy)
-        await self.query_one(StrategyPanel).set_options(moved, config.options(moved))
+        await self.query_one(StrategyPanel).set_options(self.strategy, config.options(self.strategy))
         self.tuned = True
         self.show_status()
         self.run_current_strategy()
@@ -598,11 +597,11 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         self.show_status()
 
     def show_status(self) -> None:
-        """The message under the cursor, and the tuning once it has been changed."""
+        """The message under the cursor, then the tuning once it has been changed."""
         line = Text()
         # made from the config each time, so a preset or a new window shows at once
         tuning = figures.tuning(self.config, self.strategy) if self.tuned else ""
-        for part in (tuning, self.selection):
+        for part in (self.selection, tuning):  # what j moves first: a long tuning is cut, not it
             if part:
                 line.append_text(safe(("   │   " if line else "") + part))
         # query, not query_one: a cursor move queued before the screen closed may land
