@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from compaction_inspector.core.strategies import CompactionResult, Stats, each_s
 from compaction_inspector.core.sweep import COLUMNS as SWEEP_COLUMNS
 from compaction_inspector.core.sweep import Sweep
 from compaction_inspector.core.text import counted, one_line
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import fitting, safe
 
 
 def console() -> Console:
@@ -398,16 +399,14 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
         out.print(safe(done.unpriced_note(), style="yellow"))
     rows = done.rows()
     cells = [c for _, _, c in rows]
-    columns = list(SWEEP_COLUMNS)
     labels = [label for _, label, _ in rows]
     name_width = max(map(len, labels), default=10)
+    piped = not out.is_terminal and "COLUMNS" not in os.environ
+    columns = fitting(SWEEP_COLUMNS, cells, min(name_width, 40), sys.maxsize if piped else out.width, 3)
 
     def width(cs: list[str]) -> int:
         return min(name_width, 40) + sum(max([len(c), *(len(r[c]) for r in cells)]) + 3 for c in cs)
 
-    piped = not out.is_terminal and "COLUMNS" not in os.environ
-    while not piped and len(columns) > 3 and width(columns) > out.width:
-        columns.remove(max(columns, key=lambda c: SWEEP_COLUMNS[c]))
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("settings", min_width=min(name_width, 40))
     for column in columns:

@@ -47,7 +47,7 @@ CLEARING: tuple[Strategy[Any], ...] = (
         "input tokens, keep 3 tool uses, no clear_at_least, no excluded tools; applied server-side "
         "to each request, the client keeps the full history (the placeholder's text is not documented)",
         lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
-        caveat="clear_tool_inputs (false by default: a call's own input is kept) is not modelled",
+        caveat="clear_tool_inputs (default false) is not modelled",
     ),
     clear.FAMILY.preset(
         "langchain-clear-tool-uses",
@@ -108,7 +108,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "langchain SummarizationMiddleware: keep ('messages', 20), trim_tokens_to_summarize 4,000; "
         "trigger defaults to None (never), so the documented example's ('tokens', 4000) is used",
         lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
-        caveat="LangChain's default trigger (None) never fires: this is its documented example's 4,000",
+        caveat="its default trigger never fires; its example's 4,000 is used",
     ),
     summarize.FAMILY.preset(
         "opencode",

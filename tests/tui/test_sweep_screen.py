@@ -5,6 +5,7 @@ session it changes most; the session's palette sweeps the sessions in its folder
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,21 @@ async def test_a_summarizer_that_fails_stops_the_sweep_and_says_why(home: Path) 
         assert isinstance(screen, SweepScreen) and screen.done is None
         assert title.startswith("Stopped: your summarizer failed: ") and "no-such-summarizer" in title
         assert not screen.query_one(ProgressBar).display
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)])
+async def test_the_sweep_table_shows_its_figures_whole_or_not_at_all(
+    home: Path, size: tuple[int, int]
+) -> None:
+    """At 80 columns the cost, what was kept and its change against the real cost still
+    show, whole ($8.12, never `$8.`); no column is cut at the table's edge (at 160 the
+    last head once read `rem`)."""
+    app = InspectorApp(path(), SMALL, browse=[(CLAUDE_CODE, home / "projects")], export_dir=home)
+    async with app.run_test(size=size) as pilot:
+        screen = await f4(pilot)
+        table = screen.query_one(DataTable)
+        heads = [str(c.label) for c in table.ordered_columns]
+        assert {"cost", "kept", "vs real"} <= set(heads), heads
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width
+        cost = heads.index("cost")
+        assert all(re.fullmatch(r"\$\d[\d,]*\.\d\d", r[cost]) for r in rows(screen))

@@ -162,6 +162,6 @@ def test_what_a_compared_row_does_not_model_is_said() -> None:
     from tests.test_cli import run
 
     compared = json.loads(run("compare", str(path()), "--json").stdout)
-    assert any(c.startswith("langchain-summarization: LangChain's default trigger (None) never fires")
+    assert any(c.startswith("langchain-summarization: its default trigger never fires")
                for c in compared["caveats"])  # fmt: skip
     assert any(c.startswith("anthropic-context-editing: clear_tool_inputs") for c in compared["caveats"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,10 +30,13 @@ from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens import writing
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import fitting, safe
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
-SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])  # what matters most first: a narrow screen cuts the rest
+SHOWN = sorted(
+    COLUMNS, key=lambda c: COLUMNS[c]
+)  # what matters most first: a narrow screen leaves out the rest
+SETTINGS_WIDTH = 56  # a point's settings are cut past this (or to fit), its figures never
 NOTE = (
     "cost: each replay priced on the session's own requests, an estimate (docs/cost.md) · "
     "★ the front: none beats it on compactions, cost, rounds over and kept · C yours · D the default · "
@@ -74,6 +78,10 @@ class Failed(Message):
     """The sweep stopped: why."""
 
     reason: str
+
+
+def _cut(label: str, width: int) -> Text:
+    return safe(label if len(label) <= width else label[: width - 1] + "…")
 
 
 class SweepScreen(ModalScreen[Picked | None]):
@@ -118,7 +126,6 @@ class SweepScreen(ModalScreen[Picked | None]):
             yield Static(safe(NOTE), id="sweep-note")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("settings", *SHOWN)
         # the pool's processes need multiprocessing's tracker, which passes on stderr's file:
         # the app's stand-in has none, so it is started here with the terminal's own
         with contextlib.redirect_stderr(sys.__stderr__):
@@ -177,14 +184,33 @@ class SweepScreen(ModalScreen[Picked | None]):
         self.done = done
 
     def watch_done(self, done: Sweep | None) -> None:
-        plot, table = self.query_one(FrontPlot), self.query_one(DataTable)
-        table.clear()
-        plot.points = tuple(done.points) if done is not None else ()
-        if done is None:
-            return
-        for n, label, cells in done.rows():
-            table.add_row(safe(label), *(cells[c] for c in SHOWN), key=str(n))
-        table.focus()
+        self.query_one(FrontPlot).points = tuple(done.points) if done is not None else ()
+        self._fill()
+        if done is not None:
+            self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        """The points, with the columns that fit whole in the table's width: a figure is
+        shown whole or its column left out, never cut at the edge."""
+        table, done = self.query_one(DataTable), self.done
+        table.clear(columns=True)
+        rows = done.rows() if done is not None else []
+        cells = [c for _, _, c in rows]
+        width = table.size.width or self.size.width
+        # the settings give way (to 16) before the figures that matter most (cost, kept, vs real)
+        core = sum(max([len(c), *(len(r[c]) for r in cells)]) + 2 for c in SHOWN if COLUMNS[c] <= 2)
+        longest = max((len(label) for _, label, _ in rows), default=len("settings"))
+        name = max(16, min(longest, SETTINGS_WIDTH, width - core - 3))
+        shown = fitting(COLUMNS, cells, name + 2, width, 2)
+        table.add_column("settings", width=name)
+        for column in SHOWN:
+            if column in shown:
+                table.add_column(column, key=column)
+        for n, label, row in rows:
+            table.add_row(_cut(label, name), *(row[c] for c in SHOWN if c in shown), key=str(n))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.chosen = int(event.row_key.value) if event.row_key.value is not None else None
