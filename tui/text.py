@@ -28,3 +28,24 @@ def fitting(
     while len(columns) > keep and needed(columns) > width:
         columns.remove(max(columns, key=lambda c: ranks[c]))
     return columns
+
+
+def within(parts: list[tuple[Text, int]], width: int, sep: str = " · ") -> Text:
+    """`parts` joined by `sep` in their order, as many as fit in `width` cells: the
+    highest rank is left out first (rank 0 never), so what shows is whole, never cut
+    mid-figure. Past that, the line is cut at `width`."""
+    kept = list(parts)
+
+    def joined(chosen: list[tuple[Text, int]]) -> Text:
+        line = Text()
+        for n, (part, _) in enumerate(chosen):
+            if n:
+                line.append(sep, "bright_black")
+            line.append_text(part)
+        return line
+
+    while len(kept) > 1 and joined(kept).cell_len > width and max(r for _, r in kept) > 0:
+        kept.remove(max(kept, key=lambda p: p[1]))
+    line = joined(kept)
+    line.truncate(max(1, width), overflow="ellipsis")
+    return line

@@ -62,7 +62,10 @@ async def test_open_shows_rounds_volleys_and_pressure(tmp_path: Path) -> None:
             "outside the messages 1,793 (system prompt, tools) · messages 2,209 · not in the transcript 7"
             in gauge
         )
-        assert "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%" in gauge
+        # what the fit rests on, in the gauge's figures (its line shows what fits whole)
+        state = shown(app).query_one(PressureGauge).state
+        assert state is not None
+        assert state.fit == "×1.21 per counted token, fitted on 21 response pairs · next-response error 0.16%"
         assert "the context after the transcript's own last compaction" in gauge
         # the replay draws what the transcript reports, and its own compaction where it recorded it
         timeline = str(shown(app).query_one(Timeline).render())
@@ -538,15 +541,18 @@ async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:
         assert "response-1" in seen and " sponse-1" not in seen
 
 
-async def test_at_80_columns_each_gauge_line_is_cut_not_wrapped(tmp_path: Path) -> None:
+async def test_at_80_columns_each_gauge_line_shows_whole_parts_not_wrapped(tmp_path: Path) -> None:
+    """A gauge line too long for the width shows the parts that fit whole: never a figure
+    cut mid-way ("not in the transcript 7…"), never a line wrapped onto the next."""
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         gauge = shown(app).query_one(PressureGauge)
         rows = [gauge.render_line(y).text for y in range(gauge.size.height)]
         assert rows[0].startswith("Pressure 89.1%") and rows[2].startswith("measured 3,930")
-        assert rows[3].rstrip().endswith("…")  # the breakdown, cut at the width
-        assert "┆ target 70%" in rows[4]  # the legend keeps its row
+        assert rows[3].rstrip() == "outside the messages 1,793 (system prompt, tools) · messages 2,209"
+        assert rows[4].rstrip() == "┆ target 70%  │ 75/85/95%  ▒ reserved output 500"
+        assert not any(row.rstrip().endswith("…") for row in rows)
 
 
 async def test_the_tour_makes_every_strategy_do_something_and_the_presenter_drives_it(
@@ -814,8 +820,9 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         assert any(line.startswith("round 1 ") for line in lines)
         # each priced on every request, beside what the session really cost: with no
         # compaction, the same requests on the same pattern cost what it did
-        assert "█ hysteresis: 3 ✂ (1 at ⚑) · peak 77% · $0.10 (-0.01) · −2,590 tokens" in lines
-        assert "● no compaction: 0 ✂ · peak 98% · $0.11 (±0.00) · −0 tokens" in lines
+        # as many figures as fit whole: the cost and its change before the tokens removed
+        assert "█ hysteresis: 3 ✂ (1 at ⚑) · $0.10 (-0.01)" in lines
+        assert "● no compaction: 0 ✂ · peak 98% · $0.11 (±0.00)" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()
         assert str(shown(app).query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")

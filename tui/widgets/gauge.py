@@ -3,6 +3,7 @@ every mark that matters."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -10,7 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from compaction_inspector.core.context_model import Reading
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import safe, within
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,18 @@ def provenance(s: GaugeState) -> Text:
     if r is None:
         return Text("messages only (--pressure messages): the transcript's messages, counted", "yellow")
     return safe(r.provenance(), "cyan" if r.source == "measured" else "yellow")
+
+
+def _whole(line: Text, width: int) -> Text:
+    """`line` as far as its last whole part (" · " between them) that fits in `width`."""
+    if line.cell_len <= width:
+        return line
+    cut = line.plain.rfind(" · ", 0, width)
+    if cut > 0:
+        line.truncate(cut, overflow="crop")
+    else:
+        line.truncate(width, overflow="ellipsis")
+    return line
 
 
 def breakdown(s: GaugeState) -> Text:
@@ -111,18 +124,22 @@ class PressureGauge(Widget):
         head.append(f"  {s.tokens:,} / {s.usable:,} usable tokens", "")
         counting = "chars/4 estimate" if s.estimate else s.label
         head.append(f"  ({counting})", "yellow" if s.estimate else "bright_black")
-        legend = Text(no_wrap=True, overflow="ellipsis")
         whose = f"{s.bands_of}'s " if s.bands_of else ""  # never taken for the shown strategy's own
-        legend.append(f"┆ {whose}target {s.target}%  ", "cyan")
-        legend.append("│ " + "/".join(map(str, s.thresholds)) + "%  ", "bold white")
+        parts: list[tuple[Text, int]] = [
+            (Text(f"┆ {whose}target {s.target}%", "cyan"), 0),
+            (Text("│ " + "/".join(map(str, s.thresholds)) + "%", "bold white"), 0),
+        ]
         if s.auto_compact:
-            legend.append(f"▼ auto-compact {s.auto_compact:,}  ", "bold magenta")
-        legend.append(f"▒ reserved output {s.reserved_output:,}", "bright_black")
+            parts.append((Text(f"▼ auto-compact {s.auto_compact:,}", "bold magenta"), 0))
+        parts.append((Text(f"▒ reserved output {s.reserved_output:,}", "bright_black"), 1))
         if s.auto_compact_rule:
-            legend.append_text(safe(f"  ▼ {s.auto_compact_rule}", "magenta"))
+            parts.append((safe(f"▼ {s.auto_compact_rule}", "magenta"), 3))
         if s.caption:
-            legend.append_text(safe(f"  · {s.caption}", "italic"))
-        lines = [head, bar, provenance(s), breakdown(s), legend]
+            parts.append((safe(s.caption, "italic"), 2))
+        # a line of parts shows the parts that fit whole, never one cut mid-figure (unmounted: all)
+        room = self.size.width or sys.maxsize
+        legend = within(parts, room, "  ")
+        lines = [head, bar, _whole(provenance(s), room), _whole(breakdown(s), room), legend]
         if s.agent_count:
             lines.append(safe(f"▼ {s.agent_count}", "magenta"))
         return Text("\n").join(lines)

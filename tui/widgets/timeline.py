@@ -21,7 +21,7 @@ from textual.widget import Widget
 
 from compaction_inspector.core.cost import Cost, signed
 from compaction_inspector.core.simulate import Point, Simulation
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import safe, within
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -204,9 +204,10 @@ class Timeline(Widget, can_focus=True):
         """A line a policy, each with its totals; the cursor's round, or what the marks mean."""
         assert self.main is not None
         main, other, real = self.costs
-        lines = [self._policy_line("█", self.main, "bold", main, real)]
+        width = self.size.width
+        lines = [self._policy_line("█", self.main, "bold", main, real, width)]
         if self.other is not None:
-            lines.append(self._policy_line("●", self.other, "bold bright_magenta", other, real))
+            lines.append(self._policy_line("●", self.other, "bold bright_magenta", other, real, width))
         if self.cursor is not None:
             lines.append(self._point_line(self.main.points[self.cursor], self.size.width))
         else:
@@ -223,22 +224,26 @@ class Timeline(Widget, can_focus=True):
         return lines
 
     @staticmethod
-    def _policy_line(mark: str, sim: Simulation, style: str, cost: Cost | None, real: Cost | None) -> Text:
-        """A policy by its short name and its totals: compactions (✂), peak, tokens removed,
-        what it would have cost against the real cost, once priced."""
+    def _policy_line(
+        mark: str, sim: Simulation, style: str, cost: Cost | None, real: Cost | None, width: int
+    ) -> Text:
+        """A policy by its short name and its totals: compactions (✂), peak, what it would
+        have cost against the real cost once priced, tokens removed; as many as fit in
+        `width` whole (the name, compactions and cost first)."""
         t = sim.totals
-        line = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
-        at_agent = (
-            f" ({t.at_agent_compactions} at ⚑)" if t.transcript_compactions and sim.policy.strategy else ""
-        )
-        line.append(f"{t.compactions} ✂{at_agent} · peak {t.peak_pressure:.0%}")
+        head = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
+        head.append(f"{t.compactions} ✂")
+        if t.transcript_compactions and sim.policy.strategy:
+            head.append(f" ({t.at_agent_compactions} at ⚑)")
+        parts: list[tuple[Text, int]] = [(head, 0)]
+        parts.append((Text(f"peak {t.peak_pressure:.0%}"), 2))
         if t.rounds_exceeding_window:
-            line.append(f" · {t.rounds_exceeding_window} over the window", "red")
-        if cost is not None:  # before the tokens removed: a narrow panel cuts the end
+            parts.append((Text(f"{t.rounds_exceeding_window} over the window", "red"), 1))
+        if cost is not None:
             change = f" ({signed(cost.total - real.total)})" if real is not None and real.priced else ""
-            line.append(f" · {cost.usd()}{change if cost.priced else ''}")
-        line.append(f" · −{t.tokens_removed:,} tokens")
-        return line
+            parts.append((Text(f"{cost.usd()}{change if cost.priced else ''}"), 0))
+        parts.append((Text(f"−{t.tokens_removed:,} tokens"), 3))
+        return within(parts, width)
 
     @staticmethod
     def _point_line(p: Point, width: int) -> Text:
