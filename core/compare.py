@@ -55,7 +55,7 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "strategy": self.strategy,
+            "strategy": self.strategy if self.strategy is not None else BASELINE,  # as the CLI names it
             "label": self.label,
             "family": self.family,
             "settings": self.settings,

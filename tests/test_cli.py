@@ -744,3 +744,14 @@ def test_a_slice_that_starts_at_a_compaction_is_not_said_to_fire_there(tmp_path:
     assert "the file starts at it" in run("compactions", str(src)).stdout
     replay = json.loads(run("simulate", str(src), "--strategy", "claude-code", "--json").stdout)
     assert replay["simulations"][0]["totals"]["at_agent_compactions"] == 0
+
+
+def test_compare_and_simulate_offer_only_what_a_replay_suits() -> None:
+    """PTL retry runs only when a request is refused: `compare --strategies` refuses it
+    (it once added a row the docs say it leaves out), `simulate --help` lists none of its
+    flags, and the no-compaction row is named `none`, as the command line names it."""
+    refused = run("compare", str(path()), "--strategies", "ptl-retry,trim")
+    assert refused.returncode == 2 and "ptl-retry: runs only when a request is refused" in refused.stderr
+    assert "--limit" not in run("simulate", "--help").stdout
+    rows = json.loads(run("compare", str(path()), "--strategies", "trim", "--json").stdout)["rows"]
+    assert sorted(r["strategy"] for r in rows) == ["none", "trim"]

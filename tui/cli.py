@@ -148,11 +148,11 @@ def _places() -> _Command:
     return p
 
 
-def _add_policy(p: argparse.ArgumentParser) -> None:
-    """Every registered strategy's options as flags, one group each; a family's presets
-    share the family's."""
+def _add_policy(p: argparse.ArgumentParser, names: Iterable[str] = tuple(REGISTRY)) -> None:
+    """The options of the strategies `names` as flags, one group each; a family's
+    presets share the family's."""
     added: set[str] = set()
-    for strategy in REGISTRY.values():
+    for strategy in (REGISTRY[n] for n in names):
         if strategy.flag_key in added:
             continue
         added.add(strategy.flag_key)
@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--strategy", default=DEFAULT, choices=sorted(SIMULATED))
     p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
-    _add_policy(p)
+    _add_policy(p, REPLAYED)  # the flags of a strategy it replays (not PTL retry's)
     p.add_argument(
         "--all-rounds",
         action="store_true",
@@ -279,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategies",
         default=REPLAYED,
-        type=_strategy_list,
+        type=_replayed_list,
         metavar="NAME[,NAME...]|all",
         help="which (default all a replay suits: every one but ptl-retry)",
     )
@@ -666,6 +666,20 @@ def _strategy_list(value: str) -> tuple[str, ...]:
     return names
 
 
+def _replayed_list(value: str) -> tuple[str, ...]:
+    """`_strategy_list`, of the strategies a replay suits (PTL retry runs only when a
+    request is refused, so a replay of it means nothing)."""
+    names = _strategy_list(value)
+    if value == "all":
+        return REPLAYED
+    refused = [n for n in names if n not in REPLAYED]
+    if refused:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(refused)}: runs only when a request is refused, so it has no replay to compare"
+        )
+    return names
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     if args.max_chars < 1:
         raise UsageError("--max-chars must be a whole number >= 1")
@@ -692,8 +706,7 @@ def _write_page(
 
 def cmd_compare(args: argparse.Namespace) -> int:
     inspection = _inspect(args)
-    chosen = REPLAYED if args.strategies == tuple(REGISTRY) else args.strategies  # all: those a replay suits
-    done = compare(inspection, chosen).sorted(args.sort, args.descending)
+    done = compare(inspection, args.strategies).sorted(args.sort, args.descending)
     if args.json:
         _print_json(done.to_dict())
     else:

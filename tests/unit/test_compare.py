@@ -45,7 +45,7 @@ def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
     assert out.returncode == 0
     data = json.loads(out.stdout)
     rows = data["rows"]
-    assert {r["strategy"] for r in rows} == {None, *REPLAYED} and "ptl-retry" not in REPLAYED
+    assert {r["strategy"] for r in rows} == {"none", *REPLAYED} and "ptl-retry" not in REPLAYED
     assert [r["compactions"] for r in rows] == sorted((r["compactions"] for r in rows), reverse=True)
     assert data["real_cost"]["source"].startswith("genai-prices")
     text = run("compare", str(path()), "--strategies", "cline,microcompact")
