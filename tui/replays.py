@@ -15,6 +15,7 @@ from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui import messages
+from compaction_inspector.tui.screens.progress import summarizer_failed
 
 TIMELINE_POINTS = 200  # the chart has far fewer columns than a long session has rounds
 NO_COMPACTION = "no compaction"
@@ -49,7 +50,7 @@ def replay_and_price(
     except Cancelled:
         return
     except SummarizerError as exc:
-        post(messages.Refused("replay", run, str(exc)))
+        post(messages.Refused("replay", run, summarizer_failed(exc)))
         return
     costs = [replay_cost(inspection.session, s) for s in whole]
     if not cancelled():

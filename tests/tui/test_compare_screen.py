@@ -43,3 +43,28 @@ async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen()
         session = shown(app)
         assert session.inspection is not None
         assert session.inspection.policy(session.strategy).label == first
+
+
+async def test_a_summarizer_that_fails_is_said_as_the_sweep_says_it() -> None:
+    """One way to say it (tui/screens/progress.py): the title, in red, the bar gone (the
+    comparison once put it in its progress line, the bar left up)."""
+    import dataclasses
+
+    from textual.widgets import ProgressBar, Static
+
+    from compaction_inspector.core.summarizer import Command
+
+    config = dataclasses.replace(SMALL, summarizer=Command("no-such-summarizer --now"))
+    app = InspectorApp(path(), config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        for _ in range(200):
+            title = str(screen.query_one("#compare-title", Static).render())
+            if title.startswith("Stopped"):
+                break
+            await pilot.pause(0.05)
+        assert title.startswith("Stopped: your summarizer failed: summarizer 'no-such-summarizer --now'")
+        assert not screen.query_one(ProgressBar).display

@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
@@ -22,6 +21,7 @@ from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
 from compaction_inspector.tui.text import safe
 
 # the table's columns: (head, the sort it goes by, the cell of a row)
@@ -60,7 +60,7 @@ class Compared(Message):
     comparison: Comparison
 
 
-class CompareScreen(ModalScreen[str | None]):
+class CompareScreen(ProgressScreen[str | None]):
     """Dismissed with the strategy chosen (enter), or None."""
 
     BINDINGS = [
@@ -72,6 +72,8 @@ class CompareScreen(ModalScreen[str | None]):
     sort: reactive[str] = reactive("cost")
     descending: reactive[bool] = reactive(False)
     comparison: reactive[Comparison | None] = reactive(None)
+
+    TITLE_ID = "compare-title"
 
     def __init__(self, inspection: Inspection) -> None:
         super().__init__()
@@ -96,7 +98,7 @@ class CompareScreen(ModalScreen[str | None]):
         except Cancelled:
             return
         except SummarizerError as exc:
-            self.post_message(Progressed(0, 0, f"stopped: your summarizer failed: {exc}"))
+            self.post_message(Failed(summarizer_failed(exc)))
             return
         self.post_message(Compared(done))
 
@@ -105,15 +107,11 @@ class CompareScreen(ModalScreen[str | None]):
 
     def on_progressed(self, event: Progressed) -> None:
         self.query_one(ProgressBar).update(progress=event.done)
-        self.query_one("#compare-title", Static).update(
-            safe(f"Comparing every strategy on this session… {event.done}/{event.of}: {event.name}")
-        )
+        self.said(f"Comparing every strategy on this session… {event.done}/{event.of}: {event.name}")
 
     def on_compared(self, event: Compared) -> None:
-        self.query_one(ProgressBar).display = False
-        self.query_one("#compare-title", Static).update(
-            safe(f"What the session really cost: {event.comparison.real.line()}")
-        )
+        self.finished()
+        self.said(f"What the session really cost: {event.comparison.real.line()}")
         self.comparison = event.comparison
 
     def watch_comparison(self) -> None:

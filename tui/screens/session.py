@@ -47,6 +47,7 @@ from compaction_inspector.tui.replays import NO_COMPACTION
 from compaction_inspector.tui.runs import Runs
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
+from compaction_inspector.tui.screens.progress import summarizer_failed
 from compaction_inspector.tui.screens.weighing import Weighing
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
@@ -339,14 +340,14 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         try:
             result = inspection.run(name, options)
         except SummarizerError as exc:
-            self.post_message(messages.Refused("strategy", run, str(exc)))
+            self.post_message(messages.Refused("strategy", run, summarizer_failed(exc)))
             return
         if not get_current_worker().is_cancelled:
             self.post_message(messages.StrategyDone(run, result))
 
     def on_session_screen_refused(self, event: messages.Refused) -> None:
         if self.runs.done(event.kind, event.run):
-            self.notify(event.reason, title="Your summarizer failed", severity="error", timeout=10)
+            self.notify(event.reason, severity="error", timeout=10)
 
     def on_session_screen_strategy_done(self, event: messages.StrategyDone) -> None:
         if not self.runs.done("strategy", event.run):

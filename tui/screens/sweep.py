@@ -19,7 +19,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
@@ -30,12 +29,12 @@ from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens import writing
+from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
 from compaction_inspector.tui.text import fitting, safe
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
-SHOWN = sorted(
-    COLUMNS, key=lambda c: COLUMNS[c]
-)  # what matters most first: a narrow screen leaves out the rest
+# what matters most first: a narrow screen leaves out the rest
+SHOWN = sorted(COLUMNS, key=lambda c: COLUMNS[c])
 SETTINGS_WIDTH = 56  # a point's settings are cut past this (or to fit), its figures never
 NOTE = (
     "cost: each replay priced on the session's own requests, an estimate (docs/cost.md) · "
@@ -73,20 +72,14 @@ class Swept(Message):
     done: Sweep
 
 
-@dataclass
-class Failed(Message):
-    """The sweep stopped: why."""
-
-    reason: str
-
-
 def _cut(label: str, width: int) -> Text:
     return safe(label if len(label) <= width else label[: width - 1] + "…")
 
 
-class SweepScreen(ModalScreen[Picked | None]):
+class SweepScreen(ProgressScreen[Picked | None]):
     """Dismissed with the point chosen (enter on the table), or None."""
 
+    TITLE_ID = "sweep-title"
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Back", id="sweep.close"),
         Binding("x", "axis('x')", "Next x axis", id="sweep.x_axis"),
@@ -137,7 +130,7 @@ class SweepScreen(ModalScreen[Picked | None]):
         try:
             grid = Grid.of(self.strategy, self.query_one("#sweep-grid", Input).value, self.config)
         except OptionError as exc:
-            self.query_one("#sweep-title", Static).update(safe(f"The grid: {exc}", "red"))
+            self.said(f"The grid: {exc}", "red")
             return
         self.done = None
         self.query_one(ProgressBar).update(total=max(1, len(self.paths)), progress=0)
@@ -146,8 +139,7 @@ class SweepScreen(ModalScreen[Picked | None]):
         self._sweep(grid)
 
     def _title(self, text: str) -> None:
-        where = counted(len(self.paths), "session")
-        self.query_one("#sweep-title", Static).update(safe(f"{text} over {where}"))
+        self.said(f"{text} over {counted(len(self.paths), 'session')}")
 
     @work(thread=True, exclusive=True, group="sweep", description="sweep settings")
     def _sweep(self, grid: Grid) -> None:
@@ -161,7 +153,7 @@ class SweepScreen(ModalScreen[Picked | None]):
                 self.paths, grid, self.config, self.jobs, None, progress, lambda: worker.is_cancelled
             )
         except SummarizerError as exc:
-            self.post_message(Failed(f"Stopped: your summarizer failed: {exc}"))
+            self.post_message(Failed(summarizer_failed(exc)))
             return
         if not worker.is_cancelled:
             self.post_message(Swept(done))
@@ -170,12 +162,8 @@ class SweepScreen(ModalScreen[Picked | None]):
         self.query_one(ProgressBar).update(total=max(1, event.of), progress=event.done)
         self._title(f"Swept {event.done:,}/{event.of:,}, about {event.left:,.0f} s left,")
 
-    def on_failed(self, event: Failed) -> None:
-        self.query_one(ProgressBar).display = False
-        self.query_one("#sweep-title", Static).update(safe(event.reason, "red"))
-
     def on_swept(self, event: Swept) -> None:
-        self.query_one(ProgressBar).display = False
+        self.finished()
         done = event.done
         skipped = f" ({counted(len(done.skipped), 'file')} could not be read)" if done.skipped else ""
         if done.unpriced:
