@@ -21,7 +21,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from compaction_inspector.core.context_model import responses
+from compaction_inspector.core.context_model import Response, responses
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
 
@@ -189,7 +189,8 @@ def _chain_cost(session: Session) -> Cost:
     parts = dict.fromkeys(PARTS, Decimal(0))
     priced = 0
     unpriced: dict[str, int] = {}
-    for response in responses(session):
+    found = responses(session)
+    for response in found:
         usage = response.usage
         model = usage.model or (fallback if isinstance(fallback, str) else None)
         rates = _rates(model, provider, usage.prompt_tokens) if model else None
@@ -199,7 +200,7 @@ def _chain_cost(session: Session) -> Cost:
         priced += 1
         for name, tokens in zip(PARTS, _tokens(usage), strict=True):
             parts[name] += rates[name] * tokens
-    calls = own_calls(session)
+    calls = own_calls(session, found)
     if calls:
         parts[OWN_CALLS] = sum((c.price(provider) for c in calls.values()), Decimal(0))
     return Cost(parts, priced, unpriced, source())
@@ -223,11 +224,15 @@ class OwnCall:
         return rates["uncached input"] * self.tokens_in + rates["output"] * self.tokens_out
 
 
-def own_calls(session: Session) -> dict[int, OwnCall]:
+def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict[int, OwnCall]:
     """Each full compaction the transcript records, by its boundary's index: the agent's
-    own summarize request, which it reports no usage for (docs/cost.md)."""
+    own summarize request, which it reports no usage for (docs/cost.md). `found`: the
+    session's responses, where the caller has them."""
+    if all(c.kind == "microcompact" for c in session.compactions):
+        return {}
     fallback = session.metadata.get("model")
-    messages, found = session.messages, responses(session)
+    messages = session.messages
+    found = responses(session) if found is None else found
     ends = [r.end for r in found]
     out: dict[int, OwnCall] = {}
     for c in session.compactions:
@@ -258,7 +263,8 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     A compaction's own summarize request is priced apart: its input uncached, its output."""
     provider = _PROVIDERS.get(session.format)
     fallback = session.metadata.get("model")
-    usage = {r.start: r.usage for r in responses(session)}
+    found = responses(session)
+    usage = {r.start: r.usage for r in found}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
     priced, unreported, rewritten = 0, 0, 0
     before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
@@ -299,9 +305,9 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
         parts[CALLS] += rates["uncached input"] * call_in + rates["output"] * call_out
     # the transcript's own compactions the replay keeps cost their summarize request here
     # as in the real cost, so the two compare like for like
-    calls = own_calls(session)
-    boundaries = sorted(calls)
     kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
+    calls = own_calls(session, found) if kept else {}
+    boundaries = sorted(calls)
     for point in kept:
         k = bisect_left(boundaries, point.message_end)
         if k:
