@@ -211,16 +211,15 @@ class Timeline(Widget, can_focus=True):
         if self.cursor is not None:
             lines.append(self._point_line(self.main.points[self.cursor], self.size.width))
         else:
-            marks = Text()
+            parts: list[tuple[Text, int]] = []
             if reported:
-                marks.append("◆ reported   ", "cyan")
+                parts.append((Text("◆ reported", "cyan"), 1))
             if recorded:
-                marks.append("⚑ its own compaction   ", "yellow")
+                parts.append((Text("⚑ its own compaction", "yellow"), 1))
             sampled = f", every {self.main.every}" if self.main.every > 1 else ""
-            marks.append(
-                f"{self.main.totals.rounds} rounds{sampled} · focus and ← → for a round", "bright_black"
-            )
-            lines.append(marks)
+            parts.append((Text(f"{self.main.totals.rounds} rounds{sampled}", "bright_black"), 0))
+            parts.append((Text("focus and ← → for a round", "bright_black"), 2))
+            lines.append(within(parts, width, "   "))
         return lines
 
     @staticmethod
