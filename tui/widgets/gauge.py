@@ -137,7 +137,7 @@ class PressureGauge(Widget):
         if s.caption:
             parts.append((safe(s.caption, "italic"), 2))
         # a line of parts shows the parts that fit whole, never one cut mid-figure (unmounted: all)
-        room = self.size.width or sys.maxsize
+        room = self.content_size.width or sys.maxsize
         legend = within(parts, room, "  ")
         lines = [head, bar, _whole(provenance(s), room), _whole(breakdown(s), room), legend]
         if s.agent_count:

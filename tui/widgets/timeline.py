@@ -204,12 +204,12 @@ class Timeline(Widget, can_focus=True):
         """A line a policy, each with its totals; the cursor's round, or what the marks mean."""
         assert self.main is not None
         main, other, real = self.costs
-        width = self.size.width
+        width = self.content_size.width  # inside its padding
         lines = [self._policy_line("█", self.main, "bold", main, real, width)]
         if self.other is not None:
             lines.append(self._policy_line("●", self.other, "bold bright_magenta", other, real, width))
         if self.cursor is not None:
-            lines.append(self._point_line(self.main.points[self.cursor], self.size.width))
+            lines.append(self._point_line(self.main.points[self.cursor], width))
         else:
             parts: list[tuple[Text, int]] = []
             if reported:
