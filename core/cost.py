@@ -76,13 +76,16 @@ class Cost:
         return sum(self.parts.values(), Decimal(0))
 
     def plus(self, other: Cost) -> Cost:
-        """Two chains' costs together (sub-agents')."""
-        unpriced = dict(self.unpriced)
-        for model, n in other.unpriced.items():
-            unpriced[model] = unpriced.get(model, 0) + n
-        parts = {name: value + other.parts.get(name, Decimal(0)) for name, value in self.parts.items()}
+        """Two chains' costs together (sub-agents'), every part either holds."""
+        parts = {
+            name: self.parts.get(name, Decimal(0)) + other.parts.get(name, Decimal(0))
+            for name in dict.fromkeys([*self.parts, *other.parts])
+        }
         return dataclasses.replace(
-            self, parts=parts, responses=self.responses + other.responses, unpriced=unpriced
+            self,
+            parts=parts,
+            responses=self.responses + other.responses,
+            unpriced=_summed(self.unpriced, other.unpriced),
         )
 
     @property
@@ -108,10 +111,9 @@ class Cost:
 
     def unpriced_line(self) -> str:
         """The models the table lacks, sub-agents' included, with their responses ("" if none)."""
-        models = dict(self.unpriced)
-        for model, n in (self.subagents.unpriced if self.subagents is not None else {}).items():
-            models[model] = models.get(model, 0) + n
-        return _unpriced(models)
+        return _unpriced(
+            _summed(self.unpriced, self.subagents.unpriced if self.subagents is not None else {})
+        )
 
     def line(self) -> str:
         """ "$14.00 (cache read $9.12 · … · output $1.02) over 146 responses, …"; a session
@@ -156,6 +158,11 @@ class Cost:
             out["with_subagents_usd"] = _usd(self.whole) if self.priced or self.subagents.priced else None
             out["subagent_transcripts_unread"] = list(self.unread)
         return out
+
+
+def _summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    """Two counts of responses by model, together."""
+    return {model: a.get(model, 0) + b.get(model, 0) for model in dict.fromkeys([*a, *b])}
 
 
 def _usd(value: Decimal) -> str:

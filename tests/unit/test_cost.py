@@ -316,3 +316,15 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     )
     replayed = replay_cost(session, inspection.replay(Policy()))
     assert replayed.parts[OWN_CALLS] == real.parts[OWN_CALLS]
+
+
+def test_sub_agents_costs_add_every_part_either_holds() -> None:
+    """A sub-agent's own transcript may hold a compaction (its estimated call) that the
+    inline sidechain does not: the sum keeps it."""
+    from compaction_inspector.core.cost import OWN_CALLS, Cost
+
+    inline = Cost({"output": Decimal(1)}, 1, {"m-x": 1})
+    own = Cost({"output": Decimal(2), OWN_CALLS: Decimal(3)}, 2, {"m-x": 2, "m-y": 1})
+    both = inline.plus(own)
+    assert both.parts == {"output": Decimal(3), OWN_CALLS: Decimal(3)} and both.total == Decimal(6)
+    assert both.responses == 3 and both.unpriced == {"m-x": 3, "m-y": 1}
