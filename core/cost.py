@@ -103,9 +103,14 @@ class Cost:
         sub = self.subagents
         return sub is not None and bool(sub.responses or sub.unpriced)
 
+    @property
+    def whole_priced(self) -> bool:
+        """Whether any response of the main chain or its sub-agents was priced."""
+        return self.priced or (self.subagents is not None and self.subagents.priced)
+
     def usd(self, whole: bool = False) -> str:
         """ "$14.00", or "not priced" where no response was (a model the table lacks)."""
-        if not (self.priced or (whole and self.has_subagents and self.subagents and self.subagents.priced)):
+        if not (self.whole_priced if whole else self.priced):
             return "not priced"
         return f"${(self.whole if whole else self.total):,.2f}"
 
@@ -155,7 +160,7 @@ class Cost:
         }
         if self.subagents is not None:
             out["subagents"] = self.subagents.to_dict()
-            out["with_subagents_usd"] = _usd(self.whole) if self.priced or self.subagents.priced else None
+            out["with_subagents_usd"] = _usd(self.whole) if self.whole_priced else None
             out["subagent_transcripts_unread"] = list(self.unread)
         return out
 

@@ -239,7 +239,7 @@ def scan(found: Found) -> Row:
         bytes=st.st_size,
         subagents=len(found.subagents),
         subagent_of=found.subagent_of,
-        cost_usd=float(round(cost.whole, 2)) if cost.priced or (sub and sub.priced) else None,
+        cost_usd=float(round(cost.whole, 2)) if cost.whole_priced else None,
         subagents_cost_usd=float(round(sub.total, 2)) if sub is not None and sub.priced else None,
         unpriced=cost.unpriced_line() or None,
     )

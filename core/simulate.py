@@ -91,7 +91,7 @@ class Outcome:
     @staticmethod
     def of(result: CompactionResult[Stats], context: Context) -> Outcome:
         assert result.messages is not None
-        changing = [s.title for s in result.steps if s.counted_delta]
+        changing = _changing(result)
         return Outcome(
             context.tokens(result.messages),
             len(result.messages),
@@ -100,6 +100,16 @@ class Outcome:
             (result.call_input, result.call_output),
             changing.count(REPAIR_TITLE),
         )
+
+
+def _changing(result: CompactionResult[Stats]) -> list[str]:
+    """The titles of the steps that changed the token count, a pairing repair's among them."""
+    return [s.title for s in result.steps if s.counted_delta]
+
+
+def _compacts(result: CompactionResult[Stats]) -> bool:
+    """A step of the policy's own changed the count, not only the pairing repair."""
+    return any(title != REPAIR_TITLE for title in _changing(result))
 
 
 @record()
@@ -399,7 +409,7 @@ class _Requests:
         if self.persisted:
             return self.stored.history(segment, end) if self.stored is not None else request
         result = self._edited(request, segment.prefix[end], end)  # edited anew: edited again
-        if result is None or result.messages is None or not Outcome.of(result, segment.context).compacts:
+        if result is None or result.messages is None or not _compacts(result):
             return request  # a pairing repair alone removes nothing the policy chose to
         return result.messages
 

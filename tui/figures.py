@@ -93,11 +93,11 @@ def tuning(config: Config, shown: str) -> str:
     if declared.tune is not None:
         thresholds, target = bands(config, shown)
         return head + f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
+    found = [knob(shown, what, options) for what in ("thresholds", "target")]
     moved = [
-        f"{KEYS[KNOB[what]]} {name} {getattr(options, name)}"
-        for what in ("thresholds", "target")
-        if (found := knob(shown, what, options)) is not None
-        for name in (found[0],)
+        f"{KEYS[KNOB[what]]} {k[0]} {getattr(options, k[0])}"
+        for what, k in zip(("thresholds", "target"), found, strict=True)
+        if k is not None
     ]
     return head + (
         f"{declared.label}: " + " · ".join(moved) if moved else f"{declared.label}: nothing to tune"

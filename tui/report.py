@@ -30,7 +30,7 @@ from compaction_inspector.core.strategies import CompactionResult, Stats, each_s
 from compaction_inspector.core.sweep import COLUMNS as SWEEP_COLUMNS
 from compaction_inspector.core.sweep import Sweep
 from compaction_inspector.core.text import counted, one_line
-from compaction_inspector.tui.text import fitting, safe
+from compaction_inspector.tui.text import fitting, safe, span
 
 
 def console() -> Console:
@@ -404,18 +404,14 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
     piped = not out.is_terminal and "COLUMNS" not in os.environ
     columns = fitting(SWEEP_COLUMNS, cells, min(name_width, 40), sys.maxsize if piped else out.width, 3)
 
-    def width(cs: list[str]) -> int:
-        return min(name_width, 40) + sum(max([len(c), *(len(r[c]) for r in cells)]) + 3 for c in cs)
-
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("settings", min_width=min(name_width, 40))
     for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
     for label, row in zip(labels, cells, strict=True):
         table.add_row(_cut(safe(label)), *(row[c] for c in columns))
-    (Console(highlight=False, soft_wrap=False, width=name_width + width(columns)) if piped else out).print(
-        table
-    )
+    whole = name_width + min(name_width, 40) + span(cells, columns, 3)  # piped: every cell whole
+    (Console(highlight=False, soft_wrap=False, width=whole) if piped else out).print(table)
     out.print(
         safe(
             "over: rounds over the usable window, summed; kept: of the facts (paths, commands, "

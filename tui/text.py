@@ -21,13 +21,14 @@ def fitting(
     fit whole in `width` beside `fixed` cells of name, `gap` cells between columns: a
     number is shown whole or not at all, never cut. At least the `keep` most important."""
     columns = list(ranks)
-
-    def needed(cs: list[str]) -> int:
-        return fixed + sum(max([len(c), *(len(r[c]) for r in cells)]) + gap for c in cs)
-
-    while len(columns) > keep and needed(columns) > width:
+    while len(columns) > keep and fixed + span(cells, columns, gap) > width:
         columns.remove(max(columns, key=lambda c: ranks[c]))
     return columns
+
+
+def span(cells: list[dict[str, str]], columns: list[str], gap: int) -> int:
+    """The cells `columns` take: each as wide as its head or its widest cell, plus `gap`."""
+    return sum(max([len(c), *(len(r[c]) for r in cells)]) + gap for c in columns)
 
 
 def within(parts: list[tuple[Text, int]], width: int, sep: str = " · ") -> Text:

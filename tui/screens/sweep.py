@@ -30,7 +30,7 @@ from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, sugges
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
-from compaction_inspector.tui.text import fitting, safe
+from compaction_inspector.tui.text import fitting, safe, span
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 
 # what matters most first: a narrow screen leaves out the rest
@@ -189,7 +189,7 @@ class SweepScreen(ProgressScreen[Picked | None]):
         cells = [c for _, _, c in rows]
         width = table.size.width or self.size.width
         # the settings give way (to 16) before the figures that matter most (cost, kept, vs real)
-        core = sum(max([len(c), *(len(r[c]) for r in cells)]) + 2 for c in SHOWN if COLUMNS[c] <= 2)
+        core = span(cells, [c for c in SHOWN if COLUMNS[c] <= 2], 2)
         longest = max((len(label) for _, label, _ in rows), default=len("settings"))
         name = max(16, min(longest, SETTINGS_WIDTH, width - core - 3))
         shown = fitting(COLUMNS, cells, name + 2, width, 2)
