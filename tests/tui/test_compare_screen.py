@@ -68,3 +68,21 @@ async def test_a_summarizer_that_fails_is_said_as_the_sweep_says_it() -> None:
             await pilot.pause(0.05)
         assert title.startswith("Stopped: your summarizer failed: summarizer 'no-such-summarizer --now'")
         assert not screen.query_one(ProgressBar).display
+
+
+async def test_at_80_columns_the_compare_table_shows_whole_columns_only() -> None:
+    """Every column shown fits whole, the strategy and its cost first (a head once read
+    `r` at the table's edge, and costs `$7.4`)."""
+    from textual.widgets import DataTable
+
+    app = InspectorApp(path(), SMALL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(DataTable)
+        heads = [str(c.label) for c in table.ordered_columns]
+        assert heads[:3] == ["strategy", "cost", "vs real"] and len(heads) < 10
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width

@@ -22,7 +22,7 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import fitting, safe
 
 # the table's columns: (head, the sort it goes by, the cell of a row)
 COLUMNS: tuple[tuple[str, str, Callable[[Row], str]], ...] = (  # what tells them apart first
@@ -87,7 +87,6 @@ class CompareScreen(ProgressScreen[str | None]):
             yield Static(safe(NOTE), id="compare-note")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*(head for head, _, _ in COLUMNS))
         self._compare(self.inspection)
 
     @work(thread=True, exclusive=True, group="compare", description="compare strategies")
@@ -127,15 +126,27 @@ class CompareScreen(ProgressScreen[str | None]):
     def watch_descending(self) -> None:
         self._fill()
 
+    def on_resize(self) -> None:
+        self._fill()
+
     def _fill(self) -> None:
+        """The rows, with the columns that fit whole in the table's width (the strategy and
+        its cost first): a figure or a name is shown whole or its column left out."""
         if self.comparison is None:
             return
         table = self.query_one(DataTable)
         chosen = table.cursor_row
-        table.clear()
-        for row in self.comparison.sorted(self.sort, self.descending).rows:
-            table.add_row(*(safe(cell(row)) for _, _, cell in COLUMNS), key=row.strategy or "")
-        table.move_cursor(row=min(chosen, table.row_count - 1))
+        table.clear(columns=True)
+        rows = self.comparison.sorted(self.sort, self.descending).rows
+        cells = [{head: cell(row) for head, _, cell in COLUMNS} for row in rows]
+        ranks = {head: n for n, (head, _, _) in enumerate(COLUMNS)}  # in the order of what matters
+        shown = fitting(ranks, cells, 0, table.size.width or self.size.width, 2)
+        for head, _, _ in COLUMNS:
+            if head in shown:
+                table.add_column(head, key=head)
+        for row, by_head in zip(rows, cells, strict=True):
+            table.add_row(*(safe(by_head[h]) for h, _, _ in COLUMNS if h in shown), key=row.strategy or "")
+        table.move_cursor(row=max(0, min(chosen, table.row_count - 1)))
         table.focus()
 
     def action_sort(self, step: int) -> None:
