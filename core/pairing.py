@@ -4,6 +4,10 @@ Claude Code's ensureToolResultPairing does.
 The check works on API turns: consecutive assistant messages with one id are one
 response, consecutive user (and tool) messages are one user turn, exactly as they are
 merged before sending. System messages (compact boundaries) are not sent and are ignored.
+Parallel tool calls are written one line per call, each result as it comes back, so a
+response's lines can have results between them: Claude Code merges them into one
+assistant message before sending (`normalizeMessagesForAPI`), the results after it, and
+so does `sent_order`.
 """
 
 from __future__ import annotations
@@ -45,6 +49,47 @@ class Turn(NamedTuple):
 
     side: Literal["user", "assistant"]
     indices: tuple[int, ...]
+
+
+def sent_order(messages: Sequence[Message]) -> list[int] | None:
+    """The order the messages are sent in, when it is not theirs (None): an assistant
+    message with the id of the response before, with only tool results (or unsent
+    system lines) between, joins that response, and the results come after it."""
+    if not _interleaved(messages):
+        return None
+    order: list[int] = []
+    response: list[int] = []  # the open response's messages
+    held: list[int] = []  # the results (and system lines) since it
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            if not (response and m.id is not None and m.id == messages[response[-1]].id):
+                order += response + held
+                response, held = [], []
+            response.append(i)
+        elif response and (m.role == "system" or m.is_tool_result):
+            held.append(i)
+        else:
+            order += [*response, *held, i]
+            response, held = [], []
+    return order + response + held
+
+
+def _interleaved(messages: Sequence[Message]) -> bool:
+    """Whether a response's lines have tool results between them (most sessions: no)."""
+    last_id: str | None = None  # of the last assistant message, while only results follow it
+    between = False
+    for m in messages:
+        role = m.role
+        if role == "assistant":
+            if between and m.id is not None and m.id == last_id:
+                return True
+            last_id, between = m.id, False
+        elif role != "system":
+            if m.is_tool_result:
+                between = True
+            else:
+                last_id = None
+    return False
 
 
 def api_turns(messages: Sequence[Message]) -> list[Turn]:
@@ -117,7 +162,8 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     side = ""  # of the open turn; none is open before the first message sent
     tools: list[tuple[int, str]] = []  # its calls or results
     last_id: str | None = None
-    for i, m in enumerate(messages):
+    order = sent_order(messages)
+    for i, m in enumerate(messages) if order is None else ((i, messages[i]) for i in order):
         role = m.role
         if role == "assistant":
             if side != "assistant" or m.id != last_id:
@@ -201,6 +247,25 @@ def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | Non
     `problems`, if the caller has them, are `check(messages)`: when every problem is a
     call without a result, only those calls' turns are touched instead of walking the
     whole request."""
+    return repair_indexed(messages, problems)[0]
+
+
+def repair_indexed(
+    messages: Sequence[Message], problems: Sequence[PairingProblem] | None = None
+) -> tuple[list[Message], list[int]]:
+    """`repair`, and where each prefix ends in what it made: [k] is how many of the
+    repaired messages come of messages[:k] (a message dropped adds none; the results
+    added after a turn count with its last message)."""
+    order = sent_order(messages)
+    if order is not None:  # repaired as sent: a prefix ends where every message before it is sent
+        out, sent_ends = repair_indexed([messages[i] for i in order])
+        ends, p, highest = [0], 0, -1
+        for k in range(1, len(messages) + 1):
+            while p < len(order) and max(highest, order[p]) < k:
+                highest = max(highest, order[p])
+                p += 1
+            ends.append(sent_ends[p])
+        return out, ends
     if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
         return _add_missing_results(messages, [p for p in problems if p.kind == "missing_result"])
     turns = api_turns(messages)
@@ -261,6 +326,7 @@ def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | Non
                 inserted_after.setdefault(turn.indices[-1], []).append(missing_results(missing))
 
     out: list[Message] = []
+    ends = [0]
     for i, m in enumerate(messages):
         new_blocks = tuple(edits[i]) if i in edits else m.blocks
         if new_blocks is m.blocks or new_blocks == m.blocks:
@@ -273,10 +339,13 @@ def repair(messages: Sequence[Message], problems: Sequence[PairingProblem] | Non
             out.append(m.with_blocks((Block("text", text=ORPHAN_TEXT),)))
         if i in inserted_after:
             out.extend(inserted_after[i])
-    return out
+        ends.append(len(out))
+    return out, ends
 
 
-def _add_missing_results(messages: Sequence[Message], missing: Sequence[PairingProblem]) -> list[Message]:
+def _add_missing_results(
+    messages: Sequence[Message], missing: Sequence[PairingProblem]
+) -> tuple[list[Message], list[int]]:
     """What `repair` makes of a request whose only problems are unanswered calls: error
     results put first in the user turn that follows each call's turn, or a message of
     them after it when no user turn follows."""
@@ -298,7 +367,12 @@ def _add_missing_results(messages: Sequence[Message], missing: Sequence[PairingP
         else:
             added[last] = missing_results(ids)
     if not added:
-        return out
+        return out, list(range(len(out) + 1))
+    ends = list(range(len(out) + 1))
+    shift = 0
+    for i in range(len(out)):
+        shift += i in added
+        ends[i + 1] += shift
     return [
         m for i, original in enumerate(out) for m in ((original, added[i]) if i in added else (original,))
-    ]
+    ], ends

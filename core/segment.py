@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.grouping import api_round_starts, volley_starts
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pairing import check, last_assistant_turn, repair
+from compaction_inspector.core.pairing import check, last_assistant_turn, repair, repair_indexed
 from compaction_inspector.core.pressure import Meter
 
 T = TypeVar("T")
@@ -36,11 +36,13 @@ class Pairing:
     (its first problem, or a message object given twice, which defeats identity).
     `tail`: where the last assistant turn starts when the only problems from there are
     calls nothing answers yet (a session cut off mid-tool), else the end. `repaired`:
-    the messages from `tail` as repair leaves them, when there is such a turn."""
+    the messages from `tail` as repair leaves them, when there is such a turn. `broken`:
+    a problem before `tail`, so every request from there is repaired before it is sent."""
 
     valid_until: int
     tail: int
     repaired: tuple[Message, ...] | None
+    broken: bool
 
 
 class Segment:
@@ -114,7 +116,21 @@ class Segment:
         if len(set(messages)) != repeat:  # rare: find the first repeat only then
             first: dict[Message, int] = {}
             repeat = next(i for i, m in enumerate(messages) if first.setdefault(m, i) != i)
-        return Pairing(min([repeat, *(p.index for p in problems)]), tail, repaired)
+        return Pairing(min([repeat, *(p.index for p in problems)]), tail, repaired, bool(problems))
+
+    @property
+    def repaired(self) -> Repaired | None:
+        """The segment as the agent sends it when its pairing breaks before the last
+        turn (None when it does not): the agent repairs every request from the break
+        on, so a replay plans them on this form instead of repairing each anew."""
+        made = self._index("repaired", self._repaired)
+        return made if isinstance(made, Repaired) else None
+
+    def _repaired(self) -> Repaired | bool:
+        if not self.pairing.broken:
+            return False  # not None: made once, like the other parts
+        messages, ends = repair_indexed(self.messages)
+        return Repaired(_RepairedSegment(self, messages, ends), ends)
 
     def fresh(self) -> Segment:
         """The same index (shared, as it is made) without strategy tables, for a replay
@@ -134,6 +150,41 @@ def _once(store: dict[Any, Any], key: Hashable, make: Callable[..., T], *args: A
     if found is None:
         found = store[key] = make(*args)
     return found
+
+
+class _RepairedSegment(Segment):
+    """A repaired segment's index. A request the transcript reports is measured as that
+    report: the agent sent it repaired, so what repair adds is already in the reported
+    prompt the meter was fitted to."""
+
+    def __init__(self, original: Segment, messages: Sequence[Message], ends: Sequence[int]) -> None:
+        super().__init__(messages, original.context, original.base)
+        self.original = original
+        self.back = [0] * (len(messages) + 1)  # [j]: the transcript's prefix messages[:j] comes of
+        for k, j in enumerate(ends):
+            self.back[j] = k
+        for j in range(1, len(self.back)):
+            self.back[j] = max(self.back[j], self.back[j - 1])
+
+    def meter(self, end: int) -> Meter:
+        original = self.original
+        if original.context.model is None or original.base is None:
+            return original.meter(self.back[end])
+        found = self._meters.get(end)
+        if found is None:
+            k = self.back[end]
+            meter = original.meter(k)
+            added = self.prefix[end] - original.prefix[k]
+            found = self._meters[end] = replace(meter, overhead=meter.overhead - meter.scale * added)
+        return found
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """A segment as tool-pairing repair leaves it (`Segment.repaired`)."""
+
+    segment: Segment
+    ends: list[int]  # [k]: how many of its messages the transcript's messages[:k] become
 
 
 class Segments:

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from compaction_inspector.core.model import Message, record, shared_run
+from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment, Segments
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, lookup, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
@@ -175,6 +176,9 @@ class Point:
     # None: all of that request, which this one only adds to
     shared: int | None = None
     call: tuple[int, int] = (0, 0)  # a compaction's own summarize request: context tokens in, out
+    # sent as tool-pairing repair leaves it: the transcript's pairing breaks before it, and
+    # the replay plans the segment's requests on its repaired form, as the agent sends them
+    repaired: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -190,6 +194,7 @@ class Point:
             "reported_prompt_tokens": self.reported,
             "shared_with_previous": self.shared,
             "compaction_call": {"input_tokens": self.call[0], "output_tokens": self.call[1]},
+            "pairing_repaired": self.repaired,
         }
 
 
@@ -238,6 +243,22 @@ class Simulation:
     # compactions, and at the end) as the policy sent it, beside the messages it was made from
     ends: tuple[SegmentEnd, ...] | None = None
 
+    @property
+    def repaired_from(self) -> int | None:
+        """The first round whose request is sent as tool-pairing repair leaves it."""
+        return next((p.round for p in self.points if p.repaired), None)
+
+    @property
+    def repaired_note(self) -> str:
+        """Where the replay sends requests repaired, in words ("" if none is)."""
+        first = self.repaired_from
+        if first is None:
+            return ""
+        return (
+            f"from round {first} the transcript's tool pairing is broken: requests are replayed "
+            "as the agent sends them, with the pairing repaired"
+        )
+
     def to_dict(self, streamed: bool = False) -> dict[str, Any]:
         """`streamed`: the points as an iterator, each made when it is read."""
         points = (p.to_dict() for p in self.points)
@@ -246,7 +267,7 @@ class Simulation:
             "strategy": self.policy.strategy,
             "persisted": self.policy.persisted if self.policy.strategy else False,
             "usable_window": self.usable_window,
-            "totals": self.totals.to_dict(),
+            "totals": {**self.totals.to_dict(), "pairing_repaired_from_round": self.repaired_from},
             "points": points if streamed else list(points),
         }
 
@@ -281,6 +302,14 @@ class _Requests:
     policy stored so far, kept as messages from then on)."""
 
     def __init__(self, segment: Segment, policy: Policy, incremental: bool):
+        repaired = segment.repaired
+        # the transcript's messages[:k] are sent as the repaired form's [:ends[k]], those
+        # past where its pairing first breaks changed by the repair
+        self.ends: list[int] | None = None
+        self.breaks = len(segment)
+        if repaired is not None:
+            self.breaks = segment.pairing.valid_until
+            segment, self.ends = repaired.segment.fresh(), repaired.ends
         self.segment = segment
         self.policy = policy
         self.incremental = incremental and policy.strategy is not None
@@ -313,6 +342,8 @@ class _Requests:
         of it, and the counted tokens at its start the request before sent the same (None:
         all of that request)."""
         segment = self.segment
+        if self.ends is not None:
+            end = self.ends[end]
         self.asked = end
         if self.policy.strategy is None:
             return segment.prefix[end], end, None, None
@@ -347,6 +378,14 @@ class _Requests:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
         self.last_tokens = outcome.tokens if outcome is not None else tokens
         return tokens, sent, outcome, shared
+
+    def meter(self, end: int) -> Meter:
+        """The meter of the request before the transcript's messages[end]."""
+        return self.segment.meter(self.ends[end] if self.ends is not None else end)
+
+    def repaired(self, end: int) -> bool:
+        """The request before the transcript's messages[end] is sent as repair leaves it."""
+        return end > self.breaks
 
     def _fires(self, tokens: int, end: int, messages: int) -> bool:
         """The strategy's cheap pre-check: False only when it certainly changes nothing."""
@@ -488,7 +527,7 @@ def simulate(
             # the request the agent compacted at: would the policy have compacted it too?
             if segment is None:
                 segment = _Requests(segments.at(live).fresh(), policy, incremental)
-            stop = live + len(segment.segment)  # the first boundary since `live`: the segment's end
+            stop = live + len(segments.at(live))  # the first boundary since `live`: the segment's end
             agent = segment.request(stop - live)[2] if stop > done else None
             last_titles, last_saving = (), 0  # a new segment: its requests start afresh
             removed = (
@@ -505,7 +544,7 @@ def simulate(
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
         counted, sent, outcome, same = segment.request(end - live)
-        meter = segment.segment.meter(end - live)
+        meter = segment.meter(end - live)
         if not points:  # the first request: as the real one found the cache, unless the policy changed it
             shared: int | None = None if outcome is None else meter.tokens(0)
         elif boundary is not None:
@@ -544,6 +583,7 @@ def simulate(
                 reported=reported.get(end),
                 shared=shared,
                 call=outcome.call if outcome is not None else (0, 0),
+                repaired=segment.repaired(end - live),
             )
         )
         done = end

@@ -8,6 +8,7 @@ must be made and repaired are exercised as much as those a plan's figures answer
 from __future__ import annotations
 
 import dataclasses
+from itertools import pairwise
 from typing import Any
 
 from hypothesis import given
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.model import Block, Message, Session, Usage
-from compaction_inspector.core.pairing import check, repair
+from compaction_inspector.core.pairing import check, repair, repair_indexed, sent_order
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, Context
@@ -197,6 +198,29 @@ def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -
         (m.role, m.blocks, m.is_meta, m.is_synthetic) for m in alone
     ]
     assert [m for m in told if m in set(msgs)] == [m for m in alone if m in set(msgs)]
+
+
+@given(sessions())
+def test_repair_says_what_each_prefix_becomes(msgs: list[Message]) -> None:
+    """[k] of the index is how many repaired messages come of msgs[:k]: each message kept
+    (itself or an edited copy) lands between its own ends, and what else is there is
+    added by the repair."""
+    out, ends = repair_indexed(msgs)
+    alone = repair(msgs)
+    assert [(m.role, m.blocks) for m in out] == [(m.role, m.blocks) for m in alone]
+    assert ends[0] == 0 and ends[-1] == len(out) and len(ends) == len(msgs) + 1
+    assert all(x <= y for x, y in pairwise(ends))
+    at: dict[int, int] = {}
+    for i, m in enumerate(msgs):
+        at.setdefault(id(m), i)  # a message object given twice stands at its first place
+    sources = [at.get(id(x), at.get(id(x.replaces[0])) if x.replaces else None) for x in out]
+    assert all(i is not None or x.is_synthetic for i, x in zip(sources, out, strict=True))
+    for k, end in enumerate(ends):  # a prefix is made of messages of the prefix only
+        assert all(i is None or i < k for i in sources[:end])
+    if sent_order(msgs) is None:  # in their own order: each lands between its own ends
+        for i, m in enumerate(msgs):
+            made = sources[ends[i] : ends[i + 1]]
+            assert made.count(at[id(m)]) <= 1 and all(j in (at[id(m)], None) for j in made)
 
 
 def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() -> None:

@@ -299,6 +299,8 @@ def print_simulation(
                 style="bold",
             )
         )
+        if sim.repaired_note:
+            out.print(safe(sim.repaired_note, style="dim"))
         if costs is not None:
             out.print(
                 safe(f"cost {costs[n].line()}" + (f"; really {real.line()}" if real is not None else ""))

@@ -1064,3 +1064,31 @@ async def test_a_tuning_key_moves_the_shown_strategys_own_setting_and_the_status
             await pilot.pause()
             status = str(shown(app).query_one("#status").render())
             assert status.startswith(f"#{n} "), status
+
+
+async def test_a_round_sent_repaired_says_so_at_the_cursor(tmp_path: Path) -> None:
+    """A transcript whose calls go unanswered part-way is replayed as the agent sends it,
+    repaired: the cursor's round says so."""
+    lines = [{"type": "user", "uuid": "u0", "message": {"role": "user", "content": "go"}}]
+    for i in range(6):
+        content = [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"echo {i}"}}]
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"a{i}",
+                "message": {"id": f"m{i}", "role": "assistant", "content": content},
+            }
+        )
+    transcript = tmp_path / "unanswered.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    app = InspectorApp(transcript, SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        cursor = str(shown(app).query_one(Timeline).render()).splitlines()[-1]
+        assert cursor.startswith("round 7: ") and cursor.endswith(" · repaired")
+        await pilot.press("home")
+        await pilot.pause()
+        cursor = str(shown(app).query_one(Timeline).render()).splitlines()[-1]
+        assert cursor.startswith("round 1: ") and "repaired" not in cursor

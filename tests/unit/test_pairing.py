@@ -6,6 +6,8 @@ from compaction_inspector.core.pairing import (
     ORPHAN_TEXT,
     check,
     repair,
+    repair_indexed,
+    sent_order,
 )
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, Steps, each_step
 from compaction_inspector.core.tokens import chars4
@@ -26,6 +28,33 @@ def test_parallel_results_on_separate_lines_are_one_user_turn() -> None:
     first = call("t1", id="A")
     second = Message("assistant", (Block.tool_use("t2", "Grep", {}),), id="A")
     assert check([u(), first, second, result("t1"), result("t2"), a(id="B")]) == []
+
+
+def test_a_response_whose_call_lines_have_results_between_is_sent_as_one() -> None:
+    """Parallel calls written a line each, each result as it came back (Claude Code
+    2.1.x): merged into one assistant message before sending, the results after it."""
+    lines = [u(), call("t1", id="A"), call("t2", id="A"), result("t1"), call("t3", id="A")]
+    lines += [result("t2"), result("t3"), a(id="B")]
+    assert sent_order(lines) == [0, 1, 2, 4, 3, 5, 6, 7]
+    assert check(lines) == []
+    sent = [lines[i] for i in [0, 1, 2, 4, 3, 5, 6, 7]]
+    assert all(x is y for x, y in zip(repair(lines), sent, strict=True))
+    # a call of that response nothing answers: its error result joins the results, sent after it
+    cut = lines[:6]
+    assert kinds(cut) == [("missing_result", 4, "t3")]
+    fixed, ends = repair_indexed(cut)
+    assert [m.tool_use_ids() or m.tool_result_ids() for m in fixed] == [
+        [],
+        ["t1"],
+        ["t2"],
+        ["t3"],
+        ["t3", "t1"],
+        ["t2"],
+    ]
+    assert check(fixed) == [] and ends == [0, 1, 2, 3, 3, 5, 6]
+    # another response's id, or a typed message between, keeps the lines apart
+    assert sent_order([u(), call("t1", id="A"), result("t1"), call("t2", id="B")]) is None
+    assert sent_order([u(), call("t1", id="A"), result("t1"), u("stop"), call("t2", id="A")]) is None
 
 
 def test_orphan_result_at_the_start_becomes_the_placeholder() -> None:

@@ -1,13 +1,19 @@
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
+from compaction_inspector.core import strategies
+from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Message, Session, Usage
+from compaction_inspector.core.pairing import repair
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, compare, simulate
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
+from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
 
@@ -115,7 +121,11 @@ def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() 
 def test_the_uncompacted_peak_is_the_session_with_no_policy_at_all() -> None:
     """Under a persisted policy a request's 'before' is built on the stored history the
     policy already shrank: the uncompacted peak is still the session's own."""
-    msgs = [m for k in range(8) for m in (u(f"task {k}"), *agentic(1, size=400)[1:])]
+    msgs = [
+        m
+        for k in range(8)
+        for m in (u(f"task {k}"), call(f"t{k}", id=f"A{k}"), result(f"t{k}", text="x" * 400))
+    ]
     ctx = Context(window=Window(1000, 0))
     baseline = simulate(msgs, Policy(), ctx).totals.peak_pressure
     for options in (HysteresisOptions(stage="post-turn"), HysteresisOptions(stage="preflight")):
@@ -219,3 +229,54 @@ def test_an_ephemeral_policys_event_says_what_it_cut_and_the_total_what_it_cut_b
     assert events and all(e.tokens_removed > 0 for e in events)
     assert sim.totals.tokens_removed == sum(e.new_removed for e in events)
     assert all(e.tokens_removed == p.tokens_before - p.tokens_after for p in sim.points if (e := p.event))
+
+
+def unanswered(calls: int) -> list[Message]:
+    """A prompt, then calls nothing answers under a few message ids: pairing breaks at once."""
+    return [u("go"), *(call(f"t{i}", id=f"msg_{i % 5}", text=f"step {i}") for i in range(calls))]
+
+
+def test_a_segment_broken_early_is_replayed_on_its_repaired_form(monkeypatch: Any) -> None:
+    """Every request from the break on is what the agent sends, the repaired request:
+    planned on that form, not repaired and run one by one (each a whole pairing check)."""
+    msgs = unanswered(40)
+    runs: list[int] = []
+    real_run = strategies.run
+
+    def counted_run(name: str, request: Sequence[Message], *rest: Any) -> Any:
+        runs.append(len(request))
+        return real_run(name, request, *rest)
+
+    monkeypatch.setattr("compaction_inspector.core.simulate.run", counted_run)
+    ctx = Context(window=Window(100_000, 0))
+    for name in ("microcompact", "codex", "hysteresis", None):
+        runs.clear()
+        sim = simulate(msgs, Policy(name), ctx)
+        assert len(runs) <= 1, name
+        assert [p.repaired for p in sim.points] == [False] + [True] * 40
+        assert sim.to_dict()["points"][-1]["pairing_repaired"] is True
+    replay = simulate(msgs, Policy(), ctx)
+    assert replay.to_dict()["totals"]["pairing_repaired_from_round"] == replay.repaired_from == 2
+    assert replay.repaired_note == (
+        "from round 2 the transcript's tool pairing is broken: requests are replayed as the "
+        "agent sends them, with the pairing repaired"
+    )
+    sent = replay.points
+    assert [p.tokens_before for p in sent] == [ctx.tokens(repair(msgs[:end])) for end in range(1, 42)]
+    assert [p.messages_sent for p in sent] == [len(repair(msgs[:end])) for end in range(1, 42)]
+
+
+def test_a_repaired_request_reads_what_the_transcript_reports() -> None:
+    """The agent sent it repaired, so the reported prompt holds the repair already: an
+    unedited request of the repaired form reads the same figure as the transcript's."""
+    msgs = unanswered(6)
+    msgs = [
+        replace(m, usage=Usage(input_tokens=1000 + 50 * i, output_tokens=5)) if m.role == "assistant" else m
+        for i, m in enumerate(msgs)
+    ]
+    counter = TokenCounter("chars4", None)
+    model = fit(Session(tuple(msgs), "test"), counter)
+    ctx = Context(counter, Window(200_000, 0), "replay", model.meter(len(msgs), None), model)
+    sim = simulate(msgs, Policy(), ctx)
+    reported = [p.reported for p in sim.points if p.reported is not None]
+    assert reported and [p.tokens_before for p in sim.points if p.reported is not None] == reported

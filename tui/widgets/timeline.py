@@ -255,6 +255,8 @@ class Timeline(Widget, can_focus=True):
         if p.event is not None:
             line.append(f" · {'⚑' if p.event.source == 'transcript' else '✂'} ", "yellow")
             line.append_text(safe(p.event.description, "yellow"))
+        if p.repaired:
+            line.append(" · repaired", "bright_black")  # its tool pairing, as the agent sent it
         hint = " · enter: show it"
         if line.cell_len + len(hint) <= width:
             line.append(hint, "bright_black")
