@@ -255,8 +255,9 @@ class Timeline(Widget, can_focus=True):
         if p.event is not None:
             line.append(f" · {'⚑' if p.event.source == 'transcript' else '✂'} ", "yellow")
             line.append_text(safe(p.event.description, "yellow"))
-        if p.repaired:
-            line.append(" · repaired", "bright_black")  # its tool pairing, as the agent sent it
+        repaired = " · repaired"  # its tool pairing, as the agent sent it: whole or not at all
+        if p.repaired and line.cell_len + len(repaired) <= width:
+            line.append(repaired, "bright_black")
         hint = " · enter: show it"
         if line.cell_len + len(hint) <= width:
             line.append(hint, "bright_black")
