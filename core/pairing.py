@@ -258,14 +258,14 @@ def repair_indexed(
     added after a turn count with its last message)."""
     order = sent_order(messages)
     if order is not None:  # repaired as sent: a prefix ends where every message before it is sent
-        out, sent_ends = repair_indexed([messages[i] for i in order])
-        ends, p, highest = [0], 0, -1
+        sent, sent_ends = repair_indexed([messages[i] for i in order])
+        prefix_ends, p, highest = [0], 0, -1
         for k in range(1, len(messages) + 1):
             while p < len(order) and max(highest, order[p]) < k:
                 highest = max(highest, order[p])
                 p += 1
-            ends.append(sent_ends[p])
-        return out, ends
+            prefix_ends.append(sent_ends[p])
+        return sent, prefix_ends
     if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
         return _add_missing_results(messages, [p for p in problems if p.kind == "missing_result"])
     turns = api_turns(messages)

@@ -9,6 +9,7 @@ notification as plain text.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
@@ -19,10 +20,13 @@ from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.text import visible
 from compaction_inspector.tui import messages
 from compaction_inspector.tui.commands import InspectorCommands
+from compaction_inspector.tui.messages import SweepAsked
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.session import SessionScreen
-from compaction_inspector.tui.screens.sweep import Picked, SweepAsked, SweepScreen
 from compaction_inspector.tui.text import safe
+
+if TYPE_CHECKING:
+    from compaction_inspector.tui.screens.sweep import Picked
 
 
 class InspectorApp(App[None]):
@@ -122,6 +126,8 @@ class InspectorApp(App[None]):
         if not event.paths:
             self.notify("No session to sweep", timeout=3)
             return
+        from compaction_inspector.tui.screens.sweep import SweepScreen  # a screen few open: not at start-up
+
         self.push_screen(SweepScreen(event.paths, event.strategy, self.config, self.export_dir), self._picked)
 
     def _picked(self, picked: Picked | None) -> None:

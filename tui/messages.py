@@ -108,3 +108,12 @@ class Unreadable(Message, namespace=SCREEN):
 
     path: Path
     reason: str
+
+
+@dataclass
+class SweepAsked(Message):
+    """Sweep `strategy` over the sessions at `paths` (from the list or a session's folder):
+    handled by the app, which opens the sweep screen (imported only then)."""
+
+    paths: list[str]
+    strategy: str

@@ -43,14 +43,6 @@ NOTE = (
 )
 
 
-@dataclass
-class SweepAsked(Message):
-    """Sweep `strategy` over the sessions at `paths` (from the list or a session's folder)."""
-
-    paths: list[str]
-    strategy: str
-
-
 @dataclass(frozen=True)
 class Picked:
     """The point chosen: its strategy and values, and the session to open."""

@@ -1,0 +1,79 @@
+"""Start-up as a user sees it: `python3 -m benchmarks.startup [--sizes 0,1,10] [--runs 5]`.
+
+Each run is a fresh process in a real terminal (tmux, 160x45), timed from `tmux new`
+until the pane shows the session's first transcript row (the app) or its one line (the
+floor: a Textual app of one line, launched the same way). Counts are not cached between
+runs. Needs tmux. Prints a Markdown table of medians; the target is 2x the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.keys import FLOOR, SESSION, _pane
+from benchmarks.run import session_file
+from compaction_inspector.sample_sessions import path as sample_path
+
+FIRST_ROW = "#0 "  # the transcript's first message, as its row shows it
+
+
+def shown(command: str, sign: str) -> float:
+    """Seconds from launching `command` in tmux until the pane holds `sign`."""
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    start = time.perf_counter()
+    subprocess.run(["tmux", "new", "-d", "-s", SESSION, "-x", "160", "-y", "45", command], check=True)
+    try:
+        while sign not in _pane():
+            if time.perf_counter() - start > 60:
+                raise TimeoutError(f"{sign!r} never showed: {command}")
+        return time.perf_counter() - start
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+
+
+def median_of(runs: int, command: str, sign: str) -> float:
+    return statistics.median(shown(command, sign) for _ in range(runs))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.startup", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--sizes", default="0,1,10", help="MB, comma separated (0: the bundled sample)")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        print("benchmarks.startup needs tmux", file=sys.stderr)
+        return 2
+    script = Path(tempfile.mkdtemp()) / "floor.py"
+    script.write_text(FLOOR.format(key="j"))
+    floor = median_of(args.runs, f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "row 0")
+    print("| session | first row on screen | against the floor |")
+    print("| --- | ---: | ---: |")
+    print(f"| the floor (a Textual app of one line) | {floor:.2f} s | 1.0× |")
+    for size in (int(s) for s in args.sizes.split(",")):
+        target = sample_path() if size == 0 else session_file(size)
+        times = []
+        for _ in range(args.runs):
+            cache = tempfile.mkdtemp()  # nothing counted before: every run counts from nothing
+            command = (
+                f"COMPACTION_INSPECTOR_CACHE_DIR={cache} {shlex.quote(sys.executable)} "
+                f"-m compaction_inspector.tui.cli {shlex.quote(str(target))}"
+            )
+            times.append(shown(command, FIRST_ROW))
+        took = statistics.median(times)
+        name = "the sample" if size == 0 else f"{size} MB"
+        print(f"| {name} | {took:.2f} s | {took / floor:.1f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
