@@ -9,7 +9,7 @@ from typing import Any
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
-from compaction_inspector.core.cost import Cost
+from compaction_inspector.core.cost import CompactionsCost, Cost, compaction_costs
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
@@ -40,6 +40,12 @@ class Analysis:
         """What the session's responses cost, priced from their reported usage: the main
         chain, and apart, the sub-agents it ran."""
         return whole_cost(self.session)
+
+    @cached_property
+    def compactions_cost(self) -> CompactionsCost:
+        """What the transcript's own compactions cost, within the main chain's cost."""
+        costs = compaction_costs(self.session, self.model.responses)
+        return CompactionsCost(tuple(costs.values()), self.cost)
 
     @property
     def count_now(self) -> Count | None:
@@ -137,6 +143,7 @@ class Analysis:
             "context": self.context_dict(),
             "reported_usage": self.reported.to_dict() if self.reported else None,
             "cost": self.cost.to_dict(),
+            "compactions_cost": self.compactions_cost.to_dict(),
             "metadata": {k: v for k, v in s.metadata.items() if k != "system"},
             "request_count": s.request_count,
             "request_index": s.request_index,

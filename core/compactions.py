@@ -22,6 +22,7 @@ from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.context_model import ContextModel, Response
+from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
@@ -62,6 +63,7 @@ class RealCompaction:
     cleared_found: int | None = None
     # the count the agent compared with its point just before it (None: the transcript does not say)
     count: Count | None = None
+    cost: CompactionCost | None = None  # what it cost: its summarize request, the cache sent again
 
     @property
     def kind(self) -> str:
@@ -91,6 +93,7 @@ class RealCompaction:
                 if c.kind == "microcompact"
                 else {}
             ),
+            "cost": self.cost.to_dict() if self.cost else None,
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
             "our_retention": self.ours.to_dict() if self.ours else None,
@@ -106,6 +109,7 @@ def real_compactions(
     found = []
     sliced = is_slice(session)
     counts = agent_counts(session, model, config)
+    costs = compaction_costs(session, model.responses)
     boundaries = [c.index for c in session.compactions]
     for n, c in enumerate(session.compactions):
         b = c.index
@@ -117,7 +121,8 @@ def real_compactions(
         following = boundaries[n + 1] if n + 1 < len(boundaries) else len(messages)
         end_after = min(first_after.start, following) if first_after else following
         if c.kind == "microcompact":
-            found.append(_micro(session, model, c, segment, last_before, first_after, sliced))
+            micro = _micro(session, model, c, segment, last_before, first_after, sliced)
+            found.append(dataclasses.replace(micro, cost=costs.get(b)))
             continue
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
         reread = _reread_tokens(session, b, after, counter, model.scale)
@@ -155,6 +160,7 @@ def real_compactions(
                 slice=sliced,
                 overhead_source=model.overhead_source,
                 count=counts.before.get(b),
+                cost=costs.get(b),
             )
         )
     return found
@@ -376,7 +382,8 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                     else ""
                 )
                 + (f" Ours would keep {c.ours.line()}." if c.ours else "")
-                + (f" Why here: {c.count.line()}." if c.count else ""),
+                + (f" Why here: {c.count.line()}." if c.count else "")
+                + (f" It cost {c.cost.line()}." if c.cost else ""),
                 build_after=ready(after),
                 build_before=ready(before),
                 tokens_before=tokens_before,
@@ -429,7 +436,8 @@ def _micro_step(messages: tuple[Message, ...], c: RealCompaction, context: Conte
         + ("" if c.predicted_after is not None or measured else " (not modelled)"),
         explanation=f"The agent cleared {counted(len(ids), 'tool result')} in {counted(cleared, 'message')}, "
         f"keeping every message; it estimated {f'{saved:,}' if saved is not None else 'no count of the'} "
-        f"tokens saved (its own count, not the reported prompts' scale). {prediction}",
+        f"tokens saved (its own count, not the reported prompts' scale). {prediction}"
+        + (f" It cost {c.cost.line()}." if c.cost else ""),
         build_after=ready(after),
         build_before=ready(before),
         tokens_before=tokens_before,

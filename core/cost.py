@@ -69,6 +69,7 @@ class Cost:
     # names), priced apart: a replay replays the main chain only, so it compares with that.
     subagents: Cost | None = None
     unread: tuple[str, ...] = ()  # sub-agent transcripts the session names that could not be read
+    compactions: tuple[CompactionCost, ...] = ()  # a replay's: what each of its compactions cost
 
     @property
     def total(self) -> Decimal:
@@ -158,6 +159,8 @@ class Cost:
             "cache_rewritten_tokens": self.rewritten,
             "source": self.source,
         }
+        if self.compactions:
+            out["compactions"] = CompactionsCost(self.compactions, self).to_dict()
         if self.subagents is not None:
             out["subagents"] = self.subagents.to_dict()
             out["with_subagents_usd"] = _usd(self.whole) if self.whole_priced else None
@@ -220,20 +223,126 @@ def _chain_cost(session: Session) -> Cost:
 
 @dataclass(frozen=True)
 class OwnCall:
-    """The agent's own summarize request at one of its compactions, as estimated: the
-    history it summarized in (the context the agent recorded before it, else the last
-    prompt reported), the summary out (its text / 4, or what the rollout holds encrypted),
-    at the model of the response before it; priced as a replay's calls are."""
+    """The agent's own summarize request at one of its compactions: as the transcript
+    records it (`recorded`: Codex 0.154+), else estimated: the history it summarized in
+    (the context the agent recorded before it, else the last prompt reported), the summary
+    out (its text / 4, or what the rollout holds encrypted), at the model of the response
+    before it, its input uncached as a replay's calls are."""
 
     model: str | None
     tokens_in: int
     tokens_out: int
+    cached: int = 0  # of its input, read from the cache (recorded only)
+    recorded: bool = False
 
     def price(self, provider: str | None) -> Decimal:
-        rates = _rates(self.model, provider, self.tokens_in) if self.model else None
+        """In USD; 0 where the table does not know the model (`rates` is None)."""
+        rates = self.rates(provider)
         if rates is None:
             return Decimal(0)
-        return rates["uncached input"] * self.tokens_in + rates["output"] * self.tokens_out
+        return (
+            rates["uncached input"] * (self.tokens_in - self.cached)
+            + rates["cache read"] * self.cached
+            + rates["output"] * self.tokens_out
+        )
+
+    def rates(self, provider: str | None) -> dict[str, Decimal] | None:
+        return _rates(self.model, provider, self.tokens_in) if self.model else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.tokens_in,
+            "cached_input_tokens": self.cached,
+            "output_tokens": self.tokens_out,
+            "recorded": self.recorded,
+        }
+
+
+@dataclass(frozen=True)
+class CompactionCost:
+    """What one compaction cost (docs/cost.md#what-a-compaction-costs): its summarize
+    request (none for a microcompact), and what the first request after it could not read
+    from the cache and sent again (`sent_again` tokens: written to the cache, or uncached
+    where the provider has no write price). A USD figure is None where the table does not
+    know the model; `sent_again` is None where no response after it reports its usage."""
+
+    call: OwnCall | None
+    call_usd: Decimal | None
+    sent_again: int | None
+    sent_again_usd: Decimal | None
+    # the next compaction came before any request: the request after both is counted there
+    before_next: bool = False
+    at: int | None = None  # its boundary's index, or a replay's request: its messages' end
+
+    @property
+    def usd(self) -> Decimal | None:
+        parts = [v for v in (self.call_usd, self.sent_again_usd) if v is not None]
+        return sum(parts, Decimal(0)) if parts else None
+
+    def line(self) -> str:
+        """ "$0.42: its summarize request $0.31 (estimated) · 45,480 tokens sent again after it $0.11"."""
+        said = []
+        if self.call is not None:
+            how = "recorded" if self.call.recorded else "estimated"
+            said.append(f"its summarize request {_dollars(self.call_usd)} ({how})")
+        if self.sent_again is not None:
+            said.append(f"{self.sent_again:,} tokens sent again after it {_dollars(self.sent_again_usd)}")
+        if self.before_next:
+            said.append("no request of its own before the next compaction")
+        if not said:
+            return "no response after it reports its usage"
+        if self.usd is None and self.before_next and self.call is None:
+            return said[0]
+        return f"{_dollars(self.usd)}: " + " · ".join(said)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "usd": _usd(self.usd) if self.usd is not None else None,
+            "call": self.call.to_dict() if self.call is not None else None,
+            "call_usd": _usd(self.call_usd) if self.call_usd is not None else None,
+            "sent_again_tokens": self.sent_again,
+            "sent_again_usd": _usd(self.sent_again_usd) if self.sent_again_usd is not None else None,
+            "before_next_compaction": self.before_next,
+        }
+
+
+def _dollars(value: Decimal | None) -> str:
+    return f"${value:,.2f}" if value is not None else "not priced"
+
+
+def compaction_costs(session: Session, found: Sequence[Response] | None = None) -> dict[int, CompactionCost]:
+    """What each compaction the transcript records cost, by its boundary's index; `found`:
+    the session's responses, where the caller has them."""
+    provider = _PROVIDERS.get(session.format)
+    fallback = session.metadata.get("model")
+    found = responses(session) if found is None else found
+    calls = own_calls(session, found)
+    starts = [r.start for r in found]
+    out: dict[int, CompactionCost] = {}
+    boundaries = [c.index for c in session.compactions]
+    for n, c in enumerate(session.compactions):
+        call = calls.get(c.index)
+        call_usd = call.price(provider) if call is not None and call.rates(provider) is not None else None
+        k = bisect_right(starts, c.index)
+        again: int | None = None
+        again_usd: Decimal | None = None
+        before_next = n + 1 < len(boundaries) and (k == len(found) or boundaries[n + 1] < found[k].start)
+        if k < len(found) and not before_next:
+            usage = found[k].usage
+            again = usage.prompt_tokens - usage.cache_read_input_tokens
+            model = usage.model or (fallback if isinstance(fallback, str) else None)
+            rates = _rates(model, provider, usage.prompt_tokens) if model else None
+            if rates is not None:
+                again_usd = _sent_again(rates, usage)
+        out[c.index] = CompactionCost(call, call_usd, again, again_usd, before_next, c.index)
+    return out
+
+
+def _sent_again(rates: dict[str, Decimal], usage: Usage) -> Decimal:
+    """What a request paid for the input it did not read from the cache."""
+    fresh, _, five, hour, _ = _tokens(usage)
+    return rates["uncached input"] * fresh + rates["cache write 5m"] * five + rates["cache write 1h"] * hour
 
 
 def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict[int, OwnCall]:
@@ -260,7 +369,16 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
         model = (last.model if last is not None else None) or (
             fallback if isinstance(fallback, str) else None
         )
-        if tokens_in:
+        told = c.call
+        if told is not None:
+            out[c.index] = OwnCall(
+                told.model or model,
+                told.prompt_tokens,
+                told.output_tokens,
+                told.cache_read_input_tokens,
+                recorded=True,
+            )
+        elif tokens_in:
             out[c.index] = OwnCall(model, tokens_in, tokens_out)
     return out
 
@@ -279,6 +397,7 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     usage = {r.start: r.usage for r in found}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
     priced, unreported, rewritten = 0, 0, 0
+    sent_again: dict[int, tuple[int, Decimal, str | None]] = {}  # a compaction's request: by its point
     before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
     unchanged = True  # every request so far sent as the real one was: the cache holds what it held
     unpriced: dict[str, int] = {}
@@ -305,26 +424,44 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
         priced += 1
         _, _, five, hour, _ = _tokens(u)
         rest, fresh = sent - read, u.input_tokens + five + hour
+        again = Decimal(0)  # what it pays for the input it does not read from the cache
         for name, share in zip(
             ("uncached input", "cache write 5m", "cache write 1h"), (u.input_tokens, five, hour), strict=True
         ):
-            parts[name] += rates[name] * rest * share / fresh if fresh else Decimal(0)
+            paid = rates[name] * rest * share / fresh if fresh else Decimal(0)
+            again += paid
+            parts[name] += paid
         if not fresh:  # the real request was read whole: what is new now is written as uncached
+            again += rates["uncached input"] * rest
             parts["uncached input"] += rates["uncached input"] * rest
         parts["cache read"] += rates["cache read"] * read
         parts["output"] += rates["output"] * u.output_tokens
         call_in, call_out = point.call
         parts[CALLS] += rates["uncached input"] * call_in + rates["output"] * call_out
+        if point.event is not None:
+            sent_again[id(point)] = (rest, again, model)
     # the transcript's own compactions the replay keeps cost their summarize request here
     # as in the real cost, so the two compare like for like
     kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
     calls = own_calls(session, found) if kept else {}
     boundaries = sorted(calls)
-    for point in kept:
-        k = bisect_left(boundaries, point.message_end)
-        if k:
-            parts[OWN_CALLS] = parts.get(OWN_CALLS, Decimal(0)) + calls[boundaries[k - 1]].price(provider)
-    return Cost(parts, priced, unpriced, source(), unreported, rewritten)
+    costs: list[CompactionCost] = []
+    for point in (p for p in replay.points if p.event is not None):
+        entry = sent_again.get(id(point))
+        not_read: int | None = entry[0] if entry is not None else None
+        paid_again: Decimal | None = entry[1] if entry is not None else None
+        model = entry[2] if entry is not None else None
+        call: OwnCall | None = None
+        if point.event is not None and point.event.source == "transcript":
+            k = bisect_left(boundaries, point.message_end)
+            call = calls[boundaries[k - 1]] if k else None
+            if call is not None:
+                parts[OWN_CALLS] = parts.get(OWN_CALLS, Decimal(0)) + call.price(provider)
+        elif point.call != (0, 0):
+            call = OwnCall(model, *point.call)
+        call_usd = call.price(provider) if call is not None and call.rates(provider) is not None else None
+        costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
+    return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
 
 
 def _tokens(u: Usage) -> tuple[int, int, int, int, int]:
@@ -385,3 +522,53 @@ def _steps(model: str, provider: str | None) -> tuple[int, ...] | None:
     return tuple(
         sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
     )
+
+
+@dataclass(frozen=True)
+class CompactionsCost:
+    """What a session's compactions cost together, within what the session cost."""
+
+    costs: tuple[CompactionCost, ...]
+    of: Cost  # the main chain's cost they are part of
+
+    @property
+    def calls_usd(self) -> Decimal:
+        return sum((c.call_usd for c in self.costs if c.call_usd is not None), Decimal(0))
+
+    @property
+    def sent_again_usd(self) -> Decimal:
+        return sum((c.sent_again_usd for c in self.costs if c.sent_again_usd is not None), Decimal(0))
+
+    @property
+    def priced(self) -> bool:
+        return any(c.usd is not None for c in self.costs)
+
+    @property
+    def estimated(self) -> bool:
+        """Some summarize request is estimated, not recorded."""
+        return any(c.call is not None and not c.call.recorded for c in self.costs)
+
+    def line(self) -> str:
+        """ "4 compactions cost $2.23 of $16.11: summarize requests $1.79 (estimated) · sent
+        again after them $0.44"."""
+        n = counted(len(self.costs), "compaction")
+        if not self.priced or not self.of.priced:
+            return f"{n}: not priced"
+        how = " (estimated)" if self.estimated else ""
+        return (
+            f"{n} cost ${self.calls_usd + self.sent_again_usd:,.2f} of {self.of.usd()}: "
+            f"summarize requests ${self.calls_usd:,.2f}{how} · "
+            f"sent again after them ${self.sent_again_usd:,.2f}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        priced = self.priced and self.of.priced
+        return {
+            "compactions": len(self.costs),
+            "usd": _usd(self.calls_usd + self.sent_again_usd) if priced else None,
+            "of_usd": _usd(self.of.total) if self.of.priced else None,
+            "calls_usd": _usd(self.calls_usd) if priced else None,
+            "calls_estimated": self.estimated,
+            "sent_again_usd": _usd(self.sent_again_usd) if priced else None,
+            "each": [c.to_dict() for c in self.costs],
+        }

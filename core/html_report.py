@@ -169,7 +169,8 @@ class _Page:
             head
             + "<table><tr><th>at</th><th>kind</th><th class=n>recorded before</th>"
             + "<th class=n>measured before → after</th><th class=n>predicted after</th>"
-            + "<th>paths kept: its summary / ours</th><th>why: the agent's own count</th></tr>"
+            + "<th>paths kept: its summary / ours</th><th>why: the agent's own count</th>"
+            + "<th>what it cost</th></tr>"
             + rows
             + "</table>"
         )
@@ -348,7 +349,8 @@ def _own_row(c: RealCompaction) -> str:
         f"<td class=n>{figure(d['pre_tokens'])}</td>"
         f"<td class=n>{figure(d['measured_before'])} → {figure(d['measured_after'])}</td>"
         f"<td class=n>{figure(d['predicted_after'])}</td><td>{share(c.retention)} / {share(c.ours)}</td>"
-        f"<td>{html.escape(c.count.line()) if c.count else '—'}</td></tr>"
+        f"<td>{html.escape(c.count.line()) if c.count else '—'}</td>"
+        f"<td>{html.escape(c.cost.line()) if c.cost else '—'}</td></tr>"
     )
 
 

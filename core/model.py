@@ -268,6 +268,7 @@ class Compaction:
     cleared: tuple[str, ...] = ()  # the tool_use ids whose results a microcompact cleared
     tokens_saved: int | None = None  # what the agent estimated a microcompact saved
     hidden_tokens: int = 0  # of the new history, what the transcript holds only encrypted (estimated)
+    call: Usage | None = None  # its own summarize request's usage, where the transcript records it
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -188,6 +188,26 @@ def test_pressure_messages_keeps_the_messages_only_view() -> None:
     )
 
 
+def test_analyze_says_what_the_compactions_cost_within_the_whole() -> None:
+    """The sample's one compaction: its summarize request (4,479 in, 222 out, estimated at
+    claude-sonnet-4-5's $3 and $15 a million) and the 460 tokens the request after it wrote."""
+    out = json.loads(run("analyze", str(path()), "--json").stdout)
+    assert {k: v for k, v in out["compactions_cost"].items() if k != "each"} == {
+        "compactions": 1,
+        "usd": "0.018489",
+        "of_usd": "0.106314",
+        "calls_usd": "0.016767",
+        "calls_estimated": True,
+        "sent_again_usd": "0.001722",
+    }
+    assert out["compactions_cost"]["each"][0]["sent_again_tokens"] == 460
+    shown = " ".join(run("analyze", str(path())).stdout.split())
+    assert (
+        "1 compaction cost $0.02 of $0.11: summarize requests $0.02 (estimated) · sent again after them $0.00"
+        in shown
+    )
+
+
 def test_analyze_human_output_shows_the_summary() -> None:
     proc = run("analyze", str(path("agent_only_session.jsonl")))
     assert proc.returncode == 0

@@ -391,3 +391,6 @@ def test_the_reports_own_compaction_marker_and_options_read_as_words() -> None:
     options = re.findall(r"Options: ([^<]*)\.</p>", page)
     assert options and not any(re.search(r"[{}']|\bNone\b|\bTrue\b|\bFalse\b", o) for o in options), options
     assert "trigger.turns 8, trigger.tokens none" in html.unescape(" ".join(options))
+    # the table of its own compactions says what each cost
+    assert "<th>what it cost</th>" in page
+    assert "$0.02: its summarize request $0.02 (estimated) · 460 tokens sent again after it $0.00" in page

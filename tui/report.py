@@ -20,7 +20,7 @@ from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import Cost, signed
+from compaction_inspector.core.cost import CompactionsCost, Cost, signed
 from compaction_inspector.core.diff import numbered, runs
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
@@ -106,6 +106,8 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
             ),
         )
     head.add_row("cost", safe(a.cost.line()))
+    if a.session.compactions:
+        head.add_row("", safe(a.compactions_cost.line(), style="dim"))
     if a.mode == "context":
         reading = a.model.reading(len(s.messages))
         head.add_row("context", safe(f"{reading.tokens:,}: {reading.provenance()}"))
@@ -305,6 +307,8 @@ def print_simulation(
             out.print(
                 safe(f"cost {costs[n].line()}" + (f"; really {real.line()}" if real is not None else ""))
             )
+            if costs[n].compactions:
+                out.print(safe(CompactionsCost(costs[n].compactions, costs[n]).line(), style="dim"))
         table = Table(show_edge=False, pad_edge=False)
         # figures and the bar never wrap or shrink; the event takes what is left, cut
         for column in ("round", "sent", "reported", "before", "after", "pressure"):
@@ -474,6 +478,8 @@ def print_compactions(
                     + f"its own estimate: {figure(d['pre_tokens'])} before, {figure(d['tokens_saved'])} saved"
                 )
             )
+            if c.cost is not None:
+                out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
             continue
         offset = c.policy_round_offset
         fires = (
@@ -501,6 +507,8 @@ def print_compactions(
         )
         if c.count is not None:
             out.print(safe(f"  why: {c.count.line()}", style="dim"))
+        if c.cost is not None:
+            out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
         if c.ours is not None:

@@ -5,7 +5,9 @@ assistant text, tool calls) are one API response and share a synthetic id. A
 `token_count` event reports the sampling request just finished: newer rollouts write it
 after that response's items, older ones before them and again after (the repeat, with
 the same running total, is ignored). The one right after a `compacted` line is the
-context the compaction left (docs/pressure.md).
+context the compaction left (docs/pressure.md). Codex 0.154 and later also write a
+`token_usage_record` for the compaction request itself, which the running total leaves
+out; the `compacted` line names it (`compaction_response_id`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from compaction_inspector.core.model import (
 )
 
 FORMAT = "codex"
-LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+LINE_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "token_usage_record"}
+)
 # what stands for a compaction's summary that the rollout keeps encrypted
 ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 # what Codex injects as a user message and does not count as the person's (its contextual
@@ -168,7 +172,11 @@ def _output_text(raw: Any) -> str:
 
 
 def _usage(info: Any) -> Usage | None:
-    last = as_dict(as_dict(info).get("last_token_usage"))
+    return _usage_of(as_dict(as_dict(info).get("last_token_usage")))
+
+
+def _usage_of(last: dict[str, Any]) -> Usage | None:
+    """One request's usage as Codex writes it (its input holds the cached part)."""
     if not last:
         return None
 
@@ -213,6 +221,7 @@ def load(records: Records, path: str | None) -> Session:
     pending_hidden: int | None = None  # Codex's estimate after a compaction, less its unread item
     switched: int | None = None  # the model-switch check waiting for the new model's window
     pending_reasoning = 0  # reported before the response it belongs to
+    recorded: dict[str, Usage] = {}  # `token_usage_record` lines, by response id
 
     def check(when: str) -> None:
         if total is not None:
@@ -326,6 +335,11 @@ def load(records: Records, path: str | None) -> Session:
             else:
                 skipped.add(f"event_msg/{payload.get('type')}")
             continue
+        if kind == "token_usage_record":
+            usage = _usage_of(as_dict(payload.get("usage")))
+            if usage is not None and isinstance(payload.get("response_id"), str):
+                recorded[payload["response_id"]] = usage
+            continue
         if kind == "compacted":
             if follow_up:
                 check("mid-turn")
@@ -345,7 +359,16 @@ def load(records: Records, path: str | None) -> Session:
             since_model = 0
             for entry in kept:
                 since_model = 0 if _is_model_item(entry) else since_model + _item_tokens(entry)
-            compactions.append(Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden))
+            called = payload.get("compaction_response_id")
+            embedded = as_dict(payload.get("latest_token_usage_record"))
+            call = recorded.get(called) if isinstance(called, str) else None
+            if call is None and isinstance(called, str) and embedded.get("response_id") == called:
+                call = _usage_of(as_dict(embedded.get("usage")))
+            if call is not None and isinstance(metadata.get("model"), str):
+                call = replace(call, model=metadata["model"])
+            compactions.append(
+                Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden, call=call)
+            )
             pending_hidden = unread
             compaction_turns.append(turn)
             messages.append(

@@ -168,6 +168,15 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918
     assert cleared.unreported == 1  # the next request: no response reports it
     assert cleared.parts["cache read"] < base.parts["cache read"]
+    # each compaction of the replay: no summarize request; what its request sends again
+    events = [p for p in replay.points if p.event is not None]
+    assert [c.at for c in cleared.compactions] == [p.message_end for p in events]
+    assert [c.call for c in cleared.compactions] == [None] * len(events)
+    assert [c.sent_again for c in cleared.compactions[:4]] == [
+        p.tokens_after - p.shared for p in events[:4] if p.shared is not None
+    ]
+    assert cleared.compactions[-1].sent_again is None  # the next request: nothing reports it
+    assert cleared.to_dict()["compactions"]["compactions"] == len(events)
 
 
 def side(line: str) -> str:
@@ -328,3 +337,124 @@ def test_sub_agents_costs_add_every_part_either_holds() -> None:
     both = inline.plus(own)
     assert both.parts == {"output": Decimal(3), OWN_CALLS: Decimal(3)} and both.total == Decimal(6)
     assert both.responses == 3 and both.unpriced == {"m-x": 3, "m-y": 1}
+
+
+def boundary(uuid: str, trigger: str = "auto", pre: int = 160_000, micro: bool = False) -> str:
+    record: dict[str, Any] = {"type": "system", "uuid": uuid, "content": "Conversation compacted"}
+    if micro:
+        record["subtype"] = "microcompact_boundary"
+        record["microcompactMetadata"] = {"trigger": "auto", "preTokens": pre, "tokensSaved": 9_000}
+    else:
+        record["subtype"] = "compact_boundary"
+        record["compactMetadata"] = {"trigger": trigger, "preTokens": pre}
+    return json.dumps(record)
+
+
+def summary(text: str) -> str:
+    return json.dumps(
+        {
+            "type": "user",
+            "uuid": "summary",
+            "isCompactSummary": True,
+            "message": {"role": "user", "content": text},
+        }
+    )
+
+
+SONNET = "claude-sonnet-4-5"
+
+
+def test_each_compaction_costs_its_summarize_request_and_what_the_request_after_sends_again() -> None:
+    """A full compaction: its own summarize request (estimated: the context it recorded
+    in, the summary / 4 out) and the first request after it, which reads only the fixed
+    part from the cache and writes the rest. A microcompact just before a full one has
+    no request of its own: the one after both is the full one's."""
+    from compaction_inspector.core.cost import CompactionsCost, compaction_costs
+
+    lines = [
+        prompt("start"),
+        reply("m1", SONNET, 100, cache_read_input_tokens=150_000),
+        boundary("micro", micro=True),
+        boundary("full"),
+        summary("s" * 8_000),
+        reply("m2", SONNET, 50, cache_read_input_tokens=20_000, cache_creation_input_tokens=10_000),
+        reply("m3", SONNET, 50, cache_read_input_tokens=30_000, cache_creation_input_tokens=500),
+    ]
+    session = load_text("\n".join(lines), "claude-code")
+    micro, full = session.compactions
+    costs = compaction_costs(session)
+    assert costs[micro.index].line() == "no request of its own before the next compaction"
+    assert costs[micro.index].usd is None and costs[micro.index].before_next
+    cost = costs[full.index]
+    assert cost.call is not None and not cost.call.recorded
+    assert (cost.call.tokens_in, cost.call.tokens_out) == (160_000, 2_000)
+    assert cost.call_usd == table(SONNET, input_tokens=160_000, output_tokens=2_000)
+    # 3 uncached + 10,000 written (5 minutes): the first request after it read only 20,000
+    assert cost.sent_again == 10_003
+    assert cost.sent_again_usd == table(SONNET, input_tokens=10_003, cache_write_tokens=10_000)
+    assert cost.line() == (
+        f"${cost.usd:,.2f}: its summarize request ${cost.call_usd:,.2f} (estimated) · "
+        f"10,003 tokens sent again after it ${cost.sent_again_usd:,.2f}"
+    )
+    together = CompactionsCost(tuple(costs.values()), session_cost(session))
+    assert together.line().startswith(f"2 compactions cost ${cost.usd:,.2f} of $")
+    assert together.to_dict()["calls_estimated"] is True
+
+
+def test_a_codex_compaction_whose_request_is_recorded_is_priced_as_recorded() -> None:
+    """Codex 0.154+ writes the compaction request's own usage (`token_usage_record`,
+    named by the `compacted` line): priced as recorded, its cached input read."""
+    from compaction_inspector.core.cost import compaction_costs
+
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": "2026-11-01T00:00:00Z", "type": kind, "payload": payload})
+
+    def counted(total: int, cached: int) -> str:
+        usage = {
+            "input_tokens": total,
+            "cached_input_tokens": cached,
+            "output_tokens": 40,
+            "total_tokens": total + 40,
+        }
+        info = {"last_token_usage": usage, "total_token_usage": usage, "model_context_window": 258_400}
+        return line("event_msg", {"type": "token_count", "info": info})
+
+    rollout = [
+        line("session_meta", {"id": "s", "cli_version": "0.154.0"}),
+        line("turn_context", {"model": "gpt-5.5"}),
+        line(
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        ),
+        line(
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        ),
+        counted(240_000, 200_000),
+        line(
+            "token_usage_record",
+            {
+                "response_id": "compact-1",
+                "usage": {"input_tokens": 240_500, "cached_input_tokens": 239_000, "output_tokens": 3_000},
+            },
+        ),
+        line("compacted", {"compaction_response_id": "compact-1", "message": "", "replacement_history": []}),
+        line(
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "on"}]},
+        ),
+        counted(20_000, 4_000),
+    ]
+    session = load_text("\n".join(rollout), "codex")
+    (compaction,) = session.compactions
+    assert compaction.call is not None and compaction.call.prompt_tokens == 240_500
+    (cost,) = compaction_costs(session).values()
+    assert cost.call is not None and cost.call.recorded
+    assert (cost.call.tokens_in, cost.call.cached, cost.call.tokens_out) == (240_500, 239_000, 3_000)
+    rates = calc_price(
+        Priced(input_tokens=240_500, cache_read_tokens=239_000, output_tokens=3_000),
+        "gpt-5.5",
+        provider_id="openai",
+    ).total_price
+    assert cost.call_usd == rates
+    assert cost.sent_again == 16_000 and "(recorded)" in cost.line()
