@@ -374,16 +374,16 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
                 f"{tokens_before:,} → {tokens_after:,} {source}",
                 explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
-                f"{predicted:,} after it. {len(before)} messages were replaced by "
-                f"{len(after)}; {kept}."
+                f"{predicted:,} after it."
+                + (f" It cost {c.cost.line()}." if c.cost else "")
+                + f" {len(before)} messages were replaced by {len(after)}; {kept}."
                 + (
                     f" The prompt reported after it also holds {counted(len(sent), 'message')} sent since."
                     if sent and c.measured_after is not None
                     else ""
                 )
                 + (f" Ours would keep {c.ours.line()}." if c.ours else "")
-                + (f" Why here: {c.count.line()}." if c.count else "")
-                + (f" It cost {c.cost.line()}." if c.cost else ""),
+                + (f" Why here: {c.count.line()}." if c.count else ""),
                 build_after=ready(after),
                 build_before=ready(before),
                 tokens_before=tokens_before,

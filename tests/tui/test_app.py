@@ -1092,3 +1092,13 @@ async def test_a_round_sent_repaired_says_so_at_the_cursor(tmp_path: Path) -> No
         await pilot.pause()
         cursor = str(shown(app).query_one(Timeline).render()).splitlines()[-1]
         assert cursor.startswith("round 1: ") and "repaired" not in cursor
+
+
+async def test_a_narrow_timeline_keeps_the_policys_cost_whole(tmp_path: Path) -> None:
+    """At 80 columns the timeline is 33 wide: how many compactions fall at ⚑ and the change
+    in cost give way, so the cost is never cut mid-figure."""
+    app = InspectorApp(path(), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lines = str(shown(app).query_one(Timeline).render()).splitlines()
+        assert lines[-1] == "█ hysteresis: 3 ✂ · $0.10"

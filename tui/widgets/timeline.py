@@ -230,19 +230,26 @@ class Timeline(Widget, can_focus=True):
         have cost against the real cost once priced, tokens removed; as many as fit in
         `width` whole (the name, compactions and cost first)."""
         t = sim.totals
-        head = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
-        head.append(f"{t.compactions} ✂")
-        if t.transcript_compactions and sim.policy.strategy:
-            head.append(f" ({t.at_agent_compactions} at ⚑)")
-        parts: list[tuple[Text, int]] = [(head, 0)]
-        parts.append((Text(f"peak {t.peak_pressure:.0%}"), 2))
-        if t.rounds_exceeding_window:
-            parts.append((Text(f"{t.rounds_exceeding_window} over the window", "red"), 1))
-        if cost is not None:
-            change = f" ({signed(cost.total - real.total)})" if real is not None and real.priced else ""
-            parts.append((Text(f"{cost.usd()}{change if cost.priced else ''}"), 0))
-        parts.append((Text(f"−{t.tokens_removed:,} tokens"), 3))
-        return within(parts, width)
+
+        def line(short: bool) -> Text:
+            """`short`: without how many fall at ⚑ and the change in cost, where the rest
+            would not fit whole."""
+            head = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
+            head.append(f"{t.compactions} ✂")
+            if t.transcript_compactions and sim.policy.strategy and not short:
+                head.append(f" ({t.at_agent_compactions} at ⚑)")
+            parts: list[tuple[Text, int]] = [(head, 0)]
+            parts.append((Text(f"peak {t.peak_pressure:.0%}"), 2))
+            if t.rounds_exceeding_window:
+                parts.append((Text(f"{t.rounds_exceeding_window} over the window", "red"), 1))
+            if cost is not None:
+                change = f" ({signed(cost.total - real.total)})" if real is not None and real.priced else ""
+                parts.append((Text(f"{cost.usd()}{change if cost.priced and not short else ''}"), 0))
+            parts.append((Text(f"−{t.tokens_removed:,} tokens"), 3))
+            return within(parts, width)
+
+        full = line(short=False)
+        return full if full.cell_len < width or not full.plain.endswith("…") else line(short=True)
 
     @staticmethod
     def _point_line(p: Point, width: int) -> Text:
