@@ -37,6 +37,8 @@ from compaction_inspector.core.tokens import TokenCounter
 
 OUR_SUMMARY_CHARS = 2_000  # our local summary's cap where the agent's own summary is not in the file
 OWN = "own compactions"  # the name the transcript's own compactions go by, stepped as a result
+# `Compaction.to_dict`'s keys a `RealCompaction` gives already, or as a list of its own
+_SHOWN_APART = frozenset({"index", "kind", "trigger", "pre_tokens", "post_tokens", "cleared", "tokens_saved"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,22 @@ class RealCompaction:
     def kind(self) -> str:
         return self.compaction.kind
 
+    @property
+    def recorded_line(self) -> str:
+        """What newer versions record of it beyond its counts, in words ("" if nothing):
+        "took 41.2 s · kept the recent messages as they were (session memory) · …"."""
+        c = self.compaction
+        said = []
+        if c.duration_ms is not None:
+            said.append(f"took {c.duration_ms / 1000:,.1f} s")
+        if c.preserved is not None:
+            said.append("kept the recent messages as they were (session memory), sent after its summary")
+        if c.discovered_tools:
+            said.append(f"kept {counted(len(c.discovered_tools), 'deferred tool')} loaded before it")
+        if c.dropped_tokens is not None:
+            said.append(f"{c.dropped_tokens:,} tokens dropped by its compactions so far")
+        return " · ".join(said)
+
     def to_dict(self) -> dict[str, Any]:
         c = self.compaction
         return {
@@ -93,6 +111,7 @@ class RealCompaction:
                 if c.kind == "microcompact"
                 else {}
             ),
+            **{k: v for k, v in c.to_dict().items() if k not in _SHOWN_APART},
             "cost": self.cost.to_dict() if self.cost else None,
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
@@ -298,6 +317,8 @@ def _reread_tokens(
     if session.format != "claude-code" or any(m.attachment is not None for m in after):
         return 0
     put_back = reinjected(session.messages[:boundary], session.touches, counter, scale)
+    if any(m.replaces for m in after):  # it kept recent messages: only the plan comes back
+        put_back = [r for r in put_back if r.kind == "plan"]
     return sum(r.tokens for r in put_back)
 
 

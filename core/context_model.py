@@ -73,7 +73,7 @@ def responses(session: Session) -> list[Response]:
     messages = session.messages
     found: dict[tuple[str | None, str | None], list[Any]] = {}
     for i, m in enumerate(messages):
-        if m.role != "assistant":
+        if m.role != "assistant" or m.replaces:  # a kept copy (`preservedSegment`) reports nothing
             continue
         key = (m.id, m.request_id)
         seen = found.get(key)

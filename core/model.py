@@ -269,6 +269,12 @@ class Compaction:
     tokens_saved: int | None = None  # what the agent estimated a microcompact saved
     hidden_tokens: int = 0  # of the new history, what the transcript holds only encrypted (estimated)
     call: Usage | None = None  # its own summarize request's usage, where the transcript records it
+    duration_ms: int | None = None  # how long it took, where the agent records it
+    # the recent messages it kept as they were (Claude Code's `preservedSegment`: a
+    # session-memory or partial compaction), by their uuids: head, tail
+    preserved: tuple[str, str] | None = None
+    discovered_tools: tuple[str, ...] = ()  # deferred tools loaded before it, kept after it
+    dropped_tokens: int | None = None  # what the agent counts as dropped by its compactions so far
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -278,6 +284,11 @@ class Compaction:
             "pre_tokens": self.pre_tokens,
             "post_tokens": self.post_tokens,
             **({"cleared": list(self.cleared), "tokens_saved": self.tokens_saved} if self.cleared else {}),
+            # what newer versions record, where they do
+            **({"duration_ms": self.duration_ms} if self.duration_ms is not None else {}),
+            **({"preserved_segment": list(self.preserved)} if self.preserved else {}),
+            **({"discovered_tools": list(self.discovered_tools)} if self.discovered_tools else {}),
+            **({"cumulative_dropped_tokens": self.dropped_tokens} if self.dropped_tokens is not None else {}),
         }
 
 

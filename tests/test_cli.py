@@ -775,3 +775,19 @@ def test_compare_and_simulate_offer_only_what_a_replay_suits() -> None:
     assert "--limit" not in run("simulate", "--help").stdout
     rows = json.loads(run("compare", str(path()), "--strategies", "trim", "--json").stdout)["rows"]
     assert sorted(r["strategy"] for r in rows) == ["none", "trim"]
+
+
+def test_compactions_say_what_the_newest_versions_record(tmp_path: Path) -> None:
+    from tests.unit.test_formats import newest_lines
+
+    session = tmp_path / "newest.jsonl"
+    session.write_text("\n".join(newest_lines()) + "\n")
+    shown = " ".join(run("compactions", str(session)).stdout.split())
+    assert (
+        "the agent recorded: took 41.2 s · kept the recent messages as they were (session memory), "
+        "sent after its summary · kept 2 deferred tools loaded before it · 139,000 tokens dropped "
+        "by its compactions so far" in shown
+    )
+    assert "idle: no rule to compare" in shown
+    (first, _) = json.loads(run("compactions", str(session), "--json").stdout)
+    assert first["duration_ms"] == 41_250 and first["preserved_segment"] == ["u3", "a3"]

@@ -483,7 +483,7 @@ def print_compactions(
             continue
         offset = c.policy_round_offset
         fires = (
-            "manual: no rule to compare"
+            f"{c.compaction.trigger or 'unknown trigger'}: no rule to compare"
             if c.compaction.trigger != "auto"
             else "the file starts at it: the history it replaced is not here to replay"
             if c.replaced[0] == c.replaced[1]
@@ -509,6 +509,8 @@ def print_compactions(
             out.print(safe(f"  why: {c.count.line()}", style="dim"))
         if c.cost is not None:
             out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
+        if c.recorded_line:
+            out.print(safe(f"  the agent recorded: {c.recorded_line}", style="dim"))
         real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
         if c.ours is not None:

@@ -17,6 +17,7 @@ from compaction_inspector.core.formats.common import (
     Skipped,
     SyntheticIds,
     as_dict,
+    as_list,
     as_str,
     count,
     iter_dicts,
@@ -53,12 +54,54 @@ def looks_like(record: dict[str, Any]) -> bool:
 
 def _compaction(record: dict[str, Any], index: int) -> Compaction:
     meta = as_dict(record.get("compactMetadata"))
+    segment = as_dict(meta.get("preservedSegment"))
+    head, tail = segment.get("headUuid"), segment.get("tailUuid")
+    # an idle compaction (2.1.286) is named by its own flag, whatever its trigger says
+    trigger = "idle" if meta.get("idleCompaction") is True else as_str(meta.get("trigger")) or None
     return Compaction(
         index,
-        as_str(meta.get("trigger")) or None,
+        trigger,
         count(meta.get("preTokens")),
         count(meta.get("postTokens")),
+        duration_ms=count(meta.get("durationMs")),
+        preserved=(head, tail) if isinstance(head, str) and isinstance(tail, str) else None,
+        discovered_tools=tuple(
+            t for t in as_list(meta.get("preCompactDiscoveredTools")) if isinstance(t, str)
+        ),
+        dropped_tokens=count(meta.get("cumulativeDroppedTokens")),
     )
+
+
+def _relinked(main: list[Message], compactions: list[Compaction]) -> tuple[list[Message], list[Compaction]]:
+    """The messages as Claude Code reads them back: a compaction that kept recent
+    messages (`preservedSegment`) is followed by them, after its summary, though the
+    file holds them only before it. Each kept message comes back as a copy that stands
+    for it (`replaces`), so either place is its own message."""
+    if not any(c.preserved for c in compactions):
+        return main, compactions
+    at = {m.uuid: i for i, m in enumerate(main) if m.uuid is not None}
+    boundaries = [main[c.index] for c in compactions]
+    out = list(main)
+    for c in reversed(compactions):  # from the end: an insertion moves only what follows it
+        if c.preserved is None or c.preserved[0] not in at or c.preserved[1] not in at:
+            continue
+        head, tail = at[c.preserved[0]], at[c.preserved[1]]
+        if not head <= tail < c.index:
+            continue
+        after = c.index + 1  # after its summary and what came with it, before the next turn
+        while (
+            after < len(out)
+            and out[after].role == "user"
+            and (out[after].is_meta or out[after].is_compact_summary)
+        ):
+            after += 1
+        # no usage: the responses they hold were reported where they first came
+        kept = [
+            replace(m, replaces=(m,), usage=None) for m in main[head : tail + 1] if not m.is_compact_boundary
+        ]
+        out[after:after] = kept
+    position = {id(m): i for i, m in enumerate(out)}
+    return out, [replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)]
 
 
 def _microcompaction(record: dict[str, Any], index: int) -> Compaction:
@@ -208,6 +251,7 @@ def load(records: Records, path: str | None) -> Session:
         compactions = [
             replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)
         ]
+    main, compactions = _relinked(main, compactions)
     name_compactions(main, compactions)
     if first_parent is not None and first_parent not in uuids:
         metadata["slice"] = True

@@ -450,3 +450,82 @@ def test_a_slice_takes_its_overhead_only_from_a_session_of_its_project_model_and
     session("same", "/p/a", "claude-sonnet-4-5", "2.1.63", 20_000, None)
     found = sibling_overhead(sliced, counter, 1.0)
     assert found is not None and found[0] == 20_000 - 1 and "same.jsonl" in found[1]
+
+
+def newest_lines() -> list[str]:
+    """A Claude Code session of the newest kind: a session-memory compaction that kept
+    the last exchange, then an idle one."""
+
+    def line(uuid: str, kind: str, **fields: object) -> str:
+        return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s", **fields})
+
+    def reply(uuid: str, text: str, prompt: int) -> str:
+        usage = {"input_tokens": prompt, "output_tokens": 5}
+        body = {
+            "id": f"msg-{uuid}",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "usage": usage,
+        }
+        return line(uuid, "assistant", message=body)
+
+    meta = {
+        "trigger": "auto",
+        "preTokens": 170_000,
+        "postTokens": 31_000,
+        "durationMs": 41_250,
+        "preCompactDiscoveredTools": ["mcp__db__query", "WebFetch"],
+        "cumulativeDroppedTokens": 139_000,
+        "preservedSegment": {"headUuid": "u3", "anchorUuid": "summary", "tailUuid": "a3"},
+        "someFieldFromTheFuture": {"x": 1},
+    }
+    lines = [
+        line("u1", "user", message={"role": "user", "content": "old work"}),
+        reply("a1", "done", 1_000),
+        line("u3", "user", message={"role": "user", "content": "recent question"}),
+        reply("a3", "recent answer", 160_000),
+        line(
+            "b", "system", subtype="compact_boundary", content="Conversation compacted", compactMetadata=meta
+        ),
+        line("summary", "user", isCompactSummary=True, message={"role": "user", "content": "the summary"}),
+        line("u5", "user", message={"role": "user", "content": "next"}),
+        reply("a5", "ok", 31_500),
+        line(
+            "b2",
+            "system",
+            subtype="compact_boundary",
+            compactMetadata={"trigger": "auto", "idleCompaction": True},
+        ),
+    ]
+    return lines
+
+
+def test_the_newest_compaction_metadata_is_read_and_kept_messages_follow_the_summary() -> None:
+    """Claude Code 2.1.17x+ writes how long a compaction took, the deferred tools it kept,
+    what its compactions dropped so far and, for a session-memory compaction, the recent
+    messages it kept (`preservedSegment`): the file holds those only before the boundary;
+    read back, they follow the summary, as copies that stand for them and report nothing.
+    An idle compaction (2.1.286) says so; unknown fields are read without failing."""
+    lines = newest_lines()
+    session = load_text("\n".join(lines), "s.jsonl")
+    first, idle = session.compactions
+    assert [m.text for m in session.messages if not m.is_compact_boundary] == [
+        "old work", "done", "recent question", "recent answer",
+        "the summary", "recent question", "recent answer", "next", "ok",
+    ]  # fmt: skip
+    kept = session.messages[6:8]
+    assert [m.replaces for m in kept] == [(session.messages[2],), (session.messages[3],)]
+    assert kept[1].usage is None and first.index == 4 and idle.index == 10
+    assert reported_usage(session.messages) is not None
+    assert first.to_dict() == {
+        "index": 4,
+        "kind": "compact",
+        "trigger": "auto",
+        "pre_tokens": 170_000,
+        "post_tokens": 31_000,
+        "duration_ms": 41_250,
+        "preserved_segment": ["u3", "a3"],
+        "discovered_tools": ["mcp__db__query", "WebFetch"],
+        "cumulative_dropped_tokens": 139_000,
+    }
+    assert idle.trigger == "idle"
