@@ -32,6 +32,7 @@ CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses
 # Encrypted reasoning per 100 reported reasoning tokens where a rollout lacks the encrypted
 # content: public rollouts that hold it fit 110-130 (docs/agents.md); the middle of that.
 CODEX_REASONING_PER_100 = 120
+CODEX_REASONING_SPREAD = (110, 130)  # what public rollouts fit (docs/agents.md)
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,8 @@ class ReasoningRate:
 
     per_100: int
     source: str
+    # where it is neither set nor fitted: the range public rollouts fit, per 100
+    spread: tuple[int, int] | None = None
 
 
 def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None) -> ReasoningRate:
@@ -181,9 +184,11 @@ def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None)
     if reported:
         per_100 = max(1, round(100 * encrypted / reported))
         return ReasoningRate(per_100, f"{per_100} per 100 reasoning tokens, fitted on {responses} responses")
+    low, high = CODEX_REASONING_SPREAD
     return ReasoningRate(
         CODEX_REASONING_PER_100,
-        f"{CODEX_REASONING_PER_100} per 100 reasoning tokens (public rollouts fit 110-130)",
+        f"{CODEX_REASONING_PER_100} per 100 reasoning tokens (public rollouts fit {low}-{high})",
+        CODEX_REASONING_SPREAD,
     )
 
 
@@ -223,6 +228,8 @@ class Count:
     index: int | None = None  # of the message the check came before
     note: str = ""  # where an estimated part's figure comes from
     strictly: bool = False  # it fires only over the point (Codex on a switch to a smaller window)
+    # the total at either end of an estimated part's documented range, where it has one
+    spread: tuple[int, int] | None = None
 
     @property
     def total(self) -> int:
@@ -230,8 +237,17 @@ class Count:
 
     @property
     def fires(self) -> bool:
+        return self._fires_at(self.total)
+
+    def _fires_at(self, total: int) -> bool:
         point = self.point.tokens
-        return point is not None and (self.total > point if self.strictly else self.total >= point)
+        return point is not None and (total > point if self.strictly else total >= point)
+
+    @property
+    def undecided(self) -> bool:
+        """Its estimated part's range puts the count on both sides of the point: it fires
+        here or at the next check, and the transcript cannot say which."""
+        return self.spread is not None and self._fires_at(self.spread[0]) != self._fires_at(self.spread[1])
 
     def line(self, rule: bool = True) -> str:
         """What it counted against its point, as parts ("Codex counted 246,959 ≥ 244,800
@@ -245,7 +261,11 @@ class Count:
             f"{tokens:,} {name}" + (" (estimated)" if name in self.estimated else "")
             for name, tokens in self.parts
         )
-        return f"{self.agent} counted {self.total:,}{against}: {parts}"
+        told = f"{self.agent} counted {self.total:,}{against}: {parts}"
+        if self.undecided and self.spread is not None:
+            low, high = self.spread
+            told += f"; {low:,}-{high:,} over the estimate's range: it fires here or at the next check"
+        return told
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -258,6 +278,8 @@ class Count:
             "parts": {name.replace(" ", "_"): tokens for name, tokens in self.parts},
             "estimated": [name.replace(" ", "_") for name in self.estimated],
             "estimate_source": self.note or None,
+            "total_range": list(self.spread) if self.spread is not None else None,
+            "fires_here_or_next": self.undecided,
         }
 
 
@@ -284,7 +306,14 @@ def codex_counts(
             parts.append(("reasoning", read[c.index]))
         note = rate.source if guessed else ""
         switch = c.when == "model switch"  # Codex compacts there only over the new limit
-        out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch))
+        spread = None
+        if guessed and rate.spread is not None:  # the estimate scales with the rate
+            fixed = sum(t for name, t in parts if name != "reasoning") + read[c.index]
+            spread = (
+                fixed + round(estimated[c.index] * rate.spread[0] / rate.per_100),
+                fixed + round(estimated[c.index] * rate.spread[1] / rate.per_100),
+            )
+        out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread))
     return out
 
 

@@ -487,6 +487,8 @@ def print_compactions(
             if c.compaction.trigger != "auto"
             else "the file starts at it: the history it replaced is not here to replay"
             if c.replaced[0] == c.replaced[1]
+            else "the preset fires here or at the next check: the estimate's range straddles its point"
+            if c.count is not None and c.count.undecided
             else "the preset never reaches its point before it"
             if offset is None
             else f"the preset fires {counted(offset, 'API round')} before it"

@@ -131,6 +131,25 @@ def test_the_count_reads_reasoning_before_the_last_user_message_only() -> None:
     assert counts[-1].to_dict()["estimated"] == ["reasoning"]
 
 
+def test_where_the_reasoning_estimates_range_straddles_the_limit_it_fires_here_or_next() -> None:
+    """The estimated reasoning at 110 and 130 per 100 (what public rollouts fit) puts the
+    count at 9,030-9,060: under a limit of 9,040 at one end, over it at the other. A rate
+    set or fitted has no range."""
+    session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    point = autocompact.Point(9_040, "a limit between")
+    rate = autocompact.codex_reasoning_rate(session.messages)
+    last = autocompact.codex_counts(session.messages, session.checks, point, rate)[-1]
+    assert last.spread == (9_030, 9_060) and last.fires and last.undecided
+    assert last.line().endswith("; 9,030-9,060 over the estimate's range: it fires here or at the next check")
+    assert last.to_dict()["fires_here_or_next"] is True
+    high = autocompact.codex_counts(
+        session.messages, session.checks, autocompact.Point(9_000, "under"), rate
+    )[-1]
+    assert not high.undecided and "next check" not in high.line()
+    set_to = autocompact.codex_reasoning_rate(session.messages, 120)
+    assert autocompact.codex_counts(session.messages, session.checks, point, set_to)[-1].spread is None
+
+
 def test_encrypted_reasoning_is_read_from_its_length_and_fits_the_rate() -> None:
     held = "A" * 4_000  # 3,000 bytes less 650 of overhead: 2,350 bytes, 588 tokens
     rollout = [*ROLLOUT[:6], reasoning(held), *ROLLOUT[7:]]
