@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from compaction_inspector.core.sessions import CLAUDE_CODE, Index, Row, find
+from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.sessions import Index, Row, find
 from compaction_inspector.sample_sessions.generate import generate, parse_size
 
 

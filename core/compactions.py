@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
+from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.autocompact import Count
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
@@ -27,7 +28,6 @@ from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.reinjection import reinjected
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
@@ -217,17 +217,13 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
     point = config.point
     if point is None or config.agent != session.format:
         return AgentCounts((), {})
-    checks: tuple[Count, ...] = ()
-    if session.checks:
-        rate = autocompact.codex_reasoning_rate(session.messages, config.options("codex").reasoning_per_100)
+    agent = AGENTS[session.format]
 
-        recorded = session.metadata.get("context_window")
+    def point_in(window: int) -> autocompact.Point | None:
+        """Another model's window (before a switch): its own point."""
+        return dataclasses.replace(config, window=Window(window, 0)).point
 
-        def point_in(window: int) -> autocompact.Point | None:
-            """Another model's window (before a switch): its own limit; the session's is the config's."""
-            return None if window == recorded else dataclasses.replace(config, window=Window(window, 0)).point
-
-        checks = tuple(autocompact.codex_counts(session.messages, session.checks, point, rate, point_in))
+    checks = agent.checks(session, config, point, point_in)
     counts = AgentCounts(checks, {})
     for c in session.compactions:
         if c.kind != "compact":
@@ -237,10 +233,11 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
             found = counts.between(segment, c.index)
             if found:
                 counts.before[c.index] = found[-1]
-        elif c.trigger == "auto" and c.pre_tokens is not None:
+        else:
             last = _last_response(model.responses, c.index, segment)
-            reported = last.prompt_tokens if last else None
-            counts.before[c.index] = autocompact.claude_code_count(c.pre_tokens, reported, point)
+            count = agent.recorded(c, last.prompt_tokens if last else None, point)
+            if count is not None:
+                counts.before[c.index] = count
     return counts
 
 
@@ -311,15 +308,10 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
 def _reread_tokens(
     session: Session, boundary: int, after: tuple[Message, ...], counter: TokenCounter, scale: float
 ) -> int:
-    """What Claude Code puts back after the compaction at `boundary`
-    (`core.reinjection`), in the model's tokens, where the transcript does not record it
-    (no attachment lines after it)."""
-    if session.format != "claude-code" or any(m.attachment is not None for m in after):
-        return 0
-    put_back = reinjected(session.messages[:boundary], session.touches, counter, scale)
-    if any(m.replaces for m in after):  # it kept recent messages: only the plan comes back
-        put_back = [r for r in put_back if r.kind == "plan"]
-    return sum(r.tokens for r in put_back)
+    """What the agent puts back after the compaction at `boundary` that the transcript
+    does not record, in the model's tokens (`Agent.put_back`)."""
+    agent = AGENTS.get(session.format)
+    return agent.put_back(session, boundary, after, counter, scale) if agent is not None else 0
 
 
 def _offset(

@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from compaction_inspector.core import autocompact, yamlfile
+from compaction_inspector.core import yamlfile
+from compaction_inspector.core.agents import AGENTS, SESSION_PREFIX, Preset
 from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
@@ -32,8 +33,6 @@ from compaction_inspector.core.tokens import AUTO, FLAT_MEDIA_TOKENS, TOKENIZER_
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
-SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
-SESSION_WINDOW = f"{SESSION_PREFIX} model_context_window"
 SAMPLE_WINDOW = "the sample's demo window"
 
 
@@ -41,60 +40,31 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names the key and what is allowed."""
 
 
-@dataclass(frozen=True)
-class Preset:
-    """Where a real tool's limits sit (docs/agents.md). The auto-compact point is a rule
-    on the window in force (`core.autocompact`), so it follows a window the user changes."""
+class _Presets(Mapping[str, Preset]):
+    """Every registered agent's presets, then the tools with no agent here; read from the
+    registry when asked, so an agent registered later brings its own."""
 
-    name: str
-    context_window: int
-    reserved_output: int
-    description: str
-    agent: str | None = None  # the strategy that replays this agent's own compaction
-    fraction: float | None = None  # of the window, for a tool with no agent rule
+    def _all(self) -> dict[str, Preset]:
+        return {p.name: p for agent in AGENTS.values() for p in agent.presets} | _OTHER_TOOLS
 
-    def point(self, config: Config) -> Point:
-        window = config.window
-        if self.agent == "claude-code":
-            options = config.options("claude-code")
-            return autocompact.claude_code_point(
-                window, options.auto_compact_tokens, options.autocompact_pct_override
-            )
-        if self.agent == "codex":
-            options = config.options("codex")
-            if options.auto_compact_token_limit is not None:
-                source = config.source or "the settings"
-                return autocompact.codex_limit(window, options.auto_compact_token_limit, source)
-            codex = config.codex
-            if codex is not None:
-                raw = codex.context_window
-                return autocompact.codex_limit(window, codex.auto_compact_token_limit, str(codex.path), raw)
-            return autocompact.codex_limit(window)
-        share = self.fraction or 1.0
-        return Point(
-            int(window.context_window * share), f"{share:.0%} of the window {window.context_window:,}"
-        )
+    def __getitem__(self, name: str) -> Preset:
+        return self._all()[name]
 
-    @property
-    def auto_compact_tokens(self) -> int | None:
-        return self.point(
-            Config(window=Window(self.context_window, self.reserved_output), preset=self.name)
-        ).tokens
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset("claude-code", 200_000, 20_000, "Claude Code: auto-compact 13,000 under the effective "
-               "window (window less min(max output, 20,000); the whole max output up to 2.1.20)",
-               agent="claude-code"),
-        Preset("claude-code-1m", 1_000_000, 20_000, "Claude Code with a 1M-token model: auto-compact "
-               "13,000 under the effective window", agent="claude-code"),
-        Preset("codex", 258_400, 0, "Codex CLI: model_auto_compact_token_limit, at most 90 % of the raw "
-               "window (the 258,400 a rollout records is 95 % of 272,000)", agent="codex"),
-        Preset("inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9),
+_OTHER_TOOLS = {
+    "inspect-ai": Preset(
+        "inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9
     )
-}  # fmt: skip
+}
+PRESETS: Mapping[str, Preset] = _Presets()
+# what a window nobody chose is measured against: the first agent's usual preset
+DEFAULT_PRESET = next(iter(AGENTS.values())).presets[0].name
 
 
 @dataclass(frozen=True)
@@ -120,7 +90,7 @@ class Config:
     window: Window = field(default_factory=Window)
     tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
     media_tokens: int = FLAT_MEDIA_TOKENS
-    preset: str | None = "claude-code"
+    preset: str | None = DEFAULT_PRESET
     # each registered strategy's options, by its name
     strategies: Mapping[str, Any] = field(
         default_factory=lambda: {n: s.default_options() for n, s in REGISTRY.items()}
@@ -133,8 +103,9 @@ class Config:
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
     # who chose the window: None for the default; a file's path, "command line", or the session
     window_source: str | None = None
-    # the user's own Codex config.toml, read for a Codex session (never saved here)
-    codex: autocompact.CodexSettings | None = None
+    # the user's own settings of the session's agent, read for its session (Codex's
+    # config.toml; never saved here)
+    agent_settings: Any = None
     # the sessions a chosen window and preset apply to (None: every session)
     window_for: Scope | None = None
     # the user's own summarizer command (never run unless named here)
@@ -156,50 +127,20 @@ class Config:
 
     def _window_for(self, session: Session) -> Config:
         """The window the session's agent had, unless a window was chosen (docs/agents.md):
-        a Codex rollout's recorded model_context_window, with Codex's rule and
-        the user's Codex config.toml; for Claude Code, the reserve its version kept and
-        a 1M window when its model or its reported prompts say so."""
+        each agent says what its sessions record (`core.agents`)."""
         if self.window_source is not None:
             return self
-        recorded = session.metadata.get("context_window")
-        if isinstance(recorded, int) and recorded > 0:
-            window = Window(recorded, 0)
-            return dataclasses.replace(
-                self,
-                preset="codex",
-                window=window,
-                window_source=SESSION_WINDOW,
-                codex=autocompact.codex_settings(),
-            )
-        preset = PRESETS["claude-code"]
-        as_preset = self.preset == preset.name and self.window == Window(
-            preset.context_window, preset.reserved_output
-        )
-        if session.format != "claude-code" or not as_preset:
-            return self
-        version = session.metadata.get("version")
-        reserve, why = autocompact.claude_code_reserve(version)
-        size, reasons = preset.context_window, [why] if autocompact.version(version) else []
-        model = session.metadata.get("model")
-        largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
-        one_m = autocompact.claude_code_1m(model, version)
-        compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
-        if one_m is not None and compacted and max(compacted) < preset.context_window:
-            reasons.append(f"it compacted on its own at {max(compacted):,}, under 200,000: not a 1M window")
-        elif one_m is not None:
-            size, reasons = autocompact.CLAUDE_CODE_1M_WINDOW, [*reasons, one_m]
-        elif largest > preset.context_window:
-            size = autocompact.CLAUDE_CODE_1M_WINDOW
-            reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
-        if not reasons:  # nothing the session says: the default stands
-            return self
-        source = f"{SESSION_PREFIX} " + "; ".join(reasons)
-        return dataclasses.replace(
-            self,
-            preset="claude-code-1m" if size != preset.context_window else preset.name,
-            window=Window(size, reserve),
-            window_source=source,
-        )
+        for agent in AGENTS.values():
+            found = agent.window(self, session)
+            if found is not None:
+                return dataclasses.replace(
+                    self,
+                    preset=found.preset,
+                    window=found.window,
+                    window_source=found.source,
+                    agent_settings=found.agent_settings,
+                )
+        return self
 
     def reserve_for(self, size: int) -> int:
         """The output reserve of a window of `size` set without one: the reserve in force,
@@ -230,7 +171,12 @@ class Config:
         """Where the preset's agent compacts in this window, and the rule that says so;
         None without a preset."""
         preset = PRESETS.get(self.preset or "")
-        return preset.point(self) if preset else None
+        if preset is None:
+            return None
+        if preset.agent is not None:
+            return AGENTS[preset.agent].point(self.window, self)
+        share, size = preset.fraction or 1.0, self.window.context_window
+        return Point(int(size * share), f"{share:.0%} of the window {size:,}")
 
     @property
     def agent(self) -> str | None:
@@ -393,7 +339,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     scope = _mapping(data.get("window_for"), "window_for")
     _known(scope, ("agent", "model"), "window_for")
     if scope and not isinstance(scope.get("agent"), str):
-        raise ConfigError("window_for.agent must name an agent's format (claude-code, codex, ...)")
+        raise ConfigError(f"window_for.agent must name an agent's format ({', '.join(AGENTS)}, ...)")
     model = scope.get("model")
     if model is not None and not isinstance(model, str):
         raise ConfigError("window_for.model must be a model's name, or null for every model")

@@ -8,6 +8,7 @@ writers may add to one file.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import stat
@@ -138,3 +139,27 @@ def free_stem(stem: Path, suffixes: tuple[str, ...]) -> Path:
         n += 1
         candidate = stem.with_name(f"{stem.name}-{n}")
     return candidate
+
+
+def folders(root: Path) -> list[Path]:
+    """The folders in `root`, sorted, links left out; none where it cannot be read."""
+    with contextlib.suppress(OSError):
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    return []
+
+
+def files(folder: Path, pattern: str) -> list[Path]:
+    """The files in `folder` matching `pattern`, sorted; none where it cannot be read."""
+    with contextlib.suppress(OSError):
+        return sorted(p for p in folder.glob(pattern) if p.is_file())
+    return []
+
+
+def walk(root: Path, pattern: str) -> Iterator[Path]:
+    """Files matching `pattern` under `root`, never through a link (no loops)."""
+    for folder, dirs, names in os.walk(root, followlinks=False, onerror=lambda _: None):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.match(pattern):
+                yield path

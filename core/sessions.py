@@ -13,18 +13,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.agents import AGENTS, Found
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.cost import Cost, session_cost
-from compaction_inspector.core.files import read_text, write_atomic
+from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.grouping import api_round_starts
@@ -32,20 +32,9 @@ from compaction_inspector.core.model import MAX_COUNT, Message, Session
 from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
 from compaction_inspector.core.topic import title
 
-CLAUDE_CODE, CODEX, FOLDER = "claude-code", "codex", "folder"  # a folder: any transcripts in it
+FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent
 INDEX_VERSION = f"7.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
-
-
-@dataclass(frozen=True)
-class Found:
-    """A session file where an agent keeps it."""
-
-    path: Path
-    agent: str
-    project: str  # Claude Code: the project folder decoded; Codex: the day folder
-    subagents: tuple[Path, ...] = ()
-    subagent_of: str | None = None  # a sub-agent's: the session it ran in
 
 
 @dataclass(frozen=True)
@@ -111,20 +100,11 @@ _ROW_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def roots(
-    claude_dir: str | Path | None = None, codex_dir: str | Path | None = None
-) -> list[tuple[str, Path]]:
-    """Where each agent keeps its sessions: the given folders, else their environment's, else the home's."""
-    home = Path.home()
-    claude = (
-        Path(claude_dir)
-        if claude_dir
-        else Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"
-    )
-    codex = (
-        Path(codex_dir) if codex_dir else Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
-    )
-    return [(CLAUDE_CODE, claude), (CODEX, codex)]
+def roots(given: dict[str, str | Path | None] | None = None) -> list[tuple[str, Path]]:
+    """Where each agent keeps its sessions, by its format: the folder `given` for it,
+    else its environment's, else the home's (`core.agents`)."""
+    given = given or {}
+    return [(name, agent.folder(given.get(name))) for name, agent in AGENTS.items()]
 
 
 def short_project(project: str, width: int | None = None) -> str:
@@ -140,56 +120,21 @@ def short_project(project: str, width: int | None = None) -> str:
     return last if len(last) <= width else last[: max(1, width - 1)] + "…"
 
 
-def decode_project(name: str) -> str:
-    """A Claude Code project folder's name back to its path where that path exists
-    (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
-    candidate = "/" + name.lstrip("-").replace("-", "/")
-    return candidate if name.startswith("-") and Path(candidate).exists() else name
-
-
 def find(places: list[tuple[str, Path]]) -> list[Found]:
-    """Every session file in `places`, sub-agents under their session. A folder that
-    cannot be read is left out (its neighbours are not); links are not followed."""
+    """Every session file in `places`, each agent's found as it keeps them (`core.agents`),
+    a named folder's any transcripts in it but sub-agents'. A folder that cannot be read
+    is left out (its neighbours are not); links are not followed."""
     found: list[Found] = []
     for agent, root in places:
-        if agent == CLAUDE_CODE:
-            for project in _dirs(root):
-                for f in _files(project, "*.jsonl"):
-                    agents = tuple(_files(project / f.stem / "subagents", "agent-*.jsonl"))
-                    found.append(Found(f, agent, decode_project(project.name), agents))
-                    # each sub-agent a row of its own, named by the session it ran in
-                    found += [
-                        Found(a, agent, decode_project(project.name), subagent_of=f.stem) for a in agents
-                    ]
+        if agent in AGENTS:
+            found += AGENTS[agent].find(root)
         else:
-            pattern = "rollout-*.jsonl" if agent == CODEX else "*.jsonl"
-            for f in _walk(root, pattern):
-                if agent == FOLDER and f.parent.name == "subagents":
-                    continue
-                found.append(Found(f, agent, str(f.parent.relative_to(root))))
+            found += [
+                Found(f, agent, str(f.parent.relative_to(root)))
+                for f in walk(root, "*.jsonl")
+                if f.parent.name != "subagents"
+            ]
     return found
-
-
-def _dirs(root: Path) -> list[Path]:
-    with contextlib.suppress(OSError):
-        return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
-    return []
-
-
-def _files(folder: Path, pattern: str) -> list[Path]:
-    with contextlib.suppress(OSError):
-        return sorted(p for p in folder.glob(pattern) if p.is_file())
-    return []
-
-
-def _walk(root: Path, pattern: str) -> Iterator[Path]:
-    """Files matching `pattern` under `root`, never through a link (no loops)."""
-    for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda _: None):
-        dirs.sort()
-        for name in sorted(files):
-            path = Path(folder) / name
-            if path.match(pattern):
-                yield path
 
 
 def scan(found: Found) -> Row:

@@ -70,7 +70,7 @@ def _first_response_overhead(path: Path, counter: TokenCounter, scale: float, se
         sibling = load_text(b"".join(lines).decode("utf-8", errors="replace"), str(path))
     except (LoadError, RecursionError, MemoryError):
         return None
-    if sibling.format != "claude-code" or is_slice(sibling) or sibling.metadata.get("session_id") is None:
+    if sibling.format != session.format or is_slice(sibling) or sibling.metadata.get("session_id") is None:
         return None
     if any(sibling.metadata.get(key) != session.metadata.get(key) for key in LENDS):
         return None

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
 from compaction_inspector.core.cluster import LOCAL, ClusterError
@@ -43,7 +44,7 @@ from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import Index, find, roots, transcripts_under, whole_cost
+from compaction_inspector.core.sessions import Index, find, transcripts_under, whole_cost
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
     DEFAULT,
@@ -61,6 +62,7 @@ from compaction_inspector.core.sweep_report import page
 from compaction_inspector.core.text import say
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
+from compaction_inspector.tui.launch import folder_dest, places_given
 
 COMMANDS = (
     "open",
@@ -141,10 +143,10 @@ def _json() -> _Command:
 def _places() -> _Command:
     """Where the agents keep their sessions, for the commands that list them."""
     p = _Command(add_help=False)
-    p.add_argument(
-        "--claude-dir", default=None, help="Claude Code's projects folder (default ~/.claude/projects)"
-    )
-    p.add_argument("--codex-dir", default=None, help="Codex's sessions folder (default ~/.codex/sessions)")
+    for agent in AGENTS.values():
+        p.add_argument(
+            f"--{agent.folder_option}", dest=folder_dest(agent), default=None, help=agent.folder_help
+        )
     return p
 
 
@@ -729,7 +731,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     missing = [name for name in args.folders if not Path(name).exists()]
     if missing:
         raise UsageError(f"no such folder or file: {', '.join(missing)}")
-    places = roots(args.claude_dir, args.codex_dir)
+    places = places_given(args)
     where = transcripts_under(args.folders) if args.folders else [f.path for f in find(places)]
     if not where:
         looked = ", ".join(args.folders) if args.folders else "; ".join(f"{a}: {r}" for a, r in places)
@@ -797,7 +799,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    places = roots(args.claude_dir, args.codex_dir)
+    places = places_given(args)
     rows = Index().rows(find(places))
     if args.json:
         _print_json([r.to_dict() for r in rows])

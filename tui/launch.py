@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from compaction_inspector.core.agents import AGENTS, Agent
 from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, check_readable
@@ -15,6 +16,16 @@ from compaction_inspector.core.text import say
 from compaction_inspector.sample_sessions import path as sample_path
 
 SAMPLE_WINDOW = Window(5000, 500)
+
+
+def folder_dest(agent: Agent) -> str:
+    """Where the parsed command line keeps the folder an agent's option names."""
+    return agent.folder_option.replace("-", "_")
+
+
+def places_given(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """Where each agent keeps its sessions: the folder its option names, else its own."""
+    return roots({name: getattr(args, folder_dest(agent), None) for name, agent in AGENTS.items()})
 
 
 def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> int:
@@ -27,7 +38,7 @@ def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> in
     elif (
         not args.file and not args.sample and not args.demo
     ):  # the user's own sessions, where their agents keep them
-        places = roots(args.claude_dir, args.codex_dir)
+        places = places_given(args)
         if find(places):
             browse = places
         else:

@@ -13,8 +13,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
+from compaction_inspector.core.agents import Found
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.sessions import Found, Index, Row, find, roots
+from compaction_inspector.core.sessions import Index, Row, find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
@@ -51,7 +52,7 @@ async def until_listed(pilot: Pilot[None], app: InspectorApp) -> None:
 
 
 async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) -> None:
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     app = InspectorApp(path(), Config(), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
@@ -89,7 +90,7 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
 
 
 async def test_escape_leaves_the_timeline_cursor_and_a_session_reopened_is_as_it_was_left(home: Path) -> None:
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     app = InspectorApp(path(), Config(), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
@@ -118,7 +119,7 @@ async def test_escape_leaves_the_timeline_cursor_and_a_session_reopened_is_as_it
 async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     """Enter in the filter opens its one match; backspace and escape edit the filter from
     the list; F2 and F3 sort; ? lists the browser's own keys."""
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     app = InspectorApp(path(), Config(), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
@@ -168,7 +169,7 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
 async def test_the_columns_that_matter_most_stay_as_the_terminal_narrows(
     home: Path, width: int, columns: list[str]
 ) -> None:
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     app = InspectorApp(path(), Config(), browse=places, export_dir=home)
     async with app.run_test(size=(width, 30)) as pilot:
         await until_listed(pilot, app)
@@ -261,7 +262,7 @@ async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path
 
 
 async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     app = InspectorApp(path(), Config(), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
@@ -279,7 +280,7 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
 ) -> None:
     """Opened again, the list shows what the index kept before any file is looked at; a
     file changed since is shown as it is now once the scan reaches it."""
-    places = roots(home / ".claude" / "projects", home / ".codex" / "sessions")
+    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
     kept = Index().rows(find(places))  # a first run kept every row
     changed = home / ".claude" / "projects" / "-nowhere-flaky" / "tinyparse.jsonl"
     changed.write_text("not a transcript any more\n")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
+from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.sessions import CLAUDE_CODE
 from compaction_inspector.tui.app import InspectorApp
 from tests.hostile import CORPUS, ESCAPES, FORBIDDEN, MARKUP
 from tests.tui.conftest import settle

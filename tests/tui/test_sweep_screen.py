@@ -12,9 +12,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static
 
+from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.sessions import CLAUDE_CODE
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser

@@ -6,8 +6,10 @@ import json
 import os
 from pathlib import Path
 
+from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.codex import FORMAT as CODEX
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.sessions import CLAUDE_CODE, CODEX, FOLDER, Index, find, subagent_files
+from compaction_inspector.core.sessions import FOLDER, Index, find, subagent_files
 from compaction_inspector.sample_sessions import path
 
 

@@ -1,0 +1,148 @@
+"""Claude Code (docs/agents.md): its sessions under `~/.claude/projects/<project>/`, with
+sub-agents in `<session>/subagents/agent-*.jsonl`; it compacts 13,000 under its effective
+window, whose output reserve and size its version and model decide."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from compaction_inspector.core import autocompact
+from compaction_inspector.core.agents.base import (
+    SESSION_PREFIX,
+    Agent,
+    Found,
+    Preset,
+    SessionWindow,
+    Settings,
+)
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.files import files, folders
+from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.reinjection import reinjected
+from compaction_inspector.core.tokens import TokenCounter
+
+FORMAT = "claude-code"
+PRESET = Preset(
+    FORMAT,
+    200_000,
+    20_000,
+    "Claude Code: auto-compact 13,000 under the effective window (window less min(max output, "
+    "20,000); the whole max output up to 2.1.20)",
+    agent=FORMAT,
+)
+PRESET_1M = Preset(
+    "claude-code-1m",
+    autocompact.CLAUDE_CODE_1M_WINDOW,
+    20_000,
+    "Claude Code with a 1M-token model: auto-compact 13,000 under the effective window",
+    agent=FORMAT,
+)
+
+
+def home() -> Path:
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+
+
+def decode_project(name: str) -> str:
+    """A project folder's name back to its path where that path exists
+    (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
+    candidate = "/" + name.lstrip("-").replace("-", "/")
+    return candidate if name.startswith("-") and Path(candidate).exists() else name
+
+
+def find(root: Path) -> list[Found]:
+    """Every session in each project folder, its sub-agents after it, each a row of its own
+    named by the session it ran in."""
+    found: list[Found] = []
+    for project in folders(root):
+        for f in files(project, "*.jsonl"):
+            agents = tuple(files(project / f.stem / "subagents", "agent-*.jsonl"))
+            found.append(Found(f, FORMAT, decode_project(project.name), agents))
+            found += [Found(a, FORMAT, decode_project(project.name), subagent_of=f.stem) for a in agents]
+    return found
+
+
+def point(window: Window, config: Settings) -> Point:
+    options = config.options(FORMAT)
+    return autocompact.claude_code_point(
+        window, options.auto_compact_tokens, options.autocompact_pct_override
+    )
+
+
+def window(config: Settings, session: Session) -> SessionWindow | None:
+    """The reserve its version kept, and a 1M window where its model or its reported
+    prompts say so; None where the window is not the preset's own, or the session says
+    nothing."""
+    as_preset = config.preset == PRESET.name and config.window == Window(
+        PRESET.context_window, PRESET.reserved_output
+    )
+    if session.format != FORMAT or not as_preset:
+        return None
+    version = session.metadata.get("version")
+    reserve, why = autocompact.claude_code_reserve(version)
+    size, reasons = PRESET.context_window, [why] if autocompact.version(version) else []
+    model = session.metadata.get("model")
+    largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
+    one_m = autocompact.claude_code_1m(model, version)
+    compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
+    if one_m is not None and compacted and max(compacted) < PRESET.context_window:
+        reasons.append(f"it compacted on its own at {max(compacted):,}, under 200,000: not a 1M window")
+    elif one_m is not None:
+        size, reasons = autocompact.CLAUDE_CODE_1M_WINDOW, [*reasons, one_m]
+    elif largest > PRESET.context_window:
+        size = autocompact.CLAUDE_CODE_1M_WINDOW
+        reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
+    if not reasons:  # nothing the session says: the default stands
+        return None
+    return SessionWindow(
+        PRESET_1M.name if size != PRESET.context_window else PRESET.name,
+        Window(size, reserve),
+        f"{SESSION_PREFIX} " + "; ".join(reasons),
+    )
+
+
+def checks(
+    session: Session, config: Settings, at: Point, point_in: Callable[[int], Point | None]
+) -> tuple[Count, ...]:
+    """None recorded: it writes down its count only at a compaction (`recorded`)."""
+    return ()
+
+
+def recorded(compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+    """What it counted before an automatic compaction (`preTokens`)."""
+    if compaction.trigger != "auto" or compaction.pre_tokens is None:
+        return None
+    return autocompact.claude_code_count(compaction.pre_tokens, reported, at)
+
+
+def put_back(
+    session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
+) -> int:
+    """The files, plan and skills it reads again after compacting (`core.reinjection`),
+    where no attachment line after it records them; only the plan after a compaction that
+    kept the recent messages."""
+    if any(m.attachment is not None for m in after):
+        return 0
+    back = reinjected(session.messages[:boundary], session.touches, counter, scale)
+    if any(m.replaces for m in after):
+        back = [r for r in back if r.kind == "plan"]
+    return sum(r.tokens for r in back)
+
+
+AGENT = Agent(
+    FORMAT,
+    "Claude Code",
+    "claude-dir",
+    "Claude Code's projects folder (default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    home,
+    find,
+    point,
+    window,
+    (PRESET, PRESET_1M),
+    checks,
+    recorded,
+    put_back,
+)

@@ -1,0 +1,91 @@
+"""Each agent is one module, registered by the format it writes (`core.agents`): what the
+list, the window, the point and the counts read of an agent comes from its record, so a
+made-up third agent registered here is listed, measured and counted like the two real ones."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from compaction_inspector.core.agents import AGENTS, Agent, Found, Preset
+from compaction_inspector.core.agents.base import SessionWindow
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.config import PRESETS, Config
+from compaction_inspector.core.files import walk
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.sessions import find, roots
+from compaction_inspector.sample_sessions import path
+from compaction_inspector.tui.cli import build_parser
+
+TOY = "toy-agent"
+TOY_WINDOW = Window(50_000, 5_000)
+
+
+def toy(home: Path) -> Agent:
+    def point(window: Window, settings: object) -> Point:
+        return Point(window.usable - 1_000, "1,000 under the usable window")
+
+    def window(settings: object, session: object) -> SessionWindow | None:
+        return (
+            SessionWindow(TOY, TOY_WINDOW, "the session's toy window")
+            if getattr(session, "format", None) == TOY
+            else None
+        )
+
+    def recorded(compaction: object, reported: int | None, at: Point) -> Count | None:
+        pre = getattr(compaction, "pre_tokens", None)
+        return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
+
+    return Agent(
+        TOY,
+        "Toy",
+        "toy-dir",
+        "the toy's sessions folder",
+        lambda: home,
+        lambda root: [Found(p, TOY, p.parent.name) for p in walk(root, "*.jsonl")],
+        point,
+        window,
+        (Preset(TOY, TOY_WINDOW.context_window, TOY_WINDOW.reserved_output, "a toy agent", agent=TOY),),
+        lambda session, settings, at, point_in: (),
+        recorded,
+        lambda session, boundary, after, counter, scale: 0,
+    )
+
+
+def test_a_registered_agent_is_listed_measured_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(AGENTS, TOY, toy(tmp_path / "toy-home"))
+    # its sessions, where it keeps them or where its option says
+    (tmp_path / "toy-home" / "day").mkdir(parents=True)
+    kept = tmp_path / "toy-home" / "day" / "one.jsonl"
+    kept.write_bytes(path().read_bytes())
+    assert (TOY, tmp_path / "toy-home") in roots()
+    assert roots({TOY: tmp_path})[-1] == (TOY, tmp_path)
+    assert [f.path for f in find([(TOY, tmp_path / "toy-home")])] == [kept]
+    parsed = build_parser().parse_args(["sessions", "--toy-dir", str(tmp_path)])
+    assert parsed.toy_dir == str(tmp_path)
+    # its window and its point, for a session of its format
+    assert TOY in PRESETS
+    session = dataclasses.replace(load(path()), format=TOY)
+    config = Config().for_session(session)
+    assert (config.preset, config.window, config.window_source) == (
+        TOY,
+        TOY_WINDOW,
+        "the session's toy window",
+    )
+    assert config.agent == TOY and config.auto_compact_tokens == 44_000
+    # the count it recorded before its compaction, against its point
+    (own,) = Inspection.of(session, config).own_compactions()
+    assert own.count is not None and own.count.agent == "Toy" and own.count.point.tokens == 44_000
+
+
+def test_an_agent_writing_a_format_already_registered_is_refused() -> None:
+    from compaction_inspector.core.agents import register
+
+    with pytest.raises(ValueError, match="registered already"):
+        register(AGENTS["codex"])
