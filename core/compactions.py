@@ -24,9 +24,8 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
-from compaction_inspector.core.formats.codex import ENCRYPTED_SUMMARY
 from compaction_inspector.core.grouping import api_round_starts
-from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice

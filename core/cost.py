@@ -22,6 +22,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.context_model import Response, responses
+from compaction_inspector.core.formats import provider as provider_of
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
 
@@ -32,12 +33,6 @@ PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "ou
 CALLS = "compaction calls"  # a replay's summarize requests: their input uncached, their output
 # the agent's own summarize requests, which no transcript reports usage for: estimated
 OWN_CALLS = "own compaction calls (estimated)"
-_PROVIDERS = {
-    "claude-code": "anthropic",
-    "anthropic": "anthropic",
-    "codex": "openai",
-    "openai-chat": "openai",
-}
 _MILLION = 1_000_000
 
 
@@ -199,7 +194,7 @@ def session_cost(session: Session, subagents: Sequence[Session] = (), unread: Se
 
 
 def _chain_cost(session: Session) -> Cost:
-    provider = _PROVIDERS.get(session.format)
+    provider = provider_of(session.format)
     fallback = session.metadata.get("model")
     parts = dict.fromkeys(PARTS, Decimal(0))
     priced = 0
@@ -314,7 +309,7 @@ def _dollars(value: Decimal | None) -> str:
 def compaction_costs(session: Session, found: Sequence[Response] | None = None) -> dict[int, CompactionCost]:
     """What each compaction the transcript records cost, by its boundary's index; `found`:
     the session's responses, where the caller has them."""
-    provider = _PROVIDERS.get(session.format)
+    provider = provider_of(session.format)
     fallback = session.metadata.get("model")
     found = responses(session) if found is None else found
     calls = own_calls(session, found)
@@ -391,7 +386,7 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     expires, or holds less); the rest is written as the real request wrote (5 minutes,
     1 hour, or uncached where the provider has no write price); the output is the real one.
     A compaction's own summarize request is priced apart: its input uncached, its output."""
-    provider = _PROVIDERS.get(session.format)
+    provider = provider_of(session.format)
     fallback = session.metadata.get("model")
     found = responses(session)
     usage = {r.start: r.usage for r in found}

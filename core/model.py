@@ -23,6 +23,8 @@ Kind = Literal["message", "tool_result", "summary", "marker", "meta", "attachmen
 MAX_COUNT = 2**53
 SUMMARY_PREFIX = "[memory:"
 PTL_MARKER_TEXT = "[earlier conversation truncated for compaction retry]"
+# what stands for a compaction's summary an agent keeps encrypted (Codex's remote compaction)
+ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 
 
 _T = TypeVar("_T")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -31,13 +31,72 @@ from compaction_inspector.core.formats.common import (
     result_text,
     stream_jsonl,
 )
-from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
+from compaction_inspector.core.model import Compaction, Diagnostic, Message, Session, Usage, canonical_json
 
-__all__ = ["FORMATS_TRIED", "LoadError", "appended", "head", "load", "load_text"]
+__all__ = [
+    "BODIES",
+    "FORMATS_TRIED",
+    "JOURNALS",
+    "LoadError",
+    "appended",
+    "head",
+    "load",
+    "load_text",
+    "provider",
+]
+
+
+class Journal(Protocol):
+    """A JSONL an agent writes as it runs, told from any one of its lines."""
+
+    FORMAT: str
+    PROVIDER: str  # whose prices its responses are billed at
+
+    def looks_like(self, record: dict[str, Any]) -> bool: ...
+
+    def load(self, records: Records, path: str | None) -> Session: ...
+
+    def appended(self, session: Session, records: Records) -> Session | None: ...
+
+
+class Body(Protocol):
+    """An API request body (one file, or each record of a proxy log)."""
+
+    FORMAT: str
+    PROVIDER: str
+
+    def looks_like(self, body: dict[str, Any]) -> bool: ...
+
+    def messages(
+        self, body: dict[str, Any], line: int | None = None
+    ) -> tuple[list[Message], dict[str, Any]]: ...
+
+
+class Writer(Protocol):
+    """A format a session can be written back in (`core.export`)."""
+
+    FORMAT: str
+
+    def write(
+        self, messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+    ) -> str: ...
+
+
+# tried in this order: a file is the first that claims it
+JOURNALS: tuple[Journal, ...] = (claude_code, codex)
+BODIES: tuple[Body, ...] = (openai_chat, anthropic)
+WRITERS: tuple[Writer, ...] = (claude_code, anthropic, openai_chat)  # the rest is written plain
+
+
+def provider(fmt: str) -> str | None:
+    """Whose prices a format's responses are billed at (None: a format that says not)."""
+    formats: list[Journal | Body] = [*JOURNALS, *BODIES]
+    return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
+
 
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
-Body = tuple[int | None, dict[str, Any], Usage | None]
+Logged = tuple[int | None, dict[str, Any], Usage | None]
 FORMATS_TRIED = (
     "Claude Code JSONL, Anthropic Messages JSON (body, JSONL of bodies or proxy log), "
     "OpenAI chat-completions JSON, Codex rollout JSONL, plain role/content JSON/YAML"
@@ -101,9 +160,8 @@ def head(path: str | Path, size: int = HEAD_BYTES) -> tuple[Session, int] | None
 def appended(session: Session, text: str, first_line: int) -> Session | None:
     """`session` grown by `text`, complete lines written to its file after those it was
     read from, numbered from `first_line`; None when its format is only read whole."""
-    if session.format != claude_code.FORMAT:
-        return None
-    return claude_code.appended(session, read_jsonl(text, first_line))
+    journal = next((j for j in JOURNALS if session.format == j.FORMAT), None)
+    return journal.appended(session, read_jsonl(text, first_line)) if journal is not None else None
 
 
 def check_readable(path: str | Path) -> None:
@@ -120,8 +178,8 @@ def _unreadable(path: str | Path, exc: OSError) -> LoadError:
     return LoadError(f"cannot read {path}: {exc.strerror or exc}")
 
 
-def _streamable(first_line: bytes) -> Any:
-    """The loader module for a JSONL format recognisable from its first line, if any."""
+def _streamable(first_line: bytes) -> Journal | None:
+    """The journal format recognisable from a file's first line, if any."""
     try:
         value = loads(first_line.decode("utf-8").removeprefix("\ufeff"))
     except (ValueError, RecursionError):
@@ -129,13 +187,11 @@ def _streamable(first_line: bytes) -> Any:
     return _agent_format(value)
 
 
-def _agent_format(value: Any) -> Any:
-    """The agent whose transcript line `value` looks like, if any. A file's format is that
-    of its first such line, read whole or streamed alike."""
+def _agent_format(value: Any) -> Journal | None:
+    """The journal whose line `value` looks like, if any. A file's format is that of its
+    first such line, read whole or streamed alike."""
     if isinstance(value, dict):
-        for module in (claude_code, codex):
-            if module.looks_like(value):
-                return module
+        return next((j for j in JOURNALS if j.looks_like(value)), None)
     return None
 
 
@@ -192,7 +248,7 @@ def _no_request(request: int | None, fmt: str) -> None:
 def _from_value(value: Any, path: str | None, request: int | None) -> Session:
     """A file holding one JSON value (possibly a one-line JSONL file)."""
     if isinstance(value, dict):
-        if claude_code.looks_like(value) or codex.looks_like(value) or "request" in value:
+        if _agent_format(value) is not None or "request" in value:
             records = Records(items=[(1, value)])
             return _from_records(records, [value], path, request)
         if isinstance(value.get("messages"), list):
@@ -218,7 +274,7 @@ def _from_records(
         _no_request(request, agent.FORMAT)
         session: Session = agent.load(records, path)
         return session
-    bodies: list[Body] = []
+    bodies: list[Logged] = []
     times: list[str] = []
     for number, value in records.items:
         body = _body(value)
@@ -295,7 +351,7 @@ def _preamble(body: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _from_bodies(
-    bodies: list[Body],
+    bodies: list[Logged],
     diagnostics: list[Diagnostic],
     path: str | None,
     request: int | None,
@@ -310,12 +366,10 @@ def _from_bodies(
         )
     line, body, usage = bodies[index]
     messages: list[Message]
-    if openai_chat.looks_like(body):
-        fmt = openai_chat.FORMAT
-        messages, metadata = openai_chat.messages(body, line)
-    elif anthropic.looks_like(body):
-        fmt = anthropic.FORMAT
-        messages, metadata = anthropic.messages(body, line)
+    told = next((b for b in BODIES if b.looks_like(body)), None)
+    if told is not None:
+        fmt = told.FORMAT
+        messages, metadata = told.messages(body, line)
     else:
         fmt = plain.FORMAT
         messages, metadata = plain.messages(body), {}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compaction_inspector.core.formats.common import SyntheticIds, as_list, as_str, parse_content, result_text
-from compaction_inspector.core.model import Message, Role
+from compaction_inspector.core.model import Block, Compaction, Message, Role
 
 FORMAT = "anthropic"
+PROVIDER = "anthropic"  # whose prices its responses are billed at
 _BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image"})
 
 
@@ -53,3 +56,43 @@ def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Messag
     if isinstance(body.get("tools"), list):
         metadata["tools"] = len(body["tools"])
     return out, metadata
+
+
+def anthropic_block(block: Block) -> dict[str, Any]:
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "thinking":
+        return {"type": "thinking", "thinking": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if block.type == "tool_result":
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "content": block.text,
+        }
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    return {"type": block.type}
+
+
+def write(
+    messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+) -> str:
+    """A request body of the messages (the unsent system lines left out)."""
+    body: dict[str, Any] = {
+        "messages": [
+            {
+                "role": "assistant" if m.role == "assistant" else "user",
+                "content": [anthropic_block(b) for b in m.blocks],
+            }
+            for m in messages
+            if m.role != "system"
+        ]
+    }
+    if metadata.get("model"):
+        body = {"model": metadata["model"], **body}
+    if metadata.get("system"):
+        body["system"] = metadata["system"]
+    return json.dumps(body, ensure_ascii=False, indent=2) + "\n"

@@ -9,9 +9,13 @@ meta messages; every other non-conversation line is counted (docs/formats.md).
 
 from __future__ import annotations
 
+import json
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from compaction_inspector.core.formats.anthropic import anthropic_block
 from compaction_inspector.core.formats.common import (
     Records,
     Skipped,
@@ -21,6 +25,7 @@ from compaction_inspector.core.formats.common import (
     as_str,
     count,
     iter_dicts,
+    model_of,
     name_compactions,
     parse_content,
     parse_usage,
@@ -28,6 +33,7 @@ from compaction_inspector.core.formats.common import (
 from compaction_inspector.core.model import Block, Compaction, FileTouch, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
+PROVIDER = "anthropic"  # whose prices its responses are billed at
 LINE_TYPES = frozenset(
     {
         "user",
@@ -377,3 +383,53 @@ def _final_usage(messages: list[Message], seen: dict[Any, Usage | None]) -> None
 
 def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def write(
+    messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+) -> str:
+    """The messages as Claude Code writes its lines, each the child of the one before;
+    `compactions`: the recorded figures of the compact boundaries, by index."""
+    lines = []
+    parent: str | None = None
+    for i, m in enumerate(messages):
+        line_uuid = m.uuid or str(uuid.uuid4())
+        record: dict[str, Any] = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "sessionId": metadata.get("session_id"),
+            "uuid": line_uuid,
+            "timestamp": m.timestamp,
+        }
+        for key, name in (("version", "version"), ("cwd", "cwd")):  # its window and project depend on these
+            if isinstance(metadata.get(name), str):
+                record[key] = metadata[name]
+        if m.is_compact_boundary:
+            record.update(type="system", subtype="compact_boundary", content=m.text)
+            c = compactions.get(i)
+            if c is not None:
+                record["compactMetadata"] = {"trigger": c.trigger, "preTokens": c.pre_tokens}
+                if c.post_tokens is not None:
+                    record["compactMetadata"]["postTokens"] = c.post_tokens
+        else:
+            body: dict[str, Any] = {
+                "role": m.role,
+                "content": [anthropic_block(b) for b in m.blocks],
+            }
+            if m.role == "assistant":
+                body["id"] = m.id
+                model = model_of(m, metadata)
+                if model:
+                    body["model"] = model
+                if m.usage is not None:
+                    body["usage"] = m.usage.to_dict()
+                if m.request_id is not None:
+                    record["requestId"] = m.request_id
+            record.update(type="assistant" if m.role == "assistant" else "user", message=body)
+            if m.is_meta:
+                record["isMeta"] = True
+            if m.is_compact_summary:
+                record["isCompactSummary"] = True
+        lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        parent = line_uuid
+    return "\n".join(lines) + "\n"

@@ -32,6 +32,7 @@ from compaction_inspector.core.formats.common import (
     tool_arguments,
 )
 from compaction_inspector.core.model import (
+    ENCRYPTED_SUMMARY,
     Block,
     Check,
     Compaction,
@@ -43,11 +44,10 @@ from compaction_inspector.core.model import (
 )
 
 FORMAT = "codex"
+PROVIDER = "openai"  # whose prices its responses are billed at
 LINE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "token_usage_record"}
 )
-# what stands for a compaction's summary that the rollout keeps encrypted
-ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 # what Codex injects as a user message and does not count as the person's (its contextual
 # fragments; matched as it matches them, ignoring case)
 _INJECTED_PREFIXES = (
@@ -472,3 +472,8 @@ def _attach_reasoning(messages: list[Message], reasoning_of: dict[str, int]) -> 
         m = messages[i]
         if thought and m.reasoning is not None:
             messages[i] = replace(m, reasoning=replace(m.reasoning, reported=thought))
+
+
+def appended(session: Session, records: Records) -> Session | None:
+    """None: a rollout is read whole (follow mode reads it again)."""
+    return None

@@ -7,7 +7,7 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -314,3 +314,9 @@ def name_compactions(messages: list[Message], compactions: Sequence[Compaction])
             before = f"{c.pre_tokens:,} before" if c.pre_tokens is not None else "before: not recorded"
             text = f"{c.trigger or 'unknown'} compaction · {before} → {told}"
         messages[c.index] = replace(messages[c.index], blocks=(Block("text", text=text),))
+
+
+def model_of(m: Message, metadata: Mapping[str, Any]) -> str | None:
+    """The model that answered: the response's own, else the session's."""
+    named = m.usage.model if m.usage is not None and m.usage.model else metadata.get("model")
+    return named if isinstance(named, str) else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compaction_inspector.core.formats.common import (
@@ -12,9 +14,10 @@ from compaction_inspector.core.formats.common import (
     result_text,
     tool_arguments,
 )
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Compaction, Message
 
 FORMAT = "openai-chat"
+PROVIDER = "openai"  # whose prices its responses are billed at
 
 
 def looks_like(body: dict[str, Any]) -> bool:
@@ -87,3 +90,35 @@ def messages(body: dict[str, Any], line: int | None = None) -> tuple[list[Messag
     if isinstance(body.get("model"), str):
         metadata["model"] = body["model"]
     return out, metadata
+
+
+def _messages_out(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant":
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": b.input_json or "{}"},
+                }
+                for b in m.blocks
+                if b.type == "tool_use"
+            ]
+            text = "\n".join(b.text for b in m.blocks if b.type == "text")
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif m.is_tool_result:
+            out += [{"role": "tool", "tool_call_id": b.tool_use_id, "content": b.text} for b in m.blocks]
+        else:
+            out.append({"role": m.role, "content": m.text})
+    return out
+
+
+def write(
+    messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+) -> str:
+    """A request body of the messages, tool calls and results as chat completions holds them."""
+    return json.dumps({"messages": _messages_out(messages)}, ensure_ascii=False, indent=2) + "\n"

@@ -5,21 +5,27 @@ made-up third agent registered here is listed, measured and counted like the two
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from compaction_inspector.core import formats
 from compaction_inspector.core.agents import AGENTS, Agent, Found, Preset
 from compaction_inspector.core.agents.base import SessionWindow
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats import load
+from compaction_inspector.core.formats.common import Records, iter_dicts, name_compactions
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.cli import build_parser
+from tests.hostile import COMMANDS, run_cli
 
 TOY = "toy-agent"
 TOY_WINDOW = Window(50_000, 5_000)
@@ -89,3 +95,84 @@ def test_an_agent_writing_a_format_already_registered_is_refused() -> None:
 
     with pytest.raises(ValueError, match="registered already"):
         register(AGENTS["codex"])
+
+
+class ToyJournal:
+    """A made-up agent's JSONL: a line per message, and a line for each compaction."""
+
+    FORMAT = TOY
+    PROVIDER = "anthropic"
+
+    def looks_like(self, record: dict[str, Any]) -> bool:
+        return record.get("toy") is True
+
+    def load(self, records: Records, path: str | None) -> Session:
+        messages: list[Message] = []
+        compactions: list[Compaction] = []
+        for number, record in iter_dicts(records):
+            if record.get("compacted"):
+                compactions.append(Compaction(len(messages), "auto", record.get("pre")))
+                messages.append(
+                    Message(
+                        "system", (Block("text", text="compaction"),), line=number, is_compact_boundary=True
+                    )
+                )
+                continue
+            usage = (
+                Usage(input_tokens=record["prompt"], output_tokens=5, model="claude-sonnet-4-5")
+                if "prompt" in record
+                else None
+            )
+            role: Role = "assistant" if record["role"] == "assistant" else "user"
+            messages.append(
+                Message(role, (Block("text", text=record["text"]),), record.get("id"), number, usage=usage)
+            )
+        name_compactions(messages, compactions)
+        return Session(
+            tuple(messages), TOY, path, {"model": "claude-sonnet-4-5"}, compactions=tuple(compactions)
+        )
+
+    def appended(self, session: Session, records: Records) -> Session | None:
+        return None
+
+
+def toy_file(folder: Path) -> Path:
+    lines: list[dict[str, Any]] = []
+    for n in range(12):
+        lines.append({"toy": True, "role": "user", "text": f"task {n}: " + "words " * 300})
+        lines.append(
+            {
+                "toy": True,
+                "role": "assistant",
+                "text": "done " * 200,
+                "id": f"r{n}",
+                "prompt": 4_000 * (n + 1),
+            }
+        )
+        if n == 9:
+            lines.append({"toy": True, "compacted": True, "pre": 40_500})
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "toy-session.jsonl"
+    target.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return target
+
+
+def test_a_made_up_agent_and_its_format_go_through_every_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registered, a third agent's sessions open, are analysed, compacted, replayed, compared,
+    reported and swept like the two real ones', its window and point its own."""
+    monkeypatch.setitem(AGENTS, TOY, toy(tmp_path / "toy-home"))
+    monkeypatch.setattr(formats, "JOURNALS", (*formats.JOURNALS, ToyJournal()))
+    target = toy_file(tmp_path / "toy-home" / "day")
+    for command in COMMANDS:
+        outcome = run_cli([command[0], str(target if command[0] != "sweep" else target.parent), *command[1:]])
+        assert outcome.crash is None and outcome.code == 0, (command, outcome.err)
+    analysed = json.loads(run_cli(["analyze", str(target), "--json"]).out)
+    assert analysed["format"] == TOY and analysed["auto_compact"]["tokens"] == 44_000
+    (own,) = json.loads(run_cli(["compactions", str(target), "--json"]).out)
+    assert own["agent_count"]["agent"] == "Toy" and own["agent_count"]["point"] == 44_000
+    report = run_cli(["report", str(target), "-o", str(tmp_path / "toy.html")])
+    assert report.code == 0 and (tmp_path / "toy.html").exists()
+    listed = json.loads(run_cli(["sessions", "--json", "--toy-dir", str(tmp_path / "toy-home")]).out)
+    assert any(row["agent"] == TOY and row["path"] == str(target) for row in listed)
