@@ -197,69 +197,247 @@ def _total(info: Any) -> Any:
 
 
 def load(records: Records, path: str | None) -> Session:
-    messages: list[Message] = []
-    skipped = Skipped()
-    ids = SyntheticIds("response")
-    metadata: dict[str, Any] = {}
-    compactions: list[Compaction] = []
-    response_id: str | None = None  # the open assistant response, if any
-    last_response = -1  # index of the last assistant message
-    pending_usage: Usage | None = None  # reported before the response it belongs to
-    reported: set[str] = set()  # responses that have their usage
-    last_total: Any = None
-    last_prompt: int | None = None  # the context last reported: a compaction's "before"
-    # a compaction run as a turn of its own, with no user message, is a manual /compact
-    turn, turns_with_user = 0, set()
-    compaction_turns: list[int] = []
-    # Codex's own count (docs/agents.md): where it checks it, and its terms there
-    checks: list[Check] = []
-    total: int | None = None  # the last response's total tokens
-    since_model = 0  # Codex's estimate of the items recorded since the last model-generated one
-    follow_up = False  # tool outputs were recorded: the next request is a follow-up
-    reasoning_of: dict[str, int] = {}  # reported reasoning tokens, by response
-    base_instructions: str | None = None  # the system prompt, where the rollout records it
-    pending_hidden: int | None = None  # Codex's estimate after a compaction, less its unread item
-    switched: int | None = None  # the model-switch check waiting for the new model's window
-    pending_reasoning = 0  # reported before the response it belongs to
-    recorded: dict[str, Usage] = {}  # `token_usage_record` lines, by response id
+    return _Rollout().read(records, path)
 
-    def check(when: str) -> None:
-        if total is not None:
-            window = metadata.get("context_window")
-            checks.append(
-                Check(len(messages), when, total, since_model, window if isinstance(window, int) else None)
+
+class _Rollout:
+    """A rollout read line by line: a method per kind of line (`session_meta`,
+    `turn_context`, `event_msg`, `token_usage_record`, `compacted`, `response_item`),
+    each adding to the messages, the usage, the compactions and Codex's own checks."""
+
+    KINDS = LINE_TYPES
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.skipped = Skipped()
+        self.ids = SyntheticIds("response")
+        self.metadata: dict[str, Any] = {}
+        self.compactions: list[Compaction] = []
+        self.response_id: str | None = None  # the open assistant response, if any
+        self.last_response = -1  # index of the last assistant message
+        self.pending_usage: Usage | None = None  # reported before the response it belongs to
+        self.reported: set[str] = set()  # responses that have their usage
+        self.last_total: Any = None
+        self.last_prompt: int | None = None  # the context last reported: a compaction's "before"
+        # a compaction run as a turn of its own, with no user message, is a manual /compact
+        self.turn = 0
+        self.turns_with_user: set[int] = set()
+        self.compaction_turns: list[int] = []
+        # Codex's own count (docs/agents.md): where it checks it, and its terms there
+        self.checks: list[Check] = []
+        self.total: int | None = None  # the last response's total tokens
+        self.since_model = 0  # Codex's estimate of the items recorded since the last model-generated one
+        self.follow_up = False  # tool outputs were recorded: the next request is a follow-up
+        self.reasoning_of: dict[str, int] = {}  # reported reasoning tokens, by response
+        self.base_instructions: str | None = None  # the system prompt, where the rollout records it
+        self.pending_hidden: int | None = None  # Codex's estimate after a compaction, less its unread item
+        self.switched: int | None = None  # the model-switch check waiting for the new model's window
+        self.pending_reasoning = 0  # reported before the response it belongs to
+        self.recorded: dict[str, Usage] = {}  # `token_usage_record` lines, by response id
+        self.stamped = 0  # messages before this have their line's time
+        self.stamp: str | None = None
+
+    def read(self, records: Records, path: str | None) -> Session:
+        for number, record in iter_dicts(records):
+            self._date_new()
+            self.stamp = record["timestamp"] if isinstance(record.get("timestamp"), str) else None
+            kind = record.get("type")
+            payload = as_dict(record.get("payload"))
+            if kind in self.KINDS:
+                getattr(self, str(kind))(number, payload)
+            else:
+                self.skipped.add(str(kind))
+        self._date_new()
+        if self.switched is not None:  # the new model never answered: its window is not known
+            del self.checks[self.switched]
+        _attach_reasoning(self.messages, self.reasoning_of)
+        compactions = [
+            replace(c, trigger="manual") if t > 0 and t not in self.turns_with_user else c
+            for c, t in zip(self.compactions, self.compaction_turns, strict=True)
+        ]
+        name_compactions(self.messages, compactions)
+        return Session(
+            messages=tuple(self.messages),
+            format=FORMAT,
+            path=path,
+            metadata=self.metadata,
+            diagnostics=(*records.diagnostics, *self.skipped.diagnostics()),
+            compactions=tuple(compactions),
+            checks=tuple(self.checks),
+        )
+
+    # --- each kind of line ---------------------------------------------------------------
+
+    def session_meta(self, number: int, payload: dict[str, Any]) -> None:
+        text = as_dict(payload.get("base_instructions")).get("text")
+        self.base_instructions = text if isinstance(text, str) else self.base_instructions
+        for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "version")):
+            if isinstance(payload.get(key), str):
+                self.metadata.setdefault(name, payload[key])
+
+    def turn_context(self, number: int, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str):
+            if self.metadata.get("model") not in (None, model) and self.total is not None:
+                self.switched = len(self.checks)  # kept once the new model's window is known
+                self.checks.append(Check(len(self.messages), "model switch", self.total, self.since_model))
+            self.metadata["model"] = model
+
+    def event_msg(self, number: int, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if kind == "token_count" and payload.get("info"):
+            self._token_count(as_dict(payload.get("info")))
+        elif kind == "task_started":
+            self._check("pre-turn")  # before the turn records its context and the user's message
+            self.follow_up = False
+            self.turn += 1
+        elif kind == "user_message":
+            self.turns_with_user.add(self.turn)
+        else:
+            self.skipped.add(f"event_msg/{kind}")
+
+    def token_usage_record(self, number: int, payload: dict[str, Any]) -> None:
+        usage = _usage_of(as_dict(payload.get("usage")))
+        if usage is not None and isinstance(payload.get("response_id"), str):
+            self.recorded[payload["response_id"]] = usage
+
+    def compacted(self, number: int, payload: dict[str, Any]) -> None:
+        if self.follow_up:
+            self._check("mid-turn")
+        self.follow_up, self.response_id = False, None
+        history = payload.get("replacement_history")
+        kept = [entry for entry in as_list(history) if isinstance(entry, dict)]
+        items = [entry for entry in kept if entry.get("type") == "compaction"]
+        read = [_encrypted_tokens(entry.get("encrypted_content")) for entry in items]
+        hidden = sum(r or 0 for r in read)
+        # An item the rollout lacks (redacted, or left out where a remote compaction made
+        # one) is in Codex's own estimate after it: what is left of that once the
+        # instructions and the other items are taken off (`_token_count`).
+        unread = None
+        if (not read or None in read) and self.base_instructions is not None:
+            others = sum(_item_tokens(entry) for entry in kept if entry.get("type") != "compaction")
+            unread = hidden + codex_history.approx_tokens(self.base_instructions) + others
+        self.since_model = 0
+        for entry in kept:
+            self.since_model = 0 if _is_model_item(entry) else self.since_model + _item_tokens(entry)
+        called = payload.get("compaction_response_id")
+        embedded = as_dict(payload.get("latest_token_usage_record"))
+        call = self.recorded.get(called) if isinstance(called, str) else None
+        if call is None and isinstance(called, str) and embedded.get("response_id") == called:
+            call = _usage_of(as_dict(embedded.get("usage")))
+        if call is not None and isinstance(self.metadata.get("model"), str):
+            call = replace(call, model=self.metadata["model"])
+        messages = self.messages
+        self.compactions.append(
+            Compaction(len(messages), "auto", self.last_prompt, hidden_tokens=hidden, call=call)
+        )
+        self.pending_hidden = unread
+        self.compaction_turns.append(self.turn)
+        messages.append(
+            Message(
+                role="system",
+                blocks=(Block("text", text="compaction"),),  # named once what followed is read
+                line=number,
+                is_compact_boundary=True,
+            )
+        )
+        if isinstance(history, list) and history:  # the new history, as the model gets it
+            messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
+        else:  # compacted locally, the new history unrecorded: Codex's rule makes it
+            since = next((i for i in range(len(messages) - 2, -1, -1) if messages[i].is_compact_boundary), -1)
+            made = [
+                *codex_history.initial_context(messages),
+                *codex_history.kept_user_messages(messages[since + 1 :], codex_history.LOCAL_USER_TOKENS),
+            ]
+            messages.extend(replace(m, line=number) for m in made)
+            text = as_str(payload.get("message"))
+            messages.append(text_message("user", text, line=number, is_compact_summary=True))
+
+    def response_item(self, number: int, payload: dict[str, Any]) -> None:
+        item = payload.get("type")
+        if _is_model_item(payload):
+            if self.follow_up:  # the follow-up request: Codex checked its count before sending it
+                self._check("mid-turn")
+            self.follow_up, self.since_model = False, 0
+        elif _is_output(payload) or (item == "message" and payload.get("role") != "system"):
+            self.since_model += _item_tokens(payload)  # what Codex sends as an item (a system message is not)
+            self.follow_up = self.follow_up or _is_output(payload)
+        if item == "message":
+            role = payload.get("role")
+            blocks = _text_parts(payload.get("content"))
+            if role == "assistant":
+                self._assistant(number, blocks)
+                return
+            self.response_id = None
+            self.messages.append(_sent(role, blocks, number))
+        elif item == "reasoning":
+            summary = "\n".join(as_str(as_dict(part).get("text")) for part in as_list(payload.get("summary")))
+            encrypted = _encrypted_tokens(payload.get("encrypted_content"))
+            self._assistant(number, (Block("thinking", text=summary),), Reasoning(encrypted))
+        elif item in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
+            name = as_str(payload.get("name")) or (
+                "tool_search" if item == "tool_search_call" else "local_shell"
+            )
+            raw = payload.get("arguments", payload.get("input", payload.get("action")))
+            self._assistant(
+                number, (Block.tool_use(as_str(payload.get("call_id")), name, tool_arguments(raw)),)
+            )
+        elif item in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
+            self.response_id = None
+            result = Block.tool_result(
+                as_str(payload.get("call_id")), _output_text(payload.get("output", payload.get("tools")))
+            )
+            self.messages.append(Message(role="user", blocks=(result,), line=number))
+        elif item == "web_search_call":
+            query = as_str(as_dict(payload.get("action")).get("query"))
+            self._assistant(number, (Block("text", text=f"[web search: {query}]"),))
+        else:
+            self.skipped.add(f"response_item/{item}")
+
+    # --- what several kinds share --------------------------------------------------------
+
+    def _check(self, when: str) -> None:
+        if self.total is not None:
+            window = self.metadata.get("context_window")
+            self.checks.append(
+                Check(
+                    len(self.messages),
+                    when,
+                    self.total,
+                    self.since_model,
+                    window if isinstance(window, int) else None,
+                )
             )
 
-    def assistant(number: int, blocks: tuple[Block, ...], reasoning: Reasoning | None = None) -> None:
-        nonlocal response_id, pending_usage, last_response, pending_reasoning
-        if response_id is None:
-            response_id = ids.next()
-        messages.append(
+    def _assistant(self, number: int, blocks: tuple[Block, ...], reasoning: Reasoning | None = None) -> None:
+        if self.response_id is None:
+            self.response_id = self.ids.next()
+        self.messages.append(
             Message(
                 role="assistant",
                 blocks=blocks,
-                id=response_id,
+                id=self.response_id,
                 line=number,
-                usage=pending_usage,
+                usage=self.pending_usage,
                 reasoning=reasoning,
             )
         )
-        if pending_usage is not None:
-            reported.add(response_id)
-            reasoning_of[response_id] = pending_reasoning
-        pending_usage, pending_reasoning = None, 0
-        last_response = len(messages) - 1
+        if self.pending_usage is not None:
+            self.reported.add(self.response_id)
+            self.reasoning_of[self.response_id] = self.pending_reasoning
+        self.pending_usage, self.pending_reasoning = None, 0
+        self.last_response = len(self.messages) - 1
 
-    def token_count(info: Any) -> None:
-        nonlocal pending_usage, last_total, last_prompt, total, pending_reasoning, pending_hidden, switched
+    def _token_count(self, info: dict[str, Any]) -> None:
+        metadata, checks = self.metadata, self.checks
         window = count(info.get("model_context_window"))
-        if window and switched is not None:  # Codex compacts on a switch only to a smaller window
+        if window and self.switched is not None:  # Codex compacts on a switch only to a smaller window
             before = metadata.get("context_window")
             if isinstance(before, int) and window < before:
-                checks[switched] = replace(checks[switched], window=window)
+                checks[self.switched] = replace(checks[self.switched], window=window)
             else:
-                del checks[switched]
-            switched = None
+                del checks[self.switched]
+            self.switched = None
         if window:
             metadata["context_window"] = window
         usage = _usage(info)
@@ -269,196 +447,36 @@ def load(records: Records, path: str | None) -> Session:
             usage = replace(usage, model=metadata["model"])
         last_usage = as_dict(info.get("last_token_usage"))
         after = count(last_usage.get("total_tokens"))
+        compactions = self.compactions
         if usage.prompt_tokens == 0:  # no request: the context a compaction left
             if compactions and compactions[-1].post_tokens is None and after is not None:
-                known = pending_hidden
+                known = self.pending_hidden
                 hidden = compactions[-1].hidden_tokens if known is None else max(0, after - known)
                 compactions[-1] = replace(compactions[-1], post_tokens=after, hidden_tokens=hidden)
-            pending_hidden = None
-            total = after  # Codex counts from its own estimate until a response reports
+            self.pending_hidden = None
+            self.total = after  # Codex counts from its own estimate until a response reports
             return
         running = _total(info)
-        if running is not None and running == last_total:
+        if running is not None and running == self.last_total:
             return
-        last_total = running
-        last_prompt = after if after is not None else usage.prompt_tokens + usage.output_tokens
-        total = last_prompt
+        self.last_total = running
+        self.last_prompt = after if after is not None else usage.prompt_tokens + usage.output_tokens
+        self.total = self.last_prompt
         thought = count(last_usage.get("reasoning_output_tokens")) or 0
-        last = messages[last_response] if last_response >= 0 else None
-        if last is not None and last.id not in reported and pending_usage is None:
-            messages[last_response] = replace(last, usage=usage)
-            reported.add(str(last.id))
-            reasoning_of[str(last.id)] = thought
+        last = self.messages[self.last_response] if self.last_response >= 0 else None
+        if last is not None and last.id not in self.reported and self.pending_usage is None:
+            self.messages[self.last_response] = replace(last, usage=usage)
+            self.reported.add(str(last.id))
+            self.reasoning_of[str(last.id)] = thought
         else:
-            pending_usage, pending_reasoning = usage, thought
+            self.pending_usage, self.pending_reasoning = usage, thought
 
-    stamped = 0  # messages before this have their line's time
-    stamp: str | None = None
-
-    def date_new() -> None:
+    def _date_new(self) -> None:
         """The messages the last line made carry its time (the rollout times lines, not messages)."""
-        nonlocal stamped
-        if stamp is not None:
-            for i in range(stamped, len(messages)):
-                messages[i] = replace(messages[i], timestamp=stamp)
-        stamped = len(messages)
-
-    for number, record in iter_dicts(records):
-        date_new()
-        stamp = record["timestamp"] if isinstance(record.get("timestamp"), str) else None
-        kind = record.get("type")
-        payload = as_dict(record.get("payload"))
-        if kind == "session_meta":
-            text = as_dict(payload.get("base_instructions")).get("text")
-            base_instructions = text if isinstance(text, str) else base_instructions
-            for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "version")):
-                if isinstance(payload.get(key), str):
-                    metadata.setdefault(name, payload[key])
-            continue
-        if kind == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str):
-                if metadata.get("model") not in (None, model) and total is not None:
-                    switched = len(checks)  # kept once the new model's window is known
-                    checks.append(Check(len(messages), "model switch", total, since_model))
-                metadata["model"] = model
-            continue
-        if kind == "event_msg":
-            if payload.get("type") == "token_count" and payload.get("info"):
-                token_count(as_dict(payload.get("info")))
-            elif payload.get("type") == "task_started":
-                check("pre-turn")  # before the turn records its context and the user's message
-                follow_up = False
-                turn += 1
-            elif payload.get("type") == "user_message":
-                turns_with_user.add(turn)
-            else:
-                skipped.add(f"event_msg/{payload.get('type')}")
-            continue
-        if kind == "token_usage_record":
-            usage = _usage_of(as_dict(payload.get("usage")))
-            if usage is not None and isinstance(payload.get("response_id"), str):
-                recorded[payload["response_id"]] = usage
-            continue
-        if kind == "compacted":
-            if follow_up:
-                check("mid-turn")
-            follow_up, response_id = False, None
-            history = payload.get("replacement_history")
-            kept = [entry for entry in as_list(history) if isinstance(entry, dict)]
-            items = [entry for entry in kept if entry.get("type") == "compaction"]
-            read = [_encrypted_tokens(entry.get("encrypted_content")) for entry in items]
-            hidden = sum(r or 0 for r in read)
-            # An item the rollout lacks (redacted, or left out where a remote compaction made
-            # one) is in Codex's own estimate after it: what is left of that once the
-            # instructions and the other items are taken off (`token_count` below).
-            unread = None
-            if (not read or None in read) and base_instructions is not None:
-                others = sum(_item_tokens(entry) for entry in kept if entry.get("type") != "compaction")
-                unread = hidden + codex_history.approx_tokens(base_instructions) + others
-            since_model = 0
-            for entry in kept:
-                since_model = 0 if _is_model_item(entry) else since_model + _item_tokens(entry)
-            called = payload.get("compaction_response_id")
-            embedded = as_dict(payload.get("latest_token_usage_record"))
-            call = recorded.get(called) if isinstance(called, str) else None
-            if call is None and isinstance(called, str) and embedded.get("response_id") == called:
-                call = _usage_of(as_dict(embedded.get("usage")))
-            if call is not None and isinstance(metadata.get("model"), str):
-                call = replace(call, model=metadata["model"])
-            compactions.append(
-                Compaction(len(messages), "auto", last_prompt, hidden_tokens=hidden, call=call)
-            )
-            pending_hidden = unread
-            compaction_turns.append(turn)
-            messages.append(
-                Message(
-                    role="system",
-                    blocks=(Block("text", text="compaction"),),  # named once what followed is read
-                    line=number,
-                    is_compact_boundary=True,
-                )
-            )
-            if isinstance(history, list) and history:  # the new history, as the model gets it
-                messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
-            else:  # compacted locally, the new history unrecorded: Codex's rule makes it
-                since = next(
-                    (i for i in range(len(messages) - 2, -1, -1) if messages[i].is_compact_boundary), -1
-                )
-                made = [
-                    *codex_history.initial_context(messages),
-                    *codex_history.kept_user_messages(messages[since + 1 :], codex_history.LOCAL_USER_TOKENS),
-                ]
-                messages.extend(replace(m, line=number) for m in made)
-                text = as_str(payload.get("message"))
-                messages.append(text_message("user", text, line=number, is_compact_summary=True))
-            continue
-        if kind != "response_item":
-            skipped.add(str(kind))
-            continue
-        item = payload.get("type")
-        if _is_model_item(payload):
-            if follow_up:  # the follow-up request: Codex checked its count before sending it
-                check("mid-turn")
-            follow_up, since_model = False, 0
-        elif _is_output(payload) or (item == "message" and payload.get("role") != "system"):
-            since_model += _item_tokens(payload)  # what Codex sends as an item (a system message is not)
-            follow_up = follow_up or _is_output(payload)
-        if item == "message":
-            role = payload.get("role")
-            blocks = _text_parts(payload.get("content"))
-            if role == "assistant":
-                assistant(number, blocks)
-                continue
-            response_id = None
-            messages.append(_sent(role, blocks, number))
-        elif item == "reasoning":
-            summary = "\n".join(as_str(as_dict(part).get("text")) for part in as_list(payload.get("summary")))
-            encrypted = _encrypted_tokens(payload.get("encrypted_content"))
-            assistant(number, (Block("thinking", text=summary),), Reasoning(encrypted))
-        elif item in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
-            name = as_str(payload.get("name")) or (
-                "tool_search" if item == "tool_search_call" else "local_shell"
-            )
-            raw = payload.get("arguments", payload.get("input", payload.get("action")))
-            assistant(number, (Block.tool_use(as_str(payload.get("call_id")), name, tool_arguments(raw)),))
-        elif item in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
-            response_id = None
-            messages.append(
-                Message(
-                    role="user",
-                    blocks=(
-                        Block.tool_result(
-                            as_str(payload.get("call_id")),
-                            _output_text(payload.get("output", payload.get("tools"))),
-                        ),
-                    ),
-                    line=number,
-                )
-            )
-        elif item == "web_search_call":
-            query = as_str(as_dict(payload.get("action")).get("query"))
-            assistant(number, (Block("text", text=f"[web search: {query}]"),))
-        else:
-            skipped.add(f"response_item/{item}")
-    date_new()
-    if switched is not None:  # the new model never answered: its window is not known
-        del checks[switched]
-    _attach_reasoning(messages, reasoning_of)
-    compactions = [
-        replace(c, trigger="manual") if t > 0 and t not in turns_with_user else c
-        for c, t in zip(compactions, compaction_turns, strict=True)
-    ]
-    name_compactions(messages, compactions)
-    return Session(
-        messages=tuple(messages),
-        format=FORMAT,
-        path=path,
-        metadata=metadata,
-        diagnostics=(*records.diagnostics, *skipped.diagnostics()),
-        compactions=tuple(compactions),
-        checks=tuple(checks),
-    )
+        if self.stamp is not None:
+            for i in range(self.stamped, len(self.messages)):
+                self.messages[i] = replace(self.messages[i], timestamp=self.stamp)
+        self.stamped = len(self.messages)
 
 
 def _attach_reasoning(messages: list[Message], reasoning_of: dict[str, int]) -> None:
