@@ -243,7 +243,7 @@ class _Rollout:
             self.stamp = record["timestamp"] if isinstance(record.get("timestamp"), str) else None
             kind = record.get("type")
             payload = as_dict(record.get("payload"))
-            if kind in self.KINDS:
+            if isinstance(kind, str) and kind in self.KINDS:
                 getattr(self, str(kind))(number, payload)
             else:
                 self.skipped.add(str(kind))

@@ -529,3 +529,15 @@ def test_the_newest_compaction_metadata_is_read_and_kept_messages_follow_the_sum
         "cumulative_dropped_tokens": 139_000,
     }
     assert idle.trigger == "idle"
+
+
+def test_a_rollout_line_whose_type_is_not_a_name_is_skipped_and_said() -> None:
+    """A line whose `type` is an object, not a name, is reported and skipped; the rest reads."""
+    lines = [
+        _codex("session_meta", id="s", cli_version="0.142.0"),
+        json.dumps({"type": {"nested": True}, "payload": {}}),
+        _codex("response_item", type="message", role="user", content=[{"type": "input_text", "text": "hi"}]),
+    ]
+    session = load_text("\n".join(lines), "rollout.jsonl")
+    assert [m.text for m in session.messages] == ["hi"]
+    assert any("{'nested': True}" in d.message for d in session.diagnostics)
