@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -41,6 +42,18 @@ _SHOWN_APART = frozenset({"index", "kind", "trigger", "pre_tokens", "post_tokens
 
 
 @dataclass(frozen=True)
+class Part:
+    """One part of the context predicted after a compaction, and where it comes from."""
+
+    name: str
+    tokens: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tokens": self.tokens, "source": self.source}
+
+
+@dataclass(frozen=True)
 class RealCompaction:
     """One compaction the transcript records: a full one, or a microcompaction that
     cleared some tool results and kept the rest."""
@@ -65,6 +78,12 @@ class RealCompaction:
     # the count the agent compared with its point just before it (None: the transcript does not say)
     count: Count | None = None
     cost: CompactionCost | None = None  # what it cost: its summarize request, the cache sent again
+    parts: tuple[Part, ...] = ()  # what `predicted_after` is made of, each with its source
+
+    @property
+    def parts_line(self) -> str:
+        """ "41,993 fixed part (…) + 5,047 its summary (read) + …", summing to `predicted_after`."""
+        return " + ".join(f"{p.tokens:,} {p.name} ({p.source})" for p in self.parts)
 
     @property
     def kind(self) -> str:
@@ -111,6 +130,7 @@ class RealCompaction:
                 else {}
             ),
             **{k: v for k, v in c.to_dict().items() if k not in _SHOWN_APART},
+            "predicted_parts": [p.to_dict() for p in self.parts],
             "cost": self.cost.to_dict() if self.cost else None,
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
@@ -150,6 +170,7 @@ def real_compactions(
             + reread
             + c.hidden_tokens
         )
+        parts = _parts(predicted, after, messages[b].line, counter, model, reread, c.hidden_tokens)
         theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]
         summary_known = bool(theirs)
         # ours at the size of theirs, where theirs is in the transcript: a like-for-like retention
@@ -179,9 +200,59 @@ def real_compactions(
                 overhead_source=model.overhead_source,
                 count=counts.before.get(b),
                 cost=costs.get(b),
+                parts=parts,
             )
         )
     return found
+
+
+_OVERHEAD_SOURCES = {
+    "first response": "the session's first response",
+    "request body": "the request body",
+    "preset": "the preset's estimate: nothing here measures it",
+}
+# what follows a compaction, by kind, and where its figure comes from
+_AFTER: tuple[tuple[str, str, Callable[[Message, int | None], bool]], ...] = (
+    ("its summary", "read from the transcript", lambda m, line: m.is_compact_summary),
+    ("recent messages it kept", "read from the transcript", lambda m, line: bool(m.replaces)),
+    ("put back as recorded", "its attachment lines", lambda m, line: m.attachment is not None),
+    ("the rest of its new history", "read from the transcript", lambda m, line: m.line == line),
+    ("sent since", "read from the transcript", lambda m, line: True),
+)
+
+
+def _parts(
+    predicted: int,
+    after: Sequence[Message],
+    line: int | None,
+    counter: TokenCounter,
+    model: ContextModel,
+    reread: int,
+    hidden: int,
+) -> tuple[Part, ...]:
+    """`predicted` in its parts, largest known first: what the transcript holds after the
+    boundary by kind, what the agent puts back that it does not record, its encrypted
+    summary; the fixed part is the rest, so they sum to `predicted` exactly. `line`: the
+    boundary's, which the new history a compaction writes shares."""
+    counted: dict[str, int] = {}
+    for m in after:
+        name = next(n for n, _, holds in _AFTER if holds(m, line))
+        counted[name] = counted.get(name, 0) + counter.count(m)
+    parts = [
+        Part(name, round(model.scale * counted[name]), source)
+        for name, source, _ in _AFTER
+        if name in counted
+    ]
+    if reread:
+        parts.append(Part("put back: files, plan, skills", reread, "estimated from the tool calls before it"))
+    if hidden:
+        parts.append(Part("its encrypted summary", hidden, "the agent's own estimate"))
+    fixed = Part(
+        "fixed part: system prompt, tools and what else every request carries",
+        predicted - sum(p.tokens for p in parts),
+        _OVERHEAD_SOURCES.get(model.overhead_source, model.overhead_source),
+    )
+    return (fixed, *parts)
 
 
 @dataclass(frozen=True)
@@ -386,7 +457,8 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
                 f"{tokens_before:,} → {tokens_after:,} {source}",
                 explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
-                f"{predicted:,} after it."
+                f"{predicted:,} after it"
+                + (f": {c.parts_line}." if c.parts else ".")
                 + (f" It cost {c.cost.line()}." if c.cost else "")
                 + f" {len(before)} messages were replaced by {len(after)}; {kept}."
                 + (

@@ -791,3 +791,31 @@ def test_compactions_say_what_the_newest_versions_record(tmp_path: Path) -> None
     assert "idle: no rule to compare" in shown
     (first, _) = json.loads(run("compactions", str(session), "--json").stdout)
     assert first["duration_ms"] == 41_250 and first["preserved_segment"] == ["u3", "a3"]
+    assert [p["name"] for p in first["predicted_parts"]][1:] == [
+        "its summary",
+        "recent messages it kept",
+        "sent since",
+    ]
+
+
+def test_compactions_say_what_the_prediction_after_each_is_made_of() -> None:
+    """Its parts, each with where it comes from, sum to the prediction: the fixed part (the
+    session's first response), the summary and the attachments the transcript records, and
+    the prompt sent since."""
+    (own,) = json.loads(run("compactions", str(path("claude_code_compacted.jsonl")), "--json").stdout)
+    assert [(p["name"], p["tokens"], p["source"]) for p in own["predicted_parts"]] == [
+        (
+            "fixed part: system prompt, tools and what else every request carries",
+            15_204,
+            "the session's first response",
+        ),
+        ("its summary", 111, "read from the transcript"),
+        ("put back as recorded", 207, "its attachment lines"),
+        ("sent since", 12, "read from the transcript"),
+    ]
+    assert sum(p["tokens"] for p in own["predicted_parts"]) == own["predicted_after"] == 15_534
+    shown = " ".join(run("compactions", str(path("claude_code_compacted.jsonl"))).stdout.split())
+    assert (
+        "predicted after: 15,204 fixed part: system prompt, tools and what else every request carries"
+        in shown
+    )

@@ -507,6 +507,8 @@ def print_compactions(
                 + f" · {fires}"
             )
         )
+        if c.parts:
+            out.print(safe(f"  predicted after: {c.parts_line}", style="dim"))
         if c.count is not None:
             out.print(safe(f"  why: {c.count.line()}", style="dim"))
         if c.cost is not None:
