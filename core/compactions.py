@@ -79,6 +79,7 @@ class RealCompaction:
     count: Count | None = None
     cost: CompactionCost | None = None  # what it cost: its summarize request, the cache sent again
     parts: tuple[Part, ...] = ()  # what `predicted_after` is made of, each with its source
+    calibrated: bool = False  # its fixed part was measured after an earlier compaction of the session
 
     @property
     def parts_line(self) -> str:
@@ -131,6 +132,7 @@ class RealCompaction:
             ),
             **{k: v for k, v in c.to_dict().items() if k not in _SHOWN_APART},
             "predicted_parts": [p.to_dict() for p in self.parts],
+            "predicted_calibrated": self.calibrated,
             "cost": self.cost.to_dict() if self.cost else None,
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
@@ -149,6 +151,9 @@ def real_compactions(
     counts = agent_counts(session, model, config)
     costs = compaction_costs(session, model.responses)
     boundaries = [c.index for c in session.compactions]
+    # the fixed part and whatever the transcript does not show, as measured after the
+    # latest compaction of this session whose next request reports (a fit made here, said so)
+    calibration: Part | None = None
     for n, c in enumerate(session.compactions):
         b = c.index
         segment = model.segment_start(b)
@@ -171,6 +176,16 @@ def real_compactions(
             + c.hidden_tokens
         )
         parts = _parts(predicted, after, messages[b].line, counter, model, reread, c.hidden_tokens)
+        calibrated = calibration
+        if calibrated is not None:
+            parts = (calibrated, *parts[1:])
+            predicted = sum(p.tokens for p in parts)
+        if first_after is not None and first_after.start <= following:
+            calibration = Part(
+                CALIBRATED,
+                first_after.prompt_tokens - sum(p.tokens for p in parts[1:]),
+                f"measured after the compaction at line {messages[b].line} of this session",
+            )
         theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]
         summary_known = bool(theirs)
         # ours at the size of theirs, where theirs is in the transcript: a like-for-like retention
@@ -201,11 +216,13 @@ def real_compactions(
                 count=counts.before.get(b),
                 cost=costs.get(b),
                 parts=parts,
+                calibrated=calibrated is not None,
             )
         )
     return found
 
 
+CALIBRATED = "fixed part and what the transcript does not show"
 _OVERHEAD_SOURCES = {
     "first response": "the session's first response",
     "request body": "the request body",

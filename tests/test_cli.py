@@ -819,3 +819,43 @@ def test_compactions_say_what_the_prediction_after_each_is_made_of() -> None:
         "predicted after: 15,204 fixed part: system prompt, tools and what else every request carries"
         in shown
     )
+
+
+def test_a_later_compaction_is_predicted_from_what_was_measured_after_an_earlier_one(tmp_path: Path) -> None:
+    """The fixed part and whatever the transcript does not show are measured after the
+    first compaction (its next request's prompt less what the transcript holds after it)
+    and reused for the second, which says so: with summaries alike, 30,000 again."""
+
+    def line(uuid: str, kind: str, **fields: object) -> str:
+        return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s", "version": "2.1.49", **fields})
+
+    def reply(uuid: str, prompt: int) -> str:
+        usage = {"input_tokens": 3, "cache_read_input_tokens": prompt - 3, "output_tokens": 9}
+        body = {"id": f"m-{uuid}", "role": "assistant", "model": "claude-opus-4-6", "usage": usage}
+        return line(uuid, "assistant", message={**body, "content": [{"type": "text", "text": "ok"}]})
+
+    def compaction(n: int) -> list[str]:
+        meta = {"trigger": "auto", "preTokens": 168_000}
+        summary = {"role": "user", "content": f"summary {n} " + "word " * 3_000}
+        return [
+            line(f"b{n}", "system", subtype="compact_boundary", compactMetadata=meta),
+            line(f"s{n}", "user", isCompactSummary=True, message=summary),
+        ]
+
+    lines = [line("u0", "user", message={"role": "user", "content": "go"}), reply("a0", 160_000)]
+    lines += [
+        *compaction(1),
+        reply("a1", 30_000),
+        line("u2", "user", message={"role": "user", "content": "more"}),
+    ]
+    lines += [reply("a2", 165_000), *compaction(2), reply("a3", 31_000)]
+    session = tmp_path / "two.jsonl"
+    session.write_text("\n".join(lines) + "\n")
+    first, second = json.loads(run("compactions", str(session), "--json").stdout)
+    assert not first["predicted_calibrated"] and second["predicted_calibrated"]
+    assert second["predicted_parts"][0] == {
+        "name": "fixed part and what the transcript does not show",
+        "tokens": 30_000 - first["predicted_parts"][1]["tokens"],
+        "source": "measured after the compaction at line 3 of this session",
+    }
+    assert second["predicted_after"] == 30_000 and second["measured_after"] == 31_000
