@@ -392,8 +392,10 @@ def write(
     `compactions`: the recorded figures of the compact boundaries, by index."""
     lines = []
     parent: str | None = None
+    written: set[str] = set()  # a kept message sent again after a compaction is a line of its own
     for i, m in enumerate(messages):
-        line_uuid = m.uuid or str(uuid.uuid4())
+        line_uuid = m.uuid if m.uuid is not None and m.uuid not in written else str(uuid.uuid4())
+        written.add(line_uuid)
         record: dict[str, Any] = {
             "parentUuid": parent,
             "isSidechain": False,

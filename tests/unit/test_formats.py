@@ -541,3 +541,18 @@ def test_a_rollout_line_whose_type_is_not_a_name_is_skipped_and_said() -> None:
     session = load_text("\n".join(lines), "rollout.jsonl")
     assert [m.text for m in session.messages] == ["hi"]
     assert any("{'nested': True}" in d.message for d in session.diagnostics)
+
+
+def test_a_session_whose_compaction_kept_messages_is_written_with_each_line_its_own() -> None:
+    """Written back, the kept messages after the summary are lines of their own (a uuid
+    each), so the file reads back to the same messages."""
+    from compaction_inspector.core.export import serialize
+
+    session = load_text("\n".join(newest_lines()), "s.jsonl")
+    recorded = {c.index: c for c in session.compactions}
+    text, fmt = serialize(session.messages, session.format, session.metadata, recorded)
+    records = [json.loads(line) for line in text.splitlines()]
+    uuids = [r["uuid"] for r in records]
+    assert fmt == "claude-code" and len(uuids) == len(set(uuids)) == len(session.messages)
+    again = load_text(text, "again.jsonl")
+    assert [(m.role, m.text) for m in again.messages] == [(m.role, m.text) for m in session.messages]
