@@ -11,6 +11,7 @@ from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
 from compaction_inspector.core.cost import CompactionsCost, Cost, compaction_costs
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
+from compaction_inspector.core.headroom import Headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pairing import PairingProblem, check
 from compaction_inspector.core.pressure import Window, live_start
@@ -34,6 +35,7 @@ class Analysis:
     window_note: str = "the default"  # who chose the window
     point: Point | None = None  # where the preset's agent compacts, and why
     counts: AgentCounts | None = None  # what the agent counted against that point
+    headroom: Headroom | None = None  # how far it is from compacting on its own, now
 
     @cached_property
     def cost(self) -> Cost:
@@ -149,6 +151,7 @@ class Analysis:
             "request_index": s.request_index,
             "sidechain_count": len(s.sidechain),
             "agent_count": self.count_now.to_dict() if self.count_now else None,
+            "compacts_in": self.headroom.to_dict() if self.headroom else None,
             "compactions": [
                 {**c.to_dict(), "agent_count": why.to_dict() if (why := self.why(c.index)) else None}
                 for c in s.compactions
@@ -185,6 +188,7 @@ def analyze(
     window_note: str = "the default",
     point: Point | None = None,
     counts: AgentCounts | None = None,
+    left: Headroom | None = None,
 ) -> Analysis:
     """What `analyze` reports of `session`, counted by `counter` and measured by `model`."""
     messages = session.messages
@@ -204,4 +208,5 @@ def analyze(
         window_note=window_note,
         point=point,
         counts=counts,
+        headroom=left,
     )

@@ -27,6 +27,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.formats import load
+from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
 from compaction_inspector.core.segment import Segments
@@ -195,6 +196,20 @@ class Inspection:
         )
 
     @cached_property
+    def headroom(self) -> Headroom | None:
+        """How far the agent is from its own point now (None: no preset of this session's
+        agent, or the context is not measured)."""
+        point, end = self.config.auto_compact_tokens, len(self.messages)
+        if point is None or self.config.agent != self.session.format or not self.measured:
+            return None
+        now, live = self.agent_counts.at(end), self.live
+        # its own count where it checked since its last compaction, else what it sends next
+        fresh = now is not None and now.index is not None and now.index >= live
+        count = now.total if now is not None and fresh else self.model.reading(end).tokens
+        prompts = [r.prompt_tokens for r in self.model.responses if r.start >= live]
+        return headroom(count, point, prompts)
+
+    @cached_property
     def agent_counts(self) -> AgentCounts:
         """The count the agent compared with its own point, at each check and before each
         of its compactions (why it fired there)."""
@@ -219,4 +234,5 @@ class Inspection:
             config.window_note,
             config.point,
             self.agent_counts,
+            self.headroom,
         )

@@ -859,3 +859,18 @@ def test_a_later_compaction_is_predicted_from_what_was_measured_after_an_earlier
         "source": "measured after the compaction at line 3 of this session",
     }
     assert second["predicted_after"] == 30_000 and second["measured_after"] == 31_000
+
+
+def test_analyze_says_how_far_the_agent_is_from_compacting_on_its_own() -> None:
+    """Claude Code's count is the context it sends next (15,755 here) against its point
+    (167,000); its last requests grew by 90 tokens each on average."""
+    out = json.loads(run("analyze", str(path("claude_code_compacted.jsonl")), "--json").stdout)
+    assert out["compacts_in"] == {
+        "count": out["context"]["tokens"],
+        "point": 167_000,
+        "tokens_left": 167_000 - out["context"]["tokens"],
+        "pace_per_request": 90,
+        "requests_left": 1_681,
+    }
+    shown = " ".join(run("analyze", str(path("claude_code_compacted.jsonl"))).stdout.split())
+    assert "compacts in ~151,245 tokens (about 1,681 requests at this pace)" in shown

@@ -34,6 +34,9 @@ def gauge_state(
     counts = inspection.agent_counts
     now = counts.at(len(inspection.messages))
     why = f"at its last check, {now.line(rule=False)}" if now is not None else ""
+    left = inspection.headroom
+    if left is not None:  # how far it is from compacting on its own (core.headroom)
+        why = left.line() + (f" · {why}" if why else "")
     if inspection.live:
         caption = "the context after the transcript's own last compaction"
     if shown is not None and own and result is not None:

@@ -138,6 +138,8 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
         line = s.messages[now.index].line if now.index < len(s.messages) else None
         where = f"at its last check ({now.when}{f', line {line}' if line else ''})"
         head.add_row("its own count", safe(f"{now.line()}, {where}"))
+    if a.headroom is not None:
+        head.add_row("", safe(a.headroom.line(), style="magenta"))
     for c in s.compactions:
         why = a.why(c.index)
         if why is not None:

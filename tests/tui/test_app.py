@@ -1008,11 +1008,12 @@ async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_ther
     app = InspectorApp(str(rollout), Config(), export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        # the gauge gives the count at Codex's last check, term by term, the estimate named
+        # the gauge gives how far Codex is from its limit now (what it sends next, after its
+        # compaction), then the count at its last check, term by term, the estimate named
         assert (
-            "▼ at its last check, Codex counted 9,045 ≥ 9,000: 8,600 reported + 265 new items "
-            "+ 180 reasoning (estimated)"
-        ) in gauge_text(app)
+            "▼ compacts in ~1,105 tokens · at its last check, Codex counted 9,045 ≥ 9,000: 8,600 reported "
+            "+ 265 new items + 180 reasoning (estimated)"
+        ) in " ".join(gauge_text(app).split())
         assert shown(app).query_one(PressureGauge).size.height == 6  # a row for it
         # on the compaction's marker, the status line says why it fired there
         await pilot.press("slash", *"auto compaction", "enter")
