@@ -276,19 +276,16 @@ class CompactionCost:
 
     def line(self) -> str:
         """ "$0.42: its summarize request $0.31 (estimated) · 45,480 tokens sent again after it $0.11"."""
+        after = "no request of its own before the next compaction" if self.before_next else ""
         said = []
         if self.call is not None:
             how = "recorded" if self.call.recorded else "estimated"
             said.append(f"its summarize request {_dollars(self.call_usd)} ({how})")
         if self.sent_again is not None:
             said.append(f"{self.sent_again:,} tokens sent again after it {_dollars(self.sent_again_usd)}")
-        if self.before_next:
-            said.append("no request of its own before the next compaction")
         if not said:
-            return "no response after it reports its usage"
-        if self.usd is None and self.before_next and self.call is None:
-            return said[0]
-        return f"{_dollars(self.usd)}: " + " · ".join(said)
+            return after or "no response after it reports its usage"
+        return f"{_dollars(self.usd)}: " + " · ".join([*said, *([after] if after else [])])
 
     def to_dict(self) -> dict[str, Any]:
         return {
