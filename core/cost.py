@@ -203,13 +203,13 @@ def _chain_cost(session: Session) -> Cost:
     for response in found:
         usage = response.usage
         model = usage.model or (fallback if isinstance(fallback, str) else None)
-        rates = _rates(model, provider, usage.prompt_tokens) if model else None
-        if rates is None:
+        by_part = priced_parts(usage, model, provider)
+        if by_part is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
         priced += 1
-        for name, tokens in zip(PARTS, _tokens(usage), strict=True):
-            parts[name] += rates[name] * tokens
+        for name, value in by_part.items():
+            parts[name] += value
     calls = own_calls(session, found)
     if calls:
         parts[OWN_CALLS] = sum((c.price(provider) for c in calls.values()), Decimal(0))
@@ -329,6 +329,15 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
                 again_usd = _sent_again(rates, usage)
         out[c.index] = CompactionCost(call, call_usd, again, again_usd, before_next, c.index)
     return out
+
+
+def priced_parts(usage: Usage, model: str | None, provider: str | None) -> dict[str, Decimal] | None:
+    """One response's usage in USD by part (`PARTS`); None where the table does not know
+    the model."""
+    rates = _rates(model, provider, usage.prompt_tokens) if model else None
+    if rates is None:
+        return None
+    return {name: rates[name] * tokens for name, tokens in zip(PARTS, _tokens(usage), strict=True)}
 
 
 def _sent_again(rates: dict[str, Decimal], usage: Usage) -> Decimal:

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from compaction_inspector.core import statusline
 from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
@@ -59,7 +60,7 @@ from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import Grid, Sweep, sweep
 from compaction_inspector.core.sweep_report import page
-from compaction_inspector.core.text import say
+from compaction_inspector.core.text import one_line, say, visible
 from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.launch import folder_dest, places_given
@@ -76,6 +77,7 @@ COMMANDS = (
     "sweep",
     "serve",
     "sessions",
+    "statusline",
 )
 
 
@@ -328,6 +330,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
     p = sub.add_parser("sessions", parents=[places], help="your Claude Code and Codex sessions, newest first")
     p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
+    p = sub.add_parser(
+        "statusline",
+        parents=[settings],
+        help="Claude Code's status line: its context against its own compaction point, how far that is, "
+        "compactions and cost (reads the JSON Claude Code passes on stdin)",
+    )
+    p.add_argument(
+        "--format",
+        default=statusline.DEFAULT_FORMAT,
+        help="the line's template; fields: {ctx} {point} {left} {requests} {compactions} {cost} {model}",
+    )
+    p.add_argument("--color", action="store_true", help="colour the line by how near the point it is (ANSI)")
+    p.add_argument(
+        "--setup", action="store_true", help="print the statusLine setting for Claude Code's settings.json"
+    )
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="with --setup: add it to your settings.json (a backup is kept beside it)",
+    )
+    p.add_argument("--force", action="store_true", help="with --write: replace a statusLine already there")
     return parser
 
 
@@ -810,6 +833,41 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_statusline(args: argparse.Namespace) -> int:
+    """One line for Claude Code; any failure prints a short line instead and exits 0,
+    since Claude Code blanks its status line on any other exit."""
+    if args.setup:
+        return _statusline_setup(args)
+    try:
+        given = json.loads(sys.stdin.read() or "{}")
+        given = given if isinstance(given, dict) else {}
+        path = given.get("transcript_path")
+        if not isinstance(path, str) or not path:
+            raise ValueError("no transcript_path on stdin")
+        config = _config(args, lenient=True)[0]
+        shown = statusline.figures(statusline.read(Path(path), statusline.index_path()), config, given)
+        # what a transcript says is shown, not obeyed
+        text = visible(statusline.line(shown, args.format))
+        print(statusline.coloured(text, shown) if args.color else text)
+    except Exception as exc:
+        say(f"compaction-inspector: {one_line(str(exc) or type(exc).__name__, 60)}", sys.stdout)
+    return 0
+
+
+def _statusline_setup(args: argparse.Namespace) -> int:
+    if not args.write:
+        say(json.dumps(statusline.snippet(), indent=2), sys.stdout)
+        return 0
+    target = statusline.settings_path()
+    try:
+        backup = statusline.install(target, args.force)
+    except (statusline.SettingsRefused, OSError) as exc:
+        return _fail(str(exc))
+    kept = f" (the file as it was: {backup})" if backup is not None else ""
+    say(f"added the status line to {target}{kept}", sys.stdout)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "open": cmd_open,
     "analyze": cmd_analyze,
@@ -822,6 +880,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "sweep": cmd_sweep,
     "serve": cmd_serve,
     "sessions": cmd_sessions,
+    "statusline": cmd_statusline,
 }
 
 

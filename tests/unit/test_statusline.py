@@ -1,0 +1,164 @@
+"""Claude Code's status line: the figures from a transcript that grows between calls, read
+only where it grew; the fallback line on any failure; the setting it needs."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from genai_prices import Usage as Priced
+from genai_prices import calc_price
+
+from compaction_inspector.core import statusline
+from compaction_inspector.core.config import Config
+from tests.hostile import run_cli
+
+OPUS = "claude-opus-4-6"
+
+
+def line(uuid: str, kind: str, **fields: Any) -> str:
+    return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s", "version": "2.1.74", **fields})
+
+
+def reply(n: int, prompt: int, output: int = 40) -> list[str]:
+    """A response written as Claude Code streams it: two lines, the second with its whole output."""
+    usage = {"input_tokens": 3, "cache_read_input_tokens": prompt - 3, "output_tokens": 1}
+    body = {"id": f"msg_{n}", "role": "assistant", "model": OPUS, "content": [{"type": "text", "text": "ok"}]}
+    whole = {**usage, "output_tokens": output}
+    return [
+        line(f"a{n}", "assistant", message={**body, "usage": usage}),
+        line(f"b{n}", "assistant", message={**body, "usage": whole}),
+    ]
+
+
+def prompt(n: int, text: str) -> str:
+    return line(f"u{n}", "user", message={"role": "user", "content": text})
+
+
+def price(prompt_tokens: int, output: int) -> Decimal:
+    usage = Priced(input_tokens=prompt_tokens, cache_read_tokens=prompt_tokens - 3, output_tokens=output)
+    return calc_price(usage, OPUS, provider_id="anthropic").total_price
+
+
+def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_added(tmp_path: Path) -> None:
+    transcript, index = tmp_path / "s.jsonl", tmp_path / "cache" / "statusline.json"
+    lines = [prompt(0, "go")] + [x for n in range(5) for x in reply(n, 100_000 + 10_000 * n)]
+    transcript.write_text("\n".join(lines) + "\n")
+    first = statusline.read(transcript, index)
+    assert first.whole and first.last_prompt == 140_000 and first.prompts[-2:] == [130_000, 140_000]
+    shown = statusline.figures(first, Config(), {})
+    # Claude Code's count: the last prompt, its output and what was written since
+    assert (shown.count, shown.point, shown.compactions) == (140_040, 167_000, 0)
+    assert shown.left is not None and (shown.left.left, shown.left.pace, shown.left.requests) == (
+        26_960,
+        10_000,
+        3,
+    )
+    # five responses, each priced once at its whole output
+    assert shown.cost == sum(price(100_000 + 10_000 * n, 40) for n in range(5))
+    assert statusline.line(shown) == (
+        "ctx 140k of 167k · compacts in ~27k (about 3 requests at this pace) · no compaction yet · "
+        f"${shown.cost:,.2f}"
+    )
+    # it grows: a prompt of 4,000 characters, a compaction, a line still being written
+    boundary = {"trigger": "auto", "preTokens": 168_000}
+    added = [
+        prompt(9, "x" * 4_000),
+        line("c", "system", subtype="compact_boundary", compactMetadata=boundary),
+    ]
+    with transcript.open("a") as f:
+        f.write("\n".join(added) + "\n" + reply(9, 30_000)[0][:50])
+    grown = statusline.read(transcript, index)
+    assert grown.offset == transcript.stat().st_size - 50  # the half-written line waits
+    after = statusline.figures(grown, Config(), {})
+    assert (after.count, after.compactions, after.left) == (None, 1, None)
+    assert "just compacted · 1 compaction" in statusline.line(after)
+    # read again from nothing, the same figures: the kept entry loses nothing
+    index.unlink()
+    again = statusline.read(transcript, index)
+    assert statusline.figures(again, Config(), {}) == after
+
+
+def test_a_first_read_of_a_long_transcript_reads_its_tail_and_scans_for_its_compactions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(statusline, "TAIL_BYTES", 2_000)
+    transcript = tmp_path / "long.jsonl"
+    boundary = line(
+        "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 168_000}
+    )
+    lines = [
+        prompt(0, "go"),
+        *reply(0, 160_000),
+        boundary,
+        *(x for n in range(1, 20) for x in reply(n, 30_000 + n)),
+    ]
+    transcript.write_text("\n".join(lines) + "\n")
+    tail = statusline.read(transcript, None)
+    shown = statusline.figures(tail, Config(), {})
+    assert not tail.whole and shown.compactions == 1 and tail.last_prompt == 30_019
+    # the cost counts only the tail: it says "at least"
+    assert "1 compaction · ≥$" in statusline.line(shown)
+
+
+def test_the_command_prints_a_line_and_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 150_000)]) + "\n")
+    given = {
+        "session_id": "s",
+        "transcript_path": str(transcript),
+        "model": {"id": OPUS},
+        "version": "2.1.74",
+    }
+    for stdin, expected in (
+        (json.dumps(given), "ctx 150k of 167k · compacts in ~17k · no compaction yet · $"),
+        (json.dumps({"session_id": "s"}), "compaction-inspector: no transcript_path on stdin"),
+        ("not json", "compaction-inspector: Expecting value"),
+        (json.dumps({**given, "transcript_path": str(tmp_path / "gone.jsonl")}), "compaction-inspector: "),
+    ):
+        monkeypatch.setattr("sys.stdin", _Stdin(stdin))
+        outcome = run_cli(["statusline"])
+        assert outcome.code == 0 and outcome.out.startswith(expected), (stdin, outcome.out)
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
+    coloured = run_cli(["statusline", "--color", "--format", "{ctx}/{point} {model}"]).out
+    assert coloured == "\x1b[33m150k/167k claude-opus-4-6\x1b[0m\n"  # 90 % of its point: yellow
+
+
+class _Stdin:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def read(self) -> str:
+        return self.text
+
+
+def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    assert statusline.install(settings) is None  # no file yet: made
+    assert json.loads(settings.read_text())["statusLine"]["command"] == statusline.COMMAND
+    settings.write_text(json.dumps({"theme": "dark", "statusLine": {"type": "command", "command": "mine"}}))
+    with pytest.raises(statusline.SettingsRefused, match="has a statusLine already"):
+        statusline.install(settings)
+    assert json.loads(settings.read_text())["statusLine"]["command"] == "mine"  # left as it was
+    backup = statusline.install(settings, force=True)
+    assert backup is not None and json.loads(backup.read_text())["statusLine"]["command"] == "mine"
+    assert json.loads(settings.read_text()) == {"theme": "dark", **statusline.snippet()}
+    settings.write_text("[1, 2]")
+    with pytest.raises(statusline.SettingsRefused, match="not hold a JSON object"):
+        statusline.install(settings, force=True)
+
+
+def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+    transcript = tmp_path / "s.jsonl"
+    evil = {"id": "m", "role": "assistant", "model": "\x1b]0;owned\x07x", "content": []}
+    evil["usage"] = {"input_tokens": 9_000, "output_tokens": 1}
+    transcript.write_text(line("a", "assistant", message=evil) + "\n{broken\n")
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    for argv in (["statusline", "--format", "{model}"], ["statusline", "--color", "--format", "{model}"]):
+        out = run_cli(argv).out
+        assert "\x1b]" not in out and "\x07" not in out and "owned" in out, out
