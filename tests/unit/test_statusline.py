@@ -155,7 +155,7 @@ def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path
 def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
     transcript = tmp_path / "s.jsonl"
-    evil = {"id": "m", "role": "assistant", "model": "\x1b]0;owned\x07x", "content": []}
+    evil: dict[str, Any] = {"id": "m", "role": "assistant", "model": "\x1b]0;owned\x07x", "content": []}
     evil["usage"] = {"input_tokens": 9_000, "output_tokens": 1}
     transcript.write_text(line("a", "assistant", message=evil) + "\n{broken\n")
     monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
