@@ -29,9 +29,10 @@ from compaction_inspector.core.formats.common import as_dict, count, parse_usage
 from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.token_cache import cache_root
+from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 1
+INDEX_VERSION = 3  # the entries' fields
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 
 
@@ -54,7 +55,8 @@ class Tail:
     compactions: int = 0
     compacted: list[int] = field(default_factory=list)  # what it counted before each automatic one
     largest: int = 0  # the largest prompt reported
-    added_chars: int = 0  # written since the last response: sent with the next request
+    added_tokens: int = 0  # written since the last response, estimated: sent with the next request
+    reply_tokens: int = 0  # the last response's own content, estimated
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": INDEX_VERSION, **dataclasses.asdict(self)}
@@ -99,19 +101,37 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             tail.response = body.get("id") if isinstance(body.get("id"), str) else None
             tail.prompts = [*tail.prompts, usage.prompt_tokens][-PACE_REQUESTS - 1 :]
             tail.largest = max(tail.largest, usage.prompt_tokens)
-            tail.added_chars = 0
+            tail.added_tokens = tail.reply_tokens = 0
+        # its lines' content: what the reply adds to the next request (the output a line
+        # reports is often only as far as it had streamed)
+        tail.reply_tokens += _estimate(body.get("content"))
         tail.usage = {**usage.to_dict(), "model": tail.model}
         tail.last_prompt, tail.last_output = usage.prompt_tokens, usage.output_tokens
     elif kind in ("user", "attachment") and not record.get("isSidechain"):
-        sent = body.get("content", record.get("attachment"))
-        tail.added_chars += len(sent) if isinstance(sent, str) else len(json.dumps(sent, ensure_ascii=False))
+        tail.added_tokens += _estimate(body.get("content", record.get("attachment")))
     elif kind == "system" and record.get("subtype") == "compact_boundary":
         meta = as_dict(record.get("compactMetadata"))
         tail.compactions += 1
         pre = count(meta.get("preTokens"))
         if meta.get("trigger") == "auto" and pre is not None:
             tail.compacted.append(pre)
-        tail.prompts, tail.last_prompt, tail.added_chars = [], None, 0
+        tail.prompts, tail.last_prompt, tail.added_tokens, tail.reply_tokens = [], None, 0, 0
+
+
+def _estimate(content: Any) -> int:
+    """What a line's content adds to the next request: its text / 4, an image or a
+    document the flat figure the counter gives one (never its base64 / 4)."""
+    if isinstance(content, str):
+        return len(content) // 4
+    if isinstance(content, list):
+        return sum(_estimate(item) for item in content)
+    if isinstance(content, dict):
+        if content.get("type") in ("image", "document"):
+            return FLAT_MEDIA_TOKENS
+        return sum(
+            _estimate(value) for key, value in content.items() if key not in ("type", "id", "tool_use_id")
+        )
+    return 0
 
 
 def _finish(tail: Tail) -> None:
@@ -252,7 +272,7 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
     point = config.for_session(facts).auto_compact_tokens
     count_now = None
     if tail.last_prompt is not None:
-        count_now = tail.last_prompt + tail.last_output + tail.added_chars // 4
+        count_now = tail.last_prompt + max(tail.last_output, tail.reply_tokens) + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
     return Figures(count_now, point, left, tail.compactions, cost_usd(tail), tail.whole, model)
 

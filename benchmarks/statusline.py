@@ -1,0 +1,108 @@
+"""The status line as Claude Code runs it: `python3 -m benchmarks.statusline [--sizes 1,100]
+[--replay PATH...]`.
+
+Speed: each call is a fresh process fed the status line JSON on stdin, warm (its entry kept
+from the call before) and cold (no entry), on the generated sessions of `benchmarks.run`,
+against a process that only imports the package's status line module. Prints a Markdown
+table of medians.
+
+`--replay`: real Claude Code transcripts grown line by line as if live; after each response
+the line's "compacts in" is read after each line. For every automatic compaction the file records: how many
+requests before it the figure first said the point was reached, and whether it said so
+more than one request early (a request: a response's prompt reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.run import session_file
+from compaction_inspector.core import statusline
+from compaction_inspector.core.config import Config
+
+RUNS = 5
+FLOOR = "import compaction_inspector.core.statusline"
+
+
+def timed(stdin: str, cache: str, argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        argv,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"COMPACTION_INSPECTOR_CACHE_DIR": cache},
+    )
+    return time.perf_counter() - start
+
+
+def speed(sizes: list[int]) -> None:
+    command = [sys.executable, "-m", "compaction_inspector.tui.cli", "statusline"]
+    floor = statistics.median(timed("", "off", [sys.executable, "-c", FLOOR]) for _ in range(RUNS))
+    print("| session | warm | cold | warm against the floor |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| the floor (importing the module) | {floor:.3f} s | | 1.0× |")
+    for size in sizes:
+        given = json.dumps({"transcript_path": str(session_file(size))})
+        colds, warms = [], []
+        for _ in range(RUNS):
+            cache = tempfile.mkdtemp()
+            colds.append(timed(given, cache, command))
+            warms.append(timed(given, cache, command))
+        warm, cold = statistics.median(warms), statistics.median(colds)
+        print(f"| {size} MB | {warm:.3f} s | {cold:.3f} s | {warm / floor:.1f}× |")
+
+
+def replay(paths: list[Path]) -> None:
+    print(
+        "| transcript | automatic compaction (line) | first said at the point, requests before | too early |"
+    )
+    print("| --- | ---: | ---: | --- |")
+    for path in paths:
+        lines = path.read_bytes().splitlines(keepends=True)
+        tail, said_at, requests = statusline.Tail(), None, 0
+        for number, raw in enumerate(lines, 1):
+            record = json.loads(raw) if raw.strip() else {}
+            boundary = record.get("type") == "system" and record.get("subtype") == "compact_boundary"
+            if boundary and record.get("compactMetadata", {}).get("trigger") == "auto":
+                early = "—" if said_at is None else requests - said_at
+                print(
+                    f"| `{path.name}` | {number} | {early} | {'yes' if isinstance(early, int) and early > 1 else 'no'} |"
+                )
+            before = tail.prompts[-1:] if tail.prompts else []
+            statusline.advance(tail, [raw])
+            if boundary:
+                said_at, requests = None, 0
+                continue
+            requests += tail.prompts[-1:] != before  # a new response reported its prompt
+            left = statusline.figures(tail, Config(), {}).left  # as the line reads after this line
+            if left is not None and left.left <= 0 and said_at is None:
+                said_at = requests
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.statusline", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--sizes", default="1,10", help="MB, comma separated")
+    parser.add_argument(
+        "--replay", nargs="*", default=[], help="Claude Code transcripts to replay line by line"
+    )
+    args = parser.parse_args()
+    if args.replay:
+        replay([Path(p) for p in args.replay])
+    else:
+        speed([int(s) for s in args.sizes.split(",")])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
