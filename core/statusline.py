@@ -27,7 +27,9 @@ from compaction_inspector.core.files import free_stem, locked, open_regular, rea
 from compaction_inspector.core.formats import provider
 from compaction_inspector.core.formats.common import as_dict, count, parse_usage
 from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.token_cache import cache_root
 from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 
@@ -365,3 +367,18 @@ def install(settings: Path, force: bool = False, command: str = COMMAND) -> Path
         write_atomic(backup, settings.read_bytes(), overwrite=False)
     write_atomic(settings, json.dumps({**existing, **snippet(command)}, indent=2, ensure_ascii=False) + "\n")
     return backup
+
+
+def of_inspection(inspection: Inspection) -> Figures:
+    """The same figures from a session read whole (any agent: `watch`)."""
+    left = inspection.headroom
+    cost = whole_cost(inspection.session)
+    return Figures(
+        left.count if left is not None else None,
+        inspection.config.auto_compact_tokens,
+        left,
+        len([c for c in inspection.session.compactions if c.kind == "compact"]),
+        cost.total if cost.priced else None,
+        True,
+        _text(inspection.session.metadata.get("model")),
+    )

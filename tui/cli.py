@@ -78,6 +78,7 @@ COMMANDS = (
     "serve",
     "sessions",
     "statusline",
+    "watch",
 )
 
 
@@ -351,6 +352,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --setup: add it to your settings.json (a backup is kept beside it)",
     )
     p.add_argument("--force", action="store_true", help="with --write: replace a statusLine already there")
+    p = sub.add_parser(
+        "watch",
+        parents=[settings, places],
+        help="follow a session while its agent works (any agent): the gauge, its own count against its "
+        "point, a notice before it may compact",
+    )
+    p.add_argument("file", nargs="?", help="the session (default the newest in your agents' folders)")
+    p.add_argument(
+        "--once", action="store_true", help="print the status line once and exit (for tmux and shells)"
+    )
     return parser
 
 
@@ -868,6 +879,24 @@ def _statusline_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from compaction_inspector.tui.watch import WatchApp, once  # Textual only when it runs
+
+    if args.file is not None:
+        path = Path(args.file)
+    else:
+        found = find(places_given(args))
+        if not found:
+            return _fail("no session found in your agents' folders: name one")
+        path = max(found, key=lambda f: f.path.stat().st_mtime).path
+    config = _config(args, lenient=True)[0]
+    if args.once:
+        say(once(path, config), sys.stdout)
+        return 0
+    WatchApp(path, config).run(inline=True)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "open": cmd_open,
     "analyze": cmd_analyze,
@@ -881,6 +910,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": cmd_serve,
     "sessions": cmd_sessions,
     "statusline": cmd_statusline,
+    "watch": cmd_watch,
 }
 
 
