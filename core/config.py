@@ -110,6 +110,8 @@ class Config:
     window_for: Scope | None = None
     # the user's own summarizer command (never run unless named here)
     summarizer: Command | None = None
+    # where the status line turns yellow and red, in % of the agent's point
+    status_colours: tuple[int, int] = (85, 95)
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
@@ -284,11 +286,13 @@ class Config:
             **{s.config_key: to_config(self.strategies[name]) for name, s in REGISTRY.items()},
             "keys": dict(self.keys),
             **({"summarizer": self.summarizer.to_dict()} if self.summarizer is not None else {}),
+            "statusline": {"yellow_at": self.status_colours[0], "red_at": self.status_colours[1]},
         }
 
 
 _TOP = ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens", "pressure",
-        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer")  # fmt: skip
+        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer",
+        "statusline")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -365,6 +369,9 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         else config.window_source,
         window_for=Scope(scope["agent"], model) if scope else config.window_for,
         summarizer=_summarizer(data["summarizer"]) if "summarizer" in data else config.summarizer,
+        status_colours=_status_colours(data["statusline"], config.status_colours)
+        if "statusline" in data
+        else config.status_colours,
     )
 
 
@@ -382,6 +389,21 @@ def _summarizer(value: Any) -> Command | None:
             f"summarizer.timeout_seconds must be a number of seconds from 0 to 3600, not {timeout!r}"
         )
     return Command(command, float(timeout))
+
+
+def _status_colours(value: Any, base: tuple[int, int]) -> tuple[int, int]:
+    """`statusline: {yellow_at: 85, red_at: 95}`, in % of the agent's point."""
+    section = _mapping(value, "statusline")
+    _known(section, ("yellow_at", "red_at"), "statusline")
+    yellow, red = section.get("yellow_at", base[0]), section.get("red_at", base[1])
+    for key, percent in (("yellow_at", yellow), ("red_at", red)):
+        if isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 200:
+            raise ConfigError(
+                f"statusline.{key} must be a whole percent of the point, 1 to 200, not {_shown(percent)}"
+            )
+    if yellow > red:
+        raise ConfigError(f"statusline.yellow_at ({yellow}) must not be above red_at ({red})")
+    return yellow, red
 
 
 @contextmanager

@@ -314,17 +314,16 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
     return template.format_map(fields)
 
 
-# how near the agent's point the count is, in % of it, where the line turns yellow and red
-NEAR, AT = 85, 95
 _ANSI = {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m", "reset": "\x1b[0m"}
 
 
-def coloured(text: str, f: Figures) -> str:
-    """`text` (made safe already) in the colour of how near the point the count is."""
+def coloured(text: str, f: Figures, at: tuple[int, int]) -> str:
+    """`text` (made safe already) in the colour of how near the point the count is: yellow
+    and red from `at`'s percents of it (`statusline` in compaction.yaml)."""
     if f.count is None or not f.point:
         return text
     share = 100 * f.count / f.point
-    colour = "red" if share >= AT else "yellow" if share >= NEAR else "green"
+    colour = "red" if share >= at[1] else "yellow" if share >= at[0] else "green"
     return f"{_ANSI[colour]}{text}{_ANSI['reset']}"
 
 

@@ -859,7 +859,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         shown = statusline.figures(statusline.read(Path(path), statusline.index_path()), config, given)
         # what a transcript says is shown, not obeyed
         text = visible(statusline.line(shown, args.format))
-        print(statusline.coloured(text, shown) if args.color else text)
+        print(statusline.coloured(text, shown, config.status_colours) if args.color else text)
     except Exception as exc:
         say(f"compaction-inspector: {one_line(str(exc) or type(exc).__name__, 60)}", sys.stdout)
     return 0

@@ -162,3 +162,21 @@ def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch:
     for argv in (["statusline", "--format", "{model}"], ["statusline", "--color", "--format", "{model}"]):
         out = run_cli(argv).out
         assert "\x1b]" not in out and "\x07" not in out and "owned" in out, out
+
+
+def test_its_colours_are_set_in_compaction_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compaction_inspector.core.config import ConfigError, from_dict
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 150_000)]) + "\n")
+    settings = tmp_path / "compaction.yaml"
+    settings.write_text("statusline:\n  yellow_at: 95\n  red_at: 99\n")
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    out = run_cli(["statusline", "--color", "--format", "{ctx}", "--config", str(settings)]).out
+    assert out == "\x1b[32m150k\x1b[0m\n"  # 90 % of its point: green under 95
+    assert from_dict({"statusline": {"yellow_at": 50}}).status_colours == (50, 95)
+    with pytest.raises(ConfigError, match="yellow_at \\(96\\) must not be above red_at \\(95\\)"):
+        from_dict({"statusline": {"yellow_at": 96}})
+    with pytest.raises(ConfigError, match="unknown key 'statusline.blue'"):
+        from_dict({"statusline": {"blue": 1}})
