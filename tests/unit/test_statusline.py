@@ -178,5 +178,5 @@ def test_its_colours_are_set_in_compaction_yaml(tmp_path: Path, monkeypatch: pyt
     assert from_dict({"statusline": {"yellow_at": 50}}).status_colours == (50, 95)
     with pytest.raises(ConfigError, match="yellow_at \\(96\\) must not be above red_at \\(95\\)"):
         from_dict({"statusline": {"yellow_at": 96}})
-    with pytest.raises(ConfigError, match="unknown key 'statusline.blue'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'statusline\.blue'"):
         from_dict({"statusline": {"blue": 1}})
