@@ -61,12 +61,12 @@ class Tail:
     reply_tokens: int = 0  # the last response's own content, estimated
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": INDEX_VERSION, **dataclasses.asdict(self)}
+        return {"index_version": INDEX_VERSION, **dataclasses.asdict(self)}
 
     @staticmethod
     def of(raw: Any) -> Tail | None:
         """A kept entry, or None when it is not one this version wrote."""
-        if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
+        if not isinstance(raw, dict) or raw.get("index_version") != INDEX_VERSION:
             return None
         names = {f.name for f in dataclasses.fields(Tail)}
         try:

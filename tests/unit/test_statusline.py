@@ -43,7 +43,9 @@ def price(prompt_tokens: int, output: int) -> Decimal:
     return calc_price(usage, OPUS, provider_id="anthropic").total_price
 
 
-def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_added(tmp_path: Path) -> None:
+def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     transcript, index = tmp_path / "s.jsonl", tmp_path / "cache" / "statusline.json"
     lines = [prompt(0, "go")] + [x for n in range(5) for x in reply(n, 100_000 + 10_000 * n)]
     transcript.write_text("\n".join(lines) + "\n")
@@ -71,7 +73,16 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     ]
     with transcript.open("a") as f:
         f.write("\n".join(added) + "\n" + reply(9, 30_000)[0][:50])
+    read: list[bytes] = []
+    advance = statusline.advance
+
+    def reading(tail: statusline.Tail, lines: list[bytes]) -> None:
+        read.extend(lines)
+        advance(tail, lines)
+
+    monkeypatch.setattr(statusline, "advance", reading)
     grown = statusline.read(transcript, index)
+    assert [json.loads(x)["uuid"] for x in read] == ["u9", "c"]  # only what was added
     assert grown.offset == transcript.stat().st_size - 50  # the half-written line waits
     after = statusline.figures(grown, Config(), {})
     assert (after.count, after.compactions, after.left) == (None, 1, None)
