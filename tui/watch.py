@@ -2,14 +2,13 @@
 agent works: the gauge, the agent's own count against its point, and a notice when its next
 request may compact. For any agent (Codex's own status line takes only built-in items).
 
-The file is looked at every second and read again when it grew; a file replaced or gone
-is said, and followed again when it comes back.
+The file is looked at every second through the follow mode's `Follower`: what was
+appended is read, a file replaced, truncated or rewritten is read again and said so, a
+file gone is said and followed again when it comes back.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from textual import work
@@ -19,30 +18,16 @@ from textual.widgets import Static
 
 from compaction_inspector.core import statusline
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Session
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.tui.figures import gauge_state
+from compaction_inspector.tui.follow import Follower
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 
 CHECK_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What says a file changed: its inode and size (None: it is not there)."""
-
-    inode: int
-    size: int
-
-    @staticmethod
-    def of(path: Path) -> Stamp | None:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return Stamp(st.st_ino, st.st_size)
 
 
 def once(path: Path, config: Config) -> str:
@@ -59,7 +44,7 @@ class WatchApp(App[None]):
     def __init__(self, path: Path, config: Config) -> None:
         super().__init__()
         self.path, self.config = path, config
-        self.stamp: Stamp | None = None
+        self.follower: Follower | None = None  # once the file could be read
         self.warned = False  # the notice that its next request may compact, given once a time
 
     def compose(self) -> ComposeResult:
@@ -70,28 +55,36 @@ class WatchApp(App[None]):
         self.check()
         self.set_interval(CHECK_SECONDS, self.check)
 
-    def check(self) -> None:
-        """Read the file again when it changed; say so when it is gone or replaced."""
-        now = Stamp.of(self.path)
-        if now is None:
-            if self.stamp is not None or not self.query_one("#line", Static).has_class("gone"):
-                self._say(f"{self.path} is gone: waiting for it to come back", gone=True)
-            self.stamp = None
-            return
-        if now == self.stamp:
-            return
-        replaced = self.stamp is not None and (now.inode != self.stamp.inode or now.size < self.stamp.size)
-        self.stamp = now
-        self.read(replaced)
-
     @work(thread=True, exclusive=True, exit_on_error=False)
-    def read(self, replaced: bool) -> None:
-        try:
-            inspection = Inspection.open(self.path, self.config)
-        except LoadError as exc:
-            self.call_from_thread(self._say, f"{self.path.name}: {exc}", True)
+    def check(self) -> None:
+        """What the file holds now (`Follower`: only what was appended, read again when it
+        was replaced, truncated or rewritten), shown when it changed; gone, said."""
+        follower = self.follower
+        if follower is None:
+            try:
+                session = load(self.path)
+            except LoadError as exc:
+                gone = not self.path.exists()
+                said = (
+                    f"{self.path} is gone: waiting for it to come back"
+                    if gone
+                    else f"{self.path.name}: {exc}"
+                )
+                self.call_from_thread(self._say, said, True)
+                return
+            self.follower = Follower(self.path, session)
+            self._inspect(session, replaced=False)
             return
-        self.call_from_thread(self._show, inspection, replaced)
+        was_gone = follower.gone
+        changed = follower.poll()
+        if follower.gone:
+            self.call_from_thread(self._say, f"{self.path} is gone: waiting for it to come back", True)
+        elif changed is not None:
+            session, reloaded = changed
+            self._inspect(session, replaced=reloaded and not was_gone)
+
+    def _inspect(self, session: Session, replaced: bool) -> None:
+        self.call_from_thread(self._show, Inspection.of(session, self.config), replaced)
 
     def _show(self, inspection: Inspection, replaced: bool) -> None:
         self.query_one(PressureGauge).update_state(gauge_state(inspection, None, -1, False, DEFAULT))
