@@ -25,16 +25,17 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import priced_parts
 from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
 from compaction_inspector.core.formats import provider
-from compaction_inspector.core.formats.common import as_dict, count, parse_usage
+from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
 from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.token_cache import cache_root
-from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
+from compaction_inspector.core.tokens import make_counter
 
+_ESTIMATE = make_counter("chars4")
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 3  # the entries' fields
+INDEX_VERSION = 4  # the entries' fields, and how they are estimated
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 
 
@@ -121,19 +122,9 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
 
 
 def _estimate(content: Any) -> int:
-    """What a line's content adds to the next request: its text / 4, an image or a
-    document the flat figure the counter gives one (never its base64 / 4)."""
-    if isinstance(content, str):
-        return len(content) // 4
-    if isinstance(content, list):
-        return sum(_estimate(item) for item in content)
-    if isinstance(content, dict):
-        if content.get("type") in ("image", "document"):
-            return FLAT_MEDIA_TOKENS
-        return sum(
-            _estimate(value) for key, value in content.items() if key not in ("type", "id", "tool_use_id")
-        )
-    return 0
+    """What a line's content adds to the next request, by the app's own labelled estimate
+    (text / 4, an image or a document at the flat media figure, never its base64 / 4)."""
+    return _ESTIMATE.count(Message("user", parse_content(content)), remember=False)
 
 
 def _finish(tail: Tail) -> None:

@@ -14,6 +14,7 @@ from genai_prices import calc_price
 
 from compaction_inspector.core import statusline
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 from tests.hostile import run_cli
 
 OPUS = "claude-opus-4-6"
@@ -191,3 +192,20 @@ def test_its_colours_are_set_in_compaction_yaml(tmp_path: Path, monkeypatch: pyt
         from_dict({"statusline": {"yellow_at": 96}})
     with pytest.raises(ConfigError, match=r"unknown key 'statusline\.blue'"):
         from_dict({"statusline": {"blue": 1}})
+
+
+def test_a_pasted_image_adds_the_flat_media_figure_not_its_base64(tmp_path: Path) -> None:
+    """A screenshot's 400,000 characters of base64 are one image to the model: what it
+    adds is the counter's flat media figure, so the line does not say it compacts early."""
+    picture = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400_000},
+    }
+    pasted = line(
+        "u1", "user", message={"role": "user", "content": [{"type": "text", "text": "see"}, picture]}
+    )
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000), pasted]) + "\n")
+    tail = statusline.read(transcript, None)
+    assert tail.added_tokens == 1 + FLAT_MEDIA_TOKENS
+    assert statusline.figures(tail, Config(), {}).count == 100_040 + 1 + FLAT_MEDIA_TOKENS
