@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.context_model import Response, responses
 from compaction_inspector.core.formats import provider as provider_of
+from compaction_inspector.core.formats.common import answered_by
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
 
@@ -195,14 +196,13 @@ def session_cost(session: Session, subagents: Sequence[Session] = (), unread: Se
 
 def _chain_cost(session: Session) -> Cost:
     provider = provider_of(session.format)
-    fallback = session.metadata.get("model")
     parts = dict.fromkeys(PARTS, Decimal(0))
     priced = 0
     unpriced: dict[str, int] = {}
     found = responses(session)
     for response in found:
         usage = response.usage
-        model = usage.model or (fallback if isinstance(fallback, str) else None)
+        model = answered_by(usage, session.metadata)
         by_part = priced_parts(usage, model, provider)
         if by_part is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
@@ -307,7 +307,6 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
     """What each compaction the transcript records cost, by its boundary's index; `found`:
     the session's responses, where the caller has them."""
     provider = provider_of(session.format)
-    fallback = session.metadata.get("model")
     found = responses(session) if found is None else found
     calls = own_calls(session, found)
     starts = [r.start for r in found]
@@ -323,7 +322,7 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
         if k < len(found) and not before_next:
             usage = found[k].usage
             again = usage.prompt_tokens - usage.cache_read_input_tokens
-            model = usage.model or (fallback if isinstance(fallback, str) else None)
+            model = answered_by(usage, session.metadata)
             rates = _rates(model, provider, usage.prompt_tokens) if model else None
             if rates is not None:
                 again_usd = _sent_again(rates, usage)
@@ -352,7 +351,6 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
     session's responses, where the caller has them."""
     if all(c.kind == "microcompact" for c in session.compactions):
         return {}
-    fallback = session.metadata.get("model")
     messages = session.messages
     found = responses(session) if found is None else found
     ends = [r.end for r in found]
@@ -367,9 +365,7 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
             lambda m: m.role != "assistant" and not m.is_compact_boundary, messages[c.index + 1 :]
         )
         tokens_out = c.hidden_tokens + sum(len(m.text) for m in after if m.is_compact_summary) // 4
-        model = (last.model if last is not None else None) or (
-            fallback if isinstance(fallback, str) else None
-        )
+        model = answered_by(last, session.metadata)
         told = c.call
         if told is not None:
             out[c.index] = OwnCall(
@@ -393,7 +389,6 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
     1 hour, or uncached where the provider has no write price); the output is the real one.
     A compaction's own summarize request is priced apart: its input uncached, its output."""
     provider = provider_of(session.format)
-    fallback = session.metadata.get("model")
     found = responses(session)
     usage = {r.start: r.usage for r in found}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
@@ -417,7 +412,7 @@ def replay_cost(session: Session, replay: Simulation) -> Cost:
             read = min(shared, sent, u.cache_read_input_tokens)
         # a count of tokens, whether or not the model has a price
         rewritten += max(0, min(before_sent, sent, u.cache_read_input_tokens) - read)
-        model = u.model or (fallback if isinstance(fallback, str) else None)
+        model = answered_by(u, session.metadata)
         rates = _rates(model, provider, sent) if model else None
         if rates is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1

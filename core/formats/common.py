@@ -318,5 +318,10 @@ def name_compactions(messages: list[Message], compactions: Sequence[Compaction])
 
 def model_of(m: Message, metadata: Mapping[str, Any]) -> str | None:
     """The model that answered: the response's own, else the session's."""
-    named = m.usage.model if m.usage is not None and m.usage.model else metadata.get("model")
+    return answered_by(m.usage, metadata)
+
+
+def answered_by(usage: Usage | None, metadata: Mapping[str, Any]) -> str | None:
+    """The model a response's usage names, else the session's (`metadata`)."""
+    named = usage.model if usage is not None and usage.model else metadata.get("model")
     return named if isinstance(named, str) else None
