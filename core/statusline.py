@@ -22,14 +22,13 @@ from typing import Any, BinaryIO
 
 from compaction_inspector.core.agents.claude_code import FORMAT
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import priced_parts
+from compaction_inspector.core.cost import priced_parts, session_cost
 from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
 from compaction_inspector.core.formats import provider
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
 from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
-from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.token_cache import cache_root
 from compaction_inspector.core.tokens import make_counter
 
@@ -362,7 +361,7 @@ def install(settings: Path, force: bool = False, command: str = COMMAND) -> Path
 def of_inspection(inspection: Inspection) -> Figures:
     """The same figures from a session read whole (any agent: `watch`)."""
     left = inspection.headroom
-    cost = whole_cost(inspection.session)
+    cost = session_cost(inspection.session)  # the main chain, as a transcript's tail gives it
     return Figures(
         left.count if left is not None else None,
         inspection.config.auto_compact_tokens,
