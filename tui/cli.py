@@ -885,7 +885,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if args.file is not None:
         path = Path(args.file)
     else:
-        found = find(places_given(args))
+        found = [f for f in find(places_given(args)) if f.subagent_of is None]  # a session, not its sub-agent
         if not found:
             return _fail("no session found in your agents' folders: name one")
         path = max(found, key=lambda f: f.path.stat().st_mtime).path

@@ -53,3 +53,19 @@ def test_once_prints_the_line_and_exits(tmp_path: Path) -> None:
     transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
     outcome = run_cli(["watch", str(transcript), "--once"])
     assert outcome.code == 0 and outcome.out.startswith("ctx 100k of 167k · compacts in ~67k")
+
+
+def test_with_no_session_named_it_watches_the_newest_session_not_a_sub_agent(tmp_path: Path) -> None:
+    import os
+
+    project = tmp_path / "projects" / "-work-app"
+    (project / "s1" / "subagents").mkdir(parents=True)
+    session = project / "s1.jsonl"
+    session.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    helper = project / "s1" / "subagents" / "agent-1.jsonl"
+    helper.write_text("\n".join([prompt(0, "look"), *reply(0, 20_000)]) + "\n")
+    os.utime(helper, (session.stat().st_mtime + 60, session.stat().st_mtime + 60))  # written last
+    outcome = run_cli(
+        ["watch", "--once", "--claude-dir", str(tmp_path / "projects"), "--codex-dir", str(tmp_path)]
+    )
+    assert outcome.code == 0 and outcome.out.startswith("ctx 100k"), outcome.out
