@@ -9,7 +9,8 @@ table of medians.
 `--replay`: real Claude Code transcripts grown line by line as if live; after each response
 the line's "compacts in" is read after each line. For every automatic compaction the file records: how many
 requests before it the figure first said the point was reached, and whether it said so
-more than one request early (a request: a response's prompt reported).
+more than one request early (a request: a response's prompt reported), beside the count
+the agent recorded (`preTokens`) and the line's count at the line before it.
 """
 
 from __future__ import annotations
@@ -63,27 +64,33 @@ def speed(sizes: list[int]) -> None:
 
 def replay(paths: list[Path]) -> None:
     print(
-        "| transcript | automatic compaction (line) | first said at the point, requests before | too early |"
+        "| transcript | automatic compaction (line) | its own count | the line's count at the line before"
+        " | first said at the point, requests before | too early |"
     )
-    print("| --- | ---: | ---: | --- |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
     for path in paths:
         lines = path.read_bytes().splitlines(keepends=True)
-        tail, said_at, requests = statusline.Tail(), None, 0
+        tail, said_at, requests, count = statusline.Tail(), None, 0, None
         for number, raw in enumerate(lines, 1):
             record = json.loads(raw) if raw.strip() else {}
             boundary = record.get("type") == "system" and record.get("subtype") == "compact_boundary"
-            if boundary and record.get("compactMetadata", {}).get("trigger") == "auto":
+            metadata = record.get("compactMetadata", {}) if boundary else {}
+            if metadata.get("trigger") == "auto":
                 early = "—" if said_at is None else requests - said_at
+                own = metadata.get("preTokens")
                 print(
-                    f"| `{path.name}` | {number} | {early} | {'yes' if isinstance(early, int) and early > 1 else 'no'} |"
+                    f"| `{path.name}` | {number} | {own if own is not None else '—':,} "
+                    f"| {count if count is not None else '—':,} | {early} "
+                    f"| {'yes' if isinstance(early, int) and early > 1 else 'no'} |"
                 )
             before = tail.prompts[-1:] if tail.prompts else []
             statusline.advance(tail, [raw])
             if boundary:
-                said_at, requests = None, 0
+                said_at, requests, count = None, 0, None
                 continue
             requests += tail.prompts[-1:] != before  # a new response reported its prompt
-            left = statusline.figures(tail, Config(), {}).left  # as the line reads after this line
+            figures = statusline.figures(tail, Config(), {})  # as the line reads after this line
+            count, left = figures.count, figures.left
             if left is not None and left.left <= 0 and said_at is None:
                 said_at = requests
 
