@@ -209,3 +209,35 @@ def test_a_pasted_image_adds_the_flat_media_figure_not_its_base64(tmp_path: Path
     tail = statusline.read(transcript, None)
     assert tail.added_tokens == 1 + FLAT_MEDIA_TOKENS
     assert statusline.figures(tail, Config(), {}).count == 100_040 + 1 + FLAT_MEDIA_TOKENS
+
+
+HOLDOUT = Path(__file__).resolve().parents[2].parent / "shared" / "holdout"
+
+
+@pytest.mark.skipif(not HOLDOUT.is_dir(), reason="the real transcripts beside the repository are not here")
+def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each real Claude Code transcript cut just before each of its automatic compactions,
+    fed as Claude Code feeds the command: the prompt the line starts from and the point it
+    measures against are those `compactions --json` gives for that compaction."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    checked = 0
+    for path in sorted(HOLDOUT.glob("real*/cc_*.jsonl")):
+        found = json.loads(run_cli(["compactions", "--json", str(path)]).out)
+        lines = path.read_bytes().splitlines(keepends=True)
+        for c in found:
+            if c["trigger"] != "auto" or c["agent_count"] is None or c["measured_before"] is None:
+                continue
+            cut = tmp_path / f"{path.stem}-{c['line']}.jsonl"
+            cut.write_bytes(b"".join(lines[: c["line"] - 1]))
+            given = {"session_id": "s", "transcript_path": str(cut), "version": "2.1.0"}
+            monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
+            out = run_cli(["statusline", "--format", "{ctx} {point}"]).out
+            tail = statusline.read(cut, None)
+            shown = statusline.figures(tail, Config(), given)
+            assert tail.last_prompt == c["agent_count"]["parts"]["reported"] == c["measured_before"], path
+            assert shown.point == c["agent_count"]["point"], path
+            assert out == statusline.line(shown, "{ctx} {point}") + "\n"
+            checked += 1
+    assert checked >= 10
