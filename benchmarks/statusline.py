@@ -3,8 +3,8 @@
 
 Speed: each call is a fresh process fed the status line JSON on stdin, warm (its entry kept
 from the call before) and cold (no entry), on the generated sessions of `benchmarks.run`,
-against a process that only imports the package's status line module. Prints a Markdown
-table of medians.
+against a process that only imports the package's status line module, and cold against
+`analyze --json` of the session's last 1 MB. Prints a Markdown table of medians.
 
 `--replay`: real Claude Code transcripts grown line by line as if live; after each response
 the line's "compacts in" is read after each line. For every automatic compaction the file records: how many
@@ -48,18 +48,28 @@ def timed(stdin: str, cache: str, argv: list[str]) -> float:
 def speed(sizes: list[int]) -> None:
     command = [sys.executable, "-m", "compaction_inspector.tui.cli", "statusline"]
     floor = statistics.median(timed("", "off", [sys.executable, "-c", FLOOR]) for _ in range(RUNS))
-    print("| session | warm | cold | warm against the floor |")
-    print("| --- | ---: | ---: | ---: |")
-    print(f"| the floor (importing the module) | {floor:.3f} s | | 1.0× |")
+    analyze = [sys.executable, "-m", "compaction_inspector.tui.cli", "analyze", "--json"]
+    print("| session | warm | cold | warm against the floor | `analyze` of its last 1 MB | cold against it |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| the floor (importing the module) | {floor:.3f} s | | 1.0× | | |")
     for size in sizes:
-        given = json.dumps({"transcript_path": str(session_file(size))})
+        path = session_file(size)
+        given = json.dumps({"transcript_path": str(path)})
         colds, warms = [], []
         for _ in range(RUNS):
             cache = tempfile.mkdtemp()
             colds.append(timed(given, cache, command))
             warms.append(timed(given, cache, command))
         warm, cold = statistics.median(warms), statistics.median(colds)
-        print(f"| {size} MB | {warm:.3f} s | {cold:.3f} s | {warm / floor:.1f}× |")
+        with tempfile.TemporaryDirectory() as folder:
+            last = Path(folder) / "last.jsonl"
+            data = path.read_bytes()
+            start = data.find(b"\n", max(0, len(data) - 1_000_000)) + 1  # from a whole line
+            last.write_bytes(data[start:])
+            tail = statistics.median(timed("", "off", [*analyze, str(last)]) for _ in range(RUNS))
+        print(
+            f"| {size} MB | {warm:.3f} s | {cold:.3f} s | {warm / floor:.1f}× | {tail:.3f} s | {cold / tail:.2f}× |"
+        )
 
 
 def replay(paths: list[Path]) -> None:
