@@ -10,6 +10,7 @@ of the raw one.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Callable, Sequence
@@ -172,15 +173,8 @@ def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None)
     of what public rollouts fit."""
     if set_to is not None:
         return ReasoningRate(set_to, f"{set_to} per 100 reasoning tokens (set)")
-    held: dict[str | None, list[int | None]] = {}  # each response's encrypted items
-    said: dict[str | None, int] = {}  # ... and the reasoning tokens it reported
-    for m in messages:
-        if m.reasoning is not None:
-            held.setdefault(m.id, []).append(m.reasoning.encrypted)
-            said[m.id] = said.get(m.id, 0) + m.reasoning.reported
-    fitted = [(items, said[k]) for k, items in held.items() if said[k] and None not in items]
-    encrypted = sum(sum(e for e in items if e is not None) for items, _ in fitted)
-    reported, responses = sum(n for _, n in fitted), len(fitted)
+    fitted = _fitted(messages)
+    encrypted, reported, responses = sum(e for e, _ in fitted), sum(n for _, n in fitted), len(fitted)
     if reported:
         per_100 = max(1, round(100 * encrypted / reported))
         return ReasoningRate(per_100, f"{per_100} per 100 reasoning tokens, fitted on {responses} responses")
@@ -190,6 +184,37 @@ def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None)
         f"{CODEX_REASONING_PER_100} per 100 reasoning tokens (public rollouts fit {low}-{high})",
         CODEX_REASONING_SPREAD,
     )
+
+
+def _fitted(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(encrypted, reported) of each response that holds both for all its reasoning items."""
+    held: dict[str | None, list[int | None]] = {}  # each response's encrypted items
+    said: dict[str | None, int] = {}  # ... and the reasoning tokens it reported
+    for m in messages:
+        if m.reasoning is not None:
+            held.setdefault(m.id, []).append(m.reasoning.encrypted)
+            said[m.id] = said.get(m.id, 0) + m.reasoning.reported
+    return [
+        (sum(e for e in items if e is not None), said[k])
+        for k, items in held.items()
+        if said[k] and None not in items
+    ]
+
+
+def codex_reasoning_bound(messages: Sequence[Message], set_to: int | None = None) -> list[int]:
+    """[i]: the most Codex's third term can be for any request made of messages[:i]'s
+    messages (a history a replay rebuilt from some of them): every reasoning item among
+    them, at the highest rate `codex_reasoning_rate` could fit on any of them (a rate fitted
+    on several responses is their average, at most the largest)."""
+    ratios = [math.ceil(100 * encrypted / reported) for encrypted, reported in _fitted(messages)]
+    per_100 = set_to if set_to is not None else max([CODEX_REASONING_PER_100, *ratios])
+    bound, total = [0], 0
+    for m in messages:
+        if m.reasoning is not None:
+            held = m.reasoning.encrypted
+            total += held if held is not None else math.ceil(m.reasoning.reported * per_100 / 100)
+        bound.append(total)
+    return bound
 
 
 def codex_reasoning(messages: Sequence[Message], rate: ReasoningRate) -> tuple[list[int], list[int]]:

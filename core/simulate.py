@@ -329,6 +329,7 @@ class _Requests:
             self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
             self.persisted = policy.persisted
             self.humans = segment.humans if self.fires is not None else []  # what a trigger reads
+            self.beside = declared.beside(segment, self.options) if declared.beside is not None else None
         if self.incremental:
             pairing = segment.pairing
             self.valid_until = pairing.valid_until
@@ -392,8 +393,8 @@ class _Requests:
         if self.fires is None:
             return True
         segment = self.segment
-        meter = segment.meter(end)
-        return self.fires(self.options, meter.tokens(tokens), messages, segment.context, self.humans[end])
+        counted = segment.meter(end).tokens(tokens) + (self.beside[end] if self.beside is not None else 0)
+        return self.fires(self.options, counted, messages, segment.context, self.humans[end])
 
     def _run(self, end: int) -> tuple[int, int, Outcome | None, int | None]:
         policy, segment = self.policy, self.segment

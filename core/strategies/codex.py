@@ -110,6 +110,16 @@ def _reasoning(messages: Sequence[Message], options: CodexOptions) -> list[int]:
     return [a + b for a, b in zip(read, estimated, strict=True)]
 
 
+def _fires(options: CodexOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
+    """Its count (the context and, at most, its reasoning term) at or over its limit."""
+    return tokens >= limit(options, context)
+
+
+def _beside(segment: Segment, options: CodexOptions) -> list[int]:
+    return segment.memo((NAME, "bound", options.reasoning_per_100), autocompact.codex_reasoning_bound,
+                        segment.messages, options.reasoning_per_100)  # fmt: skip
+
+
 def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:
     reasoning = segment.memo((NAME, options.reasoning_per_100), _reasoning, segment.messages, options)
     return AtPointPlan.of(segment, end, limit(options, segment.context), reasoning[end])
@@ -172,6 +182,8 @@ STRATEGY = Strategy(
     options=CodexOptions,
     run=run,
     plan=plan,
+    fires=_fires,
+    beside=_beside,
     persists=lambda options: True,
     in_force=lambda options, context: {
         "auto_compact_token_limit": limit(options, context),

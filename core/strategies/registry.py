@@ -263,6 +263,9 @@ class Strategy(Generic[OptionsT]):
     # cheap pre-check of a replay: (options, context tokens, messages, context, human turns so
     # far) -> False only when it certainly changes nothing
     fires: Callable[[OptionsT, int, int, Context, int], bool] | None = None  # None: always runs
+    # what the agent counts besides the context, at most, before each request segment.messages[:i]
+    # (added to the pre-check's context tokens); None: nothing besides
+    beside: Callable[[Segment, OptionsT], Sequence[int]] | None = None
     persists: Callable[[OptionsT], bool] = lambda options: False  # its result replaces the stored history
     timeline: bool = True  # a replay under it means something (PTL retry runs only when refused)
     policy_label: Callable[[OptionsT], str] | None = None  # how a replay's legend names it with its options

@@ -319,3 +319,54 @@ def test_a_switch_to_a_model_with_a_smaller_window_is_a_check_of_its_own() -> No
     big["payload"]["info"]["model_context_window"] = 20_000
     larger = load_text("\n".join([*rollout[:-1], json.dumps(big)]), "rollout.jsonl")
     assert [c.when for c in larger.checks] == ["mid-turn", "pre-turn", "pre-turn"]
+
+
+def test_the_replays_pre_check_bounds_the_reasoning_term_of_any_history_made_of_the_messages() -> None:
+    """Every reasoning item, read where encrypted, else at the highest rate any of the
+    responses fits (175 per 100 here, above the 120 default): at least the third term of
+    any request a replay rebuilds from these messages, so a request it rules out never fires."""
+    from compaction_inspector.core.model import Block, Message
+
+    def said(i: int, encrypted: int | None, reported: int) -> Message:
+        return Message(
+            "assistant", (Block("text", text="ok"),), id=f"r{i}", reasoning=Reasoning(encrypted, reported)
+        )
+
+    human = Message("user", (Block("text", text="go on"),))
+    messages = [human, said(0, 350, 200), said(1, 100, 100), human, said(2, None, 40), human]
+    assert autocompact.codex_reasoning_bound(messages) == [0, 0, 350, 450, 450, 520, 520]
+    assert autocompact.codex_reasoning_bound(messages, set_to=100) == [0, 0, 350, 450, 450, 490, 490]
+    for start in range(len(messages)):  # histories of some of them: the bound holds for each
+        rate = autocompact.codex_reasoning_rate(messages[start:])
+        read, estimated = autocompact.codex_reasoning(messages[start:], rate)
+        bound = autocompact.codex_reasoning_bound(messages)[start:]
+        assert all(r + e <= b for r, e, b in zip(read, estimated, bound, strict=True))
+
+
+def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_limit(monkeypatch: Any) -> None:
+    """After its first compaction a replay holds the history as messages; requests whose
+    count (with the most its reasoning can add) stays under the limit are not run at all."""
+    from compaction_inspector.core import simulate as replaying
+    from compaction_inspector.core.model import Block, Message
+    from compaction_inspector.core.strategies import REGISTRY, codex
+
+    calls: list[int] = []
+    real = codex.run
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setitem(REGISTRY, codex.NAME, dataclasses.replace(codex.STRATEGY, run=counted))
+    messages = [
+        m
+        for n in range(60)
+        for m in (
+            Message("user", (Block("text", text=f"step {n} " + "words " * 40),)),
+            Message("assistant", (Block("text", text="done " * 20),), id=f"a{n}"),
+        )
+    ]
+    policy = replaying.Policy("codex", CodexOptions(auto_compact_token_limit=1_500, user_message_tokens=200))
+    result = replaying.simulate(messages, policy, Context(window=Window(100_000, 1), session_id="s"))
+    assert result.totals.compactions >= 2
+    assert len(calls) < 3 * result.totals.compactions  # not once for every request after the first
