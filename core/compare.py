@@ -111,9 +111,11 @@ def compare(
     strategies: Sequence[str],
     progress: Callable[[int, int, str], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    ranked: Callable[[Comparison], None] | None = None,
 ) -> Comparison:
     """No compaction, then each of `strategies`, on the inspection's session; `progress`
-    is told (done, of, name) before each; `stop` cancels it (raises `Cancelled`)."""
+    is told (done, of, name) before each, `ranked` the rows made so far after each (a
+    screen shows them as they come); `stop` cancels it (raises `Cancelled`)."""
     session, real = inspection.session, whole_cost(inspection.session)
     rows = []
     every = [BASELINE, *strategies]
@@ -142,6 +144,8 @@ def compare(
                 retention=_kept(inspection, name) if strategy is not None else None,
             )
         )
+        if ranked is not None:
+            ranked(Comparison(tuple(rows), real))
     return Comparison(tuple(rows), real)
 
 

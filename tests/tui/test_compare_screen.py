@@ -3,6 +3,8 @@ a column, and enter shows the strategy chosen."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
@@ -19,6 +21,8 @@ def cells(screen: CompareScreen, column: int) -> list[str]:
 
 
 async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen() -> None:
+    from textual.widgets import DataTable
+
     app = InspectorApp(path(), SMALL)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -32,11 +36,17 @@ async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen()
         assert costs == sorted(costs)  # by cost, the cheapest first
         title = str(screen.query_one("#compare-title").render())
         assert title.startswith("What the session really cost: main chain $")  # the sample ran a sub-agent
+        table = screen.query_one(DataTable)
+        chosen = cells(screen, 0)[table.cursor_row]
         await pilot.press("S")  # the most expensive first
         await pilot.pause()
         costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
         assert costs == sorted(costs, reverse=True)
-        first = cells(screen, 0)[0]
+        assert cells(screen, 0)[table.cursor_row] == chosen  # sorted again, the cursor stays on its strategy
+        for _ in range(table.cursor_row):  # up to the most expensive
+            await pilot.press("up")
+        first = cells(screen, 0)[table.cursor_row]
+        assert table.cursor_row == 0 and first != "no compaction"
         await pilot.press("enter")
         await settle(pilot)
         assert not isinstance(app.screen, CompareScreen)
@@ -86,3 +96,50 @@ async def test_at_80_columns_the_compare_table_shows_whole_columns_only() -> Non
         heads = [str(c.label) for c in table.ordered_columns]
         assert heads[:3] == ["strategy", "cost", "vs real"] and len(heads) < 10
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width
+
+
+async def test_rows_are_shown_as_each_is_replayed_and_the_cursor_stays_on_its_strategy(
+    monkeypatch: Any,
+) -> None:
+    """The comparison held after three rows: those three are on screen, sorted, while the
+    bar still runs; once it goes on, every row comes and the cursor is on the same one."""
+    import threading
+
+    from textual.widgets import DataTable, ProgressBar
+
+    from compaction_inspector.core import compare
+
+    go_on, kept = threading.Event(), []
+    measure = compare._kept
+
+    def held(*args: Any) -> Any:
+        kept.append(1)
+        if len(kept) == 3:  # no compaction and two strategies done: the third waits
+            go_on.wait(10)
+        return measure(*args)
+
+    monkeypatch.setattr(compare, "_kept", held)
+    app = InspectorApp(path(), SMALL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(DataTable)
+        for _ in range(200):
+            if table.row_count == 3:
+                break
+            await pilot.pause(0.02)
+        assert table.row_count == 3 and screen.query_one(ProgressBar).display
+        costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
+        assert costs == sorted(costs)
+        await pilot.press("down")
+        chosen = cells(screen, 0)[table.cursor_row]
+        go_on.set()
+        for _ in range(400):
+            if not screen.query_one(ProgressBar).display:
+                break
+            await pilot.pause(0.02)
+        await settle(pilot)
+        assert table.row_count == len(REPLAYED) + 1
+        assert cells(screen, 0)[table.cursor_row] == chosen

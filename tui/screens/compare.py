@@ -1,6 +1,6 @@
 """Every strategy on the session, side by side (core/compare.py): replayed and priced in
-a worker, its progress shown; the table sorts by any column, and enter opens that
-strategy's steps on the session screen."""
+a worker, each row shown as it is done; the table sorts by any column, and enter opens
+that strategy's steps on the session screen."""
 
 from __future__ import annotations
 
@@ -54,6 +54,13 @@ class Progressed(Message):
 
 
 @dataclass
+class Ranked(Message):
+    """The rows replayed and priced so far."""
+
+    comparison: Comparison
+
+
+@dataclass
 class Compared(Message):
     """Every row replayed and priced."""
 
@@ -93,7 +100,13 @@ class CompareScreen(ProgressScreen[str | None]):
     def _compare(self, inspection: Inspection) -> None:
         worker = get_current_worker()
         try:
-            done = compare(inspection, REPLAYED, self._progressed, lambda: worker.is_cancelled)
+            done = compare(
+                inspection,
+                REPLAYED,
+                self._progressed,
+                lambda: worker.is_cancelled,
+                lambda so_far: self.post_message(Ranked(so_far)),
+            )
         except Cancelled:
             return
         except SummarizerError as exc:
@@ -107,6 +120,10 @@ class CompareScreen(ProgressScreen[str | None]):
     def on_progressed(self, event: Progressed) -> None:
         self.query_one(ProgressBar).update(progress=event.done)
         self.said(f"Comparing every strategy on this session… {event.done}/{event.of}: {event.name}")
+
+    def on_ranked(self, event: Ranked) -> None:
+        if self.query_one(ProgressBar).display:  # the whole comparison may have come first
+            self.comparison = event.comparison
 
     def on_compared(self, event: Compared) -> None:
         self.finished()
@@ -135,7 +152,8 @@ class CompareScreen(ProgressScreen[str | None]):
         if self.comparison is None:
             return
         table = self.query_one(DataTable)
-        chosen = table.cursor_row
+        # the cursor stays on the strategy it is on while rows come in and sort around it
+        chosen = table.coordinate_to_cell_key(table.cursor_coordinate).row_key if table.row_count else None
         table.clear(columns=True)
         rows = self.comparison.sorted(self.sort, self.descending).rows
         cells = [{head: cell(row) for head, _, cell in COLUMNS} for row in rows]
@@ -146,7 +164,8 @@ class CompareScreen(ProgressScreen[str | None]):
                 table.add_column(head, key=head)
         for row, by_head in zip(rows, cells, strict=True):
             table.add_row(*(safe(by_head[h]) for h, _, _ in COLUMNS if h in shown), key=row.strategy or "")
-        table.move_cursor(row=max(0, min(chosen, table.row_count - 1)))
+        if chosen is not None and chosen in table.rows:
+            table.move_cursor(row=table.get_row_index(chosen))
         table.focus()
 
     def action_sort(self, step: int) -> None:
