@@ -105,7 +105,7 @@ class CompareScreen(ProgressScreen[str | None]):
                 REPLAYED,
                 self._progressed,
                 lambda: worker.is_cancelled,
-                lambda so_far: self.post_message(Ranked(so_far)),
+                self._ranked,
             )
         except Cancelled:
             return
@@ -113,6 +113,9 @@ class CompareScreen(ProgressScreen[str | None]):
             self.post_message(Failed(summarizer_failed(exc)))
             return
         self.post_message(Compared(done))
+
+    def _ranked(self, so_far: Comparison) -> None:
+        self.post_message(Ranked(so_far))
 
     def _progressed(self, done: int, of: int, name: str) -> None:
         self.post_message(Progressed(done, of, name))
