@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compaction_inspector.core.cost import Cost, replay_cost
+from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention, retention
-from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
 
@@ -116,15 +115,14 @@ def compare(
     """No compaction, then each of `strategies`, on the inspection's session; `progress`
     is told (done, of, name) before each, `ranked` the rows made so far after each (a
     screen shows them as they come); `stop` cancels it (raises `Cancelled`)."""
-    session, real = inspection.session, whole_cost(inspection.session)
+    real = inspection.real_cost
     rows = []
     every = [BASELINE, *strategies]
     for done, name in enumerate(every):
         if progress is not None:
             progress(done, len(every), name)
         policy = inspection.policy(name)
-        replay = inspection.replay(policy, stop)
-        cost = replay_cost(session, replay)
+        replay, cost = inspection.priced(policy, stop)
         t = replay.totals
         strategy = REGISTRY[name] if name != BASELINE else None
         options = inspection.config.options(name) if strategy is not None else None

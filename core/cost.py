@@ -380,16 +380,17 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
     return out
 
 
-def replay_cost(session: Session, replay: Simulation) -> Cost:
+def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] | None = None) -> Cost:
     """What the replay's requests would have cost (docs/cost.md#a-replay): each request
     priced where the transcript reports the response it stands for, at that response's
     model, as that response's usage splits it. What it shares at its start with the
     request before is read from the cache, up to what the real request read (a cache
     expires, or holds less); the rest is written as the real request wrote (5 minutes,
     1 hour, or uncached where the provider has no write price); the output is the real one.
-    A compaction's own summarize request is priced apart: its input uncached, its output."""
+    A compaction's own summarize request is priced apart: its input uncached, its output.
+    `found`: the session's responses, where the caller has them."""
     provider = provider_of(session.format)
-    found = responses(session)
+    found = responses(session) if found is None else found
     usage = {r.start: r.usage for r in found}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
     priced, unreported, rewritten = 0, 0, 0
@@ -477,13 +478,13 @@ def _rates(model: str, provider: str | None, prompt: int) -> dict[str, Decimal] 
     starts = _steps(model, provider)
     if starts is None:
         return None
-    from genai_prices import Usage as Priced
-    from genai_prices import calc_price
-
     key = (model, provider, sum(prompt > start for start in starts))
     found = _RATES.get(key)
     if found is not None:
         return found
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+
     size = max(prompt, 1)
 
     def cost(**usage: int) -> Decimal:

@@ -10,6 +10,7 @@ always about the inspection it was given.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,11 +27,13 @@ from compaction_inspector.core.compactions import (
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
+from compaction_inspector.core.cost import Cost, replay_cost
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
 from compaction_inspector.core.segment import Segments
+from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
@@ -40,6 +43,20 @@ from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 Progress = Callable[[int, int], None]
 BASELINE = "none"  # the policy name of replaying with no compaction
+
+
+# the cached figures of the session itself, the same under any config (tuning keeps them)
+_OF_THE_SESSION = ("tokens", "live", "origins", "real_cost")
+# replays kept for the same messages and context: a tuning key and its reverse, each with
+# the curve it is compared with (a 100 MB session's replay holds tens of megabytes)
+REPLAYS_KEPT = 4
+_KEPT = threading.Lock()  # the app's workers replay at once
+
+
+@dataclass(frozen=True)
+class _Kept:
+    replay: Simulation
+    cost: Cost | None = None  # once priced
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,6 +129,9 @@ class Inspection:
         if config.overhead_tokens != self.config.overhead_tokens:
             model = fit(self.session, self.counter, config.overhead_tokens)
         tuned = dataclasses.replace(self, config=config, model=model)
+        for name in _OF_THE_SESSION:  # what no setting changes, kept rather than made again
+            if name in self.__dict__:
+                tuned.__dict__[name] = self.__dict__[name]
         if model is self.model and "segments" in self.__dict__ and tuned.context == self.context:
             # options only: the indexes a replay reads (and strategies' tables of them) still hold
             tuned.__dict__["segments"] = self.segments
@@ -180,20 +200,49 @@ class Inspection:
         return Policy(name, contrast(options) if contrast and against == name else options)
 
     def replay(
-        self, policy: Policy, stop: Callable[[], bool] | None = None, every: int = 1, ends: bool = False
+        self, policy: Policy, stop: Callable[[], bool] | None = None, ends: bool = False
     ) -> Simulation:
-        """The session replayed round by round under `policy`; `every`: keep one point in
-        so many rounds (a chart's columns); `stop` cancels it (raises `Cancelled`); `ends`
-        keeps each segment's last request as sent."""
-        return simulate(
+        """The session replayed round by round under `policy`; `stop` cancels it (raises
+        `Cancelled`); `ends` keeps each segment's last request as sent."""
+        key = (policy, ends)
+        with _KEPT:
+            kept: _Kept | None = self.segments.replayed.get(key)
+        if kept is not None:  # a tuning key pressed back, the curve it is compared with
+            return kept.replay
+        made = simulate(
             self.session.messages,
             policy,
             self.context,
             stop,
-            every,
             segments=self.segments,
             segment_ends=ends,
         )
+        self._keep(key, _Kept(made))
+        return made
+
+    def priced(self, policy: Policy, stop: Callable[[], bool] | None = None) -> tuple[Simulation, Cost]:
+        """The whole replay under `policy` and what it would have cost."""
+        replay = self.replay(policy, stop)
+        with _KEPT:
+            kept: _Kept | None = self.segments.replayed.get((policy, False))
+        if kept is not None and kept.replay is replay and kept.cost is not None:
+            return replay, kept.cost
+        cost = replay_cost(self.session, replay, self.model.responses)
+        self._keep((policy, False), _Kept(replay, cost))
+        return replay, cost
+
+    def _keep(self, key: tuple[Policy, bool], entry: _Kept) -> None:
+        with _KEPT:
+            kept = self.segments.replayed
+            kept[key] = entry
+            kept.move_to_end(key)
+            while len(kept) > REPLAYS_KEPT:
+                kept.popitem(last=False)
+
+    @cached_property
+    def real_cost(self) -> Cost:
+        """What the session really cost, its sub-agents' included."""
+        return whole_cost(self.session)
 
     @cached_property
     def headroom(self) -> Headroom | None:

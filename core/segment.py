@@ -12,6 +12,7 @@ a replay's thousands of requests, and the runs made while tuning, share them.
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
@@ -199,6 +200,8 @@ class Segments:
         self.round_ends = [*self.round_starts[1:], len(self.messages)]
         self.boundaries = [i for i, m in enumerate(self.messages) if m.is_compact_boundary]
         self._made: dict[int, Segment] = {}
+        # the last replays of these segments and what they cost, by policy (core.inspection)
+        self.replayed: OrderedDict[Hashable, Any] = OrderedDict()
 
     def at(self, start: int) -> Segment:
         """The segment from `start` to the next compact boundary (or the end)."""

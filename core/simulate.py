@@ -238,7 +238,6 @@ class Simulation:
     points: tuple[Point, ...]
     usable_window: int
     totals: Totals
-    every: int = 1  # rounds per point
     # asked for (`segment_ends=True`): each segment's last request (before the transcript's own
     # compactions, and at the end) as the policy sent it, beside the messages it was made from
     ends: tuple[SegmentEnd, ...] | None = None
@@ -486,16 +485,13 @@ def simulate(
     policy: Policy,
     context: Context,
     cancelled: Callable[[], bool] | None = None,
-    every: int = 1,
     incremental: bool = True,
     segments: Segments | None = None,
     segment_ends: bool = False,
 ) -> Simulation:
     """The replay; `cancelled` is asked before each round and stops it with `Cancelled`.
 
-    `every` > 1 evaluates only every that many rounds (and the last), for a chart with
-    fewer columns than rounds: each point is exact for an ephemeral policy, while a
-    persisted one then compacts only at those points. `segments`, if the caller keeps
+    `segments`, if the caller keeps
     them for these messages and context, saves making their indexes again. `segment_ends`
     keeps each segment's last request as sent (`Simulation.ends`)."""
     messages = tuple(messages)
@@ -503,8 +499,6 @@ def simulate(
         segments = Segments(messages, context)
     ends, boundaries = segments.round_ends, segments.boundaries
     numbered = list(enumerate(ends, start=1))
-    if every > 1:
-        numbered = numbered[every - 1 :: every] + ([numbered[-1]] if len(numbered) % every else [])
     points: list[Point] = []
     persisted = policy.persisted
     last_titles: tuple[str, ...] = ()  # of the request before, under an ephemeral policy
@@ -605,7 +599,7 @@ def simulate(
     if kept_ends is not None and segment is not None:
         kept_ends.append(segment.ended())
     found = tuple(kept_ends) if kept_ends is not None else None
-    return Simulation(policy, tuple(points), context.window.usable, totals, every, found)
+    return Simulation(policy, tuple(points), context.window.usable, totals, found)
 
 
 def compare(

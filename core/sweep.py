@@ -223,7 +223,7 @@ def sweep_session(
                 t = replay.totals
                 # kept is of what the policy removed: a replay that compacted nothing has none
                 shares = [carried(e.source, e.sent) for e in replay.ends or ()] if t.compactions else []
-                cost = replay_cost(inspection.session, replay)
+                cost = replay_cost(inspection.session, replay, inspection.model.responses)
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,
                     cost.total, real.total,

@@ -37,7 +37,6 @@ from compaction_inspector.core.cluster import LOCAL, ClusterError
 from compaction_inspector.core.compare import REPLAYED, SORTS, compare
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
-from compaction_inspector.core.cost import replay_cost
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import write_atomic
@@ -45,7 +44,7 @@ from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.sessions import Index, find, transcripts_under, whole_cost
+from compaction_inspector.core.sessions import Index, find, transcripts_under
 from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.strategies import (
     DEFAULT,
@@ -501,15 +500,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     inspection = _inspect(args)
-    sims = [inspection.replay(inspection.policy(args.strategy))]
+    policies = [inspection.policy(args.strategy)]
     if args.compare:
-        sims.append(inspection.replay(inspection.policy(args.compare, against=args.strategy)))
+        policies.append(inspection.policy(args.compare, against=args.strategy))
+    made = [inspection.priced(p) for p in policies]
+    sims, costs = [s for s, _ in made], [c for _, c in made]
     points = (
         checkpoint_triggers(inspection.session, sims[0], inspection.config, args.checkpoint_every)
         if args.checkpoints
         else None
     )
-    costs = [replay_cost(inspection.session, s) for s in sims]
     if args.json:
         # each point made as it is written (`_print_json`), never all at once
         out: dict[str, Any] = {
@@ -518,7 +518,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             ],
             **sims[0].to_dict(streamed=True),
             "cost": costs[0].to_dict(),
-            "real_cost": whole_cost(inspection.session).to_dict(),
+            "real_cost": inspection.real_cost.to_dict(),
         }
         if points is not None:
             out["checkpoints"] = [t.to_dict() for t in points]
@@ -526,7 +526,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.report import print_simulation
 
-        print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=whole_cost(inspection.session))
+        print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=inspection.real_cost)
         if points is not None:
             say(f"checkpoints ({len(points)}):", sys.stdout)
             for t in points:

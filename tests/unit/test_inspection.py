@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
@@ -65,6 +66,37 @@ def test_tuning_options_keeps_the_indexes_and_a_new_window_does_not() -> None:
     assert tuned.segments is segments and tuned.config.options(hysteresis.NAME).target == 60
     wider = inspection.with_config(dataclasses.replace(inspection.config, window=Window(6000, 500)))
     assert wider.segments is not segments and wider.context.window == Window(6000, 500)
+
+
+def test_a_tuning_key_pressed_back_finds_its_replay_and_its_cost_kept(monkeypatch: Any) -> None:
+    """Replays of the same messages and context are kept by policy: the curve tuning
+    returns to, and the one it is compared with, are not replayed or priced again; a
+    new window replays afresh. What is kept is what a fresh replay gives."""
+    from compaction_inspector.core import cost as costing
+    from compaction_inspector.core import inspection as inspecting
+    from compaction_inspector.core.simulate import simulate
+
+    priced: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        priced.append(1)
+        return costing.replay_cost(*args)
+
+    monkeypatch.setattr(inspecting, "replay_cost", counted)
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    really = inspection.real_cost
+    first, cost = inspection.priced(inspection.policy(hysteresis.NAME))
+    h = dataclasses.replace(CONFIG.options(hysteresis.NAME), target=60)
+    tuned = inspection.with_config(inspection.config.with_options(hysteresis.NAME, h))
+    moved, _ = tuned.priced(tuned.policy(hysteresis.NAME))
+    back = tuned.with_config(CONFIG)
+    again, cost_again = back.priced(back.policy(hysteresis.NAME))
+    assert moved is not first and again is first and cost_again is cost and len(priced) == 2
+    fresh = simulate(back.messages, back.policy(hysteresis.NAME), back.context)
+    assert again.totals == fresh.totals and again.points == fresh.points
+    assert back.real_cost is really  # the session's own cost, under any setting
+    wider = back.with_config(dataclasses.replace(CONFIG, window=Window(6000, 500)))
+    assert wider.replay(wider.policy(hysteresis.NAME)) is not first
 
 
 def test_an_estimate_then_exact_counts() -> None:

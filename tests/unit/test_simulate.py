@@ -84,18 +84,6 @@ def test_meta_message_blocks_are_plain_messages() -> None:
     assert simulate([m], Policy(), Context()).points[0].tokens_before == 1
 
 
-def test_sampled_replay_is_exact_at_its_points_for_an_ephemeral_policy() -> None:
-    msgs = agentic(10)
-    ctx = Context(window=Window(600, 0))
-    full = simulate(msgs, Policy("hysteresis"), ctx)
-    sampled = simulate(msgs, Policy("hysteresis"), ctx, every=3)
-    assert [p.round for p in sampled.points] == [3, 6, 9, 11]
-    by_round = {p.round: p for p in full.points}
-    # exact but for what it shares with the request before: that is the one sampled before
-    assert all(replace(p, shared=None) == replace(by_round[p.round], shared=None) for p in sampled.points)
-    assert sampled.totals.rounds == full.totals.rounds == 11 and sampled.every == 3
-
-
 def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() -> None:
     from compaction_inspector.core.context import context_of
     from compaction_inspector.core.formats import load

@@ -216,8 +216,7 @@ class Timeline(Widget, can_focus=True):
                 parts.append((Text("◆ reported", "cyan"), 1))
             if recorded:
                 parts.append((Text("⚑ its own compaction", "yellow"), 1))
-            sampled = f", every {self.main.every}" if self.main.every > 1 else ""
-            parts.append((Text(f"{self.main.totals.rounds} rounds{sampled}", "bright_black"), 0))
+            parts.append((Text(f"{self.main.totals.rounds} rounds", "bright_black"), 0))
             parts.append((Text("focus and ← → for a round", "bright_black"), 2))
             lines.append(within(parts, width, "   "))
         return lines
