@@ -974,6 +974,10 @@ async def test_the_timeline_cursor_moves_a_round_a_key_and_its_readout_fits(tmp_
         lines = str(timeline.render()).splitlines()
         assert lines[-1].startswith(f"round {last - 3}: ")  # every round is reachable
         assert all(len(line) <= timeline.size.width for line in lines)
+        per = timeline._per()
+        await pilot.press("shift+left")  # a column at a time
+        await pilot.pause()
+        assert str(timeline.render()).splitlines()[-1].startswith(f"round {last - 3 - per}: ")
 
 
 async def test_a_notice_is_whole_and_leaves_the_timeline_legend_in_sight(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ policy is drawn as bars, a compared policy as a line of dots, and ◆ is the pro
 transcript reports for a request (what the agent really sent); threshold and target
 rows are ruled and labelled, other rows carry even ticks; under the chart, ✂ marks a
 compaction by the policy and ⚑ one the transcript records, then the round numbers.
-Focused, ← → move a cursor over the rounds (its figures on the last line) and enter
-moves the transcript to that round.
+Focused, ← → move a cursor over the rounds a round at a time (shift or page keys: a
+column at a time; its figures on the last line) and enter moves the transcript to that
+round.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Timeline(Widget, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "Earlier round", show=False, id="timeline.left"),
         Binding("right", "move(1)", "Later round", show=False, id="timeline.right"),
+        # a long session has thousands of rounds a column: a column at a time
+        Binding("shift+left,pageup", "move_column(-1)", "Earlier column", show=False, id="timeline.back"),
+        Binding("shift+right,pagedown", "move_column(1)", "Later column", show=False, id="timeline.on"),
         Binding("home", "move(-1_000_000)", "First round", show=False, id="timeline.first"),
         Binding("end", "move(1_000_000)", "Last round", show=False, id="timeline.last"),
         Binding("enter", "jump", "Show the round in the transcript", show=False, id="timeline.jump"),
@@ -74,6 +78,9 @@ class Timeline(Widget, can_focus=True):
         start = last if self.cursor is None else self.cursor
         self.cursor = max(0, min(last, start + by))  # a round a key, however many a column holds
         self.refresh()
+
+    def action_move_column(self, by: int) -> None:
+        self.action_move(by * self._per())
 
     def leave_cursor(self) -> None:
         """Out of the cursor mode: the last line says what the marks mean again."""
