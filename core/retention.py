@@ -21,9 +21,14 @@ _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 _PATH = re.compile(
     r"(?<![\w/.-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|rb|md|json|jsonl|yaml|yml|toml|txt|sh|c|h|cc|cpp|hpp|css|scss|html|sql|lock|cfg|ini|env|xml|csv|ipynb)\b"
 )
+# every character a path match can hold: a match lies within one run of them, and needs a
+# '/' or a '.' in it, so only such runs are searched (most words have neither)
+_PATH_RUN = re.compile(r"(?<![\w./~-])[\w~-]*+[./][\w./~-]*")
 _TICKED = re.compile(r"`([A-Za-z_][\w.:-]{1,80})`")
 _DEFINED = re.compile(r"\b(?:def|class|function|func|fn|interface|struct|enum)\s+([A-Za-z_]\w*)")
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w|\.\d)")  # a sentence's full stop may follow
+# a sentence's full stop may follow; the look behind comes after the first digit, so the
+# search skips from digit to digit
+_NUMBER = re.compile(r"\d(?<![\w.]\d)[\d,]*(?:\.\d+)?(?!\w|\.\d)")
 
 
 @dataclass(frozen=True)
@@ -119,10 +124,15 @@ def _met(message: Message) -> dict[str, dict[str, int]]:
             continue
         add("urls", (u.rstrip(".,;:") for u in _URL.findall(text)))
         rest = _URL.sub(" ", text)
-        add("paths", (p for p in _PATH.findall(rest) if len(p) > 3))
+        add("paths", (p for p in paths(rest) if len(p) > 3))
         add("identifiers", [*_TICKED.findall(rest), *_DEFINED.findall(rest)])
         add("numbers", (n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3))
     return met
+
+
+def paths(text: str) -> list[str]:
+    """`_PATH.findall(text)`, searching only the runs of characters a path is made of."""
+    return [found for run in _PATH_RUN.findall(text) for found in _PATH.findall(run)]
 
 
 def _command(value: Any) -> str | None:

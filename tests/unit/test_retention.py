@@ -1,11 +1,16 @@
 """What a summary kept of the span it replaced (docs/agents.md), on hand-made spans."""
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import Share, carried, facts, retention
+from compaction_inspector.core.retention import _NUMBER, _PATH, Share, carried, facts, paths, retention
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
@@ -75,3 +80,21 @@ def test_the_compacted_samples_compaction_measured_predicted_and_scored() -> Non
         "numbers": 0.0,
         "urls": None,
     }
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab_1~./- \n\t,;:'\"é(py)md")), max_size=80))
+def test_paths_searched_run_by_run_are_those_found_in_the_whole_text(text: str) -> None:
+    """The search for paths looks only at runs of the characters a path holds that have
+    a '/' or a '.': exactly what the whole text's search finds, in the same order."""
+    assert paths(text) == _PATH.findall(text)
+
+
+def test_paths_in_prose_code_and_shell_lines() -> None:
+    text = "Edited ./src/app.py and ~/notes/todo.md; see README.md. Ran `ls /var/log/`… 1.5 ok."
+    assert paths(text) == _PATH.findall(text) == ["./src/app.py", "~/notes/todo.md", "README.md", "/var/log"]
+
+
+@given(st.text(alphabet=st.sampled_from(list("a_19.,- \n")), max_size=60))
+def test_numbers_are_found_where_no_word_or_point_comes_before_them(text: str) -> None:
+    """The number search, its look behind after the first digit: as with it before."""
+    assert _NUMBER.findall(text) == re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w|\.\d)", text)
