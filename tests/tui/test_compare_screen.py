@@ -13,6 +13,17 @@ from tests.tui.conftest import settle, shown
 from tests.tui.test_app import SIZE, SMALL
 
 
+async def comparing(app: InspectorApp, pilot: Any, settled: bool = True) -> CompareScreen:
+    """The comparison opened with C on the settled session screen (`settled`: and done)."""
+    await settle(pilot)
+    await pilot.press("C")
+    if settled:
+        await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    return screen
+
+
 def cells(screen: CompareScreen, column: int) -> list[str]:
     from textual.widgets import DataTable
 
@@ -25,11 +36,7 @@ async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen()
 
     app = InspectorApp(path(), SMALL)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await comparing(app, pilot)
         names = cells(screen, 0)
         assert len(names) == len(REPLAYED) + 1 and "no compaction" in names
         costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
@@ -67,10 +74,7 @@ async def test_a_summarizer_that_fails_is_said_as_the_sweep_says_it() -> None:
     config = dataclasses.replace(SMALL, summarizer=Command("no-such-summarizer --now"))
     app = InspectorApp(path(), config)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("C")
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await comparing(app, pilot, settled=False)
         for _ in range(200):
             title = str(screen.query_one("#compare-title", Static).render())
             if title.startswith("Stopped"):
@@ -87,11 +91,7 @@ async def test_at_80_columns_the_compare_table_shows_whole_columns_only() -> Non
 
     app = InspectorApp(path(), SMALL)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await comparing(app, pilot)
         table = screen.query_one(DataTable)
         heads = [str(c.label) for c in table.ordered_columns]
         assert heads[:3] == ["strategy", "cost", "vs real"] and len(heads) < 10
@@ -121,10 +121,7 @@ async def test_rows_are_shown_as_each_is_replayed_and_the_cursor_stays_on_its_st
     monkeypatch.setattr(compare, "_kept", held)
     app = InspectorApp(path(), SMALL)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("C")
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await comparing(app, pilot, settled=False)
         table = screen.query_one(DataTable)
         for _ in range(200):
             if table.row_count == 3:
