@@ -104,6 +104,8 @@ class RealCompaction:
             said.append(f"kept {counted(len(c.discovered_tools), 'deferred tool')} loaded before it")
         if c.dropped_tokens is not None:
             said.append(f"{c.dropped_tokens:,} tokens dropped by its compactions so far")
+        if c.window is not None:
+            said.append(f"opened context window {c.window:,}")
         return " · ".join(said)
 
     def to_dict(self) -> dict[str, Any]:

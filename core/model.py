@@ -277,6 +277,7 @@ class Compaction:
     preserved: tuple[str, str] | None = None
     discovered_tools: tuple[str, ...] = ()  # deferred tools loaded before it, kept after it
     dropped_tokens: int | None = None  # what the agent counts as dropped by its compactions so far
+    window: int | None = None  # the context window it opens, counted from the first (Codex 0.142+)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -291,6 +292,7 @@ class Compaction:
             **({"preserved_segment": list(self.preserved)} if self.preserved else {}),
             **({"discovered_tools": list(self.discovered_tools)} if self.discovered_tools else {}),
             **({"cumulative_dropped_tokens": self.dropped_tokens} if self.dropped_tokens is not None else {}),
+            **({"window_number": self.window} if self.window is not None else {}),
         }
 
 

@@ -329,8 +329,11 @@ class _Rollout:
             call = replace(call, model=self.metadata["model"])
         messages = self.messages
         self.compactions.append(
-            Compaction(len(messages), "auto", self.last_prompt, hidden_tokens=hidden, call=call)
-        )
+            Compaction(
+                len(messages), "auto", self.last_prompt, hidden_tokens=hidden, call=call,
+                window=count(payload.get("window_number")),
+            )
+        )  # fmt: skip
         self.pending_hidden = unread
         self.compaction_turns.append(self.turn)
         messages.append(

@@ -24,6 +24,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.tokens import make_counter
+from tests.hostile import run_cli
 
 
 def line(kind: str, payload: dict[str, Any]) -> str:
@@ -370,3 +371,31 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
     result = replaying.simulate(messages, policy, Context(window=Window(100_000, 1), session_id="s"))
     assert result.totals.compactions >= 2
     assert len(calls) < 3 * result.totals.compactions  # not once for every request after the first
+
+
+def test_a_newer_rollouts_window_number_is_read_and_its_bookkeeping_lines_are_not_sent(tmp_path: Any) -> None:
+    """Codex 0.142+ numbers the context window a compaction opens; 0.145+ writes a
+    `world_state` snapshot and a `thread_settings_applied` event after it, neither of
+    which is sent to the model (no message, a line of what was skipped)."""
+    compacted = {"message": "", "replacement_history": [SUMMARY], "window_number": 3, "window_id": "w3"}
+    compacted |= {"first_window_id": "w1", "previous_window_id": "w2"}
+    rollout = [
+        *ROLLOUT[:-1],
+        line("compacted", compacted),
+        line("world_state", {"full": True, "state": {"agents_md": "be brief"}}),
+        line("event_msg", {"type": "thread_settings_applied", "model": "gpt-5.6-sol"}),
+    ]
+    plain = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    (c,) = session.compactions
+    assert c.window == 3 and c.to_dict()["window_number"] == 3
+    assert [m.text for m in session.messages] == [m.text for m in plain.messages]
+    rollout_file = tmp_path / "rollout.jsonl"
+    rollout_file.write_text("\n".join(rollout) + "\n")
+    shown = run_cli(["compactions", str(rollout_file)]).out
+    assert "opened context window 3" in shown
+    said = {d.message for d in session.diagnostics} - {d.message for d in plain.diagnostics}
+    assert said == {
+        "skipped 1 world_state line (not conversation)",
+        "skipped 1 event_msg/thread_settings_applied line (not conversation)",
+    }
