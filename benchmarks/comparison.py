@@ -1,0 +1,58 @@
+"""`compare` against `analyze` on real sessions: `python3 -m benchmarks.comparison FILE ...`.
+
+Each command a fresh process on the same file, the token cache filled by a first run of
+`analyze` (as a session opened before has it); the medians of three runs, and `compare`'s
+as a multiple of `analyze`'s. Issue 48's bar: every row of `compare` on a real session of
+about 150 rounds in at most 1.5x `analyze` of it. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.grouping import api_round_starts
+
+RUNS = 3
+
+
+def _seconds(command: str, path: Path, cache: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "compaction_inspector.tui.cli", command, "--json", str(path)],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": cache},
+    )
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.comparison", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("files", nargs="+", type=Path, help="sessions")
+    args = parser.parse_args()
+    print("| session | rounds | `analyze --json` | `compare --json` | against `analyze` |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for path in args.files:
+        cache = tempfile.mkdtemp()
+        _seconds("analyze", path, cache)  # the token cache filled
+        analyzed = statistics.median(_seconds("analyze", path, cache) for _ in range(RUNS))
+        compared = statistics.median(_seconds("compare", path, cache) for _ in range(RUNS))
+        rounds = len(api_round_starts(load(path).messages))
+        print(
+            f"| `{path.name}` | {rounds:,} | {analyzed:.2f} s | {compared:.2f} s | {compared / analyzed:.2f}× |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
