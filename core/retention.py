@@ -15,6 +15,7 @@ from typing import Any
 
 from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import Message
+from compaction_inspector.core.text import clauses
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -114,6 +115,7 @@ def _met(message: Message) -> dict[str, dict[str, int]]:
         for item in items:
             seen[item] = seen.get(item, 0) + 1
 
+    derived = bool(message.replaces or message.is_synthetic)
     for b in message.blocks:
         if b.type == "tool_use":
             command = _command(b.input) if b.name in SHELL_TOOLS else None
@@ -122,12 +124,40 @@ def _met(message: Message) -> dict[str, dict[str, int]]:
         text = b.render()
         if not text:
             continue
-        add("urls", (u.rstrip(".,;:") for u in _URL.findall(text)))
-        rest = _URL.sub(" ", text)
-        add("paths", (p for p in paths(rest) if len(p) > 3))
-        add("identifiers", [*_TICKED.findall(rest), *_DEFINED.findall(rest)])
-        add("numbers", (n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3))
+        # a long text a strategy wrote (a summary listing facts): its clauses' facts, in
+        # turn, as no pattern's match holds a space after a semicolon
+        found = [_found(c) for c in clauses(text)] if derived and len(text) > _CLAUSED else [_found(text)]
+        add("urls", (u for f in found for u in f.urls))
+        add("paths", (p for f in found for p in f.paths))
+        add("identifiers", [*(i for f in found for i in f.ticked), *(i for f in found for i in f.defined)])
+        add("numbers", (n for f in found for n in f.numbers))
     return met
+
+
+_CLAUSED = 512  # shorter texts are read whole: their clauses would rarely be met again
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """The facts of one text, each kind in the order met."""
+
+    urls: tuple[str, ...]
+    paths: tuple[str, ...]
+    ticked: tuple[str, ...]
+    defined: tuple[str, ...]
+    numbers: tuple[str, ...]
+
+
+@per_session(maxsize=1 << 16)  # a replay's summaries list the same facts, each a clause
+def _found(text: str) -> _Found:
+    rest = _URL.sub(" ", text)
+    return _Found(
+        tuple(u.rstrip(".,;:") for u in _URL.findall(text)),
+        tuple(p for p in paths(rest) if len(p) > 3),
+        tuple(_TICKED.findall(rest)),
+        tuple(_DEFINED.findall(rest)),
+        tuple(n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3),
+    )
 
 
 def paths(text: str) -> list[str]:

@@ -53,6 +53,17 @@ def shown(value: object, width: int = 40) -> str:
     return one_line(repr(value), width)
 
 
+def clauses(text: str) -> list[str]:
+    """`text` cut before each space that follows a semicolon ("a; b; c": "a;", " b;",
+    " c"); joined, they are `text`. A tokenizer's pieces and the facts `core.retention`
+    finds each start anew at such a space, so a text's counts are the sums of its
+    clauses': a summary listing facts is read from the clauses seen in summaries before."""
+    parts = text.split("; ")
+    if len(parts) == 1:
+        return parts
+    return [parts[0] + ";", *(f" {p};" for p in parts[1:-1]), " " + parts[-1]]
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` with thousands separators and the noun in the number it takes: "1 summary",
     "2 summaries", "30,697 messages"."""

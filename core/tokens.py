@@ -22,6 +22,7 @@ from itertools import islice
 from typing import Any
 
 from compaction_inspector.core.model import Message, Usage
+from compaction_inspector.core.text import clauses
 
 TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
 AUTO = "auto"  # the session's model's tokenizer (`model_tokenizer`)
@@ -156,13 +157,19 @@ class TokenCounter:
         if not self.exact:
             counts = [chars4(m.char_count) for m in batch]
         else:
-            texts = [m.text for m in batch]
+            # a long text a strategy wrote (a summary listing facts) is counted by its
+            # clauses, most of which earlier summaries held: the sum is its count
+            units = [
+                clauses(m.text) if (m.replaces or m.is_synthetic) and len(m.text) > SHORT_TEXT else [m.text]
+                for m in batch
+            ]
             short = self._short
-            todo = [t for t in texts if len(t) > SHORT_TEXT]
-            todo += dict.fromkeys(t for t in texts if len(t) <= SHORT_TEXT and t not in short)
+            every = [t for parts in units for t in parts]
+            todo = [t for t in every if len(t) > SHORT_TEXT]
+            todo += dict.fromkeys(t for t in every if len(t) <= SHORT_TEXT and t not in short)
             # none: every text is a short one seen before (a replay's edits, mostly)
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
-            counts = [known[t] if t in known else short[t] for t in texts]
+            counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
             short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
             if len(short) > self.short_kept:  # each new summary cap writes thousands more
                 for text in list(islice(short, len(short) // 2)):

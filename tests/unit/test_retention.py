@@ -2,7 +2,7 @@
 
 import re
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from compaction_inspector.core.compactions import real_compactions
@@ -10,7 +10,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import _NUMBER, _PATH, Share, carried, facts, paths, retention
+from compaction_inspector.core.retention import _NUMBER, _PATH, Share, _met, carried, facts, paths, retention
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
@@ -98,3 +98,21 @@ def test_paths_in_prose_code_and_shell_lines() -> None:
 def test_numbers_are_found_where_no_word_or_point_comes_before_them(text: str) -> None:
     """The number search, its look behind after the first digit: as with it before."""
     assert _NUMBER.findall(text) == re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w|\.\d)", text)
+
+
+_FACTY = ["; ", ";", " ", "\n", "def ", "class", "Foo", "`id`", "`", "src/a.py", "/", ".", "1,234", "12",
+          "9.5", "http://x.io/p", "https://y.dev;", "'", "é", "-", "_"]  # fmt: skip
+
+
+@example(["def ", "Foo", "; ", "`id`", "; ", "class", " ", "Bar"])  # a kind found by two patterns
+@given(st.lists(st.sampled_from(_FACTY), max_size=400))
+def test_a_long_text_a_strategy_wrote_holds_the_facts_of_its_clauses(parts: list[str]) -> None:
+    """A summary's facts are read clause by clause (each clause's once a replay): no
+    pattern's match holds a space after a semicolon, so they are the whole text's, in
+    the same order and number."""
+    text = "word; " * 100 + "".join(parts)  # long enough to be read by clauses
+
+    def in_order(met: dict[str, dict[str, int]]) -> list[tuple[str, list[tuple[str, int]]]]:
+        return [(kind, list(items.items())) for kind, items in met.items()]
+
+    assert in_order(_met(u(text, is_synthetic=True))) == in_order(_met(u(text)))

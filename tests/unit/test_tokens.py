@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction_inspector.core.model import Block, Message, Usage
+from compaction_inspector.core.text import clauses
 from compaction_inspector.core.tokens import TokenCounter, chars4, make_counter, reported_usage
 from tests.helpers import a, u
 
@@ -160,6 +161,41 @@ def test_a_long_text_counts_the_same_in_slices(parts: list[str]) -> None:
     hard = sum(1 for s in slices[1:] if not s.startswith(" "))
     total = sum(len(encoding.encode_ordinary(s)) for s in slices)
     assert abs(total - len(encoding.encode_ordinary(text))) <= 3 * hard
+
+
+_CLAUSE_PARTS = ["word", " ", "; ", ";", "  ", "\n", "12345", "é", ".,", "\t", "Ω", "src/a.py", "`x`", "'s"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@given(parts=st.lists(st.sampled_from(_CLAUSE_PARTS), max_size=300))
+def test_a_text_counts_the_sum_of_its_clauses(name: str, parts: list[str]) -> None:
+    """Both encoders start a piece at a space after a non-space: cut there, a text's
+    count is exactly its clauses' (a summary is counted from the clauses it shares)."""
+    from compaction_inspector.core import tokens
+
+    text = "".join(parts)
+    encoding = tokens._load_encoding(name)
+    assert "".join(clauses(text)) == text
+    assert sum(len(encoding.encode_ordinary(c)) for c in clauses(text)) == len(encoding.encode_ordinary(text))
+
+
+def test_a_long_text_a_strategy_wrote_encodes_only_its_new_clauses() -> None:
+    encoded: list[str] = []
+
+    def lengths(texts: list[str]) -> list[int]:
+        encoded.extend(texts)
+        return [len(t) for t in texts]
+
+    counter = TokenCounter("lengths", lambda: lengths)
+    facts = [f"src/module_{k}.py" for k in range(60)]
+    first = u("- files: " + "; ".join(facts), is_synthetic=True)
+    second = u("- files: " + "; ".join([*facts, "src/new.py"]), is_synthetic=True)
+    assert counter.count_all([first]) == [len(first.text)]
+    encoded.clear()
+    assert counter.count(second) == len(second.text)
+    assert encoded == [" src/module_59.py;", " src/new.py"]  # the rest was met in the first
+    session = u("; ".join(facts))  # the session's own text is encoded whole
+    assert counter.count(session) == len(session.text) and encoded[-1] == session.text
 
 
 def test_the_default_tokenizer_follows_the_model() -> None:
