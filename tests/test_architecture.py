@@ -29,6 +29,22 @@ def test_nothing_generic_is_installed() -> None:
     assert proc.stdout.strip() == "[]"
 
 
+def test_every_package_is_installed() -> None:
+    """A plain `pip install .` (the README's run command) holds every package of the
+    checkout: pyproject lists each folder with an `__init__.py` under its top folders."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {name: root / folder for name, folder in config["package-dir"].items()}
+    found = {
+        ".".join([top, *init.parent.relative_to(folder).parts])
+        for top, folder in folders.items()
+        for init in folder.rglob("__init__.py")
+    }
+    assert found == set(config["packages"])
+
+
 def test_the_library_leaves_the_collector_alone() -> None:
     """Only the app and the command line set the collector (`tui.heap`): loading,
     counting, every strategy and a replay change neither its thresholds nor what it
