@@ -15,7 +15,10 @@ identifiers, numbers and URLs, which is what a summary is measured on (`retentio
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate, chain, islice
 from operator import itemgetter
 
 from compaction_inspector.core import topic
@@ -99,34 +102,19 @@ def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) ->
 # policy re-runs over it, and once for all the caps it is summarized at.
 @per_session(maxsize=8192)
 def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A volley's title and its bullets (label, value), before any cap applies. One walk
-    over its blocks: a long session's thousands of volleys are all read at the top tier."""
-    human: Message | None = None
-    reply: Message | None = None  # the last assistant message with text
-    tools: dict[str, int] = {}
-    files: dict[str, int] = {}
-    found: list[str] = []
-    for m in volley:
-        if human is None and m.is_human:
-            human = m
-        for block in m.blocks:
-            kind = block.type
-            if kind == "tool_use":
-                name = block.name or "tool"
-                tools[name] = tools.get(name, 0) + 1
-                for path in block_paths(block):
-                    files[path] = files.get(path, 0) + 1
-            elif kind == "tool_result":
-                outcome = _outcome(block)
-                if outcome is not None:
-                    found.append(outcome)
-            elif kind == "text" and m.role == "assistant":
-                reply = m
+    """A volley's title and its bullets (label, value), before any cap applies: its
+    messages' own (`_message_facts`, each read once however many spans hold it) merged."""
+    each = [_message_facts(m) for m in volley]
+    human = next((m for m in volley if m.is_human), None)
+    reply = next((m for m, f in zip(reversed(volley), reversed(each), strict=True) if f.replied), None)
+    found = [outcome for f in each for outcome in f.outcomes]
     if reply is not None:
         text = " ".join(b.text for b in reply.blocks if b.type == "text")
         found.append("reply: " + one_line(text.split(". ")[0], 90))
     title = topic.title(human.text, TITLE_CHARS) if human else "agent activity"
     # most used first, ties in the order met (a stable sort, as Counter.most_common)
+    tools = Counter(chain.from_iterable(f.tools for f in each))
+    files = Counter(chain.from_iterable(f.files for f in each))
     actions = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in _by_count(tools))
     return title, (
         ("actions", actions),
@@ -135,7 +123,35 @@ def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...
     )
 
 
-def _by_count(counts: dict[str, int]) -> list[tuple[str, int]]:
+@dataclass(frozen=True, slots=True)
+class _MessageFacts:
+    tools: tuple[str, ...]  # the tools it calls, as often as called
+    files: tuple[str, ...]  # the paths its calls name
+    outcomes: tuple[str, ...]  # what its tool results say of how their calls went
+    replied: bool  # an assistant message with text
+
+
+@per_session(maxsize=1 << 16)
+def _message_facts(m: Message) -> _MessageFacts:
+    tools: list[str] = []
+    files: list[str] = []
+    outcomes: list[str] = []
+    replied = False
+    for block in m.blocks:
+        kind = block.type
+        if kind == "tool_use":
+            tools.append(block.name or "tool")
+            files += block_paths(block)
+        elif kind == "tool_result":
+            outcome = _outcome(block)
+            if outcome is not None:
+                outcomes.append(outcome)
+        elif kind == "text" and m.role == "assistant":
+            replied = True
+    return _MessageFacts(tuple(tools), tuple(files), tuple(outcomes), replied)
+
+
+def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=itemgetter(1), reverse=True)
 
 
@@ -163,9 +179,16 @@ def _kept(volley: tuple[Message, ...], room: int) -> str:
     while newest > 0 and read < KEPT_SCAN_CHARS:  # a long span: its newest part, as an agent's summary leans
         newest -= 1
         read += volley[newest].char_count
-    found = ranked(volley[newest:])
-    chosen: dict[str, list[str]] = {kind: [] for kind in found}
-    used, depth, added = 0, 0, True
+    chosen = _chosen(ranked(volley[newest:]), room)
+    return "".join(f"\n- {kind}: " + "; ".join(items) for kind, items in chosen.items() if items)
+
+
+def _chosen(found: dict[str, list[str]], room: int) -> dict[str, list[str]]:
+    """Each kind's facts taken in turn, its next while it fits in `room` with its heading
+    and separators: the turns that all fit taken at once, the rest walked."""
+    depth, used = _whole_rounds(found, room)
+    chosen = {kind: items[:depth] for kind, items in found.items()}
+    added = True
     while added:
         added = False
         for kind, items in found.items():
@@ -176,7 +199,26 @@ def _kept(volley: tuple[Message, ...], room: int) -> str:
                 chosen[kind].append(items[depth])
                 used, added = used + cost, True
         depth += 1
-    return "".join(f"\n- {kind}: " + "; ".join(items) for kind, items in chosen.items() if items)
+    return chosen
+
+
+def _whole_rounds(found: dict[str, list[str]], room: int) -> tuple[int, int]:
+    """How many turns of `_kept`'s round all fit in `room` (each kind's first that many
+    facts), and the characters they take: taken at once, the round is walked only after."""
+    spent = {}  # each kind's characters for its first j facts: its heading, then "; " before each
+    for kind, items in found.items():
+        taken = accumulate((len(x) + 2 for x in items[: room // 3 + 1]), initial=len(f"\n- {kind}: ") - 2)
+        spent[kind] = [0, *islice(taken, 1, None)]  # a fact costs 3 characters at least
+    deepest = max((len(c) - 1 for c in spent.values()), default=0)
+
+    def total(depth: int) -> int:
+        return sum(c[min(depth, len(c) - 1)] for c in spent.values())
+
+    low, high = 0, deepest  # total(low) fits; find the deepest that does
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if total(mid) <= room else (low, mid - 1)
+    return low, total(low)
 
 
 def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:

@@ -3,8 +3,13 @@ kind in turn, within its cap, where at least 200 characters are left for them.""
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compaction_inspector.core import summary
 from compaction_inspector.core.retention import retention
-from compaction_inspector.core.summary import summarize, summary_text
+from compaction_inspector.core.summary import _chosen, summarize, summary_text
 from tests.helpers import a, call, result, u
 
 
@@ -30,3 +35,19 @@ def test_a_span_summary_lists_its_paths_commands_and_identifiers_in_turn() -> No
 def test_facts_follow_the_bullets_only_where_200_characters_are_left() -> None:
     text = summary_text(span(), 300, "s")
     assert len(text) <= 300 and "\n- paths: " not in text and "\n- actions: Bash ×6" in text
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["paths", "commands", "identifiers", "numbers", "urls"]),
+        st.lists(st.text(alphabet="ab/.1", min_size=1, max_size=30), max_size=40),
+    ),
+    st.integers(0, 400),
+)
+def test_the_turns_that_all_fit_are_taken_at_once_as_walking_them_would(
+    found: dict[str, list[str]], room: int
+) -> None:
+    taken = _chosen(found, room)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(summary, "_whole_rounds", lambda found, room: (0, 0))  # every turn walked
+        assert taken == _chosen(found, room)
