@@ -23,6 +23,11 @@ def per_session(maxsize: int) -> Callable[[F], F]:
     return wrap
 
 
+def on_forget(clear: Callable[[], None]) -> None:
+    """Have `forget` call `clear` too (a table that must be emptied whole, not by entry)."""
+    _CLEARS.append(clear)
+
+
 def forget() -> None:
     """Empty every per-session cache: the messages they held can go."""
     for clear in _CLEARS:
