@@ -45,6 +45,7 @@ def signed(change: Decimal | None) -> str:
 
 
 @cache  # every replay's cost names it; the installed table does not change while we run
+@cache  # the installed table does not change while the program runs; asked of every cost
 def source() -> str:
     """Where the prices come from, to name beside every cost."""
     return f"genai-prices {version('genai-prices')}, its bundled table"
@@ -421,14 +422,15 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         priced += 1
         _, _, five, hour, _ = _tokens(u)
         rest, fresh = sent - read, u.input_tokens + five + hour
-        again = Decimal(0)  # what it pays for the input it does not read from the cache
-        for name, share in zip(
-            ("uncached input", "cache write 5m", "cache write 1h"), (u.input_tokens, five, hour), strict=True
-        ):
-            paid = rates[name] * rest * share / fresh if fresh else Decimal(0)
-            again += paid
-            parts[name] += paid
-        if not fresh:  # the real request was read whole: what is new now is written as uncached
+        # what it pays for the input it does not read from the cache: split as the real
+        # request's was (a part it had none of adds nothing), else all of it uncached
+        again = Decimal(0)
+        for name, share in zip(_INPUT_PARTS, (u.input_tokens, five, hour), strict=True):
+            if share:
+                paid = rates[name] * rest * share / fresh
+                again += paid
+                parts[name] += paid
+        if not fresh:  # the real request was read whole
             again += rates["uncached input"] * rest
             parts["uncached input"] += rates["uncached input"] * rest
         parts["cache read"] += rates["cache read"] * read
@@ -461,6 +463,9 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
 
 
+_INPUT_PARTS = ("uncached input", "cache write 5m", "cache write 1h")
+
+
 def _tokens(u: Usage) -> tuple[int, int, int, int, int]:
     written_1h = min(u.cache_write_1h_tokens, u.cache_creation_input_tokens)
     return (
@@ -478,7 +483,7 @@ def _rates(model: str, provider: str | None, prompt: int) -> dict[str, Decimal] 
     starts = _steps(model, provider)
     if starts is None:
         return None
-    key = (model, provider, sum(prompt > start for start in starts))
+    key = (model, provider, bisect_left(starts, prompt))  # the tiers it is past: the starts below it
     found = _RATES.get(key)
     if found is not None:
         return found
