@@ -12,7 +12,7 @@ from typing import Any
 
 from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
 
@@ -153,7 +153,7 @@ def _kept(inspection: Inspection, name: str) -> Retention | None:
     result = inspection.run(name)
     if result.messages is None:
         return None
-    before = inspection.session.messages[inspection.live :]
+    finder = inspection.finder
     after = set(result.messages)
-    replaced = [m for m in before if m not in after]
-    return retention(replaced, result.messages) if replaced else None
+    replaced = [m for m in finder.source if m not in after]
+    return finder.retention(replaced, result.messages) if replaced else None

@@ -32,6 +32,7 @@ from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
+from compaction_inspector.core.retention import Finder
 from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
@@ -46,7 +47,7 @@ BASELINE = "none"  # the policy name of replaying with no compaction
 
 
 # the cached figures of the session itself, the same under any config (tuning keeps them)
-_OF_THE_SESSION = ("tokens", "live", "origins", "real_cost")
+_OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder")
 # replays kept for the same messages and context: a tuning key and its reverse, each with
 # the curve it is compared with (a 100 MB session's replay holds tens of megabytes)
 REPLAYS_KEPT = 4
@@ -238,6 +239,12 @@ class Inspection:
             kept.move_to_end(key)
             while len(kept) > REPLAYS_KEPT:
                 kept.popitem(last=False)
+
+    @cached_property
+    def finder(self) -> Finder:
+        """Where each fact lies in the context the agent sends next: what a strategy's
+        run on it kept of what it replaced (`compare`)."""
+        return Finder(self.session.messages[self.live :])
 
     @cached_property
     def real_cost(self) -> Cost:

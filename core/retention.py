@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from itertools import chain
+from functools import cached_property
+from itertools import accumulate, chain
 from typing import Any
+
+import ahocorasick
 
 from compaction_inspector.core.memo import on_forget, per_session
 from compaction_inspector.core.model import Message
@@ -185,6 +189,47 @@ def retention(replaced: Sequence[Message], after: Sequence[Message]) -> Retentio
         return Share(sum(1 for x in items if x in text), len(items))
 
     return Retention(*(share(f.name) for f in fields(Retention)))
+
+
+class Finder:
+    """`retention` over many requests made from one list of messages (the session's live
+    ones, each strategy's run on them): every fact of the list is found in its text in
+    one pass (an Aho-Corasick automaton), so a run asks only which messages hold it. A
+    fact holds no line break, so it is in a request's text only inside one message."""
+
+    def __init__(self, source: Sequence[Message]) -> None:
+        self.source = tuple(source)
+        self._index = {m: i for i, m in enumerate(self.source)}
+
+    @cached_property
+    def _holders(self) -> dict[str, list[int]]:
+        """Each fact of the source, with the messages whose text holds it, in order."""
+        automaton = ahocorasick.Automaton()
+        for found in facts(self.source).values():
+            for item in found:
+                if item:
+                    automaton.add_word(item, item)
+        holders: dict[str, list[int]] = {}
+        if len(automaton):
+            automaton.make_automaton()
+            starts = list(accumulate((len(m.text) + 1 for m in self.source), initial=0))
+            for end, item in automaton.iter("\n".join(m.text for m in self.source)):
+                k = bisect_right(starts, end) - 1
+                held = holders.setdefault(item, [])
+                if not held or held[-1] != k:
+                    held.append(k)
+        return holders
+
+    def retention(self, replaced: Sequence[Message], after: Sequence[Message]) -> Retention:
+        """`retention(replaced, after)`, for `after` made of source messages and new ones,
+        and `replaced` the source messages it no longer holds."""
+        held, gone, source, holders = facts(replaced), set(replaced), self.source, self._holders
+        written = "\n".join(m.text for m in after if m not in self._index)
+
+        def there(item: str) -> bool:
+            return not item or any(source[k] not in gone for k in holders.get(item, ())) or item in written
+
+        return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in _KINDS))
 
 
 def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:

@@ -112,3 +112,25 @@ def test_a_long_text_a_strategy_wrote_holds_the_facts_of_its_clauses(parts: list
     the same order and number."""
     text = "word; " * 100 + "".join(parts)  # long enough to be read by clauses
     assert _met(u(text, is_synthetic=True)) == _met(u(text))  # each kind's in the order met
+
+
+_WORDS = ["src/a.py", "src/a.py.bak", "`fn`", "def go", "1,234", "12345", "http://x.io/p", "é", "\ud800",
+          "🙂", " ", "\n", "; ", "a"]  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(_WORDS), max_size=12).map("".join), min_size=1, max_size=10),
+    st.data(),
+)
+def test_a_finder_keeps_what_retention_keeps(texts: list[str], data: st.DataObject) -> None:
+    """The facts found in one pass over the source: for any run made of its messages
+    (some replaced, some new written), the shares `retention` gives searching the text."""
+    from compaction_inspector.core.retention import Finder
+
+    source = [u(t) if k % 2 else a(t) for k, t in enumerate(texts)]
+    gone = data.draw(st.lists(st.sampled_from(source), unique=True))
+    written = [
+        u(t) for t in data.draw(st.lists(st.sampled_from([*_WORDS, "kept: src/a.py 12345"]), max_size=3))
+    ]
+    after = [*(m for m in source if m not in gone), *written]
+    assert Finder(source).retention(gone, after) == retention(gone, after)
