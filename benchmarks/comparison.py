@@ -1,7 +1,7 @@
 """`compare` against `analyze` on real sessions: `python3 -m benchmarks.comparison FILE ...`.
 
 Each command a fresh process on the same file, the token cache filled by a first run of
-`analyze` (as a session opened before has it); the medians of three runs, and `compare`'s
+`analyze` (as a session opened before has it); the medians of `--runs` runs (5), and `compare`'s
 as a multiple of `analyze`'s. Issue 48's bar: every row of `compare` on a real session of
 about 150 rounds in at most 1.5x `analyze` of it. Prints a Markdown table.
 """
@@ -20,8 +20,6 @@ from pathlib import Path
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.grouping import api_round_starts
 
-RUNS = 3
-
 
 def _seconds(command: str, path: Path, cache: str) -> float:
     start = time.perf_counter()
@@ -39,14 +37,15 @@ def main() -> int:
         prog="python3 -m benchmarks.comparison", description=__doc__.splitlines()[0]
     )
     parser.add_argument("files", nargs="+", type=Path, help="sessions")
+    parser.add_argument("--runs", type=int, default=5, help="of each command; the median is shown")
     args = parser.parse_args()
     print("| session | rounds | `analyze --json` | `compare --json` | against `analyze` |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for path in args.files:
         cache = tempfile.mkdtemp()
         _seconds("analyze", path, cache)  # the token cache filled
-        analyzed = statistics.median(_seconds("analyze", path, cache) for _ in range(RUNS))
-        compared = statistics.median(_seconds("compare", path, cache) for _ in range(RUNS))
+        analyzed = statistics.median(_seconds("analyze", path, cache) for _ in range(args.runs))
+        compared = statistics.median(_seconds("compare", path, cache) for _ in range(args.runs))
         rounds = len(api_round_starts(load(path).messages))
         print(
             f"| `{path.name}` | {rounds:,} | {analyzed:.2f} s | {compared:.2f} s | {compared / analyzed:.2f}× |"
