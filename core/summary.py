@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, islice
+from itertools import accumulate, chain
 from operator import itemgetter
 
 from compaction_inspector.core import topic
@@ -205,14 +205,17 @@ def _chosen(found: dict[str, list[str]], room: int) -> dict[str, list[str]]:
 def _whole_rounds(found: dict[str, list[str]], room: int) -> tuple[int, int]:
     """How many turns of `_kept`'s round all fit in `room` (each kind's first that many
     facts), and the characters they take: taken at once, the round is walked only after."""
-    spent = {}  # each kind's characters for its first j facts: its heading, then "; " before each
-    for kind, items in found.items():
-        taken = accumulate((len(x) + 2 for x in items[: room // 3 + 1]), initial=len(f"\n- {kind}: ") - 2)
-        spent[kind] = [0, *islice(taken, 1, None)]  # a fact costs 3 characters at least
-    deepest = max((len(c) - 1 for c in spent.values()), default=0)
+    # each kind's characters for its first j facts: its heading, the facts, "; " between
+    # them (as far as `room` could hold: a fact costs 3 characters at least)
+    spent = {
+        kind: (len(f"\n- {kind}: ") - 2, list(accumulate(map(len, items[: room // 3 + 1]), initial=0)))
+        for kind, items in found.items()
+    }
+    deepest = max((len(chars) - 1 for _, chars in spent.values()), default=0)
 
     def total(depth: int) -> int:
-        return sum(c[min(depth, len(c) - 1)] for c in spent.values())
+        taken = ((head, chars, min(depth, len(chars) - 1)) for head, chars in spent.values())
+        return sum(head + chars[j] + 2 * j for head, chars, j in taken if j)
 
     low, high = 0, deepest  # total(low) fits; find the deepest that does
     while low < high:

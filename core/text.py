@@ -61,7 +61,9 @@ def clauses(text: str) -> list[str]:
     parts = text.split("; ")
     if len(parts) == 1:
         return parts
-    return [parts[0] + ";", *(f" {p};" for p in parts[1:-1]), " " + parts[-1]]
+    out = [f" {p};" for p in parts]
+    out[0], out[-1] = parts[0] + ";", " " + parts[-1]
+    return out
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
