@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.agents import AGENTS, Found
+from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.cost import Cost, session_cost
@@ -29,7 +30,7 @@ from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
-from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
+from compaction_inspector.core.token_cache import LOADER_VERSION
 from compaction_inspector.core.topic import title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent

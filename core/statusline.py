@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from compaction_inspector.core.agents.claude_code import FORMAT
+from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import priced_parts, session_cost
 from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
@@ -29,7 +30,6 @@ from compaction_inspector.core.formats.common import as_dict, count, parse_conte
 from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
-from compaction_inspector.core.token_cache import cache_root
 from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")

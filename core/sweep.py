@@ -28,6 +28,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import replay_cost, session_cost, signed, source
 from compaction_inspector.core.files import write_atomic
@@ -39,7 +40,7 @@ from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
 from compaction_inspector.core.strategies.registry import Setting, to_config, with_values
 from compaction_inspector.core.text import counted
-from compaction_inspector.core.token_cache import LOADER_VERSION, cache_root
+from compaction_inspector.core.token_cache import LOADER_VERSION
 
 NUMERIC = ("int", "int?", "number?")
 # a table's columns (`Point.cells`), each with the rank at which a narrow one drops it (0: never)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import struct
 from array import array
 from collections.abc import Callable
 from pathlib import Path
 
+from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
@@ -25,18 +25,6 @@ from compaction_inspector.core.tokens import TokenCounter
 LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
 MAGIC = b"CITC1"
 HEADER = struct.Struct("<5sI16s")
-
-
-def cache_root() -> Path | None:
-    """The user cache directory the tool keeps its caches in (None: caching is off)."""
-    configured = os.environ.get("COMPACTION_INSPECTOR_CACHE_DIR")
-    if configured == "off":
-        return None
-    if configured:
-        return Path(configured)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("compaction-inspector"))
 
 
 def cache_dir() -> Path | None:

