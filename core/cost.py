@@ -45,7 +45,6 @@ def signed(change: Decimal | None) -> str:
 
 
 @cache  # every replay's cost names it; the installed table does not change while we run
-@cache  # the installed table does not change while the program runs; asked of every cost
 def source() -> str:
     """Where the prices come from, to name beside every cost."""
     return f"genai-prices {version('genai-prices')}, its bundled table"

@@ -199,7 +199,7 @@ class Finder:
 
     def __init__(self, source: Sequence[Message]) -> None:
         self.source = tuple(source)
-        self._index = {m: i for i, m in enumerate(self.source)}
+        self._members = frozenset(self.source)
 
     @cached_property
     def _holders(self) -> dict[str, list[int]]:
@@ -224,7 +224,7 @@ class Finder:
         """`retention(replaced, after)`, for `after` made of source messages and new ones,
         and `replaced` the source messages it no longer holds."""
         held, gone, source, holders = facts(replaced), set(replaced), self.source, self._holders
-        written = "\n".join(m.text for m in after if m not in self._index)
+        written = "\n".join(m.text for m in after if m not in self._members)
 
         def there(item: str) -> bool:
             return not item or any(source[k] not in gone for k in holders.get(item, ())) or item in written

@@ -169,14 +169,8 @@ class TokenCounter:
             todo += dict.fromkeys(t for t in every if len(t) <= SHORT_TEXT and t not in short)
             # none: every text is a short one seen before (a replay's edits, mostly)
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
+            counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
             short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
-            counts = [known[parts[0]] if len(parts[0]) > SHORT_TEXT else short[parts[0]] for parts in units]
-            for k, parts in enumerate(units):
-                if len(parts) > 1:  # a text in clauses: each short one remembered now, or just counted
-                    try:
-                        counts[k] = sum(map(short.__getitem__, parts))
-                    except KeyError:  # a clause too long to remember
-                        counts[k] = sum(known[t] if len(t) > SHORT_TEXT else short[t] for t in parts)
             if len(short) > self.short_kept:  # each new summary cap writes thousands more
                 for text in list(islice(short, len(short) // 2)):
                     del short[text]
