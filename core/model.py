@@ -149,6 +149,9 @@ class Message:
     attachment: str | None = None
     # The marker of a microcompaction: some tool results cleared here, the history kept.
     is_microcompact: bool = False
+    # The plan a prompt sets out to carry out (Claude Code's `planContent`, on the first
+    # prompt after leaving plan mode): the session's plan file, put back after a compaction.
+    plan: str | None = None
     # An agent's reasoning item: what its encrypted content stands for (None elsewhere).
     reasoning: Reasoning | None = None
     # Derived once at construction: every strategy and grouping asks these many times.

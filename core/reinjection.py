@@ -1,6 +1,6 @@
 """What Claude Code puts back into the context after it compacts (docs/agents.md).
 
-The five most recently touched files of its Read, Edit and Write tools, newest first,
+The five most recently modified files of those its Read, Edit and Write tools touched,
 leaving out the plan file and CLAUDE.md memory files: each read again from disk, whole
 (with Read's line numbers) when its content fits in 5,000 tokens, else replaced by a short
 reference (never cut); 50,000 tokens in all. Then the plan file, when the session has
@@ -11,16 +11,26 @@ the others it is worked out here from the tool calls.
 The file tools' results tell what each file held: the whole text after an Edit or a
 Write where the transcript records it (`Session.touches`), else the latest Read's result;
 a Read of part of a file stands for the whole in proportion.
+
+"Most recently modified" is the file's modification time when last touched, which Claude
+Code keeps beside what it read (`readFileState`) and sorts by: a file it edited or wrote
+has the time of that change, later than any file it only read. A file only read was last
+changed at a time the transcript does not hold: such files come after the ones it
+changed, the most recently read first.
+
+Skills come from its Skill tool and from slash commands whose text follows as a meta
+message; a session begun from a plan (`planContent` on its first prompt) has that plan.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compaction_inspector.core.model import Block, FileTouch, Message
 from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.topic import command
 
 MAX_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE
 MAX_FILE_TOKENS = 5_000  # POST_COMPACT_MAX_TOKENS_PER_FILE
@@ -31,6 +41,7 @@ FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
 SKILL_TOOLS = frozenset({"Skill"})
 MEMORY_FILES = frozenset({"CLAUDE.md", "CLAUDE.local.md"})
 PLANS_FOLDER = "/.claude/plans/"
+PLAN_FILE = "the plan file this session carries out"  # its path is not in the transcript
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class _Seen:
     text: str
     share: float
     numbered: bool  # the text already carries Read's line numbers
+    changed: int | None = None  # when Claude Code last changed it (a call's position); None: not here
 
 
 def reference(path: str) -> str:
@@ -108,14 +120,21 @@ def reinjected(
     skills: dict[str, str] = {}
     calls: dict[str, tuple[str, str, dict[str, object]]] = {}  # call id -> tool, path, input
     pending_skill: str | None = None
-    for m in messages:
+    for at, m in enumerate(messages):
         if m.is_compact_boundary:  # Claude Code forgets what was read, then reads its picks again
             kept = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)
             files = {r.name: files[r.name] for r in reversed(kept) if r.whole}
             continue
-        if pending_skill is not None and m.is_meta and m.role == "user" and m.attachment is None:
-            skills[pending_skill] = m.text  # the skill's own text, sent after its call
-            pending_skill = None
+        if m.role == "user" and pending_skill is not None:
+            if m.is_meta and m.attachment is None:  # the skill's own text, sent after its call
+                skills.pop(pending_skill, None)
+                skills[pending_skill] = m.text
+            pending_skill = None  # a local command (/clear) answers with its output instead
+        if m.role == "user" and not m.is_meta:
+            # a skill run as a slash command: its text follows as the next meta message
+            pending_skill = command(m.text)
+        if m.plan is not None:
+            plan = (PLAN_FILE, _Seen(m.plan, 1.0, False))
         for b in m.blocks:
             if b.type == "tool_use" and b.id and b.name in (*FILE_TOOLS, *SKILL_TOOLS):
                 given = b.input if isinstance(b.input, dict) else {}
@@ -131,9 +150,12 @@ def reinjected(
                 if tool in SKILL_TOOLS:
                     pending_skill = path
                     continue
-                seen = _seen(tool, given, b.text, touches.get(b.tool_use_id), files.get(path))
+                before = files.get(path)
+                seen = _seen(tool, given, b.text, touches.get(b.tool_use_id), before)
                 if seen is None:
                     continue
+                # its time on disk: this call's if it changed the file, else the last change seen
+                seen = replace(seen, changed=at if tool != "Read" else before.changed if before else None)
                 if _is_plan(path):
                     plan = (path, seen)
                 elif not _is_memory(path):
@@ -179,6 +201,17 @@ def _tokens(counter: TokenCounter, message: Message, scale: float, share: float)
     return round(scale * counter.count(message, remember=False) / max(share, 1e-9))
 
 
+def _newest(files: Mapping[str, _Seen]) -> list[str]:
+    """The files by modification time, newest first: those Claude Code changed by when it
+    changed them, then those it only read, the most recently read first (`files` is in
+    the order last touched)."""
+    touched = list(files)[::-1]
+    changed = sorted(
+        (p for p in touched if files[p].changed is not None), key=lambda p: -(files[p].changed or 0)
+    )
+    return changed + [p for p in touched if files[p].changed is None]
+
+
 def _pick(
     files: Mapping[str, _Seen],
     counter: TokenCounter,
@@ -190,7 +223,7 @@ def _pick(
     """The newest files, each whole or as a reference, within the budget."""
     out: list[Reinjected] = []
     room = budget_tokens
-    for path in list(files)[::-1][:max_files]:
+    for path in _newest(files)[:max_files]:
         seen = files[path]
         # the limit is on the file's content; what goes back carries Read's line numbers
         content = _unnumbered(seen.text) if seen.numbered else seen.text

@@ -45,6 +45,12 @@ def own_words(text: str) -> str:
     return text
 
 
+def command(text: str) -> str | None:
+    """The slash command `text` runs (`/review` is "review"), or None."""
+    found = _COMMAND.search(text)
+    return found.group(1).strip().lstrip("/") or None if found else None
+
+
 def title(text: str, width: int) -> str:
     """A prompt's own words on one line, cut at `width`."""
     return one_line(own_words(text), width)

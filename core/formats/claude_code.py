@@ -240,6 +240,7 @@ def load(records: Records, path: str | None) -> Session:
             is_sidechain=record.get("isSidechain") is True,
             is_compact_summary=record.get("isCompactSummary") is True,
             usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
+            plan=_opt_str(record.get("planContent")) if role == "user" else None,
         )
         (side if message.is_sidechain else main).append(message)
         previous = message

@@ -556,3 +556,15 @@ def test_a_session_whose_compaction_kept_messages_is_written_with_each_line_its_
     assert fmt == "claude-code" and len(uuids) == len(set(uuids)) == len(session.messages)
     again = load_text(text, "again.jsonl")
     assert [(m.role, m.text) for m in again.messages] == [(m.role, m.text) for m in session.messages]
+
+
+def test_claude_code_keeps_the_plan_a_prompt_carries_out() -> None:
+    lines = [
+        _cc_line(
+            "user",
+            message={"role": "user", "content": "Implement the following plan: ..."},
+            planContent="# Plan",
+        ),
+        _cc_line("user", message={"role": "user", "content": "and then"}),
+    ]
+    assert [m.plan for m in load_text("\n".join(lines)).messages] == ["# Plan", None]

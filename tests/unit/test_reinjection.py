@@ -1,8 +1,8 @@
 """What Claude Code puts back after it compacts (docs/agents.md), with chars/4 counts:
 a text of 4n characters is n tokens."""
 
-from compaction_inspector.core.model import FileTouch, Message, text_message
-from compaction_inspector.core.reinjection import reference, reinjected
+from compaction_inspector.core.model import Block, FileTouch, Message, text_message
+from compaction_inspector.core.reinjection import PLAN_FILE, reference, reinjected
 from compaction_inspector.core.tokens import make_counter
 from tests.helpers import call, result, u
 
@@ -74,3 +74,58 @@ def test_skills_go_back_newest_first_each_cut_to_its_first_5000_tokens() -> None
     back = reinjected(msgs, {}, COUNTER, 1.0)
     assert [(r.name, r.whole, r.tokens) for r in back] == [("long", False, 5_000), ("old", True, 100)]
     assert back[0].message.text == ("word " * 4_800)[:20_000]
+
+
+def test_files_go_back_by_when_they_were_last_changed_not_when_last_read() -> None:
+    # Claude Code sorts by the modification time it noted: a file it edited outranks any
+    # file it only read since, and reading a changed file again keeps its change's time
+    msgs = [u("go"), *touch(1, "Read", "/old.py", "     1→o")]
+    msgs += touch(2, "Write", "/written.py", "ok", content="w")
+    msgs += touch(3, "Edit", "/edited.py", "ok")
+    msgs += touch(4, "Read", "/written.py", "     1→w")
+    msgs += touch(5, "Read", "/late.py", "     1→l")
+    touches = {"c3": FileTouch("/edited.py", "e")}
+    names = [r.name for r in reinjected(msgs, touches, COUNTER, 1.0)]
+    assert names == ["/edited.py", "/written.py", "/late.py", "/old.py"]
+    assert [r.name for r in reinjected(msgs, touches, COUNTER, 1.0, max_files=2)] == [
+        "/edited.py",
+        "/written.py",
+    ]
+
+
+def test_a_skill_run_as_a_slash_command_goes_back_a_local_command_does_not() -> None:
+    msgs = [
+        u("<command-name>/clear</command-name>\n<command-message>clear</command-message>"),
+        u("<local-command-stdout></local-command-stdout>"),
+        u(
+            "<command-message>security:review</command-message>\n<command-name>/security:review</command-name>"
+        ),
+        text_message("user", "Review the code " * 5, is_meta=True),
+        u("thanks"),
+        text_message("user", "a reminder, not a skill", is_meta=True),
+    ]
+    back = reinjected(msgs, {}, COUNTER, 1.0)
+    assert [(r.kind, r.name, r.message.text) for r in back] == [
+        ("skill", "security:review", "Review the code " * 5)
+    ]
+
+
+def test_a_skill_invoked_again_goes_back_as_the_newest() -> None:
+    msgs = []
+    for k, name in enumerate(("a", "b", "a")):
+        msgs += [
+            u(f"<command-name>/{name}</command-name>"),
+            text_message("user", f"skill {name} {k}", is_meta=True),
+        ]
+    assert [(r.name, r.message.text) for r in reinjected(msgs, {}, COUNTER, 1.0)] == [
+        ("a", "skill a 2"),
+        ("b", "skill b 1"),
+    ]
+
+
+def test_the_plan_a_session_carries_out_goes_back() -> None:
+    msgs = [
+        Message("user", (Block("text", text="Implement the following plan: ..."),), plan="# Plan\nstep 1")
+    ]
+    (back,) = reinjected(msgs, {}, COUNTER, 1.0)
+    assert (back.kind, back.name, back.message.text) == ("plan", PLAN_FILE, f"{PLAN_FILE}\n# Plan\nstep 1")
