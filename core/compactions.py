@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
 from compaction_inspector.core.agents import AGENTS
+from compaction_inspector.core.agents.base import PutBack
 from compaction_inspector.core.autocompact import Count
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
@@ -48,9 +49,30 @@ class Part:
     name: str
     tokens: int
     source: str
+    # where the transcript cannot decide the figure: the least and the most it can be, and why
+    low: int | None = None
+    high: int | None = None
+    unknown: str = ""
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return (self.low, self.high) if self.low is not None and self.high is not None else (self.tokens,) * 2
+
+    def line(self) -> str:
+        """ "22,204 put back: … (estimated …; 18,100-26,900: which files …)"."""
+        low, high = self.span
+        unsure = f"; {low:,}-{high:,}: {self.unknown}" if low != high else ""
+        return f"{self.tokens:,} {self.name} ({self.source}{unsure})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "tokens": self.tokens, "source": self.source}
+        low, high = self.span
+        return {
+            "name": self.name,
+            "tokens": self.tokens,
+            "source": self.source,
+            "range": [low, high] if low != high else None,
+            **({"unknown": self.unknown} if low != high else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -84,7 +106,23 @@ class RealCompaction:
     @property
     def parts_line(self) -> str:
         """ "41,993 fixed part (…) + 5,047 its summary (read) + …", summing to `predicted_after`."""
-        return " + ".join(f"{p.tokens:,} {p.name} ({p.source})" for p in self.parts)
+        return " + ".join(p.line() for p in self.parts)
+
+    @property
+    def predicted_line(self) -> str:
+        """ "72,354", or "72,354 (68,952-72,354)" where a part is not known from the transcript."""
+        if self.predicted_after is None:
+            return "—"
+        span = self.predicted_range
+        return f"{self.predicted_after:,}" + (f" ({span[0]:,}-{span[1]:,})" if span else "")
+
+    @property
+    def predicted_range(self) -> tuple[int, int] | None:
+        """The least and the most the context after it can be where a part of the
+        prediction is not known from the transcript (None: every part is)."""
+        spans = [p.span for p in self.parts]
+        low, high = sum(lo for lo, _ in spans), sum(hi for _, hi in spans)
+        return (low, high) if low != high else None
 
     @property
     def kind(self) -> str:
@@ -120,6 +158,7 @@ class RealCompaction:
             "measured_before": self.measured_before,
             "measured_after": self.measured_after,
             "predicted_after": self.predicted_after,
+            "predicted_range": list(self.predicted_range) if self.predicted_range else None,
             "agent_estimate_after": c.post_tokens,
             "reread_tokens": self.reread_tokens,
             "policy_round_offset": self.policy_round_offset,
@@ -170,14 +209,15 @@ def real_compactions(
             found.append(dataclasses.replace(micro, cost=costs.get(b)))
             continue
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
-        reread = _reread_tokens(session, b, after, counter, model.scale)
+        back = _put_back(session, b, after, counter, model.scale)
+        reread = back.tokens
         predicted = round(
             model.overhead
             + model.scale * (model.prefix[end_after] - model.prefix[b + 1])
             + reread
             + c.hidden_tokens
         )
-        parts = _parts(predicted, after, messages[b].line, counter, model, reread, c.hidden_tokens)
+        parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens)
         calibrated = calibration
         if calibrated is not None:
             parts = (calibrated, *parts[1:])
@@ -246,7 +286,7 @@ def _parts(
     line: int | None,
     counter: TokenCounter,
     model: ContextModel,
-    reread: int,
+    back: PutBack,
     hidden: int,
 ) -> tuple[Part, ...]:
     """`predicted` in its parts, largest known first: what the transcript holds after the
@@ -262,8 +302,17 @@ def _parts(
         for name, source, _ in _AFTER
         if name in counted
     ]
-    if reread:
-        parts.append(Part("put back: files, plan, skills", reread, "estimated from the tool calls before it"))
+    if back.tokens:
+        parts.append(
+            Part(
+                "put back: files, plan, skills",
+                back.tokens,
+                "estimated from the tool calls before it",
+                back.low,
+                back.high,
+                back.why,
+            )
+        )
     if hidden:
         parts.append(Part("its encrypted summary", hidden, "the agent's own estimate"))
     fixed = Part(
@@ -394,13 +443,13 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
     return before[-1] if before else None
 
 
-def _reread_tokens(
+def _put_back(
     session: Session, boundary: int, after: tuple[Message, ...], counter: TokenCounter, scale: float
-) -> int:
+) -> PutBack:
     """What the agent puts back after the compaction at `boundary` that the transcript
     does not record, in the model's tokens (`Agent.put_back`)."""
     agent = AGENTS.get(session.format)
-    return agent.put_back(session, boundary, after, counter, scale) if agent is not None else 0
+    return agent.put_back(session, boundary, after, counter, scale) if agent is not None else PutBack.known(0)
 
 
 def _offset(
@@ -476,7 +525,7 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
                 title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
                 f"{tokens_before:,} → {tokens_after:,} {source}",
                 explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
-                f"{predicted:,} after it"
+                f"{c.predicted_line if c.predicted_after is not None else f'{predicted:,}'} after it"
                 + (f": {c.parts_line}." if c.parts else ".")
                 + (f" It cost {c.cost.line()}." if c.cost else "")
                 + f" {len(before)} messages were replaced by {len(after)}; {kept}."

@@ -348,7 +348,7 @@ def _own_row(c: RealCompaction) -> str:
         f"<td>{html.escape(str(d['trigger'] or 'unknown'))} {html.escape(c.kind)}</td>"
         f"<td class=n>{figure(d['pre_tokens'])}</td>"
         f"<td class=n>{figure(d['measured_before'])} → {figure(d['measured_after'])}</td>"
-        f"<td class=n>{figure(d['predicted_after'])}</td><td>{share(c.retention)} / {share(c.ours)}</td>"
+        f"<td class=n>{c.predicted_line}</td><td>{share(c.retention)} / {share(c.ours)}</td>"
         f"<td>{html.escape(c.count.line()) if c.count else '—'}</td>"
         f"<td>{html.escape(c.cost.line()) if c.cost else '—'}</td></tr>"
     )

@@ -149,11 +149,11 @@ class Message:
     attachment: str | None = None
     # The marker of a microcompaction: some tool results cleared here, the history kept.
     is_microcompact: bool = False
+    # An agent's reasoning item: what its encrypted content stands for (None elsewhere).
+    reasoning: Reasoning | None = None
     # The plan a prompt sets out to carry out (Claude Code's `planContent`, on the first
     # prompt after leaving plan mode): the session's plan file, put back after a compaction.
     plan: str | None = None
-    # An agent's reasoning item: what its encrypted content stands for (None elsewhere).
-    reasoning: Reasoning | None = None
     # Derived once at construction: every strategy and grouping asks these many times.
     is_tool_result: bool = field(init=False, repr=False)
     is_summary_item: bool = field(init=False, repr=False)
@@ -240,6 +240,7 @@ class Message:
             self.attachment,
             self.is_microcompact,
             self.reasoning,
+            self.plan,
         )
 
 

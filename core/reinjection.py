@@ -39,6 +39,7 @@ MAX_SKILL_TOKENS = 5_000
 SKILLS_BUDGET_TOKENS = 25_000
 FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
 SKILL_TOOLS = frozenset({"Skill"})
+REMEMBERED_FILES = 100  # READ_FILE_STATE_CACHE_SIZE: the files its read-file state holds
 MEMORY_FILES = frozenset({"CLAUDE.md", "CLAUDE.local.md"})
 PLANS_FOLDER = "/.claude/plans/"
 PLAN_FILE = "the plan file this session carries out"  # its path is not in the transcript
@@ -64,6 +65,7 @@ class _Seen:
     share: float
     numbered: bool  # the text already carries Read's line numbers
     changed: int | None = None  # when Claude Code last changed it (a call's position); None: not here
+    touched: int = 0  # the position of the call that left it
 
 
 def reference(path: str) -> str:
@@ -101,28 +103,38 @@ def _is_memory(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1] in MEMORY_FILES
 
 
-def reinjected(
+@dataclass(frozen=True)
+class _Limits:
+    max_files: int = MAX_FILES
+    max_file_tokens: int = MAX_FILE_TOKENS
+    budget_tokens: int = BUDGET_TOKENS
+
+
+@dataclass
+class _Memory:
+    """What Claude Code holds when it compacts: the files it read or wrote (the newest
+    `REMEMBERED_FILES`, in the order last touched), the plan and the skills invoked."""
+
+    files: dict[str, _Seen]
+    plan: tuple[str, _Seen] | None
+    skills: dict[str, str]  # in the order last invoked
+
+
+def _memory(
     messages: Sequence[Message],
     touches: Mapping[str, FileTouch],
     counter: TokenCounter,
     scale: float,
-    *,
-    max_files: int = MAX_FILES,
-    max_file_tokens: int = MAX_FILE_TOKENS,
-    budget_tokens: int = BUDGET_TOKENS,
-) -> list[Reinjected]:
-    """What Claude Code would put back after compacting `messages` (the history up to
-    the compaction), in the order it sends them. Sizes are the model's tokens:
-    `scale` × counted. Earlier compactions in `messages` put back their own files, which
-    stay in its memory of what was read."""
-    files: dict[str, _Seen] = {}  # in the order last touched
+    limits: _Limits,
+) -> _Memory:
+    files: dict[str, _Seen] = {}
     plan: tuple[str, _Seen] | None = None
     skills: dict[str, str] = {}
     calls: dict[str, tuple[str, str, dict[str, object]]] = {}  # call id -> tool, path, input
     pending_skill: str | None = None
     for at, m in enumerate(messages):
         if m.is_compact_boundary:  # Claude Code forgets what was read, then reads its picks again
-            kept = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)
+            kept = _pick(files, counter, scale, limits)
             files = {r.name: files[r.name] for r in reversed(kept) if r.whole}
             continue
         if m.role == "user" and pending_skill is not None:
@@ -134,7 +146,7 @@ def reinjected(
             # a skill run as a slash command: its text follows as the next meta message
             pending_skill = command(m.text)
         if m.plan is not None:
-            plan = (PLAN_FILE, _Seen(m.plan, 1.0, False))
+            plan = (PLAN_FILE, _Seen(m.plan, 1.0, False, touched=at))
         for b in m.blocks:
             if b.type == "tool_use" and b.id and b.name in (*FILE_TOOLS, *SKILL_TOOLS):
                 given = b.input if isinstance(b.input, dict) else {}
@@ -155,19 +167,41 @@ def reinjected(
                 if seen is None:
                     continue
                 # its time on disk: this call's if it changed the file, else the last change seen
-                seen = replace(seen, changed=at if tool != "Read" else before.changed if before else None)
+                changed = at if tool != "Read" else before.changed if before else None
+                seen = replace(seen, changed=changed, touched=at)
                 if _is_plan(path):
                     plan = (path, seen)
                 elif not _is_memory(path):
                     files.pop(path, None)
                     files[path] = seen
-    out = _pick(files, counter, scale, max_files, max_file_tokens, budget_tokens)
-    if plan is not None:
-        path, seen = plan
+                    if len(files) > REMEMBERED_FILES:  # the least recently touched is let go
+                        del files[next(iter(files))]
+    return _Memory(files, plan, skills)
+
+
+def reinjected(
+    messages: Sequence[Message],
+    touches: Mapping[str, FileTouch],
+    counter: TokenCounter,
+    scale: float,
+    *,
+    max_files: int = MAX_FILES,
+    max_file_tokens: int = MAX_FILE_TOKENS,
+    budget_tokens: int = BUDGET_TOKENS,
+) -> list[Reinjected]:
+    """What Claude Code would put back after compacting `messages` (the history up to
+    the compaction), in the order it sends them. Sizes are the model's tokens:
+    `scale` × counted. Earlier compactions in `messages` put back their own files, which
+    stay in its memory of what was read."""
+    limits = _Limits(max_files, max_file_tokens, budget_tokens)
+    memory = _memory(messages, touches, counter, scale, limits)
+    out = _pick(memory.files, counter, scale, limits)
+    if memory.plan is not None:
+        path, seen = memory.plan
         message = _file_message(path, seen.text, "plan_file_reference")
         out.append(Reinjected(path, "plan", message, _tokens(counter, message, scale, seen.share), True))
     room = SKILLS_BUDGET_TOKENS
-    for name, text in reversed(skills.items()):  # the newest invoked first
+    for name, text in reversed(memory.skills.items()):  # the newest invoked first
         tokens = _tokens(counter, _skill_message(text), scale, 1.0)
         whole = tokens <= MAX_SKILL_TOKENS
         if not whole:  # its head, as much as the cap holds
@@ -178,6 +212,39 @@ def reinjected(
         room -= tokens
         out.append(Reinjected(name, "skill", _skill_message(text), tokens, whole))
     return out
+
+
+def files_range(
+    messages: Sequence[Message], touches: Mapping[str, FileTouch], counter: TokenCounter, scale: float
+) -> tuple[int, int]:
+    """The least and the most the files Claude Code puts back after compacting `messages`
+    can hold, over every order of modification times the transcript allows: a file it
+    only read was last changed before that read, at a time the transcript does not hold,
+    so it may outrank any file changed before the read, or none. `reinjected` picks the
+    files it changed first; the figure it gives lies in this range."""
+    limits = _Limits()
+    memory = _memory(messages, touches, counter, scale, limits)
+    files = memory.files
+    sizes = {
+        path: _restored(path, seen, counter, scale, limits.max_file_tokens).tokens
+        for path, seen in files.items()
+    }
+    changed = [p for p in _newest(files) if files[p].changed is not None]
+    only_read = [p for p in files if files[p].changed is None]
+    wanted = min(limits.max_files, len(files))
+    totals = []
+    for k in range(min(wanted, len(changed)) + 1):  # the k files changed last go back
+        # the newest change left out: a file read before it was changed before it too
+        bar = files[changed[k]].changed if k < len(changed) else None
+        eligible = sorted(sizes[p] for p in only_read if bar is None or files[p].touched > bar)
+        need = wanted - k
+        if len(eligible) < need:
+            continue
+        base = sum(sizes[p] for p in changed[:k])
+        totals += [base + sum(eligible[:need]), base + sum(eligible[len(eligible) - need :])]
+    if not totals:
+        return 0, 0
+    return min(min(totals), limits.budget_tokens), min(max(totals), limits.budget_tokens)
 
 
 def _skill_message(text: str) -> Message:
@@ -212,35 +279,32 @@ def _newest(files: Mapping[str, _Seen]) -> list[str]:
     return changed + [p for p in touched if files[p].changed is None]
 
 
+def _restored(
+    path: str, seen: _Seen, counter: TokenCounter, scale: float, max_file_tokens: int
+) -> Reinjected:
+    """One file as Claude Code reads it again: whole when its content fits the limit, else
+    a reference to it."""
+    # the limit is on the file's content; what goes back carries Read's line numbers
+    content = _unnumbered(seen.text) if seen.numbered else seen.text
+    if _tokens(counter, _file_message(path, content, "file"), scale, seen.share) <= max_file_tokens:
+        message = _file_message(path, seen.text if seen.numbered else _numbered(seen.text), "file")
+        return Reinjected(path, "file", message, _tokens(counter, message, scale, seen.share), True)
+    message = Message(
+        "user", (Block("text", text=reference(path)),), is_meta=True, is_synthetic=True, attachment="file"
+    )
+    return Reinjected(path, "file", message, _tokens(counter, message, scale, 1.0), False)
+
+
 def _pick(
-    files: Mapping[str, _Seen],
-    counter: TokenCounter,
-    scale: float,
-    max_files: int,
-    max_file_tokens: int,
-    budget_tokens: int,
+    files: Mapping[str, _Seen], counter: TokenCounter, scale: float, limits: _Limits
 ) -> list[Reinjected]:
     """The newest files, each whole or as a reference, within the budget."""
     out: list[Reinjected] = []
-    room = budget_tokens
-    for path in _newest(files)[:max_files]:
-        seen = files[path]
-        # the limit is on the file's content; what goes back carries Read's line numbers
-        content = _unnumbered(seen.text) if seen.numbered else seen.text
-        whole = _tokens(counter, _file_message(path, content, "file"), scale, seen.share) <= max_file_tokens
-        message = _file_message(path, seen.text if seen.numbered else _numbered(seen.text), "file")
-        tokens = _tokens(counter, message, scale, seen.share)
-        if not whole:
-            message = Message(
-                "user",
-                (Block("text", text=reference(path)),),
-                is_meta=True,
-                is_synthetic=True,
-                attachment="file",
-            )
-            tokens = _tokens(counter, message, scale, 1.0)
-        if tokens > room:
+    room = limits.budget_tokens
+    for path in _newest(files)[: limits.max_files]:
+        restored = _restored(path, files[path], counter, scale, limits.max_file_tokens)
+        if restored.tokens > room:
             continue
-        room -= tokens
-        out.append(Reinjected(path, "file", message, tokens, whole))
+        room -= restored.tokens
+        out.append(restored)
     return out

@@ -857,6 +857,7 @@ def test_a_later_compaction_is_predicted_from_what_was_measured_after_an_earlier
         "name": "fixed part and what the transcript does not show",
         "tokens": 30_000 - first["predicted_parts"][1]["tokens"],
         "source": "measured after the compaction at line 3 of this session",
+        "range": None,
     }
     assert second["predicted_after"] == 30_000 and second["measured_after"] == 31_000
 
@@ -874,3 +875,60 @@ def test_analyze_says_how_far_the_agent_is_from_compacting_on_its_own() -> None:
     }
     shown = " ".join(run("analyze", str(path("claude_code_compacted.jsonl"))).stdout.split())
     assert "compacts in ~151,245 tokens (about 1,681 requests at this pace)" in shown
+
+
+def test_which_files_go_back_is_a_range_where_a_file_only_read_may_have_changed_later(tmp_path: Path) -> None:
+    """Five files edited, then one only read: whether that one changed on disk after the
+    first edit is not in the transcript, so the files put back, and the context after the
+    compaction, are a range whose low end is the point (the edited files go back)."""
+
+    def line(uuid: str, kind: str, **fields: object) -> str:
+        return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s", "version": "2.1.49", **fields})
+
+    def reply(uuid: str, prompt: int, *content: Any) -> str:
+        usage = {"input_tokens": 3, "cache_read_input_tokens": prompt - 3, "output_tokens": 9}
+        body: dict[str, Any] = {
+            "id": f"m-{uuid}",
+            "role": "assistant",
+            "model": "claude-opus-4-6",
+            "usage": usage,
+        }
+        body["content"] = list(content) or [{"type": "text", "text": "ok"}]
+        return line(uuid, "assistant", message=body)
+
+    def tool(k: int, name: str, path: str, answer: str, result: Any) -> list[str]:
+        use = {"type": "tool_use", "id": f"t{k}", "name": name, "input": {"file_path": path}}
+        back = {"type": "tool_result", "tool_use_id": f"t{k}", "content": answer}
+        return [
+            reply(f"a{k}", 20_000 + k, use),
+            line(f"r{k}", "user", message={"role": "user", "content": [back]}, toolUseResult=result),
+        ]
+
+    lines = [line("u0", "user", message={"role": "user", "content": "go"}), reply("a0", 20_000)]
+    for k in range(1, 6):
+        edited = {"filePath": f"/e{k}.py", "originalFile": "e" * 400, "oldString": "e", "newString": "f"}
+        lines += tool(k, "Edit", f"/e{k}.py", "updated", edited)
+    read = {
+        "type": "text",
+        "file": {"filePath": "/late.py", "content": "l" * 8_000, "numLines": 1, "totalLines": 1},
+    }
+    lines += tool(6, "Read", "/late.py", "     1→" + "l" * 8_000, read)
+    meta = {"trigger": "auto", "preTokens": 168_000}
+    lines += [
+        line("b", "system", subtype="compact_boundary", compactMetadata=meta),
+        line("s", "user", isCompactSummary=True, message={"role": "user", "content": "summary " * 100}),
+        reply("after", 9_000),
+    ]
+    session = tmp_path / "edits.jsonl"
+    session.write_text("\n".join(lines) + "\n")
+    (own,) = json.loads(run("compactions", str(session), "--json").stdout)
+    put_back = own["predicted_parts"][-1]
+    assert put_back["name"] == "put back: files, plan, skills"
+    low, high = put_back["range"]
+    assert low == put_back["tokens"] < high
+    assert own["predicted_range"] == [own["predicted_after"], own["predicted_after"] + high - low]
+    assert (
+        put_back["unknown"] == "which files: when the ones it only read last changed is not in the transcript"
+    )
+    shown = " ".join(run("compactions", str(session)).stdout.split())
+    assert f"predicted after {own['predicted_after']:,} ({own['predicted_after']:,}-" in shown

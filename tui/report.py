@@ -503,7 +503,7 @@ def print_compactions(
                 f"line {d['line']} · {d['trigger'] or 'unknown'} · "
                 f"recorded before {figure(d['pre_tokens'])} · "
                 f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
-                f"predicted after {figure(d['predicted_after'])}"
+                f"predicted after {c.predicted_line}"
                 + (f" (with {c.reread_tokens:,} put back: files, plan, skills)" if c.reread_tokens else "")
                 + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
                 + f" · {fires}"

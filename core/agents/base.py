@@ -71,6 +71,22 @@ class Preset:
 
 
 @dataclass(frozen=True)
+class PutBack:
+    """What an agent puts back after a compaction that the transcript does not record, in
+    the model's tokens, and the range it spans where the transcript cannot tell what went
+    back (`why` says what is not known; `low` == `high` == `tokens` where nothing is)."""
+
+    tokens: int
+    low: int
+    high: int
+    why: str = ""
+
+    @classmethod
+    def known(cls, tokens: int) -> PutBack:
+        return cls(tokens, tokens, tokens)
+
+
+@dataclass(frozen=True)
 class Agent:
     """One agent: the format it writes (the registry's key, and the name of the strategy
     that replays its own compaction), where it keeps its sessions and how to find them
@@ -94,7 +110,7 @@ class Agent:
     recorded: Callable[[Compaction, int | None, Point], Count | None]
     # what it puts back after the compaction at an index that the transcript does not
     # record (the messages after it; a counter and the model's scale), in the model's tokens
-    put_back: Callable[[Session, int, Sequence[Message], TokenCounter, float], int]
+    put_back: Callable[[Session, int, Sequence[Message], TokenCounter, float], PutBack]
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

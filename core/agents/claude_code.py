@@ -14,6 +14,7 @@ from compaction_inspector.core.agents.base import (
     Agent,
     Found,
     Preset,
+    PutBack,
     SessionWindow,
     Settings,
 )
@@ -21,7 +22,7 @@ from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.reinjection import reinjected
+from compaction_inspector.core.reinjection import files_range, reinjected
 from compaction_inspector.core.tokens import TokenCounter
 
 FORMAT = "claude-code"
@@ -120,16 +121,28 @@ def recorded(compaction: Compaction, reported: int | None, at: Point) -> Count |
 
 def put_back(
     session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
-) -> int:
+) -> PutBack:
     """The files, plan and skills it reads again after compacting (`core.reinjection`),
     where no attachment line after it records them; only the plan after a compaction that
-    kept the recent messages."""
+    kept the recent messages. Which files it chose is a range where some it only read may
+    have changed after others it changed (their times are not in the transcript)."""
     if any(m.attachment is not None for m in after):
-        return 0
-    back = reinjected(session.messages[:boundary], session.touches, counter, scale)
+        return PutBack.known(0)
+    history = session.messages[:boundary]
+    back = reinjected(history, session.touches, counter, scale)
     if any(m.replaces for m in after):
-        back = [r for r in back if r.kind == "plan"]
-    return sum(r.tokens for r in back)
+        return PutBack.known(sum(r.tokens for r in back if r.kind == "plan"))
+    tokens = sum(r.tokens for r in back)
+    files = sum(r.tokens for r in back if r.kind == "file")
+    low, high = files_range(history, session.touches, counter, scale)
+    if low == high:
+        return PutBack.known(tokens)
+    return PutBack(
+        tokens,
+        tokens - files + min(low, files),
+        tokens - files + max(high, files),
+        "which files: when the ones it only read last changed is not in the transcript",
+    )
 
 
 AGENT = Agent(

@@ -14,6 +14,7 @@ from compaction_inspector.core.agents.base import (
     Agent,
     Found,
     Preset,
+    PutBack,
     SessionWindow,
     Settings,
 )
@@ -90,9 +91,9 @@ def recorded(compaction: Compaction, reported: int | None, at: Point) -> Count |
 
 def put_back(
     session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
-) -> int:
+) -> PutBack:
     """Nothing the rollout leaves out: its new history is recorded whole."""
-    return 0
+    return PutBack.known(0)
 
 
 AGENT = Agent(

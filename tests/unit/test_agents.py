@@ -13,7 +13,7 @@ import pytest
 
 from compaction_inspector.core import formats
 from compaction_inspector.core.agents import AGENTS, Agent, Found, Preset
-from compaction_inspector.core.agents.base import SessionWindow
+from compaction_inspector.core.agents.base import PutBack, SessionWindow
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.files import walk
@@ -58,7 +58,7 @@ def toy(home: Path) -> Agent:
         (Preset(TOY, TOY_WINDOW.context_window, TOY_WINDOW.reserved_output, "a toy agent", agent=TOY),),
         lambda session, settings, at, point_in: (),
         recorded,
-        lambda session, boundary, after, counter, scale: 0,
+        lambda session, boundary, after, counter, scale: PutBack.known(0),
     )
 
 

@@ -1,6 +1,6 @@
 import dataclasses
 
-from compaction_inspector.core.model import Block, Message, Usage
+from compaction_inspector.core.model import Block, Message, Reasoning, Usage
 
 
 def test_an_edited_copy_keeps_every_field_but_its_blocks() -> None:
@@ -19,6 +19,10 @@ def test_an_edited_copy_keeps_every_field_but_its_blocks() -> None:
         is_compact_boundary=True,
         is_synthetic=True,
         usage=Usage(1, 2, 3, 4),
+        attachment="file",
+        is_microcompact=True,
+        reasoning=Reasoning(encrypted=10, reported=4),
+        plan="# Plan",
     )
     edited = original.with_blocks((Block("text", text="b"),))
     for f in dataclasses.fields(Message):

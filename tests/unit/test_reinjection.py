@@ -2,7 +2,7 @@
 a text of 4n characters is n tokens."""
 
 from compaction_inspector.core.model import Block, FileTouch, Message, text_message
-from compaction_inspector.core.reinjection import PLAN_FILE, reference, reinjected
+from compaction_inspector.core.reinjection import PLAN_FILE, files_range, reference, reinjected
 from compaction_inspector.core.tokens import make_counter
 from tests.helpers import call, result, u
 
@@ -129,3 +129,22 @@ def test_the_plan_a_session_carries_out_goes_back() -> None:
     ]
     (back,) = reinjected(msgs, {}, COUNTER, 1.0)
     assert (back.kind, back.name, back.message.text) == ("plan", PLAN_FILE, f"{PLAN_FILE}\n# Plan\nstep 1")
+
+
+def test_files_it_only_read_make_a_range_where_they_may_have_changed_after_others() -> None:
+    # five files edited, then one only read: Claude Code noted that file's time on disk,
+    # which may be later than the first edit (it changed since, outside the session) or
+    # earlier than all; a file read before every edit cannot outrank any of them
+    msgs = [u("go"), *touch(0, "Read", "/old.py", "     1→" + "o" * 400)]
+    touches = {}
+    for k in range(1, 6):
+        msgs += touch(k, "Edit", f"/e{k}.py")
+        touches[f"c{k}"] = FileTouch(f"/e{k}.py", "e" * 40)
+    msgs += touch(6, "Read", "/late.py", "     1→" + "l" * 4_000)
+    back = reinjected(msgs, touches, COUNTER, 1.0)
+    assert [r.name for r in back] == ["/e5.py", "/e4.py", "/e3.py", "/e2.py", "/e1.py"]
+    # each edited file "/eN.py\n     1→" and 40 characters: 13 tokens; /late.py: 4,016 characters, 1,004
+    assert sum(r.tokens for r in back) == 65
+    assert files_range(msgs, touches, COUNTER, 1.0) == (65, 4 * 13 + 1_004)
+    # with no more files than it restores, every one goes back: nothing is unknown
+    assert files_range(msgs[:5], touches, COUNTER, 1.0) == (103 + 13, 103 + 13)
