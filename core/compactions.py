@@ -21,6 +21,7 @@ from compaction_inspector.core import autocompact
 from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.agents.base import PutBack
 from compaction_inspector.core.autocompact import Count
+from compaction_inspector.core.calibration import Calibration
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
@@ -101,7 +102,9 @@ class RealCompaction:
     count: Count | None = None
     cost: CompactionCost | None = None  # what it cost: its summarize request, the cache sent again
     parts: tuple[Part, ...] = ()  # what `predicted_after` is made of, each with its source
-    calibrated: bool = False  # its fixed part was measured after an earlier compaction of the session
+    calibrated: bool = False  # its fixed part was measured after an earlier compaction, here or beside it
+    # what was measured after it over our prediction before any calibration (None: not measured)
+    residual: int | None = None
 
     @property
     def parts_line(self) -> str:
@@ -183,8 +186,15 @@ class RealCompaction:
 
 
 def real_compactions(
-    session: Session, model: ContextModel, counter: TokenCounter, config: Config
+    session: Session,
+    model: ContextModel,
+    counter: TokenCounter,
+    config: Config,
+    across: Calibration | None = None,
 ) -> list[RealCompaction]:
+    """The transcript's own compactions, each measured and predicted. A later compaction's
+    fixed part is what was measured after the session's earlier one; before that, where
+    `across` holds what the user's other sessions measured, it is corrected by that."""
     messages = session.messages
     starts = api_round_starts(messages)
     found = []
@@ -195,6 +205,8 @@ def real_compactions(
     # the fixed part and whatever the transcript does not show, as measured after the
     # latest compaction of this session whose next request reports (a fit made here, said so)
     calibration: Part | None = None
+    agent = AGENTS.get(session.format)
+    first_only = agent.first_only(session, config) if agent is not None else None
     for n, c in enumerate(session.compactions):
         b = c.index
         segment = model.segment_start(b)
@@ -217,12 +229,25 @@ def real_compactions(
             + reread
             + c.hidden_tokens
         )
-        parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens)
+        parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens, first_only)
+        measured = first_after is not None and first_after.start <= following
+        residual = first_after.prompt_tokens - predicted if first_after is not None and measured else None
         calibrated = calibration
+        if calibrated is None and across is not None and model.overhead_source == "first response":
+            fixed = parts[0].tokens
+            low, high = across.span
+            calibrated = Part(
+                CALIBRATED,
+                fixed + across.correction,
+                across.source,
+                fixed + low,
+                fixed + high,
+                "what your other sessions measured after their compactions varies",
+            )
         if calibrated is not None:
             parts = (calibrated, *parts[1:])
             predicted = sum(p.tokens for p in parts)
-        if first_after is not None and first_after.start <= following:
+        if first_after is not None and measured:
             calibration = Part(
                 CALIBRATED,
                 first_after.prompt_tokens - sum(p.tokens for p in parts[1:]),
@@ -259,6 +284,7 @@ def real_compactions(
                 cost=costs.get(b),
                 parts=parts,
                 calibrated=calibrated is not None,
+                residual=residual if not sliced else None,
             )
         )
     return found
@@ -288,6 +314,7 @@ def _parts(
     model: ContextModel,
     back: PutBack,
     hidden: int,
+    first_only: tuple[int, str] | None = None,
 ) -> tuple[Part, ...]:
     """`predicted` in its parts, largest known first: what the transcript holds after the
     boundary by kind, what the agent puts back that it does not record, its encrypted
@@ -315,10 +342,17 @@ def _parts(
         )
     if hidden:
         parts.append(Part("its encrypted summary", hidden, "the agent's own estimate"))
+    tokens = predicted - sum(p.tokens for p in parts)
+    low = high = None
+    if first_only is not None and model.overhead_source == "first response":
+        low, high = max(0, tokens - first_only[0]), tokens + first_only[0]
     fixed = Part(
         "fixed part: system prompt, tools and what else every request carries",
-        predicted - sum(p.tokens for p in parts),
+        tokens,
         _OVERHEAD_SOURCES.get(model.overhead_source, model.overhead_source),
+        low,
+        high,
+        first_only[1] if first_only is not None else "",
     )
     return (fixed, *parts)
 

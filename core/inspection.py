@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from compaction_inspector.core.analysis import Analysis, analyze
+from compaction_inspector.core.calibration import across_sessions, usable
 from compaction_inspector.core.compactions import (
     AgentCounts,
     RealCompaction,
@@ -272,8 +273,26 @@ class Inspection:
         return agent_counts(self.session, self.model, self.config)
 
     def own_compactions(self) -> list[RealCompaction]:
-        """The transcript's own compactions, measured and predicted."""
-        return real_compactions(self.session, self.model, self.counter, self.config)
+        """The transcript's own compactions, measured and predicted; where the session has
+        not compacted before one, corrected by what the user's sessions beside it measured
+        after theirs (`core.calibration`)."""
+        session = self.session
+        across = (
+            across_sessions(session, self._measured_beside, self.config.tokenizer)
+            if session.compactions
+            else None
+        )
+        return real_compactions(session, self.model, self.counter, self.config, across)
+
+    def _measured_beside(self, path: Path) -> tuple[int, ...]:
+        """What was measured over predicted after each compaction of the session at `path`
+        beside this one (nothing unless it can calibrate this one)."""
+        other = load(path)
+        if not usable(other, self.session):
+            return ()
+        beside = Inspection.of(other, self.config)
+        found = real_compactions(other, beside.model, beside.counter, beside.config)
+        return tuple(c.residual for c in found if c.residual is not None and c.kind == "compact")
 
     def own_steps(self) -> CompactionResult[Stats]:
         """The transcript's own compactions as steps to walk through."""

@@ -29,16 +29,7 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
     the messages before it; None when no such session is there."""
     if session.path is None:
         return None
-    own = Path(session.path)
-    try:
-        mine = own.stat().st_mtime
-        siblings = [
-            p for p in own.parent.glob("*.jsonl") if p.name != own.name and not p.name.startswith("agent-")
-        ]
-        siblings.sort(key=lambda p: abs(p.stat().st_mtime - mine))
-    except OSError:
-        return None
-    for path in siblings[:MAX_SIBLINGS]:
+    for path in sessions_beside(Path(session.path))[:MAX_SIBLINGS]:
         try:
             found = _first_response_overhead(path, counter, scale, session)
         except Exception:  # a neighbour's failure is the neighbour's: this file reads on without it
@@ -47,6 +38,19 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
             same = "a complete session of the same project, model and version"
             return found, f"the first response of {path.name}, {same}"
     return None
+
+
+def sessions_beside(path: Path) -> list[Path]:
+    """The other session files in `path`'s folder (not sub-agents' `agent-*` files), the
+    nearest in time to it first; none where the folder cannot be read."""
+    try:
+        mine = path.stat().st_mtime
+        beside = [
+            p for p in path.parent.glob("*.jsonl") if p.name != path.name and not p.name.startswith("agent-")
+        ]
+        return sorted(beside, key=lambda p: abs(p.stat().st_mtime - mine))
+    except OSError:
+        return []
 
 
 LENDS = ("cwd", "model", "version")  # what a session lending its overhead shares with the slice

@@ -503,8 +503,8 @@ def print_compactions(
                 f"line {d['line']} · {d['trigger'] or 'unknown'} · "
                 f"recorded before {figure(d['pre_tokens'])} · "
                 f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
-                f"predicted after {c.predicted_line}"
-                + (f" (with {c.reread_tokens:,} put back: files, plan, skills)" if c.reread_tokens else "")
+                f"predicted after {figure(d['predicted_after'])}"
+                + (f" ({'; '.join(said)})" if (said := _predicted_said(c)) else "")
                 + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
                 + f" · {fires}"
             )
@@ -521,6 +521,13 @@ def print_compactions(
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
         if c.ours is not None:
             out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
+
+
+def _predicted_said(c: RealCompaction) -> list[str]:
+    """What a compaction's predicted figure is said with: its range, what of it was put back."""
+    span = c.predicted_range
+    said = [f"{span[0]:,}-{span[1]:,}"] if span else []
+    return said + ([f"{c.reread_tokens:,} of it put back: files, plan, skills"] if c.reread_tokens else [])
 
 
 def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console | None = None) -> None:

@@ -111,6 +111,9 @@ class Agent:
     # what it puts back after the compaction at an index that the transcript does not
     # record (the messages after it; a counter and the model's scale), in the model's tokens
     put_back: Callable[[Session, int, Sequence[Message], TokenCounter, float], PutBack]
+    # what its first request carries that it may not send again after a compaction, or may
+    # send twice, where the transcript does not record it: the most it can be and what it is
+    first_only: Callable[[Session, Settings], tuple[int, str] | None]
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

@@ -145,6 +145,33 @@ def put_back(
     )
 
 
+SKILL_LISTING_SENT_AGAIN = (2, 1, 23)  # sent again after a compaction from this version
+SKILL_LISTING_SHARE = 0.02  # of the window: the listing's budget from 2.1.32 (changelog)
+
+
+def first_only(session: Session, config: Settings) -> tuple[int, str] | None:
+    """The skill listing, where the transcript does not record it: the first request
+    carries it, at most 2 % of the window (changelog 2.1.32). From 2.1.23 it was sent
+    again after each compaction, around 2.1.4x sometimes twice over
+    (anthropics/claude-code#25994), and later versions do not send it again ("pure
+    cache_creation with marginal benefit", anthropics/claude-code#74990); at which
+    version that changed is not published, so after a compaction it may hold none of it,
+    or twice. Newer versions write it as an `attachment` line: then it is read, not
+    guessed."""
+    v = autocompact.version(session.metadata.get("version"))
+    if (
+        v is None
+        or v < SKILL_LISTING_SENT_AGAIN
+        or any(m.attachment == "skill_listing" for m in session.messages)
+    ):
+        return None
+    most = round(config.window.context_window * SKILL_LISTING_SHARE)
+    return (
+        most,
+        f"the skill listing its first request holds (at most {most:,}) may not be sent again, or twice",
+    )
+
+
 AGENT = Agent(
     FORMAT,
     "Claude Code",
@@ -158,4 +185,5 @@ AGENT = Agent(
     checks,
     recorded,
     put_back,
+    first_only,
 )

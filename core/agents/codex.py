@@ -96,6 +96,11 @@ def put_back(
     return PutBack.known(0)
 
 
+def first_only(session: Session, config: Settings) -> tuple[int, str] | None:
+    """Nothing: what its first request held that a compaction changes is in the rollout."""
+    return None
+
+
 AGENT = Agent(
     FORMAT,
     "Codex",
@@ -109,4 +114,5 @@ AGENT = Agent(
     checks,
     recorded,
     put_back,
+    first_only,
 )

@@ -59,6 +59,7 @@ def toy(home: Path) -> Agent:
         lambda session, settings, at, point_in: (),
         recorded,
         lambda session, boundary, after, counter, scale: PutBack.known(0),
+        lambda session, settings: None,
     )
 
 
