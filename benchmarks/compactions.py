@@ -29,6 +29,9 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
             d["format"] = session.format
             predicted = d["predicted_after"]
             d["error_after"] = (predicted - after) / after if after and predicted is not None else None
+            span = d["predicted_range"]
+            d["inside_range"] = span[0] <= after <= span[1] if span and after else None
+            d["range_half_width"] = (span[1] - span[0]) / 2 / after if span and after else None
             d["auto_compact_point"] = config.auto_compact_tokens
             found.append(d)
     return found
@@ -41,6 +44,15 @@ def _figure(value: int | None) -> str:
 
 def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
+
+
+def _span(d: dict[str, Any]) -> str:
+    """ " [52,149-68,951 ✓]": the range where a part is not known, and whether it holds what was sent."""
+    span = d["predicted_range"]
+    if not span:
+        return ""
+    inside = {True: " ✓", False: " ✗", None: ""}[d["inside_range"]]
+    return f" [{span[0]:,}-{span[1]:,}{inside}]"
 
 
 def table(found: list[dict[str, Any]]) -> str:
@@ -65,7 +77,7 @@ def table(found: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {name} | {d['line']} | {kind} | {_figure(d['pre_tokens'])} "
             f"| {_figure(d['measured_before'])} → {_figure(d['measured_after'])} "
-            f"| {_figure(d['predicted_after'])} ({'—' if error is None else f'{error:+.1%}'}) "
+            f"| {_figure(d['predicted_after'])} ({'—' if error is None else f'{error:+.1%}'}){_span(d)} "
             f"| {_figure(d['agent_estimate_after'])} | {fires} "
             f"| {_share(real.get('paths'))} / {_share(ours.get('paths'))} |"
         )
@@ -81,9 +93,17 @@ def tally(found: list[dict[str, Any]]) -> str:
         within = [d for d in measured if abs(d["error_after"]) <= 0.10]
         auto = [d for d in rows if d["trigger"] == "auto" and d["kind"] == "compact"]
         close = [d for d in auto if d["policy_round_offset"] is not None and d["policy_round_offset"] <= 1]
+        ranged = [d for d in measured if d["inside_range"] is not None]
+        inside = [d for d in ranged if d["inside_range"]]
+        widest = max((d["range_half_width"] for d in ranged), default=None)
         out.append(
             f"{agent}: predicted after within 10 %: {len(within)}/{len(measured)}; "
             f"preset fires within 1 round: {len(close)}/{len(auto)}"
+            + (
+                f"; inside the stated range: {len(inside)}/{len(ranged)} (widest ±{widest:.0%})"
+                if widest is not None
+                else ""
+            )
         )
     slices = [d for d in found if d["slice"]]
     if slices:
