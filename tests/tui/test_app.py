@@ -1107,3 +1107,28 @@ async def test_a_narrow_timeline_keeps_the_policys_cost_whole(tmp_path: Path) ->
         await settle(pilot)
         lines = str(shown(app).query_one(Timeline).render()).splitlines()
         assert lines[-1] == "█ hysteresis: 3 ✂ · $0.10"
+
+
+async def test_a_steps_explanation_longer_than_the_panel_is_scrolled_into_view_at_80x24(
+    tmp_path: Path,
+) -> None:
+    """At 80×24 the own compaction's step says more than its panel holds: the panel
+    scrolls, takes the focus with tab, and `end` brings the explanation's last line
+    (what it cost and kept) into view."""
+    app = InspectorApp(path("claude_code_compacted.jsonl"), SMALL, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        panel = shown(app).query_one(StrategyPanel)
+        body = panel.query_one("#step-body")
+        assert panel.max_scroll_y > 0 and body.region.bottom > panel.content_region.bottom
+        for _ in range(6):
+            if app.focused is panel:
+                break
+            await pilot.press("tab")
+        assert app.focused is panel
+        await pilot.press("end")
+        await pilot.pause()
+        assert panel.scroll_y == panel.max_scroll_y
+        assert panel.content_region.y <= body.region.bottom - 1 < panel.content_region.bottom

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical
+from textual.containers import Grid, VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
@@ -32,7 +32,7 @@ def _fields(strategy: str) -> list[Setting]:
     return [s for s in REGISTRY[strategy].settings if s.option.label is not None]
 
 
-class StrategyPanel(Vertical):
+class StrategyPanel(VerticalScroll):
     class Chosen(TextualMessage):
         """Another strategy was picked: the screen shows it (and the form its options)."""
 
