@@ -121,11 +121,7 @@ class _Memory:
 
 
 def _memory(
-    messages: Sequence[Message],
-    touches: Mapping[str, FileTouch],
-    counter: TokenCounter,
-    scale: float,
-    limits: _Limits,
+    messages: Sequence[Message], touches: Mapping[str, FileTouch], sizer: _Sizer, limits: _Limits
 ) -> _Memory:
     files: dict[str, _Seen] = {}
     plan: tuple[str, _Seen] | None = None
@@ -134,7 +130,7 @@ def _memory(
     pending_skill: str | None = None
     for at, m in enumerate(messages):
         if m.is_compact_boundary:  # Claude Code forgets what was read, then reads its picks again
-            kept = _pick(files, counter, scale, limits)
+            kept = _pick(files, sizer, limits)
             files = {r.name: files[r.name] for r in reversed(kept) if r.whole}
             continue
         if m.role == "user" and pending_skill is not None:
@@ -194,8 +190,44 @@ def reinjected(
     `scale` × counted. Earlier compactions in `messages` put back their own files, which
     stay in its memory of what was read."""
     limits = _Limits(max_files, max_file_tokens, budget_tokens)
-    memory = _memory(messages, touches, counter, scale, limits)
-    out = _pick(memory.files, counter, scale, limits)
+    sizer = _Sizer(counter, scale, limits.max_file_tokens)
+    return _put_back(_memory(messages, touches, sizer, limits), sizer, limits)
+
+
+def reinjected_range(
+    messages: Sequence[Message], touches: Mapping[str, FileTouch], counter: TokenCounter, scale: float
+) -> tuple[list[Reinjected], tuple[int, int]]:
+    """`reinjected`, and the least and the most its files can hold over every order of
+    modification times the transcript allows: a file it only read was last changed
+    before that read, at a time the transcript does not hold, so it may outrank any file
+    changed before the read, or none (`reinjected` picks the files it changed first)."""
+    limits = _Limits()
+    sizer = _Sizer(counter, scale, limits.max_file_tokens)
+    memory = _memory(messages, touches, sizer, limits)
+    files = memory.files
+    sizes = {path: sizer(path, seen).tokens for path, seen in files.items()}
+    changed = [p for p in _newest(files) if files[p].changed is not None]
+    only_read = [p for p in files if files[p].changed is None]
+    wanted = min(limits.max_files, len(files))
+    totals = []
+    for k in range(min(wanted, len(changed)) + 1):  # the k files changed last go back
+        # the newest change left out: a file read before it was changed before it too
+        bar = files[changed[k]].changed if k < len(changed) else None
+        eligible = sorted(sizes[p] for p in only_read if bar is None or files[p].touched > bar)
+        need = wanted - k
+        if len(eligible) < need:
+            continue
+        base = sum(sizes[p] for p in changed[:k])
+        totals += [base + sum(eligible[:need]), base + sum(eligible[len(eligible) - need :])]
+    span = (
+        (min(min(totals), limits.budget_tokens), min(max(totals), limits.budget_tokens)) if totals else (0, 0)
+    )
+    return _put_back(memory, sizer, limits), span
+
+
+def _put_back(memory: _Memory, sizer: _Sizer, limits: _Limits) -> list[Reinjected]:
+    counter, scale = sizer.counter, sizer.scale
+    out = _pick(memory.files, sizer, limits)
     if memory.plan is not None:
         path, seen = memory.plan
         message = _file_message(path, seen.text, "plan_file_reference")
@@ -212,39 +244,6 @@ def reinjected(
         room -= tokens
         out.append(Reinjected(name, "skill", _skill_message(text), tokens, whole))
     return out
-
-
-def files_range(
-    messages: Sequence[Message], touches: Mapping[str, FileTouch], counter: TokenCounter, scale: float
-) -> tuple[int, int]:
-    """The least and the most the files Claude Code puts back after compacting `messages`
-    can hold, over every order of modification times the transcript allows: a file it
-    only read was last changed before that read, at a time the transcript does not hold,
-    so it may outrank any file changed before the read, or none. `reinjected` picks the
-    files it changed first; the figure it gives lies in this range."""
-    limits = _Limits()
-    memory = _memory(messages, touches, counter, scale, limits)
-    files = memory.files
-    sizes = {
-        path: _restored(path, seen, counter, scale, limits.max_file_tokens).tokens
-        for path, seen in files.items()
-    }
-    changed = [p for p in _newest(files) if files[p].changed is not None]
-    only_read = [p for p in files if files[p].changed is None]
-    wanted = min(limits.max_files, len(files))
-    totals = []
-    for k in range(min(wanted, len(changed)) + 1):  # the k files changed last go back
-        # the newest change left out: a file read before it was changed before it too
-        bar = files[changed[k]].changed if k < len(changed) else None
-        eligible = sorted(sizes[p] for p in only_read if bar is None or files[p].touched > bar)
-        need = wanted - k
-        if len(eligible) < need:
-            continue
-        base = sum(sizes[p] for p in changed[:k])
-        totals += [base + sum(eligible[:need]), base + sum(eligible[len(eligible) - need :])]
-    if not totals:
-        return 0, 0
-    return min(min(totals), limits.budget_tokens), min(max(totals), limits.budget_tokens)
 
 
 def _skill_message(text: str) -> Message:
@@ -279,30 +278,39 @@ def _newest(files: Mapping[str, _Seen]) -> list[str]:
     return changed + [p for p in touched if files[p].changed is None]
 
 
-def _restored(
-    path: str, seen: _Seen, counter: TokenCounter, scale: float, max_file_tokens: int
-) -> Reinjected:
-    """One file as Claude Code reads it again: whole when its content fits the limit, else
-    a reference to it."""
-    # the limit is on the file's content; what goes back carries Read's line numbers
-    content = _unnumbered(seen.text) if seen.numbered else seen.text
-    if _tokens(counter, _file_message(path, content, "file"), scale, seen.share) <= max_file_tokens:
-        message = _file_message(path, seen.text if seen.numbered else _numbered(seen.text), "file")
-        return Reinjected(path, "file", message, _tokens(counter, message, scale, seen.share), True)
-    message = Message(
-        "user", (Block("text", text=reference(path)),), is_meta=True, is_synthetic=True, attachment="file"
-    )
-    return Reinjected(path, "file", message, _tokens(counter, message, scale, 1.0), False)
+class _Sizer:
+    """Each file as Claude Code reads it again, made once per call: whole when its
+    content fits the limit, else a reference to it."""
+
+    def __init__(self, counter: TokenCounter, scale: float, max_file_tokens: int) -> None:
+        self.counter, self.scale, self.max_file_tokens = counter, scale, max_file_tokens
+        self.made: dict[tuple[str, str, float, bool], Reinjected] = {}  # by path and what stands for it
+
+    def __call__(self, path: str, seen: _Seen) -> Reinjected:
+        key = (path, seen.text, seen.share, seen.numbered)
+        if key not in self.made:
+            self.made[key] = self._restored(path, seen)
+        return self.made[key]
+
+    def _restored(self, path: str, seen: _Seen) -> Reinjected:
+        counter, scale = self.counter, self.scale
+        # the limit is on the file's content; what goes back carries Read's line numbers
+        content = _unnumbered(seen.text) if seen.numbered else seen.text
+        if _tokens(counter, _file_message(path, content, "file"), scale, seen.share) <= self.max_file_tokens:
+            message = _file_message(path, seen.text if seen.numbered else _numbered(seen.text), "file")
+            return Reinjected(path, "file", message, _tokens(counter, message, scale, seen.share), True)
+        message = Message(
+            "user", (Block("text", text=reference(path)),), is_meta=True, is_synthetic=True, attachment="file"
+        )
+        return Reinjected(path, "file", message, _tokens(counter, message, scale, 1.0), False)
 
 
-def _pick(
-    files: Mapping[str, _Seen], counter: TokenCounter, scale: float, limits: _Limits
-) -> list[Reinjected]:
+def _pick(files: Mapping[str, _Seen], sizer: _Sizer, limits: _Limits) -> list[Reinjected]:
     """The newest files, each whole or as a reference, within the budget."""
     out: list[Reinjected] = []
     room = limits.budget_tokens
     for path in _newest(files)[: limits.max_files]:
-        restored = _restored(path, files[path], counter, scale, limits.max_file_tokens)
+        restored = sizer(path, files[path])
         if restored.tokens > room:
             continue
         room -= restored.tokens

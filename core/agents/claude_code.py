@@ -22,7 +22,7 @@ from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.reinjection import files_range, reinjected
+from compaction_inspector.core.reinjection import reinjected_range
 from compaction_inspector.core.tokens import TokenCounter
 
 FORMAT = "claude-code"
@@ -128,13 +128,11 @@ def put_back(
     have changed after others it changed (their times are not in the transcript)."""
     if any(m.attachment is not None for m in after):
         return PutBack.known(0)
-    history = session.messages[:boundary]
-    back = reinjected(history, session.touches, counter, scale)
+    back, (low, high) = reinjected_range(session.messages[:boundary], session.touches, counter, scale)
     if any(m.replaces for m in after):
         return PutBack.known(sum(r.tokens for r in back if r.kind == "plan"))
     tokens = sum(r.tokens for r in back)
     files = sum(r.tokens for r in back if r.kind == "file")
-    low, high = files_range(history, session.touches, counter, scale)
     if low == high:
         return PutBack.known(tokens)
     return PutBack(

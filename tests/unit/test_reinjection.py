@@ -2,7 +2,7 @@
 a text of 4n characters is n tokens."""
 
 from compaction_inspector.core.model import Block, FileTouch, Message, text_message
-from compaction_inspector.core.reinjection import PLAN_FILE, files_range, reference, reinjected
+from compaction_inspector.core.reinjection import PLAN_FILE, reference, reinjected, reinjected_range
 from compaction_inspector.core.tokens import make_counter
 from tests.helpers import call, result, u
 
@@ -145,6 +145,8 @@ def test_files_it_only_read_make_a_range_where_they_may_have_changed_after_other
     assert [r.name for r in back] == ["/e5.py", "/e4.py", "/e3.py", "/e2.py", "/e1.py"]
     # each edited file "/eN.py\n     1→" and 40 characters: 13 tokens; /late.py: 4,016 characters, 1,004
     assert sum(r.tokens for r in back) == 65
-    assert files_range(msgs, touches, COUNTER, 1.0) == (65, 4 * 13 + 1_004)
+    same, span = reinjected_range(msgs, touches, COUNTER, 1.0)
+    assert [(r.name, r.tokens) for r in same] == [(r.name, r.tokens) for r in back]
+    assert span == (65, 4 * 13 + 1_004)
     # with no more files than it restores, every one goes back: nothing is unknown
-    assert files_range(msgs[:5], touches, COUNTER, 1.0) == (103 + 13, 103 + 13)
+    assert reinjected_range(msgs[:5], touches, COUNTER, 1.0)[1] == (103 + 13, 103 + 13)
