@@ -351,6 +351,11 @@ def _own_row(c: RealCompaction) -> str:
         f"<td class=n>{c.predicted_line}</td><td>{share(c.retention)} / {share(c.ours)}</td>"
         f"<td>{html.escape(c.count.line()) if c.count else '—'}</td>"
         f"<td>{html.escape(c.cost.line()) if c.cost else '—'}</td></tr>"
+        + (
+            f'<tr class="parts"><td colspan=8>predicted after: {html.escape(c.parts_line)}</td></tr>'
+            if c.parts
+            else ""
+        )
     )
 
 

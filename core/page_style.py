@@ -14,5 +14,6 @@ pre{max-height:24em;overflow:auto}
 .msg{margin:.3em 0}.head{font-family:ui-monospace,monospace;font-size:.9em}
 .dropped{color:#b22}.summarized{color:#a60}.inserted{color:#282}.edited{color:#26a}
 .note{color:#555}details{margin:.5em 0}summary{cursor:pointer}
+tr.parts td{color:#555;font-size:.9em;border-top:none}
 svg text{font:11px system-ui,sans-serif}
 """

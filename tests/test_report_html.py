@@ -391,6 +391,15 @@ def test_the_reports_own_compaction_marker_and_options_read_as_words() -> None:
     options = re.findall(r"Options: ([^<]*)\.</p>", page)
     assert options and not any(re.search(r"[{}']|\bNone\b|\bTrue\b|\bFalse\b", o) for o in options), options
     assert "trigger.turns 8, trigger.tokens none" in html.unescape(" ".join(options))
-    # the table of its own compactions says what each cost
+    # the table of its own compactions says what each prediction is made of, and what each cost
+    (compaction,) = inspection.own_compactions()
+    assert (
+        f'<tr class="parts"><td colspan=8>predicted after: {html.escape(compaction.parts_line)}</td></tr>'
+        in page
+    )
+    assert (
+        "fixed part: system prompt, tools and what else every request carries (the session"
+        in compaction.parts_line
+    )
     assert "<th>what it cost</th>" in page
     assert "$0.02: its summarize request $0.02 (estimated) · 460 tokens sent again after it $0.00" in page
