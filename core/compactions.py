@@ -230,8 +230,11 @@ def real_compactions(
             + c.hidden_tokens
         )
         parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens, first_only)
-        measured = first_after is not None and first_after.start <= following
-        residual = first_after.prompt_tokens - predicted if first_after is not None and measured else None
+        # what the first request after it reported, when it came before any other compaction
+        measured = (
+            first_after.prompt_tokens if first_after is not None and first_after.start <= following else None
+        )
+        residual = measured - predicted if measured is not None else None
         calibrated = calibration
         if calibrated is None and across is not None and model.overhead_source == "first response":
             fixed = parts[0].tokens
@@ -247,10 +250,10 @@ def real_compactions(
         if calibrated is not None:
             parts = (calibrated, *parts[1:])
             predicted = sum(p.tokens for p in parts)
-        if first_after is not None and measured:
+        if measured is not None:
             calibration = Part(
                 CALIBRATED,
-                first_after.prompt_tokens - sum(p.tokens for p in parts[1:]),
+                measured - sum(p.tokens for p in parts[1:]),
                 f"measured after the compaction at line {messages[b].line} of this session",
             )
         theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]

@@ -110,7 +110,7 @@ class _Limits:
     budget_tokens: int = BUDGET_TOKENS
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Memory:
     """What Claude Code holds when it compacts: the files it read or wrote (the newest
     `REMEMBERED_FILES`, in the order last touched), the plan and the skills invoked."""
@@ -142,7 +142,7 @@ def _memory(
             # a skill run as a slash command: its text follows as the next meta message
             pending_skill = command(m.text)
         if m.plan is not None:
-            plan = (PLAN_FILE, _Seen(m.plan, 1.0, False, touched=at))
+            plan = (PLAN_FILE, _Seen(m.plan, 1.0, False))
         for b in m.blocks:
             if b.type == "tool_use" and b.id and b.name in (*FILE_TOOLS, *SKILL_TOOLS):
                 given = b.input if isinstance(b.input, dict) else {}
