@@ -1,10 +1,11 @@
 """What the transcript cannot show of the context after its agent compacts, measured on
 the user's other sessions (docs/agents.md).
 
-After each compaction of another complete session beside it (in the same folder: for
-Claude Code, the same project, so the same system prompt, CLAUDE.md, tools and hooks) of
-the same agent and version, the prompt its next request reported less our prediction
-of it is what our model of the parts misses there. A session that has not compacted
+After each compaction of another complete session of the same agent and version, the
+prompt its next request reported less our prediction of it is what our model of the
+parts misses there. The sessions beside it come first (in the same folder: for Claude
+Code, the same project, so the same system prompt, CLAUDE.md, tools and hooks), then,
+where it is kept in its agent's own folder, the user's other sessions there. A session that has not compacted
 yet, or not before this compaction, takes the median of those as a correction of its
 fixed part, and the range they span as the part's range; the figure says "calibrated on
 3 compactions of 2.1.49 in your sessions". What a session measures after its own earlier
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.files import open_regular, write_atomic
 from compaction_inspector.core.model import Session
@@ -67,7 +69,7 @@ def across_sessions(
     version = session.metadata.get("version")
     if session.path is None or not isinstance(version, str):
         return None
-    beside = sessions_beside(Path(session.path))
+    beside = candidates(session)
     kept = _Kept(key)
     residuals: list[int] = []
     used = 0
@@ -88,6 +90,28 @@ def across_sessions(
             used += 1
     kept.save()
     return Calibration(tuple(residuals), version) if residuals else None
+
+
+def candidates(session: Session) -> list[Path]:
+    """The sessions that may calibrate `session`: those beside it (for Claude Code, its
+    project's), then, where it is kept in its agent's own folder, the user's other sessions
+    of that agent there; each lot the nearest in time first."""
+    if session.path is None:
+        return []
+    own = Path(session.path)
+    beside = sessions_beside(own)
+    agent = AGENTS.get(session.format)
+    try:
+        home = agent.home().resolve() if agent is not None else None
+        if agent is None or home is None or not own.resolve().is_relative_to(home):
+            return beside
+        mine = own.stat().st_mtime
+        known = {own.resolve(), *(p.resolve() for p in beside)}
+        others = [f.path for f in agent.find(home) if f.subagent_of is None and f.path.resolve() not in known]
+        others.sort(key=lambda p: abs(p.stat().st_mtime - mine))
+    except OSError:
+        return beside
+    return beside + others
 
 
 def usable(other: Session, session: Session) -> bool:

@@ -980,3 +980,39 @@ def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_me
     assert fixed["range"] is None  # one measurement: no spread to give
     shown = " ".join(run("compactions", str(project / "mine.jsonl")).stdout.split())
     assert "calibrated on 1 compaction of 2.1.49 in your sessions" in shown
+
+
+def test_a_session_kept_where_its_agent_keeps_them_is_calibrated_on_the_users_other_projects_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In Claude Code's own folder, its project's sessions come first, then the user's
+    other projects of the same version; a file kept elsewhere looks only beside itself."""
+
+    def session(folder: Path, name: str, after: int) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [
+            _cc("u0", "user", message={"role": "user", "content": f"go {name}"}),
+            _cc_reply("a0", 160_000),
+            *_cc_compaction(1),
+            _cc_reply("a1", after),
+        ]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+        return folder / f"{name}.jsonl"
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    projects = tmp_path / "claude" / "projects"
+    alone = json.loads(run("compactions", str(session(tmp_path / "elsewhere", "alone", 0)), "--json").stdout)
+    predicted = alone[0]["predicted_after"]
+    session(projects / "-home-me-other", "older", predicted + 3_000)
+    session(projects / "-home-me-third", "oldest", predicted + 9_000)
+    (mine,) = json.loads(
+        run("compactions", str(session(projects / "-home-me-app", "mine", 0)), "--json").stdout
+    )
+    assert mine["predicted_parts"][0]["source"] == "calibrated on 2 compactions of 2.1.49 in your sessions"
+    assert mine["predicted_after"] == predicted + 6_000 and mine["predicted_parts"][0]["range"] == [
+        alone[0]["predicted_parts"][0]["tokens"] + 3_000,
+        alone[0]["predicted_parts"][0]["tokens"] + 9_000,
+    ]
+    # the same file outside the agent's folder has no other project to go by
+    (moved,) = json.loads(run("compactions", str(session(tmp_path / "copy", "mine", 0)), "--json").stdout)
+    assert not moved["predicted_calibrated"]
