@@ -33,6 +33,7 @@ from compaction_inspector.core.slices import is_slice, sessions_beside
 MAX_SESSIONS = 5  # the nearest in time that hold a compaction: each is read and counted once
 MAX_LOOKED_AT = 50  # files beside it looked into for their version and a compaction
 HEAD_BYTES = 64_000  # enough of a file to find its agent version
+MAX_BYTES = 20_000_000  # larger sessions are not read and counted for this (seconds each, first time)
 # bumped whenever what a prediction is made of changes: figures kept under another key are redone
 RULES = "1"
 
@@ -129,6 +130,8 @@ def _may_hold(path: Path, version: str) -> bool:
     """Whether `path` names `version` near its start and holds a compaction, read as bytes
     (the whole file is read and counted only when it may)."""
     try:
+        if path.stat().st_size > MAX_BYTES:
+            return False
         with open_regular(path) as f:
             head = f.read(HEAD_BYTES)
             if f'"version":"{version}"'.encode() not in head.replace(b'": "', b'":"'):
