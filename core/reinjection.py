@@ -138,8 +138,7 @@ def _memory(
                 skills.pop(pending_skill, None)
                 skills[pending_skill] = m.text
             pending_skill = None  # a local command (/clear) answers with its output instead
-        if m.role == "user" and not m.is_meta:
-            # a skill run as a slash command: its text follows as the next meta message
+        if m.is_human:  # a skill run as a slash command: its text follows as the next meta message
             pending_skill = command(m.text)
         if m.plan is not None:
             plan = (PLAN_FILE, _Seen(m.plan, 1.0, False))
