@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.files import read_text
-from compaction_inspector.core.model import MAX_COUNT, Check, Message
+from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message
 from compaction_inspector.core.pressure import Window
 
 CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
@@ -314,31 +315,111 @@ def codex_counts(
     point: Point,
     rate: ReasoningRate,
     point_in: Callable[[int], Point | None] | None = None,
+    compactions: Sequence[Compaction] = (),
 ) -> list[Count]:
     """Codex's count at each check the rollout records, term by term (docs/agents.md),
     against `point`, or `point_in(window)` for a check's own window (a model switch's,
-    and the checks before it)."""
+    and the checks before it). Where the reasoning rate is the documented guess, the
+    rollout's own earlier automatic `compactions` bound it for the checks after them
+    (`codex_bounded_rates`)."""
     read, estimated = codex_reasoning(messages, rate)
+    raw = codex_reasoning(messages, ReasoningRate(100, ""))[1]
+    rates = codex_bounded_rates(messages, checks, point, rate, compactions, read, raw)
     out = []
-    for c in checks:
+    for c, at_rate in zip(checks, rates, strict=True):
         at = point_in(c.window) if point_in is not None and c.window is not None else None
+        guess = estimated[c.index] if at_rate is rate else -(-raw[c.index] * at_rate.per_100 // 100)
         parts = [("reported", c.reported), ("new items", c.new_items)]
         guessed: tuple[str, ...] = ()
-        if estimated[c.index]:
-            parts.append(("reasoning", read[c.index] + estimated[c.index]))
+        if guess:
+            parts.append(("reasoning", read[c.index] + guess))
             guessed = ("reasoning",)
         elif read[c.index]:
             parts.append(("reasoning", read[c.index]))
-        note = rate.source if guessed else ""
+        note = at_rate.source if guessed else ""
         switch = c.when == "model switch"  # Codex compacts there only over the new limit
         spread = None
-        if guessed and rate.spread is not None:  # the estimate scales with the rate
+        if guessed and at_rate.spread is not None:  # the estimate scales with the rate
             fixed = sum(t for name, t in parts if name != "reasoning") + read[c.index]
             spread = (
-                fixed + round(estimated[c.index] * rate.spread[0] / rate.per_100),
-                fixed + round(estimated[c.index] * rate.spread[1] / rate.per_100),
+                fixed + round(guess * at_rate.spread[0] / at_rate.per_100),
+                fixed + round(guess * at_rate.spread[1] / at_rate.per_100),
             )
         out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread))
+    return out
+
+
+def codex_bounded_rates(
+    messages: Sequence[Message],
+    checks: Sequence[Check],
+    point: Point,
+    rate: ReasoningRate,
+    compactions: Sequence[Compaction],
+    read: Sequence[int],
+    raw: Sequence[int],
+) -> list[ReasoningRate]:
+    """The rate each check counts reasoning at. Where `rate` is the documented guess (it
+    has a range), each earlier automatic compaction of the rollout bounds it: Codex
+    compacted at its last check before it, so its count had reached the limit there,
+    and not at the check before, so it was under it then. The guess and its range are
+    moved into those bounds for the checks after that compaction, and say so; bounds
+    that contradict each other are not used. `read` and `raw` are `codex_reasoning`'s
+    terms, the second at 100 per 100."""
+    limit = point.tokens
+    if rate.spread is None or limit is None or not compactions:
+        return [rate] * len(checks)
+    lows: list[tuple[int, float, int]] = []  # (compaction index, least rate, its line)
+    highs: list[tuple[int, float]] = []  # (compaction index, rate it stays under)
+    ends = [k.index for k in checks]
+    segment_start = -1
+    for c in compactions:
+        j = bisect_right(ends, c.index) - 1
+        fired = checks[j] if j >= 0 and checks[j].index > segment_start else None
+        if c.trigger == "auto" and fired is not None and fired.when != "model switch" and raw[fired.index]:
+            lows.append(
+                (
+                    c.index,
+                    100 * (limit - fired.reported - fired.new_items - read[fired.index]) / raw[fired.index],
+                    messages[c.index].line or 0,
+                )
+            )
+            before = checks[j - 1] if j > 0 and checks[j - 1].index > segment_start else None
+            if before is not None and before.when != "model switch" and raw[before.index]:
+                highs.append(
+                    (
+                        c.index,
+                        100
+                        * (limit - before.reported - before.new_items - read[before.index])
+                        / raw[before.index],
+                    )
+                )
+        segment_start = c.index
+    out = []
+    for k in checks:
+        least = [(r, line) for at, r, line in lows if at < k.index]
+        most = [r for at, r in highs if at < k.index]
+        low = math.ceil(max((r for r, _ in least), default=-math.inf)) if least else None
+        high = math.ceil(min(most)) - 1 if most else None  # the rate stays under it
+        if low is None or (high is not None and low > high):
+            out.append(rate)
+            continue
+        top = high if high is not None else max(low, rate.spread[1])
+        spread = (max(rate.spread[0], low), min(rate.spread[1], top))
+        if spread[0] > spread[1]:  # the documented range does not hold here: the bounds do
+            spread = (low, top)
+        per_100 = min(max(rate.per_100, spread[0]), spread[1])
+        if (per_100, spread) == (rate.per_100, rate.spread):
+            out.append(rate)
+            continue
+        lines = ", ".join(f"{line:,}" for _, line in least)
+        out.append(
+            ReasoningRate(
+                per_100,
+                f"{per_100} per 100 reasoning tokens ({spread[0]}-{spread[1]}: what its compaction at line "
+                f"{lines} leaves possible)",
+                spread,
+            )
+        )
     return out
 
 

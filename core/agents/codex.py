@@ -81,7 +81,9 @@ def checks(
     def limit_in(window: int) -> Point | None:
         return None if window == recorded_window else point_in(window)
 
-    return tuple(autocompact.codex_counts(session.messages, session.checks, at, rate, limit_in))
+    return tuple(
+        autocompact.codex_counts(session.messages, session.checks, at, rate, limit_in, session.compactions)
+    )
 
 
 def recorded(compaction: Compaction, reported: int | None, at: Point) -> Count | None:

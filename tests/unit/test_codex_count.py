@@ -399,3 +399,57 @@ def test_a_newer_rollouts_window_number_is_read_and_its_bookkeeping_lines_are_no
         "skipped 1 world_state line (not conversation)",
         "skipped 1 event_msg/thread_settings_applied line (not conversation)",
     }
+
+
+def test_an_earlier_compaction_bounds_the_reasoning_rate_for_the_checks_after_it() -> None:
+    """Codex compacted where its count reached 9,000: at 120 per 100 our count there is
+    8,845, so the rollout's reasoning runs at 224 per 100 at least (8,400 + 265 + 150 ×
+    2.24 ≥ 9,000). The checks after that compaction count at that rate, and say where it
+    comes from; the checks before it keep the documented guess."""
+    first = [*ROLLOUT[:-2], tokens(8_400, 10, 25_100), ROLLOUT[-1]]
+    second = [
+        event("task_started"),
+        line("event_msg", {"type": "user_message", "message": "a"}),
+        user("a"),
+        reasoning(),
+        line("response_item", {"type": "message", "role": "assistant", "content": [ANSWER]}),
+        tokens(2_000, 300, 27_100),
+        event("task_complete"),
+        event("task_started"),
+        line("event_msg", {"type": "user_message", "message": "b"}),
+        user("b"),
+        reasoning(),
+        call("c4"),
+        output("c4", "z" * 100),  # 40 tokens
+        tokens(8_400, 10, 35_500),
+        line("compacted", {"message": "", "replacement_history": [SUMMARY]}),
+    ]  # fmt: skip
+    session = load_text("\n".join([*first, *second]), "rollout.jsonl")
+    point = autocompact.Point(9_000, "90 % of the raw window 10,000")
+    rate = autocompact.codex_reasoning_rate(session.messages)
+    counts = autocompact.codex_counts(
+        session.messages, session.checks, point, rate, None, session.compactions
+    )
+    fired_first = next(
+        c
+        for c in counts
+        if c.index is not None and c.index <= session.compactions[0].index and c.total == 8_845
+    )
+    assert not fired_first.fires and fired_first.note == rate.source  # before it: the guess
+    last = counts[-1]
+    line_at = session.messages[session.compactions[0].index].line
+    assert last.parts == (("reported", 8_400), ("new items", 40), ("reasoning", 672))  # 300 × 2.24
+    assert last.fires and not last.undecided
+    assert (
+        last.note
+        == f"224 per 100 reasoning tokens (224-224: what its compaction at line {line_at} leaves possible)"
+    )
+    # without the compactions to go by, the same check stays under the limit at the guess
+    plain = autocompact.codex_counts(session.messages, session.checks, point, rate)
+    assert plain[-1].total == 8_400 + 40 + 360 and not plain[-1].fires
+    # a rate set by the user is never moved
+    set_to = autocompact.codex_reasoning_rate(session.messages, 120)
+    kept = autocompact.codex_counts(
+        session.messages, session.checks, point, set_to, None, session.compactions
+    )
+    assert kept[-1].total == 8_800
