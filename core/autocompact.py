@@ -323,8 +323,14 @@ def codex_counts(
     rollout's own earlier automatic `compactions` bound it for the checks after them
     (`codex_bounded_rates`)."""
     read, estimated = codex_reasoning(messages, rate)
-    raw = codex_reasoning(messages, ReasoningRate(100, ""))[1]
-    rates = codex_bounded_rates(messages, checks, point, rate, compactions, read, raw)
+    # the term at 100 per 100, which a bounded rate scales: read only where a bound can apply
+    bounded = bool(compactions) and rate.spread is not None
+    raw = codex_reasoning(messages, ReasoningRate(100, ""))[1] if bounded else []
+    rates = (
+        codex_bounded_rates(messages, checks, point, rate, compactions, read, raw)
+        if bounded
+        else [rate] * len(checks)
+    )
     out = []
     for c, at_rate in zip(checks, rates, strict=True):
         at = point_in(c.window) if point_in is not None and c.window is not None else None
@@ -398,7 +404,7 @@ def codex_bounded_rates(
     for k in checks:
         least = [(r, line) for at, r, line in lows if at < k.index]
         most = [r for at, r in highs if at < k.index]
-        low = math.ceil(max((r for r, _ in least), default=-math.inf)) if least else None
+        low = math.ceil(max(r for r, _ in least)) if least else None
         high = math.ceil(min(most)) - 1 if most else None  # the rate stays under it
         if low is None or (high is not None and low > high):
             out.append(rate)

@@ -5,9 +5,10 @@ After each compaction of another complete session of the same agent and version,
 prompt its next request reported less our prediction of it is what our model of the
 parts misses there. The sessions beside it come first (in the same folder: for Claude
 Code, the same project, so the same system prompt, CLAUDE.md, tools and hooks), then,
-where it is kept in its agent's own folder, the user's other sessions there. A session that has not compacted
-yet, or not before this compaction, takes the median of those as a correction of its
-fixed part, and the range they span as the part's range; the figure says "calibrated on
+where it is kept in its agent's own folder, the user's other sessions there. A session
+that has not compacted yet, or not before this compaction, takes the median of those as
+a correction of its fixed part, and the range they span as the part's range; the figure
+says "calibrated on
 3 compactions of 2.1.49 in your sessions". What a session measures after its own earlier
 compaction wins over this (`core.compactions`).
 
@@ -63,12 +64,13 @@ class Calibration:
 def across_sessions(
     session: Session, measure: Callable[[Path], tuple[int, ...]], key: str
 ) -> Calibration | None:
-    """The calibration from the complete sessions beside `session` of its agent and
-    version, nearest in time first: `measure(path)` gives what was measured over
+    """The calibration from the complete sessions of `session`'s agent and version
+    (`candidates`): `measure(path)` gives what was measured over
     predicted after each compaction of one (kept under `key` with the file's size and
     time). None where no such session has a compaction with a response after it."""
     version = session.metadata.get("version")
-    if session.path is None or not isinstance(version, str):
+    agent = AGENTS.get(session.format)
+    if session.path is None or not isinstance(version, str) or agent is None:
         return None
     beside = candidates(session)
     kept = _Kept(key)
@@ -79,7 +81,7 @@ def across_sessions(
             break
         found = kept.get(path)
         if found is None:
-            if not _may_hold(path, version):
+            if not _may_hold(path, version, agent.compaction_mark):
                 continue
             try:
                 found = measure(path)
@@ -102,9 +104,11 @@ def candidates(session: Session) -> list[Path]:
     own = Path(session.path)
     beside = sessions_beside(own)
     agent = AGENTS.get(session.format)
+    if agent is None:
+        return beside
     try:
-        home = agent.home().resolve() if agent is not None else None
-        if agent is None or home is None or not own.resolve().is_relative_to(home):
+        home = agent.home().resolve()
+        if not own.resolve().is_relative_to(home):
             return beside
         mine = own.stat().st_mtime
         known = {own.resolve(), *(p.resolve() for p in beside)}
@@ -126,24 +130,25 @@ def usable(other: Session, session: Session) -> bool:
     )
 
 
-def _may_hold(path: Path, version: str) -> bool:
-    """Whether `path` names `version` near its start and holds a compaction, read as bytes
-    (the whole file is read and counted only when it may)."""
+def _may_hold(path: Path, version: str, mark: bytes) -> bool:
+    """Whether `path` names `version` near its start and holds its agent's `mark` of a
+    compaction, read as bytes (the whole file is read and counted only when it may)."""
     try:
         if path.stat().st_size > MAX_BYTES:
             return False
         with open_regular(path) as f:
             head = f.read(HEAD_BYTES)
-            if f'"version":"{version}"'.encode() not in head.replace(b'": "', b'":"'):
+            if f'"{version}"'.encode() not in head:  # as each agent writes its version: a string
                 return False
-            if b"compact_boundary" in head:
-                return True
-            while chunk := f.read(1 << 20):
-                if b"compact_boundary" in chunk:
-                    return True
+            seen = head
+            while mark not in seen:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return False
+                seen = seen[1 - len(mark) :] + chunk  # a mark may straddle two reads
     except OSError:
         return False
-    return False
+    return True
 
 
 class _Kept:

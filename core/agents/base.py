@@ -114,6 +114,8 @@ class Agent:
     # what its first request carries that it may not send again after a compaction, or may
     # send twice, where the transcript does not record it: the most it can be and what it is
     first_only: Callable[[Session, Settings], tuple[int, str] | None]
+    # bytes every line that records one of its compactions holds (a file without them has none)
+    compaction_mark: bytes
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

@@ -184,4 +184,5 @@ AGENT = Agent(
     recorded,
     put_back,
     first_only,
+    b'"compact_boundary"',
 )

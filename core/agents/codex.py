@@ -117,4 +117,5 @@ AGENT = Agent(
     recorded,
     put_back,
     first_only,
+    b'"compacted"',
 )

@@ -60,6 +60,7 @@ def toy(home: Path) -> Agent:
         recorded,
         lambda session, boundary, after, counter, scale: PutBack.known(0),
         lambda session, settings: None,
+        b'"compact_boundary"',
     )
 
 

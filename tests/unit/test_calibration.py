@@ -53,3 +53,33 @@ def test_a_session_with_no_version_or_no_file_has_nothing_to_go_by(tmp_path: Pat
     assert across_sessions(Session((), "claude-code", metadata={"version": "2.1.49"}), never, "k") is None
     unversioned = Session((), "claude-code", path=str(tmp_path / "mine.jsonl"))
     assert across_sessions(unversioned, never, "k") is None
+
+
+def test_each_agent_is_read_for_its_own_version_and_mark_of_a_compaction(tmp_path: Path) -> None:
+    """A Codex rollout names its version as `cli_version` and marks a compaction with a
+    `compacted` line; a mark past the first read, across two reads, is found too."""
+
+    def rollout(name: str, version: str, compacted: bool, padding: int = 0) -> Path:
+        lines = [
+            {"type": "session_meta", "payload": {"id": name, "cli_version": version}},
+            {"type": "response_item", "payload": {"type": "message", "content": "x" * padding}},
+        ]
+        if compacted:
+            lines.append({"type": "compacted", "payload": {"message": ""}})
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+        return path
+
+    mine = rollout("mine", "0.142.0", True)
+    rollout("far", "0.142.0", True, padding=(1 << 20) + 64_000 - 165)  # its mark straddles two reads
+    rollout("none", "0.142.0", False)
+    rollout("older", "0.140.0", True)
+    measured: list[str] = []
+
+    def measure(path: Path) -> tuple[int, ...]:
+        measured.append(path.stem)
+        return (1,)
+
+    session = Session((), "codex", path=str(mine), metadata={"version": "0.142.0"})
+    assert across_sessions(session, measure, "k") == Calibration((1,), "0.142.0")
+    assert measured == ["far"]
