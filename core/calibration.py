@@ -3,17 +3,21 @@ the user's other sessions (docs/agents.md).
 
 After each compaction of another complete session of the same agent and version, the
 prompt its next request reported less our prediction of it is what our model of the
-parts misses there. The sessions beside it come first (in the same folder: for Claude
-Code, the same project, so the same system prompt, CLAUDE.md, tools and hooks), then,
-where it is kept in its agent's own folder, the user's other sessions there. A session
-that has not compacted yet, or not before this compaction, takes the median of those as
-a correction of its fixed part, and the range they span as the part's range; the figure
-says "calibrated on
-3 compactions of 2.1.49 in your sessions". What a session measures after its own earlier
+parts misses there (its residual). The sessions beside it come first (in the same
+folder: for Claude Code, the same project, so the same system prompt, CLAUDE.md, tools
+and hooks), then, where it is kept in its agent's own folder, the user's other sessions
+there. A session that has not compacted yet, or not before this compaction, may take the
+median residual of those of the same kind (automatic or manual) as a correction of its
+fixed part, and the range they span as the part's range ("calibrated on 3 compactions of
+2.1.49 in your sessions"), but only where that would have helped them: each of those
+sessions in turn is corrected by the others' median, and the correction is applied only
+if that lowers their median error against the plain model. Otherwise the plain model is
+shown and says why it was not calibrated. What a session measures after its own earlier
 compaction wins over this (`core.compactions`).
 
-Each session's figures are kept in the cache directory by path, size and modification
-time, so a session beside it is read and counted once.
+What a session measured is kept in the cache directory by path, size and modification
+time, together with its agent and version, so a session beside it is read and counted
+once, and the same question gets the same answer whatever was opened before.
 """
 
 from __future__ import annotations
@@ -29,23 +33,77 @@ from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.files import open_regular, write_atomic
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.slices import is_slice, sessions_beside
+from compaction_inspector.core.slices import sessions_beside
+from compaction_inspector.core.text import counted
 
 MAX_SESSIONS = 5  # the nearest in time that hold a compaction: each is read and counted once
 MAX_LOOKED_AT = 50  # files beside it looked into for their version and a compaction
 HEAD_BYTES = 64_000  # enough of a file to find its agent version
 MAX_BYTES = 20_000_000  # larger sessions are not read and counted for this (seconds each, first time)
-# bumped whenever what a prediction is made of changes: figures kept under another key are redone
-RULES = "1"
+# bumped whenever what a prediction or a kept entry is made of changes: entries kept otherwise are redone
+RULES = "2"
+KINDS = {"auto": "automatic", "manual": "manual"}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one session measured after its own compactions, whoever asks: its agent
+    (format) and version, whether it is complete (not a slice of a longer one), and for
+    each full compaction a response reported after, its trigger and residual (measured
+    less predicted, in the model's tokens)."""
+
+    format: str
+    version: str | None
+    complete: bool
+    residuals: tuple[tuple[str | None, int], ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "format": self.format,
+            "version": self.version,
+            "complete": self.complete,
+            "residuals": [[t, r] for t, r in self.residuals],
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Measured | None:
+        if not isinstance(data, dict):
+            return None
+        fmt, version, complete, residuals = (
+            data.get("format"),
+            data.get("version"),
+            data.get("complete"),
+            data.get("residuals"),
+        )
+        if not (
+            isinstance(fmt, str)
+            and (version is None or isinstance(version, str))
+            and isinstance(complete, bool)
+            and isinstance(residuals, list)
+            and all(
+                isinstance(x, list)
+                and len(x) == 2
+                and (x[0] is None or isinstance(x[0], str))
+                and isinstance(x[1], int)
+                for x in residuals
+            )
+        ):
+            return None
+        return cls(fmt, version, complete, tuple((t, r) for t, r in residuals))
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """What was measured after compactions of the user's other sessions over our
-    prediction there (`residuals`, in the model's tokens), and of which version."""
+    """The residuals of one kind of compaction (`trigger`) in the user's other sessions
+    of one version, grouped by session, and whether correcting by their median helps."""
 
-    residuals: tuple[int, ...]
+    by_session: tuple[tuple[int, ...], ...]
     version: str
+    trigger: str | None
+
+    @property
+    def residuals(self) -> tuple[int, ...]:
+        return tuple(r for own in self.by_session for r in own)
 
     @property
     def correction(self) -> int:
@@ -56,43 +114,96 @@ class Calibration:
         return min(self.residuals), max(self.residuals)
 
     @property
+    def errors(self) -> tuple[int, int] | None:
+        """The median error of the plain model on these sessions, and of the model
+        corrected by the other sessions' median, each session left out in turn (None:
+        fewer than two sessions, nothing to check a correction on)."""
+        groups = self.by_session
+        if len(groups) < 2:
+            return None
+        plain, corrected = [], []
+        for k, own in enumerate(groups):
+            others = [r for j, g in enumerate(groups) if j != k for r in g]
+            shift = statistics.median(others)
+            plain += [abs(r) for r in own]
+            corrected += [abs(r - shift) for r in own]
+        return round(statistics.median(plain)), round(statistics.median(corrected))
+
+    @property
+    def helps(self) -> bool:
+        errors = self.errors
+        return errors is not None and errors[1] < errors[0]
+
+    @property
+    def _what(self) -> str:
+        kind = KINDS.get(self.trigger or "", "")
+        noun = f"{kind} compaction" if kind else "compaction"
+        return f"{counted(len(self.residuals), noun)} of {self.version}"
+
+    @property
     def source(self) -> str:
-        n = len(self.residuals)
-        return f"calibrated on {n} compaction{'s' if n != 1 else ''} of {self.version} in your sessions"
+        """Where an applied correction comes from."""
+        return f"calibrated on {self._what} in your sessions"
+
+    @property
+    def declined(self) -> str:
+        """Why the correction was not applied (where `helps` is false)."""
+        errors = self.errors
+        if errors is None:
+            return (
+                f"not calibrated: {self._what} in 1 other session of yours,"
+                " too few to check a correction on"
+            )
+        return (
+            f"not calibrated: corrected by each other, your {self._what} would have been "
+            f"{errors[1]:,} off at the median, against {errors[0]:,} for the plain model"
+        )
 
 
-def across_sessions(
-    session: Session, measure: Callable[[Path], tuple[int, ...]], key: str
-) -> Calibration | None:
-    """The calibration from the complete sessions of `session`'s agent and version
-    (`candidates`): `measure(path)` gives what was measured over
-    predicted after each compaction of one (kept under `key` with the file's size and
-    time). None where no such session has a compaction with a response after it."""
+@dataclass(frozen=True)
+class Siblings:
+    """What the user's other complete sessions of a session's agent and version measured
+    after their compactions, each session's residuals by trigger."""
+
+    sessions: tuple[Measured, ...]
+    version: str
+
+    def of(self, trigger: str | None) -> Calibration | None:
+        """The calibration for a compaction of `trigger`'s kind (None: none measured)."""
+        groups = tuple(
+            own for s in self.sessions if (own := tuple(r for t, r in s.residuals if t == trigger))
+        )
+        return Calibration(groups, self.version, trigger) if groups else None
+
+
+def across_sessions(session: Session, measure: Callable[[Path], Measured], key: str) -> Siblings | None:
+    """What the complete sessions of `session`'s agent and version (`candidates`)
+    measured: `measure(path)` reads one (kept under `key` with the file's size and time,
+    whatever it holds). None where no such session has a compaction with a response
+    after it."""
     version = session.metadata.get("version")
     agent = AGENTS.get(session.format)
     if session.path is None or not isinstance(version, str) or agent is None:
         return None
-    beside = candidates(session)
     kept = _Kept(key)
-    residuals: list[int] = []
-    used = 0
-    for path in beside[:MAX_LOOKED_AT]:
-        if used == MAX_SESSIONS:
+    found: list[Measured] = []
+    for path in candidates(session)[:MAX_LOOKED_AT]:
+        if len(found) == MAX_SESSIONS:
             break
-        found = kept.get(path)
-        if found is None:
+        measured = kept.get(path)
+        if measured is None:
             if not _may_hold(path, version, agent.compaction_mark):
                 continue
             try:
-                found = measure(path)
+                measured = measure(path)
             except Exception:  # a neighbour's failure is the neighbour's: this session reads on
-                found = ()
-            kept.put(path, found)
-        if found:
-            residuals += found
-            used += 1
+                continue
+            kept.put(path, measured)
+        same = measured.format == session.format and measured.version == version
+        if same and measured.complete and measured.residuals:
+            found.append(measured)
     kept.save()
-    return Calibration(tuple(residuals), version) if residuals else None
+    return Siblings(tuple(found), version) if found else None
 
 
 def candidates(session: Session) -> list[Path]:
@@ -119,17 +230,6 @@ def candidates(session: Session) -> list[Path]:
     return beside + others
 
 
-def usable(other: Session, session: Session) -> bool:
-    """Whether `other`, beside `session`, can calibrate it: complete, of its agent and version."""
-    version = session.metadata.get("version")
-    return (
-        not is_slice(other)
-        and other.format == session.format
-        and version is not None
-        and other.metadata.get("version") == version
-    )
-
-
 def _may_hold(path: Path, version: str, mark: bytes) -> bool:
     """Whether `path` names `version` near its start and holds its agent's `mark` of a
     compaction, read as bytes (the whole file is read and counted only when it may)."""
@@ -152,8 +252,8 @@ def _may_hold(path: Path, version: str, mark: bytes) -> bool:
 
 
 class _Kept:
-    """The figures measured on sessions, kept in the cache directory by path, size,
-    modification time and key."""
+    """What sessions measured, kept in the cache directory by path, size, modification
+    time and key."""
 
     def __init__(self, key: str) -> None:
         root = cache_root()
@@ -174,19 +274,16 @@ class _Kept:
             return None
         return [st.st_size, st.st_mtime_ns, self.key]
 
-    def get(self, path: Path) -> tuple[int, ...] | None:
+    def get(self, path: Path) -> Measured | None:
         entry = self.entries.get(str(path))
         if entry is None or entry.get("stamp") != self._stamp(path):
             return None
-        figures = entry.get("residuals")
-        if isinstance(figures, list) and all(isinstance(x, int) for x in figures):
-            return tuple(figures)
-        return None
+        return Measured.from_json(entry.get("measured"))
 
-    def put(self, path: Path, residuals: tuple[int, ...]) -> None:
+    def put(self, path: Path, measured: Measured) -> None:
         stamp = self._stamp(path)
         if stamp is not None:
-            self.entries[str(path)] = {"stamp": stamp, "residuals": list(residuals)}
+            self.entries[str(path)] = {"stamp": stamp, "measured": measured.to_json()}
             self.changed = True
 
     def save(self) -> None:

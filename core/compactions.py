@@ -21,7 +21,7 @@ from compaction_inspector.core import autocompact
 from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.agents.base import PutBack
 from compaction_inspector.core.autocompact import Count
-from compaction_inspector.core.calibration import Calibration
+from compaction_inspector.core.calibration import Siblings
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
@@ -103,6 +103,8 @@ class RealCompaction:
     cost: CompactionCost | None = None  # what it cost: its summarize request, the cache sent again
     parts: tuple[Part, ...] = ()  # what `predicted_after` is made of, each with its source
     calibrated: bool = False  # its fixed part was measured after an earlier compaction, here or beside it
+    # where its calibration came from, why it was not calibrated, or why it cannot be predicted
+    calibration: str = ""
     # what was measured after it over our prediction before any calibration (None: not measured)
     residual: int | None = None
 
@@ -177,6 +179,7 @@ class RealCompaction:
             **{k: v for k, v in c.to_dict().items() if k not in _SHOWN_APART},
             "predicted_parts": [p.to_dict() for p in self.parts],
             "predicted_calibrated": self.calibrated,
+            "calibration": self.calibration or None,
             "cost": self.cost.to_dict() if self.cost else None,
             "retention": self.retention.to_dict() if self.retention else None,
             "retention_counts": self.retention.counts() if self.retention else None,
@@ -190,11 +193,13 @@ def real_compactions(
     model: ContextModel,
     counter: TokenCounter,
     config: Config,
-    across: Calibration | None = None,
+    across: Siblings | None = None,
 ) -> list[RealCompaction]:
     """The transcript's own compactions, each measured and predicted. A later compaction's
     fixed part is what was measured after the session's earlier one; before that, where
-    `across` holds what the user's other sessions measured, it is corrected by that."""
+    `across` holds what the user's other sessions measured after compactions of its kind,
+    it is corrected by that where the correction would have helped them
+    (`Calibration.helps`); each says which was done."""
     messages = session.messages
     starts = api_round_starts(messages)
     found = []
@@ -235,18 +240,33 @@ def real_compactions(
             first_after.prompt_tokens if first_after is not None and first_after.start <= following else None
         )
         residual = measured - predicted if measured is not None else None
-        calibrated = calibration
-        if calibrated is None and across is not None and model.overhead_source == "first response":
-            fixed = parts[0].tokens
-            low, high = across.span
-            calibrated = Part(
-                CALIBRATED,
-                fixed + across.correction,
-                across.source,
-                fixed + low,
-                fixed + high,
-                "what your other sessions measured after their compactions varies",
-            )
+        calibrated, note = calibration, ""
+        # the fixed part is what the first response held beyond its messages: where that
+        # response is the one after this compaction, it would predict what measures it
+        blind = model.overhead_source == "first response" and (
+            not model.responses or model.responses[0].start > b
+        )
+        siblings = across.of(c.trigger) if across is not None else None
+        if blind:
+            note = UNPREDICTABLE
+        elif calibrated is None and siblings is not None and model.overhead_source == "first response":
+            if siblings.helps:
+                fixed = parts[0].tokens
+                low, high = siblings.span
+                calibrated = Part(
+                    CALIBRATED,
+                    fixed + siblings.correction,
+                    siblings.source,
+                    fixed + low,
+                    fixed + high,
+                    "what your other sessions measured after their compactions varies",
+                )
+                note = siblings.source
+            else:
+                note = siblings.declined
+                parts = (dataclasses.replace(parts[0], source=f"{parts[0].source}; {note}"), *parts[1:])
+        elif calibrated is not None:
+            note = calibrated.source
         if calibrated is not None:
             parts = (calibrated, *parts[1:])
             predicted = sum(p.tokens for p in parts)
@@ -276,7 +296,7 @@ def real_compactions(
                 after=(b + 1, end_after),
                 measured_before=last_before.prompt_tokens if last_before else None,
                 measured_after=first_after.prompt_tokens if first_after else None,
-                predicted_after=predicted,
+                predicted_after=None if blind else predicted,
                 reread_tokens=reread,
                 policy_round_offset=offset,
                 retention=retention(replaced, after) if summary_known else None,
@@ -285,15 +305,20 @@ def real_compactions(
                 overhead_source=model.overhead_source,
                 count=counts.before.get(b),
                 cost=costs.get(b),
-                parts=parts,
+                parts=() if blind else parts,
                 calibrated=calibrated is not None,
-                residual=residual if not sliced else None,
+                calibration=note,
+                residual=residual if not sliced and not blind else None,
             )
         )
     return found
 
 
 CALIBRATED = "fixed part and what the transcript does not show"
+UNPREDICTABLE = (
+    "cannot be predicted here: the file starts at it, so the only measure of the fixed part "
+    "is the response after it"
+)
 _OVERHEAD_SOURCES = {
     "first response": "the session's first response",
     "request body": "the request body",
@@ -561,9 +586,13 @@ def as_steps(session: Session, found: list[RealCompaction], context: Context) ->
             Step(
                 title=f"{c.compaction.trigger or 'unknown'} compaction, line {c.line}: "
                 f"{tokens_before:,} → {tokens_after:,} {source}",
-                explanation=f"The agent recorded {recorded} tokens before it; our model predicts "
-                f"{c.predicted_line if c.predicted_after is not None else f'{predicted:,}'} after it"
-                + (f": {c.parts_line}." if c.parts else ".")
+                explanation=f"The agent recorded {recorded} tokens before it; "
+                + (
+                    f"our model predicts {c.predicted_line} after it"
+                    + (f": {c.parts_line}." if c.parts else ".")
+                    if c.predicted_after is not None
+                    else f"its context after it {c.calibration or 'cannot be predicted'}."
+                )
                 + (f" It cost {c.cost.line()}." if c.cost else "")
                 + f" {len(before)} messages were replaced by {len(after)}; {kept}."
                 + (

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from compaction_inspector.core.analysis import Analysis, analyze
-from compaction_inspector.core.calibration import across_sessions, usable
+from compaction_inspector.core.calibration import Measured, across_sessions
 from compaction_inspector.core.compactions import (
     AgentCounts,
     RealCompaction,
@@ -37,6 +37,7 @@ from compaction_inspector.core.retention import Finder
 from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import Options
@@ -284,15 +285,26 @@ class Inspection:
         )
         return real_compactions(session, self.model, self.counter, self.config, across)
 
-    def _measured_beside(self, path: Path) -> tuple[int, ...]:
-        """What was measured over predicted after each compaction of the session at `path`
-        beside this one (nothing unless it can calibrate this one)."""
+    def _measured_beside(self, path: Path) -> Measured:
+        """What the session at `path` beside this one measured over predicted after each
+        of its compactions, with its agent and version (whether it may calibrate this one
+        is decided on that, so a kept figure answers every session that asks)."""
         other = load(path)
-        if not usable(other, self.session):
-            return ()
+        version = other.metadata.get("version")
+        named = version if isinstance(version, str) else None
+        measured = Measured(other.format, named, not is_slice(other), ())
+        if other.format != self.session.format or not measured.complete:
+            return measured
         beside = Inspection.of(other, self.config)
         found = real_compactions(other, beside.model, beside.counter, beside.config)
-        return tuple(c.residual for c in found if c.residual is not None and c.kind == "compact")
+        return dataclasses.replace(
+            measured,
+            residuals=tuple(
+                (c.compaction.trigger, c.residual)
+                for c in found
+                if c.residual is not None and c.kind == "compact"
+            ),
+        )
 
     def own_steps(self) -> CompactionResult[Stats]:
         """The transcript's own compactions as steps to walk through."""

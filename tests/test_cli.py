@@ -839,9 +839,9 @@ def _cc_reply(uuid: str, prompt: int, *content: Any, version: str = "2.1.49") ->
     return _cc(uuid, "assistant", version, message=body)
 
 
-def _cc_compaction(n: int, version: str = "2.1.49") -> list[str]:
-    """An automatic compaction's boundary and its summary of about 3,000 words."""
-    meta = {"trigger": "auto", "preTokens": 168_000}
+def _cc_compaction(n: int, version: str = "2.1.49", trigger: str = "auto") -> list[str]:
+    """A compaction's boundary (automatic unless said) and its summary of about 3,000 words."""
+    meta = {"trigger": trigger, "preTokens": 168_000}
     summary = {"role": "user", "content": f"summary {n} " + "word " * 3_000}
     return [
         _cc(f"b{n}", "system", version, subtype="compact_boundary", compactMetadata=meta),
@@ -942,19 +942,36 @@ def test_which_files_go_back_is_a_range_where_a_file_only_read_may_have_changed_
     assert f"predicted after {own['predicted_after']:,} ({own['predicted_after'] - 4_000:,}-" in shown
 
 
+def test_a_file_that_starts_at_its_compaction_cannot_predict_the_context_after_it(tmp_path: Path) -> None:
+    """Its only measure of the fixed part is the first response, the one after the
+    compaction: predicting from it would give back what measures it."""
+    session = tmp_path / "starts-at-it.jsonl"
+    session.write_text("\n".join([*_cc_compaction(1), _cc_reply("a1", 72_276)]) + "\n")
+    (found,) = json.loads(run("compactions", str(session), "--json").stdout)
+    assert (found["measured_after"], found["predicted_after"], found["predicted_parts"]) == (72_276, None, [])
+    assert found["calibration"] == (
+        "cannot be predicted here: the file starts at it, so the only measure of the fixed part "
+        "is the response after it"
+    )
+    shown = " ".join(run("compactions", str(session)).stdout.split())
+    assert "predicted after — (cannot be predicted here: the file starts at it" in shown
+
+
 def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_measured(
     tmp_path: Path,
 ) -> None:
-    """A session of the same project (folder) and version that compacted measured its
-    next prompt 6,000 over our prediction: a session that compacts for the first time
-    takes that correction in its fixed part and says so; one of another version, or one
-    alone in its folder, does not."""
+    """Two sessions of the same project (folder) and version that compacted automatically
+    measured their next prompts 5,000 and 7,000 over our prediction: each corrected by the
+    other would have been 2,000 off against 6,000 plain, so a session that compacts for the
+    first time takes the median (6,000) in its fixed part and says so. A manual compaction
+    and one of another version do not count for it; where only one session measured, the
+    plain model is shown and says why."""
 
-    def session(name: str, folder: Path, after: int, version: str = "2.1.49") -> Path:
+    def session(name: str, folder: Path, after: int, version: str = "2.1.49", trigger: str = "auto") -> Path:
         lines = [
             _cc("u0", "user", version, message={"role": "user", "content": f"go {name}"}),
             _cc_reply("a0", 160_000, version=version),
-            *_cc_compaction(1, version),
+            *_cc_compaction(1, version, trigger),
             _cc_reply("a1", after, version=version),
         ]
         folder.mkdir(exist_ok=True)
@@ -968,18 +985,31 @@ def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_me
 
     alone = own(session("alone", tmp_path / "alone", 0))
     predicted = alone["predicted_after"]  # the same summary, overhead and version: the same prediction
+    assert alone["calibration"] is None
     project = tmp_path / "project"
-    session("older", project, predicted + 6_000)
+    session("older", project, predicted + 5_000)
     session("other-version", project, predicted + 50_000, version="2.1.45")
-    mine = own(session("mine", project, predicted + 5_000))
+    session("manual", project, predicted + 40_000, trigger="manual")
+    declined = own(session("mine", project, predicted + 5_000))
+    assert not declined["predicted_calibrated"] and declined["predicted_after"] == predicted
+    assert declined["calibration"] == (
+        "not calibrated: 1 automatic compaction of 2.1.49 in 1 other session of yours, "
+        "too few to check a correction on"
+    )
+    source = declined["predicted_parts"][0]["source"]
+    assert source == "the session's first response; " + declined["calibration"]
+    session("oldest", project, predicted + 7_000)
+    mine = own(project / "mine.jsonl")
     fixed = mine["predicted_parts"][0]
     assert mine["predicted_calibrated"] and mine["predicted_after"] == predicted + 6_000
     assert fixed["name"] == "fixed part and what the transcript does not show"
     assert fixed["tokens"] == alone["predicted_parts"][0]["tokens"] + 6_000
-    assert fixed["source"] == "calibrated on 1 compaction of 2.1.49 in your sessions"
-    assert fixed["range"] is None  # one measurement: no spread to give
+    assert fixed["source"] == mine["calibration"] == (
+        "calibrated on 2 automatic compactions of 2.1.49 in your sessions"
+    )
+    assert fixed["range"] == [fixed["tokens"] - 1_000, fixed["tokens"] + 1_000]
     shown = " ".join(run("compactions", str(project / "mine.jsonl")).stdout.split())
-    assert "calibrated on 1 compaction of 2.1.49 in your sessions" in shown
+    assert "calibrated on 2 automatic compactions of 2.1.49 in your sessions" in shown
 
 
 def test_a_session_kept_where_its_agent_keeps_them_is_calibrated_on_the_users_other_projects_too(
@@ -1003,15 +1033,18 @@ def test_a_session_kept_where_its_agent_keeps_them_is_calibrated_on_the_users_ot
     projects = tmp_path / "claude" / "projects"
     alone = json.loads(run("compactions", str(session(tmp_path / "elsewhere", "alone", 0)), "--json").stdout)
     predicted = alone[0]["predicted_after"]
-    session(projects / "-home-me-other", "older", predicted + 3_000)
-    session(projects / "-home-me-third", "oldest", predicted + 9_000)
+    session(projects / "-home-me-other", "older", predicted + 5_000)
+    session(projects / "-home-me-third", "oldest", predicted + 7_000)
     (mine,) = json.loads(
         run("compactions", str(session(projects / "-home-me-app", "mine", 0)), "--json").stdout
     )
-    assert mine["predicted_parts"][0]["source"] == "calibrated on 2 compactions of 2.1.49 in your sessions"
+    assert (
+        mine["predicted_parts"][0]["source"]
+        == "calibrated on 2 automatic compactions of 2.1.49 in your sessions"
+    )
     assert mine["predicted_after"] == predicted + 6_000 and mine["predicted_parts"][0]["range"] == [
-        alone[0]["predicted_parts"][0]["tokens"] + 3_000,
-        alone[0]["predicted_parts"][0]["tokens"] + 9_000,
+        alone[0]["predicted_parts"][0]["tokens"] + 5_000,
+        alone[0]["predicted_parts"][0]["tokens"] + 7_000,
     ]
     # the same file outside the agent's folder has no other project to go by
     (moved,) = json.loads(run("compactions", str(session(tmp_path / "copy", "mine", 0)), "--json").stdout)

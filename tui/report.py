@@ -505,6 +505,7 @@ def print_compactions(
                 f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
                 f"predicted after {figure(d['predicted_after'])}"
                 + (f" ({'; '.join(said)})" if (said := _predicted_said(c)) else "")
+                + (f" ({c.calibration})" if c.predicted_after is None and c.calibration else "")
                 + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
                 + f" · {fires}"
             )

@@ -250,6 +250,8 @@ class _Rollout:
         self._date_new()
         if self.switched is not None:  # the new model never answered: its window is not known
             del self.checks[self.switched]
+        if self.follow_up:  # tool outputs end it: Codex counts now, before the follow-up it sends next
+            self._check("mid-turn")
         _attach_reasoning(self.messages, self.reasoning_of)
         compactions = [
             replace(c, trigger="manual") if t > 0 and t not in self.turns_with_user else c

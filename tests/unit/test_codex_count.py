@@ -115,6 +115,22 @@ def test_the_loader_records_where_codex_checked_and_the_terms_it_read_there() ->
     assert [m.reasoning.reported for m in session.messages if m.reasoning] == [100, 50, 10]
 
 
+def test_a_live_rollout_that_ends_on_tool_outputs_is_counted_as_codex_counts_before_its_follow_up() -> None:
+    """Cut just before its compaction, the rollout's latest check is the one Codex makes
+    before the follow-up it sends next: `analyze` (and `watch`, which asks the same
+    inspection) reads the count `compactions` shows before that compaction."""
+    whole = load_text("\n".join(ROLLOUT), "rollout.jsonl")
+    config = Config(preset="codex", window=Window(9_500, 0))
+    (compaction,) = Inspection.of(whole, config).own_compactions()
+    assert compaction.count is not None
+    cut = Inspection.of(load_text("\n".join(ROLLOUT[:-1]), "rollout.jsonl"), config)
+    latest = cut.session.checks[-1]
+    assert (latest.when, latest.index, latest.reported) == ("mid-turn", len(cut.messages), 8_600)
+    assert cut.headroom is not None and cut.headroom.count == compaction.count.total
+    analysis = cut.analysis().to_dict()
+    assert analysis["compacts_in"]["count"] == analysis["agent_count"]["total"] == compaction.count.total
+
+
 def test_the_count_reads_reasoning_before_the_last_user_message_only() -> None:
     session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
     point = autocompact.Point(9_000, "90 % of the raw window 10,000")
