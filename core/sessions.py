@@ -281,17 +281,34 @@ class Index:
             write_atomic(self.path, json.dumps({"version": INDEX_VERSION, "rows": kept}))
 
 
-_AGENT_ID = re.compile(r"agentId:?\s*\"?([A-Za-z0-9_-]+)")
+_AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.MULTILINE)
+TASK_TOOLS = ("Task", "Agent")  # the tools whose calls start a sub-agent
 
 
-def subagent_files(session: Path, messages: Sequence[Message]) -> list[Path]:
+def task_calls(messages: Sequence[Message]) -> frozenset[str]:
+    """The ids of the Task or Agent calls among `messages`."""
+    return frozenset(
+        b.id for m in messages for b in m.blocks if b.type == "tool_use" and b.name in TASK_TOOLS and b.id
+    )
+
+
+def subagent_files(
+    session: Path, messages: Sequence[Message], calls: frozenset[str] | None = None
+) -> list[Path]:
     """Where the sub-agent transcripts a Task or Agent call started belong: newer Claude
     Code writes them to `<session>/subagents/agent-<id>.jsonl`, and the call's result
-    names the id. Whether or not the files are there (the app opens the first that is)."""
+    names the id on a line of its own ("agentId: a2271d1 (for resuming …)"). Only the
+    result of such a call (`calls`, by default those among `messages`) names one: the
+    same words in a file a tool read are not the agent's. Whether or not the files are
+    there (the app opens the first that is)."""
+    calls = task_calls(messages) if calls is None else calls
     return [
         session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
         for m in messages
-        for match in _AGENT_ID.finditer(m.text)
+        if m.is_tool_result
+        for b in m.blocks
+        if b.type == "tool_result" and b.tool_use_id in calls
+        for match in _AGENT_ID.finditer(b.text)
     ]
 
 
@@ -332,7 +349,7 @@ def subagent(path: Path, session: Session, near: Sequence[Message]) -> Path | Se
     """The sub-agent a Task or Agent call among `near` started: its own transcript beside
     the session's file, or (kept inline, as older Claude Code did) its sidechain as a
     session of its own; else why there is none to open."""
-    named = subagent_files(path, near)
+    named = subagent_files(path, near, task_calls(session.messages))
     found = next((p for p in named if p.is_file()), None)
     if found is not None:
         return found
@@ -356,7 +373,7 @@ def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -
         str(b.input.get("prompt")).strip()
         for m in messages
         for b in m.blocks
-        if b.type == "tool_use" and b.name in ("Task", "Agent") and isinstance(b.input, dict)
+        if b.type == "tool_use" and b.name in TASK_TOOLS and isinstance(b.input, dict)
     }
     chain: list[Message] = []
     members: set[str] = set()
