@@ -85,8 +85,8 @@ class Follower:
         if end == 0:
             return None
         grown = appended(self.session, chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
-        if grown is None:
-            return self._reload(None)
+        if grown is None:  # its format is read whole (a Codex rollout): appended to, not replaced
+            return self._reload(None, replaced=False)
         head, tail = self.seen
         self.seen = (head + chunk[:end])[:SAMPLE], (tail + chunk[:end])[-SAMPLE:]
         self.offset += end
@@ -96,8 +96,9 @@ class Follower:
         changed = (len(grown.messages), len(grown.sidechain)) != (len(was.messages), len(was.sidechain))
         return (grown, False) if changed else None
 
-    def _reload(self, why: str | None) -> tuple[Session, bool] | None:
-        """Read the file again from the start; `why` is said, if there is a reason to."""
+    def _reload(self, why: str | None, replaced: bool = True) -> tuple[Session, bool] | None:
+        """Read the file again from the start; `why` is said, if there is a reason to;
+        `replaced` False where only what was appended made it read again."""
         self.offset, self.lines, self.identity, self.seen = self._stat_now()
         try:
             session = load(self.path)
@@ -112,4 +113,4 @@ class Follower:
         self.restart = False
         self.session = session
         self.event = why
-        return session, True
+        return session, replaced

@@ -40,6 +40,20 @@ def test_growth_with_a_half_written_last_line(tmp_path: Path) -> None:
     assert follower.poll() is None
 
 
+def test_a_codex_rollout_appended_to_is_read_again_without_saying_it_was_replaced(tmp_path: Path) -> None:
+    """A rollout is read whole when it grows (its format has no appended reader), but
+    nothing replaced it: `watch` must not say so at every refresh."""
+    rollout = path("codex_rollout.jsonl").read_text().splitlines(keepends=True)
+    f = tmp_path / "rollout.jsonl"
+    f.write_text("".join(rollout[: len(rollout) // 2]))
+    follower = Follower(f, load(f))
+    with open(f, "a") as out:
+        out.write("".join(rollout[len(rollout) // 2 :]))
+    session, reloaded = follower.poll()  # type: ignore[misc]
+    assert not reloaded and follower.event is None
+    assert len(session.messages) == len(load(path("codex_rollout.jsonl")).messages)
+
+
 def test_truncation_rotation_and_deletion(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES))
