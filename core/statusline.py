@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -317,12 +319,24 @@ def coloured(text: str, f: Figures, at: tuple[int, int]) -> str:
     return f"{_ANSI[colour]}{text}{_ANSI['reset']}"
 
 
-COMMAND = "compaction-inspector statusline"
+SCRIPT = "compaction-inspector"  # the console script pyproject.toml installs
 
 
-def snippet(command: str = COMMAND) -> dict[str, Any]:
-    """What Claude Code's `settings.json` takes to run the status line."""
-    return {"statusLine": {"type": "command", "command": command, "padding": 0}}
+def installed_command(executable: str | None = None) -> str:
+    """The status line's command as Claude Code runs it, whatever its PATH holds: the
+    console script beside the interpreter running this one (a virtual environment's
+    `bin`, which is on PATH only while it is active), by its full path; else that
+    interpreter running the command's module."""
+    python = Path(executable or sys.executable)
+    script = python.parent / (SCRIPT + (".exe" if os.name == "nt" else ""))
+    if script.is_file():
+        return f"{shlex.quote(str(script))} statusline"
+    return f"{shlex.quote(str(python))} -m compaction_inspector.tui.cli statusline"
+
+
+def snippet(command: str | None = None) -> dict[str, Any]:
+    """What Claude Code's `settings.json` takes to run the status line (`installed_command`)."""
+    return {"statusLine": {"type": "command", "command": command or installed_command(), "padding": 0}}
 
 
 def settings_path() -> Path:
@@ -334,7 +348,7 @@ class SettingsRefused(ValueError):
     """The settings were left as they were; the message says why."""
 
 
-def install(settings: Path, force: bool = False, command: str = COMMAND) -> Path | None:
+def install(settings: Path, force: bool = False, command: str | None = None) -> Path | None:
     """Add the status line to `settings` (made if missing), keeping the file as it was
     beside it first; the backup's path (None when there was no file). Refuses a file that
     is not a JSON object, and one that has a status line already unless `force`."""

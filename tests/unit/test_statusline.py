@@ -4,6 +4,9 @@ only where it grew; the fallback line on any failure; the setting it needs."""
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -151,7 +154,10 @@ class _Stdin:
 def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     assert statusline.install(settings) is None  # no file yet: made
-    assert json.loads(settings.read_text())["statusLine"]["command"] == statusline.COMMAND
+    # the full path of the installed command: Claude Code runs it without the venv active
+    command = json.loads(settings.read_text())["statusLine"]["command"]
+    assert command == f"{Path(sys.executable).parent / 'compaction-inspector'} statusline"
+    assert subprocess.run([*shlex.split(command), "--help"], capture_output=True, env={}).returncode == 0
     settings.write_text(json.dumps({"theme": "dark", "statusLine": {"type": "command", "command": "mine"}}))
     with pytest.raises(statusline.SettingsRefused, match="has a statusLine already"):
         statusline.install(settings)
@@ -162,6 +168,13 @@ def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path
     settings.write_text("[1, 2]")
     with pytest.raises(statusline.SettingsRefused, match="not hold a JSON object"):
         statusline.install(settings, force=True)
+
+
+def test_without_its_console_script_the_interpreter_runs_the_commands_module(tmp_path: Path) -> None:
+    python = tmp_path / "my env" / "python"
+    assert statusline.installed_command(str(python)) == (
+        f"'{python}' -m compaction_inspector.tui.cli statusline"
+    )
 
 
 def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
