@@ -36,7 +36,9 @@ from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 4  # the entries' fields, and how they are estimated
+INDEX_VERSION = 5  # the entries' fields, and how they are estimated
+# the kinds of line Claude Code writes to a transcript: a file with none of them is another's
+_OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 
 
@@ -58,12 +60,19 @@ class Tail:
     prompts: list[int] = field(default_factory=list)  # since the last compaction, the last few
     compactions: int = 0
     compacted: list[int] = field(default_factory=list)  # what it counted before each automatic one
+    records: int = 0  # the lines read that are JSON objects
+    own: int = 0  # ... and of them, the lines of Claude Code's own kinds
     largest: int = 0  # the largest prompt reported
     added_tokens: int = 0  # written since the last response, estimated: sent with the next request
     reply_tokens: int = 0  # the last response's own content, estimated
 
     def to_dict(self) -> dict[str, Any]:
         return {"index_version": INDEX_VERSION, **dataclasses.asdict(self)}
+
+    @property
+    def foreign(self) -> bool:
+        """Lines were read and none is of a kind Claude Code writes (a Codex rollout, say)."""
+        return self.records > 0 and self.own == 0
 
     @staticmethod
     def of(raw: Any) -> Tail | None:
@@ -89,6 +98,9 @@ def advance(tail: Tail, lines: Iterable[bytes]) -> None:
 
 
 def _line(tail: Tail, record: dict[str, Any]) -> None:
+    tail.records += 1
+    if record.get("type") in _OWN_KINDS or "sessionId" in record:
+        tail.own += 1
     if isinstance(record.get("version"), str):
         tail.version = record["version"]
     kind = record.get("type")
@@ -303,7 +315,16 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
         "cost": f"{at_least}${f.cost:,.2f}" if f.cost is not None else "not priced",
         "model": f.model or "?",
     }
-    return template.format_map(fields)
+    try:
+        return template.format_map(fields)
+    except KeyError as exc:
+        raise FormatError(f"--format: no field {{{exc.args[0]}}}; fields: {', '.join(fields)}") from exc
+    except (ValueError, IndexError) as exc:
+        raise FormatError(f"--format: {exc}") from exc
+
+
+class FormatError(ValueError):
+    """A status line template that names no field or is not a template."""
 
 
 _ANSI = {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m", "reset": "\x1b[0m"}

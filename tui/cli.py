@@ -856,10 +856,15 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         if not isinstance(path, str) or not path:
             raise ValueError("no transcript_path on stdin")
         config = _config(args, lenient=True)[0]
-        shown = statusline.figures(statusline.read(Path(path), statusline.index_path()), config, given)
+        tail = statusline.read(Path(path), statusline.index_path())
+        if tail.foreign:
+            raise ValueError(f"not a Claude Code transcript: {Path(path).name}")
+        shown = statusline.figures(tail, config, given)
         # what a transcript says is shown, not obeyed
         text = visible(statusline.line(shown, args.format))
         print(statusline.coloured(text, shown, config.status_colours) if args.color else text)
+    except statusline.FormatError as exc:  # the user's own template: said whole
+        say(f"compaction-inspector: {visible(str(exc))}", sys.stdout)
     except Exception as exc:
         say(f"compaction-inspector: {one_line(str(exc) or type(exc).__name__, 60)}", sys.stdout)
     return 0

@@ -18,6 +18,7 @@ from genai_prices import calc_price
 from compaction_inspector.core import statusline
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
+from compaction_inspector.sample_sessions import path as sample
 from tests.hostile import run_cli
 
 OPUS = "claude-opus-4-6"
@@ -141,6 +142,32 @@ def test_the_command_prints_a_line_and_never_fails(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
     coloured = run_cli(["statusline", "--color", "--format", "{ctx}/{point} {model}"]).out
     assert coloured == "\x1b[33m150k/167k claude-opus-4-6\x1b[0m\n"  # 90 % of its point: yellow
+
+
+def test_a_transcript_it_does_not_read_and_a_template_with_no_such_field_are_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    rollout = {"transcript_path": str(sample("codex_rollout.jsonl"))}
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 150_000)]) + "\n")
+    for given, argv, expected in (
+        (rollout, [], "compaction-inspector: not a Claude Code transcript: codex_rollout.jsonl\n"),
+        (
+            {"transcript_path": str(transcript)},
+            ["--format", "{bogus} {ctx}"],
+            "compaction-inspector: --format: no field {bogus}; "
+            "fields: ctx, point, left, requests, compactions, cost, model\n",
+        ),
+        (
+            {"transcript_path": str(transcript)},
+            ["--format", "{ctx"],
+            "compaction-inspector: --format: expected '}' before end of string\n",
+        ),
+    ):
+        monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
+        outcome = run_cli(["statusline", *argv])
+        assert (outcome.code, outcome.out) == (0, expected)
 
 
 class _Stdin:
