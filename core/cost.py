@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from compaction_inspector.core.simulate import Simulation
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
-CALLS = "compaction calls"  # a replay's summarize requests: their input uncached, their output
-# the agent's own summarize requests, which no transcript reports usage for: estimated
+CALLS = "compaction calls"  # a replay's summarize requests: estimated, as `OwnCall` prices them
+# the agent's own summarize requests, which most transcripts report no usage for: estimated
 OWN_CALLS = "own compaction calls (estimated)"
+RECORDED_CALLS = "own compaction calls (recorded)"  # where the transcript reports their usage
+ESTIMATED = (OWN_CALLS, CALLS)  # the parts no response reported: the rest is what was recorded
 _MILLION = 1_000_000
 
 
@@ -69,8 +71,19 @@ class Cost:
 
     @property
     def total(self) -> Decimal:
-        """The main chain's cost (a replay's, or the session's without its sub-agents)."""
+        """The main chain's cost (a replay's, or the session's without its sub-agents):
+        what was recorded and the compaction calls estimated."""
         return sum(self.parts.values(), Decimal(0))
+
+    @property
+    def estimated(self) -> Decimal:
+        """The main chain's compaction calls no response reported, estimated."""
+        return sum((self.parts.get(name, Decimal(0)) for name in ESTIMATED), Decimal(0))
+
+    @property
+    def recorded(self) -> Decimal:
+        """The main chain's cost as its responses reported their usage: exact."""
+        return self.total - self.estimated
 
     def plus(self, other: Cost) -> Cost:
         """Two chains' costs together (sub-agents'), every part either holds."""
@@ -120,12 +133,19 @@ class Cost:
     def line(self) -> str:
         """ "$14.00 (cache read $9.12 · … · output $1.02) over 146 responses, …"; a session
         with sub-agents says its main chain, its sub-agents and both in all."""
-        shown = " · ".join(f"{name} ${value:,.2f}" for name, value in self.parts.items() if value)
-        told = (
-            f"{self.usd()} ({shown}) over {counted(self.responses, 'response')}"
-            if self.priced
-            else self.usd()
+        shown = " · ".join(
+            f"{name} ${value:,.2f}" for name, value in self.parts.items() if value and name not in ESTIMATED
         )
+        over = f"({shown}) over {counted(self.responses, 'response')}"
+        if not self.priced:
+            told = self.usd()
+        elif self.estimated:
+            told = (
+                f"{self.usd()}: recorded ${self.recorded:,.2f} {over} + compaction calls "
+                f"${self.estimated:,.2f} (estimated)"
+            )
+        else:
+            told = f"{self.usd()} {over}"
         missing = _unpriced(self.unpriced)
         if self.unreported:
             missing += (
@@ -145,9 +165,15 @@ class Cost:
         return told + f" · prices: {self.source}"
 
     def to_dict(self) -> dict[str, Any]:
-        """`total_usd` is null where nothing was priced (never "0")."""
+        """`total_usd` is everything, sub-agents included; `main_chain_usd` the main chain,
+        `recorded_usd` of it what its responses reported (exact) and
+        `estimated_compaction_calls_usd` its compaction calls no response reported. Each is
+        null where nothing was priced (never "0")."""
         out: dict[str, Any] = {
-            "total_usd": _usd(self.total) if self.priced else None,
+            "total_usd": _usd(self.whole) if self.whole_priced else None,
+            "main_chain_usd": _usd(self.total) if self.priced else None,
+            "recorded_usd": _usd(self.recorded) if self.priced else None,
+            "estimated_compaction_calls_usd": _usd(self.estimated) if self.priced else None,
             "parts_usd": {name.replace(" ", "_"): _usd(v) for name, v in self.parts.items()},
             "responses": self.responses,
             "unpriced": self.unpriced,
@@ -159,7 +185,6 @@ class Cost:
             out["compactions"] = CompactionsCost(self.compactions, self).to_dict()
         if self.subagents is not None:
             out["subagents"] = self.subagents.to_dict()
-            out["with_subagents_usd"] = _usd(self.whole) if self.whole_priced else None
             out["subagent_transcripts_unread"] = list(self.unread)
         return out
 
@@ -211,24 +236,35 @@ def _chain_cost(session: Session) -> Cost:
         for name, value in by_part.items():
             parts[name] += value
     calls = own_calls(session, found)
-    if calls:
-        parts[OWN_CALLS] = sum((c.price(provider) for c in calls.values()), Decimal(0))
+    for name, recorded in ((RECORDED_CALLS, True), (OWN_CALLS, False)):
+        these = [c.price(provider) for c in calls.values() if c.recorded is recorded]
+        if these:
+            parts[name] = sum(these, Decimal(0))
     return Cost(parts, priced, unpriced, source())
 
 
 @dataclass(frozen=True)
 class OwnCall:
     """The agent's own summarize request at one of its compactions: as the transcript
-    records it (`recorded`: Codex 0.154+), else estimated: the history it summarized in
-    (the context the agent recorded before it, else the last prompt reported), the summary
-    out (its text / 4, or what the rollout holds encrypted), at the model of the response
-    before it, its input uncached as a replay's calls are."""
+    records it (`recorded`: Codex 0.154+), else estimated (`estimated`): the history it
+    summarized in (the context the agent recorded before it, else the last prompt
+    reported), read from the prompt cache, the summary out (its text / 4, or what the
+    rollout holds encrypted), at the model of the response before it. The request sends
+    the history the request before it sent, so the cache holds it: Claude Code keeps its
+    summarizer request cacheable ("allowing prompt cache reuse for faster and cheaper
+    compaction", its changelog), and OpenAI caches a repeated prefix of any request on its
+    own (its prompt caching guide). A replay's calls are priced the same way."""
 
     model: str | None
     tokens_in: int
     tokens_out: int
-    cached: int = 0  # of its input, read from the cache (recorded only)
+    cached: int = 0  # of its input, read from the cache
     recorded: bool = False
+
+    @classmethod
+    def estimated(cls, model: str | None, tokens_in: int, tokens_out: int) -> OwnCall:
+        """A summarize request no response reports: its input read from the cache."""
+        return cls(model, tokens_in, tokens_out, cached=tokens_in)
 
     def price(self, provider: str | None) -> Decimal:
         """In USD; 0 where the table does not know the model (`rates` is None)."""
@@ -376,7 +412,7 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
                 recorded=True,
             )
         elif tokens_in:
-            out[c.index] = OwnCall(model, tokens_in, tokens_out)
+            out[c.index] = OwnCall.estimated(model, tokens_in, tokens_out)
     return out
 
 
@@ -387,8 +423,11 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     request before is read from the cache, up to what the real request read (a cache
     expires, or holds less); the rest is written as the real request wrote (5 minutes,
     1 hour, or uncached where the provider has no write price); the output is the real one.
-    A compaction's own summarize request is priced apart: its input uncached, its output.
-    `found`: the session's responses, where the caller has them."""
+    A compaction's own summarize request is priced apart (`OwnCall.estimated`). Where the
+    replay compacted on its own since the transcript's last compaction, the transcript's
+    next one is replaced, and its summarize request with it; a request the transcript's
+    own compaction left, sent as it was, finds the cache as the real one did. `found`: the
+    session's responses, where the caller has them."""
     provider = provider_of(session.format)
     found = responses(session) if found is None else found
     usage = {r.start: r.usage for r in found}
@@ -402,7 +441,10 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         sent, before_sent = point.tokens_after, before if before is not None else point.tokens_after
         shared = before_sent if point.shared is None else min(point.shared, before_sent)
         before = sent
-        unchanged = unchanged and point.event is None and sent == point.tokens_before
+        if point.event is not None and point.event.source == "transcript":
+            unchanged = sent == point.tokens_before  # the history the agent's compaction left, as it was
+        else:
+            unchanged = unchanged and point.event is None and sent == point.tokens_before
         u = usage.get(point.message_end)
         if u is None:
             unreported += 1
@@ -435,7 +477,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         parts["cache read"] += rates["cache read"] * read
         parts["output"] += rates["output"] * u.output_tokens
         call_in, call_out = point.call
-        parts[CALLS] += rates["uncached input"] * call_in + rates["output"] * call_out
+        parts[CALLS] += rates["cache read"] * call_in + rates["output"] * call_out
         if point.event is not None:
             sent_again[id(point)] = (rest, again, model)
     # the transcript's own compactions the replay keeps cost their summarize request here
@@ -444,6 +486,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     calls = own_calls(session, found) if kept else {}
     boundaries = sorted(calls)
     costs: list[CompactionCost] = []
+    replayed = False  # the replay compacted on its own since the transcript's last compaction
     for point in (p for p in replay.points if p.event is not None):
         entry = sent_again.get(id(point))
         not_read: int | None = entry[0] if entry is not None else None
@@ -452,11 +495,17 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         call: OwnCall | None = None
         if point.event is not None and point.event.source == "transcript":
             k = bisect_left(boundaries, point.message_end)
-            call = calls[boundaries[k - 1]] if k else None
+            call = calls[boundaries[k - 1]] if k and not replayed else None
             if call is not None:
-                parts[OWN_CALLS] = parts.get(OWN_CALLS, Decimal(0)) + call.price(provider)
-        elif point.call != (0, 0):
-            call = OwnCall(model, *point.call)
+                name = RECORDED_CALLS if call.recorded else OWN_CALLS
+                parts[name] = parts.get(name, Decimal(0)) + call.price(provider)
+            if replayed:  # replaced by the replay's own: its history is the transcript's, not a compaction
+                replayed = False
+                continue
+        else:
+            replayed = True
+            if point.call != (0, 0):
+                call = OwnCall.estimated(model, *point.call)
         call_usd = call.price(provider) if call is not None and call.rates(provider) is not None else None
         costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
     return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))

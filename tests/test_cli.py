@@ -166,11 +166,18 @@ def test_analyze_json_exact_values_for_the_claude_code_sample() -> None:
     ]
     assert out["reported_usage"]["responses"] == 23
     # its 23 responses priced part by part (claude-sonnet-4-5 at genai-prices' rates), and
-    # its one compaction's own call estimated: 4,479 tokens in, its summary's 222 out
+    # its one compaction's own call estimated apart: 4,479 tokens in, read from the cache,
+    # its summary's 222 out; the recorded cost is what its responses reported
     assert out["cost"]["responses"] == 23 and out["cost"]["unpriced"] == {}
     parts = out["cost"]["parts_usd"]
-    assert parts["own_compaction_calls_(estimated)"] == "0.016767"  # 4,479 x $3/M + 222 x $15/M
-    assert out["cost"]["total_usd"] == "0.106314" and out["cost"]["source"].startswith("genai-prices")
+    assert parts["own_compaction_calls_(estimated)"] == "0.004674"  # 4,479 x $0.30/M + 222 x $15/M
+    assert (out["cost"]["recorded_usd"], out["cost"]["estimated_compaction_calls_usd"]) == (
+        "0.089547",
+        "0.004674",
+    )
+    # the total holds its sub-agents too
+    assert (out["cost"]["main_chain_usd"], out["cost"]["total_usd"]) == ("0.094221", "0.099772")
+    assert out["cost"]["source"].startswith("genai-prices")
 
 
 def test_pressure_messages_keeps_the_messages_only_view() -> None:
@@ -189,21 +196,22 @@ def test_pressure_messages_keeps_the_messages_only_view() -> None:
 
 
 def test_analyze_says_what_the_compactions_cost_within_the_whole() -> None:
-    """The sample's one compaction: its summarize request (4,479 in, 222 out, estimated at
-    claude-sonnet-4-5's $3 and $15 a million) and the 460 tokens the request after it wrote."""
+    """The sample's one compaction: its summarize request (4,479 in from the cache, 222
+    out, estimated at claude-sonnet-4-5's $0.30 and $15 a million) and the 460 tokens the
+    request after it wrote."""
     out = json.loads(run("analyze", str(path()), "--json").stdout)
     assert {k: v for k, v in out["compactions_cost"].items() if k != "each"} == {
         "compactions": 1,
-        "usd": "0.018489",
-        "of_usd": "0.106314",
-        "calls_usd": "0.016767",
+        "usd": "0.006396",
+        "of_usd": "0.094221",
+        "calls_usd": "0.004674",
         "calls_estimated": True,
         "sent_again_usd": "0.001722",
     }
     assert out["compactions_cost"]["each"][0]["sent_again_tokens"] == 460
     shown = " ".join(run("analyze", str(path())).stdout.split())
     assert (
-        "1 compaction cost $0.02 of $0.11: summarize requests $0.02 (estimated) · sent again after them $0.00"
+        "1 compaction cost $0.01 of $0.09: summarize requests $0.00 (estimated) · sent again after them $0.00"
         in shown
     )
 

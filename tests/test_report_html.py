@@ -402,4 +402,4 @@ def test_the_reports_own_compaction_marker_and_options_read_as_words() -> None:
         in compaction.parts_line
     )
     assert "<th>what it cost</th>" in page
-    assert "$0.02: its summarize request $0.02 (estimated) · 460 tokens sent again after it $0.00" in page
+    assert "$0.01: its summarize request $0.00 (estimated) · 460 tokens sent again after it $0.00" in page

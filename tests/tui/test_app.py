@@ -821,8 +821,8 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         # each priced on every request, beside what the session really cost: with no
         # compaction, the same requests on the same pattern cost what it did
         # as many figures as fit whole: the cost and its change before the tokens removed
-        assert "█ hysteresis: 3 ✂ (1 at ⚑) · $0.10 (-0.01)" in lines
-        assert "● no compaction: 0 ✂ · peak 98% · $0.11 (±0.00)" in lines
+        assert "█ hysteresis: 3 ✂ (1 at ⚑) · $0.08 (-0.01)" in lines
+        assert "● no compaction: 0 ✂ · peak 98% · $0.09 (±0.00)" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()
         assert str(shown(app).query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")
@@ -1106,7 +1106,7 @@ async def test_a_narrow_timeline_keeps_the_policys_cost_whole(tmp_path: Path) ->
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         lines = str(shown(app).query_one(Timeline).render()).splitlines()
-        assert lines[-1] == "█ hysteresis: 3 ✂ · $0.10"
+        assert lines[-1] == "█ hysteresis: 3 ✂ · $0.08"
 
 
 async def test_a_steps_explanation_longer_than_the_panel_is_scrolled_into_view_at_80x24(

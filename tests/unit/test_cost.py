@@ -205,9 +205,10 @@ def test_an_inline_sub_agents_responses_are_priced_apart_from_the_main_chain() -
     assert cost.whole == main + sub
     assert "main chain $0.00" in cost.line() and "sub-agents $0.00 over 2 responses" in cost.line()
     out = cost.to_dict()
-    assert out["subagents"]["responses"] == 2 and out["with_subagents_usd"] == str(
+    assert out["subagents"]["responses"] == 2 and out["total_usd"] == str(
         (main + sub).quantize(Decimal("0.000001"))
     )
+    assert out["main_chain_usd"] == out["recorded_usd"] == str(main.quantize(Decimal("0.000001")))
 
 
 def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) -> None:
@@ -228,7 +229,7 @@ def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) 
     result = {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "done\nagentId: a1b2 agentId: gone"}
+            {"type": "tool_result", "tool_use_id": "t1", "content": "done\nagentId: a1b2\nagentId: gone"}
         ],
     }
     session = tmp_path / "s1.jsonl"
@@ -302,9 +303,10 @@ def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_th
 
 def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> None:
     """No transcript reports usage for the agent's own summarize request: it is estimated
-    (the context it recorded before, in; the summary's text / 4, out) and named so, in the
-    real cost and in every replay that keeps the compaction, so a replay is not dearer
-    than reality for paying a call the real cost left out."""
+    (the context it recorded before, in, read from the prompt cache; the summary's text /
+    4, out) and named so, apart from what was recorded, in the real cost and in every
+    replay that keeps the compaction, so a replay is not dearer than reality for paying a
+    call the real cost left out."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.cost import OWN_CALLS, own_calls, replay_cost
     from compaction_inspector.core.inspection import Inspection
@@ -320,9 +322,17 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     real = session_cost(session)
     assert (
         real.parts[OWN_CALLS]
-        == table(str(call.model), input_tokens=call.tokens_in, output_tokens=call.tokens_out)
-        and "own compaction calls (estimated)" in real.line()
+        == real.estimated
+        == table(
+            str(call.model),
+            input_tokens=call.tokens_in,
+            cache_read_tokens=call.tokens_in,
+            output_tokens=call.tokens_out,
+        )
     )
+    assert real.recorded == real.total - real.estimated
+    assert f"recorded ${real.recorded:,.2f}" in real.line()
+    assert f"+ compaction calls ${real.estimated:,.2f} (estimated)" in real.line()
     replayed = replay_cost(session, inspection.replay(Policy()))
     assert replayed.parts[OWN_CALLS] == real.parts[OWN_CALLS]
 
@@ -388,7 +398,8 @@ def test_each_compaction_costs_its_summarize_request_and_what_the_request_after_
     cost = costs[full.index]
     assert cost.call is not None and not cost.call.recorded
     assert (cost.call.tokens_in, cost.call.tokens_out) == (160_000, 2_000)
-    assert cost.call_usd == table(SONNET, input_tokens=160_000, output_tokens=2_000)
+    read = 160_000  # the history it summarizes, read from the cache
+    assert cost.call_usd == table(SONNET, input_tokens=read, cache_read_tokens=read, output_tokens=2_000)
     # 3 uncached + 10,000 written (5 minutes): the first request after it read only 20,000
     assert cost.sent_again == 10_003
     assert cost.sent_again_usd == table(SONNET, input_tokens=10_003, cache_write_tokens=10_000)
@@ -458,3 +469,58 @@ def test_a_codex_compaction_whose_request_is_recorded_is_priced_as_recorded() ->
     ).total_price
     assert cost.call_usd == rates
     assert cost.sent_again == 16_000 and "(recorded)" in cost.line()
+
+
+def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
+    """After the transcript's own compaction the replay sends the history it left, as the
+    agent did: its cache reads are the real request's, part for part, not an estimate of
+    what the request before shared (the request after this compaction read 14,000 from
+    the cache, more than the fixed part, and was priced as writing them again)."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.formats import load_text
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.simulate import Policy
+    from compaction_inspector.sample_sessions import path
+
+    lines = [
+        prompt("start"),
+        reply("m1", SONNET, 50, cache_read_input_tokens=12_000, cache_creation_input_tokens=100),
+        boundary("b1"),
+        summary("the summary " * 400),
+        prompt("next"),
+        reply("m2", SONNET, 50, cache_read_input_tokens=14_000, cache_creation_input_tokens=600),
+        prompt("more " * 300),
+        reply("m3", SONNET, 50, cache_read_input_tokens=20_000, cache_creation_input_tokens=600),
+    ]
+    sessions = [load_text("\n".join(lines), "s.jsonl")]
+    sessions.append(Inspection.open(path("claude_code_session.jsonl"), Config()).session)
+    for session in sessions:
+        inspection = Inspection.of(session, Config())
+        real = session_cost(session)
+        replayed = replay_cost(session, inspection.replay(Policy()))
+        assert session.compactions
+        assert {k: v for k, v in replayed.parts.items() if v} == {k: v for k, v in real.parts.items() if v}
+        assert (replayed.recorded, replayed.estimated) == (real.recorded, real.estimated)
+        assert replayed.rewritten == 0
+
+
+def test_a_replay_that_compacts_before_the_transcripts_compaction_replaces_it_and_its_call() -> None:
+    """The agent's own rule fired earlier in the replay: the transcript's compaction is
+    replaced, so its estimated summarize request is not paid on top of the replay's."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.cost import CALLS, OWN_CALLS, replay_cost
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.simulate import Policy
+    from compaction_inspector.core.strategies import REGISTRY
+    from compaction_inspector.sample_sessions import path
+
+    inspection = Inspection.open(path("claude_code_session.jsonl"), Config())
+    (boundary,) = (c.index for c in inspection.session.compactions)
+    options = REGISTRY["claude-code"].options(auto_compact_tokens=3_000)
+    replay = inspection.replay(Policy("claude-code", options))
+    ours = [p for p in replay.points if p.event is not None and p.event.source == "policy"]
+    assert ours and ours[0].message_end <= boundary  # it fired before the agent did
+    cost = replay_cost(inspection.session, replay)
+    assert OWN_CALLS not in cost.parts and cost.parts[CALLS] == cost.estimated > 0
+    assert [c.at for c in cost.compactions] == [p.message_end for p in ours]
