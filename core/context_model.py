@@ -113,7 +113,7 @@ class Reading:
     tokens: int
     source: Source
     response: Response | None  # the measurement it stands on, if any
-    output_tokens: int  # of that response, when the point is after it
+    output_tokens: int  # of that response, when the point is after it: the larger of reported and held
     estimated_since: int  # scale × counted tokens added since (or since the start)
     overhead: int  # outside the messages: system prompt and tools (the session's overhead)
     messages: int  # what the messages sent stand for, attachments apart
@@ -142,7 +142,9 @@ class Reading:
                 f"+ ~{self.estimated_since:,} for the messages ({why})"
             )
         text = f"measured {r.prompt_tokens:,} at response {r.number}"
-        if self.output_tokens:
+        if self.output_tokens > r.output_tokens:  # its lines hold more than they report: estimated
+            text += f" + ~{self.output_tokens:,} its reply (its lines counted; {r.output_tokens:,} reported)"
+        elif self.output_tokens:
             text += f" + {self.output_tokens:,} output"
         if self.estimated_since:
             text += f" + ~{self.estimated_since:,} estimated since"
@@ -203,6 +205,7 @@ class ContextModel:
     _held: dict[int, float] = field(repr=False)  # the offset a request a compaction replaced held
     _responses_at: list[Response | None] = field(repr=False)
     _after: list[bool] = field(repr=False)
+    _outputs: list[int] = field(repr=False)  # after a response: the output its request holds
     _meters: dict[tuple[int, Window], Meter] = field(default_factory=dict, repr=False)
 
     @property
@@ -255,7 +258,7 @@ class ContextModel:
         overhead = min(self.overhead, round(meter.overhead))
         unrecorded = round(meter.overhead) - overhead
         messages = max(0, tokens - overhead - unrecorded - attachments)
-        output = response.output_tokens if response is not None and after else 0
+        output = self._outputs[k] if response is not None and after else 0
         since = tokens - (response.prompt_tokens + output if response is not None else self.overhead)
         return Reading(
             tokens,
@@ -342,28 +345,29 @@ def fit(
     # anchors: each segment's start (the overhead), each response's request (its report),
     # and after its first line (its report + output, less its own lines' counted tokens)
     # (and each with the counted tokens its offset was taken at)
-    anchors: list[tuple[int, float, Response | None, bool, int]] = [
-        (s, float(overhead), None, False, 0) for s in starts
+    anchors: list[tuple[int, float, Response | None, bool, int, int]] = [
+        (s, float(overhead), None, False, 0, 0) for s in starts
     ]
     for r, own_tokens in zip(found, owns, strict=True):
         base = prefix[r.start] - prefix[segment_start(r.start)]
-        anchors.append((r.start, r.prompt_tokens - scale * base, r, False, base))
+        anchors.append((r.start, r.prompt_tokens - scale * base, r, False, base, 0))
         if r.end > r.start:
-            after = r.prompt_tokens + r.output_tokens - scale * (base + own_tokens)
-            anchors.append((r.start + 1, after, r, True, base + own_tokens))
+            output = held_output(r.output_tokens, scale * own_tokens)
+            after = r.prompt_tokens + output - scale * (base + own_tokens)
+            anchors.append((r.start + 1, after, r, True, base + own_tokens, round(output)))
     anchors.sort(key=lambda a: a[0])  # stable: at one index, a response's anchor wins
     # once a request holds a microcompaction's marker, the cleared results have left the
     # context: the anchor in force before it, less what they held (a response's own
     # anchor at the same place still wins)
     for i, n in cleared:
         k = bisect_left([a[0] for a in anchors], i + 1)
-        _, offset, response, after_it, _ = anchors[k - 1]
+        _, offset, response, after_it, _, output_k = anchors[k - 1]
         counted_at = prefix[i + 1] - prefix[segment_start(i)]
-        anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at))
+        anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at, output_k))
     # the request a compaction replaced held at least what the agent recorded before it
     # (its own count, which includes what came after the last response): a replay's meter
     # of that request says so; the model's own figure there (`tokens`, `reading`) does not
-    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted in anchors]
+    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted, _ in anchors]
     held: dict[int, float] = {}
     at = [a[0] for a in anchors]
     for c in session.compactions:
@@ -406,7 +410,17 @@ def fit(
         _held=held,
         _responses_at=[a[2] for a in anchors],
         _after=[a[3] for a in anchors],
+        _outputs=[a[5] for a in anchors],
     )
+
+
+def held_output(reported: int, counted: float) -> float:
+    """The output a reply adds to the next request: what its lines report, unless they
+    hold more than twice that. A line reports its output as far as it had streamed
+    (2.0.76 writes 1 on replies of hundreds of tokens), so such a report is a figure from
+    mid-stream and the reply's lines, `counted` (in the model's tokens), stand for it; a
+    whole report stands, whatever a tokenizer's estimate of the same lines says."""
+    return counted if counted > 2 * reported else float(reported)
 
 
 def _floored(offset: float, scale: float, counted: int, overhead: int) -> tuple[float, float]:

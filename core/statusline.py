@@ -25,7 +25,8 @@ from typing import Any, BinaryIO
 from compaction_inspector.core.agents.claude_code import FORMAT
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import priced_parts, session_cost
+from compaction_inspector.core.context_model import held_output
+from compaction_inspector.core.cost import OwnCall, priced_parts, session_cost
 from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
 from compaction_inspector.core.formats import provider
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
@@ -36,7 +37,7 @@ from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 5  # the entries' fields, and how they are estimated
+INDEX_VERSION = 6  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
@@ -60,6 +61,10 @@ class Tail:
     prompts: list[int] = field(default_factory=list)  # since the last compaction, the last few
     compactions: int = 0
     compacted: list[int] = field(default_factory=list)  # what it counted before each automatic one
+    calls_usd: str = "0"  # the compaction calls before the last, estimated as `cost.own_calls` does
+    call_in: int = 0  # the last compaction's call, until a response prices it: its input
+    call_chars: int = 0  # ... the summary's characters written so far
+    call_model: str | None = None  # ... at the model before it
     records: int = 0  # the lines read that are JSON objects
     own: int = 0  # ... and of them, the lines of Claude Code's own kinds
     largest: int = 0  # the largest prompt reported
@@ -114,6 +119,7 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             tail.model = model
         if body.get("id") != tail.response or tail.response is None:
             _finish(tail)
+            _settle_call(tail)
             tail.response = body.get("id") if isinstance(body.get("id"), str) else None
             tail.prompts = [*tail.prompts, usage.prompt_tokens][-PACE_REQUESTS - 1 :]
             tail.largest = max(tail.largest, usage.prompt_tokens)
@@ -125,12 +131,16 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
         tail.last_prompt, tail.last_output = usage.prompt_tokens, usage.output_tokens
     elif kind in ("user", "attachment") and not record.get("isSidechain"):
         tail.added_tokens += _estimate(body.get("content", record.get("attachment")))
+        if record.get("isCompactSummary") and tail.call_in:
+            tail.call_chars += len(Message("user", parse_content(body.get("content"))).text)
     elif kind == "system" and record.get("subtype") == "compact_boundary":
         meta = as_dict(record.get("compactMetadata"))
         tail.compactions += 1
         pre = count(meta.get("preTokens"))
         if meta.get("trigger") == "auto" and pre is not None:
             tail.compacted.append(pre)
+        _settle_call(tail)
+        tail.call_in, tail.call_chars, tail.call_model = pre or tail.last_prompt or 0, 0, tail.model
         tail.prompts, tail.last_prompt, tail.added_tokens, tail.reply_tokens = [], None, 0, 0
 
 
@@ -153,6 +163,19 @@ def _finish(tail: Tail) -> None:
     tail.usage = None
 
 
+def _call(tail: Tail) -> Decimal:
+    """The last compaction's summarize request, estimated (`OwnCall.estimated`)."""
+    if not tail.call_in:
+        return Decimal(0)
+    return OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4).price(provider(FORMAT))
+
+
+def _settle_call(tail: Tail) -> None:
+    """The last compaction's call is priced once its summary is written."""
+    tail.calls_usd = str(Decimal(tail.calls_usd) + _call(tail))
+    tail.call_in = 0
+
+
 def _usage(kept: Mapping[str, Any]) -> Usage:
     usage = parse_usage(kept) or Usage()
     model = kept.get("model")
@@ -160,8 +183,9 @@ def _usage(kept: Mapping[str, Any]) -> Usage:
 
 
 def cost_usd(tail: Tail) -> Decimal | None:
-    """The session so far, the response being written included (None: nothing priced)."""
-    done = Decimal(tail.done_usd)
+    """The session so far, the response being written included, with its compactions'
+    own calls estimated as `analyze` estimates them (None: nothing priced)."""
+    done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
     if tail.usage is not None:
         usage = _usage(tail.usage)
         parts = priced_parts(usage, usage.model, provider(FORMAT))
@@ -278,7 +302,8 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
     point = config.for_session(facts).auto_compact_tokens
     count_now = None
     if tail.last_prompt is not None:
-        count_now = tail.last_prompt + max(tail.last_output, tail.reply_tokens) + tail.added_tokens
+        reply = round(held_output(tail.last_output, tail.reply_tokens))
+        count_now = tail.last_prompt + reply + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
     return Figures(count_now, point, left, tail.compactions, cost_usd(tail), tail.whole, model)
 

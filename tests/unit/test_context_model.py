@@ -327,3 +327,13 @@ def test_every_points_breakdown_sums_to_its_figure_and_never_goes_below_nothing(
         assert min(parts.values()) >= 0 and r.overhead <= m.overhead
         meter = m.meter(end, None)
         assert meter.tokens(0) >= 0 and meter.scale > 0
+
+
+def test_a_reply_whose_line_reports_less_output_than_it_holds_counts_what_it_holds() -> None:
+    """A line reports its output as far as it had streamed (2.0.76 writes 1 on a reply of
+    hundreds of tokens): the next request holds the whole reply, so the context after it
+    is the prompt and the reply's own lines counted."""
+    s = session(user(100), reply("A", 300, prompt=1100, output=1))
+    m = fit(s, COUNTER)
+    own = COUNTER.count(s.messages[-1])
+    assert own > 1 and m.reading(len(s.messages)).tokens == 1100 + round(m.scale * own)

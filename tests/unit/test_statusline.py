@@ -281,3 +281,18 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
             assert out == statusline.line(shown, "{ctx} {point}") + "\n"
             checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("name", ["claude_code_session.jsonl", "claude_code_compacted.jsonl"])
+def test_the_line_says_what_analyze_says_of_the_same_transcript(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One rule for both: the count the agent reaches next (the reply's own lines where
+    its reported output falls short), the requests left at the recent pace, and the cost
+    with the compactions' own calls estimated."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    analysis = json.loads(run_cli(["analyze", "--json", str(sample(name))]).out)
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(sample(name))})))
+    line = run_cli(["statusline", "--format", "{requests}|{cost}"]).out.strip()
+    main = Decimal(analysis["cost"]["main_chain_usd"])
+    assert line == f"{analysis['compacts_in']['requests_left']:,}|${main:,.2f}"
