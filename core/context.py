@@ -32,6 +32,15 @@ class Context:
     touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
     # the user's own summarizer (`core.summarizer`); None: the local one (`core.summary`)
     summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None
+    # what the agent counted against its point before each request it recorded a check
+    # for (Codex): by the first message of the transcript's segment, then the request's
+    # end within it. A replay's request that is the transcript's own takes this count.
+    own_counts: Mapping[Message, Mapping[int, int]] = field(default_factory=dict, compare=False)
+
+    def own_count(self, messages: Sequence[Message], end: int) -> int | None:
+        """The agent's own count before the request `messages[:end]`, where the transcript
+        recorded it and `messages` start as its segment does (None: not recorded here)."""
+        return self.own_counts.get(messages[0], {}).get(end) if messages else None
 
     def __post_init__(self) -> None:
         if self.meter is None:
@@ -61,6 +70,7 @@ def context_of(
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
     model: ContextModel | None = None,
     summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None,
+    own_counts: Mapping[Message, Mapping[int, int]] | None = None,
 ) -> Context:
     """The strategies' context for `session`: its fitted model (`model`, else fitted here),
     and the meter of the request it would send next (the messages after its last compact
@@ -70,4 +80,5 @@ def context_of(
         return Context(counter, window, session.session_id, touches=session.touches, summarizer=summarizer)
     model = model or fit(session, counter, overhead_tokens)
     meter = model.meter(len(session.messages), window)
-    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer)
+    own = own_counts or {}
+    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer, own)

@@ -178,7 +178,21 @@ class Inspection:
             config.pressure,
             model=self.model,
             summarizer=config.summarizer,
+            own_counts=self._own_counts() if config.pressure != "messages" else None,
         )
+
+    def _own_counts(self) -> dict[Message, dict[int, int]]:
+        """The agent's own count at each check the transcript records, as the replay and
+        a run look it up (`Context.own_count`): the same count `compactions` shows."""
+        messages, model = self.session.messages, self.model
+        out: dict[Message, dict[int, int]] = {}
+        for check in self.agent_counts.checks:
+            if check.index is None:
+                continue
+            start = model.segment_start(check.index)
+            if start < len(messages) and check.index > start:
+                out.setdefault(messages[start], {})[check.index - start] = check.total
+        return out
 
     @cached_property
     def segments(self) -> Segments:

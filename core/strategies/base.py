@@ -217,11 +217,15 @@ class AtPointPlan:
     stored: None = None
 
     @staticmethod
-    def of(segment: Segment, end: int, point: int | None, beside: int = 0) -> AtPointPlan:
+    def of(
+        segment: Segment, end: int, point: int | None, beside: int = 0, count: int | None = None
+    ) -> AtPointPlan:
         """`point` None: the agent's rule leaves none in this window, so it never fires.
-        `beside`: what the agent counts besides the context the request holds."""
+        `beside`: what the agent counts besides the context the request holds; `count`:
+        what it counted, where the transcript records it (both are then left aside)."""
         tokens = segment.prefix[end]
-        fires = point is not None and segment.meter(end).tokens(tokens) + beside >= point
+        counted = count if count is not None else segment.meter(end).tokens(tokens) + beside
+        fires = point is not None and counted >= point
         return AtPointPlan(tokens, end, fires, exact=not fires)
 
     def titles(self) -> tuple[str, ...]:

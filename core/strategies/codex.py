@@ -116,11 +116,26 @@ def _fires(options: CodexOptions, tokens: int, messages: int, context: Context, 
 
 
 def _beside(segment: Segment, options: CodexOptions) -> list[int]:
-    return segment.memo((NAME, "bound", options.reasoning_per_100), autocompact.codex_reasoning_bound,
-                        segment.messages, options.reasoning_per_100)  # fmt: skip
+    """At most what Codex counts besides the context, before each request: its reasoning
+    term's bound, or what it counted where the rollout recorded it (`Context.own_count`)."""
+    bound = segment.memo((NAME, "bound", options.reasoning_per_100), autocompact.codex_reasoning_bound,
+                         segment.messages, options.reasoning_per_100)  # fmt: skip
+    recorded = segment.context.own_counts.get(segment.messages[0], {}) if segment.messages else {}
+    if not recorded:
+        return bound
+    out = list(bound)
+    for end, count in recorded.items():
+        if end < len(out):
+            out[end] = max(out[end], count - segment.meter(end).tokens(segment.prefix[end]))
+    return out
 
 
 def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:
+    """Where the request is the rollout's own and Codex recorded its count before it, that
+    count (as `compactions` reads it); else the context and the reasoning term."""
+    count = segment.context.own_count(segment.messages, end)
+    if count is not None:
+        return AtPointPlan.of(segment, end, limit(options, segment.context), count=count)
     reasoning = segment.memo((NAME, options.reasoning_per_100), _reasoning, segment.messages, options)
     return AtPointPlan.of(segment, end, limit(options, segment.context), reasoning[end])
 
@@ -130,12 +145,17 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     messages = segment.messages
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
-    reasoning = _reasoning(messages, options)[-1]
-    before = context.meter.tokens(counted) + reasoning
     at = limit(options, context)
-    counts = f"{before:,} tokens" + (
-        f" (with {reasoning:,} of encrypted reasoning before the last user message)" if reasoning else ""
-    )
+    recorded = context.own_count(messages, len(messages))
+    if recorded is not None:  # the rollout's own request: what Codex counted before it
+        before = recorded
+        counts = f"{before:,} tokens (its own count, as the rollout records its terms)"
+    else:
+        reasoning = _reasoning(messages, options)[-1]
+        before = context.meter.tokens(counted) + reasoning
+        counts = f"{before:,} tokens" + (
+            f" (with {reasoning:,} of encrypted reasoning before the last user message)" if reasoning else ""
+        )
     stats = CodexStats(
         triggered=False,
         limit=at,

@@ -194,6 +194,27 @@ def test_where_the_preset_fires_is_read_from_codexs_own_count() -> None:
     assert c.policy_round_offset is None and c.count is not None and not c.count.fires
 
 
+def test_compactions_and_the_replay_decide_with_one_count() -> None:
+    """Codex counts a new item at its bytes / 4: 1,000 CJK characters are 3,000 bytes, 750
+    of its tokens, where a tokenizer of the context counts far fewer. Where the rollout
+    records the check, the replay takes Codex's own count, so it fires where `compactions`
+    says the preset fires, and not where it says it does not."""
+    rollout = [*ROLLOUT]
+    rollout[-3] = output("c2", "中" * 1_000)
+    session = load_text("\n".join(rollout), "rollout.jsonl")
+    tried = (CodexOptions(), CodexOptions(reasoning_per_100=1), CodexOptions(auto_compact_token_limit=9_500))
+    for options in tried:
+        config = Config(preset="codex").for_session(session).with_options("codex", options)
+        inspection = Inspection.of(session, config, make_counter("chars4"))
+        (own,) = inspection.own_compactions()
+        assert own.count is not None
+        assert own.count.parts[1] == ("new items", 765)  # {"type":…,"output":"中…"}: 3,058 bytes
+        replay = inspection.replay(inspection.policy("codex"))
+        (event,) = [p.event for p in replay.points if p.event is not None]
+        fires_there = event.source == "transcript" and event.policy_titles is not None
+        assert fires_there == (own.policy_round_offset == 0) == own.count.fires
+
+
 def test_a_check_is_a_plain_record() -> None:
     assert Check(3, "pre-turn", 10, 2).to_dict() == {
         "index": 3,
