@@ -112,6 +112,10 @@ class Config:
     summarizer: Command | None = None
     # where the status line turns yellow and red, in % of the agent's point
     status_colours: tuple[int, int] = (85, 95)
+    # what `auto` came to for the session (`for_session`): saved as `auto`, as it was chosen
+    resolved_tokenizer: str | None = field(default=None, compare=False)
+    # the settings before the app's tuning keys moved these: what the agent really ran with
+    untuned: Config | None = field(default=None, compare=False, repr=False)
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
@@ -124,7 +128,8 @@ class Config:
             )
         config = config._window_for(session)
         if config.tokenizer == AUTO:
-            config = dataclasses.replace(config, tokenizer=model_tokenizer(session.metadata.get("model")))
+            resolved = model_tokenizer(session.metadata.get("model"))
+            config = dataclasses.replace(config, tokenizer=resolved, resolved_tokenizer=resolved)
         return config
 
     def _window_for(self, session: Session) -> Config:
@@ -279,7 +284,7 @@ class Config:
             size["window_for"] = self.window_for.to_dict()
         return {
             **(size if window or self.window_chosen else {}),
-            "tokenizer": self.tokenizer,
+            "tokenizer": AUTO if self.tokenizer == self.resolved_tokenizer else self.tokenizer,
             "media_tokens": self.media_tokens,
             "pressure": self.pressure,
             "overhead_tokens": self.overhead_tokens,
@@ -477,10 +482,27 @@ def save(config: Config, path: str | Path, protect: str | Path | None = None) ->
         raise ConfigError(f"{target} exists and the settings in force were not read from it: not replaced")
     try:
         with open_regular(target) as f:
-            text = _merged(f.read().decode("utf-8"), values)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+            text = f.read().decode("utf-8")
+        held = from_dict(yamlfile.load(text)).to_dict(window=True)
+        text = _merged(text, _changed(values, held))
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{target} cannot be read again to keep its comments: {exc}") from exc
     return write_atomic(target, text, protect=protect)
+
+
+def _changed(values: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any]:
+    """What of `values` differs from what the file `held` comes to: only that is written,
+    so a setting the file leaves to its default stays unwritten."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        before = held.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            inner = _changed(value, before)
+            if inner:
+                out[key] = inner
+        elif value != before:
+            out[key] = value
+    return out
 
 
 def _merged(text: str, values: Mapping[str, Any]) -> str:

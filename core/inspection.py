@@ -297,7 +297,9 @@ class Inspection:
             if session.compactions
             else None
         )
-        return real_compactions(session, self.model, self.counter, self.config, across)
+        # the agent's own point, as it ran: not a point the tuning keys moved since
+        real = self.config.untuned or self.config
+        return real_compactions(session, self.model, self.counter, real, across)
 
     def _measured_beside(self, path: Path) -> Measured:
         """What the session at `path` beside this one measured over predicted after each

@@ -4,6 +4,7 @@ without a Pilot: the gauge's figures at the step shown, and the tuning keys' rul
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from compaction_inspector.core.config import Config
@@ -14,7 +15,10 @@ from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Opt
 from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
-Ladder = tuple[int, int]  # the window `w`/`W` started from, and how many 10 % rungs from it
+# each tuned setting's ladder, by what it moves ("window", or "<strategy>.<option>"): the
+# value tuning began from (None: unset, its value in force used), how many presses from it,
+# and the value the last press set (set otherwise since: a new ladder starts there)
+Ladders = Mapping[str, tuple[Any, int, Any]]
 
 
 def gauge_state(
@@ -117,45 +121,59 @@ def knob(shown: str, what: str, options: Any) -> tuple[str, int] | None:
     return declared.knob(options, KNOB[what]) if declared.knob is not None else None
 
 
-def nudged(config: Config, shown: str, what: str, delta: int, context: Context | None) -> Any:
-    """The shown strategy's options after one press: hysteresis's own rule for its bands;
-    else the setting its knob names by `delta` steps, from what is in force where it is
-    unset. Raises OptionError where it has none to move, or out of range."""
+def nudged(
+    config: Config, shown: str, what: str, delta: int, context: Context | None, ladders: Ladders
+) -> tuple[Any, Ladders]:
+    """The shown strategy's options after one press, and the ladders after it:
+    hysteresis's own rule for its bands; else the setting its knob names, `delta` steps
+    along its ladder from the value tuning began from (from what is in force where that
+    was unset), so a key and its opposite return to it, unset again where it was. Raises
+    OptionError where it has none to move, or out of range."""
     declared, options = REGISTRY[shown], config.options(shown)
     if declared.tune is not None:
-        return declared.tune(options, what, delta)
+        return declared.tune(options, what, delta), ladders
     found = knob(shown, what, options)
     if found is None:
         raise OptionError(f"{declared.label} has no {KNOB[what]} setting for {KEYS[KNOB[what]]} to move")
     name, step = found
-    value = getattr(options, name)
-    if value is None and declared.in_force is not None and context is not None:
-        value = declared.in_force(options, context).get(name)
-    if value is None:
-        raise OptionError(f"{declared.label}'s {name} is not known yet: set it in the panel")
-    return dataclasses.replace(options, **{name: type(value)(max(1, value + delta * step))})
+    current, key = getattr(options, name), f"{shown}.{name}"
+    start, rung, last = ladders.get(key, (current, 0, current))
+    if last != current:  # set otherwise since: a ladder from here
+        start, rung = current, 0
+    rung += delta
+    value = start
+    if rung:
+        base = start
+        if base is None and declared.in_force is not None and context is not None:
+            base = declared.in_force(options, context).get(name)
+        if base is None:
+            raise OptionError(f"{declared.label}'s {name} is not known yet: set it in the panel")
+        value = type(base)(max(1, base + rung * step))
+    return dataclasses.replace(options, **{name: value}), {**ladders, key: (start, rung, value)}
 
 
 def tuned(
-    config: Config, shown: str, what: str, delta: int, ladder: Ladder, context: Context | None = None
-) -> tuple[Config, Ladder]:
+    config: Config, shown: str, what: str, delta: int, ladders: Ladders, context: Context | None = None
+) -> tuple[Config, Ladders]:
     """`config` after one press of a tuning key with `shown` on screen: the shown
     strategy's trigger (h/H) or what it keeps (t/T) (`nudged`), or the window by
     `delta` rungs of 10 % of the window tuning began from (200,000 → 180,000 → 200,000),
-    so `w` then `W` comes back to the same window. Raises `OptionError` when the options
-    would be out of range."""
+    so `w` then `W` comes back to the same window. The config remembers the one tuning
+    began from (`Config.untuned`): the transcript's own compactions are explained by it.
+    Raises `OptionError` when the options would be out of range."""
+    untuned = config.untuned or config
     if what in ("target", "thresholds"):
-        return config.with_options(shown, nudged(config, shown, what, delta, context)), ladder
+        options, ladders = nudged(config, shown, what, delta, context, ladders)
+        return dataclasses.replace(config.with_options(shown, options), untuned=untuned), ladders
     w = config.window
-    base, rung = ladder
-    if _rung(base, rung) != w.context_window:  # set elsewhere since: a ladder from here
+    base, rung, last = ladders.get("window", (w.context_window, 0, w.context_window))
+    if last != w.context_window:  # set elsewhere since: a ladder from here
         base, rung = w.context_window, 0
     rung = max(rung + delta, -9)
     size = max(w.reserved_output + 1000, _rung(base, rung))
-    return dataclasses.replace(config, window=Window(size, w.reserved_output), window_source="w/W"), (
-        base,
-        rung,
-    )
+    window = Window(size, w.reserved_output)
+    moved = dataclasses.replace(config, window=window, window_source="w/W", untuned=untuned)
+    return moved, {**ladders, "window": (base, rung, size)}
 
 
 def _rung(base: int, rung: int) -> int:

@@ -341,6 +341,31 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+async def test_ctrl_s_saves_what_the_user_chose_not_what_the_session_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`auto` came to cl100k_base for this session's model: the file keeps `auto`, and a
+    file that leaves a setting to its default is not given it on a save."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compaction.yaml").write_text("# mine\nhysteresis:\n  target: 70\n")
+    app = InspectorApp(path(), load(tmp_path / "compaction.yaml"), export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert shown(app).config.tokenizer == "cl100k_base"
+        await pilot.press("T", "ctrl+s")
+        await pilot.pause()
+    assert (tmp_path / "compaction.yaml").read_text() == "# mine\nhysteresis:\n  target: 71\n"
+    new = tmp_path / "new"
+    new.mkdir()
+    monkeypatch.chdir(new)
+    app = InspectorApp(path(), SMALL, export_dir=new)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert load(new / "compaction.yaml").tokenizer == "auto"
+
+
 async def test_an_unreadable_file_followed_is_reported_not_crashed(tmp_path: Path) -> None:
     """Followed, the app stays open for what the file becomes (opened, it ends with the
     reason: tests/tui/test_launch.py)."""

@@ -11,7 +11,7 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import OptionError, hysteresis
 from compaction_inspector.sample_sessions import path
-from compaction_inspector.tui.figures import bands, gauge_state, tuned
+from compaction_inspector.tui.figures import Ladders, bands, gauge_state, tuned
 
 SMALL = Config(window=Window(5000, 500), preset=None)
 NAME = hysteresis.NAME
@@ -29,7 +29,7 @@ def test_the_gauge_is_the_context_sent_next_then_less_what_a_step_removed() -> N
 
 
 def test_w_then_w_again_comes_back_to_the_window_tuning_began_from() -> None:
-    config, ladder = tuned(SMALL, NAME, "window", -1, (0, 0))
+    config, ladder = tuned(SMALL, NAME, "window", -1, {})
     assert config.window == Window(4500, 500) and config.window_source == "w/W"
     config, ladder = tuned(config, NAME, "window", -1, ladder)
     assert config.window.context_window == 4000
@@ -48,21 +48,26 @@ def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps(
     from compaction_inspector.tui.figures import tuning
 
     assert bands(SMALL, "trim") == bands(SMALL, hysteresis.NAME) == ((75, 85, 95), 70)
-    moved, _ = tuned(SMALL, "trim", "thresholds", -1, (0, 0))
+    moved, _ = tuned(SMALL, "trim", "thresholds", -1, {})
     assert moved.options("trim").trigger_turns == SMALL.options("trim").trigger_turns - 1
     assert bands(moved, "trim") == ((75, 85, 95), 70)  # hysteresis's own, untouched
-    cline, _ = tuned(SMALL, "cline", "thresholds", -1, (0, 0))
-    cline, _ = tuned(cline, "cline", "target", 2, (0, 0))
+    cline, _ = tuned(SMALL, "cline", "thresholds", -1, {})
+    cline, _ = tuned(cline, "cline", "target", 2, {})
     assert (cline.options("cline").trigger_percent, cline.options("cline").keep_tokens) == (80, 22_000)
     assert "Cline: h/H trigger_percent 80 · t/T keep_tokens 22000" in tuning(cline, "cline")
     # Claude Code's override starts from its point in force: 155,000 of 168,000 is 92 %
     real = Inspection.open(path(), Config())
-    claude, _ = tuned(real.config, "claude-code", "thresholds", -1, (0, 0), real.context)
+    claude, ladders = tuned(real.config, "claude-code", "thresholds", -1, {}, real.context)
+    assert claude.untuned == real.config
     assert claude.options("claude-code").autocompact_pct_override == 91
+    # and back: H returns to its point in force, the override unset again
+    back, _ = tuned(claude, "claude-code", "thresholds", 1, ladders, real.context)
+    assert back.options("claude-code") == real.config.options("claude-code")
+    assert back.point == real.config.point
     with pytest.raises(OptionError, match="Claude Code has no keep setting for t/T to move"):
-        tuned(real.config, "claude-code", "target", 1, (0, 0), real.context)
+        tuned(real.config, "claude-code", "target", 1, {}, real.context)
     with pytest.raises(OptionError, match="PTL retry has no trigger setting"):
-        tuned(SMALL, "ptl-retry", "thresholds", 1, (0, 0))
+        tuned(SMALL, "ptl-retry", "thresholds", 1, {})
     assert tuning(SMALL, "ptl-retry").endswith("PTL retry: nothing to tune")
 
 
@@ -80,3 +85,17 @@ def test_bands_a_strategy_does_not_draw_are_named_as_another_strategys() -> None
     gauge.state = theirs
     drawn = gauge.render()
     assert isinstance(drawn, Text) and "┆ hysteresis's target 70%  │ 75/85/95%" in drawn.plain
+
+
+def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point() -> None:
+    """A tuning key moves the point a replay uses, never the one the agent ran with:
+    "why here" of its own compaction stays 'Claude Code counted … ≥ 167,000'."""
+    real = Inspection.open(path("claude_code_compacted.jsonl"), Config())
+    ladders: Ladders = {}
+    config = real.config
+    for delta in (-1, -1):
+        config, ladders = tuned(config, "claude-code", "thresholds", delta, ladders, real.context)
+    assert config.point != real.config.point
+    (own,) = real.with_config(config).own_compactions()
+    assert own.count is not None and own.count.point == real.config.point
+    assert own.count.point.tokens == 167_000

@@ -102,7 +102,7 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         self.compare = "none"
         self._waiting = False  # following a file that cannot be read yet
         self._strategy_result: CompactionResult[Stats] | None = None  # the strategy's, while OWN is shown
-        self._window_ladder = (0, 0)  # the window `w`/`W` started from, and how many ×1.1 rungs up
+        self._ladders: figures.Ladders = {}  # where each tuned setting began, and the presses since
         self.runs = Runs(self._settled)  # work under way, by kind
         self._redraw_queued = False
         self.previewed = False  # the first rows of a large file were shown while it was read
@@ -532,8 +532,8 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
     async def action_tune(self, what: str, delta: int) -> None:
         try:
             context = self.inspection.context if self.inspection is not None else None
-            config, self._window_ladder = figures.tuned(
-                self.config, self.strategy, what, delta, self._window_ladder, context
+            config, self._ladders = figures.tuned(
+                self.config, self.strategy, what, delta, self._ladders, context
             )
         except OptionError as exc:
             self.notify(str(exc), severity="warning", timeout=3)
