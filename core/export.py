@@ -1,11 +1,12 @@
 """Write a (compacted) message list back out: in the transcript's own format where that
 is possible (Claude Code JSONL, Anthropic body, OpenAI chat body), else plain JSON.
 
-A response's usage is what it reported of the prompt it was sent, so it is written where
-that prompt is unchanged: up to the first message a compaction changed. There a compact
-boundary marks the compaction (its figures before and after), and the usage after it,
-which reported the uncompacted prompt, is left out: reopened, the figures after the
-mark say they are estimates."""
+A compact boundary marks the compaction (its figures before and after) where the context
+it compacted starts, so what it kept is read as the context that follows. A response's
+usage is what it reported of the prompt it was sent, so it is written where that prompt is
+unchanged: up to the first message the compaction changed; after it, the usage reported the
+uncompacted prompt and is left out: reopened, the figures after it say they are
+estimates."""
 
 from __future__ import annotations
 
@@ -53,18 +54,27 @@ def session_record(metadata: Mapping[str, Any], source_format: str) -> dict[str,
 
 
 def marked(
-    kept: Sequence[Message], original: Sequence[Message], strategy: str, before: int, after: int
+    kept: Sequence[Message],
+    original: Sequence[Message],
+    strategy: str,
+    before: int,
+    after: int,
+    live: int = 0,
 ) -> tuple[list[Message], Compaction | None]:
-    """`kept` with a compact boundary where it first differs from `original` (None: it
-    does not) and no usage after it: the responses there reported the uncompacted prompt."""
+    """`kept` with a compact boundary where the context it compacted starts (`live`,
+    after the transcript's own last compaction: every reader, and the agent, takes what
+    follows the last boundary as the context), when it differs from `original` (None:
+    it does not); no usage from the first message it changed on: those responses
+    reported the uncompacted prompt."""
     first = next((i for i, (k, o) in enumerate(zip(kept, original, strict=False)) if k is not o), None)
     if first is None and len(kept) == len(original):
         return list(kept), None
     first = min(len(kept), len(original)) if first is None else first
+    live = min(live, first)
     text = f"compacted by compaction-inspector ({strategy}): {before:,} → {after:,}"
     boundary = Message("system", (Block("text", text=text),), is_compact_boundary=True)
     rest = [replace(m, usage=None) if m.usage is not None else m for m in kept[first:]]
-    return [*kept[:first], boundary, *rest], Compaction(first, "manual", before, after)
+    return [*kept[:live], boundary, *kept[live:first], *rest], Compaction(live, "manual", before, after)
 
 
 def serialize(

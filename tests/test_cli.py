@@ -352,13 +352,36 @@ def test_compact_write_is_a_new_loadable_file_and_refuses_the_input(tmp_path: Pa
     assert again["format"] == "claude-code" and again["pairing_problems"] == []
     proc = run("compact", str(src), "--strategy", "microcompact", "--write", str(src))
     assert proc.returncode == 2 and "refusing to overwrite the input file" in proc.stderr
+    assert proc.stdout == ""  # refused before any step is shown
     assert digest(src) == before
     written = digest(out)  # an existing file is kept unless --force says otherwise
     proc = run("compact", str(src), "--strategy", "trim", "--write", str(out))
-    assert proc.returncode == 2 and f"{out} exists: choose another name, or pass --force" in proc.stderr
+    assert proc.returncode == 2
+    assert f"{out} exists: choose another name (--write), or pass --force" in proc.stderr
+    assert proc.stdout == ""
     assert digest(out) == written
     proc = run("compact", str(src), "--strategy", "trim", "--write", str(out), "--force")
     assert proc.returncode == 0 and digest(out) != written
+
+
+def test_a_written_compaction_reads_back_as_the_context_it_reports(tmp_path: Path) -> None:
+    """Hysteresis keeps the head of the context and summarizes a volley after it: the
+    mark goes where that context starts, so every message it kept is read back as the
+    context (the mark once went at the first change, and what came before it was read as
+    compacted away)."""
+    small = ("--context-window", "5000", "--reserved-output", "500")
+    out = tmp_path / "compacted.jsonl"
+    proc = run("compact", str(path()), *small, "--strategy", "hysteresis", "--json", "--write", str(out))
+    reported = json.loads(proc.stdout)
+    again = json.loads(run("analyze", str(out), *small, "--json").stdout)
+    mark = again["compactions"][-1]
+    assert mark["index"] == reported["context_start"]  # where the context it compacted starts
+    assert (mark["pre_tokens"], mark["post_tokens"]) == (4_009, 2_989) == (
+        reported["stats"]["tokens_before"],
+        reported["stats"]["tokens_after"],
+    )
+    assert again["message_count"] == reported["context_start"] + 1 + len(reported["messages"])
+    assert abs(again["context"]["tokens"] - 2_989) <= 30  # an estimate of what was kept, whole
 
 
 @pytest.mark.parametrize(
@@ -394,7 +417,11 @@ def test_a_written_file_keeps_its_usage_and_marks_where_it_was_compacted(
         stats[figures + "before"],
         stats[figures + "after"],
     )
-    assert out["context"]["source"] == "estimated" and out["reported_usage"]["responses"] > 0
+    # the figure after it is an estimate: from the last response before the first change
+    # it made (the usage kept), or from none where it changed the first message it kept
+    assert out["reported_usage"]["responses"] > 0
+    shown = " ".join(run("analyze", str(trimmed)).stdout.split())
+    assert out["context"]["source"] == "estimated" or "estimated since" in shown
 
 
 def test_simulate_json_and_compare() -> None:

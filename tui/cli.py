@@ -39,7 +39,7 @@ from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigE
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
-from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.files import same_file, write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -464,7 +464,21 @@ def compaction_json(inspection: Inspection, result: CompactionResult[Stats]) -> 
     }
 
 
+def _free_to_write(out: str | Path, force: bool, flag: str, protect: str | None = None) -> None:
+    """Said before any work is done: `out` is the input, or exists and --force was not given
+    (the write itself refuses them again, atomically)."""
+    if not str(out):
+        raise UsageError("no file name given")
+    target = Path(out)
+    if protect is not None and target.exists() and same_file(target, protect):
+        raise UsageError(f"refusing to overwrite the input file {protect}")
+    if target.exists() and not force:
+        raise UsageError(f"{out} exists: choose another name ({flag}), or pass --force")
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
+    if args.write is not None:
+        _free_to_write(args.write, args.force, "--write", protect=args.file)
     inspection = _inspect(args)
     session, live = inspection.session, inspection.live
     result = inspection.run(args.strategy)  # what the agent sends: after its own last compaction
@@ -482,7 +496,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         steps = result.steps
         before, after = (steps[0].tokens_before, steps[-1].tokens_after) if steps else (0, 0)
         whole = (*session.messages[:live], *result.messages)
-        kept, mark = marked(whole, session.messages, args.strategy, before, after)
+        kept, mark = marked(whole, session.messages, args.strategy, before, after, live)
         # the transcript's own compactions before the mark keep their figures; the mark its own
         recorded = {c.index: c for c in session.compactions if mark is None or c.index < mark.index}
         if mark is not None:
@@ -491,7 +505,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         try:
             write_atomic(args.write, text, protect=args.file, overwrite=args.force)
         except FileExistsError as exc:
-            raise UsageError(f"{args.write} exists: choose another name, or pass --force") from exc
+            raise UsageError(f"{args.write} exists: choose another name (--write), or pass --force") from exc
         except OSError as exc:
             raise UsageError(str(exc)) from exc
         say(f"wrote {len(kept)} messages ({written}) to {args.write}")
@@ -760,8 +774,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         swept_grid = Grid.of(args.strategy, args.grid, config)
     except OptionError as exc:
         raise UsageError(f"--grid: {exc}") from exc
-    if args.html and Path(args.html).exists() and not args.force:  # said before any session is read
-        raise UsageError(f"{args.html} exists: choose another name (--html), or pass --force")
+    if args.html:  # said before any session is read
+        _free_to_write(args.html, args.force, "--html")
     missing = [name for name in args.folders if not Path(name).exists()]
     if missing:
         raise UsageError(f"no such folder or file: {', '.join(missing)}")
