@@ -30,6 +30,16 @@ from compaction_inspector.core.text import counted
 if TYPE_CHECKING:
     from compaction_inspector.core.simulate import Simulation
 
+# whose prices a session's responses are billed at: its format's provider, and the API URL
+# its requests went to where a proxy log keeps it (`billed_by` decides, model by model)
+Billing = tuple[str | None, str | None]
+
+
+def _billing(session: Session) -> Billing:
+    url = session.metadata.get("api_url")
+    return provider_of(session.format), url if isinstance(url, str) else None
+
+
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
 CALLS = "compaction calls"  # a replay's summarize requests: estimated, as `OwnCall` prices them
 # the agent's own summarize requests, which most transcripts report no usage for: estimated
@@ -220,7 +230,7 @@ def session_cost(session: Session, subagents: Sequence[Session] = (), unread: Se
 
 
 def _chain_cost(session: Session) -> Cost:
-    provider = provider_of(session.format)
+    billing = _billing(session)
     parts = dict.fromkeys(PARTS, Decimal(0))
     priced = 0
     unpriced: dict[str, int] = {}
@@ -228,7 +238,7 @@ def _chain_cost(session: Session) -> Cost:
     for response in found:
         usage = response.usage
         model = answered_by(usage, session.metadata)
-        by_part = priced_parts(usage, model, provider)
+        by_part = priced_parts(usage, model, billing)
         if by_part is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
@@ -237,7 +247,7 @@ def _chain_cost(session: Session) -> Cost:
             parts[name] += value
     calls = own_calls(session, found)
     for name, recorded in ((RECORDED_CALLS, True), (OWN_CALLS, False)):
-        these = [c.price(provider) for c in calls.values() if c.recorded is recorded]
+        these = [c.price(billing) for c in calls.values() if c.recorded is recorded]
         if these:
             parts[name] = sum(these, Decimal(0))
     return Cost(parts, priced, unpriced, source())
@@ -266,9 +276,9 @@ class OwnCall:
         """A summarize request no response reports: its input read from the cache."""
         return cls(model, tokens_in, tokens_out, cached=tokens_in)
 
-    def price(self, provider: str | None) -> Decimal:
+    def price(self, billing: Billing) -> Decimal:
         """In USD; 0 where the table does not know the model (`rates` is None)."""
-        rates = self.rates(provider)
+        rates = self.rates(billing)
         if rates is None:
             return Decimal(0)
         return (
@@ -277,8 +287,8 @@ class OwnCall:
             + rates["output"] * self.tokens_out
         )
 
-    def rates(self, provider: str | None) -> dict[str, Decimal] | None:
-        return _rates(self.model, provider, self.tokens_in) if self.model else None
+    def rates(self, billing: Billing) -> dict[str, Decimal] | None:
+        return _rates(self.model, billing, self.tokens_in) if self.model else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -342,7 +352,7 @@ def _dollars(value: Decimal | None) -> str:
 def compaction_costs(session: Session, found: Sequence[Response] | None = None) -> dict[int, CompactionCost]:
     """What each compaction the transcript records cost, by its boundary's index; `found`:
     the session's responses, where the caller has them."""
-    provider = provider_of(session.format)
+    billing = _billing(session)
     found = responses(session) if found is None else found
     calls = own_calls(session, found)
     starts = [r.start for r in found]
@@ -350,7 +360,7 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
     boundaries = [c.index for c in session.compactions]
     for n, c in enumerate(session.compactions):
         call = calls.get(c.index)
-        call_usd = call.price(provider) if call is not None and call.rates(provider) is not None else None
+        call_usd = call.price(billing) if call is not None and call.rates(billing) is not None else None
         k = bisect_right(starts, c.index)
         again: int | None = None
         again_usd: Decimal | None = None
@@ -359,17 +369,17 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
             usage = found[k].usage
             again = usage.prompt_tokens - usage.cache_read_input_tokens
             model = answered_by(usage, session.metadata)
-            rates = _rates(model, provider, usage.prompt_tokens) if model else None
+            rates = _rates(model, billing, usage.prompt_tokens) if model else None
             if rates is not None:
                 again_usd = _sent_again(rates, usage)
         out[c.index] = CompactionCost(call, call_usd, again, again_usd, before_next, c.index)
     return out
 
 
-def priced_parts(usage: Usage, model: str | None, provider: str | None) -> dict[str, Decimal] | None:
+def priced_parts(usage: Usage, model: str | None, billing: Billing) -> dict[str, Decimal] | None:
     """One response's usage in USD by part (`PARTS`); None where the table does not know
     the model."""
-    rates = _rates(model, provider, usage.prompt_tokens) if model else None
+    rates = _rates(model, billing, usage.prompt_tokens) if model else None
     if rates is None:
         return None
     return {name: rates[name] * tokens for name, tokens in zip(PARTS, _tokens(usage), strict=True)}
@@ -428,7 +438,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     next one is replaced, and its summarize request with it; a request the transcript's
     own compaction left, sent as it was, finds the cache as the real one did. `found`: the
     session's responses, where the caller has them."""
-    provider = provider_of(session.format)
+    billing = _billing(session)
     found = responses(session) if found is None else found
     usage = {r.start: r.usage for r in found}
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
@@ -456,7 +466,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         # a count of tokens, whether or not the model has a price
         rewritten += max(0, min(before_sent, sent, u.cache_read_input_tokens) - read)
         model = answered_by(u, session.metadata)
-        rates = _rates(model, provider, sent) if model else None
+        rates = _rates(model, billing, sent) if model else None
         if rates is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
@@ -498,7 +508,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
             call = calls[boundaries[k - 1]] if k and not replayed else None
             if call is not None:
                 name = RECORDED_CALLS if call.recorded else OWN_CALLS
-                parts[name] = parts.get(name, Decimal(0)) + call.price(provider)
+                parts[name] = parts.get(name, Decimal(0)) + call.price(billing)
             if replayed:  # replaced by the replay's own: its history is the transcript's, not a compaction
                 replayed = False
                 continue
@@ -506,7 +516,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
             replayed = True
             if point.call != (0, 0):
                 call = OwnCall.estimated(model, *point.call)
-        call_usd = call.price(provider) if call is not None and call.rates(provider) is not None else None
+        call_usd = call.price(billing) if call is not None and call.rates(billing) is not None else None
         costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
     return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
 
@@ -525,9 +535,33 @@ def _tokens(u: Usage) -> tuple[int, int, int, int, int]:
     )
 
 
-def _rates(model: str, provider: str | None, prompt: int) -> dict[str, Decimal] | None:
-    """USD per token of each part for a request of `prompt` input tokens; None when the
-    table does not know the model. Rates hold across a tier: priced once per tier."""
+@cache
+def billed_by(model: str, provider: str | None, url: str | None = None) -> str | None:
+    """Whose prices a response of `model` is billed at, as the price table names them:
+    the vendor the request's URL names, where a proxy log keeps it; else `provider` (the
+    format's) where the table knows the model there; else the provider the table finds the
+    model under (a gpt model written in Anthropic's format through a proxy). None: the
+    table does not know the model."""
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+
+    tried: list[dict[str, str | None]] = [{"provider_api_url": url}] if url else []
+    tried += [{"provider_id": provider}] if provider else []
+    for where in [*tried, {}]:
+        try:
+            return str(calc_price(Priced(input_tokens=1), model, **where).provider.id)  # type: ignore[arg-type]
+        except LookupError:
+            continue
+    return None
+
+
+def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | None:
+    """USD per token of each part for a request of `prompt` input tokens, at the prices
+    `billed_by` finds; None when the table does not know the model. Rates hold across a
+    tier: priced once per tier."""
+    provider = billed_by(model, *billing)
+    if provider is None:
+        return None
     starts = _steps(model, provider)
     if starts is None:
         return None

@@ -26,7 +26,7 @@ from compaction_inspector.core.agents.claude_code import FORMAT
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import held_output
-from compaction_inspector.core.cost import OwnCall, priced_parts, session_cost
+from compaction_inspector.core.cost import Billing, OwnCall, priced_parts, session_cost
 from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
 from compaction_inspector.core.formats import provider
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
@@ -36,6 +36,7 @@ from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")
+_BILLING: Billing = (provider(FORMAT), None)  # Claude Code's prices; its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
 INDEX_VERSION = 6  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
@@ -155,7 +156,7 @@ def _finish(tail: Tail) -> None:
     if tail.usage is None:
         return
     usage = _usage(tail.usage)
-    parts = priced_parts(usage, usage.model, provider(FORMAT))
+    parts = priced_parts(usage, usage.model, _BILLING)
     if parts is None:
         tail.unpriced += 1
     else:
@@ -167,7 +168,7 @@ def _call(tail: Tail) -> Decimal:
     """The last compaction's summarize request, estimated (`OwnCall.estimated`)."""
     if not tail.call_in:
         return Decimal(0)
-    return OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4).price(provider(FORMAT))
+    return OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4).price(_BILLING)
 
 
 def _settle_call(tail: Tail) -> None:
@@ -188,7 +189,7 @@ def cost_usd(tail: Tail) -> Decimal | None:
     done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
     if tail.usage is not None:
         usage = _usage(tail.usage)
-        parts = priced_parts(usage, usage.model, provider(FORMAT))
+        parts = priced_parts(usage, usage.model, _BILLING)
         if parts is not None:
             done += sum(parts.values(), Decimal(0))
     return done if done or not tail.unpriced else None

@@ -276,18 +276,22 @@ def _from_records(
         return session
     bodies: list[Logged] = []
     times: list[str] = []
+    urls: list[str | None] = []
     for number, value in records.items:
         body = _body(value)
         if body is not None:
             bodies.append((number, body, _response_usage(value)))
             times += [t] if (t := _request_time(value)) else []
+            url = as_dict(as_dict(value).get("request")).get("url")
+            urls.append(url if isinstance(url, str) and url else None)
     if bodies:
         session = _from_bodies(bodies, records.diagnostics, path, request)
+        metadata = dict(session.metadata)
         if times:  # when the log's requests were made: the session's span
-            session = replace(
-                session, metadata={**session.metadata, "started": min(times), "ended": max(times)}
-            )
-        return session
+            metadata |= {"started": min(times), "ended": max(times)}
+        if (url := urls[session.request_index]) is not None:  # whose API it went to: its prices
+            metadata["api_url"] = url
+        return replace(session, metadata=metadata) if metadata != session.metadata else session
     if all("role" in d for d in dicts[:50]):
         _no_request(request, plain.FORMAT)
         session = plain.session(dicts, path)

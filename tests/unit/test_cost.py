@@ -524,3 +524,38 @@ def test_a_replay_that_compacts_before_the_transcripts_compaction_replaces_it_an
     cost = replay_cost(inspection.session, replay)
     assert OWN_CALLS not in cost.parts and cost.parts[CALLS] == cost.estimated > 0
     assert [c.at for c in cost.compactions] == [p.message_end for p in ours]
+
+
+def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_format(tmp_path: Any) -> None:
+    """A gpt model written in Anthropic's format through a proxy is billed at OpenAI's
+    prices; a proxy log whose request went to DeepSeek's Anthropic-compatible URL at
+    DeepSeek's; a Claude model in its own format at Anthropic's, as before."""
+    from compaction_inspector.core.cost import billed_by
+    from compaction_inspector.core.formats import load
+
+    assert billed_by("gpt-5.6-sol", "anthropic") == "openai"
+    deepseek = "https://api.deepseek.com/anthropic/messages"
+    assert billed_by("deepseek-v4-flash", "anthropic", deepseek) == "deepseek"
+    assert billed_by("claude-sonnet-4-5", "anthropic") == "anthropic"
+    assert billed_by("made-up-model-9", "anthropic", "https://example.invalid/v1") is None
+    usage = {"input_tokens": 1_000, "output_tokens": 10}
+    record = {
+        "request": {
+            "url": deepseek,
+            "body": {
+                "model": "deepseek-v4-flash",
+                "max_tokens": 1_000,
+                "system": [{"type": "text", "text": "You are an agent."}],
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        },
+        "response": {"body": {"model": "deepseek-v4-flash", "usage": usage}},
+    }
+    log = tmp_path / "proxy.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    session = load(log)
+    assert session.format == "anthropic" and session.metadata["api_url"] == deepseek
+    cost = session_cost(session)
+    used = Priced(input_tokens=1_000, output_tokens=10)
+    expected = calc_price(used, "deepseek-v4-flash", provider_id="deepseek")
+    assert cost.priced and cost.total == expected.total_price
