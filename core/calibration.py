@@ -41,7 +41,7 @@ MAX_LOOKED_AT = 50  # files beside it looked into for their version and a compac
 HEAD_BYTES = 64_000  # enough of a file to find its agent version
 MAX_BYTES = 20_000_000  # larger sessions are not read and counted for this (seconds each, first time)
 # bumped whenever what a prediction or a kept entry is made of changes: entries kept otherwise are redone
-RULES = "2"
+RULES = "3"
 KINDS = {"auto": "automatic", "manual": "manual"}
 
 
@@ -56,6 +56,7 @@ class Measured:
     version: str | None
     complete: bool
     residuals: tuple[tuple[str | None, int], ...]
+    fixed: int | None = None  # what its first request held beyond its messages (None: not measured)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -63,20 +64,23 @@ class Measured:
             "version": self.version,
             "complete": self.complete,
             "residuals": [[t, r] for t, r in self.residuals],
+            "fixed": self.fixed,
         }
 
     @classmethod
     def from_json(cls, data: object) -> Measured | None:
         if not isinstance(data, dict):
             return None
-        fmt, version, complete, residuals = (
+        fmt, version, complete, residuals, fixed = (
             data.get("format"),
             data.get("version"),
             data.get("complete"),
             data.get("residuals"),
+            data.get("fixed"),
         )
         if not (
-            isinstance(fmt, str)
+            (fixed is None or (isinstance(fixed, int) and not isinstance(fixed, bool)))
+            and isinstance(fmt, str)
             and (version is None or isinstance(version, str))
             and isinstance(complete, bool)
             and isinstance(residuals, list)
@@ -89,7 +93,7 @@ class Measured:
             )
         ):
             return None
-        return cls(fmt, version, complete, tuple((t, r) for t, r in residuals))
+        return cls(fmt, version, complete, tuple((t, r) for t, r in residuals), fixed)
 
 
 @dataclass(frozen=True)
@@ -163,10 +167,19 @@ class Calibration:
 @dataclass(frozen=True)
 class Siblings:
     """What the user's other complete sessions of a session's agent and version measured
-    after their compactions, each session's residuals by trigger."""
+    after their compactions, each session's residuals by trigger; `beside`: those in its
+    own folder (for Claude Code, its project: the same system prompt, tools, CLAUDE.md)."""
 
     sessions: tuple[Measured, ...]
     version: str
+    beside: tuple[Measured, ...] = ()
+
+    def startup_only(self, fixed: int) -> int:
+        """What of a first request's `fixed` part the sessions beside it did not carry at
+        theirs (0: as much as one of them did): content sent at start only, such as a
+        SessionStart hook's output at startup, which may not be sent after a compaction."""
+        theirs = [m.fixed for m in self.beside if m.fixed is not None]
+        return max(0, fixed - min(theirs)) if theirs else 0
 
     def of(self, trigger: str | None) -> Calibration | None:
         """The calibration for a compaction of `trigger`'s kind (None: none measured)."""
@@ -187,6 +200,8 @@ def across_sessions(session: Session, measure: Callable[[Path], Measured], key: 
         return None
     kept = _Kept(key)
     found: list[Measured] = []
+    near: list[Measured] = []
+    folder = Path(session.path).parent.resolve()
     for path in candidates(session)[:MAX_LOOKED_AT]:
         if len(found) == MAX_SESSIONS:
             break
@@ -202,8 +217,9 @@ def across_sessions(session: Session, measure: Callable[[Path], Measured], key: 
         same = measured.format == session.format and measured.version == version
         if same and measured.complete and measured.residuals:
             found.append(measured)
+            near += [measured] if path.parent.resolve() == folder else []
     kept.save()
-    return Siblings(tuple(found), version) if found else None
+    return Siblings(tuple(found), version, tuple(near)) if found else None
 
 
 def candidates(session: Session) -> list[Path]:

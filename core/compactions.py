@@ -247,6 +247,14 @@ def real_compactions(
             not model.responses or model.responses[0].start > b
         )
         siblings = across.of(c.trigger) if across is not None else None
+        startup = (
+            across.startup_only(model.overhead)
+            if across is not None and calibration is None and model.overhead_source == "first response"
+            else 0
+        )
+        if startup and not blind:
+            parts = (_without_startup(parts[0], startup, across), *parts[1:])
+            predicted = sum(p.tokens for p in parts)
         if blind:
             note = UNPREDICTABLE
         elif calibrated is None and siblings is not None and model.overhead_source == "first response":
@@ -312,6 +320,31 @@ def real_compactions(
             )
         )
     return found
+
+
+def _without_startup(fixed: Part, startup: int, across: Siblings | None) -> Part:
+    """The fixed part less what only this session's first request carried of it beyond
+    its siblings' (`Siblings.startup_only`); its range reaches back to all of it, in case
+    the agent sends it again."""
+    low, high = fixed.span
+    version = across.version if across is not None else ""
+    return Part(
+        fixed.name,
+        fixed.tokens - startup,
+        f"{fixed.source}, less {startup:,} its first request carried beyond your other "
+        f"sessions of {version} here",
+        max(0, low - startup),
+        high,
+        "; ".join(
+            x
+            for x in (
+                fixed.unknown,
+                f"the {startup:,} sent at start may be sent again after it (a SessionStart hook run "
+                "on compact, say)",
+            )
+            if x
+        ),
+    )
 
 
 CALIBRATED = "fixed part and what the transcript does not show"

@@ -313,8 +313,10 @@ class Inspection:
             return measured
         beside = Inspection.of(other, self.config)
         found = real_compactions(other, beside.model, beside.counter, beside.config)
+        fixed = beside.model.overhead if beside.model.overhead_source == "first response" else None
         return dataclasses.replace(
             measured,
+            fixed=fixed,
             residuals=tuple(
                 (c.compaction.trigger, c.residual)
                 for c in found

@@ -1047,6 +1047,41 @@ def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_me
     assert "calibrated on 2 automatic compactions of 2.1.49 in your sessions" in shown
 
 
+def test_what_only_a_first_request_carried_beyond_its_siblings_is_not_put_back(tmp_path: Path) -> None:
+    """Two sessions of the project and version started at 41,000; this one at 78,000 (a
+    SessionStart hook's output at startup, say). The 37,000 more is not taken as part of
+    every request: the prediction leaves it out, and its range reaches back to it."""
+
+    def session(name: str, folder: Path, first: int, after: int) -> Path:
+        lines = [
+            _cc("u0", "user", message={"role": "user", "content": f"go {name}"}),
+            _cc_reply("a0", first),
+            *_cc_compaction(1),
+            _cc_reply("a1", after),
+        ]
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+        return folder / f"{name}.jsonl"
+
+    def own(path: Path) -> dict[str, Any]:
+        (found,) = json.loads(run("compactions", str(path), "--json").stdout)
+        return cast(dict[str, Any], found)
+
+    small, large = own(session("a", tmp_path / "a", 41_000, 0)), own(session("b", tmp_path / "b", 78_000, 0))
+    assert large["predicted_after"] - small["predicted_after"] == 37_000
+    project = tmp_path / "project"
+    for name in ("older", "oldest"):
+        session(name, project, 41_000, small["predicted_after"])
+    mine = own(session("mine", project, 78_000, 0))
+    fixed, alone = mine["predicted_parts"][0], large["predicted_parts"][0]
+    assert mine["predicted_after"] == small["predicted_after"]
+    assert fixed["tokens"] == alone["tokens"] - 37_000
+    assert fixed["range"] == [alone["range"][0] - 37_000, alone["range"][1]]
+    said = "the session's first response, less 37,000 its first request carried beyond your other sessions"
+    assert fixed["source"].startswith(said + " of 2.1.49 here; not calibrated")
+    assert "the 37,000 sent at start may be sent again after it" in fixed["unknown"]
+
+
 def test_a_session_kept_where_its_agent_keeps_them_is_calibrated_on_the_users_other_projects_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
