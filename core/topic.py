@@ -51,6 +51,17 @@ def command(text: str) -> str | None:
     return found.group(1).strip().lstrip("/") or None if found else None
 
 
+# slash commands that manage a session rather than ask for work: a session begun after
+# `/clear` has it as its first prompt, and its title is the prompt that follows
+SESSION_COMMANDS = frozenset({"clear", "compact", "resume", "continue", "model", "config", "status",
+                              "cost", "context", "login", "logout", "help", "exit", "quit"})  # fmt: skip
+
+
+def is_session_command(text: str) -> bool:
+    """`text` is only a slash command that manages the session (`/clear`), nothing asked."""
+    return _BLOCK.sub(" ", text).strip() == "" and command(text) in SESSION_COMMANDS
+
+
 def title(text: str, width: int) -> str:
     """A prompt's own words on one line, cut at `width`."""
     return one_line(own_words(text), width)

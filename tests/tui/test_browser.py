@@ -304,3 +304,14 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
         release.set()
         await until_listed(pilot, app)
         assert sum(t.startswith("not a transcript") for t in titles(app)) == 2  # checked: it changed
+
+
+def test_the_project_column_sorts_by_the_folders_it_shows() -> None:
+    """A sort puts "alpha/app" before "zeta/lib" as shown, not by their full paths."""
+    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.sessions import _problem
+    from compaction_inspector.tui.screens.browser import _sorted_by
+
+    rows = [_problem(Found(Path(p), "claude-code", p), "unread") for p in ("/a/zeta/lib", "/z/alpha/app")]
+    shown = [_sorted_by(r, "project") for r in rows]
+    assert shown == [("zeta/lib", "/a/zeta/lib"), ("alpha/app", "/z/alpha/app")]  # alpha/app sorts first

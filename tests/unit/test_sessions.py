@@ -156,3 +156,20 @@ def test_a_project_is_named_by_its_last_two_folders_or_its_last_within_a_width()
         "agentv",
         "ent-109-type-…",
     ]
+
+
+def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: Path) -> None:
+    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.sessions import scan
+
+    clear = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
+    clear += "<command-args></command-args>"
+    lines = [
+        {"type": "user", "uuid": "c", "message": {"role": "user", "content": clear}},
+        {"type": "user", "uuid": "p", "message": {"role": "user", "content": "Fix the flaky upload test"}},
+    ]
+    session = tmp_path / "s.jsonl"
+    session.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "Fix the flaky upload test"
+    session.write_text(json.dumps(lines[0]) + "\n")  # nothing asked yet: the command it ran
+    assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "/clear"

@@ -204,7 +204,7 @@ class SessionBrowser(Screen[None]):
         cursor = table.cursor_row
         table.clear()
         shown = [r for r in self.rows if _matches(r, wanted)]
-        shown.sort(key=lambda r: _sort_key(getattr(r, self.sort)), reverse=self.reverse)
+        shown.sort(key=lambda r: _sort_key(_sorted_by(r, self.sort)), reverse=self.reverse)
         for label, key, _ in self.columns:
             table.columns[ColumnKey(key)].label = self.heading(label, key)
         for r in shown:
@@ -303,6 +303,14 @@ def _matches(r: Row, wanted: str) -> bool:
 
 def _when(stamp: str | None) -> str:
     return (stamp or "")[:16].replace("T", " ")
+
+
+def _sorted_by(r: Row, key: str) -> object:
+    """What a column sorts by: what it shows (a project by the folders shown, then its
+    path), else the row's value."""
+    if key == "project":
+        return (short_project(r.project, PROJECT_WIDTH).casefold(), r.project)
+    return getattr(r, key)
 
 
 def _sort_key(value: object) -> tuple[int, object]:
