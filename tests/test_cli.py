@@ -1119,3 +1119,12 @@ def test_a_session_kept_where_its_agent_keeps_them_is_calibrated_on_the_users_ot
     # the same file outside the agent's folder has no other project to go by
     (moved,) = json.loads(run("compactions", str(session(tmp_path / "copy", "mine", 0)), "--json").stdout)
     assert not moved["predicted_calibrated"]
+
+
+def test_a_keys_entry_no_action_has_is_refused_where_the_app_opens(tmp_path: Path) -> None:
+    config = tmp_path / "compaction.yaml"
+    config.write_text("keys:\n  step_nxt: x\n")
+    proc = run("open", str(path()), "--config", str(config))
+    assert proc.returncode == 2
+    assert f"{config}: keys: no action 'step_nxt'; the actions are: browser.filter," in proc.stderr
+    assert "step_next" in proc.stderr

@@ -17,6 +17,7 @@ compact, 4 truncation likely. Only the app imports Textual.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -391,6 +392,16 @@ def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, st
             config = _with_flags(config, args)
     except (ConfigError, OptionError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
+    if config.keys and getattr(args, "command", None) == "open":  # the app's keys, checked where it runs
+        from compaction_inspector.tui.keys import check_keymap
+
+        try:
+            check_keymap(dict(config.keys))
+        except ValueError as exc:
+            if args.config or not lenient:
+                raise UsageError(f"{config.source}: {exc}") from exc
+            config = dataclasses.replace(config, keys={})
+            warning = f"{config.source}: {exc} — keys left as they are"
     return config, warning
 
 
