@@ -77,6 +77,8 @@ class Cost:
     # names), priced apart: a replay replays the main chain only, so it compares with that.
     subagents: Cost | None = None
     unread: tuple[str, ...] = ()  # sub-agent transcripts the session names that could not be read
+    # the tokens its responses reported, by model and then by part (`PARTS`), priced or not
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
     compactions: tuple[CompactionCost, ...] = ()  # a replay's: what each of its compactions cost
 
     @property
@@ -106,7 +108,18 @@ class Cost:
             parts=parts,
             responses=self.responses + other.responses,
             unpriced=_summed(self.unpriced, other.unpriced),
+            tokens=_by_model(self.tokens, other.tokens),
         )
+
+    @property
+    def whole_tokens(self) -> dict[str, dict[str, int]]:
+        """The tokens reported by model, its sub-agents' included."""
+        return _by_model(self.tokens, self.subagents.tokens) if self.subagents is not None else self.tokens
+
+    def tokens_line(self) -> str:
+        """ "input 1,204 · cache read 9,120,334 · … · output 40,932", sub-agents included."""
+        total = _token_total(self.whole_tokens)
+        return " · ".join(f"{name.removeprefix('uncached ')} {total[name]:,}" for name in PARTS)
 
     @property
     def priced(self) -> bool:
@@ -191,12 +204,29 @@ class Cost:
             "cache_rewritten_tokens": self.rewritten,
             "source": self.source,
         }
+        if self.tokens:
+            out["tokens"] = keyed_tokens(_token_total(self.tokens))
+            out["tokens_by_model"] = {model: keyed_tokens(t) for model, t in self.tokens.items()}
         if self.compactions:
             out["compactions"] = CompactionsCost(self.compactions, self).to_dict()
         if self.subagents is not None:
             out["subagents"] = self.subagents.to_dict()
             out["subagent_transcripts_unread"] = list(self.unread)
         return out
+
+
+def _by_model(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Two chains' tokens by model, together."""
+    return {model: _summed(a.get(model, {}), b.get(model, {})) for model in dict.fromkeys([*a, *b])}
+
+
+def _token_total(by_model: dict[str, dict[str, int]]) -> dict[str, int]:
+    return {name: sum(t.get(name, 0) for t in by_model.values()) for name in PARTS}
+
+
+def keyed_tokens(tokens: dict[str, int]) -> dict[str, int]:
+    """By part as `--json` names them: `uncached_input`, `cache_read`, … ."""
+    return {name.replace(" ", "_"): tokens.get(name, 0) for name in PARTS}
 
 
 def _summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
@@ -235,9 +265,13 @@ def _chain_cost(session: Session) -> Cost:
     priced = 0
     unpriced: dict[str, int] = {}
     found = responses(session)
+    tokens: dict[str, dict[str, int]] = {}
     for response in found:
         usage = response.usage
         model = answered_by(usage, session.metadata)
+        held = tokens.setdefault(model or "no model named", dict.fromkeys(PARTS, 0))
+        for name, n in zip(PARTS, _tokens(usage), strict=True):
+            held[name] += n
         by_part = priced_parts(usage, model, billing)
         if by_part is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
@@ -250,7 +284,7 @@ def _chain_cost(session: Session) -> Cost:
         these = [c.price(billing) for c in calls.values() if c.recorded is recorded]
         if these:
             parts[name] = sum(these, Decimal(0))
-    return Cost(parts, priced, unpriced, source())
+    return Cost(parts, priced, unpriced, source(), tokens=tokens)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ class _Page:
                 f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
             ),
             ("auto-compact", config.point_note),
-            ("cost", whole_cost(session).line()),
+            ("cost", (cost := whole_cost(session)).line()),
+            ("tokens reported", cost.tokens_line() if cost.responses or cost.unpriced else "none"),
             ("tokenizer", ins.counter.label),
             (
                 "context sent next",

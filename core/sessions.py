@@ -24,7 +24,7 @@ from compaction_inspector.core.agents import AGENTS, Found
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
-from compaction_inspector.core.cost import Cost, session_cost
+from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
@@ -34,7 +34,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION
 from compaction_inspector.core.topic import is_session_command, title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent
-INDEX_VERSION = f"10.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"11.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 
@@ -62,6 +62,9 @@ class Row:
     cost_usd: float | None = None
     subagents_cost_usd: float | None = None  # of that, its sub-agents' (None: it ran none)
     unpriced: str | None = None  # the models the price table lacks, with how many responses each
+    # the tokens its responses reported, sub-agents included, by model and kind (`uncached_input`,
+    # `cache_read`, `cache_write_5m`, `cache_write_1h`, `output`), as ccusage counts them
+    tokens: dict[str, dict[str, int]] | None = None
 
     @property
     def cost(self) -> str:
@@ -77,7 +80,9 @@ class Row:
     def from_dict(cls, data: Any) -> Row | None:
         """The row an index kept, or None when the entry is not one (any field missing,
         extra or of the wrong type): such an entry is scanned again."""
-        if not isinstance(data, dict) or set(data) != set(_ROW_TYPES):
+        if not isinstance(data, dict) or set(data) != {*_ROW_TYPES, "tokens"}:
+            return None
+        if not _token_table(data["tokens"]):
             return None
         for name, types in _ROW_TYPES.items():
             value = data[name]
@@ -99,6 +104,22 @@ _ROW_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("cost_usd", "subagents_cost_usd"), (float, int, type(None))),
     "peak_pressure": (float, int, type(None)),
 }
+
+
+def _token_table(value: Any) -> bool:
+    """Whether a kept row's `tokens` is one `scan` writes: None, or counts by model and kind."""
+    return value is None or (
+        isinstance(value, dict)
+        and all(
+            isinstance(model, str)
+            and isinstance(kinds, dict)
+            and all(
+                isinstance(k, str) and isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_COUNT
+                for k, n in kinds.items()
+            )
+            for model, kinds in value.items()
+        )
+    )
 
 
 def roots(given: dict[str, str | Path | None] | None = None) -> list[tuple[str, Path]]:
@@ -191,6 +212,7 @@ def scan(found: Found) -> Row:
         cost_usd=float(round(cost.whole, 2)) if cost.whole_priced else None,
         subagents_cost_usd=float(round(sub.total, 2)) if sub is not None and sub.priced else None,
         unpriced=cost.unpriced_line() or None,
+        tokens={model: keyed_tokens(t) for model, t in cost.whole_tokens.items()} or None,
     )
 
 

@@ -106,6 +106,8 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
             ),
         )
     head.add_row("cost", safe(a.cost.line()))
+    if a.cost.tokens:
+        head.add_row("usage", safe(a.cost.tokens_line() + " tokens reported, sub-agents included"))
     if a.session.compactions:
         head.add_row("", safe(a.compactions_cost.line(), style="dim"))
     if a.mode == "context":

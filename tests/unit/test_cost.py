@@ -559,3 +559,35 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     used = Priced(input_tokens=1_000, output_tokens=10)
     expected = calc_price(used, "deepseek-v4-flash", provider_id="deepseek")
     assert cost.priced and cost.total == expected.total_price
+
+
+def test_the_tokens_reported_are_kept_by_model_and_kind_as_ccusage_counts_them(tmp_path: Any) -> None:
+    """Each response once, by model, as input, cache read, cache write 5m and 1h, and
+    output; sub-agents apart and in the whole; the session list's row carries the whole."""
+    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.sessions import scan, whole_cost
+    from compaction_inspector.sample_sessions import path
+
+    transcript = [
+        prompt("go"),
+        reply("msg_a", SONNET, 10, cache_read_input_tokens=1_000, **ONE_HOUR),
+        reply("msg_b", "claude-opus-4-6", 20, cache_read_input_tokens=2_000, cache_creation_input_tokens=500),
+        side(reply("msg_s", SONNET, 30, cache_read_input_tokens=3_000)),
+    ]
+    cost = session_cost(load_text("\n".join(transcript), "s.jsonl"))
+    kinds = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
+    assert cost.tokens == {
+        SONNET: dict(zip(kinds, (3, 1_000, 0, 32_991, 10), strict=True)),
+        "claude-opus-4-6": dict(zip(kinds, (3, 2_000, 500, 0, 20), strict=True)),
+    }
+    keys = ("uncached_input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+    assert cost.to_dict()["tokens"] == dict(zip(keys, (6, 3_000, 500, 32_991, 30), strict=True))
+    assert cost.whole_tokens[SONNET]["cache read"] == 4_000 and cost.whole_tokens[SONNET]["output"] == 40
+    assert cost.tokens_line() == (
+        "input 9 · cache read 6,000 · cache write 5m 500 · cache write 1h 32,991 · output 60"
+    )
+    row = scan(Found(path("claude_code_session.jsonl"), "claude-code", "p"))
+    whole = whole_cost(load_text(path("claude_code_session.jsonl").read_text(), "s.jsonl"))
+    assert row.tokens is not None and sum(t["output"] for t in row.tokens.values()) == sum(
+        t["output"] for t in whole.whole_tokens.values()
+    )
