@@ -143,7 +143,7 @@ class Reading:
             )
         text = f"measured {r.prompt_tokens:,} at response {r.number}"
         if self.output_tokens > r.output_tokens:  # its lines hold more than they report: estimated
-            text += f" + ~{self.output_tokens:,} its reply (its lines counted; {r.output_tokens:,} reported)"
+            text += f" + ~{self.output_tokens:,} its reply as written ({r.output_tokens:,} reported)"
         elif self.output_tokens:
             text += f" + {self.output_tokens:,} output"
         if self.estimated_since:

@@ -31,10 +31,10 @@ from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
 from compaction_inspector.core.token_cache import LOADER_VERSION
-from compaction_inspector.core.topic import is_session_command, title
+from compaction_inspector.core.topic import asks, title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent
-INDEX_VERSION = f"11.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"12.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 
@@ -172,7 +172,7 @@ def scan(found: Found) -> Row:
         return _problem(found, f"too large or deep to read ({type(exc).__name__})")
     messages = session.messages
     # its first prompt that asks for work: a session begun after /clear starts with that command
-    first = next((m for m in messages if m.is_human and not is_session_command(m.text)), None) or next(
+    first = next((m for m in messages if m.is_human and asks(m.text)), None) or next(
         (m for m in messages if m.is_human), None
     )
     named = session.metadata.get("title")

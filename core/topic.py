@@ -57,9 +57,14 @@ SESSION_COMMANDS = frozenset({"clear", "compact", "resume", "continue", "model",
                               "cost", "context", "login", "logout", "help", "exit", "quit"})  # fmt: skip
 
 
-def is_session_command(text: str) -> bool:
-    """`text` is only a slash command that manages the session (`/clear`), nothing asked."""
-    return _BLOCK.sub(" ", text).strip() == "" and command(text) in SESSION_COMMANDS
+def asks(text: str) -> bool:
+    """`text` asks for work: words of the person's own, or a command that is not one that
+    manages the session (`/clear`); not only the agent's wrappers (a command's empty
+    `<local-command-stdout>`)."""
+    if _BLOCK.sub(" ", text).strip():
+        return True
+    found = command(text)
+    return found is not None and found not in SESSION_COMMANDS
 
 
 def title(text: str, width: int) -> str:

@@ -47,6 +47,30 @@ def within(parts: list[tuple[Text, int]], width: int, sep: str = " · ") -> Text
 
     while len(kept) > 1 and joined(kept).cell_len > width and max(r for _, r in kept) > 0:
         kept.remove(max(kept, key=lambda p: p[1]))
-    line = joined(kept)
-    line.truncate(max(1, width), overflow="ellipsis")
+    return at_word(joined(kept), width)
+
+
+LEFT_OUT = " · …"  # where a line leaves parts out: said, so what shows is not taken for all of it
+
+
+def whole_parts(line: Text, width: int, sep: str = " · ") -> Text:
+    """`line` as far as its last whole part (`sep` between them) that fits in `width`,
+    with `LEFT_OUT` saying that more did not fit; a single part too long, cut at a word."""
+    if line.cell_len <= width:
+        return line
+    cut = line.plain.rfind(sep, 0, width - len(LEFT_OUT) + len(sep))
+    if cut <= 0:
+        return at_word(line, width)
+    line.truncate(cut, overflow="crop")
+    line.append(LEFT_OUT, "bright_black")
+    return line
+
+
+def at_word(line: Text, width: int) -> Text:
+    """`line` cut to `width` cells at the end of a word, with "…": never inside a number."""
+    if line.cell_len <= width:
+        return line
+    cut = line.plain.rfind(" ", 0, max(1, width - 1))
+    line.truncate(cut if cut > 0 else max(0, width - 1), overflow="crop")
+    line.append("…")
     return line

@@ -567,17 +567,19 @@ async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:
 
 
 async def test_at_80_columns_each_gauge_line_shows_whole_parts_not_wrapped(tmp_path: Path) -> None:
-    """A gauge line too long for the width shows the parts that fit whole: never a figure
-    cut mid-way ("not in the transcript 7…"), never a line wrapped onto the next."""
+    """A gauge line too long for the width shows the parts that fit whole and says that
+    more did not fit ("· …"): never a figure cut mid-way ("not in the transcript 7…"),
+    never a part left out unsaid (the parts would not sum to the figure), never a line
+    wrapped onto the next."""
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         gauge = shown(app).query_one(PressureGauge)
         rows = [gauge.render_line(y).text for y in range(gauge.size.height)]
         assert rows[0].startswith("Pressure 89.1%") and rows[2].startswith("measured 3,930")
-        assert rows[3].rstrip() == "outside the messages 1,793 (system prompt, tools) · messages 2,209"
+        assert rows[3].rstrip() == "outside the messages 1,793 (system prompt, tools) · messages 2,209 · …"
         assert rows[4].rstrip() == "┆ target 70%  │ 75/85/95%  ▒ reserved output 500"
-        assert not any(row.rstrip().endswith("…") for row in rows)
+        assert not any(re.search(r"\d…$", row.rstrip()) for row in rows)
 
 
 async def test_the_tour_makes_every_strategy_do_something_and_the_presenter_drives_it(

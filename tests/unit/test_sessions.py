@@ -164,8 +164,10 @@ def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: P
 
     clear = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
     clear += "<command-args></command-args>"
+    stdout = "<local-command-stdout></local-command-stdout>"  # what /clear printed: nothing
     lines = [
         {"type": "user", "uuid": "c", "message": {"role": "user", "content": clear}},
+        {"type": "user", "uuid": "o", "message": {"role": "user", "content": stdout}},
         {"type": "user", "uuid": "p", "message": {"role": "user", "content": "Fix the flaky upload test"}},
     ]
     session = tmp_path / "s.jsonl"

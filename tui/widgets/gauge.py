@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from compaction_inspector.core.context_model import Reading
-from compaction_inspector.tui.text import safe, within
+from compaction_inspector.tui.text import safe, whole_parts, within
 
 
 @dataclass(frozen=True)
@@ -49,18 +49,6 @@ def provenance(s: GaugeState) -> Text:
     if r is None:
         return Text("messages only (--pressure messages): the transcript's messages, counted", "yellow")
     return safe(r.provenance(), "cyan" if r.source == "measured" else "yellow")
-
-
-def _whole(line: Text, width: int) -> Text:
-    """`line` as far as its last whole part (" · " between them) that fits in `width`."""
-    if line.cell_len <= width:
-        return line
-    cut = line.plain.rfind(" · ", 0, width)
-    if cut > 0:
-        line.truncate(cut, overflow="crop")
-    else:
-        line.truncate(width, overflow="ellipsis")
-    return line
 
 
 def breakdown(s: GaugeState) -> Text:
@@ -139,7 +127,7 @@ class PressureGauge(Widget):
         # a line of parts shows the parts that fit whole, never one cut mid-figure (unmounted: all)
         room = self.content_size.width or sys.maxsize
         legend = within(parts, room, "  ")
-        lines = [head, bar, _whole(provenance(s), room), _whole(breakdown(s), room), legend]
+        lines = [head, bar, whole_parts(provenance(s), room), whole_parts(breakdown(s), room), legend]
         if s.agent_count:
             lines.append(safe(f"▼ {s.agent_count}", "magenta"))
         return Text("\n").join(lines)

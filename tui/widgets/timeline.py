@@ -22,7 +22,7 @@ from textual.widget import Widget
 
 from compaction_inspector.core.cost import Cost, signed
 from compaction_inspector.core.simulate import Point, Simulation
-from compaction_inspector.tui.text import safe, within
+from compaction_inspector.tui.text import at_word, safe, within
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -255,7 +255,7 @@ class Timeline(Widget, can_focus=True):
             return within(parts, width)
 
         full = line(short=False)
-        return full if full.cell_len < width or not full.plain.endswith("…") else line(short=True)
+        return line(short=True) if full.plain.endswith("…") else full
 
     @staticmethod
     def _point_line(p: Point, width: int) -> Text:
@@ -274,8 +274,7 @@ class Timeline(Widget, can_focus=True):
         hint = " · enter: show it"
         if line.cell_len + len(hint) <= width:
             line.append(hint, "bright_black")
-        line.truncate(max(1, width), overflow="ellipsis")
-        return line
+        return at_word(line, width)
 
     def _colour(self, pressure: float) -> str:
         if pressure < self.thresholds[0] / 100:
