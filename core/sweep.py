@@ -464,17 +464,33 @@ def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list
     return found
 
 
+def _counts(p: Point) -> tuple[Decimal, ...]:
+    """What a point is judged on, each the less the better."""
+    kept = p.retention
+    return Decimal(p.compactions), p.cost, Decimal(p.rounds_over), -Decimal(1 if kept is None else kept)
+
+
+TIED = (
+    "every point comes to the same compactions, cost, rounds over and kept: "
+    "the setting changes nothing here"
+)
+
+
+def tied(found: Sequence[Point]) -> bool:
+    """Every point comes to the same on every count: the setting changes nothing here."""
+    return len(found) > 1 and len({_counts(p) for p in found}) == 1
+
+
 def front(found: Sequence[Point]) -> list[Point]:
     """The points no other is at least as good as on every count and better on one:
     fewer compactions, lower cost, fewer rounds over the window, more kept of what was
-    removed (a point that removed nothing kept all of it)."""
-
-    def key(p: Point) -> tuple[Decimal, ...]:
-        kept = p.retention
-        return Decimal(p.compactions), p.cost, Decimal(p.rounds_over), -Decimal(1 if kept is None else kept)
+    removed (a point that removed nothing kept all of it). None where they all tie: no
+    point is better than another."""
+    if tied(found):
+        return []
 
     def beats(a: Point, b: Point) -> bool:
-        ka, kb = key(a), key(b)
+        ka, kb = _counts(a), _counts(b)
         return all(x <= y for x, y in zip(ka, kb, strict=True)) and ka != kb
 
     return [p for p in found if not any(beats(q, p) for q in found if q is not p)]

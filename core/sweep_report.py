@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from compaction_inspector.core.page_style import STYLE
-from compaction_inspector.core.sweep import COLUMNS, Point, Sweep, ticks
+from compaction_inspector.core.sweep import COLUMNS, TIED, Point, Sweep, ticks, tied
 from compaction_inspector.core.text import counted, visible
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 520, 300, 64, 40, 14, 40
@@ -73,6 +73,7 @@ def section(done: Sweep) -> str:
         + simulate
         + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else "")
         + (f'<p class="note">{html.escape(visible(done.unpriced_note()))}</p>' if done.unpriced else "")
+        + (f'<p class="note">{html.escape(TIED)}</p>' if tied(done.points) else "")
     )  # fmt: skip
 
 

@@ -28,7 +28,7 @@ from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.sweep import COLUMNS as SWEEP_COLUMNS
-from compaction_inspector.core.sweep import Sweep
+from compaction_inspector.core.sweep import TIED, Sweep, tied
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import fitting, safe, span
 
@@ -407,6 +407,8 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
         out.print(safe(f"skipped {path}: {why}", style="yellow"))
     if done.unpriced:
         out.print(safe(done.unpriced_note(), style="yellow"))
+    if tied(done.points):
+        out.print(safe(TIED, style="yellow"))
     rows = done.rows()
     cells = [c for _, _, c in rows]
     labels = [label for _, label, _ in rows]

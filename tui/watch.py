@@ -24,7 +24,7 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.tui.figures import gauge_state
 from compaction_inspector.tui.follow import Follower
-from compaction_inspector.tui.text import safe
+from compaction_inspector.tui.text import safe, whole_parts
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 
 CHECK_SECONDS = 1.0
@@ -99,5 +99,6 @@ class WatchApp(App[None]):
 
     def _say(self, text: str, gone: bool) -> None:
         line = self.query_one("#line", Static)
-        line.update(safe(text))
+        # the parts that fit whole, and a mark where more did not (never a figure cut)
+        line.update(whole_parts(safe(text), max(20, self.size.width - 2)))
         line.set_class(gone, "gone")

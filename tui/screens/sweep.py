@@ -26,7 +26,7 @@ from compaction_inspector.core.compare import REPLAYED
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import DEFAULT, OptionError, lookup
 from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.core.sweep import COLUMNS, Grid, Sweep, Values, suggested, sweep
+from compaction_inspector.core.sweep import COLUMNS, TIED, Grid, Sweep, Values, suggested, sweep, tied
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
@@ -160,6 +160,8 @@ class SweepScreen(ProgressScreen[Picked | None]):
         skipped = f" ({counted(len(done.skipped), 'file')} could not be read)" if done.skipped else ""
         if done.unpriced:
             skipped += f" (cost over {counted(done.sessions - len(done.unpriced), 'priced session')})"
+        if tied(done.points):
+            skipped += f": {TIED}"
         self._title(f"{done.grid.strategy}: {counted(len(done.points), 'point')}{skipped}")
         self.done = done
 

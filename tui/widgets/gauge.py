@@ -129,5 +129,5 @@ class PressureGauge(Widget):
         legend = within(parts, room, "  ")
         lines = [head, bar, whole_parts(provenance(s), room), whole_parts(breakdown(s), room), legend]
         if s.agent_count:
-            lines.append(safe(f"▼ {s.agent_count}", "magenta"))
+            lines.append(whole_parts(safe(f"▼ {s.agent_count}", "magenta"), room))
         return Text("\n").join(lines)
