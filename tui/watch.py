@@ -99,6 +99,6 @@ class WatchApp(App[None]):
 
     def _say(self, text: str, gone: bool) -> None:
         line = self.query_one("#line", Static)
-        # the parts that fit whole, and a mark where more did not (never a figure cut)
-        line.update(whole_parts(safe(text), max(20, self.size.width - 2)))
+        # the figures: the parts that fit whole, and a mark where more did not (never a figure cut)
+        line.update(safe(text) if gone else whole_parts(safe(text), max(20, self.size.width - 2)))
         line.set_class(gone, "gone")

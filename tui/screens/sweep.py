@@ -160,9 +160,9 @@ class SweepScreen(ProgressScreen[Picked | None]):
         skipped = f" ({counted(len(done.skipped), 'file')} could not be read)" if done.skipped else ""
         if done.unpriced:
             skipped += f" (cost over {counted(done.sessions - len(done.unpriced), 'priced session')})"
-        if tied(done.points):
-            skipped += f": {TIED}"
         self._title(f"{done.grid.strategy}: {counted(len(done.points), 'point')}{skipped}")
+        if tied(done.points):
+            self.notify(TIED, title="No point is better", timeout=8)
         self.done = done
 
     def watch_done(self, done: Sweep | None) -> None:
