@@ -93,7 +93,12 @@ class _Page:
 
     def render(self) -> Iterator[str]:
         session = self.inspection.session
-        name = self.text(session.path or "transcript", cut=False)
+        # shared outside: its name, a folder and a session id, is left out, not masked piecemeal
+        name = (
+            "a transcript, its name left out"
+            if self.options.redact
+            else self.text(session.path or "transcript", cut=False)
+        )
         yield "<!DOCTYPE html>\n"
         yield '<html lang="en"><head><meta charset="utf-8">\n'
         yield '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -2,8 +2,9 @@
 secrets (API keys, tokens, long random strings), e-mail addresses, people's names where
 the text says whose they are (a commit's author or its login, a sign-off, `git config
 user.name`, a name before an address, a tracker's `assignee` or `createdBy`; an agent's
-or a bot's name is kept) and GitHub's node ids, each replaced by a marker saying what it
-was, so the text keeps its shape."""
+or a bot's name is kept), GitHub's node ids and repositories named with their organisation
+(a Go import path, a clone URL), each replaced by a marker saying what it was, so the text
+keeps its shape."""
 
 from __future__ import annotations
 
@@ -20,6 +21,19 @@ _PATH = re.compile(
     r"(?:(?<![\w.:/])~?/(?:[\w.@+-]+/)+[\w.@+-]*|\b[A-Za-z]:\\(?:[^\s\"'<>|\\]+\\)*[^\s\"'<>|\\]*)"
 )
 
+
+# a repository named by its host, organisation and name, as Go imports, clone URLs and links
+# write it (github.com/acme/billing/internal/...): the host is kept, the rest masked
+_REPOSITORY = re.compile(
+    r"(?:(?<=//)|(?<![\w.@/-]))(?P<host>(?:[a-z0-9-]+\.)+[a-z]{2,})(?P<sep>/)[\w.-]+/[\w.-]+(?:/[\w.@%+-]*)*"
+    r"|\bgit@(?P<ssh>(?:[a-z0-9-]+\.)+[a-z]{2,}):[\w.-]+/[\w.-]+"
+)
+
+
+def _repository(m: re.Match[str]) -> str:
+    if m.group("ssh") is not None:
+        return f"git@{m.group('ssh')}:<repository>"
+    return f"{m.group('host')}/<repository>"
 
 _EMAIL = re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
 # GitHub's GraphQL node ids: the newer `I_kwDO…`, `PR_kwDO…`, `U_kgDO…`, and the older base64 `MDQ6…`
@@ -58,8 +72,9 @@ def _person(m: re.Match[str]) -> str:
 
 def redacted(text: str) -> str:
     """`text` with paths as `<path>`, secret-looking strings as `<secret>`, addresses as
-    `<email>`, people's names as `<name>` (an agent's or a bot's kept) and GitHub node ids
-    as `<id>`."""
+    `<email>`, people's names as `<name>` (an agent's or a bot's kept), GitHub node ids
+    as `<id>` and a repository after its host as `<repository>`."""
     text = _PERSON.sub(_person, text)
+    text = _REPOSITORY.sub(_repository, text)
     text = _EMAIL.sub("<email>", _NODE_ID.sub("<id>", text))
     return _PATH.sub("<path>", _SECRET.sub("<secret>", text))

@@ -134,6 +134,9 @@ def test_transcript_text_is_shown_never_obeyed_and_can_be_masked(tmp_path: Path)
     shared = report(inspection, ReportOptions(redact=True, max_chars=30))
     assert "sk-abcdefghijklmnop1234" not in shared and "/home/me" not in shared
     assert "more characters)" in shared  # cut, and says so
+    # its own name (a folder and a session id) is left out whole, not masked into "<path><secret>"
+    assert "<h1>Compaction report: a transcript, its name left out</h1>" in shared
+    assert str(tmp_path) not in shared and "&lt;path&gt;&lt;secret&gt;" not in shared
 
 
 def test_the_report_command_writes_a_new_file_and_never_over_one(tmp_path: Path) -> None:

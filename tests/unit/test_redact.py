@@ -19,6 +19,10 @@ from compaction_inspector.core.redact import redacted
             "issue <id>, PR <id>, user <id>",
         ),
         ("read /home/jane/src/app.py", "read <path>"),
+        ('import "github.com/acme/billing/internal/ledger"', 'import "github.com/<repository>"'),
+        ("see https://gitlab.com/acme/billing/-/merge_requests/7", "see https://gitlab.com/<repository>"),
+        ("git clone git@github.com:acme/billing.git", "git clone <email>:<repository>"),
+        ("version 2.1.49 of app.py/main", "version 2.1.49 of app.py/main"),  # no host: kept
         (
             "The Config Parser breaks on MDXProvider",
             "The Config Parser breaks on MDXProvider",
