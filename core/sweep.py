@@ -38,7 +38,7 @@ from compaction_inspector.core.memo import forget
 from compaction_inspector.core.retention import carried
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
-from compaction_inspector.core.strategies.registry import Setting, to_config, with_values
+from compaction_inspector.core.strategies.registry import KEEP, TRIGGER, Setting, to_config, with_values
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import LOADER_VERSION
 
@@ -97,21 +97,41 @@ def grid(strategy: str, spec: str) -> list[Axis]:
     return axes
 
 
+UNSET_PERCENT = "50:90:10"  # a percent knob unset by default: from half the window to near its own point
+
+
 def suggested(strategy: str) -> str:
-    """A grid to start from: the first two numeric settings whose default is above 0,
-    from half to one and a half times it, the first in five values and the second in
-    three (whole numbers stay whole; a percent is at most 100; none under its minimum).
-    An empty string when the strategy has no such setting."""
+    """A grid to start from: the settings the tuning keys move (where it fires, then what
+    it keeps: the ones that change what it does), else the first two numeric settings
+    whose default is above 0; each from half to one and a half times its default, the
+    first in five values and the second in three (whole numbers stay whole; a percent is
+    at most 100; none under its minimum). A percent knob unset by default (Claude Code's
+    CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, which takes effect only under its own point) goes
+    from 50 to 90. An empty string when the strategy has no such setting."""
     declared = lookup(strategy)
     defaults = declared.default_options()
-    chosen = [
-        (s, value)
-        for s in declared.settings
-        if s.option.kind in NUMERIC
-        and isinstance(value := getattr(defaults, s.name), int | float)
-        and not isinstance(value, bool)
-        and value > 0
-    ][:2]
+    knobs = {
+        name for what in (TRIGGER, KEEP) if declared.knob is not None and (k := declared.knob(defaults, what))
+        for name in (k[0],)
+    }
+    unset = [
+        s for s in declared.settings
+        if s.name in knobs and getattr(defaults, s.name) is None and ("pct" in s.name or "percent" in s.name)
+    ]  # fmt: skip
+    if unset:
+        return f"{unset[0].key}={UNSET_PERCENT}"
+
+    def numeric(settings: Sequence[Setting]) -> list[tuple[Setting, int | float]]:
+        return [
+            (s, value)
+            for s in settings
+            if s.option.kind in NUMERIC
+            and isinstance(value := getattr(defaults, s.name), int | float)
+            and not isinstance(value, bool)
+            and value > 0
+        ][:2]
+
+    chosen = numeric([s for s in declared.settings if s.name in knobs]) or numeric(declared.settings)
     parts = []
     for (s, default), steps in zip(chosen, (4, 2), strict=False):
         percent = "percent" in s.key or "percent" in s.option.help

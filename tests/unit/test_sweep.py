@@ -186,6 +186,9 @@ def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
         if spec:
             assert len(Grid.of(name, spec, Config()).values) >= 3, name
     assert suggested("hysteresis") == "target=34:70:9,summary_chars=200:600:200"  # its thresholds: 75, …
+    # where the agent compacts, not the size of its summary: Claude Code's override, under its point
+    assert suggested("claude-code") == "autocompact_pct_override=50:90:10"
+    assert suggested("cline") == "trigger.percent=40:100:15,keep.tokens=10000:30000:10000"  # its tuning keys'
 
 
 def test_a_workers_caches_hold_only_the_session_it_is_on(
