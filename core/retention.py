@@ -220,16 +220,44 @@ class Finder:
                     held.append(k)
         return holders
 
+    @cached_property
+    def _held_by(self) -> dict[Message, list[str]]:
+        """`_holders` the other way: each source message, with the facts its text holds."""
+        out: dict[Message, list[str]] = {}
+        for item, ks in self._holders.items():
+            for k in ks:
+                out.setdefault(self.source[k], []).append(item)
+        return out
+
     def retention(self, replaced: Sequence[Message], after: Sequence[Message]) -> Retention:
         """`retention(replaced, after)`, for `after` made of source messages and new ones,
-        and `replaced` the source messages it no longer holds."""
-        held, gone, source, holders = facts(replaced), set(replaced), self.source, self._holders
-        written = "\n".join(m.text for m in after if m not in self._members)
+        and `replaced` the source messages it no longer holds. A fact is still there when
+        a message holding it is not replaced (fewer of its holders are replaced than hold
+        it: counted over the replaced messages' facts, not by walking every holder of each
+        fact), or the new text names it."""
+        held, holders = facts(replaced), self._holders
+        held_by = self._held_by
+        gone = Counter(item for m in set(replaced) for item in held_by.get(m, ()))
+        # each new text once: a repair fills a request with thousands of one placeholder
+        written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
+        grams = _grams(written)
 
         def there(item: str) -> bool:
-            return not item or any(source[k] not in gone for k in holders.get(item, ())) or item in written
+            if not item or len(holders.get(item, ())) > gone[item]:
+                return True
+            # a fact whose ends the text does not hold is not in it: most are ruled out here
+            short = len(item) < _GRAM
+            return (short or (item[:_GRAM] in grams and item[-_GRAM:] in grams)) and item in written
 
         return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in _KINDS))
+
+
+_GRAM = 8  # the stretch of a fact looked up before the fact is searched for whole
+
+
+def _grams(text: str) -> frozenset[str]:
+    """Every stretch of `_GRAM` characters in `text`."""
+    return frozenset(text[i : i + _GRAM] for i in range(len(text) - _GRAM + 1))
 
 
 def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:
