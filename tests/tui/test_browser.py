@@ -315,3 +315,11 @@ def test_the_project_column_sorts_by_the_folders_it_shows() -> None:
     rows = [_problem(Found(Path(p), "claude-code", p), "unread") for p in ("/a/zeta/lib", "/z/alpha/app")]
     shown = [_sorted_by(r, "project") for r in rows]
     assert shown == [("zeta/lib", "/a/zeta/lib"), ("alpha/app", "/z/alpha/app")]  # alpha/app sorts first
+
+
+def test_a_model_too_long_for_its_column_loses_its_snapshot_date_not_digits() -> None:
+    from compaction_inspector.tui.screens.browser import _model
+
+    assert _model("claude-opus-4-5-20251101", 20) == "claude-opus-4-5"
+    assert _model("gpt-5.3-codex-spark", 20) == "gpt-5.3-codex-spark"
+    assert _model("some-vendor-model-with-a-long-name", 20) == "some-vendor-model…"

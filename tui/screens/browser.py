@@ -8,6 +8,7 @@ session, escape from the session comes back here with the cursor where it was.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ from compaction_inspector.tui.text import safe
 # at the end of DROPPED go first. The title takes the width that is left. The project
 # (its last two folders) is never dropped: titles alone repeat across projects.
 PROJECT_WIDTH = 14
+MODEL_WIDTH = 20
 COLUMNS = (
     ("title", "title", 0),
     ("project", "project", PROJECT_WIDTH),
@@ -43,7 +45,7 @@ COLUMNS = (
     ("last activity", "last_activity", 16),
     ("messages", "messages", 10),
     ("rounds", "api_rounds", 8),
-    ("model", "model", 20),
+    ("model", "model", MODEL_WIDTH),
     ("agent", "agent", 11),
     ("started", "started", 16),
     ("size", "bytes", 8),
@@ -305,6 +307,18 @@ def _when(stamp: str | None) -> str:
     return (stamp or "")[:16].replace("T", " ")
 
 
+def _model(name: str, width: int) -> str:
+    """A model's name within `width`: without its snapshot's date (claude-opus-4-5-20251101
+    is claude-opus-4-5), else cut where a part of it ends, never inside a version."""
+    if len(name) <= width:
+        return name
+    name = re.sub(r"-\d{8}$", "", name)
+    if len(name) <= width:
+        return name
+    cut = name.rfind("-", 0, width - 1)
+    return name[: cut if cut > 0 else width - 1] + "…"
+
+
 def _sorted_by(r: Row, key: str) -> object:
     """What a column sorts by: what it shows (a project by the folders shown, then its
     path), else the row's value."""
@@ -333,6 +347,8 @@ def _cell(r: Row, key: str) -> Text:
         return safe(_when(getattr(r, key)))
     if key == "cost_usd":  # priced from its reported usage (analyze names the prices' source)
         return safe(r.cost)
+    if key == "model" and r.model:
+        return safe(_model(r.model, MODEL_WIDTH))
     if key == "bytes":
         return safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB")
     value = getattr(r, key)
