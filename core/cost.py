@@ -11,17 +11,23 @@ guessed. The table is imported only when a cost is asked for.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
 import itertools
+import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
+from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.context_model import Response, responses
+from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import provider as provider_of
 from compaction_inspector.core.formats.common import answered_by
 from compaction_inspector.core.model import Session, Usage
@@ -576,17 +582,24 @@ def billed_by(model: str, provider: str | None, url: str | None = None) -> str |
     format's) where the table knows the model there; else the provider the table finds the
     model under (a gpt model written in Anthropic's format through a proxy). None: the
     table does not know the model."""
+    key = f"{model}\t{provider}\t{url}"
+    kept = _kept()["billed"]
+    if key in kept:
+        return cast("str | None", kept[key])
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
 
     tried: list[dict[str, str | None]] = [{"provider_api_url": url}] if url else []
     tried += [{"provider_id": provider}] if provider else []
+    found = None
     for where in [*tried, {}]:
         try:
-            return str(calc_price(Priced(input_tokens=1), model, **where).provider.id)  # type: ignore[arg-type]
+            found = str(calc_price(Priced(input_tokens=1), model, **where).provider.id)  # type: ignore[arg-type]
+            break
         except LookupError:
             continue
-    return None
+    _keep("billed", key, found)
+    return found
 
 
 def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | None:
@@ -602,6 +615,11 @@ def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | No
     key = (model, provider, bisect_left(starts, prompt))  # the tiers it is past: the starts below it
     found = _RATES.get(key)
     if found is not None:
+        return found
+    named = "\t".join(map(str, key))
+    kept = _kept()["rates"].get(named)
+    if kept is not None:
+        found = _RATES[key] = {part: Decimal(value) for part, value in kept.items()}
         return found
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
@@ -619,16 +637,53 @@ def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | No
         "cache write 1h": cost(cache_write_tokens=size, cache_write_1h_tokens=size) / size,
         "output": (cost(output_tokens=_MILLION) - base) / _MILLION,
     }
+    _keep("rates", named, {part: str(value) for part, value in found.items()})
     return found
 
 
 _RATES: dict[tuple[str, str | None, int], dict[str, Decimal]] = {}
+_KEPT_CHANGED: list[bool] = []  # a flag the process's exit reads: something new was priced
+
+
+@cache
+def _kept() -> dict[str, dict[str, Any]]:
+    """What the price table answered before, kept in the cache directory under its
+    version (a newer table starts afresh): a process that prices what an earlier one did
+    never imports the table (0.1 s of every status line call, which Claude Code makes
+    after each message)."""
+    empty: dict[str, dict[str, Any]] = {"billed": {}, "steps": {}, "rates": {}}
+    root = cache_root()
+    if root is None:
+        return empty
+    atexit.register(_save, root / "prices.json")
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads((root / "prices.json").read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("version") == source():
+            return {name: dict(data[name]) if isinstance(data.get(name), dict) else {} for name in empty}
+    return empty
+
+
+def _keep(table: str, key: str, value: Any) -> None:
+    _kept()[table][key] = value
+    _KEPT_CHANGED.append(True)
+
+
+def _save(path: Path) -> None:
+    if not _KEPT_CHANGED:
+        return
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs the table next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({"version": source(), **_kept()}))
 
 
 @cache
 def _steps(model: str, provider: str | None) -> tuple[int, ...] | None:
     """The prompt sizes past which the model's prices step up; None when the table does
     not know the model."""
+    key = f"{model}\t{provider}"
+    kept = _kept()["steps"]
+    if key in kept:
+        return tuple(kept[key]) if kept[key] is not None else None
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
     from genai_prices.types import TieredPrices
@@ -636,10 +691,11 @@ def _steps(model: str, provider: str | None) -> tuple[int, ...] | None:
     try:
         price = calc_price(Priced(input_tokens=1), model, provider_id=provider).model_price
     except LookupError:
+        _keep("steps", key, None)
         return None
-    return tuple(
-        sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
-    )
+    starts = sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
+    _keep("steps", key, starts)
+    return tuple(starts)
 
 
 @dataclass(frozen=True)

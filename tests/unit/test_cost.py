@@ -591,3 +591,32 @@ def test_the_tokens_reported_are_kept_by_model_and_kind_as_ccusage_counts_them(t
     assert row.tokens is not None and sum(t["output"] for t in row.tokens.values()) == sum(
         t["output"] for t in whole.whole_tokens.values()
     )
+
+
+def test_what_the_price_table_answered_is_kept_so_a_later_process_never_imports_it(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The status line runs after every message: a call that prices what an earlier one
+    did reads the rates kept under the table's version, not the table (0.1 s to import)."""
+    import sys
+
+    from compaction_inspector.core import cost as prices
+
+    def forget() -> None:
+        prices.billed_by.cache_clear()
+        prices._steps.cache_clear()
+        prices._kept.cache_clear()
+        prices._RATES.clear()
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    forget()
+    from compaction_inspector.core.model import Usage
+
+    usage = Usage(input_tokens=3, cache_read_input_tokens=1_000, output_tokens=10)
+    first = prices.priced_parts(usage, SONNET, ("anthropic", None))
+    prices._save(tmp_path / "prices.json")  # what the process's exit does
+    forget()
+    monkeypatch.setitem(sys.modules, "genai_prices", None)  # importing it now fails
+    assert prices.priced_parts(usage, SONNET, ("anthropic", None)) == first
+    assert prices.billed_by(SONNET, "anthropic") == "anthropic"
+    forget()
