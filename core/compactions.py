@@ -243,17 +243,15 @@ def real_compactions(
         calibrated, note = calibration, ""
         # the fixed part is what the first response held beyond its messages: where that
         # response is the one after this compaction, it would predict what measures it
-        blind = model.overhead_source == "first response" and (
-            not model.responses or model.responses[0].start > b
-        )
+        blind = model.overhead_source == "first response" and model.responses[0].start > b
         siblings = across.of(c.trigger) if across is not None else None
         startup = (
             across.startup_only(model.overhead)
             if across is not None and calibration is None and model.overhead_source == "first response"
             else 0
         )
-        if startup and not blind:
-            parts = (_without_startup(parts[0], startup, across), *parts[1:])
+        if startup and not blind and across is not None:
+            parts = (_without_startup(parts[0], startup, across.version), *parts[1:])
             predicted = sum(p.tokens for p in parts)
         if blind:
             note = UNPREDICTABLE
@@ -322,28 +320,20 @@ def real_compactions(
     return found
 
 
-def _without_startup(fixed: Part, startup: int, across: Siblings | None) -> Part:
+def _without_startup(fixed: Part, startup: int, version: str) -> Part:
     """The fixed part less what only this session's first request carried of it beyond
     its siblings' (`Siblings.startup_only`); its range reaches back to all of it, in case
     the agent sends it again."""
     low, high = fixed.span
-    version = across.version if across is not None else ""
+    again = f"the {startup:,} sent at start may be sent again after it (a SessionStart hook on compact, say)"
+    beyond = f"less {startup:,} its first request carried beyond your other sessions of {version} here"
     return Part(
         fixed.name,
         fixed.tokens - startup,
-        f"{fixed.source}, less {startup:,} its first request carried beyond your other "
-        f"sessions of {version} here",
+        f"{fixed.source}, {beyond}",
         max(0, low - startup),
         high,
-        "; ".join(
-            x
-            for x in (
-                fixed.unknown,
-                f"the {startup:,} sent at start may be sent again after it (a SessionStart hook run "
-                "on compact, say)",
-            )
-            if x
-        ),
+        f"{fixed.unknown}; {again}" if fixed.unknown else again,
     )
 
 

@@ -537,25 +537,28 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     boundaries = sorted(calls)
     costs: list[CompactionCost] = []
     replayed = False  # the replay compacted on its own since the transcript's last compaction
-    for point in (p for p in replay.points if p.event is not None):
+    for point in replay.points:
+        event = point.event
+        if event is None:
+            continue
         entry = sent_again.get(id(point))
         not_read: int | None = entry[0] if entry is not None else None
         paid_again: Decimal | None = entry[1] if entry is not None else None
         model = entry[2] if entry is not None else None
         call: OwnCall | None = None
-        if point.event is not None and point.event.source == "transcript":
-            k = bisect_left(boundaries, point.message_end)
-            call = calls[boundaries[k - 1]] if k and not replayed else None
-            if call is not None:
-                name = RECORDED_CALLS if call.recorded else OWN_CALLS
-                parts[name] = parts.get(name, Decimal(0)) + call.price(billing)
-            if replayed:  # replaced by the replay's own: its history is the transcript's, not a compaction
-                replayed = False
-                continue
-        else:
+        if event.source == "policy":
             replayed = True
             if point.call != (0, 0):
                 call = OwnCall.estimated(model, *point.call)
+        elif replayed:  # the replay's own compaction replaced it: its history is the transcript's, unpaid
+            replayed = False
+            continue
+        else:
+            k = bisect_left(boundaries, point.message_end)
+            call = calls[boundaries[k - 1]] if k else None
+            if call is not None:
+                name = RECORDED_CALLS if call.recorded else OWN_CALLS
+                parts[name] = parts.get(name, Decimal(0)) + call.price(billing)
         call_usd = call.price(billing) if call is not None and call.rates(billing) is not None else None
         costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
     return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
