@@ -6,7 +6,8 @@ A response's input is split as the API bills it: uncached, cache read, cache wri
 5 minutes and for 1 hour; then its output. Each part is priced at the rate of the
 response's tier (a model whose price steps up past a prompt size prices every token of a
 longer prompt at the higher rate). A model the table does not know is named, never
-guessed. The table is imported only when a cost is asked for.
+guessed. The table is imported only when something it has not answered before is priced:
+its answers are kept in the cache directory under its version (`_kept`).
 """
 
 from __future__ import annotations
