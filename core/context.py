@@ -37,10 +37,15 @@ class Context:
     # end within it. A replay's request that is the transcript's own takes this count.
     own_counts: Mapping[Message, Mapping[int, int]] = field(default_factory=dict, compare=False)
 
+    def recorded(self, messages: Sequence[Message]) -> Mapping[int, int]:
+        """The agent's own counts before requests `messages[:end]`, by `end`, where
+        `messages` start as a segment of the transcript does (else none)."""
+        return self.own_counts.get(messages[0], {}) if messages else {}
+
     def own_count(self, messages: Sequence[Message], end: int) -> int | None:
         """The agent's own count before the request `messages[:end]`, where the transcript
-        recorded it and `messages` start as its segment does (None: not recorded here)."""
-        return self.own_counts.get(messages[0], {}).get(end) if messages else None
+        recorded it (`recorded`; None: not recorded here)."""
+        return self.recorded(messages).get(end)
 
     def __post_init__(self) -> None:
         if self.meter is None:

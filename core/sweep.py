@@ -110,10 +110,8 @@ def suggested(strategy: str) -> str:
     from 50 to 90. An empty string when the strategy has no such setting."""
     declared = lookup(strategy)
     defaults = declared.default_options()
-    knobs = {
-        name for what in (TRIGGER, KEEP) if declared.knob is not None and (k := declared.knob(defaults, what))
-        for name in (k[0],)
-    }
+    moved = [declared.knob(defaults, what) for what in (TRIGGER, KEEP)] if declared.knob is not None else []
+    knobs = {k[0] for k in moved if k is not None}
     unset = [
         s for s in declared.settings
         if s.name in knobs and getattr(defaults, s.name) is None and ("pct" in s.name or "percent" in s.name)

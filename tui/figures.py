@@ -137,10 +137,7 @@ def nudged(
         raise OptionError(f"{declared.label} has no {KNOB[what]} setting for {KEYS[KNOB[what]]} to move")
     name, step = found
     current, key = getattr(options, name), f"{shown}.{name}"
-    start, rung, last = ladders.get(key, (current, 0, current))
-    if last != current:  # set otherwise since: a ladder from here
-        start, rung = current, 0
-    rung += delta
+    start, rung = _climbed(ladders, key, current, delta)
     value = start
     if rung:
         base = start
@@ -166,14 +163,21 @@ def tuned(
         options, ladders = nudged(config, shown, what, delta, context, ladders)
         return dataclasses.replace(config.with_options(shown, options), untuned=untuned), ladders
     w = config.window
-    base, rung, last = ladders.get("window", (w.context_window, 0, w.context_window))
-    if last != w.context_window:  # set elsewhere since: a ladder from here
-        base, rung = w.context_window, 0
-    rung = max(rung + delta, -9)
+    base, rung = _climbed(ladders, "window", w.context_window, delta)
+    rung = max(rung, -9)
     size = max(w.reserved_output + 1000, _rung(base, rung))
     window = Window(size, w.reserved_output)
     moved = dataclasses.replace(config, window=window, window_source="w/W", untuned=untuned)
     return moved, {**ladders, "window": (base, rung, size)}
+
+
+def _climbed(ladders: Ladders, key: str, current: Any, delta: int) -> tuple[Any, int]:
+    """Where `key`'s ladder began and its rung after `delta` more presses; a new ladder
+    from `current` where it was set otherwise since the last press."""
+    start, rung, last = ladders.get(key, (current, 0, current))
+    if last != current:
+        start, rung = current, 0
+    return start, rung + delta
 
 
 def _rung(base: int, rung: int) -> int:

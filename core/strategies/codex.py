@@ -120,7 +120,7 @@ def _beside(segment: Segment, options: CodexOptions) -> list[int]:
     term's bound, or what it counted where the rollout recorded it (`Context.own_count`)."""
     bound = segment.memo((NAME, "bound", options.reasoning_per_100), autocompact.codex_reasoning_bound,
                          segment.messages, options.reasoning_per_100)  # fmt: skip
-    recorded = segment.context.own_counts.get(segment.messages[0], {}) if segment.messages else {}
+    recorded = segment.context.recorded(segment.messages)
     if not recorded:
         return bound
     out = list(bound)
