@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 from benchmarks.run import session_file
-from compaction_inspector.core import statusline
+from compaction_inspector.core.agents.claude_code import statusline
 from compaction_inspector.core.config import Config
 
 RUNS = 5
-FLOOR = "import compaction_inspector.core.statusline"
+FLOOR = "import compaction_inspector.core.agents.claude_code.statusline"
 
 
 def timed(stdin: str, cache: str, argv: list[str]) -> float:

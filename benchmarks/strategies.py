@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from benchmarks.fidelity import inspections
-from compaction_inspector.core.compare import REPLAYED, compare
+from compaction_inspector.core.compare import compare, replayed
 from compaction_inspector.core.cost import signed
 
 
@@ -26,7 +26,7 @@ def sessions(given: Sequence[str]) -> list[dict[str, Any]]:
     found = []
     for path, inspection in inspections(given):
         start = time.perf_counter()
-        done = compare(inspection, REPLAYED)
+        done = compare(inspection, replayed())
         if not done.real.responses:
             continue
         baseline = done.rows[0]

@@ -102,7 +102,9 @@ class Comparison:
 
 
 # every strategy a replay means something for (PTL retry runs only when a request is refused)
-REPLAYED = tuple(n for n, s in REGISTRY.items() if s.timeline)
+def replayed() -> tuple[str, ...]:
+    """The strategies a replay suits (not PTL retry, which runs only when refused)."""
+    return tuple(n for n, s in REGISTRY.items() if s.timeline)
 
 
 def compare(

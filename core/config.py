@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from compaction_inspector.core import yamlfile
-from compaction_inspector.core.agents import AGENTS, SESSION_PREFIX, Preset
+from compaction_inspector.core.agents import AGENTS, SESSION_PREFIX, Derived, Preset, registered
 from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
@@ -40,31 +40,20 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names the key and what is allowed."""
 
 
-class _Presets(Mapping[str, Preset]):
-    """Every registered agent's presets, then the tools with no agent here; read from the
-    registry when asked, so an agent registered later brings its own."""
-
-    def _all(self) -> dict[str, Preset]:
-        return {p.name: p for agent in AGENTS.values() for p in agent.presets} | _OTHER_TOOLS
-
-    def __getitem__(self, name: str) -> Preset:
-        return self._all()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-
 _OTHER_TOOLS = {
     "inspect-ai": Preset(
         "inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9
     )
 }
-PRESETS: Mapping[str, Preset] = _Presets()
-# what a window nobody chose is measured against: the first agent's usual preset
-DEFAULT_PRESET = next(iter(AGENTS.values())).presets[0].name
+# every registered agent's presets, then the tools with no agent here
+PRESETS: Mapping[str, Preset] = Derived(
+    lambda agents: {p.name: p for agent in agents for p in agent.presets} | _OTHER_TOOLS
+)
+
+
+def default_preset() -> str:
+    """What a window nobody chose is measured against: the first agent's usual preset."""
+    return registered()[0].presets[0].name
 
 
 @dataclass(frozen=True)
@@ -90,7 +79,7 @@ class Config:
     window: Window = field(default_factory=Window)
     tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
     media_tokens: int = FLAT_MEDIA_TOKENS
-    preset: str | None = DEFAULT_PRESET
+    preset: str | None = field(default_factory=default_preset)
     # each registered strategy's options, by its name
     strategies: Mapping[str, Any] = field(
         default_factory=lambda: {n: s.default_options() for n, s in REGISTRY.items()}
@@ -295,9 +284,11 @@ class Config:
         }
 
 
-_TOP = ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens", "pressure",
-        "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer",
-        "statusline")  # fmt: skip
+def _top() -> tuple[str, ...]:
+    """The keys a configuration file may hold at its top: each strategy's section among them."""
+    return ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens",
+            "pressure", "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer",
+            "statusline")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -325,7 +316,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     """A validated Config from parsed YAML, on top of `base` (default: the defaults)."""
     config = base or Config()
     data = _mapping(data, "the configuration")
-    _known(data, _TOP, "")
+    _known(data, _top(), "")
     if "preset" in data and data["preset"] is not None:
         config = config.with_preset(str(data["preset"]), source)
     elif "preset" in data:  # null: no agent's rule, as a window saved without one says

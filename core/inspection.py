@@ -28,7 +28,7 @@ from compaction_inspector.core.compactions import (
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
-from compaction_inspector.core.cost import Cost, replay_cost
+from compaction_inspector.core.cost import Cost, replay_cost, session_cost
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
@@ -38,6 +38,7 @@ from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.slices import is_slice
+from compaction_inspector.core.statusline import Figures, text_or_none
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import Options
@@ -280,6 +281,21 @@ class Inspection:
         count = now.total if now is not None and fresh else self.model.reading(end).tokens
         prompts = [r.prompt_tokens for r in self.model.responses if r.start >= live]
         return headroom(count, point, prompts)
+
+    @property
+    def status(self) -> Figures:
+        """What a status line says of the session read whole (any agent: `watch`)."""
+        left = self.headroom
+        cost = session_cost(self.session)  # the main chain, as a transcript's tail gives it
+        return Figures(
+            left.count if left is not None else None,
+            self.config.auto_compact_tokens,
+            left,
+            len([c for c in self.session.compactions if c.kind == "compact"]),
+            cost.total if cost.priced else None,
+            True,
+            text_or_none(self.session.metadata.get("model")),
+        )
 
     @cached_property
     def agent_counts(self) -> AgentCounts:

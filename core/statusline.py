@@ -1,276 +1,43 @@
-"""Claude Code's status line (docs/statusline.md): the context its last request sent against
-its own compaction point, how far that is, the compactions so far and what the session
-cost, from a transcript that grows while it runs.
-
-Each call reads only what was appended since the last one: the running figures are kept
-in an index in the user cache directory, by transcript path, with the file's inode and
-how far it was read. Without an entry (or when the file was replaced or cut), the last
-`TAIL_BYTES` of the file are read, and its compactions found by a scan of the rest: the
-cost then counts only that part and says "at least".
-"""
+"""What a status line says, whichever agent runs it (docs/statusline.md): the agent's
+count against its own compaction point, how far that is, the compactions so far and the
+cost, as `Figures`, written by a template and coloured by how near the point it is. An
+agent that runs a status line command reads its own transcript into figures
+(`StatusLine`, in its package); `watch` makes the same figures from a session read whole
+(`Inspection.status`)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import shlex
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
-from compaction_inspector.core.agents.claude_code import FORMAT
-from compaction_inspector.core.cache import cache_root
-from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import held_output
-from compaction_inspector.core.cost import Billing, OwnCall, priced_parts, session_cost
-from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
-from compaction_inspector.core.formats import provider
-from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
-from compaction_inspector.core.headroom import PACE_REQUESTS, Headroom, headroom
-from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.model import Compaction, Message, Session, Usage
-from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.core.headroom import Headroom
 
-_ESTIMATE = make_counter("chars4")
-_BILLING: Billing = (provider(FORMAT), None)  # Claude Code's prices; its transcripts name no API URL
-TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 6  # the entries' fields, and how they are estimated
-# the kinds of line Claude Code writes to a transcript: a file with none of them is another's
-_OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 
 
-@dataclass
-class Tail:
-    """What the status line knows of one transcript, read up to `offset`."""
+class StatusLine(Protocol):
+    """An agent's status line command: its transcript read from where the last call left
+    it (`read`, the calls' entries kept at `index_path`), the figures of what it read
+    (`given`: what the agent passes on stdin), and the setting that installs it in the
+    agent's own settings file."""
 
-    inode: int = 0
-    offset: int = 0
-    whole: bool = True  # read from the file's start (else from its tail)
-    version: str | None = None
-    model: str | None = None
-    response: str | None = None  # the response being written (its lines repeat its usage)
-    usage: dict[str, Any] | None = None  # ... its usage so far, as written
-    done_usd: str = "0"  # the responses finished, priced
-    unpriced: int = 0  # responses whose model the price table does not know
-    last_prompt: int | None = None  # the prompt the last response reported (None: since a compaction)
-    last_output: int = 0
-    prompts: list[int] = field(default_factory=list)  # since the last compaction, the last few
-    compactions: int = 0
-    compacted: list[int] = field(default_factory=list)  # what it counted before each automatic one
-    calls_usd: str = "0"  # the compaction calls before the last, estimated as `cost.own_calls` does
-    call_in: int = 0  # the last compaction's call, until a response prices it: its input
-    call_chars: int = 0  # ... the summary's characters written so far
-    call_model: str | None = None  # ... at the model before it
-    records: int = 0  # the lines read that are JSON objects
-    own: int = 0  # ... and of them, the lines of Claude Code's own kinds
-    largest: int = 0  # the largest prompt reported
-    added_tokens: int = 0  # written since the last response, estimated: sent with the next request
-    reply_tokens: int = 0  # the last response's own content, estimated
+    def read(self, path: Path, index: Path | None) -> Any: ...
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"index_version": INDEX_VERSION, **dataclasses.asdict(self)}
+    def index_path(self) -> Path | None: ...
 
-    @property
-    def foreign(self) -> bool:
-        """Lines were read and none is of a kind Claude Code writes (a Codex rollout, say)."""
-        return self.records > 0 and self.own == 0
+    def figures(self, tail: Any, config: Any, given: Mapping[str, Any]) -> Figures: ...
 
-    @staticmethod
-    def of(raw: Any) -> Tail | None:
-        """A kept entry, or None when it is not one this version wrote."""
-        if not isinstance(raw, dict) or raw.get("index_version") != INDEX_VERSION:
-            return None
-        names = {f.name for f in dataclasses.fields(Tail)}
-        try:
-            return Tail(**{k: v for k, v in raw.items() if k in names})
-        except TypeError:
-            return None
+    def snippet(self, command: str | None = None) -> dict[str, Any]: ...
 
+    def settings_path(self) -> Path: ...
 
-def advance(tail: Tail, lines: Iterable[bytes]) -> None:
-    """`tail` after the transcript's next complete `lines` (a malformed one is skipped)."""
-    for raw in lines:
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            _line(tail, record)
-
-
-def _line(tail: Tail, record: dict[str, Any]) -> None:
-    tail.records += 1
-    if record.get("type") in _OWN_KINDS or "sessionId" in record:
-        tail.own += 1
-    if isinstance(record.get("version"), str):
-        tail.version = record["version"]
-    kind = record.get("type")
-    body = as_dict(record.get("message"))
-    if kind == "assistant" and not record.get("isSidechain"):
-        usage = parse_usage(body.get("usage"))
-        model = body.get("model")
-        if usage is None or usage.prompt_tokens == 0 or model == "<synthetic>":
-            return
-        if isinstance(model, str):
-            tail.model = model
-        if body.get("id") != tail.response or tail.response is None:
-            _finish(tail)
-            _settle_call(tail)
-            tail.response = body.get("id") if isinstance(body.get("id"), str) else None
-            tail.prompts = [*tail.prompts, usage.prompt_tokens][-PACE_REQUESTS - 1 :]
-            tail.largest = max(tail.largest, usage.prompt_tokens)
-            tail.added_tokens = tail.reply_tokens = 0
-        # its lines' content: what the reply adds to the next request (the output a line
-        # reports is often only as far as it had streamed)
-        tail.reply_tokens += _estimate(body.get("content"))
-        tail.usage = {**usage.to_dict(), "model": tail.model}
-        tail.last_prompt, tail.last_output = usage.prompt_tokens, usage.output_tokens
-    elif kind in ("user", "attachment") and not record.get("isSidechain"):
-        tail.added_tokens += _estimate(body.get("content", record.get("attachment")))
-        if record.get("isCompactSummary") and tail.call_in:
-            tail.call_chars += len(Message("user", parse_content(body.get("content"))).text)
-    elif kind == "system" and record.get("subtype") == "compact_boundary":
-        meta = as_dict(record.get("compactMetadata"))
-        tail.compactions += 1
-        pre = count(meta.get("preTokens"))
-        if meta.get("trigger") == "auto" and pre is not None:
-            tail.compacted.append(pre)
-        _settle_call(tail)
-        tail.call_in, tail.call_chars, tail.call_model = pre or tail.last_prompt or 0, 0, tail.model
-        tail.prompts, tail.last_prompt, tail.added_tokens, tail.reply_tokens = [], None, 0, 0
-
-
-def _estimate(content: Any) -> int:
-    """What a line's content adds to the next request, by the app's own labelled estimate
-    (text / 4, an image or a document at the flat media figure, never its base64 / 4)."""
-    return _ESTIMATE.count(Message("user", parse_content(content)), remember=False)
-
-
-def _finish(tail: Tail) -> None:
-    """Price the response whose lines are done."""
-    if tail.usage is None:
-        return
-    usage = _usage(tail.usage)
-    parts = priced_parts(usage, usage.model, _BILLING)
-    if parts is None:
-        tail.unpriced += 1
-    else:
-        tail.done_usd = str(Decimal(tail.done_usd) + sum(parts.values(), Decimal(0)))
-    tail.usage = None
-
-
-def _call(tail: Tail) -> Decimal:
-    """The last compaction's summarize request, estimated (`OwnCall.estimated`)."""
-    if not tail.call_in:
-        return Decimal(0)
-    return OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4).price(_BILLING)
-
-
-def _settle_call(tail: Tail) -> None:
-    """The last compaction's call is priced once its summary is written."""
-    tail.calls_usd = str(Decimal(tail.calls_usd) + _call(tail))
-    tail.call_in = 0
-
-
-def _usage(kept: Mapping[str, Any]) -> Usage:
-    usage = parse_usage(kept) or Usage()
-    model = kept.get("model")
-    return dataclasses.replace(usage, model=model if isinstance(model, str) else None)
-
-
-def cost_usd(tail: Tail) -> Decimal | None:
-    """The session so far, the response being written included, with its compactions'
-    own calls estimated as `analyze` estimates them (None: nothing priced)."""
-    done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
-    if tail.usage is not None:
-        usage = _usage(tail.usage)
-        parts = priced_parts(usage, usage.model, _BILLING)
-        if parts is not None:
-            done += sum(parts.values(), Decimal(0))
-    return done if done or not tail.unpriced else None
-
-
-def read(path: Path, index: Path | None) -> Tail:
-    """The figures of the transcript at `path`: its kept entry in `index` carried on over
-    what was appended since, else read from its tail; the entry kept again."""
-    key = str(path.resolve())
-    with open_regular(path) as f:
-        st = os.fstat(f.fileno())
-        kept = _entries(index).get(key) if index is not None else None
-        tail = Tail.of(kept)
-        cold = tail is None or tail.inode != st.st_ino or tail.offset > st.st_size
-        if tail is None or cold:
-            start = max(0, st.st_size - TAIL_BYTES)
-            tail = Tail(inode=st.st_ino, offset=start, whole=start == 0)
-            for record in _boundaries(f, start):  # the compactions before the tail, every one
-                _line(tail, record)
-        f.seek(tail.offset)
-        data = f.read(st.st_size - tail.offset)
-    if cold and not tail.whole:
-        cut = data.find(b"\n") + 1  # from the tail: its first line is cut
-        tail.offset += cut
-        data = data[cut:]
-    complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next call
-    advance(tail, complete.splitlines())
-    tail.offset += len(complete)
-    if index is not None:
-        _keep(index, key, tail)
-    return tail
-
-
-_MARK = b"compact_boundary"
-_CHUNK = 8 << 20
-
-
-def _boundaries(f: BinaryIO, end: int) -> Iterable[dict[str, Any]]:
-    """The compact boundary lines of the file before `end`, found by their mark and read
-    alone (a 100 MB transcript is scanned, not parsed)."""
-    f.seek(0)
-    carry, read = b"", 0
-    while read < end:
-        chunk = f.read(min(_CHUNK, end - read))
-        if not chunk:
-            break
-        read += len(chunk)
-        data = carry + chunk
-        last = data.rfind(b"\n") + 1
-        done, carry = data[:last], data[last:]
-        at = done.find(_MARK)
-        while at >= 0:
-            start, stop = done.rfind(b"\n", 0, at) + 1, done.find(b"\n", at)
-            try:
-                record = json.loads(done[start:stop])
-            except ValueError:
-                record = None
-            if isinstance(record, dict) and record.get("subtype") == "compact_boundary":
-                yield record
-            at = done.find(_MARK, stop)
-
-
-def _entries(index: Path) -> dict[str, Any]:
-    try:
-        found = json.loads(read_text(index))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def _keep(index: Path, key: str, tail: Tail) -> None:
-    with locked(index):
-        entries = _entries(index)
-        entries[key] = tail.to_dict()
-        write_atomic(index, json.dumps(entries))
-
-
-def index_path() -> Path | None:
-    """Where the entries are kept (None: the cache is off)."""
-    root = cache_root()
-    return root / "statusline.json" if root is not None else None
+    def install(self, settings: Path, force: bool = False, command: str | None = None) -> Path | None: ...
 
 
 @dataclass(frozen=True)
@@ -287,29 +54,8 @@ class Figures:
     model: str | None
 
 
-def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
-    """`tail` against the agent's own point for its version and model (`given`: what
-    Claude Code passed on stdin, for what the transcript has not said yet)."""
-    version = tail.version or _text(given.get("version"))
-    model = tail.model or _text(as_dict(given.get("model")).get("id"))
-    # the session as far as its window depends on it: its version, model, largest prompt
-    # and what it counted before compacting on its own
-    facts = Session(
-        messages=(Message("assistant", (), usage=Usage(input_tokens=tail.largest)),),
-        format=FORMAT,
-        metadata={k: v for k, v in (("version", version), ("model", model)) if v},
-        compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted),
-    )
-    point = config.for_session(facts).auto_compact_tokens
-    count_now = None
-    if tail.last_prompt is not None:
-        reply = round(held_output(tail.last_output, tail.reply_tokens))
-        count_now = tail.last_prompt + reply + tail.added_tokens
-    left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
-    return Figures(count_now, point, left, tail.compactions, cost_usd(tail), tail.whole, model)
-
-
-def _text(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
+    """A non-empty string as it is, else None."""
     return value if isinstance(value, str) and value else None
 
 
@@ -381,54 +127,5 @@ def installed_command(executable: str | None = None) -> str:
     return f"{shlex.quote(str(python))} -m compaction_inspector.tui.cli statusline"
 
 
-def snippet(command: str | None = None) -> dict[str, Any]:
-    """What Claude Code's `settings.json` takes to run the status line (`installed_command`)."""
-    return {"statusLine": {"type": "command", "command": command or installed_command(), "padding": 0}}
-
-
-def settings_path() -> Path:
-    """The user's Claude Code settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/`'s."""
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"
-
-
 class SettingsRefused(ValueError):
     """The settings were left as they were; the message says why."""
-
-
-def install(settings: Path, force: bool = False, command: str | None = None) -> Path | None:
-    """Add the status line to `settings` (made if missing), keeping the file as it was
-    beside it first; the backup's path (None when there was no file). Refuses a file that
-    is not a JSON object, and one that has a status line already unless `force`."""
-    existing: dict[str, Any] = {}
-    if settings.exists():
-        try:
-            found = json.loads(read_text(settings))
-        except (OSError, ValueError) as exc:
-            raise SettingsRefused(f"{settings} is not JSON that can be read: {exc}") from exc
-        if not isinstance(found, dict):
-            raise SettingsRefused(f"{settings} does not hold a JSON object")
-        if "statusLine" in found and not force:
-            there = json.dumps(found["statusLine"])
-            raise SettingsRefused(f"{settings} has a statusLine already ({there}): --force replaces it")
-        existing = found
-    backup = None
-    if settings.exists():
-        backup = free_stem(settings.with_name(settings.name + ".bak"), ("",))
-        write_atomic(backup, settings.read_bytes(), overwrite=False)
-    write_atomic(settings, json.dumps({**existing, **snippet(command)}, indent=2, ensure_ascii=False) + "\n")
-    return backup
-
-
-def of_inspection(inspection: Inspection) -> Figures:
-    """The same figures from a session read whole (any agent: `watch`)."""
-    left = inspection.headroom
-    cost = session_cost(inspection.session)  # the main chain, as a transcript's tail gives it
-    return Figures(
-        left.count if left is not None else None,
-        inspection.config.auto_compact_tokens,
-        left,
-        len([c for c in inspection.session.compactions if c.kind == "compact"]),
-        cost.total if cost.priced else None,
-        True,
-        _text(inspection.session.metadata.get("model")),
-    )

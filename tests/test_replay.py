@@ -14,6 +14,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
+from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import check, repair, repair_indexed, sent_order
@@ -21,9 +23,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import REGISTRY, Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
-from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions

@@ -8,7 +8,7 @@
     compaction-inspector compactions FILE       the transcript's own compactions, measured
     compaction-inspector report FILE [-o OUT]   one self-contained HTML file to share
     compaction-inspector serve [FILE]           the app in a browser (the serve extra)
-    compaction-inspector sessions [--json]      your Claude Code and Codex sessions
+    compaction-inspector sessions [--json]      your agents' sessions
 
 Exit codes: 0 success, 2 unreadable input or bad options, 3 nothing safe left to
 compact, 4 truncation likely. Only the app imports Textual.
@@ -31,11 +31,11 @@ from typing import Any
 import orjson
 
 from compaction_inspector.core import statusline
-from compaction_inspector.core.agents import AGENTS
+from compaction_inspector.core.agents import AGENTS, Agent, registered
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
 from compaction_inspector.core.cluster import LOCAL, ClusterError
-from compaction_inspector.core.compare import REPLAYED, SORTS, compare
+from compaction_inspector.core.compare import SORTS, compare, replayed
 from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
@@ -47,6 +47,7 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import Index, find, transcripts_under
 from compaction_inspector.core.simulate import Simulation
+from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.strategies import (
     DEFAULT,
     REGISTRY,
@@ -180,11 +181,18 @@ def _family(family: str) -> str:
     return ", ".join(n for n, s in REGISTRY.items() if s.family == family)
 
 
+def _agents_named() -> str:
+    """The registered agents' names in a sentence: "A, B and C"."""
+    names = [a.name for a in registered()]
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+
+
 def build_parser() -> argparse.ArgumentParser:
+    status_agent, status_line = _status_agent()
     parser = argparse.ArgumentParser(
         prog="compaction-inspector",
         description="See how LLM agent transcripts are compacted. With no command, open FILE "
-        "in the app; without FILE, the list of your own Claude Code and Codex sessions (the bundled "
+        f"in the app; without FILE, the list of your own {_agents_named()} sessions (the bundled "
         "sample when there are none). `open FILE` reaches a file named like a command. "
         "`open` also takes --sample (the bundled sample), --demo (a tour of it to present) and "
         "--follow (tail a session still being written).",
@@ -227,9 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="replay the session round by round under a policy",
     )
-    p.add_argument("--strategy", default=DEFAULT, choices=sorted(SIMULATED))
-    p.add_argument("--compare", choices=sorted(SIMULATED), help="a second policy on the same chart")
-    _add_policy(p, REPLAYED)  # the flags of a strategy it replays (not PTL retry's)
+    p.add_argument("--strategy", default=DEFAULT, choices=sorted(_simulated()))
+    p.add_argument("--compare", choices=sorted(_simulated()), help="a second policy on the same chart")
+    _add_policy(p, replayed())  # the flags of a strategy it replays (not PTL retry's)
     p.add_argument(
         "--all-rounds",
         action="store_true",
@@ -269,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         default=BASELINE,
-        choices=sorted(SIMULATED),
+        choices=sorted(_simulated()),
         help="a policy the chart compares with (the strategy itself: its contrast)",
     )
     p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
@@ -283,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--strategies",
-        default=REPLAYED,
+        default=replayed(),
         type=_replayed_list,
         metavar="NAME[,NAME...]|all",
         help="which (default all a replay suits: every one but ptl-retry)",
@@ -304,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "folders", nargs="*", help="where the sessions are (default: your own, as the list finds them)"
     )
-    p.add_argument("--strategy", required=True, choices=REPLAYED)
+    p.add_argument("--strategy", required=True, choices=replayed())
     p.add_argument(
         "--grid",
         required=True,
@@ -329,13 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="transcript to open (default the bundled sample)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
-    p = sub.add_parser("sessions", parents=[places], help="your Claude Code and Codex sessions, newest first")
+    p = sub.add_parser("sessions", parents=[places], help=f"your {_agents_named()} sessions, newest first")
     p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
     p = sub.add_parser(
         "statusline",
         parents=[settings],
-        help="Claude Code's status line: its context against its own compaction point, how far that is, "
-        "compactions and cost (reads the JSON Claude Code passes on stdin)",
+        help=f"{status_agent.name}'s status line: its context against its own compaction point, how far "
+        f"that is, compactions and cost (reads the JSON {status_agent.name} passes on stdin)",
     )
     p.add_argument(
         "--format",
@@ -344,7 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--color", action="store_true", help="colour the line by how near the point it is (ANSI)")
     p.add_argument(
-        "--setup", action="store_true", help="print the statusLine setting for Claude Code's settings.json"
+        "--setup",
+        action="store_true",
+        help=f"print the statusLine setting for {status_agent.name}'s {status_line.settings_path().name}",
     )
     p.add_argument(
         "--write",
@@ -365,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SIMULATED = (BASELINE, *REPLAYED)
+def _simulated() -> tuple[str, ...]:
+    return (BASELINE, *replayed())
 
 
 def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, str | None]:
@@ -732,8 +743,8 @@ def _replayed_list(value: str) -> tuple[str, ...]:
     request is refused, so a replay of it means nothing)."""
     names = _strategy_list(value)
     if value == "all":
-        return REPLAYED
-    refused = [n for n in names if n not in REPLAYED]
+        return replayed()
+    refused = [n for n in names if n not in replayed()]
     if refused:
         raise argparse.ArgumentTypeError(
             f"{', '.join(refused)}: runs only when a request is refused, so it has no replay to compare"
@@ -869,11 +880,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status_agent() -> tuple[Agent, StatusLine]:
+    """The agent that runs a status line command, and its status line."""
+    return next((a, a.status_line) for a in registered() if a.status_line is not None)
+
+
 def cmd_statusline(args: argparse.Namespace) -> int:
-    """One line for Claude Code; any failure prints a short line instead and exits 0,
-    since Claude Code blanks its status line on any other exit."""
+    """One line for the agent that runs it; any failure prints a short line instead and
+    exits 0, since the agent blanks its status line on any other exit."""
     if args.setup:
         return _statusline_setup(args)
+    agent, own = _status_agent()
     try:
         given = json.loads(sys.stdin.read() or "{}")
         given = given if isinstance(given, dict) else {}
@@ -881,10 +898,10 @@ def cmd_statusline(args: argparse.Namespace) -> int:
         if not isinstance(path, str) or not path:
             raise ValueError("no transcript_path on stdin")
         config = _config(args, lenient=True)[0]
-        tail = statusline.read(Path(path), statusline.index_path())
+        tail = own.read(Path(path), own.index_path())
         if tail.foreign:
-            raise ValueError(f"not a Claude Code transcript: {Path(path).name}")
-        shown = statusline.figures(tail, config, given)
+            raise ValueError(f"not a {agent.name} transcript: {Path(path).name}")
+        shown = own.figures(tail, config, given)
         # what a transcript says is shown, not obeyed
         text = visible(statusline.line(shown, args.format))
         print(statusline.coloured(text, shown, config.status_colours) if args.color else text)
@@ -896,12 +913,13 @@ def cmd_statusline(args: argparse.Namespace) -> int:
 
 
 def _statusline_setup(args: argparse.Namespace) -> int:
+    own = _status_agent()[1]
     if not args.write:
-        say(json.dumps(statusline.snippet(), indent=2), sys.stdout)
+        say(json.dumps(own.snippet(), indent=2), sys.stdout)
         return 0
-    target = statusline.settings_path()
+    target = own.settings_path()
     try:
-        backup = statusline.install(target, args.force)
+        backup = own.install(target, args.force)
     except (statusline.SettingsRefused, OSError) as exc:
         return _fail(str(exc))
     kept = f" (the file as it was: {backup})" if backup is not None else ""

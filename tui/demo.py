@@ -15,16 +15,14 @@ from typing import Any, Protocol
 
 from textual import events
 
+from compaction_inspector.core.agents import registered
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import (
     REGISTRY,
     CompactionResult,
     Stats,
     Step,
-    claude_code,
-    codex,
     hysteresis,
-    presets,
     ptl_retry,
     trim,
 )
@@ -35,9 +33,7 @@ from compaction_inspector.tui import figures
 TOUR_OPTIONS: dict[str, dict[str, Any]] = {
     trim.NAME: {"trigger_turns": 2},
     ptl_retry.NAME: {"limit": 3_000},
-    claude_code.NAME: {"auto_compact_tokens": 3_500},
-    codex.NAME: {"auto_compact_token_limit": 3_500},
-    presets.MICROCOMPACT.name: {"keep_tool_uses": 2},
+    **{name: dict(tour.options) for agent in registered() for name, tour in agent.tour.items()},
     # an API's own minimum may keep a preset from firing on the sample (Anthropic's 50,000)
     "langchain-summarization": {"trigger_tokens": 3_500},
 }
@@ -73,9 +69,11 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         (("step_to(0)", "split(True)"), "Side by side: before on the left, after on the right."),
         (("split(False)", "step_to(-1)"), "The timeline replays the session round by round under it."),
     ),
-    presets.MICROCOMPACT.name: ((("step_to(0)",), "Old tool results become a placeholder; the calls stay."),),
-    claude_code.NAME: ((("step_to(999)",), "Claude Code: the history becomes a summary and re-read files."),),
-    codex.NAME: ((("step_to(999)",), "Codex: the initial context, recent user messages and a summary."),),
+    **{
+        name: (((f"step_to({tour.step})",), tour.caption),)
+        for agent in registered()
+        for name, tour in agent.tour.items()
+    },
     "langchain-summarization": (
         (("step_to(999)",), "Other agents are presets of two families: here the head becomes one summary."),
     ),

@@ -32,7 +32,7 @@ CHECK_SECONDS = 1.0
 
 def once(path: Path, config: Config) -> str:
     """The status line of the session at `path`, read whole."""
-    return statusline.line(statusline.of_inspection(Inspection.open(path, config)))
+    return statusline.line(Inspection.open(path, config).status)
 
 
 class WatchApp(App[None]):
@@ -88,7 +88,7 @@ class WatchApp(App[None]):
 
     def _show(self, inspection: Inspection, replaced: bool) -> None:
         self.query_one(PressureGauge).update_state(gauge_state(inspection, None, -1, False, DEFAULT))
-        figures = statusline.of_inspection(inspection)
+        figures = inspection.status
         text = statusline.line(figures)
         self._say(("the file was replaced: read again · " if replaced else "") + text, gone=False)
         left = figures.left

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.model import Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.formats.kinds import Journal, Writer
+    from compaction_inspector.core.statusline import StatusLine
 
 SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
 
@@ -70,6 +75,24 @@ class Preset:
     fraction: float | None = None  # of the window, for a tool with no agent rule
 
 
+class Named(Protocol):
+    """Something registered by its name (an agent's strategy)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tour:
+    """How the demo tour shows one of an agent's strategies on the bundled sample of 4,500
+    tokens: the options that make it fire there, the step shown (the last where it is past
+    the end) and what the caption says."""
+
+    options: Mapping[str, Any]
+    step: int
+    caption: str
+
+
 @dataclass(frozen=True)
 class PutBack:
     """What an agent puts back after a compaction that the transcript does not record, in
@@ -86,36 +109,69 @@ class PutBack:
         return cls(tokens, tokens, tokens)
 
 
-@dataclass(frozen=True)
-class Agent:
-    """One agent: the format it writes (the registry's key, and the name of the strategy
-    that replays its own compaction), where it keeps its sessions and how to find them
-    there, the window a session of it had, and where it compacts in a window."""
+class Agent(ABC):
+    """One agent, as a class of its own in its package (`core.agents.<agent>`): the format it
+    writes (the registry's key, and the name of the strategy that replays its own
+    compaction), where it keeps its sessions and how to find them there, and where it
+    compacts in a window. A subclass sets the class attributes and writes `home`, `find`
+    and `point`; every other hook has a default that says its transcripts record nothing
+    more, so an agent writes only what it has."""
 
-    format: str
-    name: str  # as the app names it: "Claude Code"
-    folder_option: str  # the command line's option naming its sessions' folder: "claude-dir"
-    folder_help: str  # what that option says: "Claude Code's projects folder (default …)"
-    home: Callable[[], Path]  # that folder when none is named: its environment's, else the home's
-    find: Callable[[Path], list[Found]]  # its session files under that folder
-    point: Callable[[Window, Settings], Point]  # where it compacts, under the settings' options
-    # the window a session of it had, where the session says (None: it says nothing)
-    window: Callable[[Settings, Session], SessionWindow | None]
-    presets: tuple[Preset, ...]  # its windows as presets, the usual one first
-    # its own count at each check the transcript records, against a point (and another
-    # window's point, for the checks before a switch of model); none where it records none
-    checks: Callable[[Session, Settings, Point, Callable[[int], Point | None]], tuple[Count, ...]]
-    # the count it recorded before a compaction, against a point, from the prompt last
-    # reported (None where it records none)
-    recorded: Callable[[Compaction, int | None, Point], Count | None]
-    # what it puts back after the compaction at an index that the transcript does not
-    # record (the messages after it; a counter and the model's scale), in the model's tokens
-    put_back: Callable[[Session, int, Sequence[Message], TokenCounter, float], PutBack]
-    # what its first request carries that it may not send again after a compaction, or may
-    # send twice, where the transcript does not record it: the most it can be and what it is
-    first_only: Callable[[Session, Settings], tuple[int, str] | None]
-    # bytes every line that records one of its compactions holds (a file without them has none)
-    compaction_mark: bytes
+    format: ClassVar[str]
+    name: ClassVar[str]  # as the app names it: "Claude Code"
+    folder_option: ClassVar[str]  # the command line's option naming its sessions' folder: "claude-dir"
+    folder_help: ClassVar[str]  # what that option says: "Claude Code's projects folder (default …)"
+    journal: ClassVar[Journal]  # its transcript format, read line by line
+    writer: ClassVar[Writer | None] = None  # its format written back, where it can be
+    presets: ClassVar[tuple[Preset, ...]] = ()  # its windows as presets, the usual one first
+    # the strategies it brings (`core.strategies.registry.Strategy`, which stands above this
+    # record): the one named like its format replays its own compaction
+    strategies: ClassVar[tuple[Named, ...]] = ()
+    tour: ClassVar[Mapping[str, Tour]] = {}  # by strategy: how the demo shows it
+    status_line: ClassVar[StatusLine | None] = None  # the status line command it runs, if any
+    # bytes every line that records one of its compactions holds (b"": it records none)
+    compaction_mark: ClassVar[bytes] = b""
+
+    @abstractmethod
+    def home(self) -> Path:
+        """Its sessions' folder when none is named: its environment's, else the home's."""
+
+    @abstractmethod
+    def find(self, root: Path) -> list[Found]:
+        """Its session files under `root`."""
+
+    @abstractmethod
+    def point(self, window: Window, settings: Settings) -> Point:
+        """Where it compacts in `window`, under the settings' options."""
+
+    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+        """The window a session of it had, where the session says (None: it says nothing)."""
+        return None
+
+    def checks(
+        self, session: Session, settings: Settings, at: Point, point_in: Callable[[int], Point | None]
+    ) -> tuple[Count, ...]:
+        """Its own count at each check the transcript records, against a point (and another
+        window's point, for the checks before a switch of model); none where it records none."""
+        return ()
+
+    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+        """The count it recorded before a compaction, against a point, from the prompt last
+        reported (None where it records none)."""
+        return None
+
+    def put_back(
+        self, session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
+    ) -> PutBack:
+        """What it puts back after the compaction at an index that the transcript does not
+        record (the messages after it; a counter and the model's scale), in the model's tokens."""
+        return PutBack.known(0)
+
+    def first_only(self, session: Session, settings: Settings) -> tuple[int, str] | None:
+        """What its first request carries that it may not send again after a compaction, or
+        may send twice, where the transcript does not record it: the most it can be and what
+        it is."""
+        return None
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

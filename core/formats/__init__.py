@@ -9,17 +9,18 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
 from compaction_inspector.core import yamlfile
+from compaction_inspector.core.agents import registered
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import anthropic, claude_code, codex, openai_chat, plain
+from compaction_inspector.core.formats import anthropic, openai_chat, plain
 from compaction_inspector.core.formats.common import (
     LoadError,
     Records,
@@ -31,13 +32,14 @@ from compaction_inspector.core.formats.common import (
     result_text,
     stream_jsonl,
 )
-from compaction_inspector.core.model import Compaction, Diagnostic, Message, Session, Usage, canonical_json
+from compaction_inspector.core.formats.kinds import Body, Journal, Writer
+from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
 __all__ = [
     "BODIES",
-    "FORMATS_TRIED",
-    "JOURNALS",
+    "Journal",
     "LoadError",
+    "Writer",
     "appended",
     "head",
     "load",
@@ -46,61 +48,43 @@ __all__ = [
 ]
 
 
-class Journal(Protocol):
-    """A JSONL an agent writes as it runs, told from any one of its lines."""
-
-    FORMAT: str
-    PROVIDER: str  # whose prices its responses are billed at
-
-    def looks_like(self, record: dict[str, Any]) -> bool: ...
-
-    def load(self, records: Records, path: str | None) -> Session: ...
-
-    def appended(self, session: Session, records: Records) -> Session | None: ...
+BODIES: tuple[Body, ...] = (openai_chat, anthropic)  # tried in this order: a file is the first that claims it
 
 
-class Body(Protocol):
-    """An API request body (one file, or each record of a proxy log)."""
-
-    FORMAT: str
-    PROVIDER: str
-
-    def looks_like(self, body: dict[str, Any]) -> bool: ...
-
-    def messages(
-        self, body: dict[str, Any], line: int | None = None
-    ) -> tuple[list[Message], dict[str, Any]]: ...
+def journals() -> tuple[Journal, ...]:
+    """The agents' own formats, in the registry's order (`core.agents`): tried before the bodies."""
+    return tuple(agent.journal for agent in registered())
 
 
-class Writer(Protocol):
-    """A format a session can be written back in (`core.export`)."""
-
-    FORMAT: str
-
-    def write(
-        self, messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
-    ) -> str: ...
+def writers() -> tuple[Writer, ...]:
+    """The formats a session can be written back in: the agents' that can, then the APIs'
+    (the rest is written plain)."""
+    own = tuple(agent.writer for agent in registered() if agent.writer is not None)
+    return (*own, anthropic, openai_chat)
 
 
-# tried in this order: a file is the first that claims it
-JOURNALS: tuple[Journal, ...] = (claude_code, codex)
-BODIES: tuple[Body, ...] = (openai_chat, anthropic)
-WRITERS: tuple[Writer, ...] = (claude_code, anthropic, openai_chat)  # the rest is written plain
+def tried() -> str:
+    """Every format a file is tried as, in words, for the error that none fits."""
+    described = [j.DESCRIBED for j in journals()]
+    return ", ".join(
+        [
+            *described,
+            "Anthropic Messages JSON (body, JSONL of bodies or proxy log)",
+            "OpenAI chat-completions JSON",
+            "plain role/content JSON/YAML",
+        ]
+    )
 
 
 def provider(fmt: str) -> str | None:
     """Whose prices a format's responses are billed at (None: a format that says not)."""
-    formats: list[Journal | Body] = [*JOURNALS, *BODIES]
+    formats: list[Journal | Body] = [*journals(), *BODIES]
     return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
 
 
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
 Logged = tuple[int | None, dict[str, Any], Usage | None]
-FORMATS_TRIED = (
-    "Claude Code JSONL, Anthropic Messages JSON (body, JSONL of bodies or proxy log), "
-    "OpenAI chat-completions JSON, Codex rollout JSONL, plain role/content JSON/YAML"
-)
 
 
 def load(path: str | Path, request: int | None = None) -> Session:
@@ -160,7 +144,7 @@ def head(path: str | Path, size: int = HEAD_BYTES) -> tuple[Session, int] | None
 def appended(session: Session, text: str, first_line: int) -> Session | None:
     """`session` grown by `text`, complete lines written to its file after those it was
     read from, numbered from `first_line`; None when its format is only read whole."""
-    journal = next((j for j in JOURNALS if session.format == j.FORMAT), None)
+    journal = next((j for j in journals() if session.format == j.FORMAT), None)
     return journal.appended(session, read_jsonl(text, first_line)) if journal is not None else None
 
 
@@ -191,7 +175,7 @@ def _agent_format(value: Any) -> Journal | None:
     """The journal whose line `value` looks like, if any. A file's format is that of its
     first such line, read whole or streamed alike."""
     if isinstance(value, dict):
-        return next((j for j in JOURNALS if j.looks_like(value)), None)
+        return next((j for j in journals() if j.looks_like(value)), None)
     return None
 
 
@@ -235,7 +219,7 @@ def load_text(text: str, path: str | None = None, request: int | None = None) ->
     if plain.looks_like(value):
         _no_request(request, plain.FORMAT)
         return plain.session(value, path)
-    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+    raise LoadError(f"not a transcript in any known format (tried {tried()})")
 
 
 def _no_request(request: int | None, fmt: str) -> None:
@@ -259,7 +243,7 @@ def _from_value(value: Any, path: str | None, request: int | None) -> Session:
         if plain.looks_like(value):
             _no_request(request, plain.FORMAT)
             return plain.session(value, path)
-    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+    raise LoadError(f"not a transcript in any known format (tried {tried()})")
 
 
 def _is_tool_role(m: Any) -> bool:
@@ -296,7 +280,7 @@ def _from_records(
         _no_request(request, plain.FORMAT)
         session = plain.session(dicts, path)
         return _with_diagnostics(session, records.diagnostics)
-    raise LoadError(f"not a transcript in any known format (tried {FORMATS_TRIED})")
+    raise LoadError(f"not a transcript in any known format (tried {tried()})")
 
 
 def _body(value: Any) -> dict[str, Any] | None:

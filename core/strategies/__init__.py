@@ -7,19 +7,13 @@ strategy (config, command line, the app) is made from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from compaction_inspector.core.agents import Agent, Derived
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.strategies import (
-    claude_code,
-    codex,
-    hysteresis,
-    presets,
-    ptl_retry,
-    trim,
-)
+from compaction_inspector.core.strategies import hysteresis, presets, ptl_retry, trim
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     OptionError,
@@ -50,17 +44,20 @@ __all__ = [
 ]
 
 # Any: each strategy takes options of its own type; a caller names one and passes its options
-_ALL: tuple[Strategy[Any], ...] = (
-    trim.STRATEGY,
-    ptl_retry.STRATEGY,
-    hysteresis.STRATEGY,
-    presets.MICROCOMPACT,
-    claude_code.STRATEGY,
-    codex.STRATEGY,
-    *presets.CLEARING,
-    *presets.SUMMARIZING,
-)
-REGISTRY: dict[str, Strategy[Any]] = {s.name: s for s in _ALL}
+_OURS: tuple[Strategy[Any], ...] = (trim.STRATEGY, ptl_retry.STRATEGY, hysteresis.STRATEGY)
+_THEIRS: tuple[Strategy[Any], ...] = (*presets.CLEARING, *presets.SUMMARIZING)  # tools with no agent here
+
+
+def _every(agents: tuple[Agent, ...]) -> dict[str, Strategy[Any]]:
+    """Ours, then each registered agent's (`core.agents`), then the other tools' presets."""
+    every = [*_OURS, *(s for agent in agents for s in agent.strategies), *_THEIRS]
+    found = {s.name: s for s in every if isinstance(s, Strategy)}
+    if len(found) < len(every):
+        raise TypeError("each strategy must be a Strategy (core.strategies.registry) with a name of its own")
+    return found
+
+
+REGISTRY: Mapping[str, Strategy[Any]] = Derived(_every)
 DEFAULT = hysteresis.NAME  # what the app shows first
 
 

@@ -302,7 +302,8 @@ class Steps:
             delta = self.context.tokens(added) - self.context.tokens(removed)
             self.add_planned(
                 REPAIR_TITLE,
-                f"The request would be invalid ({what}); repaired as Claude Code does before sending.",
+                f"The request would be invalid ({what}); "
+                "repaired before sending, as an agent's client repairs it.",
                 lambda: repaired,
                 self._tokens + delta,
             )

@@ -25,19 +25,10 @@ CLEARABLE_TOOLS = frozenset(
     }
 )  # fmt: skip
 
-MICROCOMPACT = clear.FAMILY.preset(
-    "microcompact",
-    "Microcompact",
-    "clear old tool results, keep the most recent ones",
-    "Claude Code time-based microcompact: keep the 5 most recent results of "
-    "clearable tools, each older one replaced by “[Old tool result content cleared]”; it waits "
-    "for an idle gap (60 minutes) that is off here until set",
-    lambda: C(keep_tool_uses=5, tools=CLEARABLE_TOOLS),
-)
 ANTHROPIC_MIN_TRIGGER = 50_000  # compact_20260112 refuses a trigger under this
 OPENCODE_RESERVE = 20_000  # opencode's reserved: min(20,000, the model's max output)
 
-# the other agents' and APIs' clearing, after microcompact, which is ours to tune first
+# the other agents' and APIs' clearing
 CLEARING: tuple[Strategy[Any], ...] = (
     clear.FAMILY.preset(
         "anthropic-context-editing",
@@ -98,7 +89,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "OpenAI Responses compaction: the person's messages, then one compaction item",
         "OpenAI Responses context_management compaction and POST /responses/compact: the user "
         "messages followed by one compaction item. compact_threshold has no default; 90 % of the "
-        "window is where Codex sets it (model_auto_compact_token_limit)",
+        "window is used, the limit OpenAI's own CLI agent sets (model_auto_compact_token_limit)",
         lambda: S(trigger_percent=90, keep_user="all"),
     ),
     summarize.FAMILY.preset(

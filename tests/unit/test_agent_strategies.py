@@ -1,12 +1,13 @@
 """Claude Code's and Codex's own auto-compact (docs/agents.md), replayed as strategies:
 exact figures with chars/4 counts (a text of 4n characters is n tokens)."""
 
+from compaction_inspector.core.agents.claude_code import strategy as claude_code
+from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
+from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import Context, claude_code, run
-from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
-from compaction_inspector.core.strategies.codex import CodexOptions
+from compaction_inspector.core.strategies import Context, run
 from tests.helpers import a, call, result, snapshot, u
 
 

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core import formats
-from compaction_inspector.core.agents import AGENTS, Agent, Found, Preset
-from compaction_inspector.core.agents.base import PutBack, SessionWindow
+from compaction_inspector.core.agents import Agent, Found, Preset, by_format, registry
+from compaction_inspector.core.agents.base import SessionWindow, Settings
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.files import walk
@@ -31,79 +30,12 @@ TOY = "toy-agent"
 TOY_WINDOW = Window(50_000, 5_000)
 
 
-def toy(home: Path) -> Agent:
-    def point(window: Window, settings: object) -> Point:
-        return Point(window.usable - 1_000, "1,000 under the usable window")
-
-    def window(settings: object, session: object) -> SessionWindow | None:
-        return (
-            SessionWindow(TOY, TOY_WINDOW, "the session's toy window")
-            if getattr(session, "format", None) == TOY
-            else None
-        )
-
-    def recorded(compaction: object, reported: int | None, at: Point) -> Count | None:
-        pre = getattr(compaction, "pre_tokens", None)
-        return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
-
-    return Agent(
-        TOY,
-        "Toy",
-        "toy-dir",
-        "the toy's sessions folder",
-        lambda: home,
-        lambda root: [Found(p, TOY, p.parent.name) for p in walk(root, "*.jsonl")],
-        point,
-        window,
-        (Preset(TOY, TOY_WINDOW.context_window, TOY_WINDOW.reserved_output, "a toy agent", agent=TOY),),
-        lambda session, settings, at, point_in: (),
-        recorded,
-        lambda session, boundary, after, counter, scale: PutBack.known(0),
-        lambda session, settings: None,
-        b'"compact_boundary"',
-    )
-
-
-def test_a_registered_agent_is_listed_measured_and_counted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(AGENTS, TOY, toy(tmp_path / "toy-home"))
-    # its sessions, where it keeps them or where its option says
-    (tmp_path / "toy-home" / "day").mkdir(parents=True)
-    kept = tmp_path / "toy-home" / "day" / "one.jsonl"
-    kept.write_bytes(path().read_bytes())
-    assert (TOY, tmp_path / "toy-home") in roots()
-    assert roots({TOY: tmp_path})[-1] == (TOY, tmp_path)
-    assert [f.path for f in find([(TOY, tmp_path / "toy-home")])] == [kept]
-    parsed = build_parser().parse_args(["sessions", "--toy-dir", str(tmp_path)])
-    assert parsed.toy_dir == str(tmp_path)
-    # its window and its point, for a session of its format
-    assert TOY in PRESETS
-    session = dataclasses.replace(load(path()), format=TOY)
-    config = Config().for_session(session)
-    assert (config.preset, config.window, config.window_source) == (
-        TOY,
-        TOY_WINDOW,
-        "the session's toy window",
-    )
-    assert config.agent == TOY and config.auto_compact_tokens == 44_000
-    # the count it recorded before its compaction, against its point
-    (own,) = Inspection.of(session, config).own_compactions()
-    assert own.count is not None and own.count.agent == "Toy" and own.count.point.tokens == 44_000
-
-
-def test_an_agent_writing_a_format_already_registered_is_refused() -> None:
-    from compaction_inspector.core.agents import register
-
-    with pytest.raises(ValueError, match="registered already"):
-        register(AGENTS["codex"])
-
-
 class ToyJournal:
     """A made-up agent's JSONL: a line per message, and a line for each compaction."""
 
     FORMAT = TOY
     PROVIDER = "anthropic"
+    DESCRIBED = "the toy's JSONL"
 
     def looks_like(self, record: dict[str, Any]) -> bool:
         return record.get("toy") is True
@@ -138,6 +70,75 @@ class ToyJournal:
         return None
 
 
+class Toy(Agent):
+    """A made-up agent: one class, its hooks where it has something to say."""
+
+    format = TOY
+    name = "Toy"
+    folder_option = "toy-dir"
+    folder_help = "the toy's sessions folder"
+    journal = ToyJournal()
+    presets = (Preset(TOY, TOY_WINDOW.context_window, TOY_WINDOW.reserved_output, "a toy agent", agent=TOY),)
+    compaction_mark = b'"compacted"'
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+
+    def home(self) -> Path:
+        return self._home
+
+    def find(self, root: Path) -> list[Found]:
+        return [Found(p, TOY, p.parent.name) for p in walk(root, "*.jsonl")]
+
+    def point(self, window: Window, settings: Settings) -> Point:
+        return Point(window.usable - 1_000, "1,000 under the usable window")
+
+    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+        return SessionWindow(TOY, TOY_WINDOW, "the session's toy window") if session.format == TOY else None
+
+    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+        pre = compaction.pre_tokens
+        return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
+
+
+def registering(monkeypatch: pytest.MonkeyPatch, agent: Agent) -> None:
+    """`agent` added to the registry, as its one line there would."""
+    monkeypatch.setattr(registry, "AGENTS", (*registry.AGENTS, agent))
+
+
+def test_a_registered_agent_is_listed_measured_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registering(monkeypatch, Toy(tmp_path / "toy-home"))
+    # its sessions, where it keeps them or where its option says
+    (tmp_path / "toy-home" / "day").mkdir(parents=True)
+    kept = tmp_path / "toy-home" / "day" / "one.jsonl"
+    kept.write_bytes(path().read_bytes())
+    assert (TOY, tmp_path / "toy-home") in roots()
+    assert roots({TOY: tmp_path})[-1] == (TOY, tmp_path)
+    assert [f.path for f in find([(TOY, tmp_path / "toy-home")])] == [kept]
+    parsed = build_parser().parse_args(["sessions", "--toy-dir", str(tmp_path)])
+    assert parsed.toy_dir == str(tmp_path)
+    # its window and its point, for a session of its format
+    assert TOY in PRESETS
+    session = dataclasses.replace(load(path()), format=TOY)
+    config = Config().for_session(session)
+    assert (config.preset, config.window, config.window_source) == (
+        TOY,
+        TOY_WINDOW,
+        "the session's toy window",
+    )
+    assert config.agent == TOY and config.auto_compact_tokens == 44_000
+    # the count it recorded before its compaction, against its point
+    (own,) = Inspection.of(session, config).own_compactions()
+    assert own.count is not None and own.count.agent == "Toy" and own.count.point.tokens == 44_000
+
+
+def test_an_agent_writing_a_format_already_registered_is_refused() -> None:
+    with pytest.raises(ValueError, match="registered already"):
+        by_format((*registry.AGENTS, registry.AGENTS[-1]))
+
+
 def toy_file(folder: Path) -> Path:
     lines: list[dict[str, Any]] = []
     for n in range(12):
@@ -164,8 +165,7 @@ def test_a_made_up_agent_and_its_format_go_through_every_command(
 ) -> None:
     """Registered, a third agent's sessions open, are analysed, compacted, replayed, compared,
     reported and swept like the two real ones', its window and point its own."""
-    monkeypatch.setitem(AGENTS, TOY, toy(tmp_path / "toy-home"))
-    monkeypatch.setattr(formats, "JOURNALS", (*formats.JOURNALS, ToyJournal()))
+    registering(monkeypatch, Toy(tmp_path / "toy-home"))
     target = toy_file(tmp_path / "toy-home" / "day")
     for command in COMMANDS:
         outcome = run_cli([command[0], str(target if command[0] != "sweep" else target.parent), *command[1:]])

@@ -14,7 +14,10 @@ import dataclasses
 import json
 from typing import Any
 
-from compaction_inspector.core import autocompact, codex_history
+from compaction_inspector.core.agents.codex import new_history as codex_history
+from compaction_inspector.core.agents.codex import rules
+from compaction_inspector.core.agents.codex.strategy import CodexOptions
+from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.formats import load_text
@@ -22,7 +25,6 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Check, Reasoning
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import run
-from compaction_inspector.core.strategies.codex import CodexOptions
 from compaction_inspector.core.tokens import make_counter
 from tests.hostile import run_cli
 
@@ -133,10 +135,10 @@ def test_a_live_rollout_that_ends_on_tool_outputs_is_counted_as_codex_counts_bef
 
 def test_the_count_reads_reasoning_before_the_last_user_message_only() -> None:
     session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
-    point = autocompact.Point(9_000, "90 % of the raw window 10,000")
-    rate = autocompact.codex_reasoning_rate(session.messages)
-    assert rate.per_100 == autocompact.CODEX_REASONING_PER_100  # nothing in the rollout to fit on
-    counts = autocompact.codex_counts(session.messages, session.checks, point, rate)
+    point = Point(9_000, "90 % of the raw window 10,000")
+    rate = rules.codex_reasoning_rate(session.messages)
+    assert rate.per_100 == rules.CODEX_REASONING_PER_100  # nothing in the rollout to fit on
+    counts = rules.codex_counts(session.messages, session.checks, point, rate)
     # turn one's reasoning comes after its prompt; in turn two it is history: 150 × 1.2
     assert [c.total for c in counts] == [8_040, 8_700, 8_600 + 265 + 180]
     assert [c.fires for c in counts] == [False, False, True]
@@ -153,18 +155,18 @@ def test_where_the_reasoning_estimates_range_straddles_the_limit_it_fires_here_o
     count at 9,030-9,060: under a limit of 9,040 at one end, over it at the other. A rate
     set or fitted has no range."""
     session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
-    point = autocompact.Point(9_040, "a limit between")
-    rate = autocompact.codex_reasoning_rate(session.messages)
-    last = autocompact.codex_counts(session.messages, session.checks, point, rate)[-1]
+    point = Point(9_040, "a limit between")
+    rate = rules.codex_reasoning_rate(session.messages)
+    last = rules.codex_counts(session.messages, session.checks, point, rate)[-1]
     assert last.spread == (9_030, 9_060) and last.fires and last.undecided
     assert last.line().endswith("; 9,030-9,060 over the estimate's range: it fires here or at the next check")
     assert last.to_dict()["fires_here_or_next"] is True
-    high = autocompact.codex_counts(
-        session.messages, session.checks, autocompact.Point(9_000, "under"), rate
+    high = rules.codex_counts(
+        session.messages, session.checks, Point(9_000, "under"), rate
     )[-1]
     assert not high.undecided and "next check" not in high.line()
-    set_to = autocompact.codex_reasoning_rate(session.messages, 120)
-    assert autocompact.codex_counts(session.messages, session.checks, point, set_to)[-1].spread is None
+    set_to = rules.codex_reasoning_rate(session.messages, 120)
+    assert rules.codex_counts(session.messages, session.checks, point, set_to)[-1].spread is None
 
 
 def test_encrypted_reasoning_is_read_from_its_length_and_fits_the_rate() -> None:
@@ -174,9 +176,9 @@ def test_encrypted_reasoning_is_read_from_its_length_and_fits_the_rate() -> None
     first = next(m for m in session.messages if m.reasoning)
     assert first.reasoning is not None and first.reasoning.encrypted == 588
     # that response reported 100 reasoning tokens: the rollout's own rate is 588 per 100
-    rate = autocompact.codex_reasoning_rate(session.messages)
+    rate = rules.codex_reasoning_rate(session.messages)
     assert rate.per_100 == 588 and "fitted on 1 responses" in rate.source
-    assert autocompact.codex_reasoning_rate(session.messages, 110).per_100 == 110
+    assert rules.codex_reasoning_rate(session.messages, 110).per_100 == 110
     # a redacted value is shorter than the encryption's own overhead: not held
     redacted = load_text("\n".join([*ROLLOUT[:6], reasoning("REDACTED"), *ROLLOUT[7:]]), "r.jsonl")
     assert next(m for m in redacted.messages if m.reasoning).reasoning == Reasoning(None, 100)
@@ -326,7 +328,7 @@ def test_the_rate_is_fitted_on_whole_responses() -> None:
     for all of them."""
     held = "A" * 4_000  # 588 tokens each
     rollout = [*ROLLOUT[:6], reasoning(held), reasoning(held), *ROLLOUT[7:]]
-    rate = autocompact.codex_reasoning_rate(load_text("\n".join(rollout), "rollout.jsonl").messages)
+    rate = rules.codex_reasoning_rate(load_text("\n".join(rollout), "rollout.jsonl").messages)
     assert rate.per_100 == 1_176 and "fitted on 1 responses" in rate.source
 
 
@@ -372,12 +374,12 @@ def test_the_replays_pre_check_bounds_the_reasoning_term_of_any_history_made_of_
 
     human = Message("user", (Block("text", text="go on"),))
     messages = [human, said(0, 350, 200), said(1, 100, 100), human, said(2, None, 40), human]
-    assert autocompact.codex_reasoning_bound(messages) == [0, 0, 350, 450, 450, 520, 520]
-    assert autocompact.codex_reasoning_bound(messages, set_to=100) == [0, 0, 350, 450, 450, 490, 490]
+    assert rules.codex_reasoning_bound(messages) == [0, 0, 350, 450, 450, 520, 520]
+    assert rules.codex_reasoning_bound(messages, set_to=100) == [0, 0, 350, 450, 450, 490, 490]
     for start in range(len(messages)):  # histories of some of them: the bound holds for each
-        rate = autocompact.codex_reasoning_rate(messages[start:])
-        read, estimated = autocompact.codex_reasoning(messages[start:], rate)
-        bound = autocompact.codex_reasoning_bound(messages)[start:]
+        rate = rules.codex_reasoning_rate(messages[start:])
+        read, estimated = rules.codex_reasoning(messages[start:], rate)
+        bound = rules.codex_reasoning_bound(messages)[start:]
         assert all(r + e <= b for r, e, b in zip(read, estimated, bound, strict=True))
 
 
@@ -385,8 +387,9 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
     """After its first compaction a replay holds the history as messages; requests whose
     count (with the most its reasoning can add) stays under the limit are not run at all."""
     from compaction_inspector.core import simulate as replaying
+    from compaction_inspector.core.agents import registry
+    from compaction_inspector.core.agents.codex import strategy as codex
     from compaction_inspector.core.model import Block, Message
-    from compaction_inspector.core.strategies import REGISTRY, codex
 
     calls: list[int] = []
     real = codex.run
@@ -395,7 +398,9 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
         calls.append(1)
         return real(*args)
 
-    monkeypatch.setitem(REGISTRY, codex.NAME, dataclasses.replace(codex.STRATEGY, run=counted))
+    (agent,) = [a for a in registry.AGENTS if a.format == codex.NAME]
+    monkeypatch.setattr(type(agent), "strategies", (dataclasses.replace(codex.STRATEGY, run=counted),))
+    monkeypatch.setattr(registry, "AGENTS", (*registry.AGENTS,))  # registered anew, as at start
     messages = [
         m
         for n in range(60)
@@ -462,9 +467,9 @@ def test_an_earlier_compaction_bounds_the_reasoning_rate_for_the_checks_after_it
         line("compacted", {"message": "", "replacement_history": [SUMMARY]}),
     ]  # fmt: skip
     session = load_text("\n".join([*first, *second]), "rollout.jsonl")
-    point = autocompact.Point(9_000, "90 % of the raw window 10,000")
-    rate = autocompact.codex_reasoning_rate(session.messages)
-    counts = autocompact.codex_counts(
+    point = Point(9_000, "90 % of the raw window 10,000")
+    rate = rules.codex_reasoning_rate(session.messages)
+    counts = rules.codex_counts(
         session.messages, session.checks, point, rate, None, session.compactions
     )
     fired_first = next(
@@ -482,11 +487,11 @@ def test_an_earlier_compaction_bounds_the_reasoning_rate_for_the_checks_after_it
         == f"224 per 100 reasoning tokens (224-224: what its compaction at line {line_at} leaves possible)"
     )
     # without the compactions to go by, the same check stays under the limit at the guess
-    plain = autocompact.codex_counts(session.messages, session.checks, point, rate)
+    plain = rules.codex_counts(session.messages, session.checks, point, rate)
     assert plain[-1].total == 8_400 + 40 + 360 and not plain[-1].fires
     # a rate set by the user is never moved
-    set_to = autocompact.codex_reasoning_rate(session.messages, 120)
-    kept = autocompact.codex_counts(
+    set_to = rules.codex_reasoning_rate(session.messages, 120)
+    kept = rules.codex_counts(
         session.messages, session.checks, point, set_to, None, session.compactions
     )
     assert kept[-1].total == 8_800

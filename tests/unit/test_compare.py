@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from compaction_inspector.core.compare import REPLAYED, compare
+from compaction_inspector.core.compare import compare, replayed
 from tests.test_cli import run
 from tests.unit.test_cost import session_of_reads
 
@@ -45,7 +45,7 @@ def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
     assert out.returncode == 0
     data = json.loads(out.stdout)
     rows = data["rows"]
-    assert {r["strategy"] for r in rows} == {"none", *REPLAYED} and "ptl-retry" not in REPLAYED
+    assert {r["strategy"] for r in rows} == {"none", *replayed()} and "ptl-retry" not in replayed()
     assert [r["compactions"] for r in rows] == sorted((r["compactions"] for r in rows), reverse=True)
     assert data["real_cost"]["source"].startswith("genai-prices")
     text = run("compare", str(path()), "--strategies", "cline,microcompact")

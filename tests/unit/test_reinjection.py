@@ -1,8 +1,13 @@
 """What Claude Code puts back after it compacts (docs/agents.md), with chars/4 counts:
 a text of 4n characters is n tokens."""
 
+from compaction_inspector.core.agents.claude_code.reinjection import (
+    PLAN_FILE,
+    reference,
+    reinjected,
+    reinjected_range,
+)
 from compaction_inspector.core.model import Block, FileTouch, Message, text_message
-from compaction_inspector.core.reinjection import PLAN_FILE, reference, reinjected, reinjected_range
 from compaction_inspector.core.tokens import make_counter
 from tests.helpers import call, result, u
 

@@ -15,8 +15,10 @@ import pytest
 from genai_prices import Usage as Priced
 from genai_prices import calc_price
 
-from compaction_inspector.core import statusline
+from compaction_inspector.core.agents.claude_code import statusline
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.statusline import SettingsRefused, installed_command
+from compaction_inspector.core.statusline import line as status_text
 from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 from compaction_inspector.sample_sessions import path as sample
 from tests.hostile import run_cli
@@ -66,7 +68,7 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     )
     # five responses, each priced once at its whole output
     assert shown.cost == sum(price(100_000 + 10_000 * n, 40) for n in range(5))
-    assert statusline.line(shown) == (
+    assert status_text(shown) == (
         "ctx 140k of 167k · compacts in ~27k (about 3 requests at this pace) · no compaction yet · "
         f"${shown.cost:,.2f}"
     )
@@ -91,7 +93,7 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     assert grown.offset == transcript.stat().st_size - 50  # the half-written line waits
     after = statusline.figures(grown, Config(), {})
     assert (after.count, after.compactions, after.left) == (None, 1, None)
-    assert "just compacted · 1 compaction" in statusline.line(after)
+    assert "just compacted · 1 compaction" in status_text(after)
     # read again from nothing, the same figures: the kept entry loses nothing
     index.unlink()
     again = statusline.read(transcript, index)
@@ -117,7 +119,7 @@ def test_a_first_read_of_a_long_transcript_reads_its_tail_and_scans_for_its_comp
     shown = statusline.figures(tail, Config(), {})
     assert not tail.whole and shown.compactions == 1 and tail.last_prompt == 30_019
     # the cost counts only the tail: it says "at least"
-    assert "1 compaction · ≥$" in statusline.line(shown)
+    assert "1 compaction · ≥$" in status_text(shown)
 
 
 def test_the_command_prints_a_line_and_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,20 +188,20 @@ def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path
     assert command == f"{Path(sys.executable).parent / 'compaction-inspector'} statusline"
     assert subprocess.run([*shlex.split(command), "--help"], capture_output=True, env={}).returncode == 0
     settings.write_text(json.dumps({"theme": "dark", "statusLine": {"type": "command", "command": "mine"}}))
-    with pytest.raises(statusline.SettingsRefused, match="has a statusLine already"):
+    with pytest.raises(SettingsRefused, match="has a statusLine already"):
         statusline.install(settings)
     assert json.loads(settings.read_text())["statusLine"]["command"] == "mine"  # left as it was
     backup = statusline.install(settings, force=True)
     assert backup is not None and json.loads(backup.read_text())["statusLine"]["command"] == "mine"
     assert json.loads(settings.read_text()) == {"theme": "dark", **statusline.snippet()}
     settings.write_text("[1, 2]")
-    with pytest.raises(statusline.SettingsRefused, match="not hold a JSON object"):
+    with pytest.raises(SettingsRefused, match="not hold a JSON object"):
         statusline.install(settings, force=True)
 
 
 def test_without_its_console_script_the_interpreter_runs_the_commands_module(tmp_path: Path) -> None:
     python = tmp_path / "my env" / "python"
-    assert statusline.installed_command(str(python)) == (
+    assert installed_command(str(python)) == (
         f"'{python}' -m compaction_inspector.tui.cli statusline"
     )
 
@@ -278,7 +280,7 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
             shown = statusline.figures(tail, Config(), given)
             assert tail.last_prompt == c["agent_count"]["parts"]["reported"] == c["measured_before"], path
             assert shown.point == c["agent_count"]["point"], path
-            assert out == statusline.line(shown, "{ctx} {point}") + "\n"
+            assert out == status_text(shown, "{ctx} {point}") + "\n"
             checked += 1
     assert checked >= 10
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.config import ConfigError, from_dict
 from compaction_inspector.core.strategies import Context, run
-from compaction_inspector.core.strategies.claude_code import ClaudeCodeOptions
 from compaction_inspector.core.summarizer import Command, SummarizerError
 from tests.test_cli import run as cli
 from tests.unit.test_agent_strategies import CONTEXT, session

@@ -178,10 +178,10 @@ def test_a_grid_point_the_strategy_refuses_is_named_before_any_session_is_read()
 
 
 def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
-    from compaction_inspector.core.compare import REPLAYED
+    from compaction_inspector.core.compare import replayed
     from compaction_inspector.core.sweep import suggested
 
-    for name in REPLAYED:
+    for name in replayed():
         spec = suggested(name)
         if spec:
             assert len(Grid.of(name, spec, Config()).values) >= 3, name

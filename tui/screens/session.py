@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.compare import REPLAYED
+from compaction_inspector.core.compare import replayed
 from compaction_inspector.core.config import PRESETS, Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
@@ -57,7 +57,6 @@ from compaction_inspector.tui.widgets.timeline import Timeline
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
-COMPARE_CYCLE = ("none", NO_COMPACTION, *REPLAYED)
 OWN = "own"  # the mode that steps through the transcript's own compactions
 
 
@@ -525,7 +524,8 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
             self.set_timer(0.1, self._unsplit_if_narrow)
 
     def action_cycle_compare(self) -> None:
-        self.compare = COMPARE_CYCLE[(COMPARE_CYCLE.index(self.compare) + 1) % len(COMPARE_CYCLE)]
+        cycle = ("none", NO_COMPACTION, *replayed())
+        self.compare = cycle[(cycle.index(self.compare) + 1) % len(cycle)]
         self.notify(f"Timeline compares with: {self.compare}", timeout=2)
         self.run_simulation()
 

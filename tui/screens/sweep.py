@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.compare import REPLAYED
+from compaction_inspector.core.compare import replayed
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import DEFAULT, OptionError, lookup
 from compaction_inspector.core.summarizer import SummarizerError
@@ -90,14 +90,14 @@ class SweepScreen(ProgressScreen[Picked | None]):
         super().__init__()
         self.paths, self.config, self.export_dir = paths, config, export_dir
         self.jobs = jobs or os.cpu_count() or 1
-        self.set_reactive(SweepScreen.strategy, lookup(strategy if strategy in REPLAYED else DEFAULT).name)
+        self.set_reactive(SweepScreen.strategy, lookup(strategy if strategy in replayed() else DEFAULT).name)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sweep"):
             yield Static(id="sweep-title")
             with Horizontal(id="sweep-ask"):
                 yield Select(
-                    [(lookup(n).label, n) for n in REPLAYED],
+                    [(lookup(n).label, n) for n in replayed()],
                     value=self.strategy,
                     allow_blank=False,
                     id="sweep-strategy",

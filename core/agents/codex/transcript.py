@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from compaction_inspector.core import codex_history
+from compaction_inspector.core.agents.codex import new_history
 from compaction_inspector.core.formats.common import (
     Records,
     Skipped,
@@ -44,6 +44,7 @@ from compaction_inspector.core.model import (
 )
 
 FORMAT = "codex"
+DESCRIBED = "Codex rollout JSONL"
 PROVIDER = "openai"  # whose prices its responses are billed at
 LINE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "token_usage_record"}
@@ -318,7 +319,7 @@ class _Rollout:
         unread = None
         if (not read or None in read) and self.base_instructions is not None:
             others = sum(_item_tokens(entry) for entry in kept if entry.get("type") != "compaction")
-            unread = hidden + codex_history.approx_tokens(self.base_instructions) + others
+            unread = hidden + new_history.approx_tokens(self.base_instructions) + others
         self.since_model = 0
         for entry in kept:
             self.since_model = 0 if _is_model_item(entry) else self.since_model + _item_tokens(entry)
@@ -351,8 +352,8 @@ class _Rollout:
         else:  # compacted locally, the new history unrecorded: Codex's rule makes it
             since = next((i for i in range(len(messages) - 2, -1, -1) if messages[i].is_compact_boundary), -1)
             made = [
-                *codex_history.initial_context(messages),
-                *codex_history.kept_user_messages(messages[since + 1 :], codex_history.LOCAL_USER_TOKENS),
+                *new_history.initial_context(messages),
+                *new_history.kept_user_messages(messages[since + 1 :], new_history.LOCAL_USER_TOKENS),
             ]
             messages.extend(replace(m, line=number) for m in made)
             text = as_str(payload.get("message"))

@@ -5,7 +5,7 @@ window). The summarize request is the history plus the summary prompt; when that
 the provider's limit, PTL retry truncation (docs/strategies.md#ptl-retry) drops the
 oldest API rounds from it, each retry a step. The history becomes the boundary marker,
 one summary (written locally and deterministically here) and what Claude Code puts back
-(`core.reinjection`): the five most recently touched files, each whole within 5,000
+(`reinjection`): the five most recently touched files, each whole within 5,000
 tokens or a short reference, the plan file and invoked skills.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core import autocompact
+from compaction_inspector.core.agents.claude_code import rules
+from compaction_inspector.core.agents.claude_code.reinjection import Reinjected, reinjected
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
-from compaction_inspector.core.reinjection import Reinjected, reinjected
 from compaction_inspector.core.segment import Segment
 from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
@@ -104,7 +104,7 @@ class ClaudeCodeStats:
 def point(options: ClaudeCodeOptions, context: Context) -> int | None:
     """Where it compacts (`core.autocompact`); None when the window is too small for
     its rule to leave a point."""
-    return autocompact.claude_code_point(
+    return rules.claude_code_point(
         context.window, options.auto_compact_tokens, options.autocompact_pct_override
     ).tokens
 
@@ -151,7 +151,7 @@ def run(
         steps.add(
             "Not triggered",
             f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
-            f"compacts {autocompact.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
+            f"compacts {rules.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
             "auto_compact_tokens to try its compaction in a window this small.",
             messages,
         )
@@ -212,7 +212,7 @@ def run(
 
 
 def _put_back(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Reinjected]:
-    """What Claude Code puts back after it compacts (`core.reinjection`): the most
+    """What Claude Code puts back after it compacts (`reinjection`): the most
     recently touched files, each whole or as a reference, the plan file and skills."""
     return reinjected(
         messages,

@@ -3,8 +3,8 @@
 The limit is `model_auto_compact_token_limit`, at most 90 % of the raw window (the
 window a rollout records / 0.95), compared with Codex's own count: the context the
 request holds plus the encrypted reasoning before its last user message
-(`core.autocompact.codex_reasoning`), checked before each request. The new history
-is Codex's (`core.codex_history`): remotely, the newest user messages up to 64,000 of
+(`rules.codex_reasoning`), checked before each request. The new history
+is Codex's (`new_history`): remotely, the newest user messages up to 64,000 of
 Codex's tokens with the initial context before the last of them, and the encrypted
 compaction item; locally, the initial context, 20,000 and a summary. The summary is
 written here, locally and deterministically.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core import autocompact, codex_history
+from compaction_inspector.core.agents.codex import new_history, rules
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
@@ -92,21 +92,21 @@ def user_tokens(options: CodexOptions) -> int:
     """How much of the person's messages the new history keeps, in Codex's own tokens."""
     if options.user_message_tokens is not None:
         return options.user_message_tokens
-    return codex_history.REMOTE_USER_TOKENS if options.remote else codex_history.LOCAL_USER_TOKENS
+    return new_history.REMOTE_USER_TOKENS if options.remote else new_history.LOCAL_USER_TOKENS
 
 
 def limit(options: CodexOptions, context: Context) -> int:
     """Where it compacts (`core.autocompact`): the configured limit, at most 90 % of the
     raw window."""
-    point = autocompact.codex_limit(context.window, options.auto_compact_token_limit).tokens
+    point = rules.codex_limit(context.window, options.auto_compact_token_limit).tokens
     assert point is not None  # a share of a positive window
     return point
 
 
 def _reasoning(messages: Sequence[Message], options: CodexOptions) -> list[int]:
     """[i]: the reasoning term of Codex's count for the request messages[:i]."""
-    rate = autocompact.codex_reasoning_rate(messages, options.reasoning_per_100)
-    read, estimated = autocompact.codex_reasoning(messages, rate)
+    rate = rules.codex_reasoning_rate(messages, options.reasoning_per_100)
+    read, estimated = rules.codex_reasoning(messages, rate)
     return [a + b for a, b in zip(read, estimated, strict=True)]
 
 
@@ -118,7 +118,7 @@ def _fires(options: CodexOptions, tokens: int, messages: int, context: Context, 
 def _beside(segment: Segment, options: CodexOptions) -> list[int]:
     """At most what Codex counts besides the context, before each request: its reasoning
     term's bound, or what it counted where the rollout recorded it (`Context.own_count`)."""
-    bound = segment.memo((NAME, "bound", options.reasoning_per_100), autocompact.codex_reasoning_bound,
+    bound = segment.memo((NAME, "bound", options.reasoning_per_100), rules.codex_reasoning_bound,
                          segment.messages, options.reasoning_per_100)  # fmt: skip
     recorded = segment.context.recorded(segment.messages)
     if not recorded:
@@ -168,9 +168,9 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     if before < at:
         steps.add("Not triggered", f"Codex counts {counts}, under the limit of {at:,}.", messages)
         return finish(NAME, steps, stats)
-    initial = codex_history.initial_context(messages)
+    initial = new_history.initial_context(messages)
     budget = user_tokens(options)
-    kept = codex_history.kept_user_messages(messages, budget)
+    kept = new_history.kept_user_messages(messages, budget)
     summary = text_message(
         "user", context.summary(messages, options.summary_chars), is_compact_summary=True,
         replaces=tuple(messages),

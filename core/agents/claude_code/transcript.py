@@ -33,6 +33,7 @@ from compaction_inspector.core.formats.common import (
 from compaction_inspector.core.model import Block, Compaction, FileTouch, Message, Role, Session, Usage
 
 FORMAT = "claude-code"
+DESCRIBED = "Claude Code JSONL"
 PROVIDER = "anthropic"  # whose prices its responses are billed at
 LINE_TYPES = frozenset(
     {

@@ -1,0 +1,191 @@
+"""Claude Code (docs/agents.md): its sessions under `~/.claude/projects/<project>/`, with
+sub-agents in `<session>/subagents/agent-*.jsonl`; it compacts 13,000 under its effective
+window, whose output reserve and size its version and model decide."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from compaction_inspector.core.agents.base import (
+    SESSION_PREFIX,
+    Agent,
+    Found,
+    Preset,
+    PutBack,
+    SessionWindow,
+    Settings,
+    Tour,
+)
+from compaction_inspector.core.agents.claude_code import rules, statusline
+from compaction_inspector.core.agents.claude_code import transcript as transcript_format
+from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
+from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
+from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
+from compaction_inspector.core.agents.claude_code.transcript import FORMAT
+from compaction_inspector.core.autocompact import Count, Point, version
+from compaction_inspector.core.files import files, folders
+from compaction_inspector.core.formats.kinds import Journal, Writer
+from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.statusline import StatusLine
+from compaction_inspector.core.tokens import TokenCounter
+
+__all__ = ["FORMAT", "PRESET", "PRESET_1M", "ClaudeCode"]
+
+PRESET = Preset(
+    FORMAT,
+    200_000,
+    20_000,
+    "Claude Code: auto-compact 13,000 under the effective window (window less min(max output, "
+    "20,000); the whole max output up to 2.1.20)",
+    agent=FORMAT,
+)
+PRESET_1M = Preset(
+    "claude-code-1m",
+    rules.CLAUDE_CODE_1M_WINDOW,
+    20_000,
+    "Claude Code with a 1M-token model: auto-compact 13,000 under the effective window",
+    agent=FORMAT,
+)
+
+
+def decode_project(name: str) -> str:
+    """A project folder's name back to its path where that path exists
+    (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
+    candidate = "/" + name.lstrip("-").replace("-", "/")
+    return candidate if name.startswith("-") and Path(candidate).exists() else name
+
+
+SKILL_LISTING_SENT_AGAIN = (2, 1, 23)  # sent again after a compaction from this version
+SKILL_LISTING_SHARE = 0.02  # of the window: the listing's budget from 2.1.32 (changelog)
+
+
+class ClaudeCode(Agent):
+    """Claude Code: its sessions, its windows by version and model, its point, what it
+    counted before a compaction (`preTokens`) and what it puts back after one."""
+
+    format = FORMAT
+    name = "Claude Code"
+    folder_option = "claude-dir"
+    folder_help = (
+        "Claude Code's projects folder (default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+    )
+    journal: ClassVar[Journal] = transcript_format
+    writer: ClassVar[Writer | None] = transcript_format
+    presets = (PRESET, PRESET_1M)
+    strategies = (MICROCOMPACT, STRATEGY)
+    tour = {
+        MICROCOMPACT.name: Tour(
+            {"keep_tool_uses": 2}, 0, "Old tool results become a placeholder; the calls stay."
+        ),
+        STRATEGY.name: Tour(
+            {"auto_compact_tokens": 3_500},
+            999,
+            "Claude Code: the history becomes a summary and re-read files.",
+        ),
+    }
+    status_line: ClassVar[StatusLine | None] = statusline
+    compaction_mark = b'"compact_boundary"'
+
+    def home(self) -> Path:
+        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+
+    def find(self, root: Path) -> list[Found]:
+        """Every session in each project folder, its sub-agents after it, each a row of its own
+        named by the session it ran in."""
+        found: list[Found] = []
+        for project in folders(root):
+            for f in files(project, "*.jsonl"):
+                agents = tuple(files(project / f.stem / "subagents", "agent-*.jsonl"))
+                found.append(Found(f, FORMAT, decode_project(project.name), agents))
+                found += [Found(a, FORMAT, decode_project(project.name), subagent_of=f.stem) for a in agents]
+        return found
+
+    def point(self, window: Window, config: Settings) -> Point:
+        options = config.options(FORMAT)
+        return rules.claude_code_point(window, options.auto_compact_tokens, options.autocompact_pct_override)
+
+    def window(self, config: Settings, session: Session) -> SessionWindow | None:
+        """The reserve its version kept, and a 1M window where its model or its reported
+        prompts say so; None where the window is not the preset's own, or the session says
+        nothing."""
+        as_preset = config.preset == PRESET.name and config.window == Window(
+            PRESET.context_window, PRESET.reserved_output
+        )
+        if session.format != FORMAT or not as_preset:
+            return None
+        agent_version = session.metadata.get("version")
+        reserve, why = rules.claude_code_reserve(agent_version)
+        size, reasons = PRESET.context_window, [why] if version(agent_version) else []
+        model = session.metadata.get("model")
+        largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
+        one_m = rules.claude_code_1m(model, agent_version)
+        compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
+        if one_m is not None and compacted and max(compacted) < PRESET.context_window:
+            reasons.append(f"it compacted on its own at {max(compacted):,}, under 200,000: not a 1M window")
+        elif one_m is not None:
+            size, reasons = rules.CLAUDE_CODE_1M_WINDOW, [*reasons, one_m]
+        elif largest > PRESET.context_window:
+            size = rules.CLAUDE_CODE_1M_WINDOW
+            reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
+        if not reasons:  # nothing the session says: the default stands
+            return None
+        return SessionWindow(
+            PRESET_1M.name if size != PRESET.context_window else PRESET.name,
+            Window(size, reserve),
+            f"{SESSION_PREFIX} " + "; ".join(reasons),
+        )
+
+    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+        """What it counted before an automatic compaction (`preTokens`)."""
+        if compaction.trigger != "auto" or compaction.pre_tokens is None:
+            return None
+        return rules.claude_code_count(compaction.pre_tokens, reported, at)
+
+    def put_back(
+        self, session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
+    ) -> PutBack:
+        """The files, plan and skills it reads again after compacting (`reinjection`),
+        where no attachment line after it records them; only the plan after a compaction that
+        kept the recent messages. Which files it chose is a range where some it only read may
+        have changed after others it changed (their times are not in the transcript)."""
+        if any(m.attachment is not None for m in after):
+            return PutBack.known(0)
+        back, (low, high) = reinjected_range(session.messages[:boundary], session.touches, counter, scale)
+        if any(m.replaces for m in after):
+            return PutBack.known(sum(r.tokens for r in back if r.kind == "plan"))
+        tokens = sum(r.tokens for r in back)
+        files = sum(r.tokens for r in back if r.kind == "file")
+        if low == high:
+            return PutBack.known(tokens)
+        return PutBack(
+            tokens,
+            tokens - files + min(low, files),
+            tokens - files + max(high, files),
+            "which files: when the ones it only read last changed is not in the transcript",
+        )
+
+    def first_only(self, session: Session, config: Settings) -> tuple[int, str] | None:
+        """The skill listing, where the transcript does not record it: the first request
+        carries it, at most 2 % of the window (changelog 2.1.32). From 2.1.23 it was sent
+        again after each compaction, around 2.1.4x sometimes twice over
+        (anthropics/claude-code#25994), and later versions do not send it again ("pure
+        cache_creation with marginal benefit", anthropics/claude-code#74990); at which
+        version that changed is not published, so after a compaction it may hold none of it,
+        or twice. Newer versions write it as an `attachment` line: then it is read, not
+        guessed."""
+        v = version(session.metadata.get("version"))
+        if (
+            v is None
+            or v < SKILL_LISTING_SENT_AGAIN
+            or any(m.attachment == "skill_listing" for m in session.messages)
+        ):
+            return None
+        most = round(config.window.context_window * SKILL_LISTING_SHARE)
+        return (
+            most,
+            f"the skill listing its first request holds (at most {most:,}) may not be sent again, or twice",
+        )

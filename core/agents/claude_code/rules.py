@@ -1,0 +1,76 @@
+"""Where Claude Code compacts on its own (docs/agents.md): 13,000 tokens under its
+effective window, the context window less the output it reserves, which is the model's
+whole max output (32,000) up to 2.1.20 and min(max output, 20,000) from 2.1.21.
+`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` can only lower that point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compaction_inspector.core.autocompact import Count, Point, version
+from compaction_inspector.core.pressure import Window
+
+CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
+CLAUDE_CODE_MAX_OUTPUT = 32_000  # reserved whole up to 2.1.20
+CLAUDE_CODE_RESERVE_CAP = 20_000  # the reserve's cap from 2.1.21
+CLAUDE_CODE_CAPPED_FROM = (2, 1, 21)
+CLAUDE_CODE_WINDOW = 200_000
+CLAUDE_CODE_1M_WINDOW = 1_000_000
+
+def claude_code_reserve(agent_version: Any) -> tuple[int, str]:
+    """The output Claude Code reserves at this version, and why."""
+    v = version(agent_version)
+    if v is not None and v < CLAUDE_CODE_CAPPED_FROM:
+        return (
+            CLAUDE_CODE_MAX_OUTPUT,
+            f"Claude Code {agent_version} reserves its whole max output (up to 2.1.20)",
+        )
+    shown = f"Claude Code {agent_version}" if v is not None else "Claude Code"
+    return CLAUDE_CODE_RESERVE_CAP, f"{shown} reserves min(max output, 20,000) (from 2.1.21)"
+
+
+CLAUDE_CODE_1M_MODELS = (
+    # (model name prefix, from version, why): the changelog's 1M windows (docs/agents.md)
+    ("claude-opus-4-7", (2, 1, 117), "Claude Code 2.1.117 computes Opus 4.7 against its 1M window"),
+    ("claude-sonnet-5", (0,), "Sonnet 5 has a native 1M window"),
+)
+
+
+def claude_code_1m(model: Any, agent_version: Any) -> str | None:
+    """Why this model at this version has a 1M window, or None when the changelog gives
+    it none (a reported prompt past 200,000 still says so)."""
+    if not isinstance(model, str):
+        return None
+    if model.endswith("[1m]"):
+        return f"the model {model} has a 1M window"
+    v = version(agent_version)
+    for prefix, since, why in CLAUDE_CODE_1M_MODELS:
+        if model.startswith(prefix) and (v is None or v >= since):
+            return why
+    return None
+
+
+def claude_code_point(window: Window, at: int | None = None, pct_override: int | None = None) -> Point:
+    """Claude Code's auto-compact point in `window` (its reserve already taken off):
+    `at` when the user set one, else 13,000 under the effective window, lowered to
+    `pct_override` % of the effective window when that is lower."""
+    if at is not None:
+        return Point(at, f"auto-compact at {at:,} (set)")
+    point = window.usable - CLAUDE_CODE_BUFFER
+    rule = (
+        f"{CLAUDE_CODE_BUFFER:,} under the effective window of {window.usable:,} "
+        f"({window.context_window:,} less {window.reserved_output:,} reserved for output)"
+    )
+    if pct_override is not None:
+        lowered = window.usable * pct_override // 100
+        if lowered < point:
+            point, rule = lowered, f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE {pct_override} % of {window.usable:,}"
+    return Point(point if point > 0 else None, rule)
+
+
+def claude_code_count(pre_tokens: int, reported: int | None, point: Point) -> Count:
+    """What Claude Code counted before it compacted (`preTokens`, its own count): the
+    prompt last reported and what was added since, where a response reported one."""
+    if reported is None or reported > pre_tokens:
+        return Count("Claude Code", (("its own count", pre_tokens),), (), point)
+    return Count("Claude Code", (("reported", reported), ("added since", pre_tokens - reported)), (), point)

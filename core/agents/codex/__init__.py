@@ -1,0 +1,107 @@
+"""Codex CLI (docs/agents.md): its rollouts under `~/.codex/sessions/YYYY/MM/DD/`; each
+records the model's context window, and it compacts at its configured limit, at most
+90 % of the raw window."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from compaction_inspector.core.agents.base import (
+    SESSION_PREFIX,
+    Agent,
+    Found,
+    Preset,
+    SessionWindow,
+    Settings,
+    Tour,
+)
+from compaction_inspector.core.agents.codex import rules
+from compaction_inspector.core.agents.codex import transcript as transcript_format
+from compaction_inspector.core.agents.codex.strategy import STRATEGY
+from compaction_inspector.core.agents.codex.transcript import FORMAT
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.files import walk
+from compaction_inspector.core.formats.kinds import Journal
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.pressure import Window
+
+SESSION_WINDOW = f"{SESSION_PREFIX} model_context_window"
+__all__ = ["FORMAT", "PRESET", "Codex"]
+
+PRESET = Preset(
+    FORMAT,
+    258_400,
+    0,
+    "Codex CLI: model_auto_compact_token_limit, at most 90 % of the raw window (the 258,400 a "
+    "rollout records is 95 % of 272,000)",
+    agent=FORMAT,
+)
+
+
+class Codex(Agent):
+    """Codex CLI: its rollouts, the window each records, its limit, and its own count at
+    every check a rollout records."""
+
+    format = FORMAT
+    name = "Codex"
+    folder_option = "codex-dir"
+    folder_help = "Codex's sessions folder (default $CODEX_HOME/sessions, else ~/.codex/sessions)"
+    journal: ClassVar[Journal] = transcript_format
+    presets = (PRESET,)
+    strategies = (STRATEGY,)
+    tour = {
+        STRATEGY.name: Tour(
+            {"auto_compact_token_limit": 3_500},
+            999,
+            "Codex: the initial context, recent user messages and a summary.",
+        )
+    }
+    compaction_mark = b'"compacted"'
+
+    def home(self) -> Path:
+        return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
+
+    def find(self, root: Path) -> list[Found]:
+        """Every rollout under the day folders."""
+        return [Found(f, FORMAT, str(f.parent.relative_to(root))) for f in walk(root, "rollout-*.jsonl")]
+
+    def point(self, window: Window, config: Settings) -> Point:
+        """The limit the settings give, else the user's own config.toml's, else 90 % of the raw window."""
+        options = config.options(FORMAT)
+        if options.auto_compact_token_limit is not None:
+            return rules.codex_limit(
+                window, options.auto_compact_token_limit, config.source or "the settings"
+            )
+        codex = config.agent_settings
+        if codex is not None:
+            return rules.codex_limit(
+                window, codex.auto_compact_token_limit, str(codex.path), codex.context_window
+            )
+        return rules.codex_limit(window)
+
+    def window(self, config: Settings, session: Session) -> SessionWindow | None:
+        """The model_context_window the rollout records, with the user's Codex config.toml."""
+        recorded = session.metadata.get("context_window")
+        if not (isinstance(recorded, int) and recorded > 0):
+            return None
+        return SessionWindow(PRESET.name, Window(recorded, 0), SESSION_WINDOW, rules.codex_settings())
+
+    def checks(
+        self, session: Session, config: Settings, at: Point, point_in: Callable[[int], Point | None]
+    ) -> tuple[Count, ...]:
+        """Its count at every check the rollout records, term by term; a check before a
+        switch of model against that model's own limit."""
+        if not session.checks:
+            return ()
+        rate = rules.codex_reasoning_rate(session.messages, config.options(FORMAT).reasoning_per_100)
+        recorded_window = session.metadata.get("context_window")
+
+        def limit_in(window: int) -> Point | None:
+            return None if window == recorded_window else point_in(window)
+
+        return tuple(
+            rules.codex_counts(session.messages, session.checks, at, rate, limit_in, session.compactions)
+        )

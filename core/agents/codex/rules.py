@@ -1,0 +1,282 @@
+"""Where Codex compacts on its own (docs/agents.md): at `model_auto_compact_token_limit`
+when one is configured, never above 90 % of the model's raw window (the window a rollout
+records is already 95 % of the raw one), and its own count term by term."""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.files import read_text
+from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message
+from compaction_inspector.core.pressure import Window
+
+CODEX_EFFECTIVE_SHARE = 0.95  # effective_context_window_percent: the window a rollout records
+CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses
+# Encrypted reasoning per 100 reported reasoning tokens where a rollout lacks the encrypted
+# content: public rollouts that hold it fit 110-130 (docs/agents.md); the middle of that.
+CODEX_REASONING_PER_100 = 120
+CODEX_REASONING_SPREAD = (110, 130)  # what public rollouts fit (docs/agents.md)
+
+
+def codex_raw_window(recorded: int) -> int:
+    """The model's raw window from the effective one a rollout records."""
+    return round(recorded / CODEX_EFFECTIVE_SHARE)
+
+
+def codex_limit(
+    window: Window, configured: int | None = None, source: str = "set", raw: int | None = None
+) -> Point:
+    """Codex's auto-compact limit in `window` (the effective window a rollout records):
+    the configured limit, never above 90 % of the raw window (`raw` when the user's
+    config gives it, else the effective window / 0.95)."""
+    given = raw is not None
+    raw = raw if raw is not None else codex_raw_window(window.context_window)
+    cap = int(raw * CODEX_LIMIT_SHARE)
+    ceiling = f"90 % of the raw window {raw:,}" + (
+        f" ({source})" if given else f" ({window.context_window:,} / 0.95)"
+    )
+    if configured is None:
+        return Point(cap, ceiling)
+    if configured > cap:
+        return Point(cap, f"{ceiling}: model_auto_compact_token_limit {configured:,} ({source}) is above it")
+    return Point(configured, f"model_auto_compact_token_limit {configured:,} ({source})")
+
+
+@dataclass(frozen=True)
+class CodexSettings:
+    """What the user's Codex `config.toml` says of compaction, and where it was read."""
+
+    path: Path
+    auto_compact_token_limit: int | None
+    context_window: int | None
+
+
+def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | None:
+    """`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`, when it exists and is
+    readable TOML; None otherwise (a local file only: Codex's own defaults apply)."""
+    env = os.environ if environ is None else environ
+    home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
+    path = home / "config.toml"
+    try:
+        data = tomllib.loads(read_text(path))
+    except (OSError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+
+    def number(key: str) -> int | None:
+        value = data.get(key)
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
+        return value if ok else None
+
+    return CodexSettings(path, number("model_auto_compact_token_limit"), number("model_context_window"))
+
+
+@dataclass(frozen=True)
+class ReasoningRate:
+    """What stands for a reasoning item whose encrypted content the rollout lacks:
+    `per_100` encrypted tokens per 100 reasoning tokens its response reported, and where
+    that figure comes from."""
+
+    per_100: int
+    source: str
+    # where it is neither set nor fitted: the range public rollouts fit, per 100
+    spread: tuple[int, int] | None = None
+
+
+def codex_reasoning_rate(messages: Sequence[Message], set_to: int | None = None) -> ReasoningRate:
+    """The setting when given; else fitted on the rollout's own reasoning items that hold
+    both their encrypted content and their response's reported tokens; else the middle
+    of what public rollouts fit."""
+    if set_to is not None:
+        return ReasoningRate(set_to, f"{set_to} per 100 reasoning tokens (set)")
+    fitted = _fitted(messages)
+    encrypted, reported, responses = sum(e for e, _ in fitted), sum(n for _, n in fitted), len(fitted)
+    if reported:
+        per_100 = max(1, round(100 * encrypted / reported))
+        return ReasoningRate(per_100, f"{per_100} per 100 reasoning tokens, fitted on {responses} responses")
+    low, high = CODEX_REASONING_SPREAD
+    return ReasoningRate(
+        CODEX_REASONING_PER_100,
+        f"{CODEX_REASONING_PER_100} per 100 reasoning tokens (public rollouts fit {low}-{high})",
+        CODEX_REASONING_SPREAD,
+    )
+
+
+def _fitted(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(encrypted, reported) of each response that holds both for all its reasoning items."""
+    held: dict[str | None, list[int | None]] = {}  # each response's encrypted items
+    said: dict[str | None, int] = {}  # ... and the reasoning tokens it reported
+    for m in messages:
+        if m.reasoning is not None:
+            held.setdefault(m.id, []).append(m.reasoning.encrypted)
+            said[m.id] = said.get(m.id, 0) + m.reasoning.reported
+    return [
+        (sum(e for e in items if e is not None), said[k])
+        for k, items in held.items()
+        if said[k] and None not in items
+    ]
+
+
+def codex_reasoning_bound(messages: Sequence[Message], set_to: int | None = None) -> list[int]:
+    """[i]: the most Codex's third term can be for any request made of messages[:i]'s
+    messages (a history a replay rebuilt from some of them): every reasoning item among
+    them, at the highest rate `codex_reasoning_rate` could fit on any of them (a rate fitted
+    on several responses is their average, at most the largest)."""
+    ratios = [math.ceil(100 * encrypted / reported) for encrypted, reported in _fitted(messages)]
+    per_100 = set_to if set_to is not None else max([CODEX_REASONING_PER_100, *ratios])
+    bound, total = [0], 0
+    for m in messages:
+        if m.reasoning is not None:
+            held = m.reasoning.encrypted
+            total += held if held is not None else math.ceil(m.reasoning.reported * per_100 / 100)
+        bound.append(total)
+    return bound
+
+
+def codex_reasoning(messages: Sequence[Message], rate: ReasoningRate) -> tuple[list[int], list[int]]:
+    """Codex's third term for every request `messages[:i]`: the encrypted reasoning
+    before its last user message since the last compaction, as ([i] read from the
+    encrypted content's length, [i] estimated from reported reasoning tokens)."""
+    read, estimated = [0], [0]
+    before = [0, 0]  # before the last user message
+    since = [0, 0]  # after it
+    for m in messages:
+        if m.is_compact_boundary:
+            before, since = [0, 0], [0, 0]
+        elif m.is_human:
+            before = [before[0] + since[0], before[1] + since[1]]
+            since = [0, 0]
+        elif m.reasoning is not None:
+            if m.reasoning.encrypted is not None:
+                since[0] += m.reasoning.encrypted
+            else:
+                since[1] += m.reasoning.reported * rate.per_100
+        read.append(before[0])
+        estimated.append(-(-before[1] // 100))
+    return read, estimated
+
+
+def codex_counts(
+    messages: Sequence[Message],
+    checks: Sequence[Check],
+    point: Point,
+    rate: ReasoningRate,
+    point_in: Callable[[int], Point | None] | None = None,
+    compactions: Sequence[Compaction] = (),
+) -> list[Count]:
+    """Codex's count at each check the rollout records, term by term (docs/agents.md),
+    against `point`, or `point_in(window)` for a check's own window (a model switch's,
+    and the checks before it). Where the reasoning rate is the documented guess, the
+    rollout's own earlier automatic `compactions` bound it for the checks after them
+    (`codex_bounded_rates`)."""
+    read, estimated = codex_reasoning(messages, rate)
+    # the term at 100 per 100, which a bounded rate scales: read only where a bound can apply
+    bounded = bool(compactions) and rate.spread is not None
+    raw = codex_reasoning(messages, ReasoningRate(100, ""))[1] if bounded else []
+    rates = (
+        codex_bounded_rates(messages, checks, point, rate, compactions, read, raw)
+        if bounded
+        else [rate] * len(checks)
+    )
+    out = []
+    for c, at_rate in zip(checks, rates, strict=True):
+        at = point_in(c.window) if point_in is not None and c.window is not None else None
+        guess = estimated[c.index] if at_rate is rate else -(-raw[c.index] * at_rate.per_100 // 100)
+        parts = [("reported", c.reported), ("new items", c.new_items)]
+        guessed: tuple[str, ...] = ()
+        if guess:
+            parts.append(("reasoning", read[c.index] + guess))
+            guessed = ("reasoning",)
+        elif read[c.index]:
+            parts.append(("reasoning", read[c.index]))
+        note = at_rate.source if guessed else ""
+        switch = c.when == "model switch"  # Codex compacts there only over the new limit
+        spread = None
+        if guessed and at_rate.spread is not None:  # the estimate scales with the rate
+            fixed = sum(t for name, t in parts if name != "reasoning") + read[c.index]
+            spread = (
+                fixed + round(guess * at_rate.spread[0] / at_rate.per_100),
+                fixed + round(guess * at_rate.spread[1] / at_rate.per_100),
+            )
+        out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread))
+    return out
+
+
+def codex_bounded_rates(
+    messages: Sequence[Message],
+    checks: Sequence[Check],
+    point: Point,
+    rate: ReasoningRate,
+    compactions: Sequence[Compaction],
+    read: Sequence[int],
+    raw: Sequence[int],
+) -> list[ReasoningRate]:
+    """The rate each check counts reasoning at. Where `rate` is the documented guess (it
+    has a range), each earlier automatic compaction of the rollout bounds it: Codex
+    compacted at its last check before it, so its count had reached the limit there,
+    and not at the check before, so it was under it then. The guess and its range are
+    moved into those bounds for the checks after that compaction, and say so; bounds
+    that contradict each other are not used. `read` and `raw` are `codex_reasoning`'s
+    terms, the second at 100 per 100."""
+    limit = point.tokens
+    if rate.spread is None or limit is None or not compactions:
+        return [rate] * len(checks)
+    lows: list[tuple[int, float, int]] = []  # (compaction index, least rate, its line)
+    highs: list[tuple[int, float]] = []  # (compaction index, rate it stays under)
+    ends = [k.index for k in checks]
+    segment_start = -1
+    for c in compactions:
+        j = bisect_right(ends, c.index) - 1
+        fired = checks[j] if j >= 0 and checks[j].index > segment_start else None
+        if c.trigger == "auto" and fired is not None and fired.when != "model switch" and raw[fired.index]:
+            lows.append(
+                (
+                    c.index,
+                    100 * (limit - fired.reported - fired.new_items - read[fired.index]) / raw[fired.index],
+                    messages[c.index].line or 0,
+                )
+            )
+            before = checks[j - 1] if j > 0 and checks[j - 1].index > segment_start else None
+            if before is not None and before.when != "model switch" and raw[before.index]:
+                highs.append(
+                    (
+                        c.index,
+                        100
+                        * (limit - before.reported - before.new_items - read[before.index])
+                        / raw[before.index],
+                    )
+                )
+        segment_start = c.index
+    out = []
+    for k in checks:
+        least = [(r, line) for at, r, line in lows if at < k.index]
+        most = [r for at, r in highs if at < k.index]
+        low = math.ceil(max(r for r, _ in least)) if least else None
+        high = math.ceil(min(most)) - 1 if most else None  # the rate stays under it
+        if low is None or (high is not None and low > high):
+            out.append(rate)
+            continue
+        top = high if high is not None else max(low, rate.spread[1])
+        spread = (max(rate.spread[0], low), min(rate.spread[1], top))
+        if spread[0] > spread[1]:  # the documented range does not hold here: the bounds do
+            spread = (low, top)
+        per_100 = min(max(rate.per_100, spread[0]), spread[1])
+        if (per_100, spread) == (rate.per_100, rate.spread):
+            out.append(rate)
+            continue
+        lines = ", ".join(f"{line:,}" for _, line in least)
+        out.append(
+            ReasoningRate(
+                per_100,
+                f"{per_100} per 100 reasoning tokens ({spread[0]}-{spread[1]}: what its compaction at line "
+                f"{lines} leaves possible)",
+                spread,
+            )
+        )
+    return out

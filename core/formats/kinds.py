@@ -1,0 +1,47 @@
+"""The kinds of format a transcript comes in: a JSONL an agent writes as it runs (each
+agent's, in its package), an API request body, and a format a session is written back in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from compaction_inspector.core.formats.common import Records
+from compaction_inspector.core.model import Compaction, Message, Session
+
+
+class Journal(Protocol):
+    """A JSONL an agent writes as it runs, told from any one of its lines."""
+
+    FORMAT: str
+    PROVIDER: str  # whose prices its responses are billed at
+    DESCRIBED: str  # what it is, in a list of the formats tried: "Claude Code JSONL"
+
+    def looks_like(self, record: dict[str, Any]) -> bool: ...
+
+    def load(self, records: Records, path: str | None) -> Session: ...
+
+    def appended(self, session: Session, records: Records) -> Session | None: ...
+
+
+class Body(Protocol):
+    """An API request body (one file, or each record of a proxy log)."""
+
+    FORMAT: str
+    PROVIDER: str
+
+    def looks_like(self, body: dict[str, Any]) -> bool: ...
+
+    def messages(
+        self, body: dict[str, Any], line: int | None = None
+    ) -> tuple[list[Message], dict[str, Any]]: ...
+
+
+class Writer(Protocol):
+    """A format a session can be written back in (`core.export`)."""
+
+    FORMAT: str
+
+    def write(
+        self, messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
+    ) -> str: ...
