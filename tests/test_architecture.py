@@ -1,8 +1,11 @@
 """The domain runs without the UI, and everything installs under one name."""
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 
@@ -109,3 +112,66 @@ def test_no_module_imports_itself_through_others() -> None:
                 seen.add(name)
                 todo.extend(edges[name])
     assert loops == []
+
+
+def _agent_packages() -> set[str]:
+    root = Path(__file__).resolve().parents[1] / "core" / "agents"
+    return {p.parent.name for p in root.glob("*/__init__.py")}
+
+
+def test_only_the_registry_imports_an_agents_package() -> None:
+    """An agent's package is imported by itself and by the registry only: generic modules
+    ask the registry at run time (`core.agents.registered`), so no import runs back up."""
+    edges = _imports()
+    packages = {f"core.agents.{name}" for name in _agent_packages()}
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        for target in targets
+        for package in packages
+        if (target == package or target.startswith(package + "."))
+        and not (module == package or module.startswith(package + "."))
+        and module != "core.agents.registry"
+    )
+    assert reaching == []
+
+
+# model and bot names: the tokenizer's table of models, the redactor's of bots
+_NAMING_TABLES = ("core/tokens.py", "core/redact.py")
+
+
+def _named_in_code(source: str, words: re.Pattern[str]) -> list[str]:
+    """The identifiers and string literals of `source` that match `words` (comments and
+    docstrings aside)."""
+    tree = ast.parse(source)
+    documented: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                documented.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return [
+        token.string
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type in (tokenize.NAME, tokenize.STRING)
+        and token.start[0] not in documented
+        and words.search(token.string)
+    ]
+
+
+def test_no_generic_module_names_an_agent() -> None:
+    """What is an agent's is in its package: outside `core/agents/`, no module names a
+    registered agent in its code (its name's first word, any case), beside the tokenizer's
+    and the redactor's tables of model and bot names."""
+    from compaction_inspector.core.agents import registered
+
+    words = re.compile("|".join(re.escape(a.name.split()[0]) for a in registered()), re.IGNORECASE)
+    root = Path(__file__).resolve().parents[1]
+    named = {
+        str(file.relative_to(root)): found
+        for folder in ("core", "tui")
+        for file in sorted((root / folder).rglob("*.py"))
+        if not str(file.relative_to(root)).startswith(("core/agents/", *_NAMING_TABLES))
+        and (found := _named_in_code(file.read_text(), words))
+    }
+    assert named == {}
