@@ -87,6 +87,8 @@ class Cost:
     # the tokens its responses reported, by model and then by part (`PARTS`), priced or not
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
     compactions: tuple[CompactionCost, ...] = ()  # a replay's: what each of its compactions cost
+    # what the agent itself recorded its responses cost, where it records that (None: it does not)
+    agent_recorded: Decimal | None = None
 
     @property
     def total(self) -> Decimal:
@@ -116,6 +118,9 @@ class Cost:
             responses=self.responses + other.responses,
             unpriced=_summed(self.unpriced, other.unpriced),
             tokens=_by_model(self.tokens, other.tokens),
+            agent_recorded=None
+            if self.agent_recorded is None and other.agent_recorded is None
+            else (self.agent_recorded or Decimal(0)) + (other.agent_recorded or Decimal(0)),
         )
 
     @property
@@ -183,6 +188,8 @@ class Cost:
             ) + f"{counted(self.unreported, 'request')} with no usage reported"
         if missing:
             told += f": {missing}" if not self.priced else f"; not priced: {missing}"
+        if self.agent_recorded is not None:
+            told += f"; the agent recorded ${self.agent_recorded:,.2f}"
         sub = self.subagents
         if sub is not None and self.has_subagents:
             told = (
@@ -219,6 +226,8 @@ class Cost:
         if self.subagents is not None:
             out["subagents"] = self.subagents.to_dict()
             out["subagent_transcripts_unread"] = list(self.unread)
+        if self.agent_recorded is not None:
+            out["agent_recorded_usd"] = _usd(self.agent_recorded)
         return out
 
 
@@ -291,7 +300,9 @@ def _chain_cost(session: Session) -> Cost:
         these = [c.price(billing) for c in calls.values() if c.recorded is recorded]
         if these:
             parts[name] = sum(these, Decimal(0))
-    return Cost(parts, priced, unpriced, source(), tokens=tokens)
+    said = session.metadata.get("recorded_usd")
+    agent = Decimal(str(said)) if isinstance(said, int | float) and not isinstance(said, bool) else None
+    return Cost(parts, priced, unpriced, source(), tokens=tokens, agent_recorded=agent)
 
 
 @dataclass(frozen=True)

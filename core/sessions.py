@@ -1,11 +1,10 @@
-"""The user's own sessions: where Claude Code and Codex keep them, and a row for each.
+"""The user's own sessions: where each agent keeps them (its package says, `core.agents`),
+and a row for each.
 
-Claude Code keeps `~/.claude/projects/<project>/<session>.jsonl` (or under
-`$CLAUDE_CONFIG_DIR/projects`), with its sub-agents in `<session>/subagents/agent-*.jsonl`;
-Codex keeps `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (or under `$CODEX_HOME/sessions`).
 A row is what a list of sessions shows; scanning reads a file once (the loaders stream
 it) and never writes it. Rows are kept in an index in the user cache directory, by path,
-size and modification time, so a session is scanned again only when it changed.
+size and modification time (or, in a file that holds many sessions, the session's own
+stamp), so a session is scanned again only when it changed.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.formats.common import as_dict, loads
+from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
 from compaction_inspector.core.token_cache import LOADER_VERSION
@@ -162,7 +162,7 @@ def find(places: list[tuple[str, Path]]) -> list[Found]:
 def scan(found: Found) -> Row:
     """The row of one session file; a file that cannot be read is a row with its problem."""
     try:
-        st = found.path.stat()
+        st = stored_in(found.path)[0].stat()
         session = load(found.path)
     except LoadError as exc:
         return _problem(found, str(exc))
@@ -206,7 +206,7 @@ def scan(found: Found) -> Row:
         if prompts
         else None,
         compactions=len(session.compactions),
-        bytes=st.st_size,
+        bytes=session.metadata.get("bytes", st.st_size),
         subagents=len(found.subagents),
         subagent_of=found.subagent_of,
         cost_usd=float(round(cost.whole, 2)) if cost.whole_priced else None,
@@ -223,7 +223,7 @@ def _iso(seconds: float) -> str:
 def _problem(found: Found, problem: str) -> Row:
     size = 0
     with contextlib.suppress(OSError):
-        size = found.path.stat().st_size
+        size = stored_in(found.path)[0].stat().st_size
     return Row(
         path=str(found.path),
         agent=found.agent,
@@ -281,10 +281,12 @@ class Index:
 
     def _row(self, found: Found) -> Row:
         try:
-            st = found.path.stat()
+            st = stored_in(found.path)[0].stat()
         except OSError as exc:
             return _problem(found, exc.strerror or str(exc))
-        key = [st.st_size, st.st_mtime_ns, len(found.subagents)]
+        # a session of a file that holds many changes when its own stamp does
+        stamp = [found.stamp] if found.stamp is not None else [st.st_size, st.st_mtime_ns]
+        key = [*stamp, len(found.subagents)]
         kept = self.entries.get(str(found.path))
         if isinstance(kept, dict) and kept.get("key") == key:
             row = Row.from_dict(kept.get("row"))
@@ -344,7 +346,14 @@ def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str,
         return (), ()
     found: list[Session] = []
     unread: list[str] = []
-    for path in dict.fromkeys(subagent_files(Path(session.path), session.messages)):
+    # a file of many sessions names its sub-agents' sessions; a transcript, their files
+    named = session.metadata.get("subagent_sessions")
+    paths = (
+        [Path(str(n)) for n in named]
+        if isinstance(named, list)
+        else subagent_files(Path(session.path), session.messages)
+    )
+    for path in dict.fromkeys(paths):
         try:
             found.append(load(path))
         except LoadError:

@@ -15,6 +15,8 @@ os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ci-token
 _AGENTS = tempfile.mkdtemp(prefix="ci-agents-")
 os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(_AGENTS, "claude")
 os.environ["CODEX_HOME"] = os.path.join(_AGENTS, "codex")
+os.environ["XDG_DATA_HOME"] = os.path.join(_AGENTS, "data")  # opencode's database
+os.environ["XDG_CACHE_HOME"] = os.path.join(_AGENTS, "cache")  # ... and its models catalogue
 for _folder in (os.environ["COMPACTION_INSPECTOR_CACHE_DIR"], _AGENTS):
     atexit.register(shutil.rmtree, _folder, ignore_errors=True)
 

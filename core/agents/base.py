@@ -14,7 +14,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from compaction_inspector.core.formats.kinds import Journal, Writer
+    from compaction_inspector.core.formats.kinds import Journal, Store, Writer
     from compaction_inspector.core.statusline import StatusLine
 
 SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
@@ -59,6 +59,7 @@ class Found:
     project: str  # Claude Code: the project folder decoded; Codex: the day folder
     subagents: tuple[Path, ...] = ()
     subagent_of: str | None = None  # a sub-agent's: the session it ran in
+    stamp: int | None = None  # what changes when the session does, where one file holds many
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ class Agent(ABC):
     name: ClassVar[str]  # as the app names it: "Claude Code"
     folder_option: ClassVar[str]  # the command line's option naming its sessions' folder: "claude-dir"
     folder_help: ClassVar[str]  # what that option says: "Claude Code's projects folder (default …)"
-    journal: ClassVar[Journal]  # its transcript format, read line by line
+    journal: ClassVar[Journal | None] = None  # its transcript format, read line by line
+    store: ClassVar[Store | None] = None  # ... or the file it keeps its sessions in
     writer: ClassVar[Writer | None] = None  # its format written back, where it can be
     presets: ClassVar[tuple[Preset, ...]] = ()  # its windows as presets, the usual one first
     # the strategies it brings (`core.strategies.registry.Strategy`, which stands above this

@@ -32,7 +32,7 @@ from compaction_inspector.core.formats.common import (
     result_text,
     stream_jsonl,
 )
-from compaction_inspector.core.formats.kinds import Body, Journal, Writer
+from compaction_inspector.core.formats.kinds import SEPARATOR, Body, Journal, Store, Writer, stored_in
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
 __all__ = [
@@ -53,7 +53,12 @@ BODIES: tuple[Body, ...] = (openai_chat, anthropic)  # tried in this order: a fi
 
 def journals() -> tuple[Journal, ...]:
     """The agents' own formats, in the registry's order (`core.agents`): tried before the bodies."""
-    return tuple(agent.journal for agent in registered())
+    return tuple(agent.journal for agent in registered() if agent.journal is not None)
+
+
+def stores() -> tuple[Store, ...]:
+    """The agents' files of many sessions (databases), in the registry's order."""
+    return tuple(agent.store for agent in registered() if agent.store is not None)
 
 
 def writers() -> tuple[Writer, ...]:
@@ -65,7 +70,7 @@ def writers() -> tuple[Writer, ...]:
 
 def tried() -> str:
     """Every format a file is tried as, in words, for the error that none fits."""
-    described = [j.DESCRIBED for j in journals()]
+    described = [j.DESCRIBED for j in journals()] + [s.DESCRIBED for s in stores()]
     return ", ".join(
         [
             *described,
@@ -78,11 +83,12 @@ def tried() -> str:
 
 def provider(fmt: str) -> str | None:
     """Whose prices a format's responses are billed at (None: a format that says not)."""
-    formats: list[Journal | Body] = [*journals(), *BODIES]
+    formats: list[Journal | Store | Body] = [*journals(), *stores(), *BODIES]
     return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
 
 
 YAML_MAX_CHARS = 10_000_000
+STORE_HEAD = 100  # bytes a store is told apart by (a database's header)
 # a request body: its line, the body, and the usage its logged response reported
 Logged = tuple[int | None, dict[str, Any], Usage | None]
 
@@ -92,10 +98,19 @@ def load(path: str | Path, request: int | None = None) -> Session:
     request bodies, counted from 1 (default the largest: the main conversation's latest
     request, not a side call such as a title).
 
-    Claude Code and Codex JSONL are parsed as they are read, line by line, so a 100 MB
-    session never sits in memory as bytes, text, lines and records all at once."""
+    The agents' JSONL is parsed as it is read, line by line, so a 100 MB session never
+    sits in memory as bytes, text, lines and records all at once. A file an agent keeps
+    many sessions in is read by its store: `FILE#SESSION` names one."""
+    file, inside = stored_in(path)
     try:
-        with open_regular(path) as f:
+        with open_regular(file) as f:
+            store = next((s for s in stores() if s.holds(f.read(STORE_HEAD))), None)
+            if store is not None:
+                _no_request(request, store.FORMAT)
+                return store.load(file, inside)
+            if inside is not None:
+                raise LoadError(f"{file} holds no sessions to name with {SEPARATOR}{inside}")
+            f.seek(0)
             first = f.readline()
             kind = _streamable(first)
             if kind is None:
@@ -152,7 +167,7 @@ def check_readable(path: str | Path) -> None:
     """Raise the LoadError `load` would for a file that cannot be opened at all (missing,
     a directory, no permission), without reading it."""
     try:
-        with open_regular(path):
+        with open_regular(stored_in(path)[0]):
             pass
     except OSError as exc:
         raise _unreadable(path, exc) from exc

@@ -4,6 +4,7 @@ agent's, in its package), an API request body, and a format a session is written
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from compaction_inspector.core.formats.common import Records
@@ -45,3 +46,29 @@ class Writer(Protocol):
     def write(
         self, messages: Sequence[Message], metadata: Mapping[str, Any], compactions: Mapping[int, Compaction]
     ) -> str: ...
+
+
+class Store(Protocol):
+    """A file an agent keeps many sessions in (a database), each named `FILE#SESSION`
+    (`stored_in`), read without writing or making anything beside it."""
+
+    FORMAT: str
+    PROVIDER: str
+    DESCRIBED: str
+
+    def holds(self, head: bytes) -> bool: ...  # the file's first bytes say it is one
+
+    def load(self, path: Path, session: str | None) -> Session: ...  # None: the newest
+
+
+SEPARATOR = "#"  # between a store's file and the session named in it
+
+
+def stored_in(path: str | Path) -> tuple[Path, str | None]:
+    """A path as a file and the session it names inside (`FILE#SESSION`), or the path and
+    None where it names none (a file of that whole name wins)."""
+    text = str(path)
+    if SEPARATOR not in text or Path(text).exists():
+        return Path(text), None
+    file, _, session = text.rpartition(SEPARATOR)
+    return Path(file), session or None
