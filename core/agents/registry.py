@@ -7,5 +7,6 @@ from __future__ import annotations
 from compaction_inspector.core.agents.base import Agent
 from compaction_inspector.core.agents.claude_code import ClaudeCode
 from compaction_inspector.core.agents.codex import Codex
+from compaction_inspector.core.agents.opencode import Opencode
 
-AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex())
+AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Opencode())

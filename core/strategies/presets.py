@@ -26,7 +26,6 @@ CLEARABLE_TOOLS = frozenset(
 )  # fmt: skip
 
 ANTHROPIC_MIN_TRIGGER = 50_000  # compact_20260112 refuses a trigger under this
-OPENCODE_RESERVE = 20_000  # opencode's reserved: min(20,000, the model's max output)
 
 # the other agents' and APIs' clearing
 CLEARING: tuple[Strategy[Any], ...] = (
@@ -55,17 +54,6 @@ CLEARING: tuple[Strategy[Any], ...] = (
         "OpenHands ObservationMaskingCondenser: attention_window 100 events (messages here); "
         "observations older than the window are masked in the view sent, the events are kept",
         lambda: C(keep_messages=100, placeholder="<MASKED>", persist=False),
-    ),
-    clear.FAMILY.preset(
-        "opencode-prune",
-        "opencode prune",
-        "opencode's prune: protect the newest 40,000 tokens of tool output, clear 20,000 or more",
-        "opencode packages/opencode/src/session/compaction.ts prune (opt-in): skips the last 2 user "
-        "turns, protects skill results and the newest 40,000 tokens of tool output (PRUNE_PROTECT), "
-        "clears only if more than 20,000 tokens are freed (PRUNE_MINIMUM)",
-        lambda: C(
-            keep_tokens=40_000, keep_turns=2, clear_at_least=20_000, exclude_tools=frozenset({"skill"})
-        ),
     ),
 )
 
@@ -100,23 +88,6 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "trigger defaults to None (never), so the documented example's ('tokens', 4000) is used",
         lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
         caveat="its default trigger never fires; its example's 4,000 is used",
-    ),
-    summarize.FAMILY.preset(
-        "opencode",
-        "opencode",
-        "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
-        "opencode packages/opencode/src/session/compaction.ts, overflow.ts: overflow at the input "
-        "limit less reserved (min(20,000, max output): 20,000 for every model whose max output "
-        "reaches it); preserve_recent_tokens 25 % of the usable window clamped to 2,000-15,000; "
-        "tool outputs cut to 2,000 characters for the summary",
-        lambda: S(
-            trigger_percent_less_output=100,
-            trigger_reserve=OPENCODE_RESERVE,
-            keep_percent=25,
-            keep_min=2_000,
-            keep_max=15_000,
-            tool_output_chars=2_000,
-        ),
     ),
     summarize.FAMILY.preset(
         "cline",

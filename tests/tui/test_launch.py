@@ -101,20 +101,22 @@ def test_a_folder_or_no_file_opens_the_session_browser_where_there_are_sessions(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     seen = capture(monkeypatch)
     assert cli.main([str(tmp_path)]) == 0  # a folder: its transcripts to choose from
     assert seen["browse"] == [("folder", tmp_path)]
     assert cli.main([]) == 0  # nothing where the agents keep sessions: the sample, and where it looked
     assert seen["browse"] is None and seen["path"].name == "claude_code_session.jsonl"
     assert seen["note"].startswith(
-        f"No sessions found in {home / '.claude' / 'projects'}, {home / '.codex' / 'sessions'}"
+        f"No sessions found in {home / '.claude' / 'projects'}, {home / '.codex' / 'sessions'}, "
+        f"{home / '.local' / 'share' / 'opencode'}"
     )
     project = home / ".claude" / "projects" / "-x"
     project.mkdir(parents=True)
     (project / "s.jsonl").write_text("{}\n")
     assert cli.main([]) == 0
     places: list[tuple[str, Path]] = seen.get("browse") or []
-    assert [agent for agent, _ in places] == ["claude-code", "codex"]
+    assert [agent for agent, _ in places] == ["claude-code", "codex", "opencode"]
     assert seen["config"].window.context_window == 200_000  # not the sample's demo window
 
 

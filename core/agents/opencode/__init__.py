@@ -1,0 +1,169 @@
+"""opencode (docs/agents.md#opencode): its sessions in one SQLite database, `opencode.db`
+in its data folder (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`), sub-agents
+as sessions with a parent; it compacts when a response's tokens reach the input the model
+takes less its reserve, and the model's limits come from models.dev's catalogue, which
+opencode keeps in its cache folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from compaction_inspector.core.agents.base import (
+    SESSION_PREFIX,
+    Agent,
+    Found,
+    Preset,
+    SessionWindow,
+    Settings,
+)
+from compaction_inspector.core.agents.opencode import database
+from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.files import read_text
+from compaction_inspector.core.formats.kinds import Store
+from compaction_inspector.core.model import Compaction, Session
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.strategies import summarize
+
+__all__ = ["FORMAT", "PRESET", "Opencode"]
+
+FORMAT = database.FORMAT
+DATABASES = ("opencode.db",)  # its data folder's database (Kilo Code 7 writes the same as kilo.db)
+USUAL_CONTEXT, USUAL_OUTPUT = 200_000, 32_000  # a model whose limits the catalogue does not give
+PRESET = Preset(
+    FORMAT,
+    USUAL_CONTEXT - USUAL_OUTPUT,
+    RESERVE,
+    "opencode: compacts when a response's tokens reach the input the model takes (its context "
+    "less its output, or its input limit) less min(20,000, max output)",
+    agent=FORMAT,
+)
+
+
+def _folder(variable: str, fallback: str) -> Path:
+    return Path(os.environ.get(variable) or Path.home() / fallback) / "opencode"
+
+
+def catalogue() -> Path:
+    """Where opencode keeps models.dev's catalogue of models and their limits."""
+    return _folder("XDG_CACHE_HOME", ".cache") / "models.json"
+
+
+def limits(provider: str | None, model: str | None, path: Path | None = None) -> tuple[int, int, str] | None:
+    """The input a model takes and its output, from opencode's copy of models.dev's
+    catalogue, and where they come from; None where the file or the model is not there."""
+    if not model:
+        return None
+    try:
+        data: Any = orjson.loads(read_text(path or catalogue()))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    providers = [data.get(provider)] if provider and isinstance(data, dict) else []
+    providers += list(data.values()) if isinstance(data, dict) else []
+    for entry in providers:
+        models = entry.get("models") if isinstance(entry, dict) else None
+        found = models.get(model) if isinstance(models, dict) else None
+        limit = found.get("limit") if isinstance(found, dict) else None
+        if not isinstance(limit, dict):
+            continue
+        context, output, given = limit.get("context"), limit.get("output"), limit.get("input")
+        if not (isinstance(context, int) and isinstance(output, int) and 0 < output < context):
+            continue
+        taken = given if isinstance(given, int) and 0 < given <= context else context - output
+        return taken, output, f"models.dev's limits for {model} ({context:,} context, {output:,} output)"
+    return None
+
+
+SIZES = (200_000, 262_144, 400_000, 1_000_000, 2_000_000)  # the context windows models usually have
+
+
+def _assumed(session: Session, model: Any) -> tuple[int, int, str]:
+    """The limits of a model the catalogue does not give: the usual ones, unless the
+    session's own responses went past where those compact without compacting; then the
+    smallest usual size that takes them, said to be an inference."""
+    unknown = f"{model or 'its model'}'s limits unknown (no models.dev catalogue in opencode's cache)"
+    largest = max(
+        (m.usage.prompt_tokens + m.usage.output_tokens for m in session.messages if m.usage), default=0
+    )
+    compacted = any(c.trigger == "auto" for c in session.compactions)
+    for size in SIZES:
+        taken = size - USUAL_OUTPUT
+        if compacted or largest < taken - RESERVE:
+            break
+    if size == USUAL_CONTEXT:
+        return (
+            taken,
+            USUAL_OUTPUT,
+            f"{unknown}: the usual {USUAL_CONTEXT:,} context and {USUAL_OUTPUT:,} output",
+        )
+    return (
+        taken,
+        USUAL_OUTPUT,
+        f"{unknown}: at least {size:,}, the smallest usual window its {largest:,}-token response fits "
+        "without compacting (an inference)",
+    )
+
+
+class Opencode(Agent):
+    """opencode: its database of sessions, the window its model's limits give, its
+    overflow point, and what it counted before a compaction (the last response's tokens)."""
+
+    format = FORMAT
+    name = "opencode"
+    folder_option = "opencode-dir"
+    folder_help = "opencode's data folder (default $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)"
+    store: ClassVar[Store | None] = database
+    presets = (PRESET,)
+    strategies = (STRATEGY, PRUNE)
+    compaction_mark = b""  # its compactions are rows of its database, not lines
+
+    def home(self) -> Path:
+        return _folder("XDG_DATA_HOME", ".local/share")
+
+    def find(self, root: Path) -> list[Found]:
+        """Every session of the database in its data folder, a main session's sub-agents after it."""
+        found: list[Found] = []
+        for name in DATABASES:
+            file = root / name
+            if not file.is_file():
+                continue
+            stored = database.sessions(file)
+            children: dict[str | None, list[database.Stored]] = {}
+            for s in stored:
+                children.setdefault(s.parent, []).append(s)
+            for s in children.get(None, []):
+                subs = children.get(s.id, [])
+                paths = tuple(database.named(file, c.id) for c in subs)
+                found.append(Found(database.named(file, s.id), FORMAT, s.directory, paths, stamp=s.updated))
+                found += [
+                    Found(database.named(file, c.id), FORMAT, c.directory, subagent_of=s.id, stamp=c.updated)
+                    for c in subs
+                ]
+        return found
+
+    def point(self, window: Window, settings: Settings) -> Point:
+        """Where its compaction strategy fires in the window: the overflow point."""
+        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        return Point(tokens, rule)
+
+    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+        """The input its model takes and the reserve, from models.dev's catalogue where
+        opencode keeps it, else the usual ones (`_assumed`)."""
+        if session.format != FORMAT:
+            return None
+        model, provider = session.metadata.get("model"), session.metadata.get("provider")
+        found = limits(
+            provider if isinstance(provider, str) else None, model if isinstance(model, str) else None
+        )
+        taken, output, why = found if found is not None else _assumed(session, model)
+        return SessionWindow(PRESET.name, Window(taken, min(RESERVE, output)), f"{SESSION_PREFIX} {why}")
+
+    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+        """What it counted before an automatic compaction: the last response's tokens."""
+        if compaction.trigger != "auto" or compaction.pre_tokens is None:
+            return None
+        return Count(self.name, (("its last response's tokens", compaction.pre_tokens),), (), at)
