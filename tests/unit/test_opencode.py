@@ -1,0 +1,248 @@
+"""opencode's database read as opencode writes it. The databases here are built from
+opencode's schema (tables `session`, `message`, `part`, each row's JSON in `data`, as
+packages/opencode's migrations make them), with rows shaped as opencode 1.15 writes
+them; the compactions are built from its compaction.ts (a user message with a
+`compaction` part, then an assistant message with `summary: true`), since the real
+database the team has holds none."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_inspector.core.agents import AGENTS
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.inspection import Inspection
+from tests.hostile import COMMANDS, run_cli
+
+SCHEMA = """
+CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text, slug text NOT NULL,
+  directory text NOT NULL, title text NOT NULL, version text NOT NULL, time_created integer NOT NULL,
+  time_updated integer NOT NULL);
+CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL,
+  time_updated integer NOT NULL, data text NOT NULL);
+CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
+  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+"""
+T0 = 1_779_000_000_000
+MODEL = {"modelID": "claude-sonnet-4-5", "providerID": "anthropic"}
+
+
+def tokens(prompt: int, output: int, read: int = 0) -> dict[str, Any]:
+    return {
+        "total": prompt + output,
+        "input": prompt - read,
+        "output": output,
+        "reasoning": 0,
+        "cache": {"read": read, "write": 0},
+    }
+
+
+class Db:
+    """A database written as opencode writes one, row by row."""
+
+    def __init__(self, path: Path, wal: bool = False) -> None:
+        self.path, self.n = path, 0
+        self.db = sqlite3.connect(path)
+        if wal:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
+        self.db.executescript(SCHEMA)
+
+    def id(self, kind: str) -> str:
+        self.n += 1
+        return f"{kind}_{self.n:06d}"
+
+    def session(self, title: str, parent: str | None = None) -> str:
+        sid = self.id("ses")
+        self.db.execute(
+            "INSERT INTO session VALUES (?, 'p', ?, 'slug', '/work/app', ?, '1.15.4', ?, ?)",
+            (sid, parent, title, T0 + self.n, T0 + self.n),
+        )
+        return sid
+
+    def message(self, sid: str, info: dict[str, Any], parts: list[dict[str, Any]]) -> str:
+        mid = self.id("msg")
+        self.db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, T0, T0, json.dumps(info)))
+        for part in parts:
+            self.db.execute(
+                "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                (self.id("prt"), mid, sid, T0, T0, json.dumps(part)),
+            )
+        self.db.execute("UPDATE session SET time_updated = ? WHERE id = ?", (T0 + self.n, sid))
+        return mid
+
+    def user(self, sid: str, text: str, **extra: Any) -> str:
+        parts = [{"type": "text", "text": text}] if text else []
+        return self.message(sid, {"role": "user", "time": {"created": T0}, **extra}, parts)
+
+    def step(
+        self, sid: str, parent: str, prompt: int, tools: int = 1, cost: float = 0.01, **info: Any
+    ) -> str:
+        used = tokens(prompt, 40, read=prompt // 2)
+        parts: list[dict[str, Any]] = [{"type": "step-start"}, {"type": "text", "text": "working " * 20}]
+        for k in range(tools):
+            parts.append(
+                {
+                    "type": "tool",
+                    "tool": "read",
+                    "callID": f"call_{self.n}_{k}",
+                    "state": {
+                        "status": "completed",
+                        "input": {"filePath": f"f{k}.py"},
+                        "output": "x = 1\n" * 200,
+                    },
+                }
+            )
+        parts.append({"type": "step-finish", "tokens": used, "cost": cost})
+        return self.message(
+            sid,
+            {"role": "assistant", "parentID": parent, "cost": cost, "tokens": used, **MODEL, **info},
+            parts,
+        )
+
+    def close(self) -> None:
+        self.db.commit()
+        self.db.close()
+
+
+def built(tmp_path: Path, compacted: bool = False) -> tuple[Path, str, str]:
+    """A data folder with a database: a main session (with a compaction when `compacted`)
+    and a sub-agent session under it."""
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    db = Db(folder / "opencode.db")
+    main = db.session("Fix the parser")
+    for n in range(6):
+        asked = db.user(main, f"step {n}: fix the parser's handling of case {n}")
+        db.step(main, asked, 20_000 + 20_000 * n)
+        if compacted and n == 3:
+            ask = db.message(
+                main,
+                {"role": "user", "time": {"created": T0}},
+                [{"type": "compaction", "auto": True, "overflow": True}],
+            )
+            db.message(
+                main,
+                {"role": "assistant", "parentID": ask, "summary": True, "mode": "compaction",
+                 "agent": "compaction", "cost": 0.02, "tokens": tokens(110_000, 900), **MODEL,
+                 "finish": "stop"},
+                [{"type": "text", "text": "We fixed cases 0 to 3 of the parser."}],
+            )  # fmt: skip
+    sub = db.session("Explore the tests (@explore subagent)", parent=main)
+    db.step(sub, db.user(sub, "find the parser's tests"), 9_000, tools=2)
+    db.close()
+    return folder / "opencode.db", main, sub
+
+
+def test_each_step_is_a_response_with_its_tokens_and_tool_results_after_it(tmp_path: Path) -> None:
+    file, main, sub = built(tmp_path)
+    session = load(f"{file}#{main}")
+    assert session.format == "opencode" and session.path == f"{file}#{main}"
+    answered = [m for m in session.messages if m.usage is not None]
+    assert [m.usage.prompt_tokens for m in answered if m.usage] == [20_000 + 20_000 * n for n in range(6)]
+    assert answered[0].usage is not None and answered[0].usage.cache_read_input_tokens == 10_000
+    assert answered[0].usage.output_tokens == 40 and answered[0].usage.model == "claude-sonnet-4-5"
+    roles = [m.role for m in session.messages[:3]]
+    assert roles == ["user", "assistant", "user"] and session.messages[2].is_tool_result
+    assert session.metadata["recorded_usd"] == pytest.approx(0.06)
+    assert session.metadata["subagent_sessions"] == [f"{file}#{sub}"]
+
+
+def test_the_newest_main_session_opens_where_none_is_named_and_a_wrong_name_is_said(tmp_path: Path) -> None:
+    file, main, _ = built(tmp_path)
+    assert load(file).metadata["session_id"] == main
+    with pytest.raises(LoadError, match="holds no session 'ses_nope'"):
+        load(f"{file}#ses_nope")
+
+
+def test_a_compaction_is_its_part_and_its_summary_with_the_count_before_it_and_its_own_call(
+    tmp_path: Path,
+) -> None:
+    file, main, _ = built(tmp_path, compacted=True)
+    session = load(f"{file}#{main}")
+    (compaction,) = session.compactions
+    assert compaction.trigger == "auto" and compaction.pre_tokens == 80_000 + 40
+    assert compaction.call is not None and compaction.call.prompt_tokens == 110_000
+    boundary = session.messages[compaction.index]
+    assert boundary.is_compact_boundary and session.messages[compaction.index + 1].is_compact_summary
+    inspection = Inspection.of(session, Config().for_session(session))
+    (own,) = inspection.own_compactions()
+    assert own.count is not None and own.count.agent == "opencode" and own.count.total == 80_040
+
+
+def test_the_database_and_its_folder_are_left_as_they_were(tmp_path: Path) -> None:
+    """Read with its write-ahead log (what only the log holds is read), nothing written
+    and nothing made beside it."""
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    db = Db(folder / "opencode.db", wal=True)
+    main = db.session("in the log only")
+    db.step(main, db.user(main, "hello"), 1_000)
+    db.db.commit()  # committed to the log, not folded into the database: opencode still running
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert "opencode.db-wal" in before
+    session = load(folder / "opencode.db")
+    assert session.metadata["title"] == "in the log only" and len(session.messages) == 3
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    db.db.close()
+
+
+def test_sessions_lists_each_session_with_its_sub_agents_and_their_tokens(tmp_path: Path) -> None:
+    file, main, sub = built(tmp_path)
+    out = run_cli(["sessions", "--json", "--opencode-dir", str(file.parent)])
+    rows = {r["path"]: r for r in json.loads(out.out) if r["agent"] == "opencode"}
+    assert set(rows) == {f"{file}#{main}", f"{file}#{sub}"}
+    assert rows[f"{file}#{sub}"]["subagent_of"] == main and rows[f"{file}#{main}"]["subagents"] == 1
+    own = sum(20_000 + 20_000 * n for n in range(6)) // 2
+    assert rows[f"{file}#{main}"]["tokens"] == {
+        "claude-sonnet-4-5": {
+            "uncached_input": own + 4_500,
+            "cache_read": own + 4_500,
+            "cache_write_5m": 0,
+            "cache_write_1h": 0,
+            "output": 7 * 40,
+        }
+    }
+    assert rows[f"{file}#{main}"]["title"] == "Fix the parser"
+
+
+def test_its_point_is_its_strategys_trigger_in_the_window_its_model_takes(tmp_path: Path) -> None:
+    file, main, _ = built(tmp_path)
+    session = load(f"{file}#{main}")
+    config = Config().for_session(session)
+    assert config.agent == "opencode" and config.window.context_window == 168_000
+    assert config.auto_compact_tokens == AGENTS["opencode"].point(config.window, config).tokens == 148_000
+
+
+def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file, main, _ = built(tmp_path)
+    cache = tmp_path / "cache"
+    (cache / "opencode").mkdir(parents=True)
+    catalogue = {
+        "anthropic": {"models": {"claude-sonnet-4-5": {"limit": {"context": 200_000, "output": 64_000}}}}
+    }
+    (cache / "opencode" / "models.json").write_text(json.dumps(catalogue))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    config = Config().for_session(load(f"{file}#{main}"))
+    assert config.window.context_window == 136_000 and config.auto_compact_tokens == 116_000
+    assert "models.dev's limits for claude-sonnet-4-5" in (config.window_source or "")
+
+
+def test_every_command_takes_a_session_of_the_database(tmp_path: Path) -> None:
+    file, main, _ = built(tmp_path, compacted=True)
+    name = f"{file}#{main}"
+    for command in COMMANDS:
+        if command[0] == "sweep":
+            continue  # a sweep takes folders of transcripts
+        outcome = run_cli([command[0], name, *command[1:]])
+        assert outcome.crash is None and outcome.code == 0, (command, outcome.err)
+    analysed = json.loads(run_cli(["analyze", name, "--json"]).out)
+    assert analysed["format"] == "opencode" and analysed["cost"]["agent_recorded_usd"] == "0.080000"
