@@ -25,7 +25,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError, load, sessions_in, stores
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.grouping import api_round_starts
@@ -367,15 +367,16 @@ def whole_cost(session: Session) -> Cost:
 
 
 def transcripts_under(names: Iterable[str]) -> list[Path]:
-    """The transcripts `names` give: a folder, every `.jsonl` or `.json` file under it; a
-    file, itself."""
+    """The transcripts `names` give: a folder, every `.jsonl` or `.json` file under it and
+    every session of an agent's file of many (a database); a file, itself, or the
+    sessions it holds."""
+    suffixes = (".jsonl", ".json", *(x for s in stores() for x in s.SUFFIXES))
     found: list[Path] = []
     for name in names:
         p = Path(name)
-        if p.is_dir():
-            found += sorted(q for q in p.rglob("*") if q.suffix in (".jsonl", ".json") and q.is_file())
-        else:
-            found.append(p)
+        files = sorted(q for q in p.rglob("*") if q.suffix in suffixes and q.is_file()) if p.is_dir() else [p]
+        for file in files:
+            found += sessions_in(file) or [file]
     return found
 
 

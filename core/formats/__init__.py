@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 
+STORE_HEAD = 100  # bytes a store is told apart by (a database's header)
 BODIES: tuple[Body, ...] = (openai_chat, anthropic)  # tried in this order: a file is the first that claims it
 
 
@@ -87,8 +88,19 @@ def provider(fmt: str) -> str | None:
     return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
 
 
+def sessions_in(path: Path) -> list[Path] | None:
+    """Every session a file of many holds, named (`FILE#SESSION`); None where no store
+    holds the file."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(STORE_HEAD)
+    except OSError:
+        return None
+    store = next((s for s in stores() if s.holds(head)), None)
+    return store.names(path) if store is not None else None
+
+
 YAML_MAX_CHARS = 10_000_000
-STORE_HEAD = 100  # bytes a store is told apart by (a database's header)
 # a request body: its line, the body, and the usage its logged response reported
 Logged = tuple[int | None, dict[str, Any], Usage | None]
 

@@ -55,8 +55,11 @@ class Store(Protocol):
     FORMAT: str
     PROVIDER: str
     DESCRIBED: str
+    SUFFIXES: tuple[str, ...]  # its files' name endings, for a folder searched for sessions
 
     def holds(self, head: bytes) -> bool: ...  # the file's first bytes say it is one
+
+    def names(self, path: Path) -> list[Path]: ...  # every session it holds, named
 
     def load(self, path: Path, session: str | None) -> Session: ...  # None: the newest
 

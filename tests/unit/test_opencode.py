@@ -18,6 +18,7 @@ from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.sessions import transcripts_under
 from tests.hostile import COMMANDS, run_cli
 
 SCHEMA = """
@@ -240,9 +241,17 @@ def test_every_command_takes_a_session_of_the_database(tmp_path: Path) -> None:
     file, main, _ = built(tmp_path, compacted=True)
     name = f"{file}#{main}"
     for command in COMMANDS:
-        if command[0] == "sweep":
-            continue  # a sweep takes folders of transcripts
-        outcome = run_cli([command[0], name, *command[1:]])
+        target = str(file.parent) if command[0] == "sweep" else name  # a sweep takes folders
+        outcome = run_cli([command[0], target, *command[1:]])
         assert outcome.crash is None and outcome.code == 0, (command, outcome.err)
     analysed = json.loads(run_cli(["analyze", name, "--json"]).out)
     assert analysed["format"] == "opencode" and analysed["cost"]["agent_recorded_usd"] == "0.080000"
+
+
+def test_a_folder_or_the_database_named_gives_every_session_it_holds(tmp_path: Path) -> None:
+    file, main, sub = built(tmp_path)
+    (file.parent / "notes.jsonl").write_text("")
+    names = [f"{file}#{main}", f"{file}#{sub}"]
+    assert [str(p) for p in transcripts_under([str(file)])] == names
+    in_folder = [str(p) for p in transcripts_under([str(file.parent)])]
+    assert in_folder == [str(file.parent / "notes.jsonl"), *names]

@@ -33,6 +33,7 @@ from compaction_inspector.core.model import MAX_COUNT, Block, Compaction, Diagno
 FORMAT = "opencode"
 PROVIDER = ""  # each response names its own provider; the price table finds it by the model
 DESCRIBED = "opencode database (FILE#SESSION)"
+SUFFIXES: tuple[str, ...] = (".db",)
 MAGIC = b"SQLite format 3\x00"
 TABLES = frozenset({"session", "message", "part"})
 TRIES = 5  # a locked or changing database is read again this many times
@@ -385,3 +386,10 @@ def load(path: Path, session: str | None) -> Session:
         content_hash=hasher.hexdigest(),
         compactions=tuple(reading.compactions),
     )
+
+
+def names(path: Path) -> list[Path]:
+    """Every session of the database, named as commands take it, the main sessions'
+    first (a sweep or a folder's list takes these)."""
+    stored = sessions(path)
+    return [named(path, s.id) for s in sorted(stored, key=lambda s: s.parent is not None)]
