@@ -29,7 +29,6 @@ from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
-from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.retention import Retention, retention
 from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
@@ -444,7 +443,7 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
 
     def point_in(window: int) -> autocompact.Point | None:
         """Another model's window (before a switch): its own point."""
-        return dataclasses.replace(config, window=Window(window, 0)).point
+        return config.with_window(config.window_source, window, 0).point
 
     checks = agent.checks(session, config, point, point_in)
     counts = AgentCounts(checks, {})

@@ -14,12 +14,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from compaction_inspector.core import yamlfile
-from compaction_inspector.core.agents import AGENTS, SESSION_PREFIX, Derived, Preset, registered
+from compaction_inspector.core.agents import AGENTS, Derived, Preset, registered
 from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
@@ -33,7 +33,24 @@ from compaction_inspector.core.tokens import AUTO, FLAT_MEDIA_TOKENS, TOKENIZER_
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
-SAMPLE_WINDOW = "the sample's demo window"
+Chooser = Literal["session", "file", "command line", "key", "sample"]
+
+
+@dataclass(frozen=True)
+class WindowSource:
+    """Who set the window (`chooser`: the session's agent, a settings file, the command
+    line, a tuning key, the bundled sample), and the words that say so (`said`)."""
+
+    chooser: Chooser
+    said: str
+
+    def __str__(self) -> str:
+        return self.said
+
+
+COMMAND_LINE = WindowSource("command line", "command line")
+KEY = WindowSource("key", "w/W")
+SAMPLE_WINDOW = WindowSource("sample", "the sample's demo window")
 
 
 class ConfigError(ValueError):
@@ -90,8 +107,8 @@ class Config:
     pressure: str = "context"
     # the system prompt and tools assumed of a transcript that reports no usage
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
-    # who chose the window: None for the default; a file's path, "command line", or the session
-    window_source: str | None = None
+    # who set the window (None: the default); only `with_window` sets it, with the window
+    window_source: WindowSource | None = None
     # the user's own settings of the session's agent, read for its session (Codex's
     # config.toml; never saved here)
     agent_settings: Any = None
@@ -112,8 +129,9 @@ class Config:
         config = self
         if self.window_for is not None and not self.window_for.holds(session):
             default = Config()  # tuned for other sessions: this one's agent sets its own
+            window = default.window
             config = dataclasses.replace(
-                self, window=default.window, preset=default.preset, window_source=default.window_source
+                self.with_window(None, window.context_window, window.reserved_output), preset=default.preset
             )
         config = config._window_for(session)
         if config.tokenizer == AUTO:
@@ -129,13 +147,9 @@ class Config:
         for agent in AGENTS.values():
             found = agent.window(self, session)
             if found is not None:
-                return dataclasses.replace(
-                    self,
-                    preset=found.preset,
-                    window=found.window,
-                    window_source=found.source,
-                    agent_settings=found.agent_settings,
-                )
+                given = WindowSource("session", found.source)
+                config = self.with_window(given, found.window.context_window, found.window.reserved_output)
+                return dataclasses.replace(config, preset=found.preset, agent_settings=found.agent_settings)
         return self
 
     def reserve_for(self, size: int) -> int:
@@ -149,13 +163,14 @@ class Config:
     @property
     def window_from_session(self) -> bool:
         """The session brought the window (its recorded size, its version's reserve)."""
-        return (self.window_source or "").startswith(SESSION_PREFIX)
+        return self.window_source is not None and self.window_source.chooser == "session"
 
     @property
     def window_chosen(self) -> bool:
         """The window is the user's choice (not the default, nor one a session or the
         sample brought): only such a window is saved."""
-        return self.window_source not in (None, SAMPLE_WINDOW) and not self.window_from_session
+        chooser = self.window_source.chooser if self.window_source is not None else None
+        return chooser in ("file", "command line", "key")
 
     @property
     def window_note(self) -> str:
@@ -216,10 +231,12 @@ class Config:
         reserved_output: int | None = None,
         pressure: str | None = None,
         overhead_tokens: int | None = None,
+        chooser: WindowSource = COMMAND_LINE,
     ) -> Config:
-        """This config with what a command line gives on top (a preset first, so explicit
-        sizes win). Raises ConfigError or ValueError naming what is wrong."""
-        config = self.with_preset(preset, "command line") if preset else self
+        """This config with what a command line (or a settings file: `chooser`) gives on
+        top (a preset first, so explicit sizes win). Raises ConfigError or ValueError
+        naming what is wrong."""
+        config = self.with_preset(preset, chooser) if preset else self
         if pressure is not None:
             if pressure not in PRESSURES:
                 raise ConfigError(f"pressure must be one of {', '.join(PRESSURES)}, not {pressure!r}")
@@ -227,14 +244,7 @@ class Config:
         if overhead_tokens is not None:
             config = dataclasses.replace(config, overhead_tokens=_int(overhead_tokens, "overhead_tokens"))
         if context_window is not None or reserved_output is not None:
-            size = context_window if context_window is not None else config.window.context_window
-            if reserved_output is None:
-                reserved_output = (
-                    config.reserve_for(size) if context_window is not None else config.window.reserved_output
-                )
-            config = dataclasses.replace(
-                config, window=Window(size, reserved_output), window_source="command line"
-            )
+            config = config.with_window(chooser, context_window, reserved_output)
         if tokenizer is not None:
             if tokenizer not in TOKENIZER_CHOICES:
                 raise ConfigError(
@@ -243,13 +253,30 @@ class Config:
             config = dataclasses.replace(config, tokenizer=tokenizer)
         return config
 
-    def with_preset(self, name: str, source: str | None = None) -> Config:
+    def with_preset(self, name: str, source: WindowSource | None = None) -> Config:
         """This config with preset `name`'s window; `source` says who chose it."""
         if name not in PRESETS:
             raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
         p = PRESETS[name]
-        window = Window(p.context_window, p.reserved_output)
-        return dataclasses.replace(self, preset=name, window=window, window_source=source)
+        return dataclasses.replace(self.with_window(source, p.context_window, p.reserved_output), preset=name)
+
+    def with_window(
+        self,
+        source: WindowSource | None,
+        context_window: int | None = None,
+        reserved_output: int | None = None,
+    ) -> Config:
+        """The one way the window is set: its size, its output reserve, who set it
+        (`source`; None: the default). A size given
+        without a reserve takes `reserve_for` its size, the share of the window its preset
+        reserves, except from a tuning key: w/W move the window on purpose and keep the
+        output the model may write, which a window tuned by hand does not change. A reserve
+        given alone keeps the size."""
+        size = context_window if context_window is not None else self.window.context_window
+        if reserved_output is None:
+            keeps = context_window is None or (source is not None and source.chooser == "key")
+            reserved_output = self.window.reserved_output if keeps else self.reserve_for(size)
+        return dataclasses.replace(self, window=Window(size, reserved_output), window_source=source)
 
     def scoped_to(self, session: Session) -> Config:
         """This config with a chosen window and preset kept for sessions like `session`
@@ -317,8 +344,9 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     config = base or Config()
     data = _mapping(data, "the configuration")
     _known(data, _top(), "")
+    chooser = WindowSource("file", source or "the configuration")
     if "preset" in data and data["preset"] is not None:
-        config = config.with_preset(str(data["preset"]), source)
+        config = config.with_preset(str(data["preset"]), chooser)
     elif "preset" in data:  # null: no agent's rule, as a window saved without one says
         config = dataclasses.replace(config, preset=None)
     try:
@@ -332,6 +360,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
             else None,
             pressure=data.get("pressure"),
             overhead_tokens=data.get("overhead_tokens"),
+            chooser=chooser,
         )
     except ValueError as exc:  # a ConfigError already names the key; a Window error too
         raise ConfigError(str(exc)) from exc
@@ -360,9 +389,7 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
         source=source,
         pressure=config.pressure,
         overhead_tokens=config.overhead_tokens,
-        window_source=source
-        if "context_window" in data or "reserved_output" in data
-        else config.window_source,
+        window_source=config.window_source,
         window_for=Scope(scope["agent"], model) if scope else config.window_for,
         summarizer=_summarizer(data["summarizer"]) if "summarizer" in data else config.summarizer,
         status_colours=_status_colours(data["statusline"], config.status_colours)

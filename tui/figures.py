@@ -7,10 +7,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from compaction_inspector.core.config import Config
+from compaction_inspector.core.config import KEY, Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Stats, banded
 from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
@@ -166,8 +165,7 @@ def tuned(
     base, rung = _climbed(ladders, "window", w.context_window, delta)
     rung = max(rung, -9)
     size = max(w.reserved_output + 1000, _rung(base, rung))
-    window = Window(size, w.reserved_output)
-    moved = dataclasses.replace(config, window=window, window_source="w/W", untuned=untuned)
+    moved = dataclasses.replace(config.with_window(KEY, size), untuned=untuned)
     return moved, {**ladders, "window": (base, rung, size)}
 
 

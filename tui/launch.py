@@ -46,7 +46,9 @@ def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> in
             note = f"No sessions found in {looked}: showing the bundled sample."
     if not args.file and browse is None and config.window_source is None:
         # The sample is small: a window it fills past the thresholds gives every strategy work.
-        config = replace(config, window=SAMPLE_WINDOW, preset=None, window_source=SAMPLE_WINDOW_SOURCE)
+        size, reserve = SAMPLE_WINDOW.context_window, SAMPLE_WINDOW.reserved_output
+        sample = config.with_window(SAMPLE_WINDOW_SOURCE, size, reserve)
+        config = replace(sample, preset=None)
         shown = (
             "Bundled sample, shown in a 5,000-token window so every strategy has work to do (w/W to resize)."
         )

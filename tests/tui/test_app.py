@@ -330,7 +330,7 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
         await pilot.press("W", "ctrl+s")  # a window the user tuned is
         await pilot.pause()
         saved = load(tmp_path / "compaction.yaml")
-        assert saved.window.context_window == 5500 and saved.window_source == str(
+        assert saved.window.context_window == 5500 and str(saved.window_source) == str(
             tmp_path / "compaction.yaml"
         )
         # ... for the sessions it was tuned on: this agent and model, and the save says so

@@ -30,7 +30,7 @@ def test_the_gauge_is_the_context_sent_next_then_less_what_a_step_removed() -> N
 
 def test_w_then_w_again_comes_back_to_the_window_tuning_began_from() -> None:
     config, ladder = tuned(SMALL, NAME, "window", -1, {})
-    assert config.window == Window(4500, 500) and config.window_source == "w/W"
+    assert config.window == Window(4500, 500) and str(config.window_source) == "w/W"
     config, ladder = tuned(config, NAME, "window", -1, ladder)
     assert config.window.context_window == 4000
     config, ladder = tuned(config, NAME, "window", 2, ladder)

@@ -123,7 +123,7 @@ def test_a_registered_agent_is_listed_measured_and_counted(
     assert TOY in PRESETS
     session = dataclasses.replace(load(path()), format=TOY)
     config = Config().for_session(session)
-    assert (config.preset, config.window, config.window_source) == (
+    assert (config.preset, config.window, str(config.window_source)) == (
         TOY,
         TOY_WINDOW,
         "the session's toy window",

@@ -6,7 +6,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compaction_inspector.core.config import PRESETS, Config, ConfigError, from_dict, load, save
+from compaction_inspector.core.config import (
+    COMMAND_LINE,
+    KEY,
+    PRESETS,
+    Config,
+    ConfigError,
+    WindowSource,
+    from_dict,
+    load,
+    save,
+)
 from compaction_inspector.core.pressure import Window
 
 
@@ -20,7 +30,7 @@ def test_defaults_and_round_trip(tmp_path: Path) -> None:
 
 def test_a_window_chosen_with_no_preset_reads_back_with_none(tmp_path: Path) -> None:
     """`preset: null` is no agent's rule: it read back as the default preset's."""
-    config = replace(Config(), window=Window(5000, 500), preset=None, window_source="command line")
+    config = replace(Config().with_window(COMMAND_LINE, 5000, 500), preset=None)
     again = load(save(config, tmp_path / "compaction.yaml"))
     assert (again.preset, again.window, again.auto_compact_tokens) == (None, Window(5000, 500), None)
 
@@ -344,3 +354,17 @@ def test_a_saved_window_applies_to_the_sessions_it_was_tuned_for_only(tmp_path: 
     assert saved.for_session(older).window == Window(200_000, 32_000)  # its version's reserve
     with pytest.raises(ConfigError, match=r"window_for\.agent"):
         from_dict({"window_for": {"model": "x"}})
+
+
+def test_the_window_is_set_one_way_and_who_set_it_is_typed() -> None:
+    """`with_window` holds the reserve rule: a size from the command line takes its
+    preset's share of it for output, a key keeps the reserve, a reserve alone keeps the
+    size; who set it decides whether it is the user's choice (saved) or the session's."""
+    base = Config()  # Claude Code's preset: 200,000 with 20,000 reserved
+    assert base.with_window(COMMAND_LINE, 100_000).window == Window(100_000, 10_000)
+    assert base.with_window(KEY, 100_000).window == Window(100_000, 20_000)
+    assert base.with_window(COMMAND_LINE, reserved_output=8_000).window == Window(200_000, 8_000)
+    session = base.with_window(WindowSource("session", "the session's model_context_window"), 258_400, 0)
+    assert session.window_from_session and not session.window_chosen
+    assert session.window_note == "set by the session's model_context_window"
+    assert base.with_window(KEY, 150_000).window_chosen and not base.window_chosen

@@ -234,7 +234,7 @@ def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     config = Config().for_session(load(f"{file}#{main}"))
     assert config.window.context_window == 136_000 and config.auto_compact_tokens == 116_000
-    assert "models.dev's limits for claude-sonnet-4-5" in (config.window_source or "")
+    assert "models.dev's limits for claude-sonnet-4-5" in str(config.window_source)
 
 
 def test_every_command_takes_a_session_of_the_database(tmp_path: Path) -> None:

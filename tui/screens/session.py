@@ -23,7 +23,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.compare import replayed
-from compaction_inspector.core.config import PRESETS, Config
+from compaction_inspector.core.config import PRESETS, Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import subagent
@@ -545,7 +545,7 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         self.run_current_strategy()
 
     def action_preset(self, name: str) -> None:
-        self.configure(self.config.with_preset(name, f"preset {name}"))
+        self.configure(self.config.with_preset(name, WindowSource("key", f"preset {name}")))
         self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
         self.show_status()
         self.run_current_strategy()
