@@ -26,7 +26,7 @@ from compaction_inspector.core.page_style import STYLE
 from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.sessions import whole_cost
-from compaction_inspector.core.simulate import Point, Simulation, shown_rounds
+from compaction_inspector.core.simulate import RoundPoint, Simulation, shown_rounds
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY, each_step, hysteresis
 from compaction_inspector.core.strategies.registry import described
 from compaction_inspector.core.text import counted, visible
@@ -327,7 +327,7 @@ class _Page:
         )
 
 
-def _event_figures(p: Point) -> str:
+def _event_figures(p: RoundPoint) -> str:
     """A marker's figures: a policy's compaction from its request before to after; the
     transcript's own from what the agent recorded before it to the request after it."""
     event = p.event

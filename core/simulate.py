@@ -159,7 +159,7 @@ class Event:
 
 
 @record()  # tens of thousands per replay
-class Point:
+class RoundPoint:
     """The request before one API round (the last point is the next request)."""
 
     round: int
@@ -235,7 +235,7 @@ class SegmentEnd:
 @dataclass(frozen=True)
 class Simulation:
     policy: Policy
-    points: tuple[Point, ...]
+    points: tuple[RoundPoint, ...]
     usable_window: int
     totals: Totals
     # asked for (`segment_ends=True`): each segment's last request (before the transcript's own
@@ -461,7 +461,7 @@ class _Requests:
         return result if _changed(result, request) else None
 
     def _shared(self, request: Sequence[Message], prior: int, sent: tuple[Message, ...] | None) -> int | None:
-        """`Point.shared` of a request `run` made (`sent`: as it edited it, None: as it
+        """`RoundPoint.shared` of a request `run` made (`sent`: as it edited it, None: as it
         was). The request before is the history this one starts with, its `prior`
         messages (persisted); or as it was sent (edited anew per request), where an edit
         now or then can make the two part."""
@@ -499,7 +499,7 @@ def simulate(
         segments = Segments(messages, context)
     ends, boundaries = segments.round_ends, segments.boundaries
     numbered = list(enumerate(ends, start=1))
-    points: list[Point] = []
+    points: list[RoundPoint] = []
     persisted = policy.persisted
     last_titles: tuple[str, ...] = ()  # of the request before, under an ephemeral policy
     last_saving = 0
@@ -565,7 +565,7 @@ def simulate(
             last_titles = ()
         last_saving = saving
         points.append(
-            Point(
+            RoundPoint(
                 round=number,
                 message_end=end,
                 messages_sent=sent,
@@ -602,14 +602,14 @@ def simulate(
     return Simulation(policy, tuple(points), context.window.usable, totals, found)
 
 
-def compare(
+def simulate_both(
     messages: Sequence[Message], first: Policy, second: Policy, context: Context
 ) -> tuple[Simulation, Simulation]:
     """Two policies on one session, for one chart."""
     return simulate(messages, first, context), simulate(messages, second, context)
 
 
-def shown_rounds(points: Sequence[Point], limit: int | None) -> tuple[list[int], bool]:
+def shown_rounds(points: Sequence[RoundPoint], limit: int | None) -> tuple[list[int], bool]:
     """Which rounds of a replay a table shows, and whether its compactions had to be
     thinned too: all of them within `limit` (None: no limit); else the first and last
     rounds, the peak and every compaction, and rounds evenly spaced between them."""

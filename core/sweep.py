@@ -43,7 +43,7 @@ from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import LOADER_VERSION
 
 NUMERIC = ("int", "int?", "number?")
-# a table's columns (`Point.cells`), each with the rank at which a narrow one drops it (0: never)
+# a table's columns (`GridPoint.cells`), each with the rank at which a narrow one drops it (0: never)
 COLUMNS = {
     "compactions": 0, "a session": 3, "over": 0, "sessions over": 5, "peak median": 3, "peak max": 4,
     "removed": 6, "kept": 1, "cost": 0, "vs real": 2,
@@ -336,7 +336,7 @@ def _config_key(config: Config) -> str:
 
 
 @dataclass
-class Point:
+class GridPoint:
     """A grid point summed over the sessions."""
 
     values: Values
@@ -469,10 +469,10 @@ class Point:
         }
 
 
-def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list[Point]:
+def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list[GridPoint]:
     """The points, each summed over the sessions as they come (none is kept), the front
     marked (`front`)."""
-    found = [Point(dict(v), grid.marked(n)) for n, v in enumerate(grid.values)]
+    found = [GridPoint(dict(v), grid.marked(n)) for n, v in enumerate(grid.values)]
     current = grid.marks["current"]
     for path, outcomes in per_session:
         for point, o in zip(found, outcomes, strict=True):
@@ -482,7 +482,7 @@ def summed(grid: Grid, per_session: Iterable[tuple[str, list[Outcome]]]) -> list
     return found
 
 
-def _counts(p: Point) -> tuple[Decimal, ...]:
+def _counts(p: GridPoint) -> tuple[Decimal, ...]:
     """What a point is judged on, each the less the better."""
     kept = p.retention
     return Decimal(p.compactions), p.cost, Decimal(p.rounds_over), -Decimal(1 if kept is None else kept)
@@ -494,12 +494,12 @@ TIED = (
 )
 
 
-def tied(found: Sequence[Point]) -> bool:
+def tied(found: Sequence[GridPoint]) -> bool:
     """Every point comes to the same on every count: the setting changes nothing here."""
     return len(found) > 1 and len({_counts(p) for p in found}) == 1
 
 
-def front(found: Sequence[Point]) -> list[Point]:
+def front(found: Sequence[GridPoint]) -> list[GridPoint]:
     """The points no other is at least as good as on every count and better on one:
     fewer compactions, lower cost, fewer rounds over the window, more kept of what was
     removed (a point that removed nothing kept all of it). None where they all tie: no
@@ -507,7 +507,7 @@ def front(found: Sequence[Point]) -> list[Point]:
     if tied(found):
         return []
 
-    def beats(a: Point, b: Point) -> bool:
+    def beats(a: GridPoint, b: GridPoint) -> bool:
         ka, kb = _counts(a), _counts(b)
         return all(x <= y for x, y in zip(ka, kb, strict=True)) and ka != kb
 
@@ -528,7 +528,7 @@ class Sweep:
     """A finished (or stopped) sweep: its grid summed per point over the sessions read."""
 
     grid: Grid
-    points: list[Point]
+    points: list[GridPoint]
     sessions: int
     skipped: dict[str, str]  # path: why it could not be read
     stopped: bool = False  # interrupted: the sums are of the sessions finished

@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from compaction_inspector.core.page_style import STYLE
-from compaction_inspector.core.sweep import COLUMNS, TIED, Point, Sweep, ticks, tied
+from compaction_inspector.core.sweep import COLUMNS, TIED, GridPoint, Sweep, ticks, tied
 from compaction_inspector.core.text import counted, visible
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 520, 300, 64, 40, 14, 40
@@ -78,10 +78,10 @@ def section(done: Sweep) -> str:
 
 
 # its name, a point's figure, a tick's format, whether its figures are whole numbers
-Axis = tuple[str, Callable[[Point], float | None], str, bool]
+Axis = tuple[str, Callable[[GridPoint], float | None], str, bool]
 
 
-def chart(points: Sequence[Point], strategy: str, x: Axis, y: Axis) -> str:
+def chart(points: Sequence[GridPoint], strategy: str, x: Axis, y: Axis) -> str:
     """One SVG scatter on real axes: ticks at both ends and the middle, the front red,
     your setting and the default ringed and named."""
     placed = [(p, x[1](p), y[1](p)) for p in points]

@@ -25,10 +25,10 @@ from compaction_inspector.core.strategies import REGISTRY, Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
+from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import TokenCounter
 from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts

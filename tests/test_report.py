@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.simulate import Event, Point, shown_rounds
+from compaction_inspector.core.simulate import Event, RoundPoint, shown_rounds
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate
 from tests.hostile import run_cli
@@ -47,9 +47,9 @@ def test_simulate_at_80_columns_keeps_the_pressure_figure(
     )
 
 
-def _point(round_: int, pressure: float, event: bool = False) -> Point:
+def _point(round_: int, pressure: float, event: bool = False) -> RoundPoint:
     happened = Event("policy", ("Auto-compact",), 100) if event else None
-    return Point(round_, round_, 1, 100, 100, pressure, pressure, False, happened)
+    return RoundPoint(round_, round_, 1, 100, 100, pressure, pressure, False, happened)
 
 
 def test_a_long_replay_shows_its_ends_its_peak_and_every_compaction() -> None:

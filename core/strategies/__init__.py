@@ -13,7 +13,7 @@ from typing import Any
 from compaction_inspector.core.agents import Agent, Derived
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.strategies import hysteresis, presets, ptl_retry, trim
+from compaction_inspector.core.strategies import hysteresis, ptl_retry, trim, variants
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
     OptionError,
@@ -45,11 +45,11 @@ __all__ = [
 
 # Any: each strategy takes options of its own type; a caller names one and passes its options
 _OURS: tuple[Strategy[Any], ...] = (trim.STRATEGY, ptl_retry.STRATEGY, hysteresis.STRATEGY)
-_THEIRS: tuple[Strategy[Any], ...] = (*presets.CLEARING, *presets.SUMMARIZING)  # tools with no agent here
+_THEIRS: tuple[Strategy[Any], ...] = (*variants.CLEARING, *variants.SUMMARIZING)  # tools with no agent here
 
 
 def _every(agents: tuple[Agent, ...]) -> dict[str, Strategy[Any]]:
-    """Ours, then each registered agent's (`core.agents`), then the other tools' presets."""
+    """Ours, then each registered agent's (`core.agents`), then the other tools' variants."""
     every = [*_OURS, *(s for agent in agents for s in agent.strategies), *_THEIRS]
     found = {s.name: s for s in every if isinstance(s, Strategy)}
     if len(found) < len(every):

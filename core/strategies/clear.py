@@ -4,7 +4,7 @@ results", names each agent's source).
 
 Claude Code's microcompact, Anthropic's context editing (`clear_tool_uses_20250919`),
 LangChain's `ClearToolUsesEdit`, OpenHands' observation masking and opencode's prune are
-each this rule with their own settings (`core.strategies.presets`):
+each this rule with their own settings (`core.strategies.variants`):
 - when: always, once the context reaches a trigger, or after an idle gap;
 - what is kept: the newest tool uses, the results in the newest messages, the newest
   tokens of tool output, the person's last turns (a result any of them keeps stays);

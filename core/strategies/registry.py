@@ -209,7 +209,7 @@ TOKEN_STEP = 1_000  # one press of a tuning key on a setting in tokens
 
 def first_set(options: Options, choices: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
     """Of `choices` (a setting's name, one press's step), the first the options set: the
-    one in force (a family's presets each set one trigger and one tail)."""
+    one in force (a family's variants each set one trigger and one tail)."""
     return next(((name, step) for name, step in choices if getattr(options, name) is not None), None)
 
 
@@ -281,7 +281,7 @@ class Strategy(Generic[OptionsT]):
     # what the tuning keys move, by (options, TRIGGER or KEEP): (the setting's name, one
     # press's step), or None where it has no such setting
     knob: Callable[[OptionsT, str], tuple[str, int] | None] | None = None
-    # a preset of a family: its documented defaults (None: the options type's own) and
+    # a variant of a family: its documented defaults (None: the options type's own) and
     # where they are documented
     defaults: Callable[[], OptionsT] | None = None
     family: str | None = None  # the family whose rule it applies; its flags are the family's
@@ -304,12 +304,12 @@ class Strategy(Generic[OptionsT]):
         return self.name.replace("-", "_")
 
     def default_options(self) -> OptionsT:
-        """Its options as documented: a preset's defaults, else its options type's."""
+        """Its options as documented: a variant's defaults, else its options type's."""
         return self.defaults() if self.defaults is not None else self.options()
 
     @property
     def flag_key(self) -> str:
-        """What its command-line flags are stored under: a family's presets share them."""
+        """What its command-line flags are stored under: a family's variants share them."""
         return (self.family or self.name).replace("-", "_")
 
     @property
@@ -323,18 +323,18 @@ class Strategy(Generic[OptionsT]):
 @dataclass(frozen=True)
 class Family(Generic[OptionsT]):
     """One rule that several agents apply with their own settings: each agent's strategy
-    is a preset of it (`preset`), sharing its options, flags and replay."""
+    is a variant of it (`variant`), sharing its options, flags and replay."""
 
     name: str
     options: type[OptionsT]
-    # (the preset's name, messages, options, context) -> its result, named as the preset
+    # (the variant's name, messages, options, context) -> its result, named as the variant
     run: Callable[[str, Sequence[Message], OptionsT, Context], CompactionResult[Stats]]
     plan: Callable[[Segment, int, OptionsT, Any], Plan]
     fires: Callable[[OptionsT, int, int, Context, int], bool]
     persists: Callable[[OptionsT], bool]
     knob: Callable[[OptionsT, str], tuple[str, int] | None] | None = None
 
-    def preset(
+    def variant(
         self,
         name: str,
         label: str,

@@ -3,7 +3,7 @@ recent tail is kept (docs/strategies.md, "Summarizing the head", names each sour
 
 Anthropic's and OpenAI's server-side compaction, LangChain's `SummarizationMiddleware`,
 opencode's overflow, Cline, Roo Code, Gemini CLI, Goose, Aider and Letta are each this
-rule with their own settings (`core.strategies.presets`):
+rule with their own settings (`core.strategies.variants`):
 - the trigger: tokens, a share of the window (less the output reserved, for the agents
   that count so), a number of messages; any one reached fires, and a share may be
   clamped to a range of tokens;
@@ -379,7 +379,7 @@ def run(
 
 
 def _knob(options: SummarizeOptions, what: str) -> tuple[str, int] | None:
-    """The trigger and the tail a preset sets, each moved by a point or 1,000 tokens."""
+    """The trigger and the tail a variant sets, each moved by a point or 1,000 tokens."""
     if what == TRIGGER:
         return first_set(options, [("trigger_tokens", TOKEN_STEP), ("trigger_percent", 1),
                                    ("trigger_percent_less_output", 1), ("trigger_messages", 1)])  # fmt: skip

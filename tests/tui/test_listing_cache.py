@@ -6,7 +6,7 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
+from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
 from tests.helpers import call, result, u

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from compaction_inspector.core.sweep import Point
+from compaction_inspector.core.sweep import GridPoint
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, plotted
 
 
-def point(compactions: int, over: int, *marks: str, front: bool = True) -> Point:
-    return Point({"x": compactions}, list(marks), compactions=compactions, rounds_over=over,
+def point(compactions: int, over: int, *marks: str, front: bool = True) -> GridPoint:
+    return GridPoint({"x": compactions}, list(marks), compactions=compactions, rounds_over=over,
                  cost=Decimal(compactions), on_front=front)  # fmt: skip
 
 

@@ -3,7 +3,7 @@ from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
+from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from tests.helpers import call, result, u
 
 CTX = Context()

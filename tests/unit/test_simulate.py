@@ -8,11 +8,11 @@ from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import repair
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, compare, simulate
+from compaction_inspector.core.simulate import Policy, simulate, simulate_both
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
+from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, result, u
@@ -68,7 +68,7 @@ def test_the_transcripts_own_compaction_is_honoured() -> None:
 
 def test_compare_two_policies() -> None:
     msgs = agentic(10)
-    a, b = compare(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
+    a, b = simulate_both(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
     assert a.totals.rounds_exceeding_window == 0 and a.totals.peak_pressure > b.totals.peak_pressure
     assert a.policy.label == "no compaction" and b.policy.label == "microcompact"
 

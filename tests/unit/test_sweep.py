@@ -16,7 +16,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.core.sweep import Grid, Outcome, Point, Sweep, front, grid, points, summed, tied
+from compaction_inspector.core.sweep import Grid, GridPoint, Outcome, Sweep, front, grid, points, summed, tied
 from compaction_inspector.sample_sessions import path
 from tests.test_cli import run
 
@@ -57,7 +57,7 @@ def test_the_front_is_the_points_none_beats_on_every_count() -> None:
     # x 3 is beaten by x 2; x 5 only costs and compacts more than x 2, but kept all
     assert [p.on_front for p in swept] == [True, True, False, True, True]
     assert [p.retention for p in swept] == [0.5, 0.5, 0.5, 0.5, 1.0]
-    assert front([Point({"x": 1})]) != []
+    assert front([GridPoint({"x": 1})]) != []
     # where every point comes to the same, none is better: none is starred, and that is said
     three = Grid("trim", (), tuple({"keep_recent_turns": k} for k in (1, 2, 3)), {"current": 0, "default": 0})
     same = summed(three, [("s", [at(2, 9, 0), at(2, 9, 0), at(2, 9, 0)])])

@@ -9,12 +9,12 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from compaction_inspector.core.sweep import Point, ticks
+from compaction_inspector.core.sweep import GridPoint, ticks
 from compaction_inspector.tui.text import safe
 
 # an axis: its name, a point's figure on it (None: it has none), the figure as a tick
 # shows it, whether its figures are whole numbers
-Axis = tuple[str, Callable[[Point], float | None], Callable[[float], str], bool]
+Axis = tuple[str, Callable[[GridPoint], float | None], Callable[[float], str], bool]
 X_AXES: tuple[Axis, ...] = (
     ("compactions", lambda p: float(p.compactions), lambda v: f"{v:,.0f}", True),
     ("cost", lambda p: float(p.cost), lambda v: f"${v:,.2f}", False),
@@ -26,7 +26,7 @@ Y_AXES: tuple[Axis, ...] = (
 TICK_WIDTH = 9  # the y ticks' column
 
 
-def glyph(p: Point, chosen: bool) -> tuple[str, str]:
+def glyph(p: GridPoint, chosen: bool) -> tuple[str, str]:
     """A point's mark and style: the chosen one first, then the current setting, the
     default, the front, the rest."""
     if chosen:
@@ -38,7 +38,9 @@ def glyph(p: Point, chosen: bool) -> tuple[str, str]:
     return ("★", "bold yellow") if p.on_front else ("·", "dim")
 
 
-def plotted(points: Sequence[Point], x: Axis, y: Axis, width: int, height: int, chosen: int | None) -> Text:
+def plotted(
+    points: Sequence[GridPoint], x: Axis, y: Axis, width: int, height: int, chosen: int | None
+) -> Text:
     """The points on a canvas `width` by `height` cells, its ticks the real figures at
     each end and the middle. Where two fall on one cell, the mark drawn last in
     `glyph`'s order gives way."""
@@ -84,7 +86,7 @@ def plotted(points: Sequence[Point], x: Axis, y: Axis, width: int, height: int, 
 class FrontPlot(Widget):
     """The plot of `points`; its axes and the chosen point are reactives the sweep screen binds."""
 
-    points: reactive[tuple[Point, ...]] = reactive(())
+    points: reactive[tuple[GridPoint, ...]] = reactive(())
     x_axis: reactive[int] = reactive(0)
     y_axis: reactive[int] = reactive(0)
     chosen: reactive[int | None] = reactive(None)

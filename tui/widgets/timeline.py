@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from compaction_inspector.core.cost import Cost, signed
-from compaction_inspector.core.simulate import Point, Simulation
+from compaction_inspector.core.simulate import RoundPoint, Simulation
 from compaction_inspector.tui.text import at_word, safe, within
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -258,7 +258,7 @@ class Timeline(Widget, can_focus=True):
         return line(short=True) if full.plain.endswith("…") else full
 
     @staticmethod
-    def _point_line(p: Point, width: int) -> Text:
+    def _point_line(p: RoundPoint, width: int) -> Text:
         """The cursor's round in one line of `width`: its figures whole, what happened
         there cut to fit, the hint only where it fits."""
         line = Text(f"round {p.round}: ", "bold reverse")

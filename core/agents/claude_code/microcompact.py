@@ -1,13 +1,13 @@
-"""Claude Code's time-based microcompact, as a preset of the clear family
+"""Claude Code's time-based microcompact, as a variant of the clear family
 (docs/strategies.md#microcompact): its defaults, and where its numbers come from."""
 
 from __future__ import annotations
 
 from compaction_inspector.core.strategies import clear
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.presets import CLEARABLE_TOOLS
+from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 
-MICROCOMPACT = clear.FAMILY.preset(
+MICROCOMPACT = clear.FAMILY.variant(
     "microcompact",
     "Microcompact",
     "clear old tool results, keep the most recent ones",

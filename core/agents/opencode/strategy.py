@@ -1,6 +1,6 @@
-"""opencode's own compaction (docs/agents.md#opencode), a preset of the summarize family:
+"""opencode's own compaction (docs/agents.md#opencode), a variant of the summarize family:
 when a response's tokens reach the input the model takes less opencode's reserve, the
-head becomes one summary and the newest turns are kept; and its prune, a preset of the
+head becomes one summary and the newest turns are kept; and its prune, a variant of the
 clear family, opt-in (`compaction.prune`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from compaction_inspector.core.strategies.summarize import SummarizeOptions
 NAME = "opencode"
 RESERVE = 20_000  # its reserved: min(20,000, the model's max output)
 
-STRATEGY = summarize.FAMILY.preset(
+STRATEGY = summarize.FAMILY.variant(
     NAME,
     "opencode",
     "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
@@ -30,7 +30,7 @@ STRATEGY = summarize.FAMILY.preset(
     ),
 )
 
-PRUNE = clear.FAMILY.preset(
+PRUNE = clear.FAMILY.variant(
     "opencode-prune",
     "opencode prune",
     "opencode's prune: protect the newest 40,000 tokens of tool output, clear 20,000 or more",

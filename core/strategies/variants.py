@@ -1,7 +1,7 @@
-"""Other agents' and APIs' compaction, each a preset of one family with its documented
+"""Other agents' and APIs' compaction, each a variant of one family with its documented
 defaults (docs/strategies.md names each number's source file).
 
-A preset is its family's rule (`summarize`, `clear`) with the settings the agent ships;
+A variant is its family's rule (`summarize`, `clear`) with the settings the agent ships;
 everything else (flags, `compaction.yaml` keys, the app's form) comes from the family.
 """
 
@@ -29,7 +29,7 @@ ANTHROPIC_MIN_TRIGGER = 50_000  # compact_20260112 refuses a trigger under this
 
 # the other agents' and APIs' clearing
 CLEARING: tuple[Strategy[Any], ...] = (
-    clear.FAMILY.preset(
+    clear.FAMILY.variant(
         "anthropic-context-editing",
         "Anthropic context editing",
         "Anthropic's clear_tool_uses edit: past 100,000 input tokens keep the newest 3 tool uses",
@@ -39,7 +39,7 @@ CLEARING: tuple[Strategy[Any], ...] = (
         lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
         caveat="clear_tool_inputs (default false) is not modelled",
     ),
-    clear.FAMILY.preset(
+    clear.FAMILY.variant(
         "langchain-clear-tool-uses",
         "LangChain ClearToolUsesEdit",
         "LangChain's ClearToolUsesEdit: past 100,000 tokens keep the newest 3 tool results",
@@ -47,7 +47,7 @@ CLEARING: tuple[Strategy[Any], ...] = (
         "keep 3, exclude_tools (), placeholder “[cleared]”; it edits the model request",
         lambda: C(trigger_tokens=100_000, keep_tool_uses=3, placeholder="[cleared]", persist=False),
     ),
-    clear.FAMILY.preset(
+    clear.FAMILY.variant(
         "openhands",
         "OpenHands masking",
         "OpenHands ObservationMaskingCondenser: mask observations outside the newest 100 events",
@@ -58,7 +58,7 @@ CLEARING: tuple[Strategy[Any], ...] = (
 )
 
 SUMMARIZING: tuple[Strategy[Any], ...] = (
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "anthropic-compaction",
         "Anthropic compaction",
         "Anthropic's server-side compaction: at 150,000 input tokens all becomes one summary",
@@ -71,7 +71,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             else None
         ),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "openai-compaction",
         "OpenAI compaction",
         "OpenAI Responses compaction: the person's messages, then one compaction item",
@@ -80,7 +80,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "window is used, the limit OpenAI's own CLI agent sets (model_auto_compact_token_limit)",
         lambda: S(trigger_percent=90, keep_user="all"),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "langchain-summarization",
         "LangChain summarization",
         "LangChain SummarizationMiddleware: keep the newest 20 messages, summarize the rest",
@@ -89,7 +89,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         lambda: S(trigger_tokens=4_000, keep_messages=20, summarize_tokens=4_000),
         caveat="its default trigger never fires; its example's 4,000 is used",
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "cline",
         "Cline",
         "Cline: at 0.9 of its input budget (0.9 of the window), keep the newest 20,000 tokens",
@@ -98,7 +98,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "4,096 tokens; tool results cut to 2,000 characters for it (its target ratio 0.7 is not modelled)",
         lambda: S(trigger_percent=81, keep_tokens=20_000, summary_tokens=4_096, tool_output_chars=2_000),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "roo-code",
         "Roo Code",
         "Roo Code: condense all but the first message at 100 % of the window",
@@ -106,7 +106,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "tokens over 0.9 x window - max tokens; the summary replaces all earlier messages but the first",
         lambda: S(trigger_percent=100, trigger_percent_less_output=90, keep_first=1),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "gemini-cli",
         "Gemini CLI",
         "Gemini CLI: at half the window, keep the newest 30 % of the history",
@@ -114,7 +114,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "the token limit, keeps the newest 30 % (its cut of old tool responses to 30 lines is not modelled)",
         lambda: S(trigger_percent=50, keep_history_percent=30),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "goose",
         "Goose",
         "Goose: at 80 % of the window, summarize all but the latest user message",
@@ -122,7 +122,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         "everything but the latest user text message",
         lambda: S(trigger_percent=80, keep_user="last"),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "aider",
         "Aider",
         "Aider: summarize the chat past max input / 16 (1,024-8,192), keep a tail under half of it",
@@ -137,7 +137,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             keep_max=4_096,
         ),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "letta",
         "Letta",
         "Letta: at 90 % of the window, evict all but the newest 30 % of messages",
@@ -147,7 +147,7 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
             trigger_percent=90, keep_message_percent=30, summary_tokens=50_000 // summarize.CHARS_PER_TOKEN
         ),
     ),
-    summarize.FAMILY.preset(
+    summarize.FAMILY.variant(
         "openhands-summarizing",
         "OpenHands summarizing",
         "OpenHands LLMSummarizingCondenser: past 100 events keep the first and the newest 48",
