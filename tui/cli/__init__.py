@@ -461,7 +461,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
     else:
-        from compaction_inspector.tui.report import print_analysis
+        from compaction_inspector.tui.cli.report import print_analysis
 
         print_analysis(result, all_volleys=args.all_volleys)
     return 0
@@ -507,7 +507,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(compaction_json(inspection, result))
     else:
-        from compaction_inspector.tui.report import print_compaction
+        from compaction_inspector.tui.cli.report import print_compaction
 
         print_compaction(inspection, result, all_steps=args.all_steps)
     if result.messages is None:
@@ -560,7 +560,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             out["checkpoints"] = [t.to_dict() for t in points]
         _print_json(out)
     else:
-        from compaction_inspector.tui.report import print_simulation
+        from compaction_inspector.tui.cli.report import print_simulation
 
         print_simulation(sims, all_rounds=args.all_rounds, costs=costs, real=inspection.real_cost)
         if points is not None:
@@ -707,7 +707,7 @@ def cmd_compactions(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([c.to_dict() for c in found])
     else:
-        from compaction_inspector.tui.report import print_compactions
+        from compaction_inspector.tui.cli.report import print_compactions
 
         print_compactions(inspection.session, found, inspection.config)
     return 0
@@ -782,7 +782,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(done.to_dict())
     else:
-        from compaction_inspector.tui.report import print_comparison
+        from compaction_inspector.tui.cli.report import print_comparison
 
         print_comparison(done)
     return 0
@@ -822,7 +822,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(done.to_dict())
     else:
-        from compaction_inspector.tui.report import print_sweep
+        from compaction_inspector.tui.cli.report import print_sweep
 
         print_sweep(done)
     if done.stopped:  # a script can tell a sweep cut short from a whole one
@@ -874,7 +874,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([r.to_dict() for r in rows])
     else:
-        from compaction_inspector.tui.report import print_sessions
+        from compaction_inspector.tui.cli.report import print_sessions
 
         print_sessions(rows, places)
     return 0
@@ -981,6 +981,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, SummarizerError) as exc:
         return _fail(str(exc))
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
