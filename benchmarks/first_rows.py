@@ -48,7 +48,7 @@ READY = """
 import asyncio, os, sys, time
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.screens.session import SessionScreen
+from compaction_inspector.tui.session.screen import SessionScreen
 
 async def main() -> None:
     app = InspectorApp(sys.argv[1], Config())

@@ -243,7 +243,7 @@ async def _app(path: Path) -> dict[str, float]:
 
     from compaction_inspector.core.config import Config
     from compaction_inspector.tui.app import InspectorApp
-    from compaction_inspector.tui.screens.session import SessionScreen
+    from compaction_inspector.tui.session.screen import SessionScreen
 
     os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp()
     app = InspectorApp(path, Config())

@@ -19,11 +19,11 @@ from textual.screen import Screen
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.text import visible
-from compaction_inspector.tui import messages
-from compaction_inspector.tui.commands import InspectorCommands
-from compaction_inspector.tui.messages import SweepAsked
 from compaction_inspector.tui.screens.browser import SessionBrowser
-from compaction_inspector.tui.screens.session import SessionScreen
+from compaction_inspector.tui.session import messages
+from compaction_inspector.tui.session.commands import InspectorCommands
+from compaction_inspector.tui.session.messages import SweepAsked
+from compaction_inspector.tui.session.screen import SessionScreen
 from compaction_inspector.tui.text import safe
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.strategies import DEFAULT
-from compaction_inspector.tui.figures import gauge_state
-from compaction_inspector.tui.follow import Follower
+from compaction_inspector.tui.session.figures import gauge_state
+from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.text import safe, whole_parts
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 

@@ -12,7 +12,7 @@ from textual.worker import WorkerCancelled
 
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.screens.session import SessionScreen
+from compaction_inspector.tui.session.screen import SessionScreen
 
 SETTLE_S = 60  # far beyond what the samples take: a hang fails the test, not the suite
 

@@ -16,9 +16,9 @@ from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope, load
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
-from compaction_inspector.tui import messages
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.listing_cache import Key, Source
+from compaction_inspector.tui.session import messages
+from compaction_inspector.tui.session.listing_cache import Key, Source
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import TranscriptPanes
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
@@ -587,7 +587,7 @@ async def test_the_tour_makes_every_strategy_do_something_and_the_presenter_driv
 ) -> None:
     """Paused, space goes on, ← goes back, and each strategy's stop shows a step that
     changes the context on this short sample; q ends the tour and hides its caption."""
-    from compaction_inspector.tui.demo import SCRIPT, TOURED
+    from compaction_inspector.tui.session.demo import SCRIPT, TOURED
 
     app = InspectorApp(path(), SMALL, export_dir=tmp_path, demo=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -890,7 +890,7 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         release.wait(10)
         return whole(path, request)
 
-    monkeypatch.setattr("compaction_inspector.tui.loading.load", held)
+    monkeypatch.setattr("compaction_inspector.tui.session.loading.load", held)
     app = InspectorApp(big, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(50):
@@ -912,7 +912,7 @@ async def test_a_session_counted_before_opens_with_exact_figures_and_no_estimate
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its counts in the persistent cache, a session's first figures are the exact ones."""
-    from compaction_inspector.tui.screens.session import SessionScreen
+    from compaction_inspector.tui.session.screen import SessionScreen
 
     first_figures: list[str] = []
     original = SessionScreen.on_session_screen_loaded

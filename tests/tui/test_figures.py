@@ -11,7 +11,7 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import OptionError, hysteresis
 from compaction_inspector.sample_sessions import path
-from compaction_inspector.tui.figures import Ladders, bands, gauge_state, tuned
+from compaction_inspector.tui.session.figures import Ladders, bands, gauge_state, tuned
 
 SMALL = Config(window=Window(5000, 500), preset=None)
 NAME = hysteresis.NAME
@@ -45,7 +45,7 @@ def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps(
     """The screen names no strategy: each declares what h/H (where it fires) and t/T
     (what it keeps) move; hysteresis's bands stay as they were with another one shown
     (they once moved hysteresis's target and thresholds whatever was on screen)."""
-    from compaction_inspector.tui.figures import tuning
+    from compaction_inspector.tui.session.figures import tuning
 
     assert bands(SMALL, "trim") == bands(SMALL, hysteresis.NAME) == ((75, 85, 95), 70)
     moved, _ = tuned(SMALL, "trim", "thresholds", -1, {})

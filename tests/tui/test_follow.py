@@ -12,7 +12,7 @@ from compaction_inspector.core.formats import load
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.follow import Follower
+from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import inspected, settle, shown, title
 

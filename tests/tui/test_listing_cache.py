@@ -8,7 +8,7 @@ from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import make_counter
-from compaction_inspector.tui.listing_cache import Key, ListingCache, Source
+from compaction_inspector.tui.session.listing_cache import Key, ListingCache, Source
 from tests.helpers import call, result, u
 
 

@@ -3,7 +3,7 @@ screen settles once no run is under way."""
 
 from __future__ import annotations
 
-from compaction_inspector.tui.runs import Runs
+from compaction_inspector.tui.session.runs import Runs
 
 
 def test_only_the_latest_run_of_a_kind_counts_and_the_last_done_settles() -> None:

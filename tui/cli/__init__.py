@@ -404,7 +404,7 @@ def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, st
     except (ConfigError, OptionError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     if config.keys and getattr(args, "command", None) == "open":  # the app's keys, checked where it runs
-        from compaction_inspector.tui.keymap import check_keymap
+        from compaction_inspector.tui.session.keymap import check_keymap
 
         try:
             check_keymap(dict(config.keys))

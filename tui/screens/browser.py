@@ -27,8 +27,8 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.sessions import Index, Row, find, short_project
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.text import counted, one_line
-from compaction_inspector.tui.messages import SweepAsked
 from compaction_inspector.tui.screens.help import HelpScreen
+from compaction_inspector.tui.session.messages import SweepAsked
 from compaction_inspector.tui.text import safe
 
 # (label, Row field, width) in the order shown; as the screen narrows, the columns

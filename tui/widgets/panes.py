@@ -13,7 +13,7 @@ from textual.worker import get_current_worker
 
 from compaction_inspector.core.model import Message
 from compaction_inspector.tui import heap
-from compaction_inspector.tui.listing_cache import Key, ListingCache, Source, build
+from compaction_inspector.tui.session.listing_cache import Key, ListingCache, Source, build
 from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
 
 PREPARE_AFTER_S = 0.08

@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.text import one_line, visible
-from compaction_inspector.tui.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
+from compaction_inspector.tui.session.entries import ADDED, REMOVED, SHOWN, SUMMARY, Entry, Listing
 
 BOUNDARY_MODES = ("both", "volleys", "rounds", "none")
 

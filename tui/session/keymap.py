@@ -7,11 +7,11 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from compaction_inspector.tui.app import InspectorApp
-from compaction_inspector.tui.keys import SESSION_KEYS
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.screens.help import HelpScreen
 from compaction_inspector.tui.screens.sweep import SweepScreen
+from compaction_inspector.tui.session.keys import SESSION_KEYS
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 

@@ -38,17 +38,18 @@ from compaction_inspector.core.strategies import (
 from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.text import counted, visible
-from compaction_inspector.tui import figures, heap, loading, messages, replays
-from compaction_inspector.tui.demo import Demo, TourActions
-from compaction_inspector.tui.follow import Follower
-from compaction_inspector.tui.keys import SESSION_KEYS
-from compaction_inspector.tui.listing_cache import Source
-from compaction_inspector.tui.replays import NO_COMPACTION
-from compaction_inspector.tui.runs import Runs
+from compaction_inspector.tui import heap
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
 from compaction_inspector.tui.screens.progress import summarizer_failed
-from compaction_inspector.tui.screens.weighing import Weighing
+from compaction_inspector.tui.session import figures, loading, messages, replays
+from compaction_inspector.tui.session.demo import Demo, TourActions
+from compaction_inspector.tui.session.follow import Follower
+from compaction_inspector.tui.session.keys import SESSION_KEYS
+from compaction_inspector.tui.session.listing_cache import Source
+from compaction_inspector.tui.session.replays import NO_COMPACTION
+from compaction_inspector.tui.session.runs import Runs
+from compaction_inspector.tui.session.weighing import Weighing
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes

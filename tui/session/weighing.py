@@ -12,8 +12,8 @@ from textual.message import Message
 
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.sessions import transcripts_under
-from compaction_inspector.tui.messages import SweepAsked
 from compaction_inspector.tui.screens.compare import CompareScreen
+from compaction_inspector.tui.session.messages import SweepAsked
 
 
 class Host(Protocol):

@@ -14,7 +14,7 @@ from compaction_inspector.core.formats import LoadError, head, load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.text import counted
-from compaction_inspector.tui import messages
+from compaction_inspector.tui.session import messages
 
 
 def read(

@@ -12,8 +12,8 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.simulate import Cancelled
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY
 from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.tui import messages
 from compaction_inspector.tui.screens.progress import summarizer_failed
+from compaction_inspector.tui.session import messages
 
 NO_COMPACTION = "no compaction"
 

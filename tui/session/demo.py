@@ -27,7 +27,7 @@ from compaction_inspector.core.strategies import (
     trim,
 )
 from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.tui import figures
+from compaction_inspector.tui.session import figures
 
 # where each strategy fires on the 4,500-token sample (its own defaults are for real windows)
 TOUR_OPTIONS: dict[str, dict[str, Any]] = {
