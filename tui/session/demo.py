@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from textual import events
+from textual.actions import parse
 
 from compaction_inspector.core.agents import registered
 from compaction_inspector.core.config import Config
@@ -119,31 +120,19 @@ SCRIPT: tuple[Stop, ...] = (
 
 
 class Stage(Protocol):
-    """What the tour drives: the screen's actions, its caption and the step it shows."""
+    """The screen the tour drives: its state, its caption and the actions it runs."""
 
     demo_runner: Demo | None
-
-    @property
-    def result(self) -> CompactionResult[Stats] | None: ...
-    @property
-    def shown_step(self) -> Step | None: ...
-    def notify(self, message: str, *, timeout: float | None = None) -> None: ...
-    def set_caption(self, text: str) -> None: ...
-    def tour_options(self, values: Mapping[str, Mapping[str, Any]]) -> None: ...
-    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
-    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Any: ...
-    async def run_action(self, action: str) -> object: ...
-
-
-class Host(Stage, Protocol):
-    """The screen the tour's actions act on (`TourActions`)."""
-
     step: int
     split: bool
     compare: str
     strategy: str
     wanted_step: int | None  # a step asked for while the strategy ran
 
+    @property
+    def result(self) -> CompactionResult[Stats] | None: ...
+    @property
+    def shown_step(self) -> Step | None: ...
     @property
     def busy(self) -> bool: ...
     @property
@@ -155,59 +144,20 @@ class Host(Stage, Protocol):
     def action_own_compactions(self) -> None: ...
     def run_simulation(self) -> None: ...
     async def action_tune(self, what: str, delta: int) -> None: ...
-
-
-class TourActions:
-    """The actions and keys the tour drives a screen with: absolute, so a stop shown again
-    looks as it did (the screen mixes them in)."""
-
-    wanted_step: int | None = None  # a step asked for while the strategy ran
-
-    def on_key(self: Host, event: events.Key) -> None:
-        tour = self.demo_runner
-        if tour is None or not tour.running:
-            return
-        if tour.key(event.key):  # the presenter's keys drive the tour
-            event.stop()
-            event.prevent_default()
-        else:  # any other key: the keys are the user's
-            tour.stop()
-            self.notify("Tour stopped: the keys are yours (? for help)", timeout=3)
-
-    def tour_options(self: Host, values: Mapping[str, Mapping[str, Any]]) -> None:
-        """The tour's settings of strategies' options (where they fire on the sample)."""
-        config = self.config
-        for name, given in values.items():
-            config = config.with_options(name, with_values(config.options(name), given))
-        self.configure(config)
-
-    def action_step_to(self: Host, index: int) -> None:
-        """Show step `index` (-1: before, past the end: the last) once the result is in."""
-        if self.result is None or self.busy:
-            self.wanted_step = index
-        if self.result is not None:
-            self.step = max(-1, min(index, len(self.result.steps) - 1))
-
-    def action_split(self: Host, on: bool) -> None:
-        if on != self.split and (not on or self.split_fits()):
-            self.split = on
-
-    def action_own(self: Host, on: bool) -> None:
-        if on != self.own:
-            self.action_own_compactions()
-
-    def action_compare(self: Host, name: str) -> None:
-        if name != self.compare:
-            self.compare = name
-            self.run_simulation()
-
-    async def action_target(self: Host, percent: int) -> None:
-        _, target = figures.bands(self.config, self.strategy)
-        await self.action_tune("target", percent - target)
+    def notify(self, message: str, *, timeout: float | None = None) -> None: ...
+    def set_caption(self, text: str) -> None: ...
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
+    def set_timer(self, delay: float, callback: Callable[[], Any]) -> Any: ...
+    async def run_action(self, action: str) -> object: ...
 
 
 class Demo:
+    """The tour on a screen: its stops in turn, the presenter's keys, and the moves a stop
+    makes, absolute, so a stop shown again looks as it did; the rest of a stop's actions
+    are the screen's own."""
+
     PRESENTER = "space or → next · ← back · p pause · q end"
+    MOVES = frozenset({"step_to", "split", "own", "compare", "target"})  # the tour's own moves
 
     def __init__(self, app: Stage) -> None:
         self.app = app
@@ -219,8 +169,61 @@ class Demo:
     def start(self) -> None:
         self.running = True
         self.app.demo_runner = self
-        self.app.tour_options(TOUR_OPTIONS)
+        self.tour_options(TOUR_OPTIONS)
         self.go(0)
+
+    def tour_options(self, values: Mapping[str, Mapping[str, Any]]) -> None:
+        """The tour's settings of strategies' options (where they fire on the sample)."""
+        config = self.app.config
+        for name, given in values.items():
+            config = config.with_options(name, with_values(config.options(name), given))
+        self.app.configure(config)
+
+    def on_key(self, event: events.Key) -> None:
+        """While the tour runs, the presenter's keys drive it; any other key ends it."""
+        if not self.running:
+            return
+        if self.key(event.key):
+            event.stop()
+            event.prevent_default()
+        else:  # any other key: the keys are the user's
+            self.stop()
+            self.app.notify("Tour stopped: the keys are yours (? for help)", timeout=3)
+
+    async def run(self, action: str) -> None:
+        """One of a stop's actions: the tour's own move, else the screen's action."""
+        _, name, args = parse(action)
+        if name in self.MOVES:
+            done = getattr(self, name)(*args)
+            if done is not None:
+                await done
+        else:
+            await self.app.run_action(action)
+
+    def step_to(self, index: int) -> None:
+        """Show step `index` (-1: before, past the end: the last) once the result is in."""
+        app = self.app
+        if app.result is None or app.busy:
+            app.wanted_step = index
+        if app.result is not None:
+            app.step = max(-1, min(index, len(app.result.steps) - 1))
+
+    def split(self, on: bool) -> None:
+        if on != self.app.split and (not on or self.app.split_fits()):
+            self.app.split = on
+
+    def own(self, on: bool) -> None:
+        if on != self.app.own:
+            self.app.action_own_compactions()
+
+    def compare(self, name: str) -> None:
+        if name != self.app.compare:
+            self.app.compare = name
+            self.app.run_simulation()
+
+    async def target(self, percent: int) -> None:
+        _, target = figures.bands(self.app.config, self.app.strategy)
+        await self.app.action_tune("target", percent - target)
 
     def stop(self) -> None:
         self.running = False
@@ -233,7 +236,7 @@ class Demo:
         self.position = max(0, min(position, len(SCRIPT) - 1))
         stop = SCRIPT[self.position]
         for action in stop.actions:
-            self.app.call_later(self.app.run_action, action)
+            self.app.call_later(self.run, action)
         self.app.call_later(self.say)
         if not self.paused and self.position < len(SCRIPT) - 1:
             self._timer = self.app.set_timer(stop.seconds, lambda: self.go(self.position + 1))

@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -42,14 +42,13 @@ from compaction_inspector.tui import heap
 from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
 from compaction_inspector.tui.screens.progress import summarizer_failed
-from compaction_inspector.tui.session import figures, loading, messages, replays
-from compaction_inspector.tui.session.demo import Demo, TourActions
+from compaction_inspector.tui.session import figures, loading, messages, replays, weighing
+from compaction_inspector.tui.session.demo import Demo
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.session.keys import SESSION_KEYS
 from compaction_inspector.tui.session.listing_cache import Source
 from compaction_inspector.tui.session.replays import NO_COMPACTION
 from compaction_inspector.tui.session.runs import Runs
-from compaction_inspector.tui.session.weighing import Weighing
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
 from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
@@ -61,7 +60,7 @@ from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, Transcri
 OWN = "own"  # the mode that steps through the transcript's own compactions
 
 
-class SessionScreen(TourActions, Weighing, Screen[None]):
+class SessionScreen(Screen[None]):
     BINDINGS = SESSION_KEYS
 
     inspection: var[Inspection | None] = var(None, always_update=True)
@@ -97,6 +96,7 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         self._config, self._given = config, given
         self.follower: Follower | None = None
         self.demo_runner: Demo | None = None
+        self.wanted_step: int | None = None  # a step the tour asked for while the strategy ran
         self.selection = ""
         self.tuned = False  # the status line shows the window and thresholds once they are tuned
         self.compare = "none"
@@ -635,6 +635,16 @@ class SessionScreen(TourActions, Weighing, Screen[None]):
         return writing.Shown(
             self.path, self.export_dir, stepped, self.session, self.inspection, self.result, self.step
         )
+
+    def action_compare_strategies(self) -> None:
+        weighing.compare_strategies(self)
+
+    def action_sweep_folder(self) -> None:
+        weighing.sweep_folder(self)
+
+    def on_key(self, event: events.Key) -> None:
+        if self.demo_runner is not None:
+            self.demo_runner.on_key(event)
 
     def action_save_config(self) -> None:
         writing.save_config(self, self.shown_view(), self.config, self.configure)

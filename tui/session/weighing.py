@@ -1,6 +1,6 @@
 """What a session screen opens to weigh strategies against each other: every strategy
 on this session (`C`), and the strategy shown swept over the sessions in its folder
-(the palette). Mixed into the screen."""
+(the palette): the bodies of the screen's actions of those names."""
 
 from __future__ import annotations
 
@@ -30,21 +30,21 @@ class Host(Protocol):
     def post_message(self, message: Message) -> bool: ...
 
 
-class Weighing:
-    def action_compare_strategies(self: Host) -> None:
-        """Every strategy replayed and priced on this session, a row each; the one chosen
-        is shown."""
-        if self.inspection is None:
-            self.notify("Still reading the session", timeout=2)
-            return
+def compare_strategies(screen: Host) -> None:
+    """Every strategy replayed and priced on this session, a row each; the one chosen is
+    shown."""
+    if screen.inspection is None:
+        screen.notify("Still reading the session", timeout=2)
+        return
 
-        async def chosen(name: str | None) -> None:
-            if name is not None:
-                await self.run_action(f"strategy('{name}')")
+    async def chosen(name: str | None) -> None:
+        if name is not None:
+            await screen.run_action(f"strategy('{name}')")
 
-        self.app.push_screen(CompareScreen(self.inspection), chosen)
+    screen.app.push_screen(CompareScreen(screen.inspection), chosen)
 
-    def action_sweep_folder(self: Host) -> None:
-        """The strategy shown swept over the sessions in this session's folder."""
-        paths = [str(p) for p in transcripts_under([str(self.path.parent)])]
-        self.post_message(SweepAsked(paths, self.strategy))
+
+def sweep_folder(screen: Host) -> None:
+    """The strategy shown swept over the sessions in this session's folder."""
+    paths = [str(p) for p in transcripts_under([str(screen.path.parent)])]
+    screen.post_message(SweepAsked(paths, screen.strategy))
