@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -308,35 +307,38 @@ class Index:
             write_atomic(self.path, json.dumps({"version": INDEX_VERSION, "rows": kept}))
 
 
-_AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.MULTILINE)
-TASK_TOOLS = ("Task", "Agent")  # the tools whose calls start a sub-agent
+def _tools(session: Session) -> tuple[str, ...]:
+    agent = AGENTS.get(session.format)
+    return agent.task_tools if agent is not None else ()
 
 
-def task_calls(messages: Sequence[Message]) -> frozenset[str]:
-    """The ids of the Task or Agent calls among `messages`."""
+def task_calls(messages: Sequence[Message], tools: Sequence[str]) -> frozenset[str]:
+    """The ids of the calls among `messages` to the tools that start a sub-agent."""
     return frozenset(
-        b.id for m in messages for b in m.blocks if b.type == "tool_use" and b.name in TASK_TOOLS and b.id
+        b.id for m in messages for b in m.blocks if b.type == "tool_use" and b.name in tools and b.id
     )
 
 
 def subagent_files(
-    session: Path, messages: Sequence[Message], calls: frozenset[str] | None = None
+    session: Session, messages: Sequence[Message], calls: frozenset[str] | None = None
 ) -> list[Path]:
-    """Where the sub-agent transcripts a Task or Agent call started belong: newer Claude
-    Code writes them to `<session>/subagents/agent-<id>.jsonl`, and the call's result
-    names the id on a line of its own ("agentId: a2271d1 (for resuming …)"). Only the
-    result of such a call (`calls`, by default those among `messages`) names one: the
-    same words in a file a tool read are not the agent's. Whether or not the files are
+    """Where the sub-agents the results of the session's task calls among `messages`
+    name keep their transcripts, as its agent says (`Agent.subagent_files`): only the
+    result of such a call (`calls`, by default those among `messages`) names one, so the
+    same words in a file a tool read are not an agent's. Whether or not the files are
     there (the app opens the first that is)."""
-    calls = task_calls(messages) if calls is None else calls
-    return [
-        session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
+    agent = AGENTS.get(session.format)
+    if agent is None or session.path is None:
+        return []
+    calls = task_calls(messages, agent.task_tools) if calls is None else calls
+    results = [
+        b
         for m in messages
         if m.is_tool_result
         for b in m.blocks
         if b.type == "tool_result" and b.tool_use_id in calls
-        for match in _AGENT_ID.finditer(b.text)
     ]
+    return agent.subagent_files(Path(session.path), results)
 
 
 def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str, ...]]:
@@ -351,7 +353,7 @@ def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str,
     paths = (
         [Path(str(n)) for n in named]
         if isinstance(named, list)
-        else subagent_files(Path(session.path), session.messages)
+        else subagent_files(session, session.messages)
     )
     for path in dict.fromkeys(paths):
         try:
@@ -380,27 +382,30 @@ def transcripts_under(names: Iterable[str]) -> list[Path]:
     return found
 
 
-def subagent(path: Path, session: Session, near: Sequence[Message]) -> Path | Session | str:
-    """The sub-agent a Task or Agent call among `near` started: its own transcript beside
-    the session's file, or (kept inline, as older Claude Code did) its sidechain as a
-    session of its own; else why there is none to open."""
-    named = subagent_files(path, near, task_calls(session.messages))
-    found = next((p for p in named if p.is_file()), None)
+def subagent(session: Session, near: Sequence[Message]) -> Path | Session | str:
+    """The sub-agent a task call among `near` started (a call to one of its agent's
+    `task_tools`): its own transcript where its agent keeps it, or (kept inline, as older
+    Claude Code did) its sidechain as a session of its own; else why there is none to open."""
+    named = subagent_files(session, near, task_calls(session.messages, _tools(session)))
+    found = next((p for p in named if stored_in(p)[0].is_file()), None)
     if found is not None:
         return found
-    inline = inline_subagent(session.sidechain, near)
+    inline = inline_subagent(session.sidechain, near, _tools(session))
     if inline:
         return dataclasses.replace(session, messages=inline, sidechain=(), content_hash=None)
     if named:  # the result names its transcript, which is not beside this file
         return (
-            f"The sub-agent's transcript is missing: {named[0]} (its result names agent "
-            f"{named[0].stem.removeprefix('agent-')}; the file was not copied or was removed)"
+            f"The sub-agent's transcript is missing: {named[0]} (its result names it; the file "
+            "was not copied or was removed)"
         )
-    return "No sub-agent here: a Task or Agent call (or its result) opens the transcript it started"
+    tools = " or ".join(_tools(session)) or "sub-agent"
+    return f"No sub-agent here: a {tools} call (or its result) opens the transcript it started"
 
 
-def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
-    """The sub-agent a Task or Agent call among `messages` started, where older Claude
+def inline_subagent(
+    sidechain: Sequence[Message], messages: Sequence[Message], tools: Sequence[str]
+) -> tuple[Message, ...]:
+    """The sub-agent a call to one of `tools` among `messages` started, where older Claude
     Code kept it inline (sidechain lines of the session's own file): the sidechain whose
     first message is the call's prompt, and every message that descends from it. Empty
     when there is none."""
@@ -408,7 +413,7 @@ def inline_subagent(sidechain: Sequence[Message], messages: Sequence[Message]) -
         str(b.input.get("prompt")).strip()
         for m in messages
         for b in m.blocks
-        if b.type == "tool_use" and b.name in TASK_TOOLS and isinstance(b.input, dict)
+        if b.type == "tool_use" and b.name in tools and isinstance(b.input, dict)
     }
     chain: list[Message] = []
     members: set[str] = set()

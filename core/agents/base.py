@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from compaction_inspector.core.autocompact import Count, Point
-from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.model import Block, Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import TokenCounter
 
@@ -131,6 +131,7 @@ class Agent(ABC):
     strategies: ClassVar[tuple[Named, ...]] = ()
     tour: ClassVar[Mapping[str, Tour]] = {}  # by strategy: how the demo shows it
     status_line: ClassVar[StatusLine | None] = None  # the status line command it runs, if any
+    task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
 
@@ -174,6 +175,11 @@ class Agent(ABC):
         may send twice, where the transcript does not record it: the most it can be and what
         it is."""
         return None
+
+    def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
+        """Where the sub-agents the results of its task calls (`results`) name keep their
+        sessions, whether or not they are there; none by default."""
+        return []
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

@@ -18,7 +18,7 @@ from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.sessions import transcripts_under
+from compaction_inspector.core.sessions import subagent, transcripts_under
 from tests.hostile import COMMANDS, run_cli
 
 SCHEMA = """
@@ -255,3 +255,33 @@ def test_a_folder_or_the_database_named_gives_every_session_it_holds(tmp_path: P
     assert [str(p) for p in transcripts_under([str(file)])] == names
     in_folder = [str(p) for p in transcripts_under([str(file.parent)])]
     assert in_folder == [str(file.parent / "notes.jsonl"), *names]
+
+
+def test_a_task_calls_result_opens_the_sub_agent_session_it_names(tmp_path: Path) -> None:
+    file, main, sub = built(tmp_path)
+    db = sqlite3.connect(file)
+    call = {
+        "type": "tool",
+        "tool": "task",
+        "callID": "call_task",
+        "state": {
+            "status": "completed",
+            "input": {"prompt": "find the tests"},
+            "output": f"task_id: {sub} (for resuming)",
+        },
+    }
+    ask = db.execute("SELECT id FROM message WHERE session_id = ? ORDER BY id LIMIT 1", (main,)).fetchone()[0]
+    db.execute("INSERT INTO part VALUES ('prt_zz', ?, ?, 0, 0, ?)", (ask + "x", main, json.dumps(call)))
+    db.execute(
+        "INSERT INTO message VALUES (?, ?, 0, 0, ?)",
+        (
+            ask + "x",
+            main,
+            json.dumps({"role": "assistant", "parentID": ask, "tokens": tokens(1_000, 10), **MODEL}),
+        ),
+    )
+    db.commit()
+    db.close()
+    session = load(f"{file}#{main}")
+    near = [m for m in session.messages if any(b.tool_use_id == "call_task" for b in m.blocks)]
+    assert subagent(session, near) == Path(f"{file}#{sub}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.codex import FORMAT as CODEX
 from compaction_inspector.core.formats import load
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.core.sessions import FOLDER, Index, find, subagent_files
 from compaction_inspector.sample_sessions import path
 
@@ -47,8 +47,8 @@ def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_pat
 
 
 def test_the_sub_agent_file_a_task_result_names() -> None:
-    session = path("claude_code_compacted.jsonl")
-    assert subagent_files(session, load(session).messages) == []  # it names none
+    session = load(path("claude_code_compacted.jsonl"))
+    assert subagent_files(session, session.messages) == []  # it names none
 
 
 def test_only_a_task_calls_result_names_a_sub_agent(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_only_a_task_calls_result_names_a_sub_agent(tmp_path: Path) -> None:
         Message("assistant", (Block.tool_use("t1", "Task", {"prompt": "look"}),)),
         Message("user", (Block.tool_result("t1", "Done.\nagentId: a2271d1 (for resuming)"),)),
     )
-    session = tmp_path / "s.jsonl"
+    session = Session(messages, CLAUDE_CODE, str(tmp_path / "s.jsonl"))
     assert subagent_files(session, messages) == [tmp_path / "s" / "subagents" / "agent-a2271d1.jsonl"]
     assert subagent_files(session, messages[:2]) == []
     # the call may sit outside the messages looked at: the session's calls say which results count

@@ -619,7 +619,7 @@ class SessionScreen(Screen[None]):
         view = self.query_one("#before", TranscriptView)
         if view.current is None or self.session is None:
             return
-        found = subagent(self.path, self.session, self.query_one(TranscriptPanes).with_partners(view.cursor))
+        found = subagent(self.session, self.query_one(TranscriptPanes).with_partners(view.cursor))
         if isinstance(found, str):
             self.notify(found, title="No sub-agent to open", severity="warning", timeout=6)
             return

@@ -5,6 +5,7 @@ window, whose output reserve and size its version and model decide."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -28,11 +29,12 @@ from compaction_inspector.core.agents.claude_code.transcript import FORMAT
 from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.formats.kinds import Journal, Writer
-from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.model import Block, Compaction, Message, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.tokens import TokenCounter
 
+AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.MULTILINE)  # a Task result's sub-agent
 __all__ = ["FORMAT", "PRESET", "PRESET_1M", "ClaudeCode"]
 
 PRESET = Preset(
@@ -88,6 +90,7 @@ class ClaudeCode(Agent):
         ),
     }
     status_line: ClassVar[StatusLine | None] = statusline
+    task_tools = ("Task", "Agent")
     compaction_mark = b'"compact_boundary"'
 
     def home(self) -> Path:
@@ -189,3 +192,13 @@ class ClaudeCode(Agent):
             most,
             f"the skill listing its first request holds (at most {most:,}) may not be sent again, or twice",
         )
+
+    def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
+        """Newer Claude Code writes a sub-agent to `<session>/subagents/agent-<id>.jsonl`,
+        and the call's result names the id on a line of its own ("agentId: a2271d1 (for
+        resuming …)")."""
+        return [
+            session.parent / session.stem / "subagents" / f"agent-{match.group(1)}.jsonl"
+            for b in results
+            for match in AGENT_ID.finditer(b.text)
+        ]

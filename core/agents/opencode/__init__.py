@@ -7,6 +7,8 @@ opencode keeps in its cache folder."""
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,12 +26,14 @@ from compaction_inspector.core.agents.opencode import database
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
-from compaction_inspector.core.formats.kinds import Store
-from compaction_inspector.core.model import Compaction, Session
+from compaction_inspector.core.formats.kinds import Store, stored_in
+from compaction_inspector.core.model import Block, Compaction, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import summarize
 
 __all__ = ["FORMAT", "PRESET", "Opencode"]
+
+TASK_ID = re.compile(r"^task_id: (ses_[A-Za-z0-9]+)", re.MULTILINE)  # a task result's sub-agent session
 
 FORMAT = database.FORMAT
 DATABASES = ("opencode.db",)  # its data folder's database (Kilo Code 7 writes the same as kilo.db)
@@ -120,6 +124,7 @@ class Opencode(Agent):
     presets = (PRESET,)
     strategies = (STRATEGY, PRUNE)
     compaction_mark = b""  # its compactions are rows of its database, not lines
+    task_tools = ("task",)
 
     def home(self) -> Path:
         return _folder("XDG_DATA_HOME", ".local/share")
@@ -167,3 +172,9 @@ class Opencode(Agent):
         if compaction.trigger != "auto" or compaction.pre_tokens is None:
             return None
         return Count(self.name, (("its last response's tokens", compaction.pre_tokens),), (), at)
+
+    def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
+        """A task call's result names the sub-agent's session ("task_id: ses_… (for
+        resuming …)"): that session of the same database."""
+        file = stored_in(session)[0]
+        return [database.named(file, m.group(1)) for b in results for m in TASK_ID.finditer(b.text)]
