@@ -20,10 +20,11 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.claude_code import rules, statusline
+from compaction_inspector.core.agents.claude_code import rules, settings, statusline
 from compaction_inspector.core.agents.claude_code import transcript as transcript_format
 from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
 from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
+from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
 from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT
 from compaction_inspector.core.autocompact import Count, Point, version
@@ -108,13 +109,24 @@ class ClaudeCode(Agent):
         return found
 
     def point(self, window: Window, config: Settings) -> Point:
+        """Where it compacts in `window`: the inspector's settings first, then the user's
+        own Claude Code settings (`settings`), each said where it is used."""
         options = config.options(FORMAT)
+        own = config.agent_settings if isinstance(config.agent_settings, ClaudeSettings) else ClaudeSettings()
+        if options.auto_compact_tokens is None and options.autocompact_pct_override is None:
+            if own.disabled is not None:
+                return Point(None, f"{own.disabled.told(settings.DISABLED)}: it does not compact on its own")
+            if own.pct_override is not None:
+                found = rules.claude_code_point(window, None, own.pct_override.value)
+                said = own.pct_override.told(settings.PCT_OVERRIDE)
+                return Point(found.tokens, found.rule.replace(f"{settings.PCT_OVERRIDE} ", f"{said}: "))
         return rules.claude_code_point(window, options.auto_compact_tokens, options.autocompact_pct_override)
 
     def window(self, config: Settings, session: Session) -> SessionWindow | None:
-        """The reserve its version kept, and a 1M window where its model or its reported
-        prompts say so; None where the window is not the preset's own, or the session says
-        nothing."""
+        """The reserve its version kept, a 1M window where its model or its reported
+        prompts say so, and the user's own settings of its compaction (`settings`, read from
+        the session's working directory and the user's folder); None where the window is
+        not the preset's own, or neither the session nor the settings say anything."""
         as_preset = config.preset == PRESET.name and config.window == Window(
             PRESET.context_window, PRESET.reserved_output
         )
@@ -134,12 +146,18 @@ class ClaudeCode(Agent):
         elif largest > PRESET.context_window:
             size = rules.CLAUDE_CODE_1M_WINDOW
             reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
-        if not reasons:  # nothing the session says: the default stands
+        cwd = session.metadata.get("cwd")
+        own = settings.read(cwd if isinstance(cwd, str) else None)
+        if own is not None and own.window is not None and own.window.value < size:
+            size = own.window.value
+            reasons.append(f"the window its point is worked out in: {own.window.told(settings.WINDOW)}")
+        if not reasons and own is None:  # nothing the session or the settings say: the default stands
             return None
         return SessionWindow(
-            PRESET_1M.name if size != PRESET.context_window else PRESET.name,
+            PRESET_1M.name if size > PRESET.context_window else PRESET.name,
             Window(size, reserve),
-            f"{SESSION_PREFIX} " + "; ".join(reasons),
+            f"{SESSION_PREFIX} " + "; ".join(reasons or ["default window, with the user's settings"]),
+            own,
         )
 
     def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:

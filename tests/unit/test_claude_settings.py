@@ -1,0 +1,86 @@
+"""The user's own Claude Code settings read into its point: the `env` of settings.json in
+the user's folder, then the project's and the local layer (a later layer wins). The
+files are built here from the documented keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Session
+from compaction_inspector.sample_sessions import path
+
+
+def session_in(folder: Path) -> Session:
+    """The sample Claude Code session (2.0.37: 32,000 reserved, 168,000 usable), run in `folder`."""
+    session = load(path("claude_code_session.jsonl"))
+    return dataclasses.replace(session, metadata={**session.metadata, "cwd": str(folder)})
+
+
+def write(file: Path, env: dict[str, str]) -> None:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps({"permissions": {"allow": []}, "env": env}))
+
+
+@pytest.fixture
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    return folder
+
+
+def test_an_override_in_the_users_settings_lowers_the_point_and_says_whose(
+    user: Path, tmp_path: Path
+) -> None:
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
+    config = Config().for_session(session_in(tmp_path / "project"))
+    assert config.auto_compact_tokens == 168_000 * 70 // 100
+    assert config.point is not None and config.point.rule == (
+        f"your CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of 70 ({user / 'settings.json'}): 70 % of 168,000"
+    )
+
+
+def test_the_projects_local_layer_wins_and_a_damaged_file_is_left_out(user: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text("{not json")
+    write(project / ".claude" / "settings.local.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"})
+    assert Config().for_session(session_in(project)).auto_compact_tokens == 168_000 * 60 // 100
+
+
+def test_disabled_auto_compaction_leaves_no_point(user: Path, tmp_path: Path) -> None:
+    write(user / "settings.json", {"DISABLE_AUTO_COMPACT": "1"})
+    config = Config().for_session(session_in(tmp_path))
+    assert config.auto_compact_tokens is None
+    assert config.point is not None and config.point.rule.endswith(": it does not compact on its own")
+
+
+def test_a_smaller_auto_compact_window_is_the_window_its_point_is_worked_in(
+    user: Path, tmp_path: Path
+) -> None:
+    write(user / "settings.json", {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"})
+    config = Config().for_session(session_in(tmp_path))
+    assert config.window.context_window == 100_000 and config.auto_compact_tokens == 100_000 - 32_000 - 13_000
+    assert "your CLAUDE_CODE_AUTO_COMPACT_WINDOW of 100,000" in str(config.window_source)
+
+
+def test_the_inspectors_own_setting_comes_before_the_users_claude_settings(
+    user: Path, tmp_path: Path
+) -> None:
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
+    config = Config()
+    config = config.with_options(
+        "claude-code", dataclasses.replace(config.options("claude-code"), auto_compact_tokens=90_000)
+    )
+    assert config.for_session(session_in(tmp_path)).auto_compact_tokens == 90_000
+
+
+def test_no_settings_leave_the_window_as_the_session_says(user: Path, tmp_path: Path) -> None:
+    config = Config().for_session(session_in(tmp_path))
+    assert config.auto_compact_tokens == 155_000 and "settings" not in str(config.window_source)
