@@ -132,6 +132,8 @@ class Agent(ABC):
     tour: ClassVar[Mapping[str, Tour]] = {}  # by strategy: how the demo shows it
     status_line: ClassVar[StatusLine | None] = None  # the status line command it runs, if any
     task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent
+    # its strategy's options it takes in its own settings file, each by that setting's name
+    settings_keys: ClassVar[Mapping[str, str]] = {}
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
 
@@ -180,6 +182,19 @@ class Agent(ABC):
         """Where the sub-agents the results of its task calls (`results`) name keep their
         sessions, whether or not they are there; none by default."""
         return []
+
+    def settings_file(self) -> Path | None:
+        """The user's own settings file of it, where `apply` writes (None: it has none here)."""
+        return None
+
+    def setting(self, text: str, key: str) -> str | None:
+        """What its settings file's `text` sets `key` to (None: nothing)."""
+        return None
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        """Its settings file's `text` with `key` set to `value`, every other byte kept;
+        ValueError where the file cannot take it."""
+        raise ValueError(f"{self.name}'s settings are not written here")
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from compaction_inspector.core import apply as applying
 from compaction_inspector.core import statusline
 from compaction_inspector.core.agents import AGENTS, Agent, registered
 from compaction_inspector.core.analysis import message_fields
@@ -56,6 +57,7 @@ from compaction_inspector.core.strategies import (
     Stats,
     each_step,
     hysteresis,
+    lookup,
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
@@ -80,6 +82,7 @@ COMMANDS = (
     "sessions",
     "statusline",
     "watch",
+    "apply",
 )
 
 
@@ -339,6 +342,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
     p = sub.add_parser("sessions", parents=[places], help=f"your {_agents_named()} sessions, newest first")
     p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
+    writable = [a for a in registered() if a.settings_keys]
+    p = sub.add_parser(
+        "apply",
+        help="write a tuned setting into the agent's own settings file: the diff first, --write to write it "
+        "(the file as it was kept beside it)",
+    )
+    p.add_argument("agent", choices=[a.format for a in writable], help="the agent whose settings take it")
+    p.add_argument(
+        "setting",
+        metavar="OPTION=VALUE",
+        help="its strategy's option and value: "
+        + "; ".join(f"{a.format}: {', '.join(a.settings_keys)}" for a in writable),
+    )
+    p.add_argument("--write", action="store_true", help="write it (else only the diff is printed)")
+    p.add_argument("--force", action="store_true", help="replace a value the file already sets")
     p = sub.add_parser(
         "statusline",
         parents=[settings],
@@ -945,6 +963,36 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_apply(args: argparse.Namespace) -> int:
+    """The diff a tuned setting makes to the agent's settings file, written with --write."""
+    agent = AGENTS[args.agent]
+    option, _, given = args.setting.partition("=")
+    option = option.strip().replace("-", "_")
+    if not given.strip().isdigit():
+        return _fail(f"apply: {args.setting!r} is not OPTION=VALUE with a whole number")
+    value = int(given)
+    try:
+        strategy = lookup(agent.format)
+        strategy.checked(with_values(strategy.default_options(), {option: value}))
+        change = applying.planned(agent, option, value)
+    except (OptionError, TypeError, applying.ApplyError) as exc:
+        return _fail(f"apply: {exc}")
+    if change.before == change.after:
+        say(f"{change.path} sets {change.key} to {value} already: nothing to write", sys.stdout)
+        return 0
+    say(visible(change.diff), sys.stdout)
+    if not args.write:
+        say("(not written: --write writes it)", sys.stdout)
+        return 0
+    try:
+        backup = applying.write(change, args.force)
+    except (applying.ApplyError, OSError) as exc:
+        return _fail(str(exc))
+    kept = f" (the file as it was: {backup})" if backup is not None else ""
+    say(f"wrote {change.key} = {value} to {change.path}{kept}", sys.stdout)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "open": cmd_open,
     "analyze": cmd_analyze,
@@ -958,6 +1006,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": cmd_serve,
     "sessions": cmd_sessions,
     "statusline": cmd_statusline,
+    "apply": cmd_apply,
     "watch": cmd_watch,
 }
 

@@ -92,6 +92,7 @@ class ClaudeCode(Agent):
     }
     status_line: ClassVar[StatusLine | None] = statusline
     task_tools = ("Task", "Agent")
+    settings_keys = {"autocompact_pct_override": settings.PCT_OVERRIDE}
     compaction_mark = b'"compact_boundary"'
 
     def home(self) -> Path:
@@ -220,3 +221,12 @@ class ClaudeCode(Agent):
             for b in results
             for match in AGENT_ID.finditer(b.text)
         ]
+
+    def settings_file(self) -> Path:
+        return settings.user_file()
+
+    def setting(self, text: str, key: str) -> str | None:
+        return settings.current(text, key)
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        return settings.written(text, key, value)

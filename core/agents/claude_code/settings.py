@@ -7,6 +7,7 @@ written here; a file that is not a JSON object is left out."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,3 +81,70 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
         disabled if disabled is not None and disabled.value else None,
         found.get(WINDOW),
     )
+
+
+def user_file(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's own settings file, where a tuned setting is written (`apply`)."""
+    return layers(None, environ)[0]
+
+
+def current(text: str, key: str) -> str | None:
+    """What the settings' `env` sets `key` to (None: nothing, or no JSON object)."""
+    try:
+        data = orjson.loads(text) if text.strip() else {}
+    except orjson.JSONDecodeError:
+        return None
+    env = data.get("env") if isinstance(data, dict) else None
+    value = env.get(key) if isinstance(env, dict) else None
+    return None if value is None else str(value)
+
+
+def _first(text: str, opened: re.Match[str] | None, entry: str) -> str:
+    """`entry` put first in the object whose opening brace `opened` found, in the layout
+    its next entry has (its own line and indent, or a space)."""
+    if opened is None:
+        raise ValueError("no object to add the setting to")
+    at = opened.end()
+    rest = text[at:]
+    space = rest[: len(rest) - len(rest.lstrip())]
+    if rest.lstrip().startswith("}"):  # empty: the entry alone
+        return (
+            f"{text[:at]} {entry} {rest.lstrip()}"
+            if "\n" not in space
+            else f"{text[:at]}{space}{entry}{rest}"
+        )
+    return f"{text[:at]}{space or ' '}{entry},{rest}"
+
+
+def written(text: str, key: str, value: int) -> str:
+    """`text` with `env.key` set to `value`, every other byte as it was: the value
+    replaced where the key is there, else the key added first in `env`, else an `env`
+    added first in the object. Raises ValueError where the file is not a JSON object or
+    the edit would change anything else."""
+    try:
+        data = orjson.loads(text) if text.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"not JSON that can be read: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("env", {}), dict):
+        raise ValueError("not a JSON object with an env object")
+    want = {**data, "env": {**data.get("env", {}), key: str(value)}}
+    quoted = orjson.dumps(str(value)).decode()
+    if not text.strip():
+        made = "{\n  " + f'"env": {{\n    "{key}": {quoted}\n  }}' + "\n}\n"
+    elif key in data.get("env", {}):
+        made = re.sub(
+            rf'("{re.escape(key)}"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)',
+            lambda m: m.group(1) + quoted,
+            text,
+            count=1,
+        )
+    elif "env" in data:
+        made = _first(text, re.search(r'"env"\s*:\s*\{', text), f'"{key}": {quoted}')
+    else:
+        made = _first(text, re.search(r"\{", text), f'"env": {{"{key}": {quoted}}}')
+    try:
+        if orjson.loads(made) != want:
+            raise ValueError("the edit would change more than the setting")
+    except orjson.JSONDecodeError as exc:
+        raise ValueError("the edit would leave the file unreadable") from exc
+    return made

@@ -18,7 +18,7 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.codex import rules
+from compaction_inspector.core.agents.codex import config_toml, rules
 from compaction_inspector.core.agents.codex import transcript as transcript_format
 from compaction_inspector.core.agents.codex.strategy import STRATEGY
 from compaction_inspector.core.agents.codex.transcript import FORMAT
@@ -60,6 +60,7 @@ class Codex(Agent):
         )
     }
     compaction_mark = b'"compacted"'
+    settings_keys = {"auto_compact_token_limit": "model_auto_compact_token_limit"}
 
     def home(self) -> Path:
         return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
@@ -105,3 +106,12 @@ class Codex(Agent):
         return tuple(
             rules.codex_counts(session.messages, session.checks, at, rate, limit_in, session.compactions)
         )
+
+    def settings_file(self) -> Path:
+        return config_toml.user_file()
+
+    def setting(self, text: str, key: str) -> str | None:
+        return config_toml.current(text, key)
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        return config_toml.written(text, key, value)
