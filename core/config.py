@@ -212,8 +212,14 @@ class Config:
         return f"auto-compact at {at}: {point.rule}"
 
     def options(self, strategy: str) -> Any:
-        """The options object of `strategy` (a name in core.strategies.REGISTRY)."""
-        return self.strategies[lookup(strategy).name]
+        """The options object of `strategy` (a name in core.strategies.REGISTRY); an
+        agent's own strategy's with what the user's own settings of that agent set where
+        these leave it unset (`Agent.with_own_settings`), so its point and its replay agree."""
+        name = lookup(strategy).name
+        agent = AGENTS.get(name)
+        if agent is None or self.agent_settings is None:
+            return self.strategies[name]
+        return agent.with_own_settings(self.strategies[name], self.agent_settings)
 
     def with_options(self, strategy: str, options: Any) -> Config:
         """Raises OptionError where the strategy's source refuses `options`."""

@@ -183,6 +183,12 @@ class Agent(ABC):
         sessions, whether or not they are there; none by default."""
         return []
 
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """Its replay strategy's `options` with what the user's own settings of it (`own`,
+        as its `window` read them) set where the inspector's leave a value unset, so its
+        point and a replay of it agree; as they are by default."""
+        return options
+
     def settings_file(self) -> Path | None:
         """The user's own settings file of it, where `apply` writes (None: it has none here)."""
         return None

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.context import Context
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.strategies import lookup
 from compaction_inspector.sample_sessions import path
 
 
@@ -84,3 +86,13 @@ def test_the_inspectors_own_setting_comes_before_the_users_claude_settings(
 def test_no_settings_leave_the_window_as_the_session_says(user: Path, tmp_path: Path) -> None:
     config = Config().for_session(session_in(tmp_path))
     assert config.auto_compact_tokens == 155_000 and "settings" not in str(config.window_source)
+
+
+def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Path, tmp_path: Path) -> None:
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
+    config = Config().for_session(session_in(tmp_path))
+    replay = lookup("claude-code")
+    assert replay.in_force is not None
+    in_force = replay.in_force(config.options("claude-code"), Context(window=config.window))
+    assert in_force["auto_compact_tokens"] == config.auto_compact_tokens == 117_600
+    assert config.strategies["claude-code"].autocompact_pct_override is None  # a save writes none of it

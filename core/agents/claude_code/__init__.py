@@ -4,11 +4,12 @@ window, whose output reserve and size its version and model decide."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.base import (
     SESSION_PREFIX,
@@ -112,16 +113,25 @@ class ClaudeCode(Agent):
     def point(self, window: Window, config: Settings) -> Point:
         """Where it compacts in `window`: the inspector's settings first, then the user's
         own Claude Code settings (`settings`), each said where it is used."""
-        options = config.options(FORMAT)
+        options = config.options(FORMAT)  # the user's own settings folded in (`with_own_settings`)
         own = config.agent_settings if isinstance(config.agent_settings, ClaudeSettings) else ClaudeSettings()
-        if options.auto_compact_tokens is None and options.autocompact_pct_override is None:
-            if own.disabled is not None:
-                return Point(None, f"{own.disabled.told(settings.DISABLED)}: it does not compact on its own")
-            if own.pct_override is not None:
-                found = rules.claude_code_point(window, None, own.pct_override.value)
-                said = own.pct_override.told(settings.PCT_OVERRIDE)
-                return Point(found.tokens, found.rule.replace(f"{settings.PCT_OVERRIDE} ", f"{said}: "))
-        return rules.claude_code_point(window, options.auto_compact_tokens, options.autocompact_pct_override)
+        found = rules.claude_code_point(window, options.auto_compact_tokens, options.autocompact_pct_override)
+        if options.auto_compact_tokens is not None:
+            return found
+        if own.disabled is not None:
+            return Point(None, f"{own.disabled.told(settings.DISABLED)}: it does not compact on its own")
+        if own.pct_override is not None and options.autocompact_pct_override == own.pct_override.value:
+            said = own.pct_override.told(settings.PCT_OVERRIDE)
+            return Point(found.tokens, found.rule.replace(f"{settings.PCT_OVERRIDE} ", f"{said}: "))
+        return found
+
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """The override the user's settings set, where the inspector's options set no point."""
+        if not isinstance(own, ClaudeSettings) or own.pct_override is None:
+            return options
+        if options.auto_compact_tokens is not None or options.autocompact_pct_override is not None:
+            return options
+        return dataclasses.replace(options, autocompact_pct_override=own.pct_override.value)
 
     def window(self, config: Settings, session: Session) -> SessionWindow | None:
         """The reserve its version kept, a 1M window where its model or its reported

@@ -4,10 +4,11 @@ records the model's context window, and it compacts at its configured limit, at 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.base import (
     SESSION_PREFIX,
@@ -71,17 +72,25 @@ class Codex(Agent):
 
     def point(self, window: Window, config: Settings) -> Point:
         """The limit the settings give, else the user's own config.toml's, else 90 % of the raw window."""
-        options = config.options(FORMAT)
+        options = config.options(FORMAT)  # config.toml's limit folded in (`with_own_settings`)
+        codex = config.agent_settings
+        if codex is not None and options.auto_compact_token_limit in (None, codex.auto_compact_token_limit):
+            return rules.codex_limit(
+                window, codex.auto_compact_token_limit, str(codex.path), codex.context_window
+            )
         if options.auto_compact_token_limit is not None:
             return rules.codex_limit(
                 window, options.auto_compact_token_limit, config.source or "the settings"
             )
-        codex = config.agent_settings
-        if codex is not None:
-            return rules.codex_limit(
-                window, codex.auto_compact_token_limit, str(codex.path), codex.context_window
-            )
         return rules.codex_limit(window)
+
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """config.toml's limit, where the inspector's options set none."""
+        if not isinstance(own, rules.CodexSettings) or own.auto_compact_token_limit is None:
+            return options
+        if options.auto_compact_token_limit is not None:
+            return options
+        return dataclasses.replace(options, auto_compact_token_limit=own.auto_compact_token_limit)
 
     def window(self, config: Settings, session: Session) -> SessionWindow | None:
         """The model_context_window the rollout records, with the user's Codex config.toml."""
