@@ -7,6 +7,7 @@ database the team has holds none."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -285,3 +286,29 @@ def test_a_task_calls_result_opens_the_sub_agent_session_it_names(tmp_path: Path
     session = load(f"{file}#{main}")
     near = [m for m in session.messages if any(b.tool_use_id == "call_task" for b in m.blocks)]
     assert subagent(session, near) == Path(f"{file}#{sub}")
+
+
+def test_its_own_compaction_settings_move_its_point_and_its_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """opencode's `compaction` settings (built here from its documented keys, a comment
+    and a trailing comma as its JSONC allows): the global reserve, then the project's
+    `auto: false` on top of it."""
+    file, main, _ = built(tmp_path)
+    home = tmp_path / "config"
+    (home / "opencode").mkdir(parents=True)
+    jsonc = '{\n  // mine\n  "compaction": {"reserved": 30000,},\n}\n'
+    (home / "opencode" / "opencode.jsonc").write_text(jsonc)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    session = load(f"{file}#{main}")
+    project = tmp_path / "project"
+    project.mkdir()
+    session = dataclasses.replace(session, metadata={**session.metadata, "cwd": str(project)})
+    config = Config().for_session(session)
+    assert config.auto_compact_tokens == 168_000 - 30_000
+    assert config.options("opencode").trigger_reserve == 30_000
+    assert config.point is not None and "your compaction.reserved of 30,000" in config.point.rule
+    (project / "opencode.json").write_text(json.dumps({"compaction": {"auto": False}}))
+    config = Config().for_session(session)
+    assert config.auto_compact_tokens is None
+    assert config.point is not None and config.point.rule.startswith("your compaction.auto of false")

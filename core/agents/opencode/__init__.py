@@ -6,6 +6,7 @@ opencode keeps in its cache folder."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ from compaction_inspector.core.agents.base import (
     Settings,
 )
 from compaction_inspector.core.agents.opencode import database
+from compaction_inspector.core.agents.opencode import settings as configured
+from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
@@ -151,9 +154,28 @@ class Opencode(Agent):
         return found
 
     def point(self, window: Window, settings: Settings) -> Point:
-        """Where its compaction strategy fires in the window: the overflow point."""
-        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        """Where its compaction strategy fires in the window: the overflow point, under
+        the user's own `compaction` settings (`with_own_settings`), said where used."""
+        options = settings.options(FORMAT)
+        own = settings.agent_settings if isinstance(settings.agent_settings, OpencodeSettings) else None
+        if own is not None and own.auto is not None and own.auto.value is False:
+            return Point(
+                None, f"your compaction.auto of false ({own.auto.where}): it does not compact on its own"
+            )
+        tokens, rule = summarize.trigger(options, window)
+        if own is not None and own.reserved is not None and options.trigger_reserve == own.reserved.value:
+            rule += f" (your compaction.reserved of {own.reserved.value:,}, {own.reserved.where})"
         return Point(tokens, rule)
+
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """The reserve the user's configuration sets, where the inspector's is opencode's own."""
+        if (
+            not isinstance(own, OpencodeSettings)
+            or own.reserved is None
+            or options.trigger_reserve != RESERVE
+        ):
+            return options
+        return dataclasses.replace(options, trigger_reserve=own.reserved.value)
 
     def window(self, settings: Settings, session: Session) -> SessionWindow | None:
         """The input its model takes and the reserve, from models.dev's catalogue where
@@ -165,7 +187,9 @@ class Opencode(Agent):
             provider if isinstance(provider, str) else None, model if isinstance(model, str) else None
         )
         taken, output, why = found if found is not None else _assumed(session, model)
-        return SessionWindow(PRESET.name, Window(taken, min(RESERVE, output)), f"{SESSION_PREFIX} {why}")
+        cwd = session.metadata.get("cwd")
+        own = configured.read(cwd if isinstance(cwd, str) else None)
+        return SessionWindow(PRESET.name, Window(taken, min(RESERVE, output)), f"{SESSION_PREFIX} {why}", own)
 
     def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
         """What it counted before an automatic compaction: the last response's tokens."""
