@@ -27,6 +27,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("compactions", "--json"),
     ("compare", "--json"),
     *(("simulate", "--json", "--strategy", s) for s in STRATEGIES),
+    ("watch", "--once"),
 )
 _TRANSCRIPTS = (".jsonl", ".json", ".yaml")
 
@@ -54,13 +55,15 @@ def _run(args: Sequence[str], cache: Path, stdin: bytes | None = None) -> bytes:
     return done.stdout + b"\n--- stderr ---\n" + done.stderr + f"\n--- exit {done.returncode}\n".encode()
 
 
-def _jobs(files: Sequence[Path]) -> Iterator[tuple[str, list[str]]]:
+def _jobs(files: Sequence[Path], only: Sequence[str] = ()) -> Iterator[tuple[str, list[str]]]:
     for i, path in enumerate(files):
         for command in COMMANDS:
+            if only and command[0] not in only:
+                continue
             yield f"{i:03d}-{path.name}.{'.'.join(command).replace('--', '')}", [*command, str(path)]
 
 
-def write(out: Path, given: Sequence[str]) -> int:
+def write(out: Path, given: Sequence[str], only: Sequence[str] = ()) -> int:
     """Each command's output on each transcript into `out`; the number written."""
     out.mkdir(parents=True, exist_ok=True)
     files = list(transcripts(given))
@@ -71,7 +74,7 @@ def write(out: Path, given: Sequence[str]) -> int:
             cache = Path(tmp) / name
             (out / name).write_bytes(_run(args, cache))
 
-        jobs = list(_jobs(files))
+        jobs = list(_jobs(files, only))
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             list(pool.map(one, jobs))
     return len(jobs)
@@ -82,7 +85,8 @@ def differing(before: Path, after: Path) -> list[str]:
     return sorted(
         p.name
         for p in after.iterdir()
-        if p.name != "files.json" and (not (before / p.name).exists() or (before / p.name).read_bytes() != p.read_bytes())
+        if p.name != "files.json"
+        and (not (before / p.name).exists() or (before / p.name).read_bytes() != p.read_bytes())
     )
 
 
@@ -91,9 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--against", type=Path, help="a folder an earlier run wrote: list what differs")
+    parser.add_argument("--only", nargs="+", default=(), metavar="COMMAND", help="run only these commands")
     args = parser.parse_args(argv)
     if args.paths:
-        print(f"{write(args.out, args.paths)} outputs written to {args.out}")
+        print(f"{write(args.out, args.paths, args.only)} outputs written to {args.out}")
     if args.against:
         changed = differing(args.against, args.out)
         print("\n".join(changed) if changed else "every output is byte-identical")
