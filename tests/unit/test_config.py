@@ -256,6 +256,14 @@ def test_a_codex_session_reads_the_users_codex_config(
     assert ours.auto_compact_tokens == 150_000  # compaction.yaml wins
     (tmp_path / "config.toml").write_text("not toml = = \n")
     assert Config().for_session(rollout).agent_settings is None  # unreadable: Codex's own defaults
+    # the profile it names as its default wins over the top level, and is named
+    (tmp_path / "config.toml").write_text(
+        'profile = "long"\nmodel_auto_compact_token_limit = 200000\n\n'
+        "[profiles.long]\nmodel_auto_compact_token_limit = 220000\n\n[profiles.other]\nmodel = \"o3\"\n"
+    )
+    config = Config().for_session(rollout)
+    assert config.auto_compact_tokens == 220_000
+    assert config.point_note.endswith(f"({tmp_path / 'config.toml'} [profiles.long])")
 
 
 @pytest.mark.parametrize(

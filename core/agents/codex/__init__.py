@@ -76,7 +76,7 @@ class Codex(Agent):
         codex = config.agent_settings
         if codex is not None and options.auto_compact_token_limit in (None, codex.auto_compact_token_limit):
             return rules.codex_limit(
-                window, codex.auto_compact_token_limit, str(codex.path), codex.context_window
+                window, codex.auto_compact_token_limit, codex.where, codex.context_window
             )
         if options.auto_compact_token_limit is not None:
             return rules.codex_limit(

@@ -51,11 +51,17 @@ def codex_limit(
 
 @dataclass(frozen=True)
 class CodexSettings:
-    """What the user's Codex `config.toml` says of compaction, and where it was read."""
+    """What the user's Codex `config.toml` says of compaction, and where it was read: the
+    top level, or the profile it names as its default (`profile`), whose keys win."""
 
     path: Path
     auto_compact_token_limit: int | None
     context_window: int | None
+    profile: str | None = None  # the profile that set a value, where one did
+
+    @property
+    def where(self) -> str:
+        return f"{self.path} [profiles.{self.profile}]" if self.profile else str(self.path)
 
 
 def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | None:
@@ -69,12 +75,18 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
     except (OSError, tomllib.TOMLDecodeError, RecursionError):
         return None
 
-    def number(key: str) -> int | None:
-        value = data.get(key)
+    def number(table: object, key: str) -> int | None:
+        value = table.get(key) if isinstance(table, dict) else None
         ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
         return value if ok else None
 
-    return CodexSettings(path, number("model_auto_compact_token_limit"), number("model_context_window"))
+    keys = ("model_auto_compact_token_limit", "model_context_window")
+    name = data.get("profile")
+    profiles = data.get("profiles")
+    chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, dict) else None
+    own = [number(chosen, k) for k in keys]
+    values = [mine if mine is not None else number(data, k) for mine, k in zip(own, keys, strict=True)]
+    return CodexSettings(path, *values, profile=name if any(v is not None for v in own) else None)
 
 
 @dataclass(frozen=True)
