@@ -85,8 +85,8 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
     profiles = data.get("profiles")
     chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, dict) else None
     own = [number(chosen, k) for k in keys]
-    values = [mine if mine is not None else number(data, k) for mine, k in zip(own, keys, strict=True)]
-    return CodexSettings(path, *values, profile=name if any(v is not None for v in own) else None)
+    limit, window = (mine if mine is not None else number(data, k) for mine, k in zip(own, keys, strict=True))
+    return CodexSettings(path, limit, window, name if any(v is not None for v in own) else None)
 
 
 @dataclass(frozen=True)
