@@ -1159,3 +1159,41 @@ async def test_a_steps_explanation_longer_than_the_panel_is_scrolled_into_view_a
         await pilot.pause()
         assert panel.scroll_y == panel.max_scroll_y
         assert panel.content_region.y <= body.region.bottom - 1 < panel.content_region.bottom
+
+
+async def test_a_tuned_setting_is_written_to_the_agents_settings_once_its_diff_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A on an agent's strategy shows the diff its setting makes to the agent's own
+    settings file; enter writes it (a backup beside it), escape leaves it."""
+    from dataclasses import replace
+
+    from compaction_inspector.tui.screens.applying import ApplyScreen
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    settings = tmp_path / "settings.json"
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    tuned = replace(SMALL.options("claude-code"), autocompact_pct_override=70)
+    config = SMALL.with_options("claude-code", tuned)
+    app = InspectorApp(path(), config, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("A")  # hysteresis is shown: not an agent's strategy
+        await pilot.pause()
+        assert "Only an agent's own strategy" in [n.message for n in app._notifications][-1]
+        await pilot.press("5")  # Claude Code's own
+        await settle(pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ApplyScreen)
+        shown_diff = str(app.screen.query_one("#apply-diff Static").render())
+        assert '+  "env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"},' in shown_diff
+        await pilot.press("escape")
+        await pilot.pause()
+        assert settings.read_text() == '{\n  "model": "opus"\n}\n'
+        await pilot.press("A", "enter")
+        await pilot.pause()
+        written = '{\n  "env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"},\n  "model": "opus"\n}\n'
+        assert settings.read_text() == written
+        assert (tmp_path / "settings.json.bak").read_text() == '{\n  "model": "opus"\n}\n'
+        assert "Wrote CLAUDE_AUTOCOMPACT_PCT_OVERRIDE = 70" in [n.message for n in app._notifications][-1]

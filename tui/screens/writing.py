@@ -14,6 +14,8 @@ from typing import Any
 
 from textual.screen import Screen
 
+from compaction_inspector.core import apply as applying
+from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config, ConfigError, save
 from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.html_report import ReportOptions
@@ -25,6 +27,7 @@ from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Sta
 from compaction_inspector.core.sweep import Sweep
 from compaction_inspector.core.sweep_report import page as sweep_html
 from compaction_inspector.core.text import counted
+from compaction_inspector.tui.screens.applying import ApplyScreen
 from compaction_inspector.tui.screenshot import offline_svg
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 
@@ -232,3 +235,43 @@ def checkpoint(screen: Screen[Any], shown: Shown) -> None:
         screen.notify(str(exc), title="Checkpoint not written", severity="error")
         return
     screen.notify(f"{written.heading} → {path}", title="Checkpoint written", timeout=5)
+
+
+def apply_setting(screen: Screen[Any], config: Config, strategy: str) -> None:
+    """The shown agent strategy's tuned setting, written into the agent's own settings
+    file once its diff is seen and accepted (`core.apply`)."""
+    agent = AGENTS.get(strategy)
+    if agent is None or not agent.settings_keys:
+        takes = ", ".join(a.format for a in AGENTS.values() if a.settings_keys)
+        screen.notify(
+            f"Only an agent's own strategy ({takes}) has a setting of the agent's to write", timeout=5
+        )
+        return
+    options = config.strategies[strategy]  # what was set here, not what the agent's file says
+    tuned = [(o, getattr(options, o)) for o in agent.settings_keys if getattr(options, o, None) is not None]
+    if not tuned:
+        wanted = ", ".join(agent.settings_keys)
+        screen.notify(f"Nothing to write: set {wanted} in the strategy panel first", timeout=5)
+        return
+    option, value = tuned[0]
+    try:
+        change = applying.planned(agent, option, value)
+    except applying.ApplyError as exc:
+        screen.notify(str(exc), title="Not written", severity="error")
+        return
+    if change.before == change.after:
+        screen.notify(f"{change.path} sets {change.key} to {value:,} already", timeout=5)
+        return
+
+    def written(accepted: bool | None) -> None:
+        if not accepted:
+            return
+        try:
+            backup = applying.write(change, force=True)  # the diff shown is the consent
+        except (applying.ApplyError, OSError) as exc:
+            screen.notify(str(exc), title="Not written", severity="error")
+            return
+        kept = f" (the file as it was: {backup})" if backup is not None else ""
+        screen.notify(f"Wrote {change.key} = {value:,} to {change.path}{kept}", title="Written", timeout=8)
+
+    screen.app.push_screen(ApplyScreen(change, agent.name), written)

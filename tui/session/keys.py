@@ -53,6 +53,9 @@ SESSION_KEYS: list[BindingType] = [
     Binding("comma", "request(-1)", "Prev request", show=False, id="request_prev"),
     Binding("full_stop", "request(1)", "Next request", show=False, id="request_next"),
     Binding("ctrl+s", "save_config", "Save config", id="save_config"),
+    Binding(
+        "A", "apply_setting", "Write the setting to the agent's own settings", show=False, id="apply_setting"
+    ),
     Binding("x", "export", "Export", id="export"),
     Binding("R", "report", "HTML report", show=False, id="report"),
     Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),

@@ -646,6 +646,9 @@ class SessionScreen(Screen[None]):
         if self.demo_runner is not None:
             self.demo_runner.on_key(event)
 
+    def action_apply_setting(self) -> None:
+        writing.apply_setting(self, self.config, self.strategy)
+
     def action_save_config(self) -> None:
         writing.save_config(self, self.shown_view(), self.config, self.configure)
 
