@@ -96,3 +96,13 @@ def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Pa
     in_force = replay.in_force(config.options("claude-code"), Context(window=config.window))
     assert in_force["auto_compact_tokens"] == config.auto_compact_tokens == 117_600
     assert config.strategies["claude-code"].autocompact_pct_override is None  # a save writes none of it
+
+
+def test_a_1m_model_held_to_200000_by_the_users_setting(user: Path, tmp_path: Path) -> None:
+    session = session_in(tmp_path)
+    one_m = dataclasses.replace(session, metadata={**session.metadata, "model": "claude-sonnet-4-5[1m]"})
+    assert Config().for_session(one_m).window.context_window == 1_000_000
+    write(user / "settings.json", {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"})
+    config = Config().for_session(one_m)
+    assert config.window.context_window == 200_000 and config.auto_compact_tokens == 155_000
+    assert "your CLAUDE_CODE_DISABLE_1M_CONTEXT of 1" in str(config.window_source)

@@ -150,15 +150,22 @@ class ClaudeCode(Agent):
         largest = max((m.usage.prompt_tokens for m in session.messages if m.usage), default=0)
         one_m = rules.claude_code_1m(model, agent_version)
         compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
-        if one_m is not None and compacted and max(compacted) < PRESET.context_window:
+        cwd = session.metadata.get("cwd")
+        own = settings.read(cwd if isinstance(cwd, str) else None)
+        if (
+            one_m is not None
+            and own is not None
+            and own.no_1m is not None
+            and largest <= PRESET.context_window
+        ):
+            reasons.append(f"{own.no_1m.told(settings.NO_1M)} holds it to 200,000")
+        elif one_m is not None and compacted and max(compacted) < PRESET.context_window:
             reasons.append(f"it compacted on its own at {max(compacted):,}, under 200,000: not a 1M window")
         elif one_m is not None:
             size, reasons = rules.CLAUDE_CODE_1M_WINDOW, [*reasons, one_m]
         elif largest > PRESET.context_window:
             size = rules.CLAUDE_CODE_1M_WINDOW
             reasons.append(f"a reported prompt of {largest:,} is past 200,000: a 1M window")
-        cwd = session.metadata.get("cwd")
-        own = settings.read(cwd if isinstance(cwd, str) else None)
         if own is not None and own.window is not None and own.window.value < size:
             size = own.window.value
             reasons.append(f"the window its point is worked out in: {own.window.told(settings.WINDOW)}")

@@ -17,6 +17,7 @@ CLAUDE_CODE_CAPPED_FROM = (2, 1, 21)
 CLAUDE_CODE_WINDOW = 200_000
 CLAUDE_CODE_1M_WINDOW = 1_000_000
 
+
 def claude_code_reserve(agent_version: Any) -> tuple[int, str]:
     """The output Claude Code reserves at this version, and why."""
     v = version(agent_version)

@@ -20,6 +20,7 @@ from compaction_inspector.core.model import MAX_COUNT
 PCT_OVERRIDE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"  # lowers the point to this % of the effective window
 DISABLED = "DISABLE_AUTO_COMPACT"  # it never compacts on its own
 WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"  # the window its point is worked out in, in tokens
+NO_1M = "CLAUDE_CODE_DISABLE_1M_CONTEXT"  # a 1M model held to the 200,000 window
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class ClaudeSettings:
     pct_override: Said | None = None
     disabled: Said | None = None
     window: Said | None = None
+    no_1m: Said | None = None
 
 
 def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -69,17 +71,23 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
         env = data.get("env") if isinstance(data, dict) else None
         if not isinstance(env, dict):
             continue
-        for key, lowest, highest in ((PCT_OVERRIDE, 1, 100), (DISABLED, 0, 1), (WINDOW, 1_000, MAX_COUNT)):
+        for key, lowest, highest in (
+            (PCT_OVERRIDE, 1, 100),
+            (DISABLED, 0, 1),
+            (WINDOW, 1_000, MAX_COUNT),
+            (NO_1M, 0, 1),
+        ):
             value = _number(env.get(key), lowest, highest)
             if value is not None:
                 found[key] = Said(value, path)
     if not found:
         return None
-    disabled = found.get(DISABLED)
+    disabled, no_1m = found.get(DISABLED), found.get(NO_1M)
     return ClaudeSettings(
         found.get(PCT_OVERRIDE),
         disabled if disabled is not None and disabled.value else None,
         found.get(WINDOW),
+        no_1m if no_1m is not None and no_1m.value else None,
     )
 
 

@@ -323,5 +323,3 @@ def install(settings: Path, force: bool = False, command: str | None = None) -> 
         write_atomic(backup, settings.read_bytes(), overwrite=False)
     write_atomic(settings, json.dumps({**existing, **snippet(command)}, indent=2, ensure_ascii=False) + "\n")
     return backup
-
-
