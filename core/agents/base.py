@@ -84,6 +84,19 @@ class Named(Protocol):
 
 
 @dataclass(frozen=True)
+class Said:
+    """One of the user's own settings of an agent: its value and the file that set it."""
+
+    value: Any
+    where: Path
+
+    def told(self, name: str) -> str:
+        """ "your CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of 70 (~/.claude/settings.json)"."""
+        number = isinstance(self.value, int) and not isinstance(self.value, bool)
+        return f"your {name} of {f'{self.value:,}' if number else str(self.value).lower()} ({self.where})"
+
+
+@dataclass(frozen=True)
 class Tour:
     """How the demo tour shows one of an agent's strategies on the bundled sample of 4,500
     tokens: the options that make it fire there, the step shown (the last where it is past

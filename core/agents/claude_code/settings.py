@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from compaction_inspector.core.agents.base import Said
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.model import MAX_COUNT
 
@@ -21,17 +22,6 @@ PCT_OVERRIDE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"  # lowers the point to this % o
 DISABLED = "DISABLE_AUTO_COMPACT"  # it never compacts on its own
 WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"  # the window its point is worked out in, in tokens
 NO_1M = "CLAUDE_CODE_DISABLE_1M_CONTEXT"  # a 1M model held to the 200,000 window
-
-
-@dataclass(frozen=True)
-class Said:
-    """One setting: its value and the file that set it."""
-
-    value: int
-    where: Path
-
-    def told(self, name: str) -> str:
-        return f"your {name} of {self.value:,} ({self.where})"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ opencode keeps in its cache folder."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -60,15 +61,26 @@ def catalogue() -> Path:
     return _folder("XDG_CACHE_HOME", ".cache") / "models.json"
 
 
+@functools.lru_cache(maxsize=2)
+def _catalogue(file: Path, size: int, mtime_ns: int) -> Any:
+    """The catalogue read once while it stays the same file (it runs to megabytes)."""
+    try:
+        return orjson.loads(read_text(file))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
 def limits(provider: str | None, model: str | None, path: Path | None = None) -> tuple[int, int, str] | None:
     """The input a model takes and its output, from opencode's copy of models.dev's
     catalogue, and where they come from; None where the file or the model is not there."""
     if not model:
         return None
+    file = path or catalogue()
     try:
-        data: Any = orjson.loads(read_text(path or catalogue()))
-    except (OSError, orjson.JSONDecodeError):
+        st = file.stat()
+    except OSError:
         return None
+    data = _catalogue(file, st.st_size, st.st_mtime_ns)
     providers = [data.get(provider)] if provider and isinstance(data, dict) else []
     providers += list(data.values()) if isinstance(data, dict) else []
     for entry in providers:
@@ -159,12 +171,10 @@ class Opencode(Agent):
         options = settings.options(FORMAT)
         own = settings.agent_settings if isinstance(settings.agent_settings, OpencodeSettings) else None
         if own is not None and own.auto is not None and own.auto.value is False:
-            return Point(
-                None, f"your compaction.auto of false ({own.auto.where}): it does not compact on its own"
-            )
+            return Point(None, f"{own.auto.told('compaction.auto')}: it does not compact on its own")
         tokens, rule = summarize.trigger(options, window)
         if own is not None and own.reserved is not None and options.trigger_reserve == own.reserved.value:
-            rule += f" (your compaction.reserved of {own.reserved.value:,}, {own.reserved.where})"
+            rule += f" ({own.reserved.told('compaction.reserved')})"
         return Point(tokens, rule)
 
     def with_own_settings(self, options: Any, own: Any) -> Any:

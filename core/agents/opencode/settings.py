@@ -14,20 +14,13 @@ from typing import Any
 
 import orjson
 
+from compaction_inspector.core.agents.base import Said
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.model import MAX_COUNT
 
 NAMES = ("opencode.json", "opencode.jsonc")
 _COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # JSONC's comments, strings kept
 _TRAILING = re.compile(r",(\s*[}\]])")
-
-
-@dataclass(frozen=True)
-class Said:
-    """One setting: its value and the file that set it."""
-
-    value: Any
-    where: Path
 
 
 @dataclass(frozen=True)
