@@ -32,7 +32,7 @@ class ApplyScreen(ModalScreen[bool]):
         with Vertical(id="apply"):
             yield Static(safe(title), id="apply-title")
             with VerticalScroll(id="apply-diff"):
-                yield Static(safe(self.change.diff))
+                yield Static(safe(self.change.diff.rstrip("\n")))
             yield Static(
                 "enter writes it (the file as it was kept beside it) · esc leaves it", id="apply-help"
             )
