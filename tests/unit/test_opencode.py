@@ -312,3 +312,15 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     config = Config().for_session(session)
     assert config.auto_compact_tokens is None
     assert config.point is not None and config.point.rule.startswith("your compaction.auto of false")
+
+
+def test_a_database_that_cannot_be_read_is_one_row_saying_why(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    (folder / "opencode.db").write_bytes(b"SQLite format 3\x00not a database")
+    out = run_cli(["sessions", "--json", "--opencode-dir", str(folder)])
+    assert out.crash is None and out.code == 0, out.err
+    (row,) = [r for r in json.loads(out.out) if r["agent"] == "opencode"]
+    assert row["problem"].endswith("file is not a database") and row["messages"] == 0
+    refused = run_cli(["analyze", str(folder / "opencode.db")])
+    assert refused.code == 2 and "file is not a database" in refused.err

@@ -1025,8 +1025,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return HANDLERS[args.command](args)
-    except LoadError as exc:
-        return _fail(f"{args.file}: {exc}")
+    except LoadError as exc:  # the file a command names, where it names one
+        named = getattr(args, "file", None)
+        return _fail(f"{named}: {exc}" if named else str(exc))
     except (UsageError, SummarizerError) as exc:
         return _fail(str(exc))
 

@@ -30,6 +30,7 @@ from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Store, stored_in
 from compaction_inspector.core.model import Block, Compaction, Session
 from compaction_inspector.core.pressure import Window
@@ -151,7 +152,11 @@ class Opencode(Agent):
             file = root / name
             if not file.is_file():
                 continue
-            stored = database.sessions(file)
+            try:
+                stored = database.sessions(file)
+            except LoadError:  # a database that cannot be read is one row that says why
+                found.append(Found(file, FORMAT, str(root)))
+                continue
             children: dict[str | None, list[database.Stored]] = {}
             for s in stored:
                 children.setdefault(s.parent, []).append(s)
