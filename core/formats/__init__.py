@@ -100,6 +100,21 @@ def sessions_in(path: Path) -> list[Path] | None:
     return store.names(path) if store is not None else None
 
 
+def stored_stamp(path: str | Path) -> tuple[int, ...] | None:
+    """For a session inside a file of many (`FILE#SESSION`), what changes when its agent
+    writes to that file; None for a file of its own, or one that cannot be read now."""
+    file, inside = stored_in(path)
+    if inside is None:
+        return None
+    try:
+        with open_regular(file) as f:
+            head = f.read(STORE_HEAD)
+    except OSError:
+        return None
+    store = next((s for s in stores() if s.holds(head)), None)
+    return store.stamp(file) if store is not None else None
+
+
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
 Logged = tuple[int | None, dict[str, Any], Usage | None]

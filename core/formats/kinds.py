@@ -61,6 +61,8 @@ class Store(Protocol):
 
     def names(self, path: Path) -> list[Path]: ...  # every session it holds, named
 
+    def stamp(self, path: Path) -> tuple[int, ...]: ...  # what changes when the agent writes to it
+
     def load(self, path: Path, session: str | None) -> Session: ...  # None: the newest
 
 

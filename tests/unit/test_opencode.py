@@ -324,3 +324,20 @@ def test_a_database_that_cannot_be_read_is_one_row_saying_why(tmp_path: Path) ->
     assert row["problem"].endswith("file is not a database") and row["messages"] == 0
     refused = run_cli(["analyze", str(folder / "opencode.db")])
     assert refused.code == 2 and "file is not a database" in refused.err
+
+
+def test_a_session_followed_is_read_again_when_opencode_writes_to_its_database(tmp_path: Path) -> None:
+    from compaction_inspector.tui.session.follow import Follower
+
+    file, main, _ = built(tmp_path)
+    name = f"{file}#{main}"
+    follower = Follower(name, load(name))
+    assert follower.poll() is None  # nothing written since
+    db = Db.__new__(Db)
+    db.path, db.n, db.db = file, 10_000, sqlite3.connect(file)
+    db.step(main, db.user(main, "one more step"), 140_000)
+    db.close()
+    polled = follower.poll()
+    assert polled is not None and not polled[1]  # read again, not said to be replaced
+    answered = [m for m in polled[0].messages if m.usage is not None]
+    assert answered[-1].usage is not None and answered[-1].usage.prompt_tokens == 140_000

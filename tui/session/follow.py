@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import LoadError, appended, load
+from compaction_inspector.core.formats import LoadError, appended, load, stored_stamp
 from compaction_inspector.core.model import Session
 
 # bytes compared at each end of what was read: an in-place rewrite changes them
@@ -28,6 +28,7 @@ class Follower:
         self.event: str | None = None  # why it last started over, until the app has said it
         self.restart = False  # what the file holds next is read whole (it was emptied)
         self.offset, self.lines, self.identity, self.seen = self._stat_now()
+        self.stamp = stored_stamp(self.path)  # a session inside a file of many: that file's
 
     def _stat_now(self) -> tuple[int, int, tuple[int, int] | None, Fingerprint]:
         """Where the complete lines end, how many there are, the file's identity, and
@@ -54,6 +55,12 @@ class Follower:
 
     def poll(self) -> tuple[Session, bool] | None:
         """(session, reloaded) when something changed, else None. Never raises."""
+        if self.stamp is not None:  # a file of many sessions: read again when it changed
+            now = stored_stamp(self.path)
+            if now is None or now == self.stamp:
+                return None
+            self.stamp = now
+            return self._reload(None, replaced=False)
         try:
             st = os.stat(self.path)
         except OSError:

@@ -94,7 +94,7 @@ _open: dict[Path, tuple[tuple[int, ...], _Copy]] = {}
 _opening = threading.Lock()
 
 
-def _stamp(file: Path) -> tuple[int, ...]:
+def stamp(file: Path) -> tuple[int, ...]:
     """What changes when opencode writes: the database's and its log's size and time."""
     stamps: list[int] = []
     for part in (file, Path(f"{file}-wal")):
@@ -106,15 +106,15 @@ def _stamp(file: Path) -> tuple[int, ...]:
 
 def _copy(file: Path) -> _Copy:
     """The connection for the database as it is now, opened again only once it changed."""
-    key, stamp = file.resolve(), _stamp(file)
+    key, now = file.resolve(), stamp(file)
     with _opening:
         kept = _open.get(key)
-        if kept is not None and kept[0] == stamp:
+        if kept is not None and kept[0] == now:
             return kept[1]
         if kept is not None:
             kept[1].close()
         made = _Copy(file)
-        _open[key] = (stamp, made)
+        _open[key] = (now, made)
         return made
 
 
