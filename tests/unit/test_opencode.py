@@ -341,3 +341,40 @@ def test_a_session_followed_is_read_again_when_opencode_writes_to_its_database(t
     assert polled is not None and not polled[1]  # read again, not said to be replaced
     answered = [m for m in polled[0].messages if m.usage is not None]
     assert answered[-1].usage is not None and answered[-1].usage.prompt_tokens == 140_000
+
+
+def exported(file: Path, session: str) -> dict[str, Any]:
+    """The session as `opencode export` writes it: its info, then each message's info and parts."""
+    db = sqlite3.connect(file)
+    row = db.execute("SELECT id, parent_id, directory, title, version, time_created, time_updated "
+                     "FROM session WHERE id = ?", (session,)).fetchone()  # fmt: skip
+    info = {"id": row[0], "directory": row[2], "title": row[3], "version": row[4],
+            "time": {"created": row[5], "updated": row[6]}}  # fmt: skip
+    messages = [
+        {
+            "info": {**json.loads(data), "id": mid},
+            "parts": [
+                json.loads(p)
+                for (p,) in db.execute("SELECT data FROM part WHERE message_id = ? ORDER BY id", (mid,))
+            ],
+        }
+        for mid, data in db.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY id", (session,)
+        )
+    ]
+    db.close()
+    return {"info": info, "messages": messages}
+
+
+def test_an_opencode_export_reads_as_the_session_it_was_exported_from(tmp_path: Path) -> None:
+    file, main, _ = built(tmp_path, compacted=True)
+    target = tmp_path / "session.json"
+    target.write_text(json.dumps(exported(file, main), indent=2))
+    from_db, from_export = load(f"{file}#{main}"), load(target)
+    assert from_export.format == "opencode" and from_export.metadata["title"] == "Fix the parser"
+    assert [m.usage for m in from_export.messages] == [m.usage for m in from_db.messages]
+    assert [m.text for m in from_export.messages] == [m.text for m in from_db.messages]
+    assert from_export.compactions == from_db.compactions
+    analysed = json.loads(run_cli(["analyze", str(target), "--json"]).out)
+    from_the_db = json.loads(run_cli(["analyze", f"{file}#{main}", "--json"]).out)
+    assert analysed["format"] == "opencode" and analysed["requests"] == from_the_db["requests"] == 6

@@ -24,14 +24,14 @@ from compaction_inspector.core.agents.base import (
     SessionWindow,
     Settings,
 )
-from compaction_inspector.core.agents.opencode import database
+from compaction_inspector.core.agents.opencode import database, export
 from compaction_inspector.core.agents.opencode import settings as configured
 from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
-from compaction_inspector.core.formats.kinds import Store, stored_in
+from compaction_inspector.core.formats.kinds import Journal, Store, stored_in
 from compaction_inspector.core.model import Block, Compaction, Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import summarize
@@ -136,6 +136,7 @@ class Opencode(Agent):
     name = "opencode"
     folder_option = "opencode-dir"
     folder_help = "opencode's data folder (default $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)"
+    journal: ClassVar[Journal | None] = export
     store: ClassVar[Store | None] = database
     presets = (PRESET,)
     strategies = (STRATEGY, PRUNE)

@@ -335,11 +335,10 @@ def load(path: Path, session: str | None) -> Session:
 
     messages, parts = _read(path, query)
     hasher = hashlib.blake2b(digest_size=16)
-    size = sum(len(data) for _, data in messages) + sum(len(d) for own in parts.values() for _, d in own)
-    reading = _Reading([], [], [])
+    rows: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = []
+    notes: list[Diagnostic] = []
     for number, (row, data) in enumerate(messages, 1):
         hasher.update(data.encode())
-        info = _json(data)
         own = []
         for _, part in parts.get(row, []):
             hasher.update(part.encode())
@@ -347,9 +346,26 @@ def load(path: Path, session: str | None) -> Session:
             if decoded:
                 own.append(decoded)
             else:
-                reading.diagnostics.append(
-                    Diagnostic(number, f"a part of message {row} is not JSON: skipped")
-                )
+                notes.append(Diagnostic(number, f"a part of message {row} is not JSON: skipped"))
+        rows.append((row, _json(data), own))
+    size = sum(len(data) for _, data in messages) + sum(len(d) for own in parts.values() for _, d in own)
+    children = [str(named(path, s.id)) for s in stored if s.parent == chosen.id]
+    return built(chosen, rows, str(named(path, chosen.id)), children, size, hasher.hexdigest(), notes)
+
+
+def built(
+    chosen: Stored,
+    rows: list[tuple[str, dict[str, Any], list[dict[str, Any]]]],
+    name: str,
+    children: list[str],
+    size: int,
+    digest: str,
+    notes: list[Diagnostic],
+) -> Session:
+    """A session from its messages as opencode keeps them (id, info, parts), in order: the
+    database's rows or an export's entries alike."""
+    reading = _Reading([], [], list(notes))
+    for number, (row, info, own) in enumerate(rows, 1):
         if info.get("role") == "user":
             _user(reading, row, info, own)
         elif info.get("role") == "assistant":
@@ -359,11 +375,10 @@ def load(path: Path, session: str | None) -> Session:
                 Diagnostic(number, f"message {row} has no role opencode writes: skipped")
             )
     name_compactions(reading.messages, reading.compactions)
-    children = [s.id for s in stored if s.parent == chosen.id]
     return Session(
         tuple(reading.messages),
         FORMAT,
-        str(named(path, chosen.id)),
+        name,
         {
             k: v
             for k, v in (
@@ -374,7 +389,7 @@ def load(path: Path, session: str | None) -> Session:
                 ("provider", reading.provider),
                 ("session_id", chosen.id),
                 ("parent_session", chosen.parent),
-                ("subagent_sessions", [str(named(path, c)) for c in children]),
+                ("subagent_sessions", children),
                 ("recorded_usd", round(reading.recorded_usd, 6)),
                 ("bytes", size),
                 ("started", _iso(chosen.created)),
@@ -383,7 +398,7 @@ def load(path: Path, session: str | None) -> Session:
             if v not in (None, "", [])
         },
         tuple(reading.diagnostics),
-        content_hash=hasher.hexdigest(),
+        content_hash=digest,
         compactions=tuple(reading.compactions),
     )
 
