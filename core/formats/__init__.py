@@ -88,15 +88,23 @@ def provider(fmt: str) -> str | None:
     return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
 
 
+def _holding(head: bytes) -> Store | None:
+    """The store a file's first bytes say holds it (None: a file of one session)."""
+    return next((s for s in stores() if s.holds(head)), None)
+
+
+def _store_of(file: Path) -> Store | None:
+    try:
+        with open_regular(file) as f:
+            return _holding(f.read(STORE_HEAD))
+    except OSError:
+        return None
+
+
 def sessions_in(path: Path) -> list[Path] | None:
     """Every session a file of many holds, named (`FILE#SESSION`); None where no store
     holds the file."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(STORE_HEAD)
-    except OSError:
-        return None
-    store = next((s for s in stores() if s.holds(head)), None)
+    store = _store_of(path)
     return store.names(path) if store is not None else None
 
 
@@ -104,14 +112,7 @@ def stored_stamp(path: str | Path) -> tuple[int, ...] | None:
     """For a session inside a file of many (`FILE#SESSION`), what changes when its agent
     writes to that file; None for a file of its own, or one that cannot be read now."""
     file, inside = stored_in(path)
-    if inside is None:
-        return None
-    try:
-        with open_regular(file) as f:
-            head = f.read(STORE_HEAD)
-    except OSError:
-        return None
-    store = next((s for s in stores() if s.holds(head)), None)
+    store = _store_of(file) if inside is not None else None
     return store.stamp(file) if store is not None else None
 
 
@@ -131,7 +132,7 @@ def load(path: str | Path, request: int | None = None) -> Session:
     file, inside = stored_in(path)
     try:
         with open_regular(file) as f:
-            store = next((s for s in stores() if s.holds(f.read(STORE_HEAD))), None)
+            store = _holding(f.read(STORE_HEAD))
             if store is not None:
                 _no_request(request, store.FORMAT)
                 return store.load(file, inside)
