@@ -14,7 +14,6 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
+from compaction_inspector.core.timestamps import written
 from compaction_inspector.core.token_cache import LOADER_VERSION
 from compaction_inspector.core.topic import asks, title
 
@@ -216,7 +216,7 @@ def scan(found: Found) -> Row:
 
 
 def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return written(int(seconds) * 1000)  # whole seconds: a file's time, not a transcript's
 
 
 def _problem(found: Found, problem: str) -> Row:

@@ -31,3 +31,9 @@ def parse(value: object) -> datetime | None:
     if not datetime.min.replace(tzinfo=UTC) + _MARGIN <= utc <= datetime.max.replace(tzinfo=UTC) - _MARGIN:
         return None
     return when
+
+
+def written(milliseconds: float) -> str:
+    """A time in milliseconds since the epoch as transcripts write it, in UTC with its
+    milliseconds ("2026-05-18T10:00:00.123Z")."""
+    return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

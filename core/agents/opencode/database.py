@@ -20,15 +20,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
-from compaction_inspector.core.formats.common import LoadError, as_dict, name_compactions
+from compaction_inspector.core.formats.common import LoadError, as_dict, count, name_compactions
 from compaction_inspector.core.formats.kinds import SEPARATOR
-from compaction_inspector.core.model import MAX_COUNT, Block, Compaction, Diagnostic, Message, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Diagnostic, Message, Session, Usage
+from compaction_inspector.core.timestamps import written
 
 FORMAT = "opencode"
 PROVIDER = ""  # each response names its own provider; the price table finds it by the model
@@ -83,9 +83,11 @@ class _Copy:
         else:
             uri = f"{file.resolve().as_uri()}?immutable=1"
         self.connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self.opencode = {r[0] for r in self.connection.execute("SELECT name FROM sqlite_master")} >= TABLES
 
     def close(self) -> None:
-        self.connection.close()
+        with self.lock:  # a read under way finishes first
+            self.connection.close()
         if self._folder is not None:
             self._folder.cleanup()
 
@@ -124,13 +126,15 @@ def _read(file: Path, query: Callable[[sqlite3.Connection], T]) -> T:
     for attempt in range(TRIES):
         try:
             copy = _copy(file)
+            if not copy.opencode:
+                raise LoadError(f"{file.name} is an SQLite database without opencode's tables")
             with copy.lock:
-                if not {r[0] for r in copy.connection.execute("SELECT name FROM sqlite_master")} >= TABLES:
-                    raise LoadError(f"{file.name} is an SQLite database without opencode's tables")
                 return query(copy.connection)
         except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
             with _opening:
-                _open.pop(file.resolve(), None)
+                dropped = _open.pop(file.resolve(), None)
+            if dropped is not None:
+                dropped[1].close()
             if attempt == TRIES - 1:
                 raise LoadError(f"cannot read {file}: {exc}") from exc
             time.sleep(PAUSE)
@@ -166,13 +170,13 @@ def _json(text: Any) -> dict[str, Any]:
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
+    return count(value) or 0
 
 
 def _iso(ms: Any) -> str | None:
     if not isinstance(ms, int | float) or isinstance(ms, bool) or not 0 < ms < 1e14:
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return written(ms)
 
 
 def usage(tokens: Any, model: str | None) -> Usage | None:
@@ -290,15 +294,15 @@ def _assistant(reading: _Reading, row: str, info: dict[str, Any], parts: list[di
             if finish is not None
             else (info.get("tokens") if n == len(steps) - 1 else None)
         )
-        if not blocks and usage(tokens, model) is None:
+        used = usage(tokens, model)
+        if not blocks and used is None:
             continue
         if isinstance(tokens, dict):
             total = _count(tokens.get("total"))
-            made = usage(tokens, model)
-            reading.last_total = total or (made.prompt_tokens + made.output_tokens if made else None)
+            reading.last_total = total or (used.prompt_tokens + used.output_tokens if used else None)
         reading.messages.append(
             Message("assistant", tuple(blocks), id=f"{row}/{n}", uuid=f"{row}/{n}", timestamp=stamp,
-                    usage=usage(tokens, model))
+                    usage=used)
         )  # fmt: skip
         if results:
             reading.messages.append(

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from compaction_inspector.core.agents.opencode.database import FORMAT, PROVIDER, Stored, built
-from compaction_inspector.core.formats.common import LoadError, Records, as_dict, iter_dicts
+from compaction_inspector.core.formats.common import LoadError, Records, as_dict, count, iter_dicts
 from compaction_inspector.core.model import Diagnostic, Session
 
 __all__ = ["DESCRIBED", "FORMAT", "PROVIDER", "appended", "load", "looks_like"]
@@ -27,10 +27,6 @@ def looks_like(record: dict[str, Any]) -> bool:
     )
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 def load(records: Records, path: str | None) -> Session:
     found = next((value for _, value in iter_dicts(records) if looks_like(value)), None)
     if found is None:
@@ -44,8 +40,8 @@ def load(records: Records, path: str | None) -> Session:
         str(info.get("directory") or ""),
         str(info.get("title") or ""),
         str(info.get("version") or ""),
-        _count(times.get("created")),
-        _count(times.get("updated")),
+        count(times.get("created")) or 0,
+        count(times.get("updated")) or 0,
     )
     rows: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = []
     notes: list[Diagnostic] = []
