@@ -39,6 +39,8 @@ class Count:
     strictly: bool = False  # it fires only over the point (Codex on a switch to a smaller window)
     # the total at either end of an estimated part's documented range, where it has one
     spread: tuple[int, int] | None = None
+    # which part took the count to the point, and why the agent counts it, where that is a known fault
+    decided: str = ""
 
     @property
     def total(self) -> int:
@@ -74,6 +76,8 @@ class Count:
         if self.undecided and self.spread is not None:
             low, high = self.spread
             told += f"; {low:,}-{high:,} over the estimate's range: it fires here or at the next check"
+        if self.decided and self.fires:
+            told += f"; {self.decided}"
         return told
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,4 +93,5 @@ class Count:
             "estimate_source": self.note or None,
             "total_range": list(self.spread) if self.spread is not None else None,
             "fires_here_or_next": self.undecided,
+            **({"decided_by": self.decided} if self.decided and self.fires else {}),
         }

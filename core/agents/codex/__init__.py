@@ -113,7 +113,15 @@ class Codex(Agent):
             return None if window == recorded_window else point_in(window)
 
         return tuple(
-            rules.codex_counts(session.messages, session.checks, at, rate, limit_in, session.compactions)
+            rules.codex_counts(
+                session.messages,
+                session.checks,
+                at,
+                rate,
+                limit_in,
+                session.compactions,
+                session.metadata.get("version"),
+            )
         )
 
     def settings_file(self) -> Path:

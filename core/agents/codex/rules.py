@@ -9,10 +9,11 @@ import os
 import tomllib
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message
 from compaction_inspector.core.pressure import Window
@@ -23,6 +24,9 @@ CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses
 # content: public rollouts that hold it fit 110-130 (docs/agents.md); the middle of that.
 CODEX_REASONING_PER_100 = 120
 CODEX_REASONING_SPREAD = (110, 130)  # what public rollouts fit (docs/agents.md)
+# From 0.144.1 a turn's start resets "the server's usage includes reasoning" before its check
+# (openai/codex#32483), so reasoning the server already counted is counted again
+CODEX_COUNTED_TWICE_FROM = (0, 144, 1)
 
 
 def codex_raw_window(recorded: int) -> int:
@@ -181,12 +185,14 @@ def codex_counts(
     rate: ReasoningRate,
     point_in: Callable[[int], Point | None] | None = None,
     compactions: Sequence[Compaction] = (),
+    agent_version: Any = None,
 ) -> list[Count]:
     """Codex's count at each check the rollout records, term by term (docs/agents.md),
     against `point`, or `point_in(window)` for a check's own window (a model switch's,
     and the checks before it). Where the reasoning rate is the documented guess, the
     rollout's own earlier automatic `compactions` bound it for the checks after them
-    (`codex_bounded_rates`)."""
+    (`codex_bounded_rates`). From 0.144.1 a check the reasoning term took over the
+    limit says it was counted twice (`counted_twice`)."""
     read, estimated = codex_reasoning(messages, rate)
     # the term at 100 per 100, which a bounded rate scales: read only where a bound can apply
     bounded = bool(compactions) and rate.spread is not None
@@ -216,8 +222,35 @@ def codex_counts(
                 fixed + round(guess * at_rate.spread[0] / at_rate.per_100),
                 fixed + round(guess * at_rate.spread[1] / at_rate.per_100),
             )
-        out.append(Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread))
+        count = Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread)
+        out.append(counted_twice(count, agent_version))
     return out
+
+
+def counted_twice(count: Count, agent_version: Any) -> Count:
+    """`count`, saying so where Codex at `agent_version` (0.144.1 on) compacts only
+    because its reasoning term adds what the server's usage already holds: at a turn's
+    start it resets the flag that says so (openai/codex#32483); mid-turn it keeps the
+    flag the server left unset, which a 0.148 rollout in openai/codex#39767 shows at 62
+    of its 76 compactions."""
+    v = version(agent_version)
+    reasoning = dict(count.parts).get("reasoning", 0)
+    point = count.point.tokens
+    if v is None or v < CODEX_COUNTED_TWICE_FROM or not reasoning or point is None or not count.fires:
+        return count
+    single = count.total - reasoning
+    if single >= point:
+        return count
+    why = (
+        "its turn's start resets the flag that says the server counted it (openai/codex#32483)"
+        if count.when == "pre-turn"
+        else "the server's usage does not say it holds it (openai/codex#39767)"
+    )
+    return replace(
+        count,
+        decided=f"the reasoning decided it: Codex {agent_version} adds it on top of the server's usage, "
+        f"which already holds it, as {why}; counted once, {single:,} < {point:,}",
+    )
 
 
 def codex_bounded_rates(
