@@ -220,9 +220,27 @@ def test_the_changelogs_1m_windows_follow_the_model_and_the_version() -> None:
     assert window("claude-opus-4-7", "2.1.116") == 200_000
     assert window("claude-opus-4-7", "2.1.117") == 1_000_000
     assert window("claude-sonnet-5-20270101", "2.1.197") == 1_000_000
+    # 2.1.260 compacts 1M Opus and Fable shortly before 1M, as Sonnet 5 (2.1.247)
+    assert window("claude-opus-5", "2.1.259") == 200_000
+    assert window("claude-opus-5", "2.1.260") == 1_000_000
+    assert window("claude-fable-5-20271001", "2.1.290") == 1_000_000
     assert window("claude-opus-4-6", "2.1.80") == 200_000  # 1M by plan only: the prompts must say
     # a session that compacted on its own under 200,000 had no 1M window, whatever its model
     assert window("claude-opus-4-7", "2.1.120", Compaction(3, "auto", 169_000)) == 200_000
+
+
+def test_a_sonnet_5_transcript_compacts_at_967_000() -> None:
+    """Claude Code 2.1.247's changelog: Sonnet 5 compacts at about 967,000: 13,000 under
+    its 1M window less the 20,000 it reserves."""
+    from compaction_inspector.core.model import Session
+
+    session = Session((), "claude-code", metadata={"version": "2.1.247", "model": "claude-sonnet-5"})
+    config = Config().for_session(session)
+    assert config.auto_compact_tokens == 967_000
+    assert config.window_note == (
+        "set by the session's Claude Code 2.1.247 reserves min(max output, 20,000) (from 2.1.21); "
+        "Sonnet 5 has a native 1M window"
+    )
 
 
 def test_the_percent_override_can_only_lower_claude_codes_point() -> None:

@@ -34,6 +34,8 @@ CLAUDE_CODE_1M_MODELS = (
     # (model name prefix, from version, why): the changelog's 1M windows (docs/agents.md)
     ("claude-opus-4-7", (2, 1, 117), "Claude Code 2.1.117 computes Opus 4.7 against its 1M window"),
     ("claude-sonnet-5", (0,), "Sonnet 5 has a native 1M window"),
+    ("claude-opus-5", (2, 1, 260), "Claude Code 2.1.260 compacts 1M Opus shortly before 1M"),
+    ("claude-fable-5", (2, 1, 260), "Claude Code 2.1.260 compacts 1M Fable shortly before 1M"),
 )
 
 
