@@ -358,7 +358,8 @@ class _Requests:
             return tokens, sent, None, None
         plan = self.plan(segment, end, self.options, stored)
         last = end == self.length and self.end_repair is not None
-        if not plan.exact or (last and plan.changed and plan.kept_from > self.tail):
+        # the last request goes repaired: what the policy makes of it is seen only by running it
+        if not plan.exact or last:
             return self._run(end)
         self.done = end
         if not plan.sent:  # nothing can be sent: it stands as it was, unedited
@@ -534,7 +535,8 @@ def simulate(
             segment = None
             recorded = model.compactions.get(boundary) if model is not None else None
             titles = ("The transcript records a compaction here",)
-            fired = agent.titles if agent is not None else None
+            # a pairing repair alone is what the agent sends, not the policy compacting
+            fired = agent.titles if agent is not None and agent.compacts else None
             event = Event("transcript", titles, removed, 1, recorded, fired)
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)

@@ -191,6 +191,55 @@ def test_incremental_simulate_matches_run_under_a_fitted_context_model(
     assert comparable(fast, policy) == comparable(reference, policy)
 
 
+def test_a_live_sessions_last_request_is_shared_with_the_one_before_as_the_policy_sends_it_repaired() -> None:
+    """A session cut off while its tools run ends on calls with no results: its last
+    request goes repaired, with a result standing for each. Clearing every Read result
+    then clears that stand-in too, and with it the empty results before, so the request
+    parts from the one before early on; the replay made request by request said the two
+    shared it all (a case Hypothesis found)."""
+    zero = Usage(input_tokens=0, output_tokens=0)
+    msgs = [
+        u("request 0 "),
+        a("", id="msg0", usage=zero),
+        call("tu1", id="msg0", input={"file_path": "f1.py"}),
+        result("tu1", text=""),
+        call("tu2", id="msg0", input={"file_path": "f2.py"}),
+        result("tu2", text=""),
+        *(a(text, id=f"msg{i}", usage=zero) for i, text in ((3, ""), (4, ""), (5, ""), (6, "done "))),
+    ]
+    for k in (1, 2, 3):
+        msgs += [u("<system-reminder>ctx</system-reminder>", is_meta=True), u(f"request {k} ")]
+        msgs.append(a("done ", id=f"msg{6 + k}", usage=zero))
+    msgs += [call("tu_end", "Bash", id="last", input={"command": "make"}), call("tu_end2", "Read", id="last")]
+    policy = Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0))
+    counter = TokenCounter("chars4", None)
+    model = fit(Session(tuple(msgs), "test"), counter)
+    context = Context(counter, Window(300, 1), "replay", model.meter(len(msgs), None), model)
+    fast = simulate(msgs, policy, context).to_dict()["points"][-1]
+    reference = simulate(msgs, policy, context, incremental=False).to_dict()["points"][-1]
+    assert fast["messages_sent"] == reference["messages_sent"] == len(msgs) + 1
+    assert reference["shared_with_previous"] is not None
+    assert fast["shared_with_previous"] == reference["shared_with_previous"]
+
+
+def test_where_the_transcript_compacts_a_pairing_repair_alone_is_not_the_policy_compacting_too() -> None:
+    """Before the transcript's compaction the request ends on a reminder the repair moves;
+    trim of a kept turn changes nothing else. The replay made request by request counted
+    that repair as trim compacting there too (a case Hypothesis found)."""
+    zero = Usage(input_tokens=0, output_tokens=0)
+    msgs = [u("request 0 "), a("done ", id="msg0", usage=zero)]
+    msgs += [u("<system-reminder>ctx</system-reminder>", is_meta=True), BOUNDARY]
+    msgs += [u("request 1 "), a("done ", id="msg1", usage=zero)]
+    policy = Policy("trim", TrimOptions(1, False, None, 1))
+    counter = TokenCounter("chars4", None)
+    model = fit(Session(tuple(msgs), "test"), counter)
+    context = Context(counter, Window(300, 1), "replay", model.meter(len(msgs), None), model)
+    fast, reference = (simulate(msgs, policy, context, incremental=i).to_dict() for i in (True, False))
+    at = [p["event"] for p in fast["points"] if p["event"]]
+    assert [e["policy_fires_too"] for e in at] == [False]
+    assert fast["totals"] == reference["totals"] and fast["totals"]["at_agent_compactions"] == 0
+
+
 @given(sessions())
 def test_repair_given_the_check_matches_repair_on_its_own(msgs: list[Message]) -> None:
     alone, told = repair(msgs), repair(msgs, check(msgs))
