@@ -452,6 +452,9 @@ def test_a_slice_takes_its_overhead_only_from_a_session_of_its_project_model_and
     assert found is not None and found[0] == 20_000 - 1 and "same.jsonl" in found[1]
 
 
+IDLE_NOTE = "Compacted while idle"
+
+
 def newest_lines() -> list[str]:
     """A Claude Code session of the newest kind: a session-memory compaction that kept
     the last exchange, then an idle one."""
@@ -490,12 +493,8 @@ def newest_lines() -> list[str]:
         line("summary", "user", isCompactSummary=True, message={"role": "user", "content": "the summary"}),
         line("u5", "user", message={"role": "user", "content": "next"}),
         reply("a5", "ok", 31_500),
-        line(
-            "b2",
-            "system",
-            subtype="compact_boundary",
-            compactMetadata={"trigger": "auto", "idleCompaction": True},
-        ),
+        line("b2", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto"}),
+        line("n", "system", subtype="informational", content=f"{IDLE_NOTE}, before the prompt cache expired"),
     ]
     return lines
 
@@ -505,7 +504,9 @@ def test_the_newest_compaction_metadata_is_read_and_kept_messages_follow_the_sum
     what its compactions dropped so far and, for a session-memory compaction, the recent
     messages it kept (`preservedSegment`): the file holds those only before the boundary;
     read back, they follow the summary, as copies that stand for them and report nothing.
-    An idle compaction (2.1.286) says so; unknown fields are read without failing."""
+    An idle compaction (2.1.286) is an automatic boundary followed by its note ("Compacted
+    while idle", as the changelog words it; the line's own form is not published, so its
+    text is what is read); unknown fields are read without failing."""
     lines = newest_lines()
     session = load_text("\n".join(lines), "s.jsonl")
     first, idle = session.compactions
@@ -529,6 +530,12 @@ def test_the_newest_compaction_metadata_is_read_and_kept_messages_follow_the_sum
         "cumulative_dropped_tokens": 139_000,
     }
     assert idle.trigger == "idle"
+    assert session.messages[idle.index].text.startswith("idle compaction")
+    # the note names only the compaction before it, and only before its next response
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 9}}
+    response = json.dumps({"type": "assistant", "uuid": "a6", "sessionId": "s", "message": answer})
+    late = [*lines[:-1], response, lines[-1]]
+    assert load_text("\n".join(late), "s.jsonl").compactions[-1].trigger == "auto"
 
 
 def test_a_rollout_line_whose_type_is_not_a_name_is_skipped_and_said() -> None:

@@ -126,8 +126,13 @@ class ClaudeCode(Agent):
         return found
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
-        """The override the user's settings set, where the inspector's options set no point."""
-        if not isinstance(own, ClaudeSettings) or own.pct_override is None:
+        """The override the user's settings set, where the inspector's options set no point;
+        idle compaction as it runs for the session, where they leave it unset."""
+        if not isinstance(own, ClaudeSettings):
+            return options
+        if own.idle is not None and own.idle[0] is not None and options.idle_compact_tokens is None:
+            options = dataclasses.replace(options, idle_compact_tokens=own.idle[0])
+        if own.pct_override is None:
             return options
         if options.auto_compact_tokens is not None or options.autocompact_pct_override is not None:
             return options
@@ -152,6 +157,10 @@ class ClaudeCode(Agent):
         compacted = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens]
         cwd = session.metadata.get("cwd")
         own = settings.read(cwd if isinstance(cwd, str) else None)
+        seen_idle = any(c.trigger == "idle" for c in session.compactions)
+        idle = rules.claude_code_idle(agent_version, seen_idle, own)
+        if idle.tokens is not None or own is not None:
+            own = dataclasses.replace(own or ClaudeSettings(), idle=(idle.tokens, idle.why))
         if (
             one_m is not None
             and own is not None

@@ -5,8 +5,10 @@ whole max output (32,000) up to 2.1.20 and min(max output, 20,000) from 2.1.21.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from compaction_inspector.core.agents.claude_code import settings
 from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.pressure import Window
 
@@ -77,3 +79,32 @@ def claude_code_count(pre_tokens: int, reported: int | None, point: Point) -> Co
     if reported is None or reported > pre_tokens:
         return Count("Claude Code", (("its own count", pre_tokens),), (), point)
     return Count("Claude Code", (("reported", reported), ("added since", pre_tokens - reported)), (), point)
+
+
+CLAUDE_CODE_IDLE_FROM = (2, 1, 299)  # announced then; from 2.1.286 only behind a server flag
+CLAUDE_CODE_IDLE_TOKENS = 200_000  # the context an idle compaction waits for, unless set
+CLAUDE_CODE_IDLE_MINUTES = 54  # idle this long (0.9 of the prompt cache's hour), it compacts
+
+
+@dataclass(frozen=True)
+class Idle:
+    """Whether Claude Code compacts a session left idle, at what context, and why."""
+
+    tokens: int | None  # None: it does not
+    why: str
+
+
+def claude_code_idle(agent_version: Any, seen: bool, own: settings.ClaudeSettings | None) -> Idle:
+    """Idle compaction: a context of 200,000 (`CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS`, at
+    least 100,000) idle 54 minutes is compacted before the prompt cache expires. On from
+    2.1.299 (changelog), or where the session shows one (`seen`: the server's flag was on
+    for it from 2.1.286); `idleCompaction: false` turns it off."""
+    if own is not None and own.idle_off is not None:
+        return Idle(None, f"{own.idle_off.told(settings.IDLE)} turns idle compaction off")
+    v = version(agent_version)
+    if not seen and (v is None or v < CLAUDE_CODE_IDLE_FROM):
+        return Idle(None, "idle compaction is on from Claude Code 2.1.299")
+    since = "the session compacted while idle" if seen else f"Claude Code {agent_version} compacts while idle"
+    if own is not None and own.idle_tokens is not None:
+        return Idle(own.idle_tokens.value, f"{since}, at {own.idle_tokens.told(settings.IDLE_TOKENS)}")
+    return Idle(CLAUDE_CODE_IDLE_TOKENS, f"{since}, at {CLAUDE_CODE_IDLE_TOKENS:,}")

@@ -1,6 +1,6 @@
 """What the user's own Claude Code settings say of compaction (code.claude.com/docs, settings):
-the `env` of `settings.json` in the user's folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`),
-then the project's `.claude/settings.json` and `.claude/settings.local.json` in the
+`idleCompaction` and the `env` of `settings.json` in the user's folder (`$CLAUDE_CONFIG_DIR`,
+else `~/.claude`), then the project's `.claude/settings.json` and `.claude/settings.local.json` in the
 session's working directory, a later layer winning. Read as the files are now, never
 written here; a file that is not a JSON object is left out."""
 
@@ -22,6 +22,9 @@ PCT_OVERRIDE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"  # lowers the point to this % o
 DISABLED = "DISABLE_AUTO_COMPACT"  # it never compacts on its own
 WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"  # the window its point is worked out in, in tokens
 NO_1M = "CLAUDE_CODE_DISABLE_1M_CONTEXT"  # a 1M model held to the 200,000 window
+IDLE_TOKENS = "CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS"  # the context idle compaction waits for
+IDLE = "idleCompaction"  # a setting of its own, not in `env`: false turns idle compaction off
+IDLE_TOKENS_LEAST = 100_000  # what the changelog (2.1.299) allows CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,11 @@ class ClaudeSettings:
     disabled: Said | None = None
     window: Said | None = None
     no_1m: Said | None = None
+    idle_tokens: Said | None = None
+    idle_off: Said | None = None  # `idleCompaction: false`
+    # the context idle compaction waits for in the session (None: it does not) and why,
+    # worked out with its version (`rules.claude_code_idle`)
+    idle: tuple[int | None, str] | None = None
 
 
 def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -58,6 +66,8 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
             data = orjson.loads(read_text(path))
         except (OSError, orjson.JSONDecodeError):
             continue
+        if isinstance(data, dict) and isinstance(data.get(IDLE), bool):
+            found[IDLE] = Said(data[IDLE], path)
         env = data.get("env") if isinstance(data, dict) else None
         if not isinstance(env, dict):
             continue
@@ -66,18 +76,21 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
             (DISABLED, 0, 1),
             (WINDOW, 1_000, MAX_COUNT),
             (NO_1M, 0, 1),
+            (IDLE_TOKENS, IDLE_TOKENS_LEAST, MAX_COUNT),
         ):
             value = _number(env.get(key), lowest, highest)
             if value is not None:
                 found[key] = Said(value, path)
     if not found:
         return None
-    disabled, no_1m = found.get(DISABLED), found.get(NO_1M)
+    disabled, no_1m, idle = found.get(DISABLED), found.get(NO_1M), found.get(IDLE)
     return ClaudeSettings(
         found.get(PCT_OVERRIDE),
         disabled if disabled is not None and disabled.value else None,
         found.get(WINDOW),
         no_1m if no_1m is not None and no_1m.value else None,
+        found.get(IDLE_TOKENS),
+        idle if idle is not None and not idle.value else None,
     )
 
 

@@ -30,6 +30,7 @@ from compaction_inspector.core.strategies.base import (
     finish,
     ready,
 )
+from compaction_inspector.core.strategies.clear import idle_minutes
 from compaction_inspector.core.strategies.registry import TRIGGER, Strategy, check, option
 
 NAME = "claude-code"
@@ -50,6 +51,15 @@ class ClaudeCodeOptions:
         kind="int?",
         minimum=1,
         label="auto-compact %",
+    )
+    idle_compact_tokens: int | None = option(
+        None,
+        "compact a context of at least this many left idle 54 minutes, before the prompt cache "
+        "expires (Claude Code 2.1.299: 200,000, or CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS); 0: never; "
+        "default: as the session's Claude Code does",
+        kind="int?",
+        minimum=0,
+        label="idle compact at",
     )
     summary_prompt_tokens: int = option(
         1000, "what the summarize instruction adds to the request", minimum=0, label="summary prompt tok",
@@ -117,13 +127,34 @@ def _as_percent(options: ClaudeCodeOptions, context: Context) -> int | None:
     return at * 100 // usable if at is not None and usable > 0 else None
 
 
+def _idle(options: ClaudeCodeOptions, messages: Sequence[Message], end: int) -> float | None:
+    """The minutes the request before messages[end] waited since the last response, where
+    that is long enough for an idle compaction and idle compaction is on; else None."""
+    if not options.idle_compact_tokens:
+        return None
+    waited = idle_minutes(messages, None, end) if end else None
+    return waited if waited is not None and waited >= rules.CLAUDE_CODE_IDLE_MINUTES else None
+
+
+def _point_at(
+    options: ClaudeCodeOptions, context: Context, messages: Sequence[Message], end: int
+) -> int | None:
+    """Where it compacts before the request messages[:end]: its point, or lower where the
+    session sat idle before it and its idle compaction waits for less."""
+    at = point(options, context)
+    if options.idle_compact_tokens and _idle(options, messages, end) is not None:
+        return min(at, options.idle_compact_tokens) if at is not None else options.idle_compact_tokens
+    return at
+
+
 def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
-    return AtPointPlan.of(segment, end, point(options, segment.context))
+    return AtPointPlan.of(segment, end, _point_at(options, segment.context, segment.messages, end))
 
 
 def _fires(options: ClaudeCodeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
-    at = point(options, context)
-    return at is not None and tokens >= at
+    """False only where it cannot fire: under its point and under its idle compaction's."""
+    limits = [a for a in (point(options, context), options.idle_compact_tokens or None) if a is not None]
+    return bool(limits) and tokens >= min(limits)
 
 
 def run(
@@ -134,7 +165,9 @@ def run(
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
     before = context.meter.tokens(counted)
-    at = point(options, context)
+    at = _point_at(options, context, messages, len(messages))
+    waited = _idle(options, messages, len(messages))
+    idle = waited is not None and at is not None and at == options.idle_compact_tokens
     stats = ClaudeCodeStats(
         triggered=False,
         point=at,
@@ -159,6 +192,12 @@ def run(
     if before < at:
         steps.add("Not triggered", f"{before:,} tokens are under the auto-compact point of {at:,}.", messages)
         return finish(NAME, steps, stats)
+    reached = (
+        f"{before:,} tokens sat idle {waited:.0f} minutes, past the {rules.CLAUDE_CODE_IDLE_MINUTES} "
+        f"before the prompt cache expires, with idle compaction at {at:,}"
+        if idle and waited is not None
+        else f"{before:,} tokens reached the auto-compact point of {at:,}"
+    )
     # the summarize request: the history and the summary prompt, within the provider's window
     ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)
     retries = ptl_retry.plan(segment, len(messages), ptl)
@@ -184,14 +223,16 @@ def run(
         replaces=tuple(messages),
     )
     boundary = text_message(
-        "system", f"Conversation compacted (auto, {before:,} tokens before)", is_compact_boundary=True
+        "system",
+        f"Conversation compacted ({'idle' if idle else 'auto'}, {before:,} tokens before)",
+        is_compact_boundary=True,
     )
     put_back = _put_back(messages, options, context)
     files = sum(r.kind == "file" for r in put_back)
     after = (boundary, summary, *(r.message for r in put_back))
     steps.add(
-        "Auto-compact",
-        f"{before:,} tokens reached the auto-compact point of {at:,}: {len(summarized)} messages become one "
+        "Idle compaction" if idle else "Auto-compact",
+        f"{reached}: {len(summarized)} messages become one "
         f"summary of {len(summary.text):,} characters; {files} recently touched file"
         f"{'s are' if files != 1 else ' is'} put back (each whole within "
         f"{options.reread_file_tokens:,} tokens, else a reference), with the plan file and skills.",

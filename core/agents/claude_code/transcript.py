@@ -59,12 +59,26 @@ def looks_like(record: dict[str, Any]) -> bool:
     )
 
 
+# Idle compaction (2.1.286 on, announced in 2.1.299) writes an automatic boundary and this note
+IDLE_NOTE = "Compacted while idle"
+
+
+def _says_idle(record: dict[str, Any]) -> bool:
+    """The line is idle compaction's note: as its own text, or as a user message's."""
+    content = record.get("content")
+    if not isinstance(content, str):
+        content = as_dict(record.get("message")).get("content")
+    if isinstance(content, list):
+        content = " ".join(str(as_dict(b).get("text", "")) for b in content)
+    return isinstance(content, str) and IDLE_NOTE in content
+
+
 def _compaction(record: dict[str, Any], index: int) -> Compaction:
     meta = as_dict(record.get("compactMetadata"))
     segment = as_dict(meta.get("preservedSegment"))
     head, tail = segment.get("headUuid"), segment.get("tailUuid")
-    # an idle compaction (2.1.286) is named by its own flag, whatever its trigger says
-    trigger = "idle" if meta.get("idleCompaction") is True else as_str(meta.get("trigger")) or None
+    # an idle compaction is named by its note, on the boundary or after it (`_says_idle`)
+    trigger = "idle" if _says_idle(record) else as_str(meta.get("trigger")) or None
     return Compaction(
         index,
         trigger,
@@ -169,8 +183,14 @@ def load(records: Records, path: str | None) -> Session:
     previous: Message | None = None
     first_parent: str | None = None  # of the first line that names one: a slice's points outside the file
     chained = False
+    noted = False  # an automatic compaction's note may still say it was idle
     for number, record in iter_dicts(records):
         kind = record.get("type")
+        if kind == "assistant":
+            noted = False
+        elif noted and _says_idle(record):  # the note after an automatic boundary, before its response
+            compactions[-1] = replace(compactions[-1], trigger="idle")
+            noted = False
         if isinstance(record.get("uuid"), str):
             uuids.setdefault(record["uuid"], record["uuid"])
         if not chained and "parentUuid" in record:
@@ -189,6 +209,7 @@ def load(records: Records, path: str | None) -> Session:
         if kind == "system" and record.get("subtype") in ("compact_boundary", "microcompact_boundary"):
             micro = record["subtype"] == "microcompact_boundary"
             compactions.append((_microcompaction if micro else _compaction)(record, len(main)))
+            noted = not micro and compactions[-1].trigger == "auto"
             main.append(
                 Message(
                     role="system",
