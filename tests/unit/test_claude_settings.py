@@ -106,3 +106,38 @@ def test_a_1m_model_held_to_200000_by_the_users_setting(user: Path, tmp_path: Pa
     config = Config().for_session(one_m)
     assert config.window.context_window == 200_000 and config.auto_compact_tokens == 155_000
     assert "your CLAUDE_CODE_DISABLE_1M_CONTEXT of 1" in str(config.window_source)
+
+
+def versioned(session: Session, version: str) -> Session:
+    return dataclasses.replace(session, metadata={**session.metadata, "version": version})
+
+
+def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: Path, tmp_path: Path) -> None:
+    """Changelog 2.1.299: a conversation of 200,000 or more left idle 54 minutes is
+    compacted; `CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS` (at least 100,000) sets the size and
+    `idleCompaction: false` turns it off."""
+    session = session_in(tmp_path)
+    older = Config().for_session(versioned(session, "2.1.298"))
+    assert older.options("claude-code").idle_compact_tokens is None
+    newer = versioned(session, "2.1.299")
+    assert Config().for_session(newer).options("claude-code").idle_compact_tokens == 200_000
+    write(user / "settings.json", {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "120000"})
+    config = Config().for_session(newer)
+    assert config.options("claude-code").idle_compact_tokens == 120_000
+    assert config.agent_settings.idle == (
+        120_000,
+        f"Claude Code 2.1.299 compacts while idle, at your CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS of 120,000 "
+        f"({user / 'settings.json'})",
+    )
+    write(user / "settings.json", {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "50000"})  # under its least: unread
+    assert Config().for_session(newer).options("claude-code").idle_compact_tokens == 200_000
+    (user / "settings.json").write_text(json.dumps({"idleCompaction": False, "env": {}}))
+    off = Config().for_session(newer)
+    assert off.options("claude-code").idle_compact_tokens is None
+    assert off.agent_settings.idle[1].startswith("your idleCompaction of false")
+    # where the session compacted while idle, an earlier version had it on (its server flag)
+    (user / "settings.json").unlink()
+    from compaction_inspector.core.model import Compaction
+
+    seen = dataclasses.replace(versioned(session, "2.1.290"), compactions=(Compaction(3, "idle", 210_000),))
+    assert Config().for_session(seen).options("claude-code").idle_compact_tokens == 200_000

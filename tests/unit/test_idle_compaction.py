@@ -1,0 +1,61 @@
+"""Claude Code's idle compaction, replayed (changelog 2.1.299): a context of at least the
+idle size that sat 54 minutes (0.9 of the prompt cache's hour) without a request is
+compacted before the next one. No public transcript of it is at hand: the session here is
+built with the timestamps every Claude Code line carries."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions, ClaudeCodeStats
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.strategies import Context, run
+from tests.helpers import a, u
+
+
+def at(message: Message, minute: int) -> Message:
+    return dataclasses.replace(message, timestamp=f"2026-11-02T{10 + minute // 60}:{minute % 60:02d}:00Z")
+
+
+def session(gap: int) -> list[Message]:
+    """Two turns of about 1,500 tokens; the second prompt comes `gap` minutes after the reply."""
+    return [
+        at(u("port the parser " + "x" * 3_000), 0),
+        at(a("done " + "y" * 3_000, id="m1"), 1),
+        at(u("now the tests"), 1 + gap),
+    ]
+
+
+def stats(gap: int, options: ClaudeCodeOptions) -> ClaudeCodeStats:
+    found = run("claude-code", session(gap), options, CONTEXT).stats
+    assert isinstance(found, ClaudeCodeStats)
+    return found
+
+
+OPTIONS = ClaudeCodeOptions(auto_compact_tokens=50_000, idle_compact_tokens=1_000)
+CONTEXT = Context(window=Window(60_000, 1))
+
+
+def test_a_context_over_the_idle_size_that_sat_54_minutes_is_compacted_as_idle() -> None:
+    result = run("claude-code", session(55), OPTIONS, CONTEXT)
+    assert stats(55, OPTIONS).triggered
+    step = result.steps[-1]
+    assert step.title == "Idle compaction"
+    assert step.explanation.startswith(
+        f"{stats(55, OPTIONS).tokens_before:,} tokens sat idle 55 minutes, past the 54 before the prompt "
+        "cache expires, with idle compaction at 1,000:"
+    )
+    assert result.messages is not None and "(idle," in result.messages[0].text
+
+
+def test_a_shorter_wait_or_idle_compaction_off_leaves_it_to_the_point() -> None:
+    assert not stats(53, OPTIONS).triggered
+    assert not stats(55, dataclasses.replace(OPTIONS, idle_compact_tokens=0)).triggered
+
+
+def test_the_replay_compacts_before_the_request_after_the_wait() -> None:
+    replay = simulate(session(60), Policy("claude-code", OPTIONS), CONTEXT).to_dict()
+    assert [p["message_end"] for p in replay["points"] if p["tokens_after"] < p["tokens_before"]] == [3]
+    assert replay["totals"]["compactions"] == 1
