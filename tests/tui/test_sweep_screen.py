@@ -193,3 +193,37 @@ async def test_the_sweep_table_shows_its_figures_whole_or_not_at_all(
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width
         cost = heads.index("cost")
         assert all(re.fullmatch(r"\$\d[\d,]*\.\d\d", r[cost]) for r in rows(screen))
+
+
+async def test_a_on_the_chosen_point_writes_it_to_the_agents_own_settings_once_its_diff_is_accepted(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A swept point of Claude Code's own strategy goes into Claude Code's settings.json
+    as the strategy panel's A writes a tuned one: the diff first, then the file."""
+    from compaction_inspector.tui.screens.applying import ApplyScreen
+
+    claude = home / "claude"
+    claude.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
+    app = InspectorApp(session_file, SMALL)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await shown(app).run_action("strategy('claude-code')")
+        await settle(pilot)
+        await shown(app).run_action("sweep_folder")
+        screen = await swept(pilot)
+        assert screen.done is not None
+        order = [n for n, _, _ in screen.done.rows()]
+        values = [screen.done.points[n].values["autocompact_pct_override"] for n in order]
+        at = values.index(60)
+        await pilot.press(*["down"] * at, "A")
+        await pilot.pause()
+        assert isinstance(app.screen, ApplyScreen)
+        diff = str(app.screen.query_one("#apply-diff Static").render())
+        assert '+  "env": {' in diff and '"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"' in diff
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SweepScreen)  # back on the sweep, the file written
+        written = (claude / "settings.json").read_text()
+        assert '"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"' in written

@@ -25,6 +25,7 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.compare import replayed
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import DEFAULT, OptionError, lookup
+from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, TIED, Grid, Sweep, Values, suggested, sweep, tied
 from compaction_inspector.core.text import counted
@@ -39,7 +40,8 @@ SETTINGS_WIDTH = 56  # a point's settings are cut past this (or to fit), its fig
 NOTE = (
     "cost: each replay priced on the session's own requests, an estimate (docs/cost.md) · "
     "★ the front: none beats it on compactions, cost, rounds over and kept · C yours · D the default · "
-    "x, y: the axes · enter: apply it, open the session it changes most · w: an HTML page · escape: back"
+    "x, y: the axes · enter: apply it, open the session it changes most · A: write it to the agent's own "
+    "settings · w: an HTML page · escape: back"
 )
 
 
@@ -77,6 +79,12 @@ class SweepScreen(ProgressScreen[Picked | None]):
         Binding("x", "axis('x')", "Next x axis", id="sweep.x_axis"),
         Binding("y", "axis('y')", "Next y axis", id="sweep.y_axis"),
         Binding("w", "write", "Write it as an HTML page", id="sweep.write"),
+        Binding(
+            "A",
+            "apply_setting",
+            "Write the chosen point to the agent's own settings",
+            id="sweep.apply_setting",
+        ),
     ]
     strategy: reactive[str] = reactive("", init=False)
     done: reactive[Sweep | None] = reactive(None)
@@ -225,6 +233,17 @@ class SweepScreen(ProgressScreen[Picked | None]):
             self.notify("The sweep is not done yet", timeout=3)
             return
         writing.sweep_page(self, self.done, self.paths, self.export_dir)
+
+    def action_apply_setting(self) -> None:
+        """The chosen point's setting, written into the agent's own settings file once its
+        diff is accepted, as the strategy panel's A writes the one tuned there."""
+        done, chosen = self.done, self.chosen
+        if done is None or chosen is None:
+            self.notify("Choose a point of a finished sweep first", timeout=3)
+            return
+        strategy = done.grid.strategy
+        options = with_values(self.config.strategies[strategy], done.points[chosen].values)
+        writing.apply_setting(self, self.config.with_options(strategy, options), strategy)
 
     def action_axis(self, which: str) -> None:
         if which == "x":
