@@ -231,6 +231,7 @@ def real_compactions(
             model.overhead
             + model.scale * (model.prefix[end_after] - model.prefix[b + 1])
             + reread
+            + back.kept
             + c.hidden_tokens
         )
         parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens, first_only)
@@ -390,6 +391,8 @@ def _parts(
                 back.why,
             )
         )
+    if back.kept:
+        parts.append(Part("the last round, kept as it ran", back.kept, back.kept_why))
     if hidden:
         parts.append(Part("its encrypted summary", hidden, "the agent's own estimate"))
     tokens = predicted - sum(p.tokens for p in parts)

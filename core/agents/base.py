@@ -117,6 +117,10 @@ class PutBack:
     low: int
     high: int
     why: str = ""
+    # the last API round it keeps as it ran, where the transcript does not write it after
+    # the compaction (model tokens), and why it is kept
+    kept: int = 0
+    kept_why: str = ""
 
     @classmethod
     def known(cls, tokens: int) -> PutBack:

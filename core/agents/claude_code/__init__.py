@@ -21,7 +21,7 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.claude_code import rules, settings, statusline
+from compaction_inspector.core.agents.claude_code import reinjection, rules, settings, statusline
 from compaction_inspector.core.agents.claude_code import transcript as transcript_format
 from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
 from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
@@ -200,21 +200,40 @@ class ClaudeCode(Agent):
         where no attachment line after it records them; only the plan after a compaction that
         kept the recent messages. Which files it chose is a range where some it only read may
         have changed after others it changed (their times are not in the transcript)."""
+        kept = self._kept_round(session, boundary, after, counter, scale)
         if any(m.attachment is not None for m in after):
-            return PutBack.known(0)
+            return dataclasses.replace(PutBack.known(0), **kept)
         back, (low, high) = reinjected_range(session.messages[:boundary], session.touches, counter, scale)
         if any(m.replaces for m in after):
             return PutBack.known(sum(r.tokens for r in back if r.kind == "plan"))
         tokens = sum(r.tokens for r in back)
         files = sum(r.tokens for r in back if r.kind == "file")
         if low == high:
-            return PutBack.known(tokens)
+            return dataclasses.replace(PutBack.known(tokens), **kept)
         return PutBack(
             tokens,
             tokens - files + min(low, files),
             tokens - files + max(high, files),
             "which files: when the ones it only read last changed is not in the transcript",
+            **kept,
         )
+
+    @staticmethod
+    def _kept_round(
+        session: Session, boundary: int, after: Sequence[Message], counter: TokenCounter, scale: float
+    ) -> dict[str, Any]:
+        """The last round its version keeps after an automatic compaction mid-turn
+        (`reinjection.kept_round`), as PutBack's `kept` and `kept_why`."""
+        v = version(session.metadata.get("version"))
+        automatic = any(c.index == boundary and c.trigger in ("auto", "idle") for c in session.compactions)
+        if v is None or v < reinjection.KEEPS_LAST_ROUND_FROM or not automatic:
+            return {}
+        kept = reinjection.kept_round(session.messages[:boundary], after)
+        if not kept:
+            return {}
+        at = session.metadata["version"]
+        why = f"read from the transcript before it: Claude Code {at} keeps it mid-turn"
+        return {"kept": round(scale * sum(counter.count(m) for m in kept)), "kept_why": why}
 
     def first_only(self, session: Session, config: Settings) -> tuple[int, str] | None:
         """The skill listing, where the transcript does not record it: the first request

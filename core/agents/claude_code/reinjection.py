@@ -315,3 +315,30 @@ def _pick(files: Mapping[str, _Seen], sizer: _Sizer, limits: _Limits) -> list[Re
         room -= restored.tokens
         out.append(restored)
     return out
+
+
+KEEPS_LAST_ROUND_FROM = (2, 1, 282)  # a proxy record of a 2.1.282 request after a compaction
+
+
+def kept_round(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
+    """The last API round Claude Code keeps as it ran when it compacts mid-turn (2.1.282:
+    the request after the compaction holds the last tool call and its result right after
+    the summary and the date): the response whose calls the messages just before the
+    compaction answer, and those results. None where it compacted at a turn's end (no
+    results last), or where the transcript writes them again after the compaction."""
+    start = len(before)
+    while start and before[start - 1].role == "user" and before[start - 1].tool_result_ids():
+        start -= 1
+    results = before[start:]
+    answered = {i for m in results for i in m.tool_result_ids()}
+    if not answered or start == 0 or before[start - 1].role != "assistant":
+        return []
+    response = before[start - 1].id
+    first = start
+    while first and before[first - 1].role == "assistant" and before[first - 1].id == response:
+        first -= 1
+    calls = list(before[first:start])
+    if not answered & {i for m in calls for i in m.tool_use_ids()}:
+        return []
+    written = {i for m in after for i in (*m.tool_use_ids(), *m.tool_result_ids())}
+    return [] if answered & written else [*calls, *results]
