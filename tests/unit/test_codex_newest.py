@@ -14,7 +14,10 @@ write (`session_meta.cli_version`, `turn_context.model`, `token_count` with
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from compaction_inspector.core.agents.codex import rules
 from compaction_inspector.core.autocompact import Count, Point
@@ -136,3 +139,78 @@ def test_a_turns_start_check_names_the_flag_it_resets() -> None:
     assert rules.counted_twice(over, "0.150.0").decided == ""
     assert rules.counted_twice(under, "0.150.0").decided == ""
     assert rules.counted_twice(pre, None).decided == ""
+
+
+def scoped_rollout() -> str:
+    """0.154: the window's first response reports 29,000 of input; the next 124,000 and
+    then 130,000, when Codex compacts."""
+    return "\n".join(
+        [
+            line("session_meta", {"id": "body", "cli_version": "0.154.0"}),
+            line("turn_context", {"model": "gpt-5.5"}),
+            line("event_msg", {"type": "task_started"}),
+            *user("port the parser"),
+            *tool_round("c1", 30_000, 0),
+            *tool_round("c2", 125_000, 0),
+            *tool_round("c3", 131_000, 0),
+            line("compacted", {"message": "", "replacement_history": [{"type": "compaction"}]}),
+        ]
+    )
+
+
+def test_a_body_after_prefix_limit_counts_from_the_windows_first_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model_auto_compact_token_limit_scope = "body_after_prefix"` (0.154): Codex compares
+    what the window added since its first request's input with the limit, the whole
+    window a hard cap (core/src/session/context_window.rs). With a limit of 100,000 the
+    rollout compacts at 130,000 + its new items, 29,000 + 100,000 being the point; counted
+    whole, the limit would have fired a check earlier."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    config_toml = tmp_path / "config.toml"
+    config_toml.write_text(
+        "# tuned for long sessions\nmodel_auto_compact_token_limit = 100000\n"
+        'model_auto_compact_token_limit_scope = "body_after_prefix"\n'
+    )
+    session = load_text(scoped_rollout(), "rollout.jsonl")
+    config = Config().for_session(session)
+    assert config.options("codex").limit_scope == "body_after_prefix"
+    # the window after the compaction has answered nothing yet: only the whole window caps it
+    assert config.auto_compact_tokens == 258_400
+    assert config.point is not None and config.point.rule == (
+        f"the whole window 258,400 (model_auto_compact_token_limit_scope body_after_prefix ({config_toml}): "
+        "no response in this window yet)"
+    )
+    inspection = Inspection.of(session, config, make_counter("chars4"))
+    (found,) = inspection.own_compactions()
+    assert found.count is not None and found.count.fires and found.count.point.tokens == 129_000
+    assert found.count.point.rule == (
+        f"100,000 past the window's first request of 29,000 (model_auto_compact_token_limit 100,000 "
+        f"({config_toml}); model_auto_compact_token_limit_scope body_after_prefix ({config_toml}))"
+    )
+    assert found.policy_round_offset == 0  # the replay fires where Codex did
+    # counted whole, the same limit fires at the check before
+    config_toml.write_text("model_auto_compact_token_limit = 100000\n")
+    whole = Config().for_session(session)
+    (early,) = Inspection.of(session, whole, make_counter("chars4")).own_compactions()
+    assert early.policy_round_offset == 1  # a round before Codex did
+
+
+def test_the_whole_window_caps_a_body_after_prefix_limit() -> None:
+    body = rules.codex_body_limit(Window(258_400, 0), 250_000)
+    assert body.tokens == 250_000  # not held to 90 % of the raw window
+    assert rules.codex_scoped(body, 29_000, Window(258_400, 0)).tokens == 258_400
+    assert rules.codex_scoped(body, None, Window(258_400, 0)).rule.startswith("the whole window 258,400")
+    assert rules.codex_prefills([])[-1] is None
+
+
+def test_the_scope_is_read_from_config_toml_and_its_default_profile(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        'profile = "long"\nmodel_auto_compact_token_limit_scope = "total"\n\n'
+        '[profiles.long]\nmodel_auto_compact_token_limit_scope = "body_after_prefix"\n'
+    )
+    found = rules.codex_settings({"CODEX_HOME": str(tmp_path)})
+    assert found is not None and (found.scope, found.profile) == ("body_after_prefix", "long")
+    (tmp_path / "config.toml").write_text('model_auto_compact_token_limit_scope = "everything"\n')
+    unknown = rules.codex_settings({"CODEX_HOME": str(tmp_path)})
+    assert unknown is not None and unknown.scope is None  # not a scope Codex has: its default

@@ -273,7 +273,9 @@ def test_a_codex_session_reads_the_users_codex_config(
     ours = from_dict({"codex": {"auto_compact_token_limit": 150_000}}).for_session(rollout)
     assert ours.auto_compact_tokens == 150_000  # compaction.yaml wins
     (tmp_path / "config.toml").write_text("not toml = = \n")
-    assert Config().for_session(rollout).agent_settings is None  # unreadable: Codex's own defaults
+    unread = Config().for_session(rollout)
+    assert unread.agent_settings.path is None  # unreadable: Codex's own defaults
+    assert unread.auto_compact_tokens == 244_800
     # the profile it names as its default wins over the top level, and is named
     (tmp_path / "config.toml").write_text(
         'profile = "long"\nmodel_auto_compact_token_limit = 200000\n\n'

@@ -31,7 +31,7 @@ def test_flags_are_the_known_ones() -> None:
         "--claude-code-summary-chars",
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",
         "--auto-compact-token-limit", "--no-remote", "--user-message-tokens", "--reasoning-per-100",
-        "--codex-summary-chars",
+        "--codex-summary-chars", "--codex-limit-scope",
         # the summarize family's, shared by its presets
         "--summarize-trigger-tokens", "--summarize-trigger-percent",
         "--summarize-trigger-percent-less-output", "--summarize-trigger-messages",

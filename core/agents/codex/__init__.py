@@ -26,7 +26,7 @@ from compaction_inspector.core.agents.codex.transcript import FORMAT
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Check, Session
 from compaction_inspector.core.pressure import Window
 
 SESSION_WINDOW = f"{SESSION_PREFIX} model_context_window"
@@ -71,33 +71,55 @@ class Codex(Agent):
         return [Found(f, FORMAT, str(f.parent.relative_to(root))) for f in walk(root, "rollout-*.jsonl")]
 
     def point(self, window: Window, config: Settings) -> Point:
-        """The limit the settings give, else the user's own config.toml's, else 90 % of the raw window."""
-        options = config.options(FORMAT)  # config.toml's limit folded in (`with_own_settings`)
+        """The limit the settings give, else the user's own config.toml's, else 90 % of
+        the raw window; under `body_after_prefix`, counted from the first request of the
+        session's last window (`rules.codex_scoped`)."""
+        limit, scope = self._limit(window, config)
+        if scope is None:
+            return limit
         codex = config.agent_settings
+        prefill = codex.prefill if isinstance(codex, rules.CodexSettings) else None
+        return rules.codex_scoped(limit, prefill, window, scope)
+
+    def _limit(self, window: Window, config: Settings) -> tuple[Point, str | None]:
+        """Its limit, and where `body_after_prefix` was set (None: the limit is on the
+        whole count)."""
+        options = config.options(FORMAT)  # config.toml's settings folded in (`with_own_settings`)
+        codex = config.agent_settings if isinstance(config.agent_settings, rules.CodexSettings) else None
+        body = options.limit_scope == rules.BODY_AFTER_PREFIX
+        rule = rules.codex_body_limit if body else rules.codex_limit
         if codex is not None and options.auto_compact_token_limit in (None, codex.auto_compact_token_limit):
-            return rules.codex_limit(
-                window, codex.auto_compact_token_limit, codex.where, codex.context_window
-            )
-        if options.auto_compact_token_limit is not None:
-            return rules.codex_limit(
-                window, options.auto_compact_token_limit, config.source or "the settings"
-            )
-        return rules.codex_limit(window)
+            limit = rule(window, codex.auto_compact_token_limit, codex.where, codex.context_window)
+        elif options.auto_compact_token_limit is not None:
+            limit = rule(window, options.auto_compact_token_limit, config.source or "the settings")
+        else:
+            limit = rule(window)
+        if not body:
+            return limit, None
+        own = codex is not None and codex.scope == rules.BODY_AFTER_PREFIX
+        return limit, codex.where if own and codex is not None else config.source or "the settings"
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
-        """config.toml's limit, where the inspector's options set none."""
-        if not isinstance(own, rules.CodexSettings) or own.auto_compact_token_limit is None:
+        """config.toml's limit and its scope, where the inspector's options set none."""
+        if not isinstance(own, rules.CodexSettings):
             return options
-        if options.auto_compact_token_limit is not None:
+        if own.scope is not None and options.limit_scope == rules.TOTAL:
+            options = dataclasses.replace(options, limit_scope=own.scope)
+        if own.auto_compact_token_limit is None or options.auto_compact_token_limit is not None:
             return options
         return dataclasses.replace(options, auto_compact_token_limit=own.auto_compact_token_limit)
 
     def window(self, config: Settings, session: Session) -> SessionWindow | None:
-        """The model_context_window the rollout records, with the user's Codex config.toml."""
+        """The model_context_window the rollout records, with the user's Codex config.toml
+        and the first request of the session's last window."""
         recorded = session.metadata.get("context_window")
         if not (isinstance(recorded, int) and recorded > 0):
             return None
-        return SessionWindow(PRESET.name, Window(recorded, 0), SESSION_WINDOW, rules.codex_settings())
+        prefill = rules.codex_prefills(session.messages)[-1]
+        own = rules.codex_settings() or rules.CodexSettings(None, None, None)
+        return SessionWindow(
+            PRESET.name, Window(recorded, 0), SESSION_WINDOW, dataclasses.replace(own, prefill=prefill)
+        )
 
     def checks(
         self, session: Session, config: Settings, at: Point, point_in: Callable[[int], Point | None]
@@ -112,6 +134,12 @@ class Codex(Agent):
         def limit_in(window: int) -> Point | None:
             return None if window == recorded_window else point_in(window)
 
+        limit, scope = self._limit(config.window, config)
+        prefills = rules.codex_prefills(session.messages) if scope is not None else []
+
+        def scoped(check: Check) -> Point:  # each check counts from its own window's first request
+            return rules.codex_scoped(limit, prefills[check.index], config.window, scope or "")
+
         return tuple(
             rules.codex_counts(
                 session.messages,
@@ -121,6 +149,7 @@ class Codex(Agent):
                 limit_in,
                 session.compactions,
                 session.metadata.get("version"),
+                scoped if scope is not None else None,
             )
         )
 

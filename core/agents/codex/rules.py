@@ -53,18 +53,70 @@ def codex_limit(
     return Point(configured, f"model_auto_compact_token_limit {configured:,} ({source})")
 
 
+# model_auto_compact_token_limit_scope (0.154 on): "total" compares the whole count with the
+# limit; "body_after_prefix" what the window added since its first request's input, with the
+# whole window as a hard cap (core/src/session/context_window.rs)
+TOTAL, BODY_AFTER_PREFIX = "total", "body_after_prefix"
+SCOPE_KEY = "model_auto_compact_token_limit_scope"
+CODEX_SCOPES = (TOTAL, BODY_AFTER_PREFIX)
+
+
+def codex_body_limit(
+    window: Window, configured: int | None = None, source: str = "set", raw: int | None = None
+) -> Point:
+    """The limit on the body under `body_after_prefix`: the configured limit, else 90 %
+    of the raw window; a configured one is not held under that 90 % (the window caps the
+    whole count instead)."""
+    if configured is not None:
+        return Point(configured, f"model_auto_compact_token_limit {configured:,} ({source})")
+    return codex_limit(window, None, source, raw)
+
+
+def codex_scoped(body: Point, prefill: int | None, window: Window, where: str = "set") -> Point:
+    """Where the whole count compacts under `body_after_prefix`: the window's first
+    request's input (`prefill`) and the body's limit, at most the whole window the rollout
+    records; only that window where nothing was answered in it yet."""
+    cap = window.context_window
+    scope = f"model_auto_compact_token_limit_scope body_after_prefix ({where})"
+    if prefill is None or body.tokens is None:
+        return Point(cap, f"the whole window {cap:,} ({scope}: no response in this window yet)")
+    at = min(prefill + body.tokens, cap)
+    rule = f"{body.tokens:,} past the window's first request of {prefill:,} ({body.rule}; {scope})"
+    return Point(at, rule + (f", held to the whole window {cap:,}" if at == cap else ""))
+
+
+def codex_prefills(messages: Sequence[Message]) -> list[int | None]:
+    """[i]: the input of the first response in the window the request messages[:i] is in
+    (since the last compaction), as the rollout reports it; None before one."""
+    out: list[int | None] = [None]
+    current: int | None = None
+    for m in messages:
+        if m.is_compact_boundary:
+            current = None
+        elif current is None and m.usage is not None:
+            current = m.usage.prompt_tokens
+        out.append(current)
+    return out
+
+
 @dataclass(frozen=True)
 class CodexSettings:
     """What the user's Codex `config.toml` says of compaction, and where it was read: the
     top level, or the profile it names as its default (`profile`), whose keys win."""
 
-    path: Path
+    path: Path | None  # None: no config.toml, only what the session says
     auto_compact_token_limit: int | None
     context_window: int | None
     profile: str | None = None  # the profile that set a value, where one did
+    scope: str | None = None  # model_auto_compact_token_limit_scope
+    # the input of the first response in the session's last window (`codex_prefills`),
+    # which a body_after_prefix limit counts from; filled in for the session
+    prefill: int | None = None
 
     @property
     def where(self) -> str:
+        if self.path is None:
+            return "no config.toml"
         return f"{self.path} [profiles.{self.profile}]" if self.profile else str(self.path)
 
 
@@ -84,13 +136,19 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
         ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
         return value if ok else None
 
+    def scope(table: object) -> str | None:
+        value = table.get(SCOPE_KEY) if isinstance(table, dict) else None
+        return value if value in CODEX_SCOPES else None
+
     keys = ("model_auto_compact_token_limit", "model_context_window")
     name = data.get("profile")
     profiles = data.get("profiles")
     chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, dict) else None
     own = [number(chosen, k) for k in keys]
     limit, window = (mine if mine is not None else number(data, k) for mine, k in zip(own, keys, strict=True))
-    return CodexSettings(path, limit, window, name if any(v is not None for v in own) else None)
+    mine = scope(chosen)
+    profile = name if any(v is not None for v in (*own, mine)) else None
+    return CodexSettings(path, limit, window, profile, mine or scope(data))
 
 
 @dataclass(frozen=True)
@@ -186,19 +244,21 @@ def codex_counts(
     point_in: Callable[[int], Point | None] | None = None,
     compactions: Sequence[Compaction] = (),
     agent_version: Any = None,
+    point_for: Callable[[Check], Point] | None = None,
 ) -> list[Count]:
     """Codex's count at each check the rollout records, term by term (docs/agents.md),
     against `point`, or `point_in(window)` for a check's own window (a model switch's,
     and the checks before it). Where the reasoning rate is the documented guess, the
     rollout's own earlier automatic `compactions` bound it for the checks after them
     (`codex_bounded_rates`). From 0.144.1 a check the reasoning term took over the
-    limit says it was counted twice (`counted_twice`)."""
+    limit says it was counted twice (`counted_twice`). `point_for` gives a check's own
+    point where it moves from window to window (`codex_scoped`)."""
     read, estimated = codex_reasoning(messages, rate)
     # the term at 100 per 100, which a bounded rate scales: read only where a bound can apply
     bounded = bool(compactions) and rate.spread is not None
     raw = codex_reasoning(messages, ReasoningRate(100, ""))[1] if bounded else []
     rates = (
-        codex_bounded_rates(messages, checks, point, rate, compactions, read, raw)
+        codex_bounded_rates(messages, checks, point, rate, compactions, read, raw, point_for)
         if bounded
         else [rate] * len(checks)
     )
@@ -222,7 +282,8 @@ def codex_counts(
                 fixed + round(guess * at_rate.spread[0] / at_rate.per_100),
                 fixed + round(guess * at_rate.spread[1] / at_rate.per_100),
             )
-        count = Count("Codex", tuple(parts), guessed, at or point, c.when, c.index, note, switch, spread)
+        base = point_for(c) if point_for is not None else point
+        count = Count("Codex", tuple(parts), guessed, at or base, c.when, c.index, note, switch, spread)
         out.append(counted_twice(count, agent_version))
     return out
 
@@ -261,6 +322,7 @@ def codex_bounded_rates(
     compactions: Sequence[Compaction],
     read: Sequence[int],
     raw: Sequence[int],
+    point_for: Callable[[Check], Point] | None = None,
 ) -> list[ReasoningRate]:
     """The rate each check counts reasoning at. Where `rate` is the documented guess (it
     has a range), each earlier automatic compaction of the rollout bounds it: Codex
@@ -269,8 +331,10 @@ def codex_bounded_rates(
     moved into those bounds for the checks after that compaction, and say so; bounds
     that contradict each other are not used. `read` and `raw` are `codex_reasoning`'s
     terms, the second at 100 per 100."""
-    limit = point.tokens
-    if rate.spread is None or limit is None or not compactions:
+    def limit_at(check: Check) -> int | None:
+        return (point_for(check) if point_for is not None else point).tokens
+
+    if rate.spread is None or point.tokens is None or not compactions:
         return [rate] * len(checks)
     lows: list[tuple[int, float, int]] = []  # (compaction index, least rate, its line)
     highs: list[tuple[int, float]] = []  # (compaction index, rate it stays under)
@@ -279,7 +343,9 @@ def codex_bounded_rates(
     for c in compactions:
         j = bisect_right(ends, c.index) - 1
         fired = checks[j] if j >= 0 and checks[j].index > segment_start else None
-        if c.trigger == "auto" and fired is not None and fired.when != "model switch" and raw[fired.index]:
+        limit = limit_at(fired) if fired is not None else None
+        usable = fired is not None and fired.when != "model switch" and raw[fired.index]
+        if c.trigger == "auto" and fired is not None and limit is not None and usable:
             lows.append(
                 (
                     c.index,
@@ -288,7 +354,8 @@ def codex_bounded_rates(
                 )
             )
             before = checks[j - 1] if j > 0 and checks[j - 1].index > segment_start else None
-            if before is not None and before.when != "model switch" and raw[before.index]:
+            limit = limit_at(before) if before is not None and before.when != "model switch" else None
+            if before is not None and limit is not None and raw[before.index]:
                 highs.append(
                     (
                         c.index,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.codex import new_history, rules
+from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.segment import Segment
@@ -59,6 +60,16 @@ class CodexOptions:
         minimum=1,
         label="reasoning /100",
     )
+    limit_scope: str = option(
+        rules.TOTAL,
+        "model_auto_compact_token_limit_scope: total compares the whole count with the limit; "
+        "body_after_prefix what the window added since its first request, the whole window a hard cap "
+        "(Codex 0.154 on)",
+        kind="choice",
+        choices=rules.CODEX_SCOPES,
+        label="limit scope",
+        flag="--codex-limit-scope",
+    )
     summary_chars: int = option(
         4_000,
         "the summary's size in characters",
@@ -97,10 +108,42 @@ def user_tokens(options: CodexOptions) -> int:
 
 def limit(options: CodexOptions, context: Context) -> int:
     """Where it compacts (`core.autocompact`): the configured limit, at most 90 % of the
-    raw window."""
-    point = rules.codex_limit(context.window, options.auto_compact_token_limit).tokens
+    raw window; under body_after_prefix, the limit on the body (any configured one)."""
+    rule = rules.codex_body_limit if options.limit_scope == rules.BODY_AFTER_PREFIX else rules.codex_limit
+    point = rule(context.window, options.auto_compact_token_limit).tokens
     assert point is not None  # a share of a positive window
     return point
+
+
+def _at(options: CodexOptions, context: Context, prefill: int | None) -> int:
+    """Where the whole count compacts: the limit, or under body_after_prefix the window's
+    first request's input and the limit, at most the whole window (`rules.codex_scoped`)."""
+    at = limit(options, context)
+    if options.limit_scope != rules.BODY_AFTER_PREFIX:
+        return at
+    return rules.codex_scoped(Point(at, ""), prefill, context.window).tokens or at
+
+
+def _prefills(segment: Segment) -> tuple[list[int | None], list[int | None]]:
+    """[end]: the first request's input in the window of the request before messages[end],
+    as the rollout reports it, and as the context model estimates it."""
+    first = next((k for k, m in enumerate(segment.messages) if m.role == "assistant"), None)
+    estimated = (
+        segment.meter(first).tokens(segment.prefix[first]) if first is not None else None
+    )
+    return rules.codex_prefills(segment.messages), [
+        estimated if first is not None and end > first else None for end in range(len(segment.messages) + 1)
+    ]
+
+
+def _run_prefill(messages: Sequence[Message], context: Context, own: bool) -> int | None:
+    """The first request's input of the window `messages` end in: reported where the
+    request is the rollout's own, else estimated (a history the replay made)."""
+    if own:
+        return rules.codex_prefills(messages)[-1]
+    start = max((k for k, m in enumerate(messages) if m.is_compact_boundary), default=-1) + 1
+    first = next((k for k in range(start, len(messages)) if messages[k].role == "assistant"), None)
+    return context.meter.tokens(context.tokens(messages[:first])) if first is not None else None
 
 
 def _reasoning(messages: Sequence[Message], options: CodexOptions) -> list[int]:
@@ -111,8 +154,12 @@ def _reasoning(messages: Sequence[Message], options: CodexOptions) -> list[int]:
 
 
 def _fires(options: CodexOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
-    """Its count (the context and, at most, its reasoning term) at or over its limit."""
-    return tokens >= limit(options, context)
+    """Its count (the context and, at most, its reasoning term) at or over its limit, or
+    under body_after_prefix over the least the body's limit or the window leaves."""
+    at = limit(options, context)
+    if options.limit_scope == rules.BODY_AFTER_PREFIX:
+        at = min(at, context.window.context_window)
+    return tokens >= at
 
 
 def _beside(segment: Segment, options: CodexOptions) -> list[int]:
@@ -134,10 +181,17 @@ def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None)
     """Where the request is the rollout's own and Codex recorded its count before it, that
     count (as `compactions` reads it); else the context and the reasoning term."""
     count = segment.context.own_count(segment.messages, end)
+    reported, estimated = (
+        segment.memo((NAME, "prefills"), _prefills, segment)
+        if options.limit_scope == rules.BODY_AFTER_PREFIX
+        else ([], [])
+    )
     if count is not None:
-        return AtPointPlan.of(segment, end, limit(options, segment.context), count=count)
+        at = _at(options, segment.context, reported[end] if reported else None)
+        return AtPointPlan.of(segment, end, at, count=count)
     reasoning = segment.memo((NAME, options.reasoning_per_100), _reasoning, segment.messages, options)
-    return AtPointPlan.of(segment, end, limit(options, segment.context), reasoning[end])
+    at = _at(options, segment.context, estimated[end] if estimated else None)
+    return AtPointPlan.of(segment, end, at, reasoning[end])
 
 
 def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult[CodexStats]:
@@ -145,8 +199,8 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     messages = segment.messages
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
-    at = limit(options, context)
     recorded = context.own_count(messages, len(messages))
+    at = _at(options, context, _run_prefill(messages, context, recorded is not None))
     if recorded is not None:  # the rollout's own request: what Codex counted before it
         before = recorded
         counts = f"{before:,} tokens (its own count, as the rollout records its terms)"
