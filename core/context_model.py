@@ -134,7 +134,7 @@ class Reading:
         if r is None:
             why = (
                 "the transcript reports no usage"
-                if self.overhead_source in ("preset", "request body")
+                if self.overhead_source.startswith("preset") or self.overhead_source == "request body"
                 else "no response since its last compaction reports usage"
             )
             return (
@@ -286,10 +286,15 @@ class ContextModel:
 
 
 def fit(
-    session: Session, counter: TokenCounter, overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
+    session: Session,
+    counter: TokenCounter,
+    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
+    carried: tuple[int, str] | None = None,
 ) -> ContextModel:
     """The session's context model; `overhead_tokens` is the preset overhead used when
-    the session reports no usage and carries no system prompt or tools of its own."""
+    the session reports no usage and carries no system prompt or tools of its own, with
+    `carried` (tokens, and what) where files on this machine say what else every request
+    carries (`Agent.carried`)."""
     messages = session.messages
     counts = counter.count_all(messages)
     prefix = list(accumulate(counts, initial=0))
@@ -328,10 +333,14 @@ def fit(
     scale = fitted.slope
 
     preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
+    def preset(why: str) -> tuple[int, str]:
+        if carried is None or not carried[0]:
+            return overhead_tokens, why
+        return overhead_tokens + carried[0], f"{why}, with {carried[1]} ({carried[0]:,})"
+
     if is_slice(session):  # its first response holds history the file does not
-        overhead, overhead_source = sibling_overhead(session, counter, scale) or (
-            overhead_tokens,
-            "preset: this file is a slice, so its first response holds earlier history",
+        overhead, overhead_source = sibling_overhead(session, counter, scale) or preset(
+            "preset: this file is a slice, so its first response holds earlier history"
         )
     elif found:
         first = found[0]
@@ -340,7 +349,7 @@ def fit(
     elif preamble:
         overhead, overhead_source = sum(n for _, n in preamble), "request body"
     else:
-        overhead, overhead_source = overhead_tokens, "preset"
+        overhead, overhead_source = preset("preset")
 
     # anchors: each segment's start (the overhead), each response's request (its report),
     # and after its first line (its report + output, less its own lines' counted tokens)

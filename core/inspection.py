@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.analysis import Analysis, analyze
 from compaction_inspector.core.calibration import Measured, across_sessions
 from compaction_inspector.core.compactions import (
@@ -55,6 +56,13 @@ _OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder")
 # the curve it is compared with (a 100 MB session's replay holds tens of megabytes)
 REPLAYS_KEPT = 4
 _KEPT = threading.Lock()  # the app's workers replay at once
+
+
+def carried(session: Session, counter: TokenCounter) -> tuple[int, str] | None:
+    """What the session's agent says every request carries beyond its transcript, read from
+    files on this machine (`Agent.carried`), or None."""
+    agent = AGENTS.get(session.format)
+    return agent.carried(session, counter) if agent is not None else None
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,9 @@ class Inspection:
             tokenizer = "chars4" if estimate else config.tokenizer
             counter = make_counter(tokenizer, config.media_tokens)
             count_session(session, counter, progress)
-        return cls(session, config, counter, fit(session, counter, config.overhead_tokens))
+        return cls(
+            session, config, counter, fit(session, counter, config.overhead_tokens, carried(session, counter))
+        )
 
     @classmethod
     def counted_before(cls, session: Session, config: Config) -> Inspection | None:
@@ -131,7 +141,9 @@ class Inspection:
         overhead it assumes changed."""
         model = self.model
         if config.overhead_tokens != self.config.overhead_tokens:
-            model = fit(self.session, self.counter, config.overhead_tokens)
+            model = fit(
+                self.session, self.counter, config.overhead_tokens, carried(self.session, self.counter)
+            )
         tuned = dataclasses.replace(self, config=config, model=model)
         for name in _OF_THE_SESSION:  # what no setting changes, kept rather than made again
             if name in self.__dict__:

@@ -200,6 +200,11 @@ class Agent(ABC):
         sessions, whether or not they are there; none by default."""
         return []
 
+    def carried(self, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
+        """What every request of the session carries that its transcript never records and
+        files on this machine hold, in counted tokens, and what it is; None: nothing known."""
+        return None
+
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """Its replay strategy's `options` with what the user's own settings of it (`own`,
         as its `window` read them) set where the inspector's leave a value unset, so its

@@ -21,7 +21,7 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.claude_code import reinjection, rules, settings, statusline
+from compaction_inspector.core.agents.claude_code import memory, reinjection, rules, settings, statusline
 from compaction_inspector.core.agents.claude_code import transcript as transcript_format
 from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
 from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
@@ -31,7 +31,7 @@ from compaction_inspector.core.agents.claude_code.transcript import FORMAT
 from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.formats.kinds import Journal, Writer
-from compaction_inspector.core.model import Block, Compaction, Message, Session
+from compaction_inspector.core.model import Block, Compaction, Message, Session, text_message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.tokens import TokenCounter
@@ -256,6 +256,17 @@ class ClaudeCode(Agent):
             most,
             f"the skill listing its first request holds (at most {most:,}) may not be sent again, or twice",
         )
+
+    def carried(self, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
+        """CLAUDE.md in its layers and the auto memory, sent with every request and never
+        written to the transcript (`memory`), counted from the files as they are now."""
+        cwd = session.metadata.get("cwd")
+        found = memory.read(cwd if isinstance(cwd, str) else None)
+        if found is None:
+            return None
+        tokens = counter.count(text_message("user", found.text), remember=False)
+        files = f"{len(found.files)} file{'s' if len(found.files) != 1 else ''}"
+        return tokens, f"CLAUDE.md and memory counted from {files} as they are now"
 
     def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
         """Newer Claude Code writes a sub-agent to `<session>/subagents/agent-<id>.jsonl`,
