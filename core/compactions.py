@@ -460,7 +460,7 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
                 counts.before[c.index] = found[-1]
         else:
             last = _last_response(model.responses, c.index, segment)
-            count = agent.recorded(c, last.prompt_tokens if last else None, point)
+            count = agent.recorded(c, last.prompt_tokens if last else None, point, config)
             if count is not None:
                 counts.before[c.index] = count
     return counts

@@ -177,9 +177,11 @@ class Agent(ABC):
         window's point, for the checks before a switch of model); none where it records none."""
         return ()
 
-    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
-        """The count it recorded before a compaction, against a point, from the prompt last
-        reported (None where it records none)."""
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+    ) -> Count | None:
+        """The count it recorded before a compaction, against a point (its own under
+        `settings`), from the prompt last reported (None where it records none)."""
         return None
 
     def put_back(

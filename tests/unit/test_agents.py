@@ -96,7 +96,9 @@ class Toy(Agent):
     def window(self, settings: Settings, session: Session) -> SessionWindow | None:
         return SessionWindow(TOY, TOY_WINDOW, "the session's toy window") if session.format == TOY else None
 
-    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+    ) -> Count | None:
         pre = compaction.pre_tokens
         return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
 

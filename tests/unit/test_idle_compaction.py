@@ -59,3 +59,49 @@ def test_the_replay_compacts_before_the_request_after_the_wait() -> None:
     replay = simulate(session(60), Policy("claude-code", OPTIONS), CONTEXT).to_dict()
     assert [p["message_end"] for p in replay["points"] if p["tokens_after"] < p["tokens_before"]] == [3]
     assert replay["totals"]["compactions"] == 1
+
+
+BEFORE_IDLE = {"trigger": "auto", "preTokens": 210_500}
+IDLE_NOTE = "Compacted while idle, before the prompt cache expired"
+
+
+def test_an_idle_compaction_in_the_transcript_is_named_idle_and_explained_by_its_rule() -> None:
+    """A 2.1.299 session idle from 10:01 to 10:55 with 210,000 in context: its automatic
+    boundary and the note after it make an idle compaction, which Claude Code counted
+    against the 200,000 idle compaction waits for."""
+    import json
+
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.formats import load_text
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.tokens import make_counter
+
+    def line(uuid: str, kind: str, at: str, **fields: object) -> str:
+        when = f"2026-11-02T{at}:00Z"
+        head = {"type": kind, "uuid": uuid, "sessionId": "s", "version": "2.1.299", "timestamp": when}
+        return json.dumps({**head, **fields})
+
+    def reply(uuid: str, prompt: int, at: str) -> str:
+        body = {"id": f"m{uuid}", "role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": prompt, "output_tokens": 5}}  # fmt: skip
+        return line(uuid, "assistant", at, message=body)
+
+    text = "\n".join(
+        [
+            line("u1", "user", "10:00", message={"role": "user", "content": "hello"}),
+            reply("a1", 210_000, "10:01"),
+            line("b", "system", "10:55", subtype="compact_boundary", compactMetadata=BEFORE_IDLE),
+            line("n", "system", "10:55", subtype="informational", content=IDLE_NOTE),
+            line("s", "user", "10:55", isCompactSummary=True, message={"role": "user", "content": "summary"}),
+            line("u2", "user", "11:10", message={"role": "user", "content": "back again"}),
+            reply("a2", 30_000, "11:10"),
+        ]
+    )
+    session = load_text(text, "s.jsonl")
+    (found,) = Inspection.of(session, Config().for_session(session), make_counter("chars4")).own_compactions()
+    assert found.compaction.trigger == "idle"
+    assert found.count is not None and found.count.fires
+    assert found.count.line() == (
+        "Claude Code counted 210,500 ≥ 200,000 (idle compaction at 200,000 after 54 minutes idle): "
+        "210,000 reported + 500 added since"
+    )

@@ -489,7 +489,9 @@ def print_compactions(
             continue
         offset = c.policy_round_offset
         fires = (
-            f"{c.compaction.trigger or 'unknown trigger'}: no rule to compare"
+            "idle: its idle compaction's rule, below"
+            if c.compaction.trigger == "idle" and c.count is not None
+            else f"{c.compaction.trigger or 'unknown trigger'}: no rule to compare"
             if c.compaction.trigger != "auto"
             else "the file starts at it: the history it replaced is not here to replay"
             if c.replaced[0] == c.replaced[1]

@@ -187,9 +187,20 @@ class ClaudeCode(Agent):
             own,
         )
 
-    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
-        """What it counted before an automatic compaction (`preTokens`)."""
-        if compaction.trigger != "auto" or compaction.pre_tokens is None:
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+    ) -> Count | None:
+        """What it counted before an automatic compaction (`preTokens`), against its point,
+        or an idle one's against the size idle compaction waits for."""
+        if compaction.pre_tokens is None:
+            return None
+        if compaction.trigger == "idle":
+            idle = settings.options(FORMAT).idle_compact_tokens
+            if not idle:
+                return None
+            why = f"idle compaction at {idle:,} after {rules.CLAUDE_CODE_IDLE_MINUTES} minutes idle"
+            return rules.claude_code_count(compaction.pre_tokens, reported, Point(idle, why))
+        if compaction.trigger != "auto":
             return None
         return rules.claude_code_count(compaction.pre_tokens, reported, at)
 

@@ -207,7 +207,9 @@ class Opencode(Agent):
         own = configured.read(cwd if isinstance(cwd, str) else None)
         return SessionWindow(PRESET.name, Window(taken, min(RESERVE, output)), f"{SESSION_PREFIX} {why}", own)
 
-    def recorded(self, compaction: Compaction, reported: int | None, at: Point) -> Count | None:
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+    ) -> Count | None:
         """What it counted before an automatic compaction: the last response's tokens."""
         if compaction.trigger != "auto" or compaction.pre_tokens is None:
             return None
