@@ -58,6 +58,15 @@ async def f4(pilot: Pilot[None]) -> SweepScreen:
     return await swept(pilot)
 
 
+async def folder_swept(pilot: Pilot[None], app: InspectorApp, strategy: str) -> SweepScreen:
+    """The session's palette sweeps its folder with `strategy` shown: the sweep screen, done."""
+    await settle(pilot)
+    await shown(app).run_action(f"strategy('{strategy}')")
+    await settle(pilot)
+    await shown(app).run_action("sweep_folder")
+    return await swept(pilot)
+
+
 def rows(screen: SweepScreen) -> list[list[str]]:
     table = screen.query_one(DataTable)
     return [[str(c) for c in table.get_row_at(n)] for n in range(table.row_count)]
@@ -122,14 +131,9 @@ async def test_a_grid_the_strategy_refuses_is_named_and_nothing_is_swept(home: P
 
 
 async def test_the_sessions_palette_sweeps_its_folder_with_the_strategy_shown(home: Path) -> None:
-    session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
-    app = InspectorApp(session_file, SMALL)
+    app = InspectorApp(home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl", SMALL)
     async with app.run_test(size=(140, 45)) as pilot:
-        await settle(pilot)
-        await shown(app).run_action("strategy('microcompact')")
-        await settle(pilot)
-        await shown(app).run_action("sweep_folder")
-        screen = await swept(pilot)
+        screen = await folder_swept(pilot, app, "microcompact")
         assert str(screen.query_one("#sweep-title", Static).render()) == (
             "microcompact: 5 points over 2 sessions"
         )
@@ -205,14 +209,9 @@ async def test_a_on_the_chosen_point_writes_it_to_the_agents_own_settings_once_i
     claude = home / "claude"
     claude.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
-    session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
-    app = InspectorApp(session_file, SMALL)
+    app = InspectorApp(home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl", SMALL)
     async with app.run_test(size=(140, 45)) as pilot:
-        await settle(pilot)
-        await shown(app).run_action("strategy('claude-code')")
-        await settle(pilot)
-        await shown(app).run_action("sweep_folder")
-        screen = await swept(pilot)
+        screen = await folder_swept(pilot, app, "claude-code")
         assert screen.done is not None
         order = [n for n, _, _ in screen.done.rows()]
         values = [screen.done.points[n].values["autocompact_pct_override"] for n in order]
