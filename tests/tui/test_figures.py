@@ -3,6 +3,8 @@ without a Pilot."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.text import Text
 
@@ -99,3 +101,20 @@ def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point(
     (own,) = real.with_config(config).own_compactions()
     assert own.count is not None and own.count.point == real.config.point
     assert own.count.point.tokens == 167_000
+
+
+def test_an_idle_compaction_says_the_rule_it_fired_by(tmp_path: Path) -> None:
+    """The gauge marks the auto-compact point; an idle compaction fired at the size idle
+    compaction waits for, so "why here" names that rule, where an automatic one leaves it
+    to the mark."""
+    from tests.unit.test_idle_compaction import idle_transcript
+
+    file = tmp_path / "idle.jsonl"
+    file.write_text(idle_transcript())
+    inspection = Inspection.open(file, Config())
+    own = inspection.own_steps()
+    state = gauge_state(inspection, own, 0, True, "claude-code")
+    assert state.agent_count == (
+        "why here: Claude Code counted 210,500 ≥ 200,000 (idle compaction at 200,000 after 54 minutes "
+        "idle): 210,000 reported + 500 added since"
+    )

@@ -6,12 +6,17 @@ built with the timestamps every Claude Code line carries."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions, ClaudeCodeStats
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load_text
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import Context, run
+from compaction_inspector.core.tokens import make_counter
 from tests.helpers import a, u
 
 
@@ -65,16 +70,9 @@ BEFORE_IDLE = {"trigger": "auto", "preTokens": 210_500}
 IDLE_NOTE = "Compacted while idle, before the prompt cache expired"
 
 
-def test_an_idle_compaction_in_the_transcript_is_named_idle_and_explained_by_its_rule() -> None:
+def idle_transcript() -> str:
     """A 2.1.299 session idle from 10:01 to 10:55 with 210,000 in context: its automatic
-    boundary and the note after it make an idle compaction, which Claude Code counted
-    against the 200,000 idle compaction waits for."""
-    import json
-
-    from compaction_inspector.core.config import Config
-    from compaction_inspector.core.formats import load_text
-    from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.tokens import make_counter
+    boundary and the note after it make an idle compaction."""
 
     def line(uuid: str, kind: str, at: str, **fields: object) -> str:
         when = f"2026-11-02T{at}:00Z"
@@ -86,18 +84,23 @@ def test_an_idle_compaction_in_the_transcript_is_named_idle_and_explained_by_its
                 "usage": {"input_tokens": prompt, "output_tokens": 5}}  # fmt: skip
         return line(uuid, "assistant", at, message=body)
 
-    text = "\n".join(
+    summary = {"role": "user", "content": "summary"}
+    return "\n".join(
         [
             line("u1", "user", "10:00", message={"role": "user", "content": "hello"}),
             reply("a1", 210_000, "10:01"),
             line("b", "system", "10:55", subtype="compact_boundary", compactMetadata=BEFORE_IDLE),
             line("n", "system", "10:55", subtype="informational", content=IDLE_NOTE),
-            line("s", "user", "10:55", isCompactSummary=True, message={"role": "user", "content": "summary"}),
+            line("s", "user", "10:55", isCompactSummary=True, message=summary),
             line("u2", "user", "11:10", message={"role": "user", "content": "back again"}),
             reply("a2", 30_000, "11:10"),
         ]
     )
-    session = load_text(text, "s.jsonl")
+
+
+def test_an_idle_compaction_in_the_transcript_is_named_idle_and_explained_by_its_rule() -> None:
+    """Claude Code counted it against the 200,000 idle compaction waits for."""
+    session = load_text(idle_transcript(), "s.jsonl")
     (found,) = Inspection.of(session, Config().for_session(session), make_counter("chars4")).own_compactions()
     assert found.compaction.trigger == "idle"
     assert found.count is not None and found.count.fires

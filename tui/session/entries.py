@@ -44,9 +44,10 @@ class Entry:
     sidechain: bool = False
     origin: int | None = None  # position in the opened transcript; None for new messages
 
-    def status(self, counts: AgentCounts | None) -> str:
+    def status(self, counts: AgentCounts | None, point: int | None = None) -> str:
         """The entry as the status line names it; at an agent's own compaction, why it
-        fired there (`counts`: the agent's own count before each)."""
+        fired there (`counts`: the agent's own count before each), with the rule where its
+        point is not the one the gauge marks (`point`)."""
         m = self.message
         where = f"#{self.origin}" if self.origin is not None else "sidechain" if self.sidechain else "new"
         line = f" · line {m.line}" if m.line else ""
@@ -56,7 +57,9 @@ class Entry:
             if counts and m.is_compact_boundary and self.origin is not None
             else None
         )
-        return text + (f" · why: {why.line(rule=False)}" if why is not None else "")
+        if why is None:
+            return text
+        return text + f" · why: {why.line(rule=why.point.tokens != point)}"
 
 
 class Listing(Sequence[Entry]):

@@ -46,7 +46,9 @@ def gauge_state(
         caption = f"the transcript's own compaction {step + 1} of {len(result.steps)}"
         note = f"{shown.title}: the prompts the responses either side reported"
         fired = counts.before.get(inspection.session.compactions[step].index)
-        why = f"why here: {fired.line(rule=False)}" if fired is not None else ""
+        # the rule is said where the point it fired at is not the one the gauge marks (idle)
+        beside = fired is not None and fired.point.tokens == config.auto_compact_tokens
+        why = f"why here: {fired.line(rule=not beside)}" if fired is not None else ""
         tokens = shown.tokens_after
         reading = None  # a reported prompt: the transcript records no split of it
     elif shown is not None:

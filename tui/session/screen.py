@@ -594,8 +594,10 @@ class SessionScreen(Screen[None]):
         entry = event.entry
         if entry is None:
             return
-        counts = self.inspection.agent_counts if self.inspection is not None else None
-        self.selection = entry.status(counts)
+        inspection = self.inspection
+        counts = inspection.agent_counts if inspection is not None else None
+        point = inspection.config.auto_compact_tokens if inspection is not None else None
+        self.selection = entry.status(counts, point)
         self.show_status()
 
     def show_status(self) -> None:
