@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import statistics
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import accumulate
@@ -289,12 +289,12 @@ def fit(
     session: Session,
     counter: TokenCounter,
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
-    carried: tuple[int, str] | None = None,
+    carried: Callable[[], tuple[int, str] | None] | None = None,
 ) -> ContextModel:
     """The session's context model; `overhead_tokens` is the preset overhead used when
     the session reports no usage and carries no system prompt or tools of its own, with
-    `carried` (tokens, and what) where files on this machine say what else every request
-    carries (`Agent.carried`)."""
+    what `carried()` gives (tokens, and what) where files on this machine say what else
+    every request carries (`Agent.carried`; asked only then)."""
     messages = session.messages
     counts = counter.count_all(messages)
     prefix = list(accumulate(counts, initial=0))
@@ -334,9 +334,10 @@ def fit(
 
     preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
     def preset(why: str) -> tuple[int, str]:
-        if carried is None or not carried[0]:
+        extra = carried() if carried is not None else None
+        if extra is None or not extra[0]:
             return overhead_tokens, why
-        return overhead_tokens + carried[0], f"{why}, with {carried[1]} ({carried[0]:,})"
+        return overhead_tokens + extra[0], f"{why}, with {extra[1]} ({extra[0]:,})"
 
     if is_slice(session):  # its first response holds history the file does not
         overhead, overhead_source = sibling_overhead(session, counter, scale) or preset(

@@ -114,7 +114,10 @@ class Inspection:
             counter = make_counter(tokenizer, config.media_tokens)
             count_session(session, counter, progress)
         return cls(
-            session, config, counter, fit(session, counter, config.overhead_tokens, carried(session, counter))
+            session,
+            config,
+            counter,
+            fit(session, counter, config.overhead_tokens, lambda: carried(session, counter)),
         )
 
     @classmethod
@@ -142,7 +145,10 @@ class Inspection:
         model = self.model
         if config.overhead_tokens != self.config.overhead_tokens:
             model = fit(
-                self.session, self.counter, config.overhead_tokens, carried(self.session, self.counter)
+                self.session,
+                self.counter,
+                config.overhead_tokens,
+                lambda: carried(self.session, self.counter),
             )
         tuned = dataclasses.replace(self, config=config, model=model)
         for name in _OF_THE_SESSION:  # what no setting changes, kept rather than made again
