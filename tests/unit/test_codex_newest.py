@@ -197,7 +197,7 @@ def test_a_body_after_prefix_limit_counts_from_the_windows_first_request(
 
 
 def test_the_whole_window_caps_a_body_after_prefix_limit() -> None:
-    body = rules.codex_body_limit(Window(258_400, 0), 250_000)
+    body = rules.codex_scope_limit(rules.BODY_AFTER_PREFIX, Window(258_400, 0), 250_000)
     assert body.tokens == 250_000  # not held to 90 % of the raw window
     assert rules.codex_scoped(body, 29_000, Window(258_400, 0)).tokens == 258_400
     assert rules.codex_scoped(body, None, Window(258_400, 0)).rule.startswith("the whole window 258,400")

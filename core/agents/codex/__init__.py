@@ -86,15 +86,14 @@ class Codex(Agent):
         whole count)."""
         options = config.options(FORMAT)  # config.toml's settings folded in (`with_own_settings`)
         codex = config.agent_settings if isinstance(config.agent_settings, rules.CodexSettings) else None
-        body = options.limit_scope == rules.BODY_AFTER_PREFIX
-        rule = rules.codex_body_limit if body else rules.codex_limit
+        scope = options.limit_scope
+        given: tuple[int | None, str, int | None] = (None, "set", None)  # the limit, who set it, raw window
         if codex is not None and options.auto_compact_token_limit in (None, codex.auto_compact_token_limit):
-            limit = rule(window, codex.auto_compact_token_limit, codex.where, codex.context_window)
+            given = (codex.auto_compact_token_limit, codex.where, codex.context_window)
         elif options.auto_compact_token_limit is not None:
-            limit = rule(window, options.auto_compact_token_limit, config.source or "the settings")
-        else:
-            limit = rule(window)
-        if not body:
+            given = (options.auto_compact_token_limit, config.source or "the settings", None)
+        limit = rules.codex_scope_limit(scope, window, *given)
+        if scope != rules.BODY_AFTER_PREFIX:
             return limit, None
         own = codex is not None and codex.scope == rules.BODY_AFTER_PREFIX
         return limit, codex.where if own and codex is not None else config.source or "the settings"

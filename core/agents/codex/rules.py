@@ -61,15 +61,19 @@ SCOPE_KEY = "model_auto_compact_token_limit_scope"
 CODEX_SCOPES = (TOTAL, BODY_AFTER_PREFIX)
 
 
-def codex_body_limit(
-    window: Window, configured: int | None = None, source: str = "set", raw: int | None = None
+def codex_scope_limit(
+    scope: str,
+    window: Window,
+    configured: int | None = None,
+    source: str = "set",
+    raw: int | None = None,
 ) -> Point:
-    """The limit on the body under `body_after_prefix`: the configured limit, else 90 %
-    of the raw window; a configured one is not held under that 90 % (the window caps the
-    whole count instead)."""
-    if configured is not None:
+    """The limit under `scope`: on the whole count, `codex_limit`; on the body
+    (`body_after_prefix`), a configured limit as it is, not held under 90 % of the raw
+    window (the window caps the whole count instead), else that 90 %."""
+    if scope == BODY_AFTER_PREFIX and configured is not None:
         return Point(configured, f"model_auto_compact_token_limit {configured:,} ({source})")
-    return codex_limit(window, None, source, raw)
+    return codex_limit(window, configured, source, raw)
 
 
 def codex_scoped(body: Point, prefill: int | None, window: Window, where: str = "set") -> Point:

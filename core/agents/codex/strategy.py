@@ -109,8 +109,8 @@ def user_tokens(options: CodexOptions) -> int:
 def limit(options: CodexOptions, context: Context) -> int:
     """Where it compacts (`core.autocompact`): the configured limit, at most 90 % of the
     raw window; under body_after_prefix, the limit on the body (any configured one)."""
-    rule = rules.codex_body_limit if options.limit_scope == rules.BODY_AFTER_PREFIX else rules.codex_limit
-    point = rule(context.window, options.auto_compact_token_limit).tokens
+    limited = rules.codex_scope_limit(options.limit_scope, context.window, options.auto_compact_token_limit)
+    point = limited.tokens
     assert point is not None  # a share of a positive window
     return point
 
