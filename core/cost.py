@@ -20,6 +20,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
@@ -33,8 +34,11 @@ from compaction_inspector.core.formats import provider as provider_of
 from compaction_inspector.core.formats.common import answered_by
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
+from compaction_inspector.core.timestamps import parse
 
 if TYPE_CHECKING:
+    from genai_prices.types import ModelPrice
+
     from compaction_inspector.core.simulate import Simulation
 
 # whose prices a session's responses are billed at: its format's provider, and the API URL
@@ -45,6 +49,28 @@ Billing = tuple[str | None, str | None]
 def _billing(session: Session) -> Billing:
     url = session.metadata.get("api_url")
     return provider_of(session.format), url if isinstance(url, str) else None
+
+
+class _Clock:
+    """When each request was sent, to price it at what it paid where a price changes by
+    date or by hour of day: its line's own time, else the session's last (a proxy log's
+    request body has none of its own), else None."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._last: list[datetime | None] = []  # found once, where a line has no time
+
+    def at(self, index: int) -> datetime | None:
+        messages = self._session.messages
+        own = parse(messages[index].timestamp) if index < len(messages) else None
+        if own is not None:
+            return own
+        if not self._last:
+            stamps = (parse(m.timestamp) for m in reversed(messages) if m.timestamp)
+            meta = self._session.metadata
+            last = next((t for t in stamps if t), None)
+            self._last.append(last or parse(meta.get("ended")) or parse(meta.get("started")))
+        return self._last[0]
 
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
@@ -281,6 +307,7 @@ def _chain_cost(session: Session) -> Cost:
     priced = 0
     unpriced: dict[str, int] = {}
     found = responses(session)
+    clock = _Clock(session)
     tokens: dict[str, dict[str, int]] = {}
     for response in found:
         usage = response.usage
@@ -288,7 +315,7 @@ def _chain_cost(session: Session) -> Cost:
         held = tokens.setdefault(model or "no model named", dict.fromkeys(PARTS, 0))
         for name, n in zip(PARTS, _tokens(usage), strict=True):
             held[name] += n
-        by_part = priced_parts(usage, model, billing)
+        by_part = priced_parts(usage, model, billing, clock.at(response.start))
         if by_part is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
@@ -322,11 +349,12 @@ class OwnCall:
     tokens_out: int
     cached: int = 0  # of its input, read from the cache
     recorded: bool = False
+    at: datetime | None = None  # when it was sent, priced at what it paid then
 
     @classmethod
-    def estimated(cls, model: str | None, tokens_in: int, tokens_out: int) -> OwnCall:
+    def estimated(cls, model: str | None, tokens_in: int, tokens_out: int, at: datetime | None) -> OwnCall:
         """A summarize request no response reports: its input read from the cache."""
-        return cls(model, tokens_in, tokens_out, cached=tokens_in)
+        return cls(model, tokens_in, tokens_out, cached=tokens_in, at=at)
 
     def price(self, billing: Billing) -> Decimal:
         """In USD; 0 where the table does not know the model (`rates` is None)."""
@@ -340,7 +368,7 @@ class OwnCall:
         )
 
     def rates(self, billing: Billing) -> dict[str, Decimal] | None:
-        return _rates(self.model, billing, self.tokens_in) if self.model else None
+        return _rates(self.model, billing, self.tokens_in, self.at) if self.model else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -408,6 +436,7 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
     found = responses(session) if found is None else found
     calls = own_calls(session, found)
     starts = [r.start for r in found]
+    clock = _Clock(session)
     out: dict[int, CompactionCost] = {}
     boundaries = [c.index for c in session.compactions]
     for n, c in enumerate(session.compactions):
@@ -421,17 +450,19 @@ def compaction_costs(session: Session, found: Sequence[Response] | None = None) 
             usage = found[k].usage
             again = usage.prompt_tokens - usage.cache_read_input_tokens
             model = answered_by(usage, session.metadata)
-            rates = _rates(model, billing, usage.prompt_tokens) if model else None
+            rates = _rates(model, billing, usage.prompt_tokens, clock.at(found[k].start)) if model else None
             if rates is not None:
                 again_usd = _sent_again(rates, usage)
         out[c.index] = CompactionCost(call, call_usd, again, again_usd, before_next, c.index)
     return out
 
 
-def priced_parts(usage: Usage, model: str | None, billing: Billing) -> dict[str, Decimal] | None:
-    """One response's usage in USD by part (`PARTS`); None where the table does not know
-    the model."""
-    rates = _rates(model, billing, usage.prompt_tokens) if model else None
+def priced_parts(
+    usage: Usage, model: str | None, billing: Billing, at: datetime | None
+) -> dict[str, Decimal] | None:
+    """One response's usage in USD by part (`PARTS`), at the price in force when its
+    request was sent (`at`); None where the table does not know the model."""
+    rates = _rates(model, billing, usage.prompt_tokens, at) if model else None
     if rates is None:
         return None
     return {name: rates[name] * tokens for name, tokens in zip(PARTS, _tokens(usage), strict=True)}
@@ -452,6 +483,7 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
     messages = session.messages
     found = responses(session) if found is None else found
     ends = [r.end for r in found]
+    clock = _Clock(session)
     out: dict[int, OwnCall] = {}
     for c in session.compactions:
         if c.kind == "microcompact":
@@ -472,9 +504,10 @@ def own_calls(session: Session, found: Sequence[Response] | None = None) -> dict
                 told.output_tokens,
                 told.cache_read_input_tokens,
                 recorded=True,
+                at=clock.at(c.index),
             )
         elif tokens_in:
-            out[c.index] = OwnCall.estimated(model, tokens_in, tokens_out)
+            out[c.index] = OwnCall.estimated(model, tokens_in, tokens_out, clock.at(c.index))
     return out
 
 
@@ -493,9 +526,11 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     billing = _billing(session)
     found = responses(session) if found is None else found
     usage = {r.start: r.usage for r in found}
+    clock = _Clock(session)
     parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
     priced, unreported, rewritten = 0, 0, 0
-    sent_again: dict[int, tuple[int, Decimal, str | None]] = {}  # a compaction's request: by its point
+    # a compaction's request, by its point: what it sent again, its price, its model and time
+    sent_again: dict[int, tuple[int, Decimal, str | None, datetime | None]] = {}
     before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
     unchanged = True  # every request so far sent as the real one was: the cache holds what it held
     unpriced: dict[str, int] = {}
@@ -518,7 +553,8 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         # a count of tokens, whether or not the model has a price
         rewritten += max(0, min(before_sent, sent, u.cache_read_input_tokens) - read)
         model = answered_by(u, session.metadata)
-        rates = _rates(model, billing, sent) if model else None
+        at = clock.at(point.message_end)
+        rates = _rates(model, billing, sent, at) if model else None
         if rates is None:
             unpriced[model or ""] = unpriced.get(model or "", 0) + 1
             continue
@@ -541,7 +577,7 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         call_in, call_out = point.call
         parts[CALLS] += rates["cache read"] * call_in + rates["output"] * call_out
         if point.event is not None:
-            sent_again[id(point)] = (rest, again, model)
+            sent_again[id(point)] = (rest, again, model, at)
     # the transcript's own compactions the replay keeps cost their summarize request here
     # as in the real cost, so the two compare like for like
     kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
@@ -556,12 +592,12 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         entry = sent_again.get(id(point))
         not_read: int | None = entry[0] if entry is not None else None
         paid_again: Decimal | None = entry[1] if entry is not None else None
-        model = entry[2] if entry is not None else None
+        model, at = (entry[2], entry[3]) if entry is not None else (None, None)
         call: OwnCall | None = None
         if event.source == "policy":
             replayed = True
             if point.call != (0, 0):
-                call = OwnCall.estimated(model, *point.call)
+                call = OwnCall.estimated(model, point.call[0], point.call[1], at)
         elif replayed:  # the replay's own compaction replaced it: its history is the transcript's, unpaid
             replayed = False
             continue
@@ -617,17 +653,19 @@ def billed_by(model: str, provider: str | None, url: str | None = None) -> str |
     return found
 
 
-def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | None:
-    """USD per token of each part for a request of `prompt` input tokens, at the prices
-    `billed_by` finds; None when the table does not know the model. Rates hold across a
-    tier: priced once per tier."""
+def _rates(model: str, billing: Billing, prompt: int, at: datetime | None) -> dict[str, Decimal] | None:
+    """USD per token of each part for a request of `prompt` input tokens sent at `at`, at
+    the prices `billed_by` finds; None when the table does not know the model. Rates hold
+    across a tier of the price in force: priced once per price and tier."""
     provider = billed_by(model, *billing)
     if provider is None:
         return None
-    starts = _steps(model, provider)
-    if starts is None:
+    schedule = _schedule(model, provider)
+    if schedule is None:
         return None
-    key = (model, provider, bisect_left(starts, prompt))  # the tiers it is past: the starts below it
+    price = in_force(schedule, at)
+    starts = _steps(model, provider, price)
+    key = (model, provider, price, bisect_left(starts, prompt))  # the tiers it is past: the starts below it
     found = _RATES.get(key)
     if found is not None:
         return found
@@ -637,12 +675,12 @@ def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | No
         found = _RATES[key] = {part: Decimal(value) for part, value in kept.items()}
         return found
     from genai_prices import Usage as Priced
-    from genai_prices import calc_price
 
+    table = _table(model, provider)[price][1]
     size = max(prompt, 1)
 
     def cost(**usage: int) -> Decimal:
-        return calc_price(Priced(input_tokens=size, **usage), model, provider_id=provider).total_price
+        return table.calc_price(Priced(input_tokens=size, **usage))["total_price"]
 
     base = cost()
     found = _RATES[key] = {
@@ -656,8 +694,9 @@ def _rates(model: str, billing: Billing, prompt: int) -> dict[str, Decimal] | No
     return found
 
 
-_RATES: dict[tuple[str, str | None, int], dict[str, Decimal]] = {}
+_RATES: dict[tuple[str, str, int, int], dict[str, Decimal]] = {}
 _KEPT_CHANGED: list[bool] = []  # a flag the process's exit reads: something new was priced
+_FORMAT = 2  # of `prices.json`: one of another format is read as empty
 
 
 @cache
@@ -666,14 +705,14 @@ def _kept() -> dict[str, dict[str, Any]]:
     version (a newer table starts afresh): a process that prices what an earlier one did
     never imports the table (0.1 s of every status line call, which Claude Code makes
     after each message)."""
-    empty: dict[str, dict[str, Any]] = {"billed": {}, "steps": {}, "rates": {}}
+    empty: dict[str, dict[str, Any]] = {"billed": {}, "schedules": {}, "steps": {}, "rates": {}}
     root = cache_root()
     if root is None:
         return empty
     atexit.register(_save, root / "prices.json")
     with contextlib.suppress(OSError, ValueError):
         data = json.loads((root / "prices.json").read_text(encoding="utf-8"))
-        if isinstance(data, dict) and data.get("version") == source():
+        if isinstance(data, dict) and data.get("version") == source() and data.get("format") == _FORMAT:
             return {name: dict(data[name]) if isinstance(data.get(name), dict) else {} for name in empty}
     return empty
 
@@ -688,29 +727,91 @@ def _save(path: Path) -> None:
         return
     with contextlib.suppress(OSError):  # a cache that cannot be written costs the table next time
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps({"version": source(), **_kept()}))
+        write_atomic(path, json.dumps({"version": source(), "format": _FORMAT, **_kept()}))
+
+
+# When one of a model's prices is in force, as the cache keeps it: always (None), from a
+# UTC day on (("from", "2026-08-17")), or daily from one UTC time until another (("daily",
+# "06:00:00", "10:00:00"), through midnight where the end is the earlier)
+Condition = tuple[str, ...] | None
+
+
+def in_force(schedule: Sequence[Condition], at: datetime | None) -> int:
+    """Which of a model's prices a request sent at `at` pays, as the table decides: the
+    last whose condition holds, else the first. A request of no known time pays the
+    price of today's date outside any daily window (the standard rate, never a peak or
+    an off-peak one)."""
+    utc = at.astimezone(UTC) if at is not None else None
+    for n in range(len(schedule) - 1, -1, -1):
+        condition = schedule[n]
+        if condition is None:
+            return n
+        if condition[0] == "from":
+            if (utc or datetime.now(UTC)).date() >= date.fromisoformat(condition[1]):
+                return n
+        elif utc is not None:
+            now, start, end = utc.time(), time.fromisoformat(condition[1]), time.fromisoformat(condition[2])
+            if (start <= now < end) if start <= end else (now >= start or now < end):
+                return n
+    return 0
 
 
 @cache
-def _steps(model: str, provider: str | None) -> tuple[int, ...] | None:
-    """The prompt sizes past which the model's prices step up; None when the table does
-    not know the model."""
-    key = f"{model}\t{provider}"
-    kept = _kept()["steps"]
-    if key in kept:
-        return tuple(kept[key]) if kept[key] is not None else None
+def _table(model: str, provider: str) -> list[tuple[Condition, ModelPrice]]:
+    """The table's prices of the model at `provider`, each with when it is in force
+    (imports the table); LookupError where the table does not know it."""
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
-    from genai_prices.types import TieredPrices
+    from genai_prices.types import ModelPrice, StartDateConstraint
 
-    try:
-        price = calc_price(Priced(input_tokens=1), model, provider_id=provider).model_price
-    except LookupError:
-        _keep("steps", key, None)
-        return None
-    starts = sorted({t.start for v in vars(price).values() if isinstance(v, TieredPrices) for t in v.tiers})
-    _keep("steps", key, starts)
-    return tuple(starts)
+    prices = calc_price(Priced(input_tokens=1), model, provider_id=provider).model.prices
+    if isinstance(prices, ModelPrice):
+        return [(None, prices)]
+    out: list[tuple[Condition, ModelPrice]] = []
+    for p in prices:
+        c = p.constraint
+        if c is None:
+            out.append((None, p.prices))
+        elif isinstance(c, StartDateConstraint):
+            out.append((("from", c.start_date.isoformat()), p.prices))
+        else:
+            out.append((("daily", _utc(c.start_time), _utc(c.end_time)), p.prices))
+    return out
+
+
+def _utc(t: time) -> str:
+    """A time of day (a naive one is UTC) as the UTC time it is."""
+    day = datetime.combine(date(2000, 1, 1), t).replace(tzinfo=t.tzinfo or UTC)
+    return day.astimezone(UTC).time().isoformat()
+
+
+@cache
+def _schedule(model: str, provider: str) -> tuple[Condition, ...] | None:
+    """When each of the model's prices is in force, in the table's order; None when the
+    table does not know the model."""
+    key = f"{model}\t{provider}"
+    kept = _kept()["schedules"]
+    if key not in kept:
+        try:
+            _keep("schedules", key, [c for c, _ in _table(model, provider)])
+        except LookupError:
+            _keep("schedules", key, None)
+    found = kept[key]
+    return tuple(tuple(c) if c is not None else None for c in found) if found is not None else None
+
+
+@cache
+def _steps(model: str, provider: str, price: int) -> tuple[int, ...]:
+    """The prompt sizes past which the model's `price`-th price steps up."""
+    key = f"{model}\t{provider}\t{price}"
+    kept = _kept()["steps"]
+    if key not in kept:
+        from genai_prices.types import TieredPrices
+
+        table = _table(model, provider)[price][1]
+        tiers = (v for v in vars(table).values() if isinstance(v, TieredPrices))
+        _keep("steps", key, sorted({t.start for v in tiers for t in v.tiers}))
+    return tuple(kept[key])
 
 
 @dataclass(frozen=True)

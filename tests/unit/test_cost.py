@@ -530,6 +530,8 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     """A gpt model written in Anthropic's format through a proxy is billed at OpenAI's
     prices; a proxy log whose request went to DeepSeek's Anthropic-compatible URL at
     DeepSeek's; a Claude model in its own format at Anthropic's, as before."""
+    from datetime import UTC, datetime
+
     from compaction_inspector.core.cost import billed_by
     from compaction_inspector.core.formats import load
 
@@ -541,6 +543,7 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     usage = {"input_tokens": 1_000, "output_tokens": 10}
     record = {
         "request": {
+            "timestamp": 1781514968.751,  # 2026-06-15 09:16 UTC, in DeepSeek's peak hours
             "url": deepseek,
             "body": {
                 "model": "deepseek-v4-flash",
@@ -557,7 +560,8 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     assert session.format == "anthropic" and session.metadata["api_url"] == deepseek
     cost = session_cost(session)
     used = Priced(input_tokens=1_000, output_tokens=10)
-    expected = calc_price(used, "deepseek-v4-flash", provider_id="deepseek")
+    sent = datetime.fromtimestamp(1781514968.751, tz=UTC)
+    expected = calc_price(used, "deepseek-v4-flash", provider_id="deepseek", genai_request_timestamp=sent)
     assert cost.priced and cost.total == expected.total_price
 
 
@@ -599,24 +603,115 @@ def test_what_the_price_table_answered_is_kept_so_a_later_process_never_imports_
     """The status line runs after every message: a call that prices what an earlier one
     did reads the rates kept under the table's version, not the table (0.1 s to import)."""
     import sys
+    from datetime import UTC, datetime
 
     from compaction_inspector.core import cost as prices
 
-    def forget() -> None:
-        prices.billed_by.cache_clear()
-        prices._steps.cache_clear()
-        prices._kept.cache_clear()
-        prices._RATES.clear()
-
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
-    forget()
+    forget_prices()
     from compaction_inspector.core.model import Usage
 
     usage = Usage(input_tokens=3, cache_read_input_tokens=1_000, output_tokens=10)
-    first = prices.priced_parts(usage, SONNET, ("anthropic", None))
+    peak, later = datetime(2026, 6, 15, 9, tzinfo=UTC), datetime(2026, 6, 15, 12, tzinfo=UTC)
+    first = [prices.priced_parts(usage, m, ("anthropic", None), peak) for m in (SONNET, DEEPSEEK)]
+    second = prices.priced_parts(usage, DEEPSEEK, ("anthropic", None), later)
+    assert first[1] != second  # two of DeepSeek's prices, each kept
     prices._save(tmp_path / "prices.json")  # what the process's exit does
-    forget()
+    forget_prices()
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # importing it now fails
-    assert prices.priced_parts(usage, SONNET, ("anthropic", None)) == first
+    assert [prices.priced_parts(usage, m, ("anthropic", None), peak) for m in (SONNET, DEEPSEEK)] == first
+    assert prices.priced_parts(usage, DEEPSEEK, ("anthropic", None), later) == second
     assert prices.billed_by(SONNET, "anthropic") == "anthropic"
-    forget()
+    forget_prices()
+
+
+def forget_prices() -> None:
+    """A fresh process's price lookups: nothing answered in memory."""
+    from compaction_inspector.core import cost as prices
+
+    prices.billed_by.cache_clear()
+    prices._schedule.cache_clear()
+    prices._steps.cache_clear()
+    prices._kept.cache_clear()
+    prices._RATES.clear()
+
+
+def stamped(line: str, at: str) -> str:
+    return json.dumps({**json.loads(line), "timestamp": at})
+
+
+DEEPSEEK = "deepseek-v4-flash"
+
+
+def test_a_price_that_changes_by_the_hour_is_the_one_each_request_paid_whenever_it_is_computed(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """DeepSeek's table has a price for peak hours and prices from a date on: each
+    response pays the one in force when it was sent, the same figure whatever the hour
+    the session is priced at, on every surface; before, it was the price of the moment
+    `analyze` ran, kept for later runs."""
+    from datetime import UTC, datetime
+
+    import genai_prices.types as table
+
+    from compaction_inspector.core.agents.claude_code import statusline
+    from compaction_inspector.core.config import Config
+
+    usage = {"cache_read_input_tokens": 40_000, "cache_creation_input_tokens": 2_000}
+    lines = [
+        prompt("go"),
+        stamped(reply("msg_a", DEEPSEEK, 300, **usage), "2026-06-15T09:16:10Z"),  # in peak hours
+        prompt("more"),
+        stamped(reply("msg_b", DEEPSEEK, 500, **usage), "2026-06-15T12:00:00+00:00"),  # outside them
+    ]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join(lines) + "\n")
+    paid = sum(
+        calc_price(
+            Priced(input_tokens=42_003, cache_read_tokens=40_000, cache_write_tokens=2_000, output_tokens=n),
+            DEEPSEEK,
+            provider_id="deepseek",
+            genai_request_timestamp=datetime.fromisoformat(at),
+        ).total_price
+        for n, at in ((300, "2026-06-15T09:16:10+00:00"), (500, "2026-06-15T12:00:00+00:00"))
+    )
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    for hour in (9, 17):  # the hour the session is priced at: in DeepSeek's peak window, then outside it
+
+        class Clock(datetime):
+            @classmethod
+            def now(cls, tz: Any = None, hour: int = hour) -> Any:
+                return datetime(2026, 7, 1, hour, 0, tzinfo=UTC)
+
+        monkeypatch.setattr(table, "datetime", Clock)
+        forget_prices()
+        cost = session_cost(load_text(transcript.read_text(), "s.jsonl"))
+        shown = statusline.figures(statusline.read(transcript, None), Config(), {})
+        assert cost.responses == 2 and cost.total == paid and shown.cost == paid
+    forget_prices()
+
+
+def test_the_price_in_force_is_the_last_whose_condition_holds_and_a_time_unknown_pays_the_standard() -> None:
+    from datetime import UTC, datetime
+
+    from compaction_inspector.core.cost import in_force
+
+    schedule = (
+        None,
+        ("from", "2026-08-17"),
+        ("daily", "06:00:00", "10:00:00"),
+        ("daily", "22:00:00", "02:00:00"),
+    )
+
+    def at(text: str) -> int:
+        return in_force(schedule, datetime.fromisoformat(text))
+
+    assert at("2026-06-15T05:59:59+00:00") == 0
+    assert at("2026-06-15T06:00:00+00:00") == 2 and at("2026-06-15T09:59:59+00:00") == 2
+    assert at("2026-06-15T10:00:00+00:00") == 0
+    assert at("2026-06-15T08:30:00+02:00") == 2  # 06:30 UTC
+    assert at("2026-06-15T23:00:00+00:00") == 3 and at("2026-06-16T01:59:00+00:00") == 3
+    assert at("2026-08-17T00:00:00+00:00") == 3 and at("2026-08-17T12:00:00+00:00") == 1
+    assert at("2026-08-17T01:00:00+02:00") == 3  # 16 August, 23:00 UTC
+    assert in_force(schedule, None) == (1 if datetime.now(UTC).date().isoformat() >= "2026-08-17" else 0)
+    assert in_force((("from", "2027-01-01"),), datetime(2026, 1, 1, tzinfo=UTC)) == 0  # none holds: the first

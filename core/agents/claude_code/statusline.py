@@ -30,12 +30,13 @@ from compaction_inspector.core.formats.common import as_dict, count, parse_conte
 from compaction_inspector.core.headroom import PACE_REQUESTS, headroom
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.statusline import Figures, SettingsRefused, installed_command, text_or_none
+from compaction_inspector.core.timestamps import parse
 from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 6  # the entries' fields, and how they are estimated
+INDEX_VERSION = 7  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 
@@ -51,6 +52,7 @@ class Tail:
     model: str | None = None
     response: str | None = None  # the response being written (its lines repeat its usage)
     usage: dict[str, Any] | None = None  # ... its usage so far, as written
+    sent: str | None = None  # ... its first line's time: it is priced at what it paid then
     done_usd: str = "0"  # the responses finished, priced
     unpriced: int = 0  # responses whose model the price table does not know
     last_prompt: int | None = None  # the prompt the last response reported (None: since a compaction)
@@ -62,6 +64,7 @@ class Tail:
     call_in: int = 0  # the last compaction's call, until a response prices it: its input
     call_chars: int = 0  # ... the summary's characters written so far
     call_model: str | None = None  # ... at the model before it
+    call_sent: str | None = None  # ... at its boundary's time
     records: int = 0  # the lines read that are JSON objects
     own: int = 0  # ... and of them, the lines of Claude Code's own kinds
     largest: int = 0  # the largest prompt reported
@@ -118,6 +121,7 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             _finish(tail)
             _settle_call(tail)
             tail.response = body.get("id") if isinstance(body.get("id"), str) else None
+            tail.sent = text_or_none(record.get("timestamp"))
             tail.prompts = [*tail.prompts, usage.prompt_tokens][-PACE_REQUESTS - 1 :]
             tail.largest = max(tail.largest, usage.prompt_tokens)
             tail.added_tokens = tail.reply_tokens = 0
@@ -138,6 +142,7 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             tail.compacted.append(pre)
         _settle_call(tail)
         tail.call_in, tail.call_chars, tail.call_model = pre or tail.last_prompt or 0, 0, tail.model
+        tail.call_sent = text_or_none(record.get("timestamp"))
         tail.prompts, tail.last_prompt, tail.added_tokens, tail.reply_tokens = [], None, 0, 0
 
 
@@ -152,7 +157,7 @@ def _finish(tail: Tail) -> None:
     if tail.usage is None:
         return
     usage = _usage(tail.usage)
-    parts = priced_parts(usage, usage.model, _BILLING)
+    parts = priced_parts(usage, usage.model, _BILLING, parse(tail.sent))
     if parts is None:
         tail.unpriced += 1
     else:
@@ -164,7 +169,8 @@ def _call(tail: Tail) -> Decimal:
     """The last compaction's summarize request, estimated (`OwnCall.estimated`)."""
     if not tail.call_in:
         return Decimal(0)
-    return OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4).price(_BILLING)
+    call = OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4, parse(tail.call_sent))
+    return call.price(_BILLING)
 
 
 def _settle_call(tail: Tail) -> None:
@@ -185,7 +191,7 @@ def cost_usd(tail: Tail) -> Decimal | None:
     done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
     if tail.usage is not None:
         usage = _usage(tail.usage)
-        parts = priced_parts(usage, usage.model, _BILLING)
+        parts = priced_parts(usage, usage.model, _BILLING, parse(tail.sent))
         if parts is not None:
             done += sum(parts.values(), Decimal(0))
     return done if done or not tail.unpriced else None
