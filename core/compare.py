@@ -146,6 +146,7 @@ def compare(
         )
         if ranked is not None:
             ranked(Comparison(tuple(rows), real))
+    inspection.keep_facts()  # what the retentions found too
     return Comparison(tuple(rows), real)
 
 

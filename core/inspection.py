@@ -30,6 +30,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.cost import Cost, replay_cost, session_cost
+from compaction_inspector.core.fact_cache import load_facts, store_facts
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
@@ -245,6 +246,7 @@ class Inspection:
             kept: _Kept | None = self.segments.replayed.get(key)
         if kept is not None:  # a tuning key pressed back, the curve it is compared with
             return kept.replay
+        load_facts(self.session, self.counter)
         made = simulate(
             self.session.messages,
             policy,
@@ -254,7 +256,13 @@ class Inspection:
             segment_ends=ends,
         )
         self._keep(key, _Kept(made))
+        self.keep_facts()
         return made
+
+    def keep_facts(self) -> None:
+        """Keep what was found of the session's messages' facts for the next run (after a
+        replay, or a retention asked of the finder)."""
+        store_facts(self.session, self.counter)
 
     def priced(self, policy: Policy, stop: Callable[[], bool] | None = None) -> tuple[Simulation, Cost]:
         """The whole replay under `policy` and what it would have cost."""
@@ -279,6 +287,7 @@ class Inspection:
     def finder(self) -> Finder:
         """Where each fact lies in the context the agent sends next: what a strategy's
         run on it kept of what it replaced (`compare`)."""
+        load_facts(self.session, self.counter)
         return Finder(self.session.messages[self.live :])
 
     @cached_property

@@ -103,21 +103,53 @@ def facts(messages: Iterable[Message]) -> dict[str, set[str]]:
 
 def ranked(messages: Iterable[Message]) -> dict[str, list[str]]:
     """The facts a span holds, by kind, the most often met first (ties: the first met)."""
-    met = [_met(m) for m in messages]
+    each = [met(m) for m in messages]
     out = {}
-    for kind in _KINDS:
-        seen = Counter(chain.from_iterable(m[kind] for m in met))  # counted in C, in the order met
+    for kind in KINDS:
+        seen = Counter(chain.from_iterable(m[kind] for m in each))  # counted in C, in the order met
         out[kind] = sorted(seen, key=seen.__getitem__, reverse=True)  # stable: ties stay as met
     return out
 
 
-_KINDS = tuple(f.name for f in fields(Retention))
+KINDS = tuple(f.name for f in fields(Retention))  # the kinds of fact, in a retention's order
+
+
+Met = dict[str, tuple[str, ...]]  # one message's facts by kind, each kind's in the order met
+
+# The session's own messages, each with its facts once found (None: not yet): kept between
+# runs (core/fact_cache.py), so a warm replay never searches a session message's text
+_OWN: dict[Message, Met | None] = {}
+on_forget(_OWN.clear)
+
+
+def own(messages: Sequence[Message], found: Sequence[Met | None]) -> None:
+    """Take `messages` as the session's own, with the facts known of each (None: not
+    yet); what was found of them before is kept."""
+    for m, f in zip(messages, found, strict=True):
+        if _OWN.get(m) is None:
+            _OWN[m] = f
+
+
+def own_found(messages: Sequence[Message]) -> list[Met | None]:
+    """The facts found so far of each of the session's own `messages` (None: not yet)."""
+    return [_OWN.get(m) for m in messages]
+
+
+def met(message: Message) -> Met:
+    """One message's facts by kind, each kind's in the order met, as often as met: a
+    session's own message's found once and kept, any other's (a summary a replay wrote)
+    remembered for the session."""
+    if message in _OWN:
+        found = _OWN[message]
+        if found is None:
+            found = _OWN[message] = _find_met(message)
+        return found
+    return _find_met(message)
 
 
 @per_session(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
-def _met(message: Message) -> dict[str, tuple[str, ...]]:
-    """One message's facts by kind, each kind's in the order met, as often as met."""
-    met: dict[str, list[str]] = {kind: [] for kind in _KINDS}
+def _find_met(message: Message) -> Met:
+    met: dict[str, list[str]] = {kind: [] for kind in KINDS}
     derived = bool(message.replaces or message.is_synthetic)
     for b in message.blocks:
         if b.type == "tool_use":
@@ -249,7 +281,7 @@ class Finder:
             short = len(item) < _GRAM
             return (short or (item[:_GRAM] in grams and item[-_GRAM:] in grams)) and item in written
 
-        return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in _KINDS))
+        return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in KINDS))
 
 
 _GRAM = 8  # the stretch of a fact looked up before the fact is searched for whole
@@ -295,7 +327,7 @@ on_forget(_renumber)
 @per_session(maxsize=1 << 16)  # a sweep asks of the same messages at every point
 def _numbered(message: Message) -> frozenset[int]:
     found = []
-    for kind, items in _met(message).items():
+    for kind, items in met(message).items():
         for item in items:
             number = _NUMBERS.get((kind, item))
             if number is None:

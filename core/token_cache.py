@@ -32,13 +32,15 @@ def cache_dir() -> Path | None:
     return root / "tokens" if root is not None else None
 
 
-def _entry(session: Session, counter: TokenCounter) -> Path | None:
+def entry_path(session: Session, counter: TokenCounter, kind: str = ".counts") -> Path | None:
+    """Where what is kept of this session's messages as `counter` counts them lives (its
+    counts; `kind` ".facts": their facts, kept under the same key); None: not kept."""
     folder = cache_dir()
     if folder is None or session.content_hash is None or not counter.exact:
         return None
     parts = (session.content_hash, session.request_index, counter.name, counter.media_tokens, LOADER_VERSION)
     key = "-".join(map(str, parts))
-    return folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".counts")
+    return folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + kind)
 
 
 def _expected(session: Session) -> int:
@@ -47,7 +49,7 @@ def _expected(session: Session) -> int:
 
 def load_counts(session: Session, counter: TokenCounter) -> bool:
     """Prime `counter` with this session's stored counts; False when there are none."""
-    entry = _entry(session, counter)
+    entry = entry_path(session, counter)
     if entry is None:
         return False
     try:
@@ -78,7 +80,7 @@ def load_counts(session: Session, counter: TokenCounter) -> bool:
 def store_counts(session: Session, counter: TokenCounter) -> None:
     """Keep this session's counts (already in `counter`) for the next run. Best effort:
     a read-only or full disk only means the next open counts again."""
-    entry = _entry(session, counter)
+    entry = entry_path(session, counter)
     if entry is None:
         return
     counts = array("I", counter.count_all((*session.messages, *session.sidechain)))

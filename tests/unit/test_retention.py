@@ -10,7 +10,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import _NUMBER, _PATH, Share, _met, carried, facts, paths, retention
+from compaction_inspector.core.retention import _NUMBER, _PATH, Share, carried, facts, met, paths, retention
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
@@ -111,7 +111,7 @@ def test_a_long_text_a_strategy_wrote_holds_the_facts_of_its_clauses(parts: list
     pattern's match holds a space after a semicolon, so they are the whole text's, in
     the same order and number."""
     text = "word; " * 100 + "".join(parts)  # long enough to be read by clauses
-    assert _met(u(text, is_synthetic=True)) == _met(u(text))  # each kind's in the order met
+    assert met(u(text, is_synthetic=True)) == met(u(text))  # each kind's in the order met
 
 
 _WORDS = ["src/a.py", "src/a.py.bak", "`fn`", "def go", "1,234", "12345", "http://x.io/p", "é", "\ud800",

@@ -1,0 +1,102 @@
+"""The facts of a session's messages (`retention`: paths, commands, identifiers, numbers,
+URLs), kept between runs beside their token counts, under the same key and so with the
+same invalidation (`token_cache.entry_path`).
+
+A message's facts are found the first time a replay, `compare` or a sweep asks for them
+(a summary ranks its span's facts; a retention asks what a request still holds), and
+never again: a warm replay reads no session message's text to find them. `analyze` never
+asks, so it never pays for them. What is kept is a table of the distinct facts and, for
+each message, each kind's facts as numbers into it (null: not found yet). A write is
+atomic; an entry whose checksum or shape does not hold is removed and found again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.memo import on_forget
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.retention import KINDS, Met, met, own, own_found
+from compaction_inspector.core.token_cache import entry_path
+from compaction_inspector.core.tokens import TokenCounter
+
+MAGIC = b"CIFC1"
+_DIGEST = 16
+_LOADED: dict[Path, int] = {}  # each entry read or written: how many messages' facts it holds
+on_forget(_LOADED.clear)
+
+
+def load_facts(session: Session, counter: TokenCounter) -> None:
+    """Take the session's messages as its own (`retention.own`), with the facts kept of
+    them where there are any."""
+    messages = (*session.messages, *session.sidechain)
+    entry = entry_path(session, counter, ".facts")
+    if entry is None or entry in _LOADED:  # none kept, or already taken
+        own(messages, [None] * len(messages))
+        return
+    found = _read(entry, len(messages)) or [None] * len(messages)
+    own(messages, found)
+    _LOADED[entry] = sum(f is not None for f in found)
+
+
+def store_facts(session: Session, counter: TokenCounter) -> None:
+    """Keep the facts found of the session's messages, where more are known than the
+    entry holds. Best effort: a disk that cannot be written only means finding again."""
+    entry = entry_path(session, counter, ".facts")
+    if entry is None:
+        return
+    messages = (*session.messages, *session.sidechain)
+    found = own_found(messages)
+    if sum(f is not None for f in found) <= _LOADED.get(entry, 0):
+        return
+    # one was asked for: every message's are found now and kept once, not a few more
+    # after each replay
+    every = [f if f is not None else met(m) for m, f in zip(messages, found, strict=True)]
+    numbers: dict[str, int] = {}
+    table = [[[numbers.setdefault(x, len(numbers)) for x in f[kind]] for kind in KINDS] for f in every]
+    payload = json.dumps({"items": list(numbers), "met": table}, separators=(",", ":")).encode()
+    with contextlib.suppress(OSError):
+        write_atomic(entry, MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
+        _LOADED[entry] = len(every)
+
+
+def _read(entry: Path, n: int) -> list[Met | None] | None:
+    """The entry's facts of `n` messages; None where there is none, or it does not hold."""
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + _DIGEST
+    payload = data[head:]
+    try:
+        ok = data[: len(MAGIC)] == MAGIC and hashlib.blake2b(payload, digest_size=_DIGEST).digest() == data[
+            len(MAGIC) : head
+        ]
+        found = _decoded(json.loads(payload), n) if ok else None
+    except (ValueError, TypeError, IndexError):
+        found = None
+    if found is None:
+        entry.unlink(missing_ok=True)  # corrupt or stale: found again and rewritten
+    return found
+
+
+def _decoded(data: Any, n: int) -> list[Met | None] | None:
+    items, met = data["items"], data["met"]
+    if not isinstance(items, list) or not isinstance(met, list) or len(met) != n:
+        return None
+    if not all(isinstance(x, str) for x in items):
+        return None
+    out: list[Met | None] = []
+    for kinds in met:
+        if kinds is None:
+            out.append(None)
+        elif len(kinds) != len(KINDS):
+            return None
+        else:
+            out.append({kind: tuple(items[k] for k in ks) for kind, ks in zip(KINDS, kinds, strict=True)})
+    return out

@@ -1,0 +1,112 @@
+"""The facts of a session's messages, kept between runs beside their token counts
+(core/fact_cache.py): found the first time a replay asks, never searched again, the same
+replay from them; a damaged entry is removed and found again; `analyze` writes none."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_inspector.core import fact_cache, memo, retention
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Message
+from compaction_inspector.core.pressure import Window
+from compaction_inspector.sample_sessions import path
+
+CONFIG = Config(window=Window(3_000, 500), preset=None)
+
+
+@pytest.fixture(autouse=True)
+def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    memo.forget()
+    yield tmp_path
+    memo.forget()
+
+
+def replayed(strategy: str) -> tuple[Inspection, list[tuple[int, int]]]:
+    """A fresh process's replay of the sample under `strategy`: its tokens before and after."""
+    memo.forget()
+    inspection = Inspection.of(load(path()), CONFIG)
+    replay = inspection.replay(inspection.policy(strategy))
+    return inspection, [(p.tokens_before, p.tokens_after) for p in replay.points]
+
+
+def facts_entries(cache_in: Path) -> list[Path]:
+    return sorted((cache_in / "tokens").glob("*.facts"))
+
+
+def test_a_replay_finds_each_messages_facts_once_and_a_later_run_searches_none(
+    cache_in: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, first = replayed("aider")
+    [entry] = facts_entries(cache_in)
+    searched: list[Message] = []
+    find = retention._find_met
+
+    def spy(message: Message) -> retention.Met:
+        searched.append(message)
+        return find(message)
+
+    monkeypatch.setattr(retention, "_find_met", spy)
+    again, second = replayed("aider")
+    assert second == first
+    own = set(again.session.messages)
+    assert searched and not [m for m in searched if m in own]  # only the summaries the replay wrote
+    written = entry.stat().st_mtime_ns
+    replayed("langchain-summarization")
+    assert entry.stat().st_mtime_ns == written  # nothing new found: nothing written
+
+
+def test_the_kept_facts_are_each_messages_own_in_the_order_met(cache_in: Path) -> None:
+    inspection, _ = replayed("aider")
+    session = inspection.session
+    messages = (*session.messages, *session.sidechain)
+    memo.forget()
+    fact_cache.load_facts(session, inspection.counter)
+    kept = retention.own_found(messages)
+    memo.forget()
+    assert kept == [retention._find_met(m) for m in messages]
+    by_kind = {k: sum(len(f[k]) for f in kept if f is not None) for k in retention.KINDS}
+    assert by_kind == {"paths": 60, "commands": 7, "identifiers": 18, "numbers": 10, "urls": 0}
+
+
+def test_analyze_and_a_replay_that_summarizes_nothing_write_no_facts(cache_in: Path) -> None:
+    memo.forget()
+    inspection = Inspection.of(load(path()), CONFIG)
+    inspection.analysis()
+    inspection.replay(inspection.policy("trim"))
+    assert (cache_in / "tokens").is_dir() and facts_entries(cache_in) == []
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "other messages"])
+def test_a_damaged_entry_is_removed_and_its_facts_found_again(cache_in: Path, damage: str) -> None:
+    _, first = replayed("aider")
+    [entry] = facts_entries(cache_in)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        data = data[:-3]
+    elif damage == "flip":
+        data[-2] ^= 0x01
+    elif damage == "empty":
+        data = bytearray()
+    else:  # a well-formed entry of another number of messages
+        data = bytearray(_entry_of(["paths", "commands", "identifiers", "numbers", "urls"]))
+    entry.write_bytes(bytes(data))
+    assert replayed("aider")[1] == first
+    [again] = facts_entries(cache_in)
+    session = load(path())
+    assert fact_cache._read(again, len(session.messages) + len(session.sidechain)) is not None
+
+
+def _entry_of(kinds: Any) -> bytes:
+    import hashlib
+    import json
+
+    payload = json.dumps({"items": [], "met": [[[] for _ in kinds]]}).encode()
+    return fact_cache.MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
