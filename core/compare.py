@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from compaction_inspector.core.cost import Cost
+from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.strategies import REGISTRY
@@ -113,41 +114,53 @@ def compare(
     progress: Callable[[int, int, str], None] | None = None,
     stop: Callable[[], bool] | None = None,
     ranked: Callable[[Comparison], None] | None = None,
+    jobs: int = 1,
 ) -> Comparison:
-    """No compaction, then each of `strategies`, on the inspection's session; `progress`
-    is told (done, of, name) before each, `ranked` the rows made so far after each (a
-    screen shows them as they come); `stop` cancels it (raises `Cancelled`)."""
+    """No compaction, then each of `strategies`, on the inspection's session, in up to
+    `jobs` forked processes (`core.forked`); `progress` is told (done, of, name) as each
+    begins here or ends in another process, `ranked` the rows made so far, in the order
+    asked, after each (a screen shows them as they come); `stop` cancels it (raises
+    `Cancelled`)."""
     real = inspection.real_cost
-    rows = []
     every = [BASELINE, *strategies]
-    for done, name in enumerate(every):
-        if progress is not None:
-            progress(done, len(every), name)
-        policy = inspection.policy(name)
-        replay, cost = inspection.priced(policy, stop)
-        t = replay.totals
-        strategy = REGISTRY[name] if name != BASELINE else None
-        options = inspection.config.options(name) if strategy is not None else None
-        rows.append(
-            Row(
-                strategy=name if strategy is not None else None,
-                label=policy.label,
-                family=strategy.family if strategy is not None else None,
-                settings=to_config(options) if options is not None else {},
-                compactions=t.compactions,
-                peak_pressure=t.peak_pressure,
-                final_pressure=replay.points[-1].pressure_after if replay.points else 0.0,
-                rounds_over=t.rounds_exceeding_window,
-                tokens_removed=t.tokens_removed,
-                cost=cost,
-                cost_change=cost.total - real.total if cost.priced and real.priced else None,
-                retention=_kept(inspection, name) if strategy is not None else None,
-            )
-        )
+    made: dict[int, Row] = {}
+
+    def row(name: str) -> Row:
+        if progress is not None and jobs <= 1:
+            progress(len(made), len(every), name)
+        return _row(inspection, name, real, stop)
+
+    for k, done in spread(row, every, jobs):
+        made[k] = done
+        if progress is not None and jobs > 1:
+            progress(len(made), len(every), every[k])
         if ranked is not None:
-            ranked(Comparison(tuple(rows), real))
-    inspection.keep_facts()  # what the retentions found too
-    return Comparison(tuple(rows), real)
+            ranked(Comparison(tuple(made[n] for n in sorted(made)), real))
+    inspection.keep_found()  # what the retentions found too
+    return Comparison(tuple(made[n] for n in range(len(every))), real)
+
+
+def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool] | None) -> Row:
+    """`name` (BASELINE: no compaction) replayed, priced and its run's retention asked."""
+    policy = inspection.policy(name)
+    replay, cost = inspection.priced(policy, stop)
+    t = replay.totals
+    strategy = REGISTRY[name] if name != BASELINE else None
+    options = inspection.config.options(name) if strategy is not None else None
+    return Row(
+        strategy=name if strategy is not None else None,
+        label=policy.label,
+        family=strategy.family if strategy is not None else None,
+        settings=to_config(options) if options is not None else {},
+        compactions=t.compactions,
+        peak_pressure=t.peak_pressure,
+        final_pressure=replay.points[-1].pressure_after if replay.points else 0.0,
+        rounds_over=t.rounds_exceeding_window,
+        tokens_removed=t.tokens_removed,
+        cost=cost,
+        cost_change=cost.total - real.total if cost.priced and real.priced else None,
+        retention=_kept(inspection, name) if strategy is not None else None,
+    )
 
 
 def _kept(inspection: Inspection, name: str) -> Retention | None:

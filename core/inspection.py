@@ -44,7 +44,7 @@ from compaction_inspector.core.statusline import Figures, text_or_none
 from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import Options
-from compaction_inspector.core.token_cache import count_session, load_counts
+from compaction_inspector.core.token_cache import count_session, load_counts, load_written, store_written
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 Progress = Callable[[int, int], None]
@@ -247,6 +247,7 @@ class Inspection:
         if kept is not None:  # a tuning key pressed back, the curve it is compared with
             return kept.replay
         load_facts(self.session, self.counter)
+        load_written(self.session, self.counter)
         made = simulate(
             self.session.messages,
             policy,
@@ -256,13 +257,15 @@ class Inspection:
             segment_ends=ends,
         )
         self._keep(key, _Kept(made))
-        self.keep_facts()
+        self.keep_found()
         return made
 
-    def keep_facts(self) -> None:
-        """Keep what was found of the session's messages' facts for the next run (after a
-        replay, or a retention asked of the finder)."""
+    def keep_found(self) -> None:
+        """Keep what was found of the session's messages' facts, and the counts of the
+        texts its replays wrote, for the next run (after a replay, or a retention asked of
+        the finder)."""
         store_facts(self.session, self.counter)
+        store_written(self.session, self.counter)
 
     def priced(self, policy: Policy, stop: Callable[[], bool] | None = None) -> tuple[Simulation, Cost]:
         """The whole replay under `policy` and what it would have cost."""

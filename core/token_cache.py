@@ -1,4 +1,6 @@
-"""Token counts that survive between runs, so re-opening a session skips encoding.
+"""Token counts that survive between runs, so re-opening a session skips encoding: its
+messages' counts, and the counts of the texts its replays wrote (summaries, placeholders),
+so a warm replay never loads the encoding.
 
 One file per (file content, request, encoding, media allowance, loader version) in the
 user cache directory. Loading is deterministic, so the same bytes give the same
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import struct
+import weakref
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +27,8 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
 
 LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
+WRITTEN_MAGIC = b"CITW1"
+WRITTEN_KEPT = (1 << 15, 8 << 20)  # the newest texts a replay wrote kept, and their characters at most
 MAGIC = b"CITC1"
 HEADER = struct.Struct("<5sI16s")
 
@@ -101,3 +107,49 @@ def count_session(
     if not hit:
         store_counts(session, counter)
     return tokens, side, hit
+
+
+# what of each counter's texts was last read or kept: how many it had encoded then
+_WRITTEN: weakref.WeakKeyDictionary[TokenCounter, int] = weakref.WeakKeyDictionary()
+
+
+def load_written(session: Session, counter: TokenCounter) -> None:
+    """Prime `counter` with the counts of the texts this session's replays wrote before
+    (once per counter)."""
+    entry = entry_path(session, counter, ".written")
+    if entry is None or counter in _WRITTEN:
+        return
+    _WRITTEN[counter] = counter.encoded_texts
+    counts = _read_written(entry)
+    if counts is not None:
+        counter.take_texts(counts)
+
+
+def _read_written(entry: Path) -> dict[str, int] | None:
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    head = len(WRITTEN_MAGIC) + 16
+    payload = data[head:]
+    digest = hashlib.blake2b(payload, digest_size=16).digest()
+    found: object = None
+    if data[: len(WRITTEN_MAGIC)] == WRITTEN_MAGIC and data[len(WRITTEN_MAGIC) : head] == digest:
+        with contextlib.suppress(ValueError):
+            found = json.loads(payload)
+    if isinstance(found, dict) and all(isinstance(n, int) for n in found.values()):
+        return found
+    entry.unlink(missing_ok=True)  # corrupt: counted again and rewritten
+    return None
+
+
+def store_written(session: Session, counter: TokenCounter) -> None:
+    """Keep the counts of the texts this session's replays wrote, where the counter
+    encoded any since they were last read or kept. Best effort, as `store_counts`."""
+    entry = entry_path(session, counter, ".written")
+    if entry is None or counter.encoded_texts == _WRITTEN.get(counter, 0):
+        return
+    payload = json.dumps(counter.texts(*WRITTEN_KEPT), separators=(",", ":")).encode()
+    with contextlib.suppress(OSError):
+        write_atomic(entry, WRITTEN_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+        _WRITTEN[counter] = counter.encoded_texts

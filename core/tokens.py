@@ -15,7 +15,7 @@ import os
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
@@ -64,7 +64,8 @@ class TokenCounter:
     result, and remembering them all would keep every result ever made alive."""
 
     derived_kept = 1 << 16  # a few strategy results' worth on a 100k-message session
-    short_kept = 1 << 17  # short texts by content, the oldest half let go past this
+    short_kept = 1 << 17  # texts by content, the oldest half let go past this many
+    short_chars_kept = 64 << 20  # ... or past this many characters (a strategy's long edits)
 
     def __init__(
         self,
@@ -86,6 +87,8 @@ class TokenCounter:
         self._cache: dict[Message, int] = {}
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
+        self._short_chars = 0  # their characters
+        self.encoded_texts = 0  # texts encoded and remembered by content, ever
 
     @property
     def exact(self) -> bool:
@@ -153,27 +156,54 @@ class TokenCounter:
         """Take counts known from elsewhere (the persistent cache) for these messages."""
         self._cache.update(zip(messages, counts, strict=True))
 
+    def texts(self, most: int, chars: int) -> dict[str, int]:
+        """The newest texts remembered by content with their counts, oldest first: at
+        most `most` of them, of at most `chars` characters in all."""
+        newest: list[tuple[str, int]] = []
+        for text, n in islice(reversed(self._short.items()), most):
+            chars -= len(text)
+            if chars < 0:
+                break
+            newest.append((text, n))
+        return dict(reversed(newest))
+
+    def take_texts(self, counts: Mapping[str, int]) -> None:
+        """Take counts of texts known from elsewhere (the persistent cache), remembered by
+        content as if counted here, before what was counted here."""
+        if self.exact:
+            self._short = {**counts, **self._short}
+            self._short_chars = sum(map(len, self._short))
+
     def _count_batch(self, batch: list[Message]) -> list[int]:
         if not self.exact:
             counts = [chars4(m.char_count) for m in batch]
         else:
             # a long text a strategy wrote (a summary listing facts) is counted by its
             # clauses, most of which earlier summaries held: the sum is its count
+            written = [bool(m.replaces or m.is_synthetic) for m in batch]
             units = [
-                clauses(m.text) if (m.replaces or m.is_synthetic) and len(m.text) > SHORT_TEXT else [m.text]
-                for m in batch
+                clauses(m.text) if w and len(m.text) > SHORT_TEXT else [m.text]
+                for m, w in zip(batch, written, strict=True)
             ]
             short = self._short
-            every = [t for parts in units for t in parts]
-            todo = [t for t in every if len(t) > SHORT_TEXT]
-            todo += dict.fromkeys(t for t in every if len(t) <= SHORT_TEXT and t not in short)
-            # none: every text is a short one seen before (a replay's edits, mostly)
+            # remembered by content: a short text, and every part of a text a strategy wrote
+            # (kept between runs: `token_cache.store_written`); a session's own long text is
+            # counted once, by its message
+            pairs = list(zip(units, written, strict=True))
+            kept = [t for parts, w in pairs for t in parts if w or len(t) <= SHORT_TEXT]
+            new = list(dict.fromkeys(t for t in kept if t not in short))
+            todo = [parts[0] for parts, w in pairs if not w and len(parts[0]) > SHORT_TEXT] + new
+            # none: every text is one seen before (a replay's edits, mostly)
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
             counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
-            short.update((t, n) for t, n in known.items() if len(t) <= SHORT_TEXT)
-            if len(short) > self.short_kept:  # each new summary cap writes thousands more
+            short.update((t, known[t]) for t in new)
+            self.encoded_texts += len(new)
+            self._short_chars += sum(map(len, new))
+            # each new summary cap writes thousands more: past either bound, the oldest half goes
+            if len(short) > self.short_kept or self._short_chars > self.short_chars_kept:
                 for text in list(islice(short, len(short) // 2)):
                     del short[text]
+                    self._short_chars -= len(text)
         return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
 
     def _media(self, message: Message) -> int:
@@ -185,6 +215,23 @@ class TokenCounter:
 
 _THREADS = max(2, min(4, os.cpu_count() or 2))
 _POOL: ThreadPoolExecutor | None = None
+
+
+def release_threads() -> None:
+    """End the counting threads (made again when next needed): a process about to fork
+    has no thread whose locks its children would copy mid-use."""
+    global _POOL
+    pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
+def _forget_pool() -> None:
+    global _POOL
+    _POOL = None  # a forked child has none of its parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:

@@ -50,3 +50,39 @@ def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
     assert data["real_cost"]["source"].startswith("genai-prices")
     text = run("compare", str(path()), "--strategies", "cline,microcompact")
     assert text.returncode == 0 and "what the session really cost" in text.stdout and "cline" in text.stdout
+
+
+def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked() -> None:
+    """`--jobs`: the strategies replayed in processes forked from the one that read the
+    session; each row as one process made it here, the rows in the order asked, each
+    shown as it ends."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.forked import can_fork
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.sample_sessions import path
+
+    def fresh() -> Inspection:
+        return Inspection.open(path(), Config(window=Window(3_000, 500), preset=None))
+
+    names = ["aider", "trim", "microcompact", "langchain-summarization"]
+    here = compare(fresh(), names)
+    told: list[tuple[int, int, str]] = []
+    seen: list[list[str | None]] = []
+    forked = compare(
+        fresh(),
+        names,
+        progress=lambda *a: told.append(a),
+        ranked=lambda c: seen.append([r.strategy for r in c.rows]),
+        jobs=2,
+    )
+    assert can_fork() and forked == here and [r.strategy for r in forked.rows] == [None, *names]
+    assert sorted(n for n, _, _ in told) == [1, 2, 3, 4, 5] and {of for _, of, _ in told} == {5}
+    assert len(seen) == 5 and seen[-1] == [None, *names]
+
+
+def test_jobs_below_one_are_refused() -> None:
+    from compaction_inspector.sample_sessions import path
+
+    out = run("compare", str(path()), "--jobs", "0")
+    assert out.returncode == 2 and "--jobs must be a whole number >= 1" in out.stderr

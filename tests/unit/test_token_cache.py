@@ -60,3 +60,35 @@ def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, cache_in: Path
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
     token_cache.count_session(load(path()), make_counter("cl100k_base"))
     assert not (cache_in / "tokens").exists()
+
+
+def test_the_texts_a_replay_wrote_are_counted_once_and_a_later_run_never_loads_the_encoding(
+    cache_in: Path,
+) -> None:
+    """A summarizing replay counts the summaries it writes; their counts are kept beside
+    the session's, so the same replay in a later run encodes nothing."""
+    from compaction_inspector.core import memo
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pressure import Window
+
+    config = Config(window=Window(3_000, 500), preset=None)
+
+    def replayed(counter_check: bool) -> list[tuple[int, int]]:
+        memo.forget()
+        inspection = Inspection.open(path(), config)
+        if counter_check:
+
+            def refuse(texts: list[str]) -> list[int]:
+                raise AssertionError(f"encoded again: {texts[:1]}")
+
+            setattr(inspection.counter, "_encode_lengths", refuse)  # noqa: B010 (a method replaced for this test)
+        replay = inspection.replay(inspection.policy("aider"))
+        return [(p.tokens_before, p.tokens_after) for p in replay.points]
+
+    first = replayed(False)
+    [entry] = list((cache_in / "tokens").glob("*.written"))
+    assert replayed(True) == first
+    entry.write_bytes(entry.read_bytes()[:-2])  # damaged: removed, counted again, kept again
+    assert replayed(False) == first and entry.exists()
+    memo.forget()

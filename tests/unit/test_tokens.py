@@ -122,20 +122,25 @@ def test_only_the_latest_derived_messages_and_short_texts_are_remembered() -> No
 
     counter = TokenCounter("lengths", lambda: lengths)
     counter.derived_kept, counter.short_kept = 2, 4
-    session = [u("s" * 600), a("t" * 700)]  # long texts: remembered by message only
+    session = [u("s" * 600), a("t" * 700)]  # the session's long texts: remembered by message only
     made = [u(str(k) * 600, is_synthetic=True) for k in range(3)]  # what a strategy made
     assert counter.count_all([*session, *made]) == [600, 700, 600, 600, 600]
     encoded.clear()
-    # the session stays known; of the three made, the oldest was let go and is encoded again
-    assert counter.count_all([*session, *made]) == [600, 700, 600, 600, 600]
-    assert encoded == [made[0].text]
+    # the session stays known; of the three made, the oldest message was let go, and its
+    # text, remembered by content as every text a strategy writes, is not encoded again
+    again = u("s" * 600)  # a long text of the session's in another message: encoded again
+    assert counter.count_all([*session, *made, again]) == [600, 700, 600, 600, 600, 600]
+    assert encoded == [again.text] and counter.encoded_texts == 3
     edit = session[0].with_blocks((Block("text", text="e" * 600),))
     assert counter.count(edit, remember=False) == counter.count(edit, remember=False) == 600
-    assert encoded[1:] == [edit.text, edit.text]  # a replay's edit is not kept
-    assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6  # short texts past 4: half let go
+    assert encoded[1:] == [edit.text]  # a replay's edit: its message is not kept, its text is
+    # ten texts known by content past 4: the oldest half let go (the three made, the edit, "a")
+    assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6
     encoded.clear()
     assert counter.count_all([u(c) for c in "abcdef"]) == [1] * 6
-    assert encoded == ["a", "b", "c"]
+    assert encoded == ["a"]
+    assert list(counter.texts(2, 10)) == ["f", "a"]  # the newest, oldest first
+    assert list(counter.texts(9, 1)) == ["a"] and counter.texts(9, 0) == {}  # within the characters
 
 
 @given(

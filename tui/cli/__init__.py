@@ -306,6 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the column the rows are ordered by (default cost)",
     )
     p.add_argument("--descending", action="store_true", help="largest first")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes the strategies are replayed in, forked from this one (default the cores)",
+    )
     p = sub.add_parser(
         "sweep",
         parents=[settings, as_json, places],
@@ -795,8 +801,10 @@ def _write_page(
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be a whole number >= 1")
     inspection = _inspect(args)
-    done = compare(inspection, args.strategies).sorted(args.sort, args.descending)
+    done = compare(inspection, args.strategies, jobs=args.jobs).sorted(args.sort, args.descending)
     if args.json:
         _print_json(done.to_dict())
     else:

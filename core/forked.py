@@ -1,0 +1,56 @@
+"""Work spread over forked processes that share what this process made before it: a
+command-line `compare` replays its strategies on both cores of a machine from the one
+session it read, counted and fitted, each process sending back its rows.
+
+Forked, not spawned: a spawned process would read, count and fit the session again,
+which costs more than a `compare`'s replays of it. Where the platform does not fork
+safely (Windows has no fork; macOS's system libraries are not safe across one), or one
+job is asked for, the work is done here in turn. The app never forks: its threads run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_all_start_methods, get_context
+from typing import Any, TypeVar
+
+from compaction_inspector.core.tokens import release_threads
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# the work and its items while a pool runs: its forked processes find them here, so
+# neither the work's closure nor what it holds is ever pickled
+_WORK: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
+
+
+def can_fork() -> bool:
+    return "fork" in get_all_start_methods() and sys.platform != "darwin"
+
+
+def spread(work: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[tuple[int, R]]:
+    """Each item's index and `work(item)`, as each is done: in up to `jobs` forked
+    processes, else here in turn. Breaking off the iteration cancels what has not begun."""
+    if jobs <= 1 or len(items) <= 1 or not can_fork():
+        for i, item in enumerate(items):
+            yield i, work(item)
+        return
+    release_threads()
+    _WORK.append((work, items))
+    try:
+        with ProcessPoolExecutor(min(jobs, len(items)), mp_context=get_context("fork")) as pool:
+            futures = {pool.submit(_one, i): i for i in range(len(items))}
+            try:
+                for done in as_completed(futures):
+                    yield futures[done], done.result()
+            finally:
+                pool.shutdown(cancel_futures=True)
+    finally:
+        _WORK.clear()
+
+
+def _one(i: int) -> Any:
+    work, items = _WORK[-1]
+    return work(items[i])
