@@ -23,6 +23,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
+from compaction_inspector.core.forked import spread
 from compaction_inspector.core.formats import LoadError, load, sessions_in, stores
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
@@ -267,34 +268,50 @@ class Index:
         rows = (Row.from_dict(k.get("row")) for k in kept if isinstance(k, dict))
         return sorted((r for r in rows if r is not None), key=lambda r: r.last_activity or "", reverse=True)
 
-    def rows(self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None) -> list[Row]:
-        """A row for each file, scanned only when it changed; newest activity first.
-        `progress(done, total, row)` hears of each row as it is made."""
-        out = []
-        for n, f in enumerate(found, 1):
-            out.append(self._row(f))
+    def rows(
+        self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None, jobs: int = 1
+    ) -> list[Row]:
+        """A row for each file, scanned only when it changed, the files that did in up to
+        `jobs` forked processes (`core.forked`); newest activity first. `progress(done,
+        total, row)` hears of each row as it is made."""
+        made: list[Row | None] = []
+        stale: list[tuple[int, list[Any]]] = []  # the files to scan: where their rows go, their keys
+        done = 0
+        for f in found:
+            key, row = self._kept(f)
+            if row is None:
+                stale.append((len(made), key))
+            else:
+                done += 1
+                if progress is not None:
+                    progress(done, len(found), row)
+            made.append(row)
+        for k, row in spread(scan, [found[at] for at, _ in stale], jobs):
+            at, key = stale[k]
+            self.entries[str(found[at].path)] = {"key": key, "row": row.to_dict()}
+            self._changed = True
+            made[at] = row
+            done += 1
             if progress is not None:
-                progress(n, len(found), out[-1])
+                progress(done, len(found), row)
+        out = [r for r in made if r is not None]
         self._save(out)
         return sorted(out, key=lambda r: r.last_activity or "", reverse=True)
 
-    def _row(self, found: Found) -> Row:
+    def _kept(self, found: Found) -> tuple[list[Any], Row | None]:
+        """The file's key (its size and time, or its own stamp) and the row kept under it;
+        None where it must be scanned (a file that cannot be read is a row of its own)."""
         try:
             st = stored_in(found.path)[0].stat()
         except OSError as exc:
-            return _problem(found, exc.strerror or str(exc))
+            return [], _problem(found, exc.strerror or str(exc))
         # a session of a file that holds many changes when its own stamp does
         stamp = [found.stamp] if found.stamp is not None else [st.st_size, st.st_mtime_ns]
         key = [*stamp, len(found.subagents)]
         kept = self.entries.get(str(found.path))
         if isinstance(kept, dict) and kept.get("key") == key:
-            row = Row.from_dict(kept.get("row"))
-            if row is not None:
-                return row
-        row = scan(found)
-        self.entries[str(found.path)] = {"key": key, "row": row.to_dict()}
-        self._changed = True
-        return row
+            return key, Row.from_dict(kept.get("row"))
+        return key, None
 
     def _save(self, rows: list[Row]) -> None:
         if self.path is None:

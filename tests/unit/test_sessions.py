@@ -175,3 +175,30 @@ def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: P
     assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "Fix the flaky upload test"
     session.write_text(json.dumps(lines[0]) + "\n")  # nothing asked yet: the command it ran
     assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "/clear"
+
+
+def test_the_files_not_seen_before_are_read_in_forked_processes_to_the_same_rows(tmp_path: Path) -> None:
+    """`sessions --jobs`: the files whose rows are not kept are read in processes forked
+    from this one; the rows, their order and what the index keeps are those read here,
+    and each is heard of as it is made."""
+    from compaction_inspector.core.forked import can_fork
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    names = [
+        "claude_code_session.jsonl",
+        "claude_code_compacted.jsonl",
+        "codex_rollout.jsonl",
+        "agent_only_session.jsonl",
+    ]
+    for name in names:
+        (folder / name).write_bytes(path(name).read_bytes())
+    found = find([(FOLDER, folder)])
+    here = Index(tmp_path / "here.json").rows(found)
+    heard: list[tuple[int, int]] = []
+    Index(tmp_path / "forked.json").rows(found[:1])  # one kept before: read from the index, the rest forked
+    forked = Index(tmp_path / "forked.json").rows(found, lambda n, of, _: heard.append((n, of)), jobs=2)
+    assert can_fork() and forked == here and len(here) == len(names)
+    assert heard == [(n, len(names)) for n in range(1, len(names) + 1)]
+    kept = json.loads((tmp_path / "forked.json").read_text())["rows"]
+    assert kept == json.loads((tmp_path / "here.json").read_text())["rows"]

@@ -348,6 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
     p = sub.add_parser("sessions", parents=[places], help=f"your {_agents_named()} sessions, newest first")
     p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes the sessions not seen before are read in, forked from this one (default the cores)",
+    )
     writable = [a for a in registered() if a.settings_keys]
     p = sub.add_parser(
         "apply",
@@ -895,8 +901,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be a whole number >= 1")
     places = places_given(args)
-    rows = Index().rows(find(places))
+    rows = Index().rows(find(places), jobs=args.jobs)
     if args.json:
         _print_json([r.to_dict() for r in rows])
     else:
