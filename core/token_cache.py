@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.cache import cache_root
-from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.files import locked, write_atomic
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.tokens import TokenCounter, newest
 
 LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
 WRITTEN_MAGIC = b"CITW1"
@@ -145,11 +145,17 @@ def _read_written(entry: Path) -> dict[str, int] | None:
 
 def store_written(session: Session, counter: TokenCounter) -> None:
     """Keep the counts of the texts this session's replays wrote, where the counter
-    encoded any since they were last read or kept. Best effort, as `store_counts`."""
+    encoded any since they were last read or kept: added to what the entry holds, under
+    a lock, as processes replaying the same session at once (`compare --jobs`) each
+    write theirs. Best effort, as `store_counts`."""
     entry = entry_path(session, counter, ".written")
     if entry is None or counter.encoded_texts == _WRITTEN.get(counter, 0):
         return
-    payload = json.dumps(counter.texts(*WRITTEN_KEPT), separators=(",", ":")).encode()
-    with contextlib.suppress(OSError):
-        write_atomic(entry, WRITTEN_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+    ours = counter.texts(*WRITTEN_KEPT)
+    with contextlib.suppress(OSError), locked(entry):
+        kept = _read_written(entry) or {}
+        new = {t: n for t, n in ours.items() if t not in kept}
+        if new:
+            payload = json.dumps(newest({**kept, **new}, *WRITTEN_KEPT), separators=(",", ":")).encode()
+            write_atomic(entry, WRITTEN_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
         _WRITTEN[counter] = counter.encoded_texts

@@ -55,6 +55,18 @@ def chars4(chars: int) -> int:
     return 0 if chars == 0 else max(1, chars // 4)
 
 
+def newest(counts: dict[str, int], most: int, chars: int) -> dict[str, int]:
+    """The last texts of `counts` with their counts, in its order: at most `most` of
+    them, of at most `chars` characters in all."""
+    kept: list[tuple[str, int]] = []
+    for text, n in islice(reversed(counts.items()), most):
+        chars -= len(text)
+        if chars < 0:
+            break
+        kept.append((text, n))
+    return dict(reversed(kept))
+
+
 class TokenCounter:
     """Counts message tokens with one encoding, remembering each message's count.
 
@@ -157,15 +169,8 @@ class TokenCounter:
         self._cache.update(zip(messages, counts, strict=True))
 
     def texts(self, most: int, chars: int) -> dict[str, int]:
-        """The newest texts remembered by content with their counts, oldest first: at
-        most `most` of them, of at most `chars` characters in all."""
-        newest: list[tuple[str, int]] = []
-        for text, n in islice(reversed(self._short.items()), most):
-            chars -= len(text)
-            if chars < 0:
-                break
-            newest.append((text, n))
-        return dict(reversed(newest))
+        """The newest texts remembered by content with their counts (`newest`)."""
+        return newest(self._short, most, chars)
 
     def take_texts(self, counts: Mapping[str, int]) -> None:
         """Take counts of texts known from elsewhere (the persistent cache), remembered by

@@ -4,6 +4,7 @@ import pytest
 
 from compaction_inspector.core import token_cache
 from compaction_inspector.core.formats import load
+from compaction_inspector.core.model import Message
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 
@@ -92,3 +93,25 @@ def test_the_texts_a_replay_wrote_are_counted_once_and_a_later_run_never_loads_t
     entry.write_bytes(entry.read_bytes()[:-2])  # damaged: removed, counted again, kept again
     assert replayed(False) == first and entry.exists()
     memo.forget()
+
+
+def test_texts_written_by_two_processes_replaying_one_session_are_both_kept(cache_in: Path) -> None:
+    """`compare --jobs`: each process keeps the texts it counted; the entry holds both
+    sets, so no later run counts either again."""
+    session = load(path())
+    both = [make_counter("cl100k_base"), make_counter("cl100k_base")]
+    for counter in both:  # each read the entry before either wrote
+        token_cache.load_written(session, counter)
+    for counter, text in zip(both, ["first summary; of a span", "second summary; of another"], strict=True):
+        counter.count(u_written(text))
+        token_cache.store_written(session, counter)
+    fresh = make_counter("cl100k_base")
+    token_cache.load_written(session, fresh)
+    assert fresh.texts(100, 10_000) == {**both[0].texts(100, 10_000), **both[1].texts(100, 10_000)}
+    assert list(fresh.texts(100, 10_000)) == ["first summary; of a span", "second summary; of another"]
+
+
+def u_written(text: str) -> Message:
+    from compaction_inspector.core.model import text_message
+
+    return text_message("user", text, is_synthetic=True)
