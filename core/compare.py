@@ -122,6 +122,7 @@ def compare(
     asked, after each (a screen shows them as they come); `stop` cancels it (raises
     `Cancelled`)."""
     real = inspection.real_cost
+    inspection.find_facts()
     every = [BASELINE, *strategies]
     made: dict[int, Row] = {}
 

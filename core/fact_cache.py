@@ -2,10 +2,11 @@
 URLs), kept between runs beside their token counts, under the same key and so with the
 same invalidation (`token_cache.entry_path`).
 
-A message's facts are found the first time a replay, `compare` or a sweep asks for them
-(a summary ranks its span's facts; a retention asks what a request still holds), and
-never again: a warm replay reads no session message's text to find them. `analyze` never
-asks, so it never pays for them. What is kept is a table of the distinct facts and, for
+A message's facts are found the first time a replay or a sweep asks for them (a summary
+ranks its span's facts; a retention asks what a request still holds), or, for `compare`,
+which asks for nearly all, all at once before its replays; and never again: a warm
+replay reads no session message's text to find them. `analyze` never asks, so it never
+pays for them. What is kept is a table of the distinct facts and, for
 each message, each kind's facts as numbers into it (null: not found yet). A write is
 atomic; an entry whose checksum or shape does not hold is removed and found again.
 """
@@ -18,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.files import locked, write_atomic
 from compaction_inspector.core.memo import on_forget
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.retention import KINDS, Met, met, own, own_found
@@ -44,25 +45,32 @@ def load_facts(session: Session, counter: TokenCounter) -> None:
     _LOADED[entry] = sum(f is not None for f in found)
 
 
-def store_facts(session: Session, counter: TokenCounter) -> None:
-    """Keep the facts found of the session's messages, where more are known than the
-    entry holds. Best effort: a disk that cannot be written only means finding again."""
+def store_facts(session: Session, counter: TokenCounter, every: bool = False) -> None:
+    """Keep the facts found of the session's messages (`every`: all of them, each found
+    now where it was not yet), where more are known than the entry held when it was last
+    read or written: added to what it holds, under a lock, as processes replaying the
+    same session at once each keep theirs. Best effort: a disk that cannot be written
+    only means finding them again."""
     entry = entry_path(session, counter, ".facts")
     if entry is None:
         return
     messages = (*session.messages, *session.sidechain)
     found = own_found(messages)
+    if every:
+        found = [f if f is not None else met(m) for m, f in zip(messages, found, strict=True)]
     if sum(f is not None for f in found) <= _LOADED.get(entry, 0):
         return
-    # one was asked for: every message's are found now and kept once, not a few more
-    # after each replay
-    every = [f if f is not None else met(m) for m, f in zip(messages, found, strict=True)]
-    numbers: dict[str, int] = {}
-    table = [[[numbers.setdefault(x, len(numbers)) for x in f[kind]] for kind in KINDS] for f in every]
-    payload = json.dumps({"items": list(numbers), "met": table}, separators=(",", ":")).encode()
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), locked(entry):
+        kept = _read(entry, len(messages)) or [None] * len(messages)
+        merged = [f if f is not None else k for f, k in zip(found, kept, strict=True)]
+        numbers: dict[str, int] = {}
+        table = [
+            None if f is None else [[numbers.setdefault(x, len(numbers)) for x in f[kind]] for kind in KINDS]
+            for f in merged
+        ]
+        payload = json.dumps({"items": list(numbers), "met": table}, separators=(",", ":")).encode()
         write_atomic(entry, MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
-        _LOADED[entry] = len(every)
+        _LOADED[entry] = sum(f is not None for f in merged)
 
 
 def _read(entry: Path, n: int) -> list[Met | None] | None:

@@ -267,6 +267,13 @@ class Inspection:
         store_facts(self.session, self.counter)
         store_written(self.session, self.counter)
 
+    def find_facts(self) -> None:
+        """Find every message's facts not kept yet, and keep them: before work that asks
+        for nearly all (`compare`), and is spread over processes that would each find
+        them."""
+        load_facts(self.session, self.counter)
+        store_facts(self.session, self.counter, every=True)
+
     def priced(self, policy: Policy, stop: Callable[[], bool] | None = None) -> tuple[Simulation, Cost]:
         """The whole replay under `policy` and what it would have cost."""
         replay = self.replay(policy, stop)

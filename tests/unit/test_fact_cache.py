@@ -64,15 +64,27 @@ def test_a_replay_finds_each_messages_facts_once_and_a_later_run_searches_none(
 
 
 def test_the_kept_facts_are_each_messages_own_in_the_order_met(cache_in: Path) -> None:
+    """A replay keeps the facts it found; `compare` finds and keeps every message's."""
     inspection, _ = replayed("aider")
     session = inspection.session
     messages = (*session.messages, *session.sidechain)
-    memo.forget()
+
+    def kept() -> list[retention.Met | None]:
+        memo.forget()
+        fact_cache.load_facts(session, inspection.counter)
+        found = retention.own_found(messages)
+        memo.forget()
+        return found
+
+    after_replay = kept()
+    assert sum(f is not None for f in after_replay) == 48 and len(messages) == 69
+    pairs = zip(messages, after_replay, strict=True)
+    assert [f for f in after_replay if f] == [retention._find_met(m) for m, f in pairs if f]
     fact_cache.load_facts(session, inspection.counter)
-    kept = retention.own_found(messages)
-    memo.forget()
-    assert kept == [retention._find_met(m) for m in messages]
-    by_kind = {k: sum(len(f[k]) for f in kept if f is not None) for k in retention.KINDS}
+    inspection.find_facts()
+    every = kept()
+    assert every == [retention._find_met(m) for m in messages]
+    by_kind = {k: sum(len(f[k]) for f in every if f is not None) for k in retention.KINDS}
     assert by_kind == {"paths": 60, "commands": 7, "identifiers": 18, "numbers": 10, "urls": 0}
 
 
@@ -110,3 +122,34 @@ def _entry_of(kinds: Any) -> bytes:
 
     payload = json.dumps({"items": [], "met": [[[] for _ in kinds]]}).encode()
     return fact_cache.MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+
+def test_facts_two_processes_found_at_once_are_both_kept(cache_in: Path) -> None:
+    """Processes replaying one session at once each keep what they found: the entry
+    holds both, as found."""
+    session = load(path())
+    counter = Inspection.of(session, CONFIG).counter
+    messages = (*session.messages, *session.sidechain)
+    memo.forget()
+    fact_cache.load_facts(session, counter)  # the first: nothing kept yet
+    for m in messages[:10]:
+        retention.met(m)
+    memo.forget()  # the second read the entry before the first wrote
+    retention.own(messages, [None] * len(messages))
+    for m in messages[10:20]:
+        retention.met(m)
+    second = retention.own_found(messages)
+    memo.forget()
+    fact_cache.load_facts(session, counter)
+    for m in messages[:10]:
+        retention.met(m)
+    fact_cache.store_facts(session, counter)  # the first writes
+    memo.forget()
+    retention.own(messages, second)
+    fact_cache.store_facts(session, counter)  # then the second
+    memo.forget()
+    fact_cache.load_facts(session, counter)
+    kept = retention.own_found(messages)
+    assert [k is not None for k in kept] == [True] * 20 + [False] * (len(messages) - 20)
+    memo.forget()
+    assert kept[:20] == [retention._find_met(m) for m in messages[:20]]
