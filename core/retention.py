@@ -12,7 +12,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import accumulate, chain
@@ -115,23 +115,26 @@ KINDS = tuple(f.name for f in fields(Retention))  # the kinds of fact, in a rete
 
 
 Met = dict[str, tuple[str, ...]]  # one message's facts by kind, each kind's in the order met
+# what is known of a session message's facts: found, kept and decoded when first asked
+# for (core/fact_cache.py), or not yet (None)
+Known = Met | Callable[[], Met] | None
 
-# The session's own messages, each with its facts once found (None: not yet): kept between
-# runs (core/fact_cache.py), so a warm replay never searches a session message's text
-_OWN: dict[Message, Met | None] = {}
+# The session's own messages, each with what is known of its facts: kept between runs
+# (core/fact_cache.py), so a warm replay never searches a session message's text
+_OWN: dict[Message, Known] = {}
 on_forget(_OWN.clear)
 
 
-def own(messages: Sequence[Message], found: Sequence[Met | None]) -> None:
-    """Take `messages` as the session's own, with the facts known of each (None: not
-    yet); what was found of them before is kept."""
+def own(messages: Sequence[Message], found: Sequence[Known]) -> None:
+    """Take `messages` as the session's own, with what is known of each one's facts;
+    what was known of them before is kept."""
     for m, f in zip(messages, found, strict=True):
         if _OWN.get(m) is None:
             _OWN[m] = f
 
 
-def own_found(messages: Sequence[Message]) -> list[Met | None]:
-    """The facts found so far of each of the session's own `messages` (None: not yet)."""
+def own_found(messages: Sequence[Message]) -> list[Known]:
+    """What is known so far of each of the session's own `messages`' facts."""
     return [_OWN.get(m) for m in messages]
 
 
@@ -143,6 +146,8 @@ def met(message: Message) -> Met:
         found = _OWN[message]
         if found is None:
             found = _OWN[message] = _find_met(message)
+        elif not isinstance(found, dict):  # kept: decoded now
+            found = _OWN[message] = found()
         return found
     return _find_met(message)
 

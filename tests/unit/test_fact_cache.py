@@ -72,7 +72,7 @@ def test_the_kept_facts_are_each_messages_own_in_the_order_met(cache_in: Path) -
     def kept() -> list[retention.Met | None]:
         memo.forget()
         fact_cache.load_facts(session, inspection.counter)
-        found = retention.own_found(messages)
+        found = [f if f is None or isinstance(f, dict) else f() for f in retention.own_found(messages)]
         memo.forget()
         return found
 
@@ -149,7 +149,10 @@ def test_facts_two_processes_found_at_once_are_both_kept(cache_in: Path) -> None
     fact_cache.store_facts(session, counter)  # then the second
     memo.forget()
     fact_cache.load_facts(session, counter)
-    kept = retention.own_found(messages)
+    kept = [
+        retention.met(m) if k is not None else None
+        for m, k in zip(messages, retention.own_found(messages), strict=True)
+    ]
     assert [k is not None for k in kept] == [True] * 20 + [False] * (len(messages) - 20)
     memo.forget()
     assert kept[:20] == [retention._find_met(m) for m in messages[:20]]
