@@ -122,7 +122,8 @@ def compare(
     asked, after each (a screen shows them as they come); `stop` cancels it (raises
     `Cancelled`)."""
     real = inspection.real_cost
-    inspection.find_facts()
+    if jobs > 1:  # found here once, not in each process
+        inspection.find_facts()
     every = [BASELINE, *strategies]
     made: dict[int, Row] = {}
 

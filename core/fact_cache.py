@@ -3,14 +3,17 @@ URLs), kept between runs beside their token counts, under the same key and so wi
 same invalidation (`token_cache.entry_path`).
 
 A message's facts are found the first time a replay or a sweep asks for them (a summary
-ranks its span's facts; a retention asks what a request still holds), or, for `compare`,
-which asks for nearly all, all at once before its replays; and never again: a warm
-replay reads no session message's text to find them. `analyze` never asks, so it never
-pays for them. What is kept is a table of the distinct facts and, for each message, each
-kind's facts as numbers into it (null: not found yet); a message's are decoded only when
-asked for (a 20 MB session's entry reads in 0.06 s; decoding every message's would take
-0.3 s). A write is atomic; an entry whose checksum or shape does not hold is removed and
-found again.
+ranks its span's facts; a retention asks what a request still holds), or, for `compare`
+spread over processes, all at once before it forks; and never again: a warm replay reads
+no session message's text to find them. `analyze` never asks, so it never pays for them.
+
+The entry is a run of chunks, each appended under a lock by the run that found what it
+holds: the facts of some of the session's messages, each kind's as numbers into the
+chunk's own table of distinct facts. A write costs what it adds, whatever the entry
+already holds, and processes replaying the session at once each add theirs. A message's
+facts are decoded only when asked for (a 20 MB session's entry reads in 0.06 s; decoding
+every message's would take 0.3 s). An entry with a chunk whose length, checksum or shape
+does not hold (a write cut short) is removed, and its facts found again.
 """
 
 from __future__ import annotations
@@ -18,26 +21,27 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.files import locked, write_atomic
+from compaction_inspector.core.files import locked
 from compaction_inspector.core.memo import on_forget
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.retention import KINDS, Known, Met, met, own, own_found
 from compaction_inspector.core.token_cache import entry_path
 from compaction_inspector.core.tokens import TokenCounter
 
-MAGIC = b"CIFC1"
-_DIGEST = 16
-_LOADED: dict[Path, int] = {}  # each entry read or written: how many messages' facts it holds
-on_forget(_LOADED.clear)
+MAGIC = b"CIFC2"
+CHUNK = struct.Struct("<I16s")  # a chunk's payload length and its checksum
+_HELD: dict[Path, set[int]] = {}  # each entry read or written: the messages whose facts it holds
+on_forget(_HELD.clear)
 
 
 class _Kept:
-    """One message's facts as the entry keeps them: each kind's as numbers into the
-    entry's table, decoded when first asked for (`retention.met` calls it)."""
+    """One message's facts as the entry keeps them: each kind's as numbers into its
+    chunk's table, decoded when first asked for (`retention.met` calls it)."""
 
     __slots__ = ("items", "kinds")
 
@@ -54,20 +58,19 @@ def load_facts(session: Session, counter: TokenCounter) -> None:
     them where there are any."""
     messages = (*session.messages, *session.sidechain)
     entry = entry_path(session, counter, ".facts")
-    if entry is None or entry in _LOADED:  # none kept, or already taken
+    if entry is None or entry in _HELD:  # none kept, or already taken
         own(messages, [None] * len(messages))
         return
     found = _read(entry, len(messages)) or [None] * len(messages)
     own(messages, found)
-    _LOADED[entry] = sum(f is not None for f in found)
+    _HELD[entry] = {k for k, f in enumerate(found) if f is not None}
 
 
 def store_facts(session: Session, counter: TokenCounter, every: bool = False) -> None:
-    """Keep the facts found of the session's messages (`every`: all of them, each found
-    now where it was not yet), where more are known than the entry held when it was last
-    read or written: added to what it holds, under a lock, as processes replaying the
-    same session at once each keep theirs. Best effort: a disk that cannot be written
-    only means finding them again."""
+    """Add to the entry the facts found of the session's messages that it does not hold
+    (`every`: of all of them, each found now where it was not yet), as a chunk appended
+    under a lock. Best effort: a disk that cannot be written only means finding them
+    again."""
     entry = entry_path(session, counter, ".facts")
     if entry is None:
         return
@@ -75,26 +78,30 @@ def store_facts(session: Session, counter: TokenCounter, every: bool = False) ->
     found: Sequence[Known] = own_found(messages)
     if every:
         found = [f if f is not None else met(m) for m, f in zip(messages, found, strict=True)]
-    if sum(f is not None for f in found) <= _LOADED.get(entry, 0):
+    held = _HELD.setdefault(entry, set())
+    new = [k for k, f in enumerate(found) if f is not None and k not in held]
+    if not new:
         return
+    numbers: dict[str, int] = {}
+    table = [[k, _as_numbers(found[k], numbers)] for k in new]
+    payload = json.dumps(
+        {"n": len(messages), "items": list(numbers), "met": table}, separators=(",", ":")
+    ).encode()
+    chunk = CHUNK.pack(len(payload), hashlib.blake2b(payload, digest_size=16).digest()) + payload
     with contextlib.suppress(OSError), locked(entry):
-        kept = _read(entry, len(messages)) or [None] * len(messages)
-        merged = [f if f is not None else k for f, k in zip(found, kept, strict=True)]
-        numbers: dict[str, int] = {}
-        table = [_as_numbers(f, numbers) for f in merged]
-        payload = json.dumps({"items": list(numbers), "met": table}, separators=(",", ":")).encode()
-        write_atomic(entry, MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
-        _LOADED[entry] = sum(f is not None for f in merged)
+        with open(entry, "ab") as f:
+            if f.tell() == 0:
+                f.write(MAGIC)
+            f.write(chunk)
+        held.update(new)
 
 
-def _as_numbers(found: Known, numbers: dict[str, int]) -> list[list[int]] | None:
+def _as_numbers(found: Known, numbers: dict[str, int]) -> list[list[int]]:
     """A message's facts as numbers into the table being written (`numbers`)."""
-    if found is None:
-        return None
     if isinstance(found, _Kept):  # read and never asked for: renumbered, not decoded
         items = found.items
         return [[numbers.setdefault(items[k], len(numbers)) for k in ks] for ks in found.kinds]
-    facts = found if isinstance(found, dict) else found()
+    facts = found if isinstance(found, dict) else found() if found is not None else {}
     return [[numbers.setdefault(x, len(numbers)) for x in facts[kind]] for kind in KINDS]
 
 
@@ -105,31 +112,38 @@ def _read(entry: Path, n: int) -> list[Known] | None:
         data = entry.read_bytes()
     except OSError:
         return None
-    head = len(MAGIC) + _DIGEST
-    payload = data[head:]
-    found: list[Known] | None = None
-    if (
-        data[: len(MAGIC)] == MAGIC
-        and hashlib.blake2b(payload, digest_size=_DIGEST).digest() == data[len(MAGIC) : head]
-    ):
+    found: list[Known] | None = [None] * n if data[: len(MAGIC)] == MAGIC else None
+    at = len(MAGIC)
+    while found is not None and at < len(data):
+        try:
+            size, digest = CHUNK.unpack_from(data, at)
+        except struct.error:
+            found = None
+            break
+        payload = data[at + CHUNK.size : at + CHUNK.size + size]
+        at += CHUNK.size + size
+        if len(payload) != size or hashlib.blake2b(payload, digest_size=16).digest() != digest:
+            found = None
+            break
         with contextlib.suppress(ValueError, TypeError, KeyError):
-            found = _shaped(json.loads(payload), n)
+            if _taken(json.loads(payload), found):
+                continue
+        found = None
     if found is None:
-        entry.unlink(missing_ok=True)  # corrupt or stale: found again and rewritten
+        entry.unlink(missing_ok=True)  # cut short or damaged: found again and rewritten
     return found
 
 
-def _shaped(data: Any, n: int) -> list[Known] | None:
-    """The entry's messages, where it is shaped as this version writes it (its checksum
-    held: its numbers are those written, each within the table)."""
-    items, table = data["items"], data["met"]
-    if not isinstance(items, list) or not isinstance(table, list) or len(table) != n:
-        return None
+def _taken(chunk: Any, found: list[Known]) -> bool:
+    """`chunk`'s messages put into `found`, where it is shaped as this version writes it
+    (its checksum held: its numbers are those written, each within its table)."""
+    items, table = chunk["items"], chunk["met"]
+    if chunk["n"] != len(found) or not isinstance(items, list) or not isinstance(table, list):
+        return False
     if not all(isinstance(x, str) for x in items):
-        return None
-    out: list[Known] = []
-    for kinds in table:
-        if kinds is not None and (not isinstance(kinds, list) or len(kinds) != len(KINDS)):
-            return None
-        out.append(None if kinds is None else _Kept(items, kinds))
-    return out
+        return False
+    for k, kinds in table:
+        if not 0 <= k < len(found) or not isinstance(kinds, list) or len(kinds) != len(KINDS):
+            return False
+        found[k] = _Kept(items, kinds)
+    return True

@@ -4,6 +4,7 @@ replay from them; a damaged entry is removed and found again; `analyze` writes n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -120,39 +121,31 @@ def _entry_of(kinds: Any) -> bytes:
     import hashlib
     import json
 
-    payload = json.dumps({"items": [], "met": [[[] for _ in kinds]]}).encode()
-    return fact_cache.MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+    payload = json.dumps({"n": 1, "items": [], "met": [[0, [[] for _ in kinds]]]}).encode()
+    digest = hashlib.blake2b(payload, digest_size=16).digest()
+    return fact_cache.MAGIC + fact_cache.CHUNK.pack(len(payload), digest) + payload
 
 
-def test_facts_two_processes_found_at_once_are_both_kept(cache_in: Path) -> None:
-    """Processes replaying one session at once each keep what they found: the entry
-    holds both, as found."""
+def test_a_write_adds_only_what_the_entry_does_not_hold(cache_in: Path) -> None:
+    """What a later replay found is appended: the entry's bytes before stay as they were."""
     session = load(path())
     counter = Inspection.of(session, CONFIG).counter
-    messages = (*session.messages, *session.sidechain)
-    memo.forget()
-    fact_cache.load_facts(session, counter)  # the first: nothing kept yet
-    for m in messages[:10]:
-        retention.met(m)
-    memo.forget()  # the second read the entry before the first wrote
-    retention.own(messages, [None] * len(messages))
-    for m in messages[10:20]:
-        retention.met(m)
-    second = retention.own_found(messages)
+    messages = session.messages
     memo.forget()
     fact_cache.load_facts(session, counter)
     for m in messages[:10]:
         retention.met(m)
-    fact_cache.store_facts(session, counter)  # the first writes
-    memo.forget()
-    retention.own(messages, second)
-    fact_cache.store_facts(session, counter)  # then the second
-    memo.forget()
-    fact_cache.load_facts(session, counter)
-    kept = [
-        retention.met(m) if k is not None else None
-        for m, k in zip(messages, retention.own_found(messages), strict=True)
-    ]
-    assert [k is not None for k in kept] == [True] * 20 + [False] * (len(messages) - 20)
-    memo.forget()
-    assert kept[:20] == [retention._find_met(m) for m in messages[:20]]
+    fact_cache.store_facts(session, counter)
+    [entry] = facts_entries(cache_in)
+    first = entry.read_bytes()
+    fact_cache.store_facts(session, counter)  # nothing new: nothing written
+    assert entry.read_bytes() == first
+    for m in messages[:20]:
+        retention.met(m)
+    fact_cache.store_facts(session, counter)
+    after = entry.read_bytes()
+    assert after.startswith(first) and len(after) > len(first)
+    added = after[len(first) :]
+    size, _ = fact_cache.CHUNK.unpack_from(added)
+    assert [k for k, _ in json.loads(added[fact_cache.CHUNK.size :])["met"]] == list(range(10, 20))
+    assert len(added) == fact_cache.CHUNK.size + size
