@@ -224,7 +224,11 @@ class Inspection:
     def run(self, strategy: str, options: Options | None = None) -> CompactionResult[Stats]:
         """`strategy` over the request the agent sends next, with `options` or the config's."""
         chosen = options if options is not None else self.config.options(strategy)
-        return run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
+        load_facts(self.session, self.counter)
+        load_written(self.session, self.counter)
+        made = run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
+        self.keep_found()
+        return made
 
     def policy(self, name: str, against: str | None = None) -> Policy:
         """The replay policy `name` (BASELINE: no compaction) with the config's options.

@@ -115,3 +115,30 @@ def u_written(text: str) -> Message:
     from compaction_inspector.core.model import text_message
 
     return text_message("user", text, is_synthetic=True)
+
+
+def test_the_texts_a_run_on_the_next_request_wrote_are_kept_too(cache_in: Path) -> None:
+    """`compare` asks each strategy's run on the request the agent sends next what it
+    kept: what that run wrote is kept as a replay's is, so the next `compare` does not
+    load the encoding for it."""
+    from compaction_inspector.core import memo
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pressure import Window
+
+    config = Config(window=Window(3_000, 500), preset=None)
+
+    def run(refuse: bool) -> int:
+        memo.forget()
+        inspection = Inspection.open(path(), config)
+        if refuse:
+
+            def refused(texts: list[str]) -> list[int]:
+                raise AssertionError(f"encoded again: {texts[:1]}")
+
+            setattr(inspection.counter, "_encode_lengths", refused)  # noqa: B010 (a method replaced for this test)
+        return inspection.run("aider").stats.tokens_after
+
+    first = run(False)
+    assert run(True) == first
+    memo.forget()
