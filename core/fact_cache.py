@@ -22,20 +22,19 @@ import contextlib
 import hashlib
 import json
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.files import locked
 from compaction_inspector.core.memo import on_forget
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.retention import KINDS, Known, Met, met, own, own_found, written, written_new
+from compaction_inspector.core.retention import KINDS, Known, Met, met, own, own_found
 from compaction_inspector.core.token_cache import entry_path
 from compaction_inspector.core.tokens import TokenCounter
 
 MAGIC = b"CIFC2"
 CHUNK = struct.Struct("<I16s")  # a chunk's payload length and its checksum
-SAID_MOST = 32 << 20  # the facts of texts replays wrote: an entry past this is begun afresh
 _HELD: dict[Path, set[int]] = {}  # each entry read or written: the messages whose facts it holds
 on_forget(_HELD.clear)
 
@@ -56,28 +55,22 @@ class _Kept:
 
 def load_facts(session: Session, counter: TokenCounter) -> None:
     """Take the session's messages as its own (`retention.own`), with the facts kept of
-    them where there are any, and the facts kept of the texts its replays wrote."""
+    them where there are any."""
     messages = (*session.messages, *session.sidechain)
     entry = entry_path(session, counter, ".facts")
     if entry is None or entry in _HELD:  # none kept, or already taken
         own(messages, [None] * len(messages))
         return
-    found: list[Known] = [None] * len(messages)
-    if not _read(entry, lambda chunk: _taken(chunk, found)):
-        found = [None] * len(messages)
+    found = _read(entry, len(messages)) or [None] * len(messages)
     own(messages, found)
     _HELD[entry] = {k for k, f in enumerate(found) if f is not None}
-    said = entry.with_suffix(".said")
-    texts: dict[bytes, Known] = {}
-    if _read(said, lambda chunk: _texts(chunk, texts)):
-        written(texts)
 
 
 def store_facts(session: Session, counter: TokenCounter, every: bool = False) -> None:
     """Add to the entry the facts found of the session's messages that it does not hold
-    (`every`: of all of them, each found now where it was not yet), and to the entry of
-    the texts its replays wrote those found since, each as a chunk appended under a lock.
-    Best effort: a disk that cannot be written only means finding them again."""
+    (`every`: of all of them, each found now where it was not yet), as a chunk appended
+    under a lock. Best effort: a disk that cannot be written only means finding them
+    again."""
     entry = entry_path(session, counter, ".facts")
     if entry is None:
         return
@@ -87,16 +80,20 @@ def store_facts(session: Session, counter: TokenCounter, every: bool = False) ->
         found = [f if f is not None else met(m) for m, f in zip(messages, found, strict=True)]
     held = _HELD.setdefault(entry, set())
     new = [k for k, f in enumerate(found) if f is not None and k not in held]
-    if new:
-        numbers: dict[str, int] = {}
-        table = [[k, _as_numbers(found[k], numbers)] for k in new]
-        if _append(entry, {"n": len(messages), "items": list(numbers), "met": table}):
-            held.update(new)
-    said = written_new()
-    if said:
-        numbers = {}
-        table = [[key.hex(), _as_numbers(f, numbers)] for key, f in said]
-        _append(entry.with_suffix(".said"), {"items": list(numbers), "texts": table}, SAID_MOST)
+    if not new:
+        return
+    numbers: dict[str, int] = {}
+    table = [[k, _as_numbers(found[k], numbers)] for k in new]
+    payload = json.dumps(
+        {"n": len(messages), "items": list(numbers), "met": table}, separators=(",", ":")
+    ).encode()
+    chunk = CHUNK.pack(len(payload), hashlib.blake2b(payload, digest_size=16).digest()) + payload
+    with contextlib.suppress(OSError), locked(entry):
+        with open(entry, "ab") as f:
+            if f.tell() == 0:
+                f.write(MAGIC)
+            f.write(chunk)
+        held.update(new)
 
 
 def _as_numbers(found: Known, numbers: dict[str, int]) -> list[list[int]]:
@@ -108,77 +105,45 @@ def _as_numbers(found: Known, numbers: dict[str, int]) -> list[list[int]]:
     return [[numbers.setdefault(x, len(numbers)) for x in facts[kind]] for kind in KINDS]
 
 
-def _append(entry: Path, chunk: dict[str, Any], most: int | None = None) -> bool:
-    """`chunk` added to the end of `entry` under a lock (an entry past `most` bytes
-    begun afresh); whether it was written."""
-    payload = json.dumps(chunk, separators=(",", ":")).encode()
-    framed = CHUNK.pack(len(payload), hashlib.blake2b(payload, digest_size=16).digest()) + payload
-    with contextlib.suppress(OSError), locked(entry):
-        with open(entry, "ab") as f:
-            if most is not None and f.tell() > most:
-                f.truncate(0)
-            if f.tell() == 0:
-                f.write(MAGIC)
-            f.write(framed)
-        return True
-    return False
-
-
-def _read(entry: Path, take: Callable[[Any], bool]) -> bool:
-    """Each chunk of `entry` to `take` (which says whether it is shaped as this version
-    writes it); False where there is no entry, or it does not hold (it is then removed)."""
+def _read(entry: Path, n: int) -> list[Known] | None:
+    """The entry's facts of `n` messages, each decoded when asked for; None where there
+    is none, or it does not hold."""
     try:
         data = entry.read_bytes()
     except OSError:
-        return False
-    ok, at = data[: len(MAGIC)] == MAGIC, len(MAGIC)
-    while ok and at < len(data):
+        return None
+    found: list[Known] | None = [None] * n if data[: len(MAGIC)] == MAGIC else None
+    at = len(MAGIC)
+    while found is not None and at < len(data):
         try:
             size, digest = CHUNK.unpack_from(data, at)
         except struct.error:
-            ok = False
+            found = None
             break
         payload = data[at + CHUNK.size : at + CHUNK.size + size]
         at += CHUNK.size + size
-        ok = len(payload) == size and hashlib.blake2b(payload, digest_size=16).digest() == digest
-        if ok:
-            try:
-                ok = take(json.loads(payload))
-            except (ValueError, TypeError, KeyError):
-                ok = False
-    if not ok:
+        if len(payload) != size or hashlib.blake2b(payload, digest_size=16).digest() != digest:
+            found = None
+            break
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            if _taken(json.loads(payload), found):
+                continue
+        found = None
+    if found is None:
         entry.unlink(missing_ok=True)  # cut short or damaged: found again and rewritten
-    return ok
+    return found
 
 
 def _taken(chunk: Any, found: list[Known]) -> bool:
     """`chunk`'s messages put into `found`, where it is shaped as this version writes it
     (its checksum held: its numbers are those written, each within its table)."""
     items, table = chunk["items"], chunk["met"]
-    if chunk["n"] != len(found) or not _table(items, table):
+    if chunk["n"] != len(found) or not isinstance(items, list) or not isinstance(table, list):
+        return False
+    if not all(isinstance(x, str) for x in items):
         return False
     for k, kinds in table:
-        if not 0 <= k < len(found):
+        if not 0 <= k < len(found) or not isinstance(kinds, list) or len(kinds) != len(KINDS):
             return False
         found[k] = _Kept(items, kinds)
     return True
-
-
-def _texts(chunk: Any, found: dict[bytes, Known]) -> bool:
-    """`chunk`'s texts put into `found` by their digests, as `_taken` puts messages."""
-    items, table = chunk["items"], chunk["texts"]
-    if not _table(items, table):
-        return False
-    for key, kinds in table:
-        found[bytes.fromhex(key)] = _Kept(items, kinds)
-    return True
-
-
-def _table(items: Any, table: Any) -> bool:
-    """A chunk's table of facts and its rows are shaped as this version writes them."""
-    return (
-        isinstance(items, list)
-        and isinstance(table, list)
-        and all(isinstance(x, str) for x in items)
-        and all(isinstance(kinds, list) and len(kinds) == len(KINDS) for _, kinds in table)
-    )

@@ -8,12 +8,11 @@ kept about 77 % of the time, file paths 10 %, shell commands 0.2 %, numbers 2 %.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import accumulate, chain
@@ -153,47 +152,8 @@ def met(message: Message) -> Met:
     return _find_met(message)
 
 
-# The facts of long texts replays wrote (a summary listing facts), by the text's digest:
-# kept between runs (core/fact_cache.py), so a warm replay never searches one again
-_WRITTEN: dict[bytes, Known] = {}
-_WRITTEN_NEW: list[tuple[bytes, Met]] = []  # found here since last kept
-on_forget(_WRITTEN.clear)
-on_forget(_WRITTEN_NEW.clear)
-
-
-def written(found: Mapping[bytes, Known]) -> None:
-    """Take what is known of the facts of texts replays wrote, by their digests."""
-    for key, f in found.items():
-        _WRITTEN.setdefault(key, f)
-
-
-def written_new() -> list[tuple[bytes, Met]]:
-    """The facts of texts replays wrote found since last asked, to keep."""
-    out = list(_WRITTEN_NEW)
-    _WRITTEN_NEW.clear()
-    return out
-
-
 @per_session(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
 def _find_met(message: Message) -> Met:
-    blocks = message.blocks
-    if not (message.replaces or message.is_synthetic) or len(blocks) != 1 or blocks[0].type != "text":
-        return _search(message)
-    text = blocks[0].render()
-    if len(text) <= _CLAUSED:
-        return _search(message)
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    known = _WRITTEN.get(key)
-    if known is None:
-        known = _search(message)
-        _WRITTEN_NEW.append((key, known))
-    elif not isinstance(known, dict):  # kept: decoded now
-        known = known()
-    _WRITTEN[key] = known
-    return known
-
-
-def _search(message: Message) -> Met:
     met: dict[str, list[str]] = {kind: [] for kind in KINDS}
     derived = bool(message.replaces or message.is_synthetic)
     for b in message.blocks:

@@ -30,10 +30,10 @@ def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     memo.forget()
 
 
-def replayed(strategy: str, config: Config = CONFIG) -> tuple[Inspection, list[tuple[int, int]]]:
+def replayed(strategy: str) -> tuple[Inspection, list[tuple[int, int]]]:
     """A fresh process's replay of the sample under `strategy`: its tokens before and after."""
     memo.forget()
-    inspection = Inspection.of(load(path()), config)
+    inspection = Inspection.of(load(path()), CONFIG)
     replay = inspection.replay(inspection.policy(strategy))
     return inspection, [(p.tokens_before, p.tokens_after) for p in replay.points]
 
@@ -45,32 +45,23 @@ def facts_entries(cache_in: Path) -> list[Path]:
 def test_a_replay_finds_each_messages_facts_once_and_a_later_run_searches_none(
     cache_in: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A session message's facts and a long summary's are searched for once: a later
-    run of the same replay reads them all from the cache (a short text a replay wrote,
-    a placeholder, is searched: its own facts are few and quickly found)."""
+    _, first = replayed("aider")
+    [entry] = facts_entries(cache_in)
     searched: list[Message] = []
-    search = retention._search
+    find = retention._find_met
 
     def spy(message: Message) -> retention.Met:
         searched.append(message)
-        return search(message)
+        return find(message)
 
-    monkeypatch.setattr(retention, "_search", spy)
-    wider = Config(window=Window(20_000, 500), preset=None)  # summaries long enough to be kept
-    first_run, first = replayed("aider", wider)
-    [entry] = facts_entries(cache_in)
-
-    def long_or_own(inspection: Inspection) -> list[Message]:
-        own = set(inspection.session.messages)
-        return [m for m in searched if m in own or len(m.text) > 512]
-
-    assert {m in set(first_run.session.messages) for m in long_or_own(first_run)} == {True, False}
-    searched.clear()
-    again, second = replayed("aider", wider)
-    assert second == first and long_or_own(again) == []
+    monkeypatch.setattr(retention, "_find_met", spy)
+    again, second = replayed("aider")
+    assert second == first
+    own = set(again.session.messages)
+    assert searched and not [m for m in searched if m in own]  # only the summaries the replay wrote
     written = entry.stat().st_mtime_ns
-    replayed("langchain-summarization", wider)
-    assert entry.stat().st_mtime_ns == written  # no session message's facts new: nothing added
+    replayed("langchain-summarization")
+    assert entry.stat().st_mtime_ns == written  # nothing new found: nothing written
 
 
 def test_the_kept_facts_are_each_messages_own_in_the_order_met(cache_in: Path) -> None:
@@ -123,8 +114,7 @@ def test_a_damaged_entry_is_removed_and_its_facts_found_again(cache_in: Path, da
     assert replayed("aider")[1] == first
     [again] = facts_entries(cache_in)
     session = load(path())
-    found: list[retention.Known] = [None] * (len(session.messages) + len(session.sidechain))
-    assert fact_cache._read(again, lambda chunk: fact_cache._taken(chunk, found)) and any(found)
+    assert fact_cache._read(again, len(session.messages) + len(session.sidechain)) is not None
 
 
 def _entry_of(kinds: Any) -> bytes:
