@@ -128,7 +128,7 @@ def test_the_texts_a_run_on_the_next_request_wrote_are_kept_too(cache_in: Path) 
 
     config = Config(window=Window(3_000, 500), preset=None)
 
-    def run(refuse: bool) -> int:
+    def run(refuse: bool) -> list[int]:
         memo.forget()
         inspection = Inspection.open(path(), config)
         if refuse:
@@ -137,7 +137,9 @@ def test_the_texts_a_run_on_the_next_request_wrote_are_kept_too(cache_in: Path) 
                 raise AssertionError(f"encoded again: {texts[:1]}")
 
             setattr(inspection.counter, "_encode_lengths", refused)  # noqa: B010 (a method replaced for this test)
-        return inspection.run("aider").stats.tokens_after
+        made = inspection.run("aider")
+        assert made.messages is not None
+        return inspection.counter.count_all(made.messages)
 
     first = run(False)
     assert run(True) == first
