@@ -1,18 +1,21 @@
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core import token_cache
+from compaction_inspector.core import memo, token_cache
 from compaction_inspector.core.formats import load
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 
 
 @pytest.fixture(autouse=True)
-def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
-    return tmp_path
+    yield tmp_path
+    memo.forget()  # what an inspection left in the per-session caches
 
 
 def test_counts_come_back_exactly_without_encoding(cache_in: Path) -> None:
@@ -63,27 +66,31 @@ def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, cache_in: Path
     assert not (cache_in / "tokens").exists()
 
 
+def opened(refuse_encoding: bool) -> Inspection:
+    """A fresh process's inspection of the sample (a small window: its summarizers
+    compact); `refuse_encoding`: its counter fails the test if it encodes anything."""
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.pressure import Window
+
+    memo.forget()
+    inspection = Inspection.open(path(), Config(window=Window(3_000, 500), preset=None))
+    if refuse_encoding:
+
+        def refuse(texts: list[str]) -> list[int]:
+            raise AssertionError(f"encoded again: {texts[:1]}")
+
+        setattr(inspection.counter, "_encode_lengths", refuse)  # noqa: B010 (a method replaced for this test)
+    return inspection
+
+
 def test_the_texts_a_replay_wrote_are_counted_once_and_a_later_run_never_loads_the_encoding(
     cache_in: Path,
 ) -> None:
     """A summarizing replay counts the summaries it writes; their counts are kept beside
     the session's, so the same replay in a later run encodes nothing."""
-    from compaction_inspector.core import memo
-    from compaction_inspector.core.config import Config
-    from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.pressure import Window
 
-    config = Config(window=Window(3_000, 500), preset=None)
-
-    def replayed(counter_check: bool) -> list[tuple[int, int]]:
-        memo.forget()
-        inspection = Inspection.open(path(), config)
-        if counter_check:
-
-            def refuse(texts: list[str]) -> list[int]:
-                raise AssertionError(f"encoded again: {texts[:1]}")
-
-            setattr(inspection.counter, "_encode_lengths", refuse)  # noqa: B010 (a method replaced for this test)
+    def replayed(refuse: bool) -> list[tuple[int, int]]:
+        inspection = opened(refuse)
         replay = inspection.replay(inspection.policy("aider"))
         return [(p.tokens_before, p.tokens_after) for p in replay.points]
 
@@ -92,7 +99,6 @@ def test_the_texts_a_replay_wrote_are_counted_once_and_a_later_run_never_loads_t
     assert replayed(True) == first
     entry.write_bytes(entry.read_bytes()[:-2])  # damaged: removed, counted again, kept again
     assert replayed(False) == first and entry.exists()
-    memo.forget()
 
 
 def test_texts_written_by_two_processes_replaying_one_session_are_both_kept(cache_in: Path) -> None:
@@ -121,26 +127,12 @@ def test_the_texts_a_run_on_the_next_request_wrote_are_kept_too(cache_in: Path) 
     """`compare` asks each strategy's run on the request the agent sends next what it
     kept: what that run wrote is kept as a replay's is, so the next `compare` does not
     load the encoding for it."""
-    from compaction_inspector.core import memo
-    from compaction_inspector.core.config import Config
-    from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.pressure import Window
-
-    config = Config(window=Window(3_000, 500), preset=None)
 
     def run(refuse: bool) -> list[int]:
-        memo.forget()
-        inspection = Inspection.open(path(), config)
-        if refuse:
-
-            def refused(texts: list[str]) -> list[int]:
-                raise AssertionError(f"encoded again: {texts[:1]}")
-
-            setattr(inspection.counter, "_encode_lengths", refused)  # noqa: B010 (a method replaced for this test)
+        inspection = opened(refuse)
         made = inspection.run("aider")
         assert made.messages is not None
         return inspection.counter.count_all(made.messages)
 
     first = run(False)
     assert run(True) == first
-    memo.forget()
