@@ -224,8 +224,7 @@ class Inspection:
     def run(self, strategy: str, options: Options | None = None) -> CompactionResult[Stats]:
         """`strategy` over the request the agent sends next, with `options` or the config's."""
         chosen = options if options is not None else self.config.options(strategy)
-        load_facts(self.session, self.counter)
-        load_written(self.session, self.counter)
+        self._take_found()
         made = run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
         self.keep_found()
         return made
@@ -250,8 +249,7 @@ class Inspection:
             kept: _Kept | None = self.segments.replayed.get(key)
         if kept is not None:  # a tuning key pressed back, the curve it is compared with
             return kept.replay
-        load_facts(self.session, self.counter)
-        load_written(self.session, self.counter)
+        self._take_found()
         made = simulate(
             self.session.messages,
             policy,
@@ -264,10 +262,16 @@ class Inspection:
         self.keep_found()
         return made
 
+    def _take_found(self) -> None:
+        """What earlier runs kept of the session's messages' facts and of the counts of
+        the texts its replays wrote (`keep_found`), taken before a run or a replay."""
+        load_facts(self.session, self.counter)
+        load_written(self.session, self.counter)
+
     def keep_found(self) -> None:
         """Keep what was found of the session's messages' facts, and the counts of the
-        texts its replays wrote, for the next run (after a replay, or a retention asked of
-        the finder)."""
+        texts its runs and replays wrote, for the next run (after a run, a replay, or
+        the retentions `compare` asks of the finder)."""
         store_facts(self.session, self.counter)
         store_written(self.session, self.counter)
 
