@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from functools import cache
+from functools import cache, cached_property
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -58,19 +58,18 @@ class _Clock:
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._last: list[datetime | None] = []  # found once, where a line has no time
 
     def at(self, index: int) -> datetime | None:
         messages = self._session.messages
         own = parse(messages[index].timestamp) if index < len(messages) else None
-        if own is not None:
-            return own
-        if not self._last:
-            stamps = (parse(m.timestamp) for m in reversed(messages) if m.timestamp)
-            meta = self._session.metadata
-            last = next((t for t in stamps if t), None)
-            self._last.append(last or parse(meta.get("ended")) or parse(meta.get("started")))
-        return self._last[0]
+        return own if own is not None else self._last
+
+    @cached_property
+    def _last(self) -> datetime | None:
+        """The session's last time, found once, where a line has none of its own."""
+        stamps = (parse(m.timestamp) for m in reversed(self._session.messages) if m.timestamp)
+        meta = self._session.metadata
+        return next((t for t in stamps if t), None) or parse(meta.get("ended")) or parse(meta.get("started"))
 
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
