@@ -32,6 +32,7 @@ from compaction_inspector.core.context_model import Response, responses
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import provider as provider_of
 from compaction_inspector.core.formats.common import answered_by
+from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.timestamps import parse
@@ -61,7 +62,7 @@ class _Clock:
 
     def at(self, index: int) -> datetime | None:
         messages = self._session.messages
-        own = parse(messages[index].timestamp) if index < len(messages) else None
+        own = _when(messages[index].timestamp) if index < len(messages) else None
         return own if own is not None else self._last
 
     @cached_property
@@ -70,6 +71,11 @@ class _Clock:
         stamps = (parse(m.timestamp) for m in reversed(self._session.messages) if m.timestamp)
         meta = self._session.metadata
         return next((t for t in stamps if t), None) or parse(meta.get("ended")) or parse(meta.get("started"))
+
+
+@per_session(maxsize=1 << 16)  # every replay of a session prices its requests at their times
+def _when(timestamp: str | None) -> datetime | None:
+    return parse(timestamp)
 
 
 PARTS = ("uncached input", "cache read", "cache write 5m", "cache write 1h", "output")
@@ -740,6 +746,8 @@ def in_force(schedule: Sequence[Condition], at: datetime | None) -> int:
     last whose condition holds, else the first. A request of no known time pays the
     price of today's date outside any daily window (the standard rate, never a peak or
     an off-peak one)."""
+    if len(schedule) == 1:  # one price, in force whenever: most models
+        return 0
     utc = at.astimezone(UTC) if at is not None else None
     for n in range(len(schedule) - 1, -1, -1):
         condition = schedule[n]

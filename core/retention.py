@@ -122,20 +122,38 @@ Known = Met | Callable[[], Met] | None
 # The session's own messages, each with what is known of its facts: kept between runs
 # (core/fact_cache.py), so a warm replay never searches a session message's text
 _OWN: dict[Message, Known] = {}
+_OWN_AT: dict[Message, int] = {}  # ... each one's place among them
+_FOUND: list[Message] = []  # ... those whose facts were found since last asked (`found_since`)
 on_forget(_OWN.clear)
+on_forget(_OWN_AT.clear)
+on_forget(_FOUND.clear)
 
 
 def own(messages: Sequence[Message], found: Sequence[Known]) -> None:
     """Take `messages` as the session's own, with what is known of each one's facts;
     what was known of them before is kept."""
-    for m, f in zip(messages, found, strict=True):
+    for k, (m, f) in enumerate(zip(messages, found, strict=True)):
+        _OWN_AT[m] = k
         if _OWN.get(m) is None:
             _OWN[m] = f
+
+
+def owns(message: Message) -> bool:
+    """Whether `message` was taken as the session's own."""
+    return message in _OWN
 
 
 def own_found(messages: Sequence[Message]) -> list[Known]:
     """What is known so far of each of the session's own `messages`' facts."""
     return [_OWN.get(m) for m in messages]
+
+
+def found_since() -> list[tuple[int, Met]]:
+    """The session's own messages whose facts were found since last asked: each one's
+    place and facts."""
+    found = [(_OWN_AT[m], f) for m in _FOUND if isinstance(f := _OWN[m], dict)]
+    _FOUND.clear()
+    return found
 
 
 def met(message: Message) -> Met:
@@ -146,6 +164,7 @@ def met(message: Message) -> Met:
         found = _OWN[message]
         if found is None:
             found = _OWN[message] = _find_met(message)
+            _FOUND.append(message)
         elif not isinstance(found, dict):  # kept: decoded now
             found = _OWN[message] = found()
         return found

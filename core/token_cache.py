@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import struct
 import weakref
 from array import array
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from compaction_inspector.core import chunks
 from compaction_inspector.core.cache import cache_root
-from compaction_inspector.core.files import locked, write_atomic
+from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.tokens import TokenCounter, newest
+from compaction_inspector.core.tokens import TokenCounter
 
 LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
-WRITTEN_MAGIC = b"CITW1"
-WRITTEN_KEPT = (1 << 15, 8 << 20)  # the newest texts a replay wrote kept, and their characters at most
+WRITTEN_MAGIC = b"CITW2"
+WRITTEN_MOST = 32 << 20  # an entry of written texts past this many bytes is begun afresh
 MAGIC = b"CITC1"
 HEADER = struct.Struct("<5sI16s")
 
@@ -109,53 +110,36 @@ def count_session(
     return tokens, side, hit
 
 
-# what of each counter's texts was last read or kept: how many it had encoded then
-_WRITTEN: weakref.WeakKeyDictionary[TokenCounter, int] = weakref.WeakKeyDictionary()
+_TAKEN: weakref.WeakSet[TokenCounter] = weakref.WeakSet()  # counters primed with the written texts
 
 
 def load_written(session: Session, counter: TokenCounter) -> None:
     """Prime `counter` with the counts of the texts this session's replays wrote before
     (once per counter)."""
     entry = entry_path(session, counter, ".written")
-    if entry is None or counter in _WRITTEN:
+    if entry is None or counter in _TAKEN:
         return
-    _WRITTEN[counter] = counter.encoded_texts
-    counts = _read_written(entry)
-    if counts is not None:
+    _TAKEN.add(counter)
+    counts: dict[str, int] = {}
+    if chunks.read(entry, WRITTEN_MAGIC, lambda chunk: _texts(chunk, counts)):
         counter.take_texts(counts)
 
 
-def _read_written(entry: Path) -> dict[str, int] | None:
-    try:
-        data = entry.read_bytes()
-    except OSError:
-        return None
-    head = len(WRITTEN_MAGIC) + 16
-    payload = data[head:]
-    digest = hashlib.blake2b(payload, digest_size=16).digest()
-    found: object = None
-    if data[: len(WRITTEN_MAGIC)] == WRITTEN_MAGIC and data[len(WRITTEN_MAGIC) : head] == digest:
-        with contextlib.suppress(ValueError):
-            found = json.loads(payload)
-    if isinstance(found, dict) and all(isinstance(n, int) for n in found.values()):
-        return found
-    entry.unlink(missing_ok=True)  # corrupt: counted again and rewritten
-    return None
+def _texts(chunk: Any, counts: dict[str, int]) -> bool:
+    texts = chunk["texts"]
+    if not isinstance(texts, dict) or not all(isinstance(n, int) for n in texts.values()):
+        return False
+    counts.update(texts)
+    return True
 
 
 def store_written(session: Session, counter: TokenCounter) -> None:
-    """Keep the counts of the texts this session's replays wrote, where the counter
-    encoded any since they were last read or kept: added to what the entry holds, under
-    a lock, as processes replaying the same session at once (`compare --jobs`) each
-    write theirs. Best effort, as `store_counts`."""
+    """Add to the entry the counts of the texts a strategy wrote that the counter encoded
+    since last asked (`core.chunks`: processes replaying the same session at once each
+    add theirs). Best effort, as `store_counts`."""
     entry = entry_path(session, counter, ".written")
-    if entry is None or counter.encoded_texts == _WRITTEN.get(counter, 0):
+    if entry is None:
         return
-    ours = counter.texts(*WRITTEN_KEPT)
-    with contextlib.suppress(OSError), locked(entry):
-        kept = _read_written(entry) or {}
-        new = {t: n for t, n in ours.items() if t not in kept}
-        if new:
-            payload = json.dumps(newest({**kept, **new}, *WRITTEN_KEPT), separators=(",", ":")).encode()
-            write_atomic(entry, WRITTEN_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
-        _WRITTEN[counter] = counter.encoded_texts
+    texts = counter.written_since()
+    if texts:
+        chunks.append(entry, WRITTEN_MAGIC, {"texts": texts}, WRITTEN_MOST)

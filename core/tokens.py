@@ -55,18 +55,6 @@ def chars4(chars: int) -> int:
     return 0 if chars == 0 else max(1, chars // 4)
 
 
-def newest(counts: dict[str, int], most: int, chars: int) -> dict[str, int]:
-    """The last texts of `counts` with their counts, in its order: at most `most` of
-    them, of at most `chars` characters in all."""
-    kept: list[tuple[str, int]] = []
-    for text, n in islice(reversed(counts.items()), most):
-        chars -= len(text)
-        if chars < 0:
-            break
-        kept.append((text, n))
-    return dict(reversed(kept))
-
-
 class TokenCounter:
     """Counts message tokens with one encoding, remembering each message's count.
 
@@ -100,7 +88,7 @@ class TokenCounter:
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
         self._short_chars = 0  # their characters
-        self.encoded_texts = 0  # texts encoded and remembered by content, ever
+        self._written: list[str] = []  # of them, parts of texts a strategy wrote encoded since asked
 
     @property
     def exact(self) -> bool:
@@ -168,9 +156,12 @@ class TokenCounter:
         """Take counts known from elsewhere (the persistent cache) for these messages."""
         self._cache.update(zip(messages, counts, strict=True))
 
-    def texts(self, most: int, chars: int) -> dict[str, int]:
-        """The newest texts remembered by content with their counts (`newest`)."""
-        return newest(self._short, most, chars)
+    def written_since(self) -> dict[str, int]:
+        """The parts of texts a strategy wrote encoded since last asked, with their counts,
+        oldest first (what `token_cache.store_written` adds to the cache)."""
+        short, taken = self._short, self._written
+        self._written = []
+        return {t: short[t] for t in taken if t in short}
 
     def take_texts(self, counts: Mapping[str, int]) -> None:
         """Take counts of texts known from elsewhere (the persistent cache), remembered by
@@ -202,7 +193,10 @@ class TokenCounter:
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
             counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
             short.update((t, known[t]) for t in new)
-            self.encoded_texts += len(new)
+            if any(written):  # kept between runs (`written_since`)
+                made = {t for parts, w in pairs if w for t in parts}
+                self._written += (t for t in new if t in made)
+                del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))
             # each new summary cap writes thousands more: past either bound, the oldest half goes
             if len(short) > self.short_kept or self._short_chars > self.short_chars_kept:

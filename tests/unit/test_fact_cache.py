@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core import fact_cache, memo, retention
+from compaction_inspector.core import chunks, fact_cache, memo, retention
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
@@ -114,7 +114,8 @@ def test_a_damaged_entry_is_removed_and_its_facts_found_again(cache_in: Path, da
     assert replayed("aider")[1] == first
     [again] = facts_entries(cache_in)
     session = load(path())
-    assert fact_cache._read(again, len(session.messages) + len(session.sidechain)) is not None
+    found: list[retention.Known] = [None] * (len(session.messages) + len(session.sidechain))
+    assert chunks.read(again, fact_cache.MAGIC, lambda chunk: fact_cache._taken(chunk, found)) and any(found)
 
 
 def _entry_of(kinds: Any) -> bytes:
@@ -123,7 +124,7 @@ def _entry_of(kinds: Any) -> bytes:
 
     payload = json.dumps({"n": 1, "items": [], "met": [[0, [[] for _ in kinds]]]}).encode()
     digest = hashlib.blake2b(payload, digest_size=16).digest()
-    return fact_cache.MAGIC + fact_cache.CHUNK.pack(len(payload), digest) + payload
+    return fact_cache.MAGIC + chunks.FRAME.pack(len(payload), digest) + payload
 
 
 def test_a_write_adds_only_what_the_entry_does_not_hold(cache_in: Path) -> None:
@@ -146,6 +147,6 @@ def test_a_write_adds_only_what_the_entry_does_not_hold(cache_in: Path) -> None:
     after = entry.read_bytes()
     assert after.startswith(first) and len(after) > len(first)
     added = after[len(first) :]
-    size, _ = fact_cache.CHUNK.unpack_from(added)
-    assert [k for k, _ in json.loads(added[fact_cache.CHUNK.size :])["met"]] == list(range(10, 20))
-    assert len(added) == fact_cache.CHUNK.size + size
+    size, _ = chunks.FRAME.unpack_from(added)
+    assert [k for k, _ in json.loads(added[chunks.FRAME.size :])["met"]] == list(range(10, 20))
+    assert len(added) == chunks.FRAME.size + size
