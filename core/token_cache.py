@@ -105,6 +105,7 @@ def count_session(
     hit = load_counts(session, counter)
     tokens = counter.count_all(session.messages, progress=None if hit else progress)
     side = counter.count_all(session.sidechain)
+    counter.written_since()  # the session's own texts are kept as its counts, not as written ones
     if not hit:
         store_counts(session, counter)
     return tokens, side, hit

@@ -88,7 +88,7 @@ class TokenCounter:
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
         self._short_chars = 0  # their characters
-        self._written: list[str] = []  # of them, parts of texts a strategy wrote encoded since asked
+        self._written: list[str] = []  # of them, those encoded since asked (`written_since`)
 
     @property
     def exact(self) -> bool:
@@ -157,8 +157,9 @@ class TokenCounter:
         self._cache.update(zip(messages, counts, strict=True))
 
     def written_since(self) -> dict[str, int]:
-        """The parts of texts a strategy wrote encoded since last asked, with their counts,
-        oldest first (what `token_cache.store_written` adds to the cache)."""
+        """The texts remembered by content encoded since last asked, with their counts,
+        oldest first: after a session's own messages are counted (which `token_cache`
+        keeps apart), what its runs and replays wrote (what `store_written` keeps)."""
         short, taken = self._short, self._written
         self._written = []
         return {t: short[t] for t in taken if t in short}
@@ -193,10 +194,8 @@ class TokenCounter:
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
             counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
             short.update((t, known[t]) for t in new)
-            if any(written):  # kept between runs (`written_since`)
-                made = {t for parts, w in pairs if w for t in parts}
-                self._written += (t for t in new if t in made)
-                del self._written[: -self.short_kept]
+            self._written += new  # kept between runs (`written_since`)
+            del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))
             # each new summary cap writes thousands more: past either bound, the oldest half goes
             if len(short) > self.short_kept or self._short_chars > self.short_chars_kept:

@@ -142,3 +142,19 @@ def test_the_texts_a_run_on_the_next_request_wrote_are_kept_too(cache_in: Path) 
 
     first = run(False)
     assert run(True) == first
+
+
+def test_a_text_a_replay_made_without_marking_it_is_kept_and_the_sessions_own_are_not(cache_in: Path) -> None:
+    """A strategy's message need not say what it replaces (Codex's rebuilt history): any
+    text counted after the session's own is kept; the session's own are its counts."""
+    from compaction_inspector.core.model import text_message
+
+    session = load(path())
+    counter = make_counter("cl100k_base")
+    token_cache.count_session(session, counter)
+    made = text_message("user", "a history item the replay built again")
+    n = counter.count(made)
+    token_cache.store_written(session, counter)
+    fresh = make_counter("cl100k_base")
+    token_cache.load_written(session, fresh)
+    assert fresh.written_since() == {} and fresh._short == {made.text: n}
