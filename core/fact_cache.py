@@ -27,7 +27,7 @@ from compaction_inspector.core.token_cache import entry_path
 from compaction_inspector.core.tokens import TokenCounter
 
 MAGIC = b"CIFC2"
-_HELD: dict[Path, set[int]] = {}  # each entry read or written: the messages whose facts it holds
+_HELD: dict[Path, set[int]] = {}  # each entry read or added to: the messages whose facts it holds
 on_forget(_HELD.clear)
 
 
@@ -52,7 +52,7 @@ def load_facts(session: Session, counter: TokenCounter) -> None:
     if messages and owns(messages[0]):  # taken already
         return
     entry = entry_path(session, counter, ".facts")
-    if entry is None or entry in _HELD:  # none kept, or taken before the caches were emptied
+    if entry is None:
         own(messages, [None] * len(messages))
         return
     found: list[Known] = [None] * len(messages)
@@ -75,9 +75,7 @@ def store_facts(session: Session, counter: TokenCounter, every: bool = False) ->
         for m, f in zip(messages, own_found(messages), strict=True):
             if f is None:
                 met(m)
-        n = len(messages)
-    else:
-        n = len(session.messages) + len(session.sidechain)
+    n = len(session.messages) + len(session.sidechain)
     held = _HELD.setdefault(entry, set())
     new = [(k, f) for k, f in found_since() if k not in held]
     if not new:
@@ -88,12 +86,8 @@ def store_facts(session: Session, counter: TokenCounter, every: bool = False) ->
         held.update(k for k, _ in new)
 
 
-def _as_numbers(found: Known, numbers: dict[str, int]) -> list[list[int]]:
+def _as_numbers(facts: Met, numbers: dict[str, int]) -> list[list[int]]:
     """A message's facts as numbers into the table being written (`numbers`)."""
-    if isinstance(found, _Kept):  # read and never asked for: renumbered, not decoded
-        items = found.items
-        return [[numbers.setdefault(items[k], len(numbers)) for k in ks] for ks in found.kinds]
-    facts = found if isinstance(found, dict) else found() if found is not None else {}
     return [[numbers.setdefault(x, len(numbers)) for x in facts[kind]] for kind in KINDS]
 
 
