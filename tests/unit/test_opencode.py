@@ -19,7 +19,9 @@ from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import subagent, transcripts_under
+from compaction_inspector.core.strategies.summarize import trigger
 from tests.hostile import COMMANDS, run_cli
 
 SCHEMA = """
@@ -218,8 +220,12 @@ def test_its_point_is_its_strategys_trigger_in_the_window_its_model_takes(tmp_pa
     file, main, _ = built(tmp_path)
     session = load(f"{file}#{main}")
     config = Config().for_session(session)
-    assert config.agent == "opencode" and config.window.context_window == 168_000
-    assert config.auto_compact_tokens == AGENTS["opencode"].point(config.window, config).tokens == 148_000
+    assert config.agent == "opencode" and config.window == Window(200_000, 32_000)
+    point = AGENTS["opencode"].point(config.window, config)
+    assert config.auto_compact_tokens == point.tokens == 168_000
+    assert point.rule == (
+        "its context 200,000 less its output allowance 32,000 (min(output limit, 32,000))"
+    )
 
 
 def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
@@ -229,13 +235,58 @@ def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
     cache = tmp_path / "cache"
     (cache / "opencode").mkdir(parents=True)
     catalogue = {
-        "anthropic": {"models": {"claude-sonnet-4-5": {"limit": {"context": 200_000, "output": 64_000}}}}
+        "anthropic": {"models": {"claude-sonnet-4-5": {"limit": {"context": 262_144, "output": 65_536}}}}
     }
     (cache / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     config = Config().for_session(load(f"{file}#{main}"))
-    assert config.window.context_window == 136_000 and config.auto_compact_tokens == 116_000
+    assert config.window == Window(262_144, 32_000) and config.auto_compact_tokens == 230_144
     assert "models.dev's limits for claude-sonnet-4-5" in str(config.window_source)
+
+
+@pytest.mark.parametrize(
+    ("limit", "point", "rule"),
+    [
+        # no input limit: the context less min(output, 32,000), nothing else
+        (
+            {"context": 200_000, "output": 32_000},
+            168_000,
+            "its context 200,000 less its output allowance 32,000",
+        ),
+        (
+            {"context": 128_000, "output": 16_384},
+            111_616,
+            "its context 128,000 less its output allowance 16,384",
+        ),
+        # an input limit: that limit less min(20,000, the output allowance)
+        (
+            {"context": 400_000, "input": 272_000, "output": 128_000},
+            252_000,
+            "its input limit 272,000 less 20,000",
+        ),
+        (
+            {"context": 400_000, "input": 272_000, "output": 8_192},
+            263_808,
+            "its input limit 272,000 less 8,192",
+        ),
+    ],
+)
+def test_its_overflow_rule_has_two_branches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: dict[str, int], point: int, rule: str
+) -> None:
+    """packages/opencode/src/session/overflow.ts (1.15 and later): `usable` is the input
+    limit less `reserved` where the model has one, else the context less its output
+    allowance; a response whose tokens reach it overflows (a replay fires at it, not below)."""
+    file, main, _ = built(tmp_path)
+    (tmp_path / "cache" / "opencode").mkdir(parents=True)
+    catalogue = {"anthropic": {"models": {"claude-sonnet-4-5": {"limit": limit}}}}
+    (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    config = Config().for_session(load(f"{file}#{main}"))
+    assert config.auto_compact_tokens == config.window.usable == point
+    assert config.point is not None and config.point.rule.startswith(rule)
+    options = config.options("opencode")
+    assert trigger(options, config.window)[0] == point
 
 
 def test_every_command_takes_a_session_of_the_database(tmp_path: Path) -> None:
@@ -305,7 +356,22 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     project.mkdir()
     session = dataclasses.replace(session, metadata={**session.metadata, "cwd": str(project)})
     config = Config().for_session(session)
-    assert config.auto_compact_tokens == 168_000 - 30_000
+    # no input limit: `reserved` is not used (overflow.ts), and the point says so
+    assert config.auto_compact_tokens == 168_000
+    assert config.point is not None and "compaction.reserved of 30,000" in config.point.rule
+    assert "applies only to a model with an input limit" in config.point.rule
+    catalogue = {
+        "anthropic": {
+            "models": {
+                "claude-sonnet-4-5": {"limit": {"context": 400_000, "input": 272_000, "output": 128_000}}
+            }
+        }
+    }
+    (tmp_path / "cache" / "opencode").mkdir(parents=True)
+    (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    config = Config().for_session(session)
+    assert config.auto_compact_tokens == 272_000 - 30_000
     assert config.options("opencode").trigger_reserve == 30_000
     assert config.point is not None and "your compaction.reserved of 30,000" in config.point.rule
     (project / "opencode.json").write_text(json.dumps({"compaction": {"auto": False}}))

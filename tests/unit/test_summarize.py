@@ -116,17 +116,17 @@ def test_the_presets_are_the_documented_defaults() -> None:
     assert defaults["langchain-summarization"].keep_messages == 20
 
 
-def test_opencode_leaves_its_own_reserve_for_output_not_the_session_agents() -> None:
-    """opencode's overflow is at the input limit less min(20,000, max output): on a
-    session whose agent reserved 32,000 (Claude Code 2.0) or nothing (a Codex window),
-    opencode still leaves its own 20,000."""
+def test_opencode_leaves_its_own_output_allowance_not_the_session_agents() -> None:
+    """opencode's overflow for a model with no input limit is at the context less
+    min(max output, 32,000): on a session whose agent reserved 20,000 (Claude Code 2.1) or
+    nothing (a Codex window), opencode still leaves its own 32,000."""
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies.summarize import trigger
 
     options = REGISTRY["opencode"].default_options()
-    for reserved in (32_000, 0):
+    for reserved in (20_000, 0):
         at, rule = trigger(options, Window(200_000, reserved))
-        assert at == 180_000 and "less 20,000 for output" in rule
+        assert at == 168_000 and "less 32,000 for output" in rule
 
 
 def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -26,8 +26,8 @@ from compaction_inspector.core.agents.base import (
 )
 from compaction_inspector.core.agents.opencode import database, export
 from compaction_inspector.core.agents.opencode import settings as configured
-from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
-from compaction_inspector.core.agents.opencode.strategy import PRUNE, RESERVE, STRATEGY
+from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
+from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
@@ -45,10 +45,10 @@ DATABASES = ("opencode.db",)  # its data folder's database (Kilo Code 7 writes t
 USUAL_CONTEXT, USUAL_OUTPUT = 200_000, 32_000  # a model whose limits the catalogue does not give
 PRESET = Preset(
     FORMAT,
-    USUAL_CONTEXT - USUAL_OUTPUT,
-    RESERVE,
-    "opencode: compacts when a response's tokens reach the input the model takes (its context "
-    "less its output, or its input limit) less min(20,000, max output)",
+    USUAL_CONTEXT,
+    OUTPUT_TOKEN_MAX,
+    "opencode: compacts when a response's tokens reach its input limit less min(20,000, max "
+    "output), or, for a model with no input limit, its context less min(max output, 32,000)",
     agent=FORMAT,
 )
 
@@ -71,9 +71,9 @@ def _catalogue(file: Path, size: int, mtime_ns: int) -> Any:
         return None
 
 
-def limits(provider: str | None, model: str | None, path: Path | None = None) -> tuple[int, int, str] | None:
-    """The input a model takes and its output, from opencode's copy of models.dev's
-    catalogue, and where they come from; None where the file or the model is not there."""
+def limits(provider: str | None, model: str | None, path: Path | None = None) -> Limits | None:
+    """A model's limits from opencode's copy of models.dev's catalogue; None where the
+    file or the model is not there."""
     if not model:
         return None
     file = path or catalogue()
@@ -93,15 +93,21 @@ def limits(provider: str | None, model: str | None, path: Path | None = None) ->
         context, output, given = limit.get("context"), limit.get("output"), limit.get("input")
         if not (isinstance(context, int) and isinstance(output, int) and 0 < output < context):
             continue
-        taken = given if isinstance(given, int) and 0 < given <= context else context - output
-        return taken, output, f"models.dev's limits for {model} ({context:,} context, {output:,} output)"
+        taken = given if isinstance(given, int) and 0 < given <= context else None
+        told = f", {taken:,} input" if taken else ""
+        return Limits(
+            context,
+            output,
+            taken,
+            f"models.dev's limits for {model} ({context:,} context, {output:,} output{told})",
+        )
     return None
 
 
 SIZES = (200_000, 262_144, 400_000, 1_000_000, 2_000_000)  # the context windows models usually have
 
 
-def _assumed(session: Session, model: Any) -> tuple[int, int, str]:
+def _assumed(session: Session, model: Any) -> Limits:
     """The limits of a model the catalogue does not give: the usual ones, unless the
     session's own responses went past where those compact without compacting; then the
     smallest usual size that takes them, said to be an inference."""
@@ -111,21 +117,16 @@ def _assumed(session: Session, model: Any) -> tuple[int, int, str]:
     )
     compacted = any(c.trigger == "auto" for c in session.compactions)
     for size in SIZES:
-        taken = size - USUAL_OUTPUT
-        if compacted or largest < taken - RESERVE:
+        if compacted or largest < size - USUAL_OUTPUT:
             break
     if size == USUAL_CONTEXT:
-        return (
-            taken,
-            USUAL_OUTPUT,
-            f"{unknown}: the usual {USUAL_CONTEXT:,} context and {USUAL_OUTPUT:,} output",
-        )
-    return (
-        taken,
-        USUAL_OUTPUT,
+        usual = f"{unknown}: the usual {USUAL_CONTEXT:,} context and {USUAL_OUTPUT:,} output"
+        return Limits(size, USUAL_OUTPUT, None, usual)
+    inferred = (
         f"{unknown}: at least {size:,}, the smallest usual window its {largest:,}-token response fits "
-        "without compacting (an inference)",
+        "without compacting (an inference)"
     )
+    return Limits(size, USUAL_OUTPUT, None, inferred)
 
 
 class Opencode(Agent):
@@ -175,23 +176,22 @@ class Opencode(Agent):
         """Where its compaction strategy fires in the window: the overflow point, under
         the user's own `compaction` settings (`with_own_settings`), said where used."""
         options = settings.options(FORMAT)
-        own = settings.agent_settings if isinstance(settings.agent_settings, OpencodeSettings) else None
+        found = settings.agent_settings if isinstance(settings.agent_settings, Overflow) else None
+        own = found.own if found is not None else None
         if own is not None and own.auto is not None and own.auto.value is False:
             return Point(None, f"{own.auto.told('compaction.auto')}: it does not compact on its own")
         tokens, rule = summarize.trigger(options, window)
-        if own is not None and own.reserved is not None and options.trigger_reserve == own.reserved.value:
-            rule += f" ({own.reserved.told('compaction.reserved')})"
+        if found is not None and window == found.window and tokens == found.point:
+            rule = found.rule
         return Point(tokens, rule)
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
-        """The reserve the user's configuration sets, where the inspector's is opencode's own."""
-        if (
-            not isinstance(own, OpencodeSettings)
-            or own.reserved is None
-            or options.trigger_reserve != RESERVE
-        ):
+        """What its overflow rule takes off the session's window (`overflow`), where the
+        inspector's reserve is opencode's own default."""
+        default = STRATEGY.default_options().trigger_reserve
+        if not isinstance(own, Overflow) or options.trigger_reserve != default:
             return options
-        return dataclasses.replace(options, trigger_reserve=own.reserved.value)
+        return dataclasses.replace(options, trigger_reserve=own.window.reserved_output)
 
     def window(self, settings: Settings, session: Session) -> SessionWindow | None:
         """The input its model takes and the reserve, from models.dev's catalogue where
@@ -202,10 +202,10 @@ class Opencode(Agent):
         found = limits(
             provider if isinstance(provider, str) else None, model if isinstance(model, str) else None
         )
-        taken, output, why = found if found is not None else _assumed(session, model)
+        given = found if found is not None else _assumed(session, model)
         cwd = session.metadata.get("cwd")
-        own = configured.read(cwd if isinstance(cwd, str) else None)
-        return SessionWindow(PRESET.name, Window(taken, min(RESERVE, output)), f"{SESSION_PREFIX} {why}", own)
+        rule = overflow(given, configured.read(cwd if isinstance(cwd, str) else None))
+        return SessionWindow(PRESET.name, rule.window, f"{SESSION_PREFIX} {given.source}", rule)
 
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: Settings

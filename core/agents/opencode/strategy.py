@@ -5,24 +5,25 @@ clear family, opt-in (`compaction.prune`)."""
 
 from __future__ import annotations
 
+from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX
 from compaction_inspector.core.strategies import clear, summarize
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 
 NAME = "opencode"
-RESERVE = 20_000  # its reserved: min(20,000, the model's max output)
 
 STRATEGY = summarize.FAMILY.variant(
     NAME,
     "opencode",
     "opencode's overflow compaction: at the window less the output reserve, keep 25 % (2,000-15,000)",
-    "opencode packages/opencode/src/session/compaction.ts, overflow.ts: overflow at the input "
-    "limit less reserved (min(20,000, max output): 20,000 for every model whose max output "
-    "reaches it); preserve_recent_tokens 25 % of the usable window clamped to 2,000-15,000; "
-    "tool outputs cut to 2,000 characters for the summary",
+    "opencode packages/opencode/src/session/overflow.ts, compaction.ts: overflow at the "
+    "context less min(max output, 32,000), or at an input limit less reserved (min(20,000, "
+    "max output)); on a window not opencode's, 32,000 for a model whose max output reaches "
+    "it; preserve_recent_tokens 25 % of the usable window clamped to 2,000-15,000; tool "
+    "outputs cut to 2,000 characters for the summary",
     lambda: SummarizeOptions(
         trigger_percent_less_output=100,
-        trigger_reserve=RESERVE,
+        trigger_reserve=OUTPUT_TOKEN_MAX,
         keep_percent=25,
         keep_min=2_000,
         keep_max=15_000,
