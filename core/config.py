@@ -13,6 +13,7 @@ import io
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +23,7 @@ from compaction_inspector.core import yamlfile
 from compaction_inspector.core.agents import AGENTS, Derived, Preset, registered
 from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
+from compaction_inspector.core.evidence import Bounds, bounds
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
 from compaction_inspector.core.model import MAX_COUNT, Session
 from compaction_inspector.core.pressure import Window
@@ -122,6 +124,8 @@ class Config:
     resolved_tokenizer: str | None = field(default=None, compare=False)
     # the settings before the app's tuning keys moved these: what the agent really ran with
     untuned: Config | None = field(default=None, compare=False, repr=False)
+    # what the session's own record says of its agent's point (`for_session`)
+    bounds: Bounds | None = None
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
@@ -134,6 +138,9 @@ class Config:
                 self.with_window(None, window.context_window, window.reserved_output), preset=default.preset
             )
         config = config._window_for(session)
+        agent = AGENTS.get(session.format)
+        if agent is not None and (config.window_source is None or config.window_from_session):
+            config = dataclasses.replace(config, bounds=bounds(session, agent.counts_recorded))
         if config.tokenizer == AUTO:
             resolved = model_tokenizer(session.metadata.get("model"))
             config = dataclasses.replace(config, tokenizer=resolved, resolved_tokenizer=resolved)
@@ -180,7 +187,45 @@ class Config:
     @property
     def point(self) -> Point | None:
         """Where the preset's agent compacts in this window, and the rule that says so;
-        None without a preset."""
+        None without a preset. The session's own record first (`in_force`)."""
+        found = self.in_force
+        return found if found is not None else self._rule_point
+
+    @cached_property
+    def in_force(self) -> Point | None:
+        """The point the session's record puts its agent at where the rule under today's
+        settings falls outside it (`core.evidence`): the rule without today's settings
+        where the record allows that, else the compaction's own count; None where the rule
+        stands, the options are tuned, or the agent's point cannot be moved so."""
+        agent = AGENTS.get(self.agent or "")
+        if (
+            self.bounds is None
+            or agent is None
+            or not (self.window_source is None or self.window_from_session)
+        ):
+            return None
+        own = REGISTRY.get(agent.format)
+        if own is None or self.strategies.get(agent.format) != own.default_options():
+            return None  # a what-if (or no replay of its own): the record says nothing of it
+        plain = dataclasses.replace(self, bounds=None)
+        found = plain._rule_point
+        if found is None or self.bounds.holds(found.tokens):
+            return None
+        if agent.at_point(plain.options(agent.format), 1) is None:
+            return None
+        record = self.bounds.told
+        now = f"{found.tokens:,} ({found.rule})" if found.tokens else found.rule
+        if self.agent_settings is not None:
+            before = dataclasses.replace(plain, agent_settings=None)._rule_point
+            if before is not None and self.bounds.holds(before.tokens):
+                return Point(before.tokens, f"{before.rule}, as the session ran ({record}); set now: {now}")
+        if self.bounds.at_most is None:
+            return Point(found.tokens, f"{found.rule}; not what it ran with: {record}")
+        return Point(self.bounds.at_most, f"the session's own record: {record}; the rule says {now}")
+
+    @property
+    def _rule_point(self) -> Point | None:
+        """The preset's agent's rule in this window, under the options and today's settings."""
         preset = PRESETS.get(self.preset or "")
         if preset is None:
             return None
@@ -217,9 +262,17 @@ class Config:
         these leave it unset (`Agent.with_own_settings`), so its point and its replay agree."""
         name = lookup(strategy).name
         agent = AGENTS.get(name)
-        if agent is None or self.agent_settings is None:
+        if agent is None:
             return self.strategies[name]
-        return agent.with_own_settings(self.strategies[name], self.agent_settings)
+        options = (
+            self.strategies[name]
+            if self.agent_settings is None
+            else agent.with_own_settings(self.strategies[name], self.agent_settings)
+        )
+        found = self.in_force if name == self.agent else None
+        if found is not None and found.tokens is not None:
+            return agent.at_point(options, found.tokens)
+        return options
 
     def with_options(self, strategy: str, options: Any) -> Config:
         """Raises OptionError where the strategy's source refuses `options`."""

@@ -910,18 +910,20 @@ def test_a_later_compaction_is_predicted_from_what_was_measured_after_an_earlier
 
 
 def test_analyze_says_how_far_the_agent_is_from_compacting_on_its_own() -> None:
-    """Claude Code's count is the context it sends next (15,755 here) against its point
-    (167,000); its last requests grew by 90 tokens each on average."""
+    """Claude Code's count is the context it sends next (15,755 here) against its point,
+    which its own compaction put at the 16,194 it counted then (its rule says 167,000);
+    its last requests grew by 90 tokens each on average."""
     out = json.loads(run("analyze", str(path("claude_code_compacted.jsonl")), "--json").stdout)
     assert out["compacts_in"] == {
         "count": out["context"]["tokens"],
-        "point": 167_000,
-        "tokens_left": 167_000 - out["context"]["tokens"],
+        "point": 16_194,
+        "tokens_left": 16_194 - out["context"]["tokens"],
         "pace_per_request": 90,
-        "requests_left": 1_681,
+        "requests_left": 5,
     }
     shown = " ".join(run("analyze", str(path("claude_code_compacted.jsonl"))).stdout.split())
-    assert "compacts in ~151,245 tokens (about 1,681 requests at this pace)" in shown
+    assert "compacts in ~439 tokens (about 5 requests at this pace)" in shown
+    assert "the session's own record: it sent a request after 15,893 without compacting (line 15)" in shown
 
 
 def test_which_files_go_back_is_a_range_where_a_file_only_read_may_have_changed_later(tmp_path: Path) -> None:

@@ -153,6 +153,8 @@ class Agent(ABC):
     settings_keys: ClassVar[Mapping[str, str]] = {}
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
+    # its automatic compactions record the count it compared with its point (`core.evidence`)
+    counts_recorded: ClassVar[bool] = False
 
     @abstractmethod
     def home(self) -> Path:
@@ -205,6 +207,11 @@ class Agent(ABC):
     def carried(self, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
         """What every request of the session carries that its transcript never records and
         files on this machine hold, in counted tokens, and what it is; None: nothing known."""
+        return None
+
+    def at_point(self, options: Any, tokens: int) -> Any | None:
+        """Its replay strategy's `options` set to compact at `tokens`, where a session's own
+        record puts its point there (`core.evidence`); None: its point is not moved so."""
         return None
 
     def with_own_settings(self, options: Any, own: Any) -> Any:

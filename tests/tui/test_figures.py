@@ -91,7 +91,8 @@ def test_bands_a_strategy_does_not_draw_are_named_as_another_strategys() -> None
 
 def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point() -> None:
     """A tuning key moves the point a replay uses, never the one the agent ran with:
-    "why here" of its own compaction stays 'Claude Code counted … ≥ 167,000'."""
+    "why here" of its own compaction stays at the point its own record puts it, the
+    16,194 it counted when it compacted (its rule says 167,000)."""
     real = Inspection.open(path("claude_code_compacted.jsonl"), Config())
     ladders: Ladders = {}
     config = real.config
@@ -100,7 +101,7 @@ def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point(
     assert config.point != real.config.point
     (own,) = real.with_config(config).own_compactions()
     assert own.count is not None and own.count.point == real.config.point
-    assert own.count.point.tokens == 167_000
+    assert own.count.point.tokens == 16_194 and "the rule says 167,000" in own.count.point.rule
 
 
 def test_an_idle_compaction_says_the_rule_it_fired_by(tmp_path: Path) -> None:

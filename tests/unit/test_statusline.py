@@ -17,6 +17,7 @@ from genai_prices import calc_price
 
 from compaction_inspector.core.agents.claude_code import statusline
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load
 from compaction_inspector.core.statusline import SettingsRefused, installed_command
 from compaction_inspector.core.statusline import line as status_text
 from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
@@ -261,8 +262,10 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each real Claude Code transcript cut just before each of its automatic compactions,
-    fed as Claude Code feeds the command: the prompt the line starts from and the point it
-    measures against are those `compactions --json` gives for that compaction."""
+    fed as Claude Code feeds the command: the prompt the line starts from is the one
+    `compactions --json` gives for that compaction, and the point it measures against is
+    the one the cut transcript's own record allows (a compaction still to come cannot
+    bound it), as `analyze` of the cut gives it."""
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
     checked = 0
     for path in sorted(HOLDOUT.glob("real*/cc_*.jsonl")):
@@ -279,7 +282,7 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
             tail = statusline.read(cut, None)
             shown = statusline.figures(tail, Config(), given)
             assert tail.last_prompt == c["agent_count"]["parts"]["reported"] == c["measured_before"], path
-            assert shown.point == c["agent_count"]["point"], path
+            assert shown.point == Config().for_session(load(cut)).auto_compact_tokens, path
             assert out == status_text(shown, "{ctx} {point}") + "\n"
             checked += 1
     assert checked >= 10

@@ -95,6 +95,7 @@ class ClaudeCode(Agent):
     task_tools = ("Task", "Agent")
     settings_keys = {"autocompact_pct_override": settings.PCT_OVERRIDE}
     compaction_mark = b'"compact_boundary"'
+    counts_recorded = True  # `preTokens`
 
     def home(self) -> Path:
         return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
@@ -124,6 +125,9 @@ class ClaudeCode(Agent):
             said = own.pct_override.told(settings.PCT_OVERRIDE)
             return Point(found.tokens, found.rule.replace(f"{settings.PCT_OVERRIDE} ", f"{said}: "))
         return found
+
+    def at_point(self, options: Any, tokens: int) -> Any:
+        return dataclasses.replace(options, auto_compact_tokens=tokens, autocompact_pct_override=None)
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """The override the user's settings set, where the inspector's options set no point;

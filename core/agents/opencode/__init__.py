@@ -143,6 +143,7 @@ class Opencode(Agent):
     strategies = (STRATEGY, PRUNE)
     compaction_mark = b""  # its compactions are rows of its database, not lines
     task_tools = ("task",)
+    counts_recorded = True  # a compaction's count is its last response's tokens
 
     def home(self) -> Path:
         return _folder("XDG_DATA_HOME", ".local/share")
@@ -184,6 +185,9 @@ class Opencode(Agent):
         if found is not None and window == found.window and tokens == found.point:
             rule = found.rule
         return Point(tokens, rule)
+
+    def at_point(self, options: Any, tokens: int) -> Any:
+        return dataclasses.replace(options, trigger_tokens=tokens, trigger_percent_less_output=None)
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """What its overflow rule takes off the session's window (`overflow`), where the
