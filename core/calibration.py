@@ -155,8 +155,7 @@ class Calibration:
         errors = self.errors
         if errors is None:
             return (
-                f"not calibrated: {self._what} in 1 other session of yours,"
-                " too few to check a correction on"
+                f"not calibrated: {self._what} in 1 other session of yours, too few to check a correction on"
             )
         return (
             f"not calibrated: corrected by each other, your {self._what} would have been "

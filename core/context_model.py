@@ -333,10 +333,13 @@ def fit(
     scale = fitted.slope
 
     preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
+
     def preset(why: str) -> tuple[int, str]:
         extra = carried() if carried is not None else None
-        if extra is None or not extra[0]:
+        if extra is None:
             return overhead_tokens, why
+        if not extra[0]:
+            return overhead_tokens, f"{why}; {extra[1]}"
         return overhead_tokens + extra[0], f"{why}, with {extra[1]} ({extra[0]:,})"
 
     if is_slice(session):  # its first response holds history the file does not

@@ -35,6 +35,7 @@ def _repository(m: re.Match[str]) -> str:
         return f"git@{m.group('ssh')}:<repository>"
     return f"{m.group('host')}/<repository>"
 
+
 _EMAIL = re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
 # GitHub's GraphQL node ids: the newer `I_kwDO…`, `PR_kwDO…`, `U_kgDO…`, and the older base64 `MDQ6…`
 _NODE_ID = re.compile(

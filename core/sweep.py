@@ -489,8 +489,7 @@ def _counts(p: GridPoint) -> tuple[Decimal, ...]:
 
 
 TIED = (
-    "every point comes to the same compactions, cost, rounds over and kept: "
-    "the setting changes nothing here"
+    "every point comes to the same compactions, cost, rounds over and kept: the setting changes nothing here"
 )
 
 

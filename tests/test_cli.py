@@ -376,9 +376,13 @@ def test_a_written_compaction_reads_back_as_the_context_it_reports(tmp_path: Pat
     again = json.loads(run("analyze", str(out), *small, "--json").stdout)
     mark = again["compactions"][-1]
     assert mark["index"] == reported["context_start"]  # where the context it compacted starts
-    assert (mark["pre_tokens"], mark["post_tokens"]) == (4_009, 2_989) == (
-        reported["stats"]["tokens_before"],
-        reported["stats"]["tokens_after"],
+    assert (
+        (mark["pre_tokens"], mark["post_tokens"])
+        == (4_009, 2_989)
+        == (
+            reported["stats"]["tokens_before"],
+            reported["stats"]["tokens_after"],
+        )
     )
     assert again["message_count"] == reported["context_start"] + 1 + len(reported["messages"])
     assert abs(again["context"]["tokens"] - 2_989) <= 30  # an estimate of what was kept, whole
@@ -1041,8 +1045,10 @@ def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_me
     assert mine["predicted_calibrated"] and mine["predicted_after"] == predicted + 6_000
     assert fixed["name"] == "fixed part and what the transcript does not show"
     assert fixed["tokens"] == alone["predicted_parts"][0]["tokens"] + 6_000
-    assert fixed["source"] == mine["calibration"] == (
-        "calibrated on 2 automatic compactions of 2.1.49 in your sessions"
+    assert (
+        fixed["source"]
+        == mine["calibration"]
+        == ("calibrated on 2 automatic compactions of 2.1.49 in your sessions")
     )
     assert fixed["range"] == [fixed["tokens"] - 1_000, fixed["tokens"] + 1_000]
     shown = " ".join(run("compactions", str(project / "mine.jsonl")).stdout.split())

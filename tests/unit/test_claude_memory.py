@@ -68,7 +68,10 @@ def test_a_session_measured_by_nothing_adds_them_to_the_presets_overhead_and_say
         {"type": "assistant", "uuid": "a1", "sessionId": "s", "cwd": str(project),
          "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}},
     ]  # fmt: skip
-    session = load_text("\n".join(json.dumps(x) for x in lines), "s.jsonl")
+    text = "\n".join(json.dumps(x) for x in lines)
+    kept = home / "projects" / memory.project_folder(str(project)) / "s.jsonl"
+    write(kept, text)
+    session = load_text(text, str(kept))
     counter = make_counter("chars4")
     config = Config().for_session(session)
     inspection = Inspection.of(session, config, counter)
@@ -79,4 +82,30 @@ def test_a_session_measured_by_nothing_adds_them_to_the_presets_overhead_and_say
         f"preset, with CLAUDE.md and memory counted from 1 file as they are now ({carried:,})"
     )
     elsewhere = dataclasses.replace(session, metadata={**session.metadata, "cwd": str(tmp_path / "none")})
-    assert Inspection.of(elsewhere, config, counter).model.overhead_source == "preset"
+    assert Inspection.of(elsewhere, config, counter).model.overhead_source == (
+        f"preset; CLAUDE.md and memory left out: it ran in {tmp_path / 'none'}, which is not on this machine"
+    )
+
+
+def test_a_session_recorded_on_another_machine_gains_none_of_this_ones_memory(
+    home: Path, tmp_path: Path
+) -> None:
+    """A 36 KB ~/.claude/CLAUDE.md here says nothing of a session whose transcript was
+    copied from elsewhere, though its folder exists here too."""
+    project = tmp_path / "proj"
+    write(home / "CLAUDE.md", "Mine. " * 6_000)
+    write(project / "CLAUDE.md", "Always run the tests. " * 100)
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s", "cwd": str(project), "version": "2.1.49",
+         "message": {"role": "user", "content": "hello"}},
+    ]  # fmt: skip
+    copied = tmp_path / "downloads" / "s.jsonl"
+    write(copied, json.dumps(lines[0]))
+    session = load_text(copied.read_text(), str(copied))
+    config = Config().for_session(session)
+    model = Inspection.of(session, config, make_counter("chars4")).model
+    assert model.overhead == config.overhead_tokens
+    assert model.overhead_source == (
+        "preset; CLAUDE.md and memory left out: its transcript is not in this machine's projects "
+        f"folder ({home / 'projects'})"
+    )

@@ -161,9 +161,7 @@ def test_where_the_reasoning_estimates_range_straddles_the_limit_it_fires_here_o
     assert last.spread == (9_030, 9_060) and last.fires and last.undecided
     assert last.line().endswith("; 9,030-9,060 over the estimate's range: it fires here or at the next check")
     assert last.to_dict()["fires_here_or_next"] is True
-    high = rules.codex_counts(
-        session.messages, session.checks, Point(9_000, "under"), rate
-    )[-1]
+    high = rules.codex_counts(session.messages, session.checks, Point(9_000, "under"), rate)[-1]
     assert not high.undecided and "next check" not in high.line()
     set_to = rules.codex_reasoning_rate(session.messages, 120)
     assert rules.codex_counts(session.messages, session.checks, point, set_to)[-1].spread is None
@@ -469,9 +467,7 @@ def test_an_earlier_compaction_bounds_the_reasoning_rate_for_the_checks_after_it
     session = load_text("\n".join([*first, *second]), "rollout.jsonl")
     point = Point(9_000, "90 % of the raw window 10,000")
     rate = rules.codex_reasoning_rate(session.messages)
-    counts = rules.codex_counts(
-        session.messages, session.checks, point, rate, None, session.compactions
-    )
+    counts = rules.codex_counts(session.messages, session.checks, point, rate, None, session.compactions)
     fired_first = next(
         c
         for c in counts
@@ -491,7 +487,5 @@ def test_an_earlier_compaction_bounds_the_reasoning_rate_for_the_checks_after_it
     assert plain[-1].total == 8_400 + 40 + 360 and not plain[-1].fires
     # a rate set by the user is never moved
     set_to = rules.codex_reasoning_rate(session.messages, 120)
-    kept = rules.codex_counts(
-        session.messages, session.checks, point, set_to, None, session.compactions
-    )
+    kept = rules.codex_counts(session.messages, session.checks, point, set_to, None, session.compactions)
     assert kept[-1].total == 8_800

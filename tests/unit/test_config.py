@@ -279,7 +279,7 @@ def test_a_codex_session_reads_the_users_codex_config(
     # the profile it names as its default wins over the top level, and is named
     (tmp_path / "config.toml").write_text(
         'profile = "long"\nmodel_auto_compact_token_limit = 200000\n\n'
-        "[profiles.long]\nmodel_auto_compact_token_limit = 220000\n\n[profiles.other]\nmodel = \"o3\"\n"
+        '[profiles.long]\nmodel_auto_compact_token_limit = 220000\n\n[profiles.other]\nmodel = "o3"\n'
     )
     config = Config().for_session(rollout)
     assert config.auto_compact_tokens == 220_000

@@ -223,9 +223,7 @@ def test_its_point_is_its_strategys_trigger_in_the_window_its_model_takes(tmp_pa
     assert config.agent == "opencode" and config.window == Window(200_000, 32_000)
     point = AGENTS["opencode"].point(config.window, config)
     assert config.auto_compact_tokens == point.tokens == 168_000
-    assert point.rule == (
-        "its context 200,000 less its output allowance 32,000 (min(output limit, 32,000))"
-    )
+    assert point.rule == ("its context 200,000 less its output allowance 32,000 (min(output limit, 32,000))")
 
 
 def test_the_models_catalogue_in_opencodes_cache_gives_the_window(

@@ -202,9 +202,7 @@ def test_the_setting_is_added_once_with_a_backup_and_never_over_another(tmp_path
 
 def test_without_its_console_script_the_interpreter_runs_the_commands_module(tmp_path: Path) -> None:
     python = tmp_path / "my env" / "python"
-    assert installed_command(str(python)) == (
-        f"'{python}' -m compaction_inspector.tui.cli statusline"
-    )
+    assert installed_command(str(python)) == (f"'{python}' -m compaction_inspector.tui.cli statusline")
 
 
 def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -274,14 +274,34 @@ class ClaudeCode(Agent):
 
     def carried(self, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
         """CLAUDE.md in its layers and the auto memory, sent with every request and never
-        written to the transcript (`memory`), counted from the files as they are now."""
+        written to the transcript (`memory`), counted from the files as they are now; only
+        for a session that ran here, else nothing, and why."""
         cwd = session.metadata.get("cwd")
+        elsewhere = self._ran_elsewhere(session, cwd)
+        if elsewhere is not None:
+            return 0, f"CLAUDE.md and memory left out: {elsewhere}"
         found = memory.read(cwd if isinstance(cwd, str) else None)
         if found is None:
             return None
         tokens = counter.count(text_message("user", found.text), remember=False)
         files = f"{len(found.files)} file{'s' if len(found.files) != 1 else ''}"
         return tokens, f"CLAUDE.md and memory counted from {files} as they are now"
+
+    def _ran_elsewhere(self, session: Session, cwd: object) -> str | None:
+        """Why this machine's memory files say nothing of the session (None: it ran here,
+        its folder is here and its transcript in this machine's projects folder)."""
+        if not isinstance(cwd, str) or not cwd:
+            return "the session records no folder"
+        if not Path(cwd).is_dir():
+            return f"it ran in {cwd}, which is not on this machine"
+        projects = self.home()
+        try:
+            here = session.path is not None and Path(session.path).resolve().is_relative_to(
+                projects.resolve()
+            )
+        except (OSError, ValueError):
+            here = False
+        return None if here else f"its transcript is not in this machine's projects folder ({projects})"
 
     def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
         """Newer Claude Code writes a sub-agent to `<session>/subagents/agent-<id>.jsonl`,

@@ -335,6 +335,7 @@ def codex_bounded_rates(
     moved into those bounds for the checks after that compaction, and say so; bounds
     that contradict each other are not used. `read` and `raw` are `codex_reasoning`'s
     terms, the second at 100 per 100."""
+
     def limit_at(check: Check) -> int | None:
         return (point_for(check) if point_for is not None else point).tokens
 

@@ -128,9 +128,7 @@ def _prefills(segment: Segment) -> tuple[list[int | None], list[int | None]]:
     """[end]: the first request's input in the window of the request before messages[end],
     as the rollout reports it, and as the context model estimates it."""
     first = next((k for k, m in enumerate(segment.messages) if m.role == "assistant"), None)
-    estimated = (
-        segment.meter(first).tokens(segment.prefix[first]) if first is not None else None
-    )
+    estimated = segment.meter(first).tokens(segment.prefix[first]) if first is not None else None
     return rules.codex_prefills(segment.messages), [
         estimated if first is not None and end > first else None for end in range(len(segment.messages) + 1)
     ]
