@@ -442,3 +442,49 @@ def test_an_opencode_export_reads_as_the_session_it_was_exported_from(tmp_path: 
     analysed = json.loads(run_cli(["analyze", str(target), "--json"]).out)
     from_the_db = json.loads(run_cli(["analyze", f"{file}#{main}", "--json"]).out)
     assert analysed["format"] == "opencode" and analysed["requests"] == from_the_db["requests"] == 6
+
+
+def test_a_row_stored_as_a_blob_is_skipped_and_counted_and_the_list_stands(tmp_path: Path) -> None:
+    """A part's `data` stored as a BLOB (or a number) is not opencode's JSON text: that row is
+    skipped and said, its session and every other one still open and list."""
+    file, main, sub = built(tmp_path)
+    db = sqlite3.connect(file)
+    (message,) = db.execute(
+        "SELECT id FROM message WHERE session_id = ? ORDER BY id LIMIT 1", (main,)
+    ).fetchone()
+    db.execute("INSERT INTO part VALUES ('prt_blob', ?, ?, 0, 0, ?)", (message, main, b'{"type": "text"}'))
+    db.execute("INSERT INTO part VALUES ('prt_number', ?, ?, 0, 0, 7)", (message, main))
+    db.commit()
+    db.close()
+    listed = run_cli(["sessions", "--json", "--opencode-dir", str(file.parent)])
+    assert listed.crash is None and listed.code == 0, listed.err
+    rows = [r for r in json.loads(listed.out) if r["agent"] == "opencode"]
+    assert {r["path"] for r in rows} == {f"{file}#{main}", f"{file}#{sub}"}
+    session = load(f"{file}#{main}")
+    said = [d.message for d in session.diagnostics]
+    assert f"a part of message {message} is a BLOB of 16 bytes, not JSON text: skipped" in said
+    assert f"a part of message {message} is not JSON: skipped" in said  # TEXT affinity: "7"
+    analysed = run_cli(["analyze", f"{file}#{main}"])
+    assert analysed.crash is None and analysed.code == 0, analysed.err
+
+
+def test_the_session_table_is_read_once_however_many_sessions_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading each session of a database reads the session table once while the file
+    stays as it is (100,000 sessions listed read it once, not once each)."""
+    from compaction_inspector.core.agents.opencode import database
+
+    file, main, sub = built(tmp_path)
+    reads: list[str] = []
+    real = database._read
+
+    def counted(path: Path, query: Any) -> Any:
+        reads.append(query.__qualname__)
+        return real(path, query)
+
+    monkeypatch.setattr(database, "_read", counted)
+    for _ in range(3):
+        for name in (main, sub):
+            load(f"{file}#{name}")
+    assert sum("_catalogue" in r for r in reads) <= 1

@@ -143,8 +143,27 @@ def _read(file: Path, query: Callable[[sqlite3.Connection], T]) -> T:
     raise AssertionError("unreachable")
 
 
-def sessions(file: Path) -> list[Stored]:
-    """Every session the database holds, oldest first."""
+@dataclass(frozen=True)
+class _Catalogue:
+    """The session table read once while the database stays as it is: the sessions in
+    order, each by its id, and each one's sub-agents."""
+
+    stored: list[Stored]
+    by_id: dict[str, Stored]
+    children: dict[str, list[Stored]]
+
+
+_catalogues: dict[Path, tuple[tuple[int, ...], _Catalogue]] = {}
+
+
+def _catalogue(file: Path) -> _Catalogue:
+    """The session table of the database as it is now; one read however many of its
+    sessions are then loaded (a list of 100,000 sessions reads it once, not once each)."""
+    key, now = file.resolve(), stamp(file)
+    with _opening:
+        kept = _catalogues.get(key)
+    if kept is not None and kept[0] == now:
+        return kept[1]
 
     def query(db: sqlite3.Connection) -> list[Stored]:
         rows = db.execute(
@@ -158,7 +177,20 @@ def sessions(file: Path) -> list[Stored]:
             for i, p, d, t, v, c, u in rows
         ]
 
-    return _read(file, query)
+    stored = _read(file, query)
+    children: dict[str, list[Stored]] = {}
+    for s in stored:
+        if s.parent is not None:
+            children.setdefault(s.parent, []).append(s)
+    made = _Catalogue(stored, {s.id: s for s in stored}, children)
+    with _opening:
+        _catalogues[key] = (now, made)
+    return made
+
+
+def sessions(file: Path) -> list[Stored]:
+    """Every session the database holds, oldest first."""
+    return list(_catalogue(file).stored)
 
 
 def _json(text: Any) -> dict[str, Any]:
@@ -167,6 +199,13 @@ def _json(text: Any) -> dict[str, Any]:
     except (orjson.JSONDecodeError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _stored_as(value: Any) -> str:
+    """What a row holds that is not text, in words ("a BLOB of 12 bytes")."""
+    if isinstance(value, bytes):
+        return f"a BLOB of {len(value):,} bytes"
+    return "NULL" if value is None else f"a number ({type(value).__name__})"
 
 
 def _count(value: Any) -> int:
@@ -313,14 +352,15 @@ def _assistant(reading: _Reading, row: str, info: dict[str, Any], parts: list[di
 def load(path: Path, session: str | None) -> Session:
     """One session of the database (the newest main session where none is named), with
     its messages in the order opencode keeps them (by id) and each step a response."""
-    stored = sessions(path)
+    catalogue = _catalogue(path)
+    stored = catalogue.stored
     if not stored:
         raise LoadError(f"{path.name} holds no opencode session")
     if session is None:
         main = [s for s in stored if s.parent is None] or stored
         chosen = max(main, key=lambda s: s.updated)
     else:
-        found = next((s for s in stored if s.id == session), None)
+        found = catalogue.by_id.get(session)
         if found is None:
             raise LoadError(
                 f"{path.name} holds no session {session!r}: `sessions --json` lists those it holds"
@@ -341,19 +381,28 @@ def load(path: Path, session: str | None) -> Session:
     hasher = hashlib.blake2b(digest_size=16)
     rows: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = []
     notes: list[Diagnostic] = []
+    size = 0
     for number, (row, data) in enumerate(messages, 1):
+        if not isinstance(data, str):
+            notes.append(Diagnostic(number, f"message {row} is {_stored_as(data)}, not JSON text: skipped"))
+            continue
         hasher.update(data.encode())
+        size += len(data)
         own = []
         for _, part in parts.get(row, []):
+            if not isinstance(part, str):
+                said = f"a part of message {row} is {_stored_as(part)}, not JSON text: skipped"
+                notes.append(Diagnostic(number, said))
+                continue
             hasher.update(part.encode())
+            size += len(part)
             decoded = _json(part)
             if decoded:
                 own.append(decoded)
             else:
                 notes.append(Diagnostic(number, f"a part of message {row} is not JSON: skipped"))
         rows.append((row, _json(data), own))
-    size = sum(len(data) for _, data in messages) + sum(len(d) for own in parts.values() for _, d in own)
-    children = [str(named(path, s.id)) for s in stored if s.parent == chosen.id]
+    children = [str(named(path, s.id)) for s in catalogue.children.get(chosen.id, [])]
     return built(chosen, rows, str(named(path, chosen.id)), children, size, hasher.hexdigest(), notes)
 
 
