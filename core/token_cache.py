@@ -27,7 +27,7 @@ from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
 
-LOADER_VERSION = "4"  # bump when a loader changes which messages it produces
+LOADER_VERSION = "5"  # bump when a loader changes which messages it produces
 WRITTEN_MAGIC = b"CITW2"
 WRITTEN_MOST = 32 << 20  # an entry of written texts past this many bytes is begun afresh
 MAGIC = b"CITC1"

@@ -136,6 +136,9 @@ def load(path: str | Path, request: int | None = None) -> Session:
             if store is not None:
                 _no_request(request, store.FORMAT)
                 return store.load(file, inside)
+            named = next((s for s in stores() if file.name in s.NAMES), None)
+            if named is not None:
+                raise LoadError(f"{file.name} is {named.NOT_ONE}")
             if inside is not None:
                 raise LoadError(f"{file} holds no sessions to name with {SEPARATOR}{inside}")
             f.seek(0)

@@ -56,6 +56,8 @@ class Store(Protocol):
     PROVIDER: str
     DESCRIBED: str
     SUFFIXES: tuple[str, ...]  # its files' name endings, for a folder searched for sessions
+    NAMES: tuple[str, ...]  # the names the agent gives its files: one that is not a store is told so
+    NOT_ONE: str  # what a file of one of those names that is not one is told ("not an SQLite database")
 
     def holds(self, head: bytes) -> bool: ...  # the file's first bytes say it is one
 

@@ -488,3 +488,18 @@ def test_the_session_table_is_read_once_however_many_sessions_load(
         for name in (main, sub):
             load(f"{file}#{name}")
     assert sum("_catalogue" in r for r in reads) <= 1
+
+
+def test_an_opencode_db_of_random_bytes_is_said_not_to_be_an_sqlite_database(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    (folder / "opencode.db").write_bytes(bytes(range(256)) * 16)
+    out = run_cli(["sessions", "--opencode-dir", str(folder), "--claude-dir", str(tmp_path / "no")])
+    assert out.crash is None and out.code == 0, out.err
+    listed = run_cli(["sessions", "--json", "--opencode-dir", str(folder)])
+    (row,) = [r for r in json.loads(listed.out) if r["agent"] == "opencode"]
+    assert row["problem"] == "opencode.db is not an SQLite database (its first bytes are not SQLite's header)"
+    table = " ".join(out.out.split())
+    assert "opencode.db is not an SQ" in table and "│ — │ — │ — │ 0 │ 0 │" in table
+    refused = run_cli(["compactions", str(folder / "opencode.db")])
+    assert refused.code == 2 and "opencode.db is not an SQLite database" in refused.err

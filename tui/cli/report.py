@@ -551,7 +551,7 @@ def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console
     columns = [  # (head, cells, kept before the columns of a higher number)
         ("peak", [(f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—")
                   + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else "") for r in rows], 0),
-        ("compactions", [str(r.compactions) for r in rows], 1),
+        ("compactions", ["—" if r.problem else str(r.compactions) for r in rows], 1),
         ("cost", [r.cost for r in rows], 3),
         ("messages", [f"{r.messages:,}" for r in rows], 3),
         ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),

@@ -349,6 +349,8 @@ def _cell(r: Row, key: str) -> Text:
         return safe(r.cost)
     if key == "model" and r.model:
         return safe(_model(r.model, MODEL_WIDTH))
+    if key == "compactions" and r.problem:  # not read: nothing is known of them
+        return safe("—")
     if key == "bytes":
         return safe(f"{r.bytes / 1e6:.1f} MB" if r.bytes >= 100_000 else f"{r.bytes / 1e3:.0f} kB")
     value = getattr(r, key)

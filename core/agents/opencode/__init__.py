@@ -41,7 +41,7 @@ __all__ = ["FORMAT", "PRESET", "Opencode"]
 TASK_ID = re.compile(r"^task_id: (ses_[A-Za-z0-9]+)", re.MULTILINE)  # a task result's sub-agent session
 
 FORMAT = database.FORMAT
-DATABASES = ("opencode.db",)  # its data folder's database (Kilo Code 7 writes the same as kilo.db)
+DATABASES = database.NAMES[:1]  # its data folder's database
 USUAL_CONTEXT, USUAL_OUTPUT = 200_000, 32_000  # a model whose limits the catalogue does not give
 PRESET = Preset(
     FORMAT,
