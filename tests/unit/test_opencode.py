@@ -500,6 +500,6 @@ def test_an_opencode_db_of_random_bytes_is_said_not_to_be_an_sqlite_database(tmp
     (row,) = [r for r in json.loads(listed.out) if r["agent"] == "opencode"]
     assert row["problem"] == "opencode.db is not an SQLite database (its first bytes are not SQLite's header)"
     table = " ".join(out.out.split())
-    assert "opencode.db is not an SQ" in table and "│ — │ — │ — │ 0 │ 0 │" in table
+    assert "opencode.db is not an SQ" in table and "│ — │ — │ — │ 0 │" in table
     refused = run_cli(["compactions", str(folder / "opencode.db")])
     assert refused.code == 2 and "opencode.db is not an SQLite database" in refused.err
