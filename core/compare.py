@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compaction_inspector.core.cost import Cost
+from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention
@@ -66,7 +66,7 @@ class Row:
             "tokens_removed": self.tokens_removed,
             "cache_rewritten_tokens": self.cost.rewritten,
             "cost": self.cost.to_dict(),
-            "cost_change_usd": str(self.cost_change.quantize(Decimal("0.000001")))
+            "cost_change_usd": usd(self.cost_change)
             if self.cost_change is not None
             else None,
             "retention": self.retention.to_dict() if self.retention is not None else None,

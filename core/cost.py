@@ -21,6 +21,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
+from decimal import Context as DecimalContext
 from decimal import Decimal
 from functools import cache, cached_property
 from importlib.metadata import version
@@ -238,11 +239,11 @@ class Cost:
         `estimated_compaction_calls_usd` its compaction calls no response reported. Each is
         null where nothing was priced (never "0")."""
         out: dict[str, Any] = {
-            "total_usd": _usd(self.whole) if self.whole_priced else None,
-            "main_chain_usd": _usd(self.total) if self.priced else None,
-            "recorded_usd": _usd(self.recorded) if self.priced else None,
-            "estimated_compaction_calls_usd": _usd(self.estimated) if self.priced else None,
-            "parts_usd": {name.replace(" ", "_"): _usd(v) for name, v in self.parts.items()},
+            "total_usd": usd(self.whole) if self.whole_priced else None,
+            "main_chain_usd": usd(self.total) if self.priced else None,
+            "recorded_usd": usd(self.recorded) if self.priced else None,
+            "estimated_compaction_calls_usd": usd(self.estimated) if self.priced else None,
+            "parts_usd": {name.replace(" ", "_"): usd(v) for name, v in self.parts.items()},
             "responses": self.responses,
             "unpriced": self.unpriced,
             "unreported_requests": self.unreported,
@@ -258,7 +259,7 @@ class Cost:
             out["subagents"] = self.subagents.to_dict()
             out["subagent_transcripts_unread"] = list(self.unread)
         if self.agent_recorded is not None:
-            out["agent_recorded_usd"] = _usd(self.agent_recorded)
+            out["agent_recorded_usd"] = usd(self.agent_recorded)
         return out
 
 
@@ -281,8 +282,15 @@ def _summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {model: a.get(model, 0) + b.get(model, 0) for model in dict.fromkeys([*a, *b])}
 
 
-def _usd(value: Decimal) -> str:
-    return str(value.quantize(Decimal("0.000001")))
+MICRO = Decimal("0.000001")
+
+
+def usd(value: Decimal) -> str:
+    """Dollars to the millionth, whole however large (a recorded 1e30 is shown as
+    recorded: the context holds every digit); a value that is not a number as it is."""
+    if not value.is_finite():
+        return str(value)
+    return str(value.quantize(MICRO, context=DecimalContext(prec=max(28, value.adjusted() + 8))))
 
 
 def _unpriced(models: dict[str, int]) -> str:
@@ -421,11 +429,11 @@ class CompactionCost:
     def to_dict(self) -> dict[str, Any]:
         return {
             "at": self.at,
-            "usd": _usd(self.usd) if self.usd is not None else None,
+            "usd": usd(self.usd) if self.usd is not None else None,
             "call": self.call.to_dict() if self.call is not None else None,
-            "call_usd": _usd(self.call_usd) if self.call_usd is not None else None,
+            "call_usd": usd(self.call_usd) if self.call_usd is not None else None,
             "sent_again_tokens": self.sent_again,
-            "sent_again_usd": _usd(self.sent_again_usd) if self.sent_again_usd is not None else None,
+            "sent_again_usd": usd(self.sent_again_usd) if self.sent_again_usd is not None else None,
             "before_next_compaction": self.before_next,
         }
 
@@ -862,10 +870,10 @@ class CompactionsCost:
         priced = self.priced and self.of.priced
         return {
             "compactions": len(self.costs),
-            "usd": _usd(self.calls_usd + self.sent_again_usd) if priced else None,
-            "of_usd": _usd(self.of.total) if self.of.priced else None,
-            "calls_usd": _usd(self.calls_usd) if priced else None,
+            "usd": usd(self.calls_usd + self.sent_again_usd) if priced else None,
+            "of_usd": usd(self.of.total) if self.of.priced else None,
+            "calls_usd": usd(self.calls_usd) if priced else None,
             "calls_estimated": self.estimated,
-            "sent_again_usd": _usd(self.sent_again_usd) if priced else None,
+            "sent_again_usd": usd(self.sent_again_usd) if priced else None,
             "each": [c.to_dict() for c in self.costs],
         }

@@ -30,7 +30,7 @@ from typing import Any
 
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import replay_cost, session_cost, signed, source
+from compaction_inspector.core.cost import replay_cost, session_cost, signed, source, usd
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
@@ -459,8 +459,8 @@ class GridPoint:
                 "share": round(retention, 4) if retention is not None else None,
             },
             "priced_sessions": self.priced,  # the cost and its change are summed over these only
-            "cost_usd": str(self.cost.quantize(Decimal("0.000001"))) if self.priced else None,
-            "cost_change_usd": str((self.cost - self.real_cost).quantize(Decimal("0.000001")))
+            "cost_usd": usd(self.cost) if self.priced else None,
+            "cost_change_usd": usd(self.cost - self.real_cost)
             if self.priced
             else None,
             "on_front": self.on_front,

@@ -503,3 +503,19 @@ def test_an_opencode_db_of_random_bytes_is_said_not_to_be_an_sqlite_database(tmp
     assert "opencode.db is not an SQ" in table and "│ — │ — │ — │ 0 │" in table
     refused = run_cli(["compactions", str(folder / "opencode.db")])
     assert refused.code == 2 and "opencode.db is not an SQLite database" in refused.err
+
+
+def test_an_absurd_recorded_cost_is_shown_as_recorded_never_a_traceback(tmp_path: Path) -> None:
+    """A response's `cost` of 1e30 (a hostile row): `compare` and `analyze` show it whole."""
+    file, main, _ = built(tmp_path)
+    db = sqlite3.connect(file)
+    rows = db.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY id", (main,)).fetchall()
+    mid, data = next((i, json.loads(d)) for i, d in rows if json.loads(d).get("role") == "assistant")
+    db.execute("UPDATE message SET data = ? WHERE id = ?", (json.dumps({**data, "cost": 1e30}), mid))
+    db.commit()
+    db.close()
+    for command in (["compare", "--json"], ["compare"], ["analyze", "--json"], ["analyze"]):
+        out = run_cli([command[0], f"{file}#{main}", *command[1:]])
+        assert out.crash is None and out.code == 0, (command, out.crash)
+    analysed = json.loads(run_cli(["analyze", f"{file}#{main}", "--json"]).out)
+    assert analysed["cost"]["agent_recorded_usd"] == "1" + "0" * 30 + ".000000"
