@@ -141,3 +141,53 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
 
     seen = dataclasses.replace(versioned(session, "2.1.290"), compactions=(Compaction(3, "idle", 210_000),))
     assert Config().for_session(seen).options("claude-code").idle_compact_tokens == 200_000
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on", " on "])
+def test_disable_auto_compact_is_set_by_every_value_claude_code_takes_as_set(
+    value: str, user: Path, tmp_path: Path
+) -> None:
+    write(user / "settings.json", {"DISABLE_AUTO_COMPACT": value})
+    assert Config().for_session(session_in(tmp_path)).auto_compact_tokens is None
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("abc", "not a number"),
+        ("-5", "not from 1 to 100"),
+        ("0", "not from 1 to 100"),
+        ("NaN", "not a number"),
+        ("1e309", "not a finite number"),
+        ("\uff17\uff10", "not a number"),  # full-width digits: JavaScript's parseFloat reads none
+        ("70.5", "not a whole number"),
+    ],
+)
+def test_an_override_that_cannot_be_used_is_named_with_its_file_and_why(
+    value: str, why: str, user: Path, tmp_path: Path
+) -> None:
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": value})
+    config = Config().for_session(session_in(tmp_path))
+    assert config.auto_compact_tokens == 155_000
+    said = f"{user / 'settings.json'}: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of {value!r} not used: {why}"
+    assert said in str(config.window_source)
+
+
+def test_javascripts_parse_float_reads_the_number_a_value_starts_with(user: Path, tmp_path: Path) -> None:
+    write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": " 70%"})
+    assert Config().for_session(session_in(tmp_path)).auto_compact_tokens == 168_000 * 70 // 100
+
+
+@pytest.mark.parametrize("content", ["{not json", "\ufeff{}", "[1, 2]", None])
+def test_a_settings_file_that_cannot_be_used_is_named(
+    content: str | None, user: Path, tmp_path: Path
+) -> None:
+    """A malformed file, a byte-order mark, a value that is not an object, a directory."""
+    file = user / "settings.json"
+    if content is None:
+        file.mkdir(parents=True)
+    else:
+        user.mkdir(parents=True, exist_ok=True)
+        file.write_text(content)
+    source = str(Config().for_session(session_in(tmp_path)).window_source)
+    assert f"{file} not" in source

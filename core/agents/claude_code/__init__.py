@@ -184,6 +184,8 @@ class ClaudeCode(Agent):
             reasons.append(f"the window its point is worked out in: {own.window.told(settings.WINDOW)}")
         if not reasons and own is None:  # nothing the session or the settings say: the default stands
             return None
+        if own is not None:
+            reasons += [f"your settings {r}" for r in own.refused]
         return SessionWindow(
             PRESET_1M.name if size > PRESET.context_window else PRESET.name,
             Window(size, reserve),

@@ -40,6 +40,7 @@ class ClaudeSettings:
     # the context idle compaction waits for in the session (None: it does not) and why,
     # worked out with its version (`rules.claude_code_idle`)
     idle: tuple[int | None, str] | None = None
+    refused: tuple[str, ...] = ()  # each file or value that could not be used, and why
 
 
 def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -52,36 +53,74 @@ def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Pa
     return [user, *project]
 
 
-def _number(value: object, lowest: int, highest: int) -> int | None:
-    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    return int(text) if text.isdigit() and lowest <= int(text) <= highest else None
+_JS_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+TRUTHY = frozenset({"1", "true", "yes", "on"})  # what its `isEnvTruthy` takes as set
+
+
+def _number(value: object, lowest: int, highest: int) -> int | str:
+    """A setting's number as Claude Code reads it (JavaScript's `parseFloat`: ASCII digits
+    at the start, the rest ignored), or why it is not used."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return "not a number"
+    match = _JS_FLOAT.match(str(value).lstrip(" \t\n\r\v\f"))
+    if match is None:
+        return "not a number"
+    number = float(match.group())
+    if number != number or number in (float("inf"), float("-inf")):
+        return "not a finite number"
+    if number != int(number):
+        return "not a whole number"
+    if not lowest <= number <= highest:
+        return f"not from {lowest:,} to {highest:,}"
+    return int(number)
+
+
+def _truthy(value: object) -> bool:
+    return (
+        isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip().lower() in TRUTHY
+    )
 
 
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSettings | None:
-    """The settings that bear on compaction, from every layer there is; None where no
-    layer sets one."""
+    """The settings that bear on compaction, from every layer there is, and each file or
+    value that could not be used and why; None where no layer says anything of them."""
     found: dict[str, Said] = {}
+    refused: list[str] = []
     for path in layers(cwd, environ):
         try:
             data = orjson.loads(read_text(path))
-        except (OSError, orjson.JSONDecodeError):
+        except FileNotFoundError:
             continue
-        if isinstance(data, dict) and isinstance(data.get(IDLE), bool):
+        except (OSError, UnicodeDecodeError) as exc:
+            refused.append(f"{path} not read: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        except orjson.JSONDecodeError as exc:
+            refused.append(f"{path} not used: not JSON ({exc})")
+            continue
+        if not isinstance(data, dict):
+            refused.append(f"{path} not used: not a JSON object")
+            continue
+        if isinstance(data.get(IDLE), bool):
             found[IDLE] = Said(data[IDLE], path)
-        env = data.get("env") if isinstance(data, dict) else None
+        env = data.get("env")
         if not isinstance(env, dict):
             continue
+        for key in (DISABLED, NO_1M):
+            if key in env:  # a later layer's value that is not set turns an earlier one off
+                found[key] = Said(str(env[key]) if _truthy(env[key]) else "", path)
         for key, lowest, highest in (
             (PCT_OVERRIDE, 1, 100),
-            (DISABLED, 0, 1),
             (WINDOW, 1_000, MAX_COUNT),
-            (NO_1M, 0, 1),
             (IDLE_TOKENS, IDLE_TOKENS_LEAST, MAX_COUNT),
         ):
-            value = _number(env.get(key), lowest, highest)
-            if value is not None:
+            if key not in env:
+                continue
+            value = _number(env[key], lowest, highest)
+            if isinstance(value, int):
                 found[key] = Said(value, path)
-    if not found:
+            else:
+                refused.append(f"{path}: {key} of {str(env[key])[:40]!r} not used: {value}")
+    if not found and not refused:
         return None
     disabled, no_1m, idle = found.get(DISABLED), found.get(NO_1M), found.get(IDLE)
     return ClaudeSettings(
@@ -91,6 +130,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
         no_1m if no_1m is not None and no_1m.value else None,
         found.get(IDLE_TOKENS),
         idle if idle is not None and not idle.value else None,
+        refused=tuple(refused),
     )
 
 
