@@ -191,3 +191,21 @@ def test_a_settings_file_that_cannot_be_used_is_named(
         file.write_text(content)
     source = str(Config().for_session(session_in(tmp_path)).window_source)
     assert f"{file} not" in source
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('{"env": {"FOO": "1"}}', '{"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70", "FOO": "1"}}'),
+        ('{"env":{"FOO":"1","B":"2"}}', '{"env":{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE":"70","FOO":"1","B":"2"}}'),
+        ('{ "env": { "FOO": "1" } }', '{ "env": { "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70", "FOO": "1" } }'),
+        (
+            '{\n  "env": {\n    "FOO": "1"\n  }\n}\n',
+            '{\n  "env": {\n    "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70",\n    "FOO": "1"\n  }\n}\n',
+        ),
+    ],
+)
+def test_a_value_added_to_an_existing_env_keeps_the_files_own_layout(before: str, after: str) -> None:
+    from compaction_inspector.core.agents.claude_code.settings import written
+
+    assert written(before, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", 70) == after

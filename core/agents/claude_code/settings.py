@@ -164,7 +164,10 @@ def _first(text: str, opened: re.Match[str] | None, entry: str) -> str:
             if "\n" not in space
             else f"{text[:at]}{space}{entry}{rest}"
         )
-    return f"{text[:at]}{space or ' '}{entry},{rest}"
+    if "\n" in space:
+        return f"{text[:at]}{space}{entry},{rest}"
+    after = re.search(r",([ \t]*)\S", text)  # the file's own space after a comma
+    return f"{text[:at]}{space}{entry},{after.group(1) if after else ' '}{rest.lstrip(' ')}"
 
 
 def written(text: str, key: str, value: int) -> str:
@@ -190,7 +193,10 @@ def written(text: str, key: str, value: int) -> str:
             count=1,
         )
     elif "env" in data:
-        made = _first(text, re.search(r'"env"\s*:\s*\{', text), f'"{key}": {quoted}')
+        colon = re.search(r'"\s*:([ \t]*)', text)  # the file's own space after a colon
+        made = _first(
+            text, re.search(r'"env"\s*:\s*\{', text), f'"{key}":{colon.group(1) if colon else " "}{quoted}'
+        )
     else:
         made = _first(text, re.search(r"\{", text), f'"env": {{"{key}": {quoted}}}')
     try:
