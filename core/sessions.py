@@ -34,7 +34,7 @@ from compaction_inspector.core.token_cache import LOADER_VERSION
 from compaction_inspector.core.topic import asks, title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent
-INDEX_VERSION = f"12.{LOADER_VERSION}"  # rows change when the loaders or the rows do
+INDEX_VERSION = f"13.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
 
 

@@ -3,8 +3,9 @@
 Agents wrap what a person typed: Claude Code puts the editor's selection or open file
 before it (`<ide_selection>`, `<ide_opened_file>`), injects `<system-reminder>` blocks,
 and writes slash commands as `<command-name>`, `<command-message>`, `<command-args>` and
-their output as `<local-command-stdout>`. A title or topic is the person's words, not
-the wrapper.
+their output as `<local-command-stdout>`; a shell command typed with `!` is
+`<bash-input>`, its output `<bash-stdout>` and `<bash-stderr>`. A title or topic is the
+person's words, not the wrapper: a shell command reads as `$ git switch main`.
 """
 
 from __future__ import annotations
@@ -23,17 +24,20 @@ WRAPPERS = (
     "local-command-stdout",
     "local-command-stderr",
     "local-command-caveat",
+    "bash-stdout",
+    "bash-stderr",
 )
 _NAMES = "|".join(map(re.escape, WRAPPERS))
 _BLOCK = re.compile(rf"<({_NAMES})\b[^>]*>.*?(?:</\1>|$)", re.S)  # unclosed: to the end
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_SHELL = re.compile(r"<bash-input>(.*?)(?:</bash-input>|$)", re.S)  # what the person typed after `!`
 
 
 def own_words(text: str) -> str:
     """`text` without the agent's wrappers; a bare slash command reads as the command
     and its arguments; text that is all wrapper stays as it is."""
-    words = _BLOCK.sub(" ", text).strip()
+    words = _SHELL.sub(lambda m: f"$ {m.group(1).strip()}", _BLOCK.sub(" ", text)).strip()
     if words:
         return words
     command = _COMMAND.search(text)

@@ -5,7 +5,7 @@ from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.topic import own_words, title
+from compaction_inspector.core.topic import asks, own_words, title
 from tests.helpers import a, u
 
 SELECTED = (
@@ -44,3 +44,12 @@ def test_a_volley_summary_and_a_checkpoint_are_named_by_the_persons_words() -> N
         == checkpoint.goal
         == "How can I make this possible to install as a library with `uv`?"
     )
+
+
+def test_a_shell_command_typed_with_a_bang_reads_as_the_person_typed_it() -> None:
+    """Claude Code writes `! git switch main` as `<bash-input>` and its output as
+    `<bash-stdout>`/`<bash-stderr>`: the title is the command, the output no one's words."""
+    assert title("<bash-input>git switch main</bash-input>", 60) == "$ git switch main"
+    output = "<bash-stdout>Switched to branch 'main'</bash-stdout><bash-stderr></bash-stderr>"
+    assert not asks(output) and own_words(output) == output
+    assert asks("<bash-input>ls</bash-input>")
