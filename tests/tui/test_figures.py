@@ -73,20 +73,23 @@ def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps(
     assert tuning(SMALL, "ptl-retry").endswith("PTL retry: nothing to tune")
 
 
-def test_bands_a_strategy_does_not_draw_are_named_as_another_strategys() -> None:
-    """Cline draws no bands: the gauge shows hysteresis's, and says whose they are (it
-    once showed 75/85/95 % beside Cline as if they were its own)."""
+def test_bands_a_strategy_does_not_draw_are_not_drawn_beside_it() -> None:
+    """Cline draws no bands: the gauge shows none of hysteresis's marks or its
+    70/75/85/95 % legend beside it (they read as Cline's own)."""
     inspection = Inspection.open(path(), SMALL)
     mine = gauge_state(inspection, None, -1, False, NAME)
     theirs = gauge_state(inspection, None, -1, False, "cline")
     assert (mine.bands_of, theirs.bands_of) == ("", NAME)
-    assert (theirs.thresholds, theirs.target) == (mine.thresholds, mine.target)
     from compaction_inspector.tui.widgets.gauge import PressureGauge
 
     gauge = PressureGauge()
     gauge.state = theirs
     drawn = gauge.render()
-    assert isinstance(drawn, Text) and "┆ hysteresis's target 70%  │ 75/85/95%" in drawn.plain
+    assert isinstance(drawn, Text) and "target" not in drawn.plain and "75/85/95%" not in drawn.plain
+    assert "┆" not in drawn.plain.splitlines()[1] and "│" not in drawn.plain.splitlines()[1]
+    gauge.state = mine
+    drawn = gauge.render()
+    assert isinstance(drawn, Text) and "┆ target 70%  │ 75/85/95%" in drawn.plain
 
 
 def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point() -> None:

@@ -21,7 +21,7 @@ class GaugeState:
     reserved_output: int
     thresholds: tuple[int, ...] = (75, 85, 95)
     target: int = 70
-    bands_of: str = ""  # whose bands they are, when not the strategy shown's (it draws none)
+    bands_of: str = ""  # the strategy whose bands these are, when the one shown draws none: none drawn
     auto_compact: int | None = None
     auto_compact_rule: str = ""  # why the point sits where it does
     label: str = "cl100k_base"
@@ -89,9 +89,11 @@ class PressureGauge(Widget):
             if s.pressure < s.thresholds[-1] / 100
             else "red"
         )
-        marks: dict[int, tuple[str, str]] = {column(s.usable * s.target / 100): ("┆", "cyan")}
-        for t in s.thresholds:
-            marks[column(s.usable * t / 100)] = ("│", "bold white")
+        marks: dict[int, tuple[str, str]] = {}
+        if not s.bands_of:  # another strategy's marks would read as the shown one's
+            marks[column(s.usable * s.target / 100)] = ("┆", "cyan")
+            for t in s.thresholds:
+                marks[column(s.usable * t / 100)] = ("│", "bold white")
         if s.auto_compact:
             marks[column(s.auto_compact)] = ("▼", "bold magenta")
         bar = Text()
@@ -112,11 +114,10 @@ class PressureGauge(Widget):
         head.append(f"  {s.tokens:,} / {s.usable:,} usable tokens", "")
         counting = "chars/4 estimate" if s.estimate else s.label
         head.append(f"  ({counting})", "yellow" if s.estimate else "bright_black")
-        whose = f"{s.bands_of}'s " if s.bands_of else ""  # never taken for the shown strategy's own
-        parts: list[tuple[Text, int]] = [
-            (Text(f"┆ {whose}target {s.target}%", "cyan"), 0),
-            (Text("│ " + "/".join(map(str, s.thresholds)) + "%", "bold white"), 0),
-        ]
+        parts: list[tuple[Text, int]] = []
+        if not s.bands_of:
+            parts.append((Text(f"┆ target {s.target}%", "cyan"), 0))
+            parts.append((Text("│ " + "/".join(map(str, s.thresholds)) + "%", "bold white"), 0))
         if s.auto_compact:
             parts.append((Text(f"▼ auto-compact {s.auto_compact:,}", "bold magenta"), 0))
         parts.append((Text(f"▒ reserved output {s.reserved_output:,}", "bright_black"), 1))
