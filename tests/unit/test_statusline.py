@@ -299,3 +299,19 @@ def test_the_line_says_what_analyze_says_of_the_same_transcript(
     line = run_cli(["statusline", "--format", "{requests}|{cost}"]).out.strip()
     main = Decimal(analysis["cost"]["main_chain_usd"])
     assert line == f"{analysis['compacts_in']['requests_left']:,}|${main:,.2f}"
+
+
+def test_a_file_with_no_newlines_is_scanned_in_bounded_memory(tmp_path: Path) -> None:
+    """A sparse transcript (all zero bytes, no newline) once grew the scan's buffer to
+    the file's size; the scan for earlier compactions keeps at most a chunk and a line."""
+    import tracemalloc
+
+    sparse = tmp_path / "sparse.jsonl"
+    with sparse.open("wb") as f:
+        f.truncate(96 << 20)
+    tracemalloc.start()
+    tail = statusline.read(sparse, None)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert tail.compactions == 0 and not tail.whole
+    assert peak < 40 << 20, f"{peak:,} bytes at the peak"

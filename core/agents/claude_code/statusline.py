@@ -227,6 +227,7 @@ def read(path: Path, index: Path | None) -> Tail:
 
 _MARK = b"compact_boundary"
 _CHUNK = 8 << 20
+_LONGEST = 1 << 20  # a boundary line is a few hundred bytes: a longer run without a newline is not one
 
 
 def _boundaries(f: BinaryIO, end: int) -> Iterable[dict[str, Any]]:
@@ -242,6 +243,8 @@ def _boundaries(f: BinaryIO, end: int) -> Iterable[dict[str, Any]]:
         data = carry + chunk
         last = data.rfind(b"\n") + 1
         done, carry = data[:last], data[last:]
+        if len(carry) > _LONGEST:  # memory stays bounded on a file with no newlines (sparse, binary)
+            carry = b""
         at = done.find(_MARK)
         while at >= 0:
             start, stop = done.rfind(b"\n", 0, at) + 1, done.find(b"\n", at)
