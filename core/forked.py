@@ -10,7 +10,12 @@ job is asked for, the work is done here in turn. The app never forks: its thread
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
@@ -40,15 +45,42 @@ def spread(work: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[tu
     release_threads()
     _WORK.append((work, items))
     try:
-        with ProcessPoolExecutor(min(jobs, len(items)), mp_context=get_context("fork")) as pool:
+        pool = ProcessPoolExecutor(
+            min(jobs, len(items)), mp_context=get_context("fork"), initializer=_bound, initargs=(os.getpid(),)
+        )
+        finished = False
+        try:
             futures = {pool.submit(_one, i): i for i in range(len(items))}
-            try:
-                for done in as_completed(futures):
-                    yield futures[done], done.result()
-            finally:
-                pool.shutdown(cancel_futures=True)
+            for done in as_completed(futures):
+                yield futures[done], done.result()
+            finished = True
+        finally:
+            if not finished:  # broken off, interrupted or failed: no worker runs on
+                for process in list(getattr(pool, "_processes", {}).values()):
+                    process.kill()
+            pool.shutdown(wait=finished, cancel_futures=True)
     finally:
         _WORK.clear()
+
+
+PR_SET_PDEATHSIG = 1  # Linux's prctl option: a signal sent when the parent ends
+
+
+def _bound(parent: int) -> None:
+    """A worker ends with the process that forked it, however that one ends (killed
+    too): Linux sends it SIGKILL then; elsewhere it looks for its parent each second."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # ended before this worker was told to follow it
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _one(i: int) -> Any:
