@@ -66,9 +66,7 @@ class Row:
             "tokens_removed": self.tokens_removed,
             "cache_rewritten_tokens": self.cost.rewritten,
             "cost": self.cost.to_dict(),
-            "cost_change_usd": usd(self.cost_change)
-            if self.cost_change is not None
-            else None,
+            "cost_change_usd": usd(self.cost_change) if self.cost_change is not None else None,
             "retention": self.retention.to_dict() if self.retention is not None else None,
             "kept": round(self.kept, 4) if self.kept is not None else None,
         }

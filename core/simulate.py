@@ -30,10 +30,14 @@ from compaction_inspector.core.strategies import CompactionResult, Context, Stat
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
 from compaction_inspector.core.strategies.registry import Options
 
+# the baseline replay: no strategy of ours, the transcript's own compactions kept where it made them
+AS_IT_RAN = "as it ran"
+
 
 @dataclass(frozen=True)
 class Policy:
-    """A strategy and its options; `strategy=None` is the baseline with no compaction."""
+    """A strategy and its options; `strategy=None` is the baseline: the session as it ran,
+    its own compactions kept and none of ours."""
 
     strategy: str | None = None
     options: Options | None = None
@@ -54,7 +58,7 @@ class Policy:
 
     @property
     def label(self) -> str:
-        return "no compaction" if self.strategy is None else self.declared.label_of(self.settings)
+        return AS_IT_RAN if self.strategy is None else self.declared.label_of(self.settings)
 
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult[Stats]:
         assert self.strategy is not None

@@ -460,9 +460,7 @@ class GridPoint:
             },
             "priced_sessions": self.priced,  # the cost and its change are summed over these only
             "cost_usd": usd(self.cost) if self.priced else None,
-            "cost_change_usd": usd(self.cost - self.real_cost)
-            if self.priced
-            else None,
+            "cost_change_usd": usd(self.cost - self.real_cost) if self.priced else None,
             "on_front": self.on_front,
             "changed_most": self.changed_most[2] if self.changed_most is not None else None,
             "simulate_args": self.simulate_args(strategy),

@@ -90,7 +90,7 @@ def test_the_chart_draws_a_line_per_strategy_shown_and_the_compared_policy_once(
     every = tuple(REGISTRY)
     assert lines_drawn(report(inspection, ReportOptions(strategies=every))) == [
         inspection.policy(n).label for n in every if REGISTRY[n].timeline
-    ] + ["no compaction"]
+    ] + ["as it ran"]
     assert lines_drawn(
         report(inspection, ReportOptions(strategies=("hysteresis",), compare="hysteresis"))
     ) == [
@@ -225,7 +225,7 @@ def test_the_report_renders_in_chromium_with_the_network_off(tmp_path: Path) -> 
             "return [...document.querySelectorAll('#compare-table tr')].slice(1)"
             ".map(r => r.cells[0].textContent)"
         )
-        assert "no compaction" in ranked and "anthropic-compaction" in ranked  # every strategy a row
+        assert "as it ran" in ranked and "anthropic-compaction" in ranked  # every strategy a row
         fetched = driver.execute_script("return performance.getEntriesByType('resource').length")
         assert fetched == 0  # zero outside requests
     finally:
@@ -336,7 +336,7 @@ def test_the_comparison_ranks_the_strategies_shown_by_cost() -> None:
     table = page[page.index('<table id="compare-table">') :]
     table = table[: table.index("</table>")]
     names = re.findall(r"<tr><td>([^<]*)</td>", table)
-    assert sorted(names) == ["cline", "microcompact", "no compaction"]  # PTL retry: no replay
+    assert sorted(names) == ["as it ran", "cline", "microcompact"]  # PTL retry: no replay
     costs = [float(c) for c in re.findall(r"<td class=n>\$([\d.,]+)</td>", table)]
     assert costs == sorted(costs) and len(costs) == 3
 

@@ -836,7 +836,7 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
     app = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("c")  # compared with no compaction
+        await pilot.press("c")  # compared with the session as it ran
         await settle(pilot)
         lines = str(shown(app).query_one(Timeline).render()).splitlines()
         labels = [line[:5].strip() for line in lines if line[:5].strip().endswith("%")]
@@ -849,7 +849,7 @@ async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Pa
         # compaction, the same requests on the same pattern cost what it did
         # as many figures as fit whole: the cost and its change before the tokens removed
         assert "█ hysteresis: 3 ✂ (1 at ⚑) · $0.08 (-0.01)" in lines
-        assert "● no compaction: 0 ✂ · peak 98% · $0.09 (±0.00)" in lines
+        assert "● as it ran: 0 ✂ · peak 98% · $0.09 (±0.00)" in lines
         await pilot.press("l", "left", "left")  # the cursor, two rounds before the last
         await pilot.pause()
         assert str(shown(app).query_one(Timeline).render()).splitlines()[-1].startswith("round 22: ")

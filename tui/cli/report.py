@@ -387,7 +387,9 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
             "before is read from the cache (up to what the real one read), the rest written as the "
             "real one wrote; a summarize request's input uncached. re-written: tokens the real "
             "requests read that the replay wrote again. kept: what its run on the next request kept "
-            "of what it summarized or cleared (— it changed nothing there).",
+            "of what it summarized or cleared (— it changed nothing there). as it ran: the "
+            "session with the agent's own compactions where it made them and none of ours (its "
+            "compactions column counts ours); a replay with no compaction at all is not one of the rows.",
             style="dim",
         )
     )

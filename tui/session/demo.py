@@ -107,8 +107,8 @@ SCRIPT: tuple[Stop, ...] = (
         6,
     ),
     Stop(
-        ("target(70)", "compare('no compaction')"),
-        "c compares the policy with no compaction on the timeline.",
+        ("target(70)", "compare('as it ran')"),
+        "c compares the policy with the session as it ran on the timeline.",
         6,
     ),
     Stop(

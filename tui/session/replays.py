@@ -9,19 +9,17 @@ from collections.abc import Callable
 from textual.message import Message
 
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.simulate import Cancelled
+from compaction_inspector.core.simulate import AS_IT_RAN, Cancelled
 from compaction_inspector.core.strategies import DEFAULT, REGISTRY
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import summarizer_failed
 from compaction_inspector.tui.session import messages
 
-NO_COMPACTION = "no compaction"
-
 
 def compared(choice: str) -> str:
-    """The policy name of the timeline's second curve (`none` and `no compaction`: the
+    """The policy name of the timeline's second curve (`none` and `as it ran`: the
     baseline, as a report compares with it)."""
-    return BASELINE if choice in ("none", NO_COMPACTION) else choice
+    return BASELINE if choice in ("none", AS_IT_RAN) else choice
 
 
 def replay_and_price(

@@ -27,6 +27,7 @@ from compaction_inspector.core.config import PRESETS, Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import subagent
+from compaction_inspector.core.simulate import AS_IT_RAN
 from compaction_inspector.core.strategies import (
     DEFAULT,
     REGISTRY,
@@ -47,7 +48,6 @@ from compaction_inspector.tui.session.demo import Demo
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.session.keys import SESSION_KEYS
 from compaction_inspector.tui.session.listing_cache import Source
-from compaction_inspector.tui.session.replays import NO_COMPACTION
 from compaction_inspector.tui.session.runs import Runs
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
@@ -525,7 +525,7 @@ class SessionScreen(Screen[None]):
             self.set_timer(0.1, self._unsplit_if_narrow)
 
     def action_cycle_compare(self) -> None:
-        cycle = ("none", NO_COMPACTION, *replayed())
+        cycle = ("none", AS_IT_RAN, *replayed())
         self.compare = cycle[(cycle.index(self.compare) + 1) % len(cycle)]
         self.notify(f"Timeline compares with: {self.compare}", timeout=2)
         self.run_simulation()

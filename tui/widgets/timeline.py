@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from compaction_inspector.core.cost import Cost, signed
-from compaction_inspector.core.simulate import RoundPoint, Simulation
+from compaction_inspector.core.simulate import AS_IT_RAN, RoundPoint, Simulation
 from compaction_inspector.tui.text import at_word, safe, within
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -240,7 +240,7 @@ class Timeline(Widget, can_focus=True):
         def line(short: bool) -> Text:
             """`short`: without how many fall at ⚑ and the change in cost, where the rest
             would not fit whole."""
-            head = Text(f"{mark} {sim.policy.strategy or 'no compaction'}: ", style)
+            head = Text(f"{mark} {sim.policy.strategy or AS_IT_RAN}: ", style)
             head.append(f"{t.compactions} ✂")
             if t.transcript_compactions and sim.policy.strategy and not short:
                 head.append(f" ({t.at_agent_compactions} at ⚑)")
