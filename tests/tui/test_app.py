@@ -1030,7 +1030,7 @@ async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> 
         await settle(pilot)
         box = shown(app).query_one("#opt-auto_compact_tokens", Input)
         # the session's version reserves 32,000: 155,000
-        assert box.value == "" and box.placeholder == "in force: 155,000"
+        assert box.value == "" and box.placeholder == "155,000 in force"
 
 
 async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_there(tmp_path: Path) -> None:

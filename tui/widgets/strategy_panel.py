@@ -80,10 +80,11 @@ class StrategyPanel(VerticalScroll):
             self.query_one(name).set_class(own, "hidden")
 
     def show_in_force(self, values: Mapping[str, int | None]) -> None:
-        """What the options left blank come to now, shown in their boxes ("in force: 167,000")."""
+        """What the options left blank come to now, shown in their boxes ("167,000 in force")."""
         for name, value in values.items():
             for box in self.query(f"#opt-{name}").results(Input):
-                box.placeholder = f"in force: {value:,}" if value is not None else "none in this window"
+                # the figure first: a narrow box (80 columns) cuts the words, never the number
+                box.placeholder = f"{value:,} in force" if value is not None else "none in this window"
 
     async def _build_form(self) -> None:
         grid = self.query_one("#options", Grid)
