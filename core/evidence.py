@@ -42,14 +42,6 @@ class Bounds:
             said.append(f"compacted on its own at {self.at_most:,}{_line(self.at_most_line)}")
         return " and ".join(said)
 
-    def to_dict(self) -> dict[str, int | None]:
-        return {
-            "above": self.above,
-            "above_line": self.above_line,
-            "at_most": self.at_most,
-            "at_most_line": self.at_most_line,
-        }
-
 
 def _line(line: int | None) -> str:
     return f" (line {line})" if line is not None else ""
