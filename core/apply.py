@@ -1,17 +1,19 @@
 """A tuned setting written back into the agent's own settings file (docs/agents.md,
 "Your own settings"): the inspector's option of the agent's strategy, as the agent names
 it, in the file the agent reads (`Agent.settings_file`). The change is shown as a diff
-first; written atomically, the file as it was kept beside it (`.bak`); a value the file
-already sets is replaced only when asked."""
+first; written atomically, the file as it was kept beside it (`.bak`), and only if the
+file still holds what the diff was made from; a value the file already sets is replaced
+only when asked."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from compaction_inspector.core.agents import Agent
-from compaction_inspector.core.files import free_stem, read_text, write_atomic
+from compaction_inspector.core.files import held, rewrite
 
 
 class ApplyError(ValueError):
@@ -26,6 +28,7 @@ class Change:
     key: str
     value: int
     had: str | None  # what the file set the key to (None: nothing)
+    raw: bytes | None  # the file as the diff was made from it (None: no file)
     before: str
     after: str
 
@@ -48,22 +51,34 @@ def planned(agent: Agent, option: str, value: int) -> Change:
         offered = ", ".join(agent.settings_keys) or "none"
         raise ApplyError(f"{agent.name} takes no {option!r} in its settings (it takes: {offered})")
     try:
-        before = read_text(path) if path.exists() else ""
+        raw = held(path)
+        before = text(path, raw)
         after = agent.with_setting(before, key, value)
+    except ApplyError:
+        raise
     except (OSError, ValueError) as exc:
         raise ApplyError(f"{path}: {exc}") from exc
-    return Change(path, key, value, agent.setting(before, key), before, after)
+    return Change(path, key, value, agent.setting(before, key), raw, before, after)
 
 
-def write(change: Change, force: bool = False) -> Path | None:
+def text(path: Path, raw: bytes | None) -> str:
+    """A settings file's text; a file that is not UTF-8 is refused, since writing it back
+    would change bytes the change does not touch."""
+    if raw is None:
+        return ""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApplyError(
+            f"{path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}): not changed"
+        ) from None
+
+
+def write(change: Change, force: bool = False, waiting: Callable[[], None] | None = None) -> Path | None:
     """Write the change; the backup's path (None where there was no file). Refuses to
-    replace a value the file already sets unless `force`."""
+    replace a value the file already sets unless `force`, and raises `files.Changed`
+    where the file changed since the diff (plan it again to show the new one);
+    `waiting` is called if another writer holds the file's lock (`files.rewrite`)."""
     if change.had is not None and change.had != str(change.value) and not force:
         raise ApplyError(f"{change.path} sets {change.key} to {change.had} already: --force replaces it")
-    backup = None
-    if change.path.exists():
-        backup = free_stem(change.path.with_name(change.path.name + ".bak"), ("",))
-        write_atomic(backup, change.path.read_bytes(), overwrite=False)
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(change.path, change.after)
-    return backup
+    return rewrite(change.path, change.raw, change.after, waiting=waiting)

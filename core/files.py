@@ -9,11 +9,13 @@ writers may add to one file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -25,6 +27,14 @@ class WriteRefused(OSError):
 
 class NotRegularFile(OSError):
     """The path is a folder, a FIFO, a device or a socket, not a file to read."""
+
+
+class Busy(OSError):
+    """Another writer held the lock for longer than this one would wait."""
+
+
+class Changed(OSError):
+    """The file no longer holds what the change was made from; nothing was written."""
 
 
 _KINDS = {
@@ -59,18 +69,95 @@ def read_text(path: str | Path) -> str:
 
 
 @contextmanager
-def locked(path: str | Path) -> Iterator[None]:
+def locked(
+    path: str | Path, wait: float | None = None, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold an exclusive lock on `path`'s folder (no lock file is left behind), so
     writers that read, change and replace a file there take turns instead of losing
-    each other's work."""
+    each other's work. With `wait`, gives up after that many seconds (Busy), having
+    called `waiting` once if it had to wait at all."""
     folder = Path(os.path.realpath(path)).parent
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock(fd, folder, wait, waiting)
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _lock(fd: int, folder: Path, wait: float | None, waiting: Callable[[], None] | None) -> None:
+    if wait is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise Busy(
+                    0, f"another program kept writing in {folder} for {wait:g} s: nothing written"
+                ) from None
+            if waiting is not None:
+                waiting()
+                waiting = None
+            time.sleep(0.05)
+
+
+def held(path: str | Path) -> bytes | None:
+    """What `path` holds now, byte for byte (None: there is no file yet, or it is a link
+    to a file not made yet). Refuses a link that leads round in a loop and anything but a
+    regular file, before anything is written."""
+    try:
+        with open_regular(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except NotRegularFile as exc:
+        raise WriteRefused(f"{path} is {exc.strerror}: not changed") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WriteRefused(f"{path} is a link that leads round in a loop: not changed") from None
+        raise
+
+
+def writable(path: str | Path) -> None:
+    """Raise WriteRefused where `path` could not be replaced (a read-only file, a folder
+    that takes no new file), so a refused write leaves nothing behind, not even a backup."""
+    target = Path(os.path.realpath(path))
+    if target.exists() and not (os.access(target, os.W_OK) and target.stat().st_mode & stat.S_IWUSR):
+        raise WriteRefused(f"{path} is read-only: not replaced")
+    folder = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
+    if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+        raise WriteRefused(f"{folder} takes no new file: {path} not written")
+
+
+def rewrite(
+    path: str | Path,
+    before: bytes | None,
+    after: str,
+    wait: float = 10.0,
+    waiting: Callable[[], None] | None = None,
+) -> Path | None:
+    """Replace a file other programs also write (an agent's settings) with `after`, only
+    if it still holds `before` (None: no file), else Changed; the file as it was kept
+    beside it first (`.bak`, `.bak-2`, ...), whose path is returned (None where there was
+    no file). Every such writer of the folder takes one lock (`locked`), so two never
+    lose each other's change; one that cannot have it in `wait` seconds gives up (Busy)."""
+    writable(path)
+    with locked(path, wait, waiting):
+        now = held(path)
+        if now != before:
+            raise Changed(0, f"{path} changed since it was read: nothing written")
+        backup = None
+        if now is not None:
+            name = Path(path)
+            backup = free_stem(name.with_name(name.name + ".bak"), ("",))
+            write_atomic(backup, now, overwrite=False)
+        write_atomic(path, after)
+    return backup
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
@@ -109,8 +196,7 @@ def write_atomic(
     target = Path(os.path.realpath(path))
     if protect is not None and target.exists() and same_file(target, protect):
         raise WriteRefused(f"refusing to overwrite the input file {protect}")
-    if target.exists() and not (os.access(target, os.W_OK) and target.stat().st_mode & stat.S_IWUSR):
-        raise WriteRefused(f"{path} is read-only: not replaced")
+    writable(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

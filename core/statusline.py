@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -37,7 +37,13 @@ class StatusLine(Protocol):
 
     def settings_path(self) -> Path: ...
 
-    def install(self, settings: Path, force: bool = False, command: str | None = None) -> Path | None: ...
+    def install(
+        self,
+        settings: Path,
+        force: bool = False,
+        command: str | None = None,
+        waiting: Callable[[], None] | None = None,
+    ) -> Path | None: ...
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,17 @@ config.toml top level)."""
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from compaction_inspector.core import apply as applying
+from compaction_inspector.core.agents import AGENTS, Agent
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.files import Busy, Changed, locked, rewrite
 from compaction_inspector.core.formats import load
 from compaction_inspector.sample_sessions import path
 from tests.hostile import run_cli
@@ -83,3 +89,128 @@ def test_an_option_out_of_range_or_not_taken_is_refused_before_anything(homes: t
     wrong = run_cli(["apply", "claude-code", "auto_compact_tokens=100000"])
     assert wrong.code == 2 and "it takes: autocompact_pct_override" in wrong.err
     assert (claude / "settings.json").read_text() == CLAUDE
+
+
+def test_a_file_changed_since_the_diff_is_not_written_over(homes: tuple[Path, Path]) -> None:
+    claude, _ = homes
+    change = applying.planned(AGENTS["claude-code"], "autocompact_pct_override", 70)
+    theirs = CLAUDE.replace('"opus"', '"sonnet"')
+    (claude / "settings.json").write_text(theirs)  # another writer, between the diff and the write
+    with pytest.raises(Changed, match="changed since it was read: nothing written"):
+        applying.write(change)
+    assert (claude / "settings.json").read_text() == theirs and not (claude / "settings.json.bak").exists()
+
+
+def test_the_cli_shows_the_diff_as_the_file_is_now_when_it_changed(
+    homes: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude, _ = homes
+    planned = applying.planned
+
+    def raced(agent: Agent, option: str, value: int) -> applying.Change:
+        change = planned(agent, option, value)
+        (claude / "settings.json").write_text(CLAUDE.replace('"opus"', '"sonnet"'))
+        monkeypatch.setattr(applying, "planned", planned)  # the second look sees the file as it is
+        return change
+
+    monkeypatch.setattr(applying, "planned", raced)
+    out = run_cli(["apply", "claude-code", "autocompact_pct_override=70", "--write"])
+    assert out.code == 1 and "changed since it was read: nothing written" in out.err
+    assert ' "model": "sonnet",' in out.err and '+    "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70",' in out.err
+    assert "CLAUDE_AUTOCOMPACT" not in (claude / "settings.json").read_text()
+
+
+def test_a_file_that_is_not_utf8_is_refused_and_kept_byte_for_byte(homes: tuple[Path, Path]) -> None:
+    claude, _ = homes
+    raw = CLAUDE.replace('"1"', '"\xff"').encode("latin-1")
+    (claude / "settings.json").write_bytes(raw)
+    out = run_cli(["apply", "claude-code", "autocompact_pct_override=70", "--write"])
+    assert out.code == 2 and "is not UTF-8 text (byte 0xff at offset 86): not changed" in out.err
+    assert (claude / "settings.json").read_bytes() == raw and not (claude / "settings.json.bak").exists()
+
+
+def test_a_link_loop_and_a_read_only_file_are_refused_before_anything_is_made(
+    homes: tuple[Path, Path],
+) -> None:
+    claude, codex = homes
+    settings = claude / "settings.json"
+    settings.unlink()
+    settings.symlink_to(claude / "loop.json")
+    (claude / "loop.json").symlink_to(settings)
+    for command in (
+        ["apply", "claude-code", "autocompact_pct_override=70", "--write"],
+        ["statusline", "--setup", "--write"],
+    ):
+        out = run_cli(command)
+        assert out.code == 2 and "is a link that leads round in a loop: not changed" in out.err, out.err
+    assert settings.is_symlink() and sorted(p.name for p in claude.iterdir()) == [
+        "loop.json",
+        "settings.json",
+    ]
+    toml = codex / "config.toml"
+    toml.chmod(0o444)
+    out = run_cli(["apply", "codex", "auto_compact_token_limit=200000", "--write"])
+    assert out.code == 2 and "config.toml is read-only: not replaced" in out.err
+    assert toml.read_text() == CODEX and [p.name for p in codex.iterdir()] == ["config.toml"]
+
+
+def _write(which: str, start: Any, out: Any) -> None:
+    start.wait()
+    if which == "apply":
+        done = run_cli(["apply", "claude-code", "autocompact_pct_override=70", "--write"])
+    else:
+        done = run_cli(["statusline", "--setup", "--write"])
+    out.put((which, done.code, done.err))
+
+
+def test_apply_and_the_status_line_setup_racing_never_lose_a_write(homes: tuple[Path, Path]) -> None:
+    """Two real processes write the same settings file at once, ten times over: each ends
+    written (and its change is in the file) or says it wrote nothing; never both told
+    they wrote while one change is lost, never a raw OS error."""
+    claude, _ = homes
+    forked = multiprocessing.get_context("fork")
+    for _ in range(10):
+        (claude / "settings.json").write_text(CLAUDE)
+        for backup in claude.glob("settings.json.bak*"):
+            backup.unlink()
+        start, out = forked.Barrier(2), forked.Queue()
+        writers = [forked.Process(target=_write, args=(w, start, out)) for w in ("apply", "statusline")]
+        for w in writers:
+            w.start()
+        ended = {which: (code, err) for which, code, err in (out.get(timeout=60) for _ in writers)}
+        for w in writers:
+            w.join()
+        final = json.loads((claude / "settings.json").read_text())
+        applied, status = ended["apply"], ended["statusline"]
+        assert applied[0] in (0, 1) and status[0] in (0, 1), ended
+        assert (final.get("env", {}).get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE") == "70") == (applied[0] == 0), (
+            ended
+        )
+        assert ("statusLine" in final) == (status[0] == 0), ended
+        assert "Errno" not in applied[1] + status[1]
+
+
+def test_a_writer_that_cannot_have_the_lock_gives_up_with_a_plain_message(tmp_path: Path) -> None:
+    target = tmp_path / "settings.json"
+    target.write_text("{}\n")
+    told: list[str] = []
+    forked = multiprocessing.get_context("fork")
+    holding, release = forked.Event(), forked.Event()
+
+    def hold() -> None:
+        with locked(target):
+            holding.set()
+            release.wait(30)
+
+    holder = forked.Process(target=hold)
+    holder.start()
+    try:
+        holding.wait(30)
+        with pytest.raises(
+            Busy, match=f"another program kept writing in {tmp_path} for 0.3 s: nothing written"
+        ):
+            rewrite(target, b"{}\n", "{}", wait=0.3, waiting=lambda: told.append("waiting"))
+    finally:
+        release.set()
+        holder.join()
+    assert told == ["waiting"] and target.read_text() == "{}\n" and not list(tmp_path.glob("*.bak*"))

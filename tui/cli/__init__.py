@@ -41,7 +41,7 @@ from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigE
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
-from compaction_inspector.core.files import same_file, write_atomic
+from compaction_inspector.core.files import Changed, same_file, write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable, load
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -953,7 +953,7 @@ def _statusline_setup(args: argparse.Namespace) -> int:
         return 0
     target = own.settings_path()
     try:
-        backup = own.install(target, args.force)
+        backup = own.install(target, args.force, waiting=_waiting(target))
     except (statusline.SettingsRefused, OSError) as exc:
         return _fail(str(exc))
     kept = f" (the file as it was: {backup})" if backup is not None else ""
@@ -1001,12 +1001,29 @@ def cmd_apply(args: argparse.Namespace) -> int:
         say("(not written: --write writes it)", sys.stdout)
         return 0
     try:
-        backup = applying.write(change, args.force)
+        backup = applying.write(change, args.force, waiting=_waiting(change.path))
+    except Changed as exc:
+        return _changed(exc, agent, option, value)
     except (applying.ApplyError, OSError) as exc:
         return _fail(str(exc))
     kept = f" (the file as it was: {backup})" if backup is not None else ""
     say(f"wrote {change.key} = {value} to {change.path}{kept}", sys.stdout)
     return 0
+
+
+def _waiting(path: Path) -> Callable[[], None]:
+    return lambda: say(f"waiting for another write to {path} to finish", sys.stderr)
+
+
+def _changed(exc: Changed, agent: Agent, option: str, value: int) -> int:
+    """The file changed between the diff and the write: nothing written, the diff now."""
+    try:
+        now = applying.planned(agent, option, value)
+    except applying.ApplyError as again:
+        return _fail(f"{exc.strerror}; {again}")
+    diff = visible(now.diff) if now.before != now.after else f"(it now sets {now.key} to {value} already)\n"
+    say(f"{exc.strerror}. The change as the file is now:\n{diff}(run it again to write this)", sys.stderr)
+    return 1
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -1046,4 +1063,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{named}: {exc}" if named else str(exc))
     except (UsageError, SummarizerError) as exc:
         return _fail(str(exc))
-

@@ -11,10 +11,11 @@ cost then counts only that part and says "at least".
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +26,15 @@ from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import held_output
 from compaction_inspector.core.cost import Billing, OwnCall, priced_parts
-from compaction_inspector.core.files import free_stem, locked, open_regular, read_text, write_atomic
+from compaction_inspector.core.files import (
+    Changed,
+    held,
+    locked,
+    open_regular,
+    read_text,
+    rewrite,
+    write_atomic,
+)
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
 from compaction_inspector.core.headroom import PACE_REQUESTS, headroom
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
@@ -310,15 +319,26 @@ def settings_path() -> Path:
     return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"
 
 
-def install(settings: Path, force: bool = False, command: str | None = None) -> Path | None:
+def install(
+    settings: Path, force: bool = False, command: str | None = None, waiting: Callable[[], None] | None = None
+) -> Path | None:
     """Add the status line to `settings` (made if missing), keeping the file as it was
     beside it first; the backup's path (None when there was no file). Refuses a file that
-    is not a JSON object, and one that has a status line already unless `force`."""
+    is not a JSON object, and one that has a status line already unless `force`; written
+    under the lock `apply` takes, and only over the file as it was read (`files.rewrite`)."""
+    for _ in range(3):  # another writer between the read and the write: read it again
+        raw = held(settings)
+        with contextlib.suppress(Changed):
+            return rewrite(settings, raw, _with_status_line(settings, raw, force, command), waiting=waiting)
+    raise Changed(0, f"{settings} kept changing while it was read: nothing written")
+
+
+def _with_status_line(settings: Path, raw: bytes | None, force: bool, command: str | None) -> str:
     existing: dict[str, Any] = {}
-    if settings.exists():
+    if raw is not None:
         try:
-            found = json.loads(read_text(settings))
-        except (OSError, ValueError) as exc:
+            found = json.loads(raw.decode("utf-8"))
+        except ValueError as exc:
             raise SettingsRefused(f"{settings} is not JSON that can be read: {exc}") from exc
         if not isinstance(found, dict):
             raise SettingsRefused(f"{settings} does not hold a JSON object")
@@ -326,9 +346,4 @@ def install(settings: Path, force: bool = False, command: str | None = None) -> 
             there = json.dumps(found["statusLine"])
             raise SettingsRefused(f"{settings} has a statusLine already ({there}): --force replaces it")
         existing = found
-    backup = None
-    if settings.exists():
-        backup = free_stem(settings.with_name(settings.name + ".bak"), ("",))
-        write_atomic(backup, settings.read_bytes(), overwrite=False)
-    write_atomic(settings, json.dumps({**existing, **snippet(command)}, indent=2, ensure_ascii=False) + "\n")
-    return backup
+    return json.dumps({**existing, **snippet(command)}, indent=2, ensure_ascii=False) + "\n"
