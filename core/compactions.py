@@ -29,7 +29,7 @@ from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
-from compaction_inspector.core.retention import Retention, retention
+from compaction_inspector.core.retention import Facts, Retention, retention
 from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
 from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, summarize
@@ -193,6 +193,7 @@ def real_compactions(
     counter: TokenCounter,
     config: Config,
     across: Siblings | None = None,
+    known: Facts | None = None,
 ) -> list[RealCompaction]:
     """The transcript's own compactions, each measured and predicted. A later compaction's
     fixed part is what was measured after the session's earlier one; before that, where
@@ -286,7 +287,7 @@ def real_compactions(
         summary_known = bool(theirs)
         # ours at the size of theirs, where theirs is in the transcript: a like-for-like retention
         size = max(MIN_SUMMARY_CHARS, sum(len(m.text) for m in theirs)) if theirs else OUR_SUMMARY_CHARS
-        ours = summarize(list(replaced), size, session.session_id)
+        ours = summarize(list(replaced), size, session.session_id, known)
         offset = None
         if c.trigger == "auto" and b > segment:  # else the file starts at it: what it replaced is not here
             offset = (
@@ -305,8 +306,8 @@ def real_compactions(
                 predicted_after=None if blind else predicted,
                 reread_tokens=reread,
                 policy_round_offset=offset,
-                retention=retention(replaced, after) if summary_known else None,
-                ours=retention(replaced, [ours]),
+                retention=retention(replaced, after, known) if summary_known else None,
+                ours=retention(replaced, [ours], known),
                 slice=sliced,
                 overhead_source=model.overhead_source,
                 count=counts.before.get(b),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
 from compaction_inspector.core.model import FileTouch, Message, Session
 from compaction_inspector.core.pressure import Meter, Window
+from compaction_inspector.core.retention import Facts
 from compaction_inspector.core.summary import summary_text
 from compaction_inspector.core.tokens import TokenCounter, make_counter
 
@@ -36,6 +37,8 @@ class Context:
     # for (Codex): by the first message of the transcript's segment, then the request's
     # end within it. A replay's request that is the transcript's own takes this count.
     own_counts: Mapping[Message, Mapping[int, int]] = field(default_factory=dict, compare=False)
+    # the session's facts (`retention.Facts`): its own messages' found once for its summaries
+    facts: Facts | None = field(default=None, compare=False)
 
     def recorded(self, messages: Sequence[Message]) -> Mapping[int, int]:
         """The agent's own counts before requests `messages[:end]`, by `end`, where
@@ -59,8 +62,9 @@ class Context:
 
     def summary(self, span: Sequence[Message], cap: int) -> str:
         """The summary of `span` within `cap` characters: the user's summarizer's, else ours."""
-        write = self.summarizer or summary_text
-        return write(span, cap, self.session_id)
+        if self.summarizer is not None:
+            return self.summarizer(span, cap, self.session_id)
+        return summary_text(span, cap, self.session_id, self.facts)
 
     def at(self, meter: Meter) -> Context:
         """This context for a request whose figures `meter` gives."""
@@ -76,14 +80,17 @@ def context_of(
     model: ContextModel | None = None,
     summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None,
     own_counts: Mapping[Message, Mapping[int, int]] | None = None,
+    facts: Facts | None = None,
 ) -> Context:
     """The strategies' context for `session`: its fitted model (`model`, else fitted here),
     and the meter of the request it would send next (the messages after its last compact
     boundary). With `pressure="messages"` the messages-only view: the identity meter and
     no model."""
     if pressure == "messages":
-        return Context(counter, window, session.session_id, touches=session.touches, summarizer=summarizer)
+        return Context(
+            counter, window, session.session_id, touches=session.touches, summarizer=summarizer, facts=facts
+        )
     model = model or fit(session, counter, overhead_tokens)
     meter = model.meter(len(session.messages), window)
     own = own_counts or {}
-    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer, own)
+    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer, own, facts)

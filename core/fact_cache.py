@@ -16,24 +16,20 @@ entry that does not hold is removed, and its facts found again.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core import chunks
-from compaction_inspector.core.memo import on_forget
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.retention import KINDS, Known, Met, found_since, met, own, own_found, owns
+from compaction_inspector.core.retention import KINDS, Facts, Known, Met
 from compaction_inspector.core.token_cache import entry_path
 from compaction_inspector.core.tokens import TokenCounter
 
 MAGIC = b"CIFC2"
-_HELD: dict[Path, set[int]] = {}  # each entry read or added to: the messages whose facts it holds
-on_forget(_HELD.clear)
 
 
 class _Kept:
     """One message's facts as the entry keeps them: each kind's as numbers into its
-    chunk's table, decoded when first asked for (`retention.met` calls it)."""
+    chunk's table, decoded when first asked for (`Facts.met` calls it)."""
 
     __slots__ = ("items", "kinds")
 
@@ -45,45 +41,37 @@ class _Kept:
         return {kind: tuple(items[k] for k in ks) for kind, ks in zip(KINDS, self.kinds, strict=True)}
 
 
-def load_facts(session: Session, counter: TokenCounter) -> None:
-    """Take the session's messages as its own (`retention.own`), with the facts kept of
-    them where there are any."""
-    messages = (*session.messages, *session.sidechain)
-    if messages and owns(messages[0]):  # taken already
+def load_facts(session: Session, counter: TokenCounter, facts: Facts) -> None:
+    """Give the session's `facts` (`retention.Facts`, of its messages and sidechain)
+    those kept of its messages where there are any; once."""
+    if facts.taken:
         return
     entry = entry_path(session, counter, ".facts")
-    if entry is None:
-        own(messages, [None] * len(messages))
-        return
-    found: list[Known] = [None] * len(messages)
-    if not chunks.read(entry, MAGIC, lambda chunk: _taken(chunk, found)):
-        found = [None] * len(messages)  # none kept, or damaged: found again
-    own(messages, found)
-    _HELD[entry] = {k for k, f in enumerate(found) if f is not None}
+    found: list[Known] = [None] * len(facts.messages)
+    if entry is not None and not chunks.read(entry, MAGIC, lambda chunk: _taken(chunk, found)):
+        found = [None] * len(facts.messages)  # none kept, or damaged: found again
+    facts.take(found)
 
 
-def store_facts(session: Session, counter: TokenCounter, every: bool = False) -> None:
-    """Add to the entry the facts of the session's messages found since it was last
-    asked (`every`: first find those of all its messages not known yet), as a chunk
-    appended under a lock. Best effort: a disk that cannot be written only means finding
-    them again."""
+def store_facts(session: Session, counter: TokenCounter, facts: Facts, every: bool = False) -> None:
+    """Add to the entry the session's `facts` found since it was last asked (`every`:
+    first find those of all its messages not known yet), as a chunk appended under a
+    lock. Best effort: a disk that cannot be written only means finding them again."""
     entry = entry_path(session, counter, ".facts")
     if entry is None:
         return
+    messages = facts.messages
     if every:
-        messages = (*session.messages, *session.sidechain)
-        for m, f in zip(messages, own_found(messages), strict=True):
+        for m, f in zip(messages, facts.known(messages), strict=True):
             if f is None:
-                met(m)
-    n = len(session.messages) + len(session.sidechain)
-    held = _HELD.setdefault(entry, set())
-    new = [(k, f) for k, f in found_since() if k not in held]
+                facts.met(m)
+    new = [(k, f) for k, f in facts.found_since() if k not in facts.held]
     if not new:
         return
     numbers: dict[str, int] = {}
     table = [[k, _as_numbers(f, numbers)] for k, f in new]
-    if chunks.append(entry, MAGIC, {"n": n, "items": list(numbers), "met": table}):
-        held.update(k for k, _ in new)
+    if chunks.append(entry, MAGIC, {"n": len(messages), "items": list(numbers), "met": table}):
+        facts.held.update(k for k, _ in new)
 
 
 def _as_numbers(facts: Met, numbers: dict[str, int]) -> list[list[int]]:

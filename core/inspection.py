@@ -35,7 +35,7 @@ from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
-from compaction_inspector.core.retention import Finder
+from compaction_inspector.core.retention import Facts, Finder
 from compaction_inspector.core.segment import Segments
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
@@ -199,7 +199,13 @@ class Inspection:
             model=self.model,
             summarizer=config.summarizer,
             own_counts=self._own_counts() if config.pressure != "messages" else None,
+            facts=self.facts,
         )
+
+    @cached_property
+    def facts(self) -> Facts:
+        """The session's facts (`retention.Facts`): its own, never another session's."""
+        return Facts((*self.session.messages, *self.session.sidechain))
 
     def _own_counts(self) -> dict[Message, dict[int, int]]:
         """The agent's own count at each check the transcript records, as the replay and
@@ -265,22 +271,22 @@ class Inspection:
     def _take_found(self) -> None:
         """What earlier runs kept of the session's messages' facts and of the counts of
         the texts its replays wrote (`keep_found`), taken before a run or a replay."""
-        load_facts(self.session, self.counter)
+        load_facts(self.session, self.counter, self.facts)
         load_written(self.session, self.counter)
 
     def keep_found(self) -> None:
         """Keep what was found of the session's messages' facts, and the counts of the
         texts its runs and replays wrote, for the next run (after a run, a replay, or
         the retentions `compare` asks of the finder)."""
-        store_facts(self.session, self.counter)
+        store_facts(self.session, self.counter, self.facts)
         store_written(self.session, self.counter)
 
     def find_facts(self) -> None:
         """Find every message's facts not kept yet, and keep them: before work that asks
         for nearly all (`compare`), and is spread over processes that would each find
         them."""
-        load_facts(self.session, self.counter)
-        store_facts(self.session, self.counter, every=True)
+        load_facts(self.session, self.counter, self.facts)
+        store_facts(self.session, self.counter, self.facts, every=True)
 
     def priced(self, policy: Policy, stop: Callable[[], bool] | None = None) -> tuple[Simulation, Cost]:
         """The whole replay under `policy` and what it would have cost."""
@@ -305,8 +311,8 @@ class Inspection:
     def finder(self) -> Finder:
         """Where each fact lies in the context the agent sends next: what a strategy's
         run on it kept of what it replaced (`compare`)."""
-        load_facts(self.session, self.counter)
-        return Finder(self.session.messages[self.live :])
+        load_facts(self.session, self.counter, self.facts)
+        return Finder(self.session.messages[self.live :], self.facts)
 
     @cached_property
     def real_cost(self) -> Cost:
@@ -360,7 +366,7 @@ class Inspection:
         )
         # the agent's own point, as it ran: not a point the tuning keys moved since
         real = self.config.untuned or self.config
-        return real_compactions(session, self.model, self.counter, real, across)
+        return real_compactions(session, self.model, self.counter, real, across, self.facts)
 
     def _measured_beside(self, path: Path) -> Measured:
         """What the session at `path` beside this one measured over predicted after each
@@ -373,7 +379,7 @@ class Inspection:
         if other.format != self.session.format or not measured.complete:
             return measured
         beside = Inspection.of(other, self.config)
-        found = real_compactions(other, beside.model, beside.counter, beside.config)
+        found = real_compactions(other, beside.model, beside.counter, beside.config, known=beside.facts)
         fixed = beside.model.overhead if beside.model.overhead_source == "first response" else None
         return dataclasses.replace(
             measured,

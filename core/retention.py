@@ -20,7 +20,7 @@ from typing import Any
 
 import ahocorasick
 
-from compaction_inspector.core.memo import on_forget, per_session
+from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.text import clauses
 
@@ -96,14 +96,14 @@ def _rounded(value: float | None) -> float | None:
     return round(value, 4) if value is not None else None
 
 
-def facts(messages: Iterable[Message]) -> dict[str, set[str]]:
-    """The facts a span of messages holds, by kind."""
-    return {kind: set(seen) for kind, seen in ranked(messages).items()}
+def facts(messages: Iterable[Message], known: Facts | None = None) -> dict[str, set[str]]:
+    """The facts a span of messages holds, by kind (`known`: its session's, `Facts`)."""
+    return {kind: set(seen) for kind, seen in ranked(messages, known).items()}
 
 
-def ranked(messages: Iterable[Message]) -> dict[str, list[str]]:
+def ranked(messages: Iterable[Message], known: Facts | None = None) -> dict[str, list[str]]:
     """The facts a span holds, by kind, the most often met first (ties: the first met)."""
-    each = [met(m) for m in messages]
+    each = [met(m, known) for m in messages]
     out = {}
     for kind in KINDS:
         seen = Counter(chain.from_iterable(m[kind] for m in each))  # counted in C, in the order met
@@ -119,56 +119,100 @@ Met = dict[str, tuple[str, ...]]  # one message's facts by kind, each kind's in 
 # for (core/fact_cache.py), or not yet (None)
 Known = Met | Callable[[], Met] | None
 
-# The session's own messages, each with what is known of its facts: kept between runs
-# (core/fact_cache.py), so a warm replay never searches a session message's text
-_OWN: dict[Message, Known] = {}
-_OWN_AT: dict[Message, int] = {}  # ... each one's place among them
-_FOUND: list[Message] = []  # ... those whose facts were found since last asked (`found_since`)
-on_forget(_OWN.clear)
-on_forget(_OWN_AT.clear)
-on_forget(_FOUND.clear)
 
+class Facts:
+    """One session's facts: each of its own messages' found once (or read from what an
+    earlier run kept, core/fact_cache.py), so a warm replay never searches a session
+    message's text, and each fact met numbered for `carried`. An object of its session,
+    carried by its inspection: two sessions open in one process never share one, so what
+    is found for one is never kept as the other's. A message not the session's (a
+    summary a replay wrote) has its facts found when asked (memoised for the run)."""
 
-def own(messages: Sequence[Message], found: Sequence[Known]) -> None:
-    """Take `messages` as the session's own, with what is known of each one's facts;
-    what was known of them before is kept."""
-    for k, (m, f) in enumerate(zip(messages, found, strict=True)):
-        _OWN_AT[m] = k
-        if _OWN.get(m) is None:
-            _OWN[m] = f
+    def __init__(self, messages: Sequence[Message] = ()) -> None:
+        self.messages = tuple(messages)  # the session's own: its main messages, then its sidechain
+        self.taken = False  # whether what earlier runs kept was taken (`take`)
+        self._new: list[Message] = []  # own messages whose facts were found since `found_since`
+        self.held: set[int] = set()  # the places whose facts the kept entry holds
+        self._numbers: dict[tuple[str, str], int] = {}
+        self._items: list[str] = []  # each number's item
+        self._numbered: dict[Message, frozenset[int]] = {}
+        self._numbering = threading.Lock()  # a number is given once, whichever thread meets it first
 
+    @cached_property
+    def _places(self) -> dict[Message, list[int]]:
+        """Each own message's places (equal messages share their facts); made when first
+        asked, so a run that never asks (`analyze`) never hashes a message for it."""
+        places: dict[Message, list[int]] = {}
+        for k, m in enumerate(self.messages):
+            places.setdefault(m, []).append(k)
+        return places
 
-def owns(message: Message) -> bool:
-    """Whether `message` was taken as the session's own."""
-    return message in _OWN
+    @cached_property
+    def _known(self) -> dict[Message, Known]:
+        return dict.fromkeys(self._places)
 
+    def take(self, found: Sequence[Known]) -> None:
+        """Take what earlier runs kept: `found`, by place (None: not kept); once."""
+        self.taken = True
+        for m, f in zip(self.messages, found, strict=True):
+            if f is not None and self._known[m] is None:
+                self._known[m] = f
+        self.held.update(k for k, f in enumerate(found) if f is not None)
 
-def own_found(messages: Sequence[Message]) -> list[Known]:
-    """What is known so far of each of the session's own `messages`' facts."""
-    return [_OWN.get(m) for m in messages]
+    def __contains__(self, message: Message) -> bool:
+        return message in self._known
 
+    def known(self, messages: Sequence[Message]) -> list[Known]:
+        """What is known so far of each of the session's own `messages`' facts."""
+        return [self._known.get(m) for m in messages]
 
-def found_since() -> list[tuple[int, Met]]:
-    """The session's own messages whose facts were found since last asked: each one's
-    place and facts."""
-    found = [(_OWN_AT[m], f) for m in _FOUND if isinstance(f := _OWN[m], dict)]
-    _FOUND.clear()
-    return found
-
-
-def met(message: Message) -> Met:
-    """One message's facts by kind, each kind's in the order met, as often as met: a
-    session's own message's found once and kept, any other's (a summary a replay wrote)
-    remembered for the session."""
-    if message in _OWN:
-        found = _OWN[message]
+    def met(self, message: Message) -> Met:
+        """`message`'s facts by kind (`met`): an own message's found once and kept."""
+        if message not in self._known:
+            return _find_met(message)
+        found = self._known[message]
         if found is None:
-            found = _OWN[message] = _find_met(message)
-            _FOUND.append(message)
+            found = self._known[message] = _find_met(message)
+            self._new.append(message)
         elif not isinstance(found, dict):  # kept: decoded now
-            found = _OWN[message] = found()
+            found = self._known[message] = found()
         return found
-    return _find_met(message)
+
+    def found_since(self) -> list[tuple[int, Met]]:
+        """The own messages whose facts were found since last asked: each place of each
+        one in the session, with its facts."""
+        new, self._new = self._new, []
+        return [(k, f) for m in new if isinstance(f := self._known[m], dict) for k in self._places[m]]
+
+    def numbered(self, message: Message) -> frozenset[int]:
+        """`message`'s facts as numbers: a set of numbers is made and joined several times
+        faster than one of (kind, item) pairs, whose hashes are not kept."""
+        done = self._numbered.get(message)
+        if done is not None:
+            return done
+        numbers = self._numbers
+        found = []
+        for kind, items in self.met(message).items():
+            for item in items:
+                number = numbers.get((kind, item))
+                if number is None:
+                    with self._numbering:
+                        number = numbers.setdefault((kind, item), len(self._items))
+                        if number == len(self._items):
+                            self._items.append(item)
+                found.append(number)
+        done = self._numbered[message] = frozenset(found)
+        return done
+
+    def item(self, number: int) -> str:
+        """The fact numbered `number` (`numbered`)."""
+        return self._items[number]
+
+
+def met(message: Message, known: Facts | None = None) -> Met:
+    """One message's facts by kind, each kind's in the order met, as often as met; found
+    once for a session's own message where its `Facts` are given."""
+    return known.met(message) if known is not None else _find_met(message)
 
 
 @per_session(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
@@ -235,9 +279,9 @@ def _command(value: Any) -> str | None:
     return raw.strip().splitlines()[0].strip()
 
 
-def retention(replaced: Sequence[Message], after: Sequence[Message]) -> Retention:
+def retention(replaced: Sequence[Message], after: Sequence[Message], known: Facts | None = None) -> Retention:
     """The share of each kind of fact in `replaced` that still appears in `after`."""
-    held = facts(replaced)
+    held = facts(replaced, known)
     text = "\n".join(m.text for m in after)
 
     def share(kind: str) -> Share:
@@ -253,15 +297,16 @@ class Finder:
     one pass (an Aho-Corasick automaton), so a run asks only which messages hold it. A
     fact holds no line break, so it is in a request's text only inside one message."""
 
-    def __init__(self, source: Sequence[Message]) -> None:
+    def __init__(self, source: Sequence[Message], known: Facts | None = None) -> None:
         self.source = tuple(source)
         self._members = frozenset(self.source)
+        self._known = known
 
     @cached_property
     def _holders(self) -> dict[str, list[int]]:
         """Each fact of the source, with the messages whose text holds it, in order."""
         automaton = ahocorasick.Automaton()
-        for found in facts(self.source).values():
+        for found in facts(self.source, self._known).values():
             for item in found:
                 if item:
                     automaton.add_word(item, item)
@@ -291,7 +336,7 @@ class Finder:
         a message holding it is not replaced (fewer of its holders are replaced than hold
         it: counted over the replaced messages' facts, not by walking every holder of each
         fact), or the new text names it."""
-        held, holders = facts(replaced), self._holders
+        held, holders = facts(replaced, self._known), self._holders
         held_by = self._held_by
         gone = Counter(item for m in set(replaced) for item in held_by.get(m, ()))
         # each new text once: a repair fills a request with thousands of one placeholder
@@ -316,48 +361,17 @@ def _grams(text: str) -> frozenset[str]:
     return frozenset(text[i : i + _GRAM] for i in range(len(text) - _GRAM + 1))
 
 
-def carried(source: Sequence[Message], sent: Sequence[Message]) -> Share:
+def carried(source: Sequence[Message], sent: Sequence[Message], known: Facts) -> Share:
     """Of the facts in the `source` messages a request no longer sends as they were, how
     many it still holds: a message it sends unchanged holds them, or a summary or
-    placeholder written in their place names them. Each message's facts are found once,
-    so a sweep's many replays of one session ask this cheaply."""
+    placeholder written in their place names them. Each message's facts are found once
+    and numbered in `known` (its session's), so a sweep's many replays ask this cheaply."""
     as_sent = set(sent)
     gone = [m for m in source if m not in as_sent]
     if not gone:
         return Share(0, 0)
-    held = frozenset().union(*map(_numbered, gone))
+    held = frozenset().union(*map(known.numbered, gone))
     unchanged = set(source)
-    still = frozenset().union(*(_numbered(m) for m in sent if m in unchanged))
+    still = frozenset().union(*(known.numbered(m) for m in sent if m in unchanged))
     written = "\n".join(m.text for m in sent if m not in unchanged)
-    return Share(sum(1 for n in held if n in still or _ITEMS[n] in written), len(held))
-
-
-# Each fact of the session met, numbered: a set of numbers is made and joined several
-# times faster than one of (kind, item) pairs, whose hashes are not kept
-_NUMBERS: dict[tuple[str, str], int] = {}
-_ITEMS: list[str] = []  # each number's item
-_NUMBERING = threading.Lock()  # a number is given once, whichever thread meets it first
-
-
-def _renumber() -> None:
-    with _NUMBERING:
-        _NUMBERS.clear()
-        _ITEMS.clear()
-
-
-on_forget(_renumber)
-
-
-@per_session(maxsize=1 << 16)  # a sweep asks of the same messages at every point
-def _numbered(message: Message) -> frozenset[int]:
-    found = []
-    for kind, items in met(message).items():
-        for item in items:
-            number = _NUMBERS.get((kind, item))
-            if number is None:
-                with _NUMBERING:
-                    number = _NUMBERS.setdefault((kind, item), len(_ITEMS))
-                    if number == len(_ITEMS):
-                        _ITEMS.append(item)
-            found.append(number)
-    return frozenset(found)
+    return Share(sum(1 for n in held if n in still or known.item(n) in written), len(held))

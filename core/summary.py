@@ -24,7 +24,7 @@ from operator import itemgetter
 from compaction_inspector.core import topic
 from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
-from compaction_inspector.core.retention import ranked
+from compaction_inspector.core.retention import Facts, ranked
 from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80
@@ -93,9 +93,12 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
-def summary_text(volley: Sequence[Message], cap: int, session_id: str | None) -> str:
-    """The summary of one volley, at most `cap` characters long."""
-    return _summary_text(tuple(volley), cap, session_id)
+def summary_text(
+    volley: Sequence[Message], cap: int, session_id: str | None, known: Facts | None = None
+) -> str:
+    """The summary of one volley, at most `cap` characters long (`known`: the session's
+    facts, so its own messages' are found once)."""
+    return _summary_text(tuple(volley), cap, session_id, known)
 
 
 # Messages hash by identity, so the same volley is read once however often a preflight
@@ -155,7 +158,7 @@ def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=itemgetter(1), reverse=True)
 
 
-def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None) -> str:
+def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None, known: Facts | None) -> str:
     title, bullets = _facts(volley)
     head = f"{marker_line(session_id)}\n{_shorten(title, TITLE_CHARS)}"
     text = _shorten(head, cap)
@@ -167,11 +170,11 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None)
             break
         text += f"\n- {label}: {_shorten(value, room)}"
     if cap - len(text) >= KEPT_ROOM:  # a summary of a span, not of a volley within a few hundred
-        text += _kept(volley, cap - len(text))
+        text += _kept(volley, cap - len(text), known)
     return text
 
 
-def _kept(volley: tuple[Message, ...], room: int) -> str:
+def _kept(volley: tuple[Message, ...], room: int, known: Facts | None) -> str:
     """The span's own facts, word for word, as far as `room` goes: its paths, the
     commands run, identifiers, numbers and URLs, each kind's most used first and the
     kinds taken in turn, so no kind crowds out the others."""
@@ -179,7 +182,7 @@ def _kept(volley: tuple[Message, ...], room: int) -> str:
     while newest > 0 and read < KEPT_SCAN_CHARS:  # a long span: its newest part, as an agent's summary leans
         newest -= 1
         read += volley[newest].char_count
-    chosen = _chosen(ranked(volley[newest:]), room)
+    chosen = _chosen(ranked(volley[newest:], known), room)
     return "".join(f"\n- {kind}: " + "; ".join(items) for kind, items in chosen.items() if items)
 
 
@@ -224,24 +227,33 @@ def _whole_rounds(found: dict[str, list[str]], room: int) -> tuple[int, int]:
     return low, total(low)
 
 
-def summarize(volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
+def summarize(
+    volley: Sequence[Message], cap: int, session_id: str | None, known: Facts | None = None
+) -> Message:
     """A summary message standing for the volley's messages (never for a summary). The
     same volley gives the same message object, so its token count is computed once."""
-    return _summarize(tuple([m for m in volley if not m.is_summary_item]), cap, session_id)
+    return _summarize(tuple([m for m in volley if not m.is_summary_item]), cap, session_id, known)
 
 
 @per_session(maxsize=8192)
-def _summarize(sources: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
-    return text_message("user", summary_text(sources, cap, session_id), is_synthetic=True, replaces=sources)
+def _summarize(
+    sources: tuple[Message, ...], cap: int, session_id: str | None, known: Facts | None
+) -> Message:
+    text = summary_text(sources, cap, session_id, known)
+    return text_message("user", text, is_synthetic=True, replaces=sources)
 
 
-def shrink(summary: Message, volley: Sequence[Message], cap: int, session_id: str | None) -> Message:
+def shrink(
+    summary: Message, volley: Sequence[Message], cap: int, session_id: str | None, known: Facts | None = None
+) -> Message:
     """`summary` (of `volley`) rewritten within a smaller cap: an edit of it, so a diff
     shows it rewritten rather than replaced. The same summary and cap give the same
     message, so its token count is computed once."""
-    return _shrink(summary, tuple(volley), cap, session_id)
+    return _shrink(summary, tuple(volley), cap, session_id, known)
 
 
 @per_session(maxsize=16384)
-def _shrink(summary: Message, volley: tuple[Message, ...], cap: int, session_id: str | None) -> Message:
-    return summary.with_blocks((Block("text", text=_summary_text(volley, cap, session_id)),))
+def _shrink(
+    summary: Message, volley: tuple[Message, ...], cap: int, session_id: str | None, known: Facts | None
+) -> Message:
+    return summary.with_blocks((Block("text", text=_summary_text(volley, cap, session_id, known)),))

@@ -241,7 +241,10 @@ def sweep_session(
                 replay = inspection.replay(Policy(strategy, options), ends=True)
                 t = replay.totals
                 # kept is of what the policy removed: a replay that compacted nothing has none
-                shares = [carried(e.source, e.sent) for e in replay.ends or ()] if t.compactions else []
+                known = inspection.facts
+                shares = (
+                    [carried(e.source, e.sent, known) for e in replay.ends or ()] if t.compactions else []
+                )
                 cost = replay_cost(inspection.session, replay, inspection.model.responses)
                 found[n] = kept.put(options, Outcome(
                     t.compactions, t.peak_pressure, t.rounds_exceeding_window, t.tokens_removed,

@@ -109,6 +109,7 @@ class Table:
     def __init__(self, segment: Segment, caps: list[int]):
         self.messages = messages = segment.messages
         self.context = segment.context
+        self._whose = (segment.context.session_id, segment.context.facts)  # a summary's session and its facts
         self.caps = caps
         self.prefix = segment.prefix
         self.starts = segment.volley_starts
@@ -183,10 +184,10 @@ class Table:
             k = len(made)
             self._fill_raws(k + 1)
             if level == 0:
-                made.append(summarize(self.raws[k], self.caps[0], self.context.session_id))
+                made.append(summarize(self.raws[k], self.caps[0], *self._whose))
             else:
                 larger = self.summary(k, level - 1)
-                made.append(shrink(larger, self.raws[k], self.caps[level], self.context.session_id))
+                made.append(shrink(larger, self.raws[k], self.caps[level], *self._whose))
         return made[c]
 
     def title(self, c: int, number: int) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core import chunks, fact_cache, memo, retention
+from compaction_inspector.core import chunks, fact_cache, memo, retention, token_cache
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
@@ -72,16 +72,14 @@ def test_the_kept_facts_are_each_messages_own_in_the_order_met(cache_in: Path) -
 
     def kept() -> list[retention.Met | None]:
         memo.forget()
-        fact_cache.load_facts(session, inspection.counter)
-        found = [f if f is None or isinstance(f, dict) else f() for f in retention.own_found(messages)]
-        memo.forget()
-        return found
+        facts = retention.Facts(messages)
+        fact_cache.load_facts(session, inspection.counter, facts)
+        return [f if f is None or isinstance(f, dict) else f() for f in facts.known(messages)]
 
     after_replay = kept()
     assert sum(f is not None for f in after_replay) == 48 and len(messages) == 69
     pairs = zip(messages, after_replay, strict=True)
     assert [f for f in after_replay if f] == [retention._find_met(m) for m, f in pairs if f]
-    fact_cache.load_facts(session, inspection.counter)
     inspection.find_facts()
     every = kept()
     assert every == [retention._find_met(m) for m in messages]
@@ -133,20 +131,48 @@ def test_a_write_adds_only_what_the_entry_does_not_hold(cache_in: Path) -> None:
     counter = Inspection.of(session, CONFIG).counter
     messages = session.messages
     memo.forget()
-    fact_cache.load_facts(session, counter)
+    facts = retention.Facts((*messages, *session.sidechain))
+    fact_cache.load_facts(session, counter, facts)
     for m in messages[:10]:
-        retention.met(m)
-    fact_cache.store_facts(session, counter)
+        facts.met(m)
+    fact_cache.store_facts(session, counter, facts)
     [entry] = facts_entries(cache_in)
     first = entry.read_bytes()
-    fact_cache.store_facts(session, counter)  # nothing new: nothing written
+    fact_cache.store_facts(session, counter, facts)  # nothing new: nothing written
     assert entry.read_bytes() == first
     for m in messages[:20]:
-        retention.met(m)
-    fact_cache.store_facts(session, counter)
+        facts.met(m)
+    fact_cache.store_facts(session, counter, facts)
     after = entry.read_bytes()
     assert after.startswith(first) and len(after) > len(first)
     added = after[len(first) :]
     size, _ = chunks.FRAME.unpack_from(added)
     assert [k for k, _ in json.loads(added[chunks.FRAME.size :])["met"]] == list(range(10, 20))
     assert len(added) == chunks.FRAME.size + size
+
+
+def test_two_sessions_open_at_once_each_keep_only_their_own_facts(cache_in: Path) -> None:
+    """The app with a sub-agent on top, or sessions kept from the list: replays of two
+    sessions interleaved in one process. What a later process reads from each entry is
+    that session's own messages' facts, at their own places."""
+    memo.forget()
+    first = Inspection.of(load(path("claude_code_compacted.jsonl")), CONFIG)
+    second = Inspection.of(load(path()), CONFIG)
+    first.replay(first.policy("trim"))
+    first.own_compactions()  # facts found for the first, kept by the next run that keeps any
+    for strategy in ("aider", "langchain-summarization", "hysteresis"):
+        for inspection in (second, first):
+            inspection.replay(inspection.policy(strategy))
+    memo.forget()
+    for inspection in (first, second):
+        session = inspection.session
+        messages = (*session.messages, *session.sidechain)
+        [entry] = [
+            e
+            for e in facts_entries(cache_in)
+            if e == token_cache.entry_path(session, inspection.counter, ".facts")
+        ]
+        found: list[retention.Known] = [None] * len(messages)
+        assert chunks.read(entry, fact_cache.MAGIC, lambda chunk: fact_cache._taken(chunk, found))
+        kept = [(k, f if isinstance(f, dict) else f()) for k, f in enumerate(found) if f is not None]
+        assert kept and [f for _, f in kept] == [retention._find_met(messages[k]) for k, _ in kept]

@@ -10,7 +10,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import _NUMBER, _PATH, Share, carried, facts, met, paths, retention
+from compaction_inspector.core.retention import _NUMBER, _PATH, Facts, Share, carried, facts, met, paths, retention
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
@@ -49,11 +49,12 @@ def test_what_a_request_still_holds_of_the_messages_it_no_longer_sends() -> None
     third = u("Now `split_once` in tests/test_split.py")
     summary = u("Summary: edited core/parse.py, 4312 checks.")
     # first and second are gone: a path both name, a number, a URL; the summary names two
-    assert carried([first, second, third], [summary, third]) == Share(2, 3)
-    assert carried([first, second, third], [first, second, third]) == Share(0, 0)
+    known = Facts([first, second, third])
+    assert carried([first, second, third], [summary, third], known) == Share(2, 3)
+    assert carried([first, second, third], [first, second, third], known) == Share(0, 0)
     # a fact a kept message holds is kept though no summary names it
     again = u("the file core/parse.py again")
-    assert carried([first, again], [again]) == Share(1, 2)
+    assert carried([first, again], [again], known) == Share(1, 2)
 
 
 def test_the_compacted_samples_compaction_measured_predicted_and_scored() -> None:

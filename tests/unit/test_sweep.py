@@ -200,12 +200,12 @@ def test_a_workers_caches_hold_only_the_session_it_is_on(
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.sweep import sweep_session
 
-    caches = [retention._find_met, retention._found, retention._numbered, summary._facts,
+    caches = [retention._find_met, retention._found, summary._facts,
               summary._message_facts, summary._summarize, summary._shrink]  # fmt: skip
 
     def held() -> list[int]:
         sizes = (getattr(c, "cache_info")().currsize for c in caches)  # noqa: B009
-        return [*sizes, len(retention._ITEMS), len(retention._OWN)]
+        return list(sizes)
 
     config = Config(window=Window(3_000, 500), preset=None)
     asked = Grid.of("cline", "keep.tokens=500:1500:1000", config).values
