@@ -10,7 +10,17 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import _NUMBER, _PATH, Facts, Share, carried, facts, met, paths, retention
+from compaction_inspector.core.retention import (
+    _NUMBER,
+    _PATH,
+    Facts,
+    Share,
+    carried,
+    facts,
+    met,
+    paths,
+    retention,
+)
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
