@@ -4,6 +4,7 @@ replay from them; a damaged entry is removed and found again; `analyze` writes n
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,6 +150,10 @@ def test_a_write_adds_only_what_the_entry_does_not_hold(cache_in: Path) -> None:
     size, _ = chunks.FRAME.unpack_from(added)
     assert [k for k, _ in json.loads(added[chunks.FRAME.size :])["met"]] == list(range(10, 20))
     assert len(added) == chunks.FRAME.size + size
+
+
+def _taken_into(found: list[retention.Known], chunk: Any) -> bool:
+    return fact_cache._taken(chunk, found)
 
 
 def test_two_sessions_open_at_once_each_keep_only_their_own_facts(cache_in: Path) -> None:
