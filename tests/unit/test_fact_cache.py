@@ -178,8 +178,6 @@ def test_two_sessions_open_at_once_each_keep_only_their_own_facts(cache_in: Path
             if e == token_cache.entry_path(session, inspection.counter, ".facts")
         ]
         found: list[retention.Known] = [None] * len(messages)
-        assert chunks.read(
-            entry, fact_cache.MAGIC, lambda chunk, found=found: fact_cache._taken(chunk, found)
-        )
+        assert chunks.read(entry, fact_cache.MAGIC, functools.partial(_taken_into, found))
         kept = [(k, f if isinstance(f, dict) else f()) for k, f in enumerate(found) if f is not None]
         assert kept and [f for _, f in kept] == [retention._find_met(messages[k]) for k, _ in kept]
