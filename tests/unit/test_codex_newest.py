@@ -22,10 +22,11 @@ import pytest
 from compaction_inspector.core.agents.codex import rules
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load_text
+from compaction_inspector.core.formats import load, load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.sample_sessions import path
 
 
 def line(kind: str, payload: dict[str, Any]) -> str:
@@ -214,3 +215,38 @@ def test_the_scope_is_read_from_config_toml_and_its_default_profile(tmp_path: Pa
     (tmp_path / "config.toml").write_text('model_auto_compact_token_limit_scope = "everything"\n')
     unknown = rules.codex_settings({"CODEX_HOME": str(tmp_path)})
     assert unknown is not None and unknown.scope is None  # not a scope Codex has: its default
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('model_auto_compact_token_limit = "abc"\n', "model_auto_compact_token_limit of 'abc' not used"),
+        ("model_auto_compact_token_limit = -5\n", "model_auto_compact_token_limit of '-5' not used"),
+        ("model_context_window = 0\n", "model_context_window of '0' not used"),
+        ("model_context_window = nan\n", "model_context_window of 'nan' not used"),
+        ("model_context_window = true\n", "model_context_window of 'True' not used"),
+        (
+            'profile = "w"\n[profiles.w]\nmodel_auto_compact_token_limit = 1e309\n',
+            "[profiles.w] model_auto_compact_token_limit of 'inf' not used",
+        ),
+        ('model_auto_compact_token_limit_scope = "everything"\n', "_scope of 'everything' not used"),
+        ("model = [\n", "not used: not TOML"),
+        ("\ufeffmodel = 1\n", "not used: not TOML"),
+        (None, "not read:"),
+    ],
+)
+def test_settings_codex_would_not_take_are_named_with_their_file(
+    content: str | None, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value of the wrong kind, a malformed file, a byte-order mark, a folder where the
+    file should be: the rollout's own window stands, and its line says what was left out."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    file = tmp_path / "config.toml"
+    if content is None:
+        file.mkdir()
+    else:
+        file.write_text(content)
+    session = load(path("codex_rollout.jsonl"))
+    config = Config().for_session(session)
+    assert config.window.context_window == 272_000
+    assert f"your settings {file}" in str(config.window_source) and said in str(config.window_source)

@@ -519,3 +519,34 @@ def test_an_absurd_recorded_cost_is_shown_as_recorded_never_a_traceback(tmp_path
         assert out.crash is None and out.code == 0, (command, out.crash)
     analysed = json.loads(run_cli(["analyze", f"{file}#{main}", "--json"]).out)
     assert analysed["cost"]["agent_recorded_usd"] == "1" + "0" * 30 + ".000000"
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"compaction": {"reserved": "abc"}}', "compaction.reserved of 'abc' not used: not a whole number"),
+        ('{"compaction": {"reserved": -5}}', "compaction.reserved of '-5' not used"),
+        ('{"compaction": {"reserved": 1e309}}', "not used: not JSON"),  # orjson refuses what is past a double
+        ('{"compaction": {"auto": "false"}}', "compaction.auto of 'false' not used: not true or false"),
+        ('{"compaction": 5}', "compaction not used: not an object"),
+        ('{"compaction": {', "not used: not JSON"),
+        (None, "not read:"),
+    ],
+)
+def test_settings_opencode_would_not_take_are_named_with_their_file(
+    content: str | None, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value of the wrong kind, a malformed file, a folder where the file should be:
+    left out, and the window's line says what and why."""
+    file, main, _ = built(tmp_path)
+    home = tmp_path / "config" / "opencode"
+    home.mkdir(parents=True)
+    if content is None:
+        (home / "opencode.json").mkdir()
+    else:
+        (home / "opencode.json").write_text(content)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    config = Config().for_session(load(f"{file}#{main}"))
+    assert config.auto_compact_tokens == 168_000  # its rule, as with no settings
+    assert f"your settings {home / 'opencode.json'}" in str(config.window_source), config.window_source
+    assert said in str(config.window_source)

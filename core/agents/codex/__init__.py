@@ -116,8 +116,9 @@ class Codex(Agent):
             return None
         prefill = rules.codex_prefills(session.messages)[-1]
         own = rules.codex_settings() or rules.CodexSettings(None, None, None)
+        source = "; ".join([SESSION_WINDOW, *(f"your settings {r}" for r in own.refused)])
         return SessionWindow(
-            PRESET.name, Window(recorded, 0), SESSION_WINDOW, dataclasses.replace(own, prefill=prefill)
+            PRESET.name, Window(recorded, 0), source, dataclasses.replace(own, prefill=prefill)
         )
 
     def checks(

@@ -116,6 +116,7 @@ class CodexSettings:
     # the input of the first response in the session's last window (`codex_prefills`),
     # which a body_after_prefix limit counts from; filled in for the session
     prefill: int | None = None
+    refused: tuple[str, ...] = ()  # the file or each value that could not be used, and why
 
     @property
     def where(self) -> str:
@@ -125,34 +126,51 @@ class CodexSettings:
 
 
 def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | None:
-    """`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`, when it exists and is
-    readable TOML; None otherwise (a local file only: Codex's own defaults apply)."""
+    """`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`; None where there is no
+    such file (Codex's own defaults apply). A file that cannot be read or is not TOML,
+    and each value Codex would not take, is named in `refused` and left out."""
     env = os.environ if environ is None else environ
     home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex"
     path = home / "config.toml"
+    refused: list[str] = []
     try:
         data = tomllib.loads(read_text(path))
-    except (OSError, tomllib.TOMLDecodeError, RecursionError):
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return CodexSettings(path, None, None, refused=(f"{path} not read: {exc.strerror or exc}",))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        return CodexSettings(path, None, None, refused=(f"{path} not used: not TOML ({exc})",))
+
+    def number(table: object, key: str, where: str) -> int | None:
+        value = table.get(key) if isinstance(table, dict) else None
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT:
+            return value
+        refused.append(f"{path}: {where}{key} of {str(value)[:40]!r} not used: not a whole number of tokens")
         return None
 
-    def number(table: object, key: str) -> int | None:
-        value = table.get(key) if isinstance(table, dict) else None
-        ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
-        return value if ok else None
-
-    def scope(table: object) -> str | None:
+    def scope(table: object, where: str) -> str | None:
         value = table.get(SCOPE_KEY) if isinstance(table, dict) else None
-        return value if value in CODEX_SCOPES else None
+        if value is None or value in CODEX_SCOPES:
+            return value if isinstance(value, str) else None
+        refused.append(
+            f"{path}: {where}{SCOPE_KEY} of {str(value)[:40]!r} not used: not one of {', '.join(CODEX_SCOPES)}"
+        )
+        return None
 
     keys = ("model_auto_compact_token_limit", "model_context_window")
     name = data.get("profile")
     profiles = data.get("profiles")
     chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, dict) else None
-    own = [number(chosen, k) for k in keys]
-    limit, window = (mine if mine is not None else number(data, k) for mine, k in zip(own, keys, strict=True))
-    mine = scope(chosen)
+    inside = f"[profiles.{name}] " if chosen is not None else ""
+    own = [number(chosen, k, inside) for k in keys]
+    top = [number(data, k, "") for k in keys]
+    limit, window = (mine if mine is not None else theirs for mine, theirs in zip(own, top, strict=True))
+    mine = scope(chosen, inside)
     profile = name if any(v is not None for v in (*own, mine)) else None
-    return CodexSettings(path, limit, window, profile, mine or scope(data))
+    return CodexSettings(path, limit, window, profile, mine or scope(data, ""), refused=tuple(refused))
 
 
 @dataclass(frozen=True)

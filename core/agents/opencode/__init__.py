@@ -208,8 +208,11 @@ class Opencode(Agent):
         )
         given = found if found is not None else _assumed(session, model)
         cwd = session.metadata.get("cwd")
-        rule = overflow(given, configured.read(cwd if isinstance(cwd, str) else None))
-        return SessionWindow(PRESET.name, rule.window, f"{SESSION_PREFIX} {given.source}", rule)
+        own = configured.read(cwd if isinstance(cwd, str) else None)
+        rule = overflow(given, own)
+        refused = [f"your settings {r}" for r in own.refused] if own is not None else []
+        source = "; ".join([f"{SESSION_PREFIX} {given.source}", *refused])
+        return SessionWindow(PRESET.name, rule.window, source, rule)
 
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: Settings

@@ -30,6 +30,7 @@ class OpencodeSettings:
     auto: Said | None = None  # False: it never compacts on its own
     reserved: Said | None = None  # tokens kept free under the input the model takes
     prune: Said | None = None
+    refused: tuple[str, ...] = ()  # each file or value that could not be used, and why
 
 
 def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -48,20 +49,41 @@ def _parsed(text: str) -> Any:
 
 
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeSettings | None:
-    """The `compaction` settings of every layer there is; None where none sets one."""
+    """The `compaction` settings of every layer there is; None where no layer sets one or
+    holds one that cannot be used (a file that is not JSON, a value opencode would not
+    take: each named in `refused`)."""
     found: dict[str, Said] = {}
+    refused: list[str] = []
     for path in layers(cwd, environ):
         try:
             data = _parsed(read_text(path))
-        except (OSError, orjson.JSONDecodeError):
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            refused.append(f"{path} not read: {exc.strerror or exc}")
+            continue
+        except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
+            refused.append(f"{path} not used: not JSON ({exc})")
             continue
         section = data.get("compaction") if isinstance(data, dict) else None
-        if not isinstance(section, dict):
+        if section is None:
             continue
-        for key in ("auto", "prune"):
-            if isinstance(section.get(key), bool):
-                found[key] = Said(section[key], path)
-        reserved = section.get("reserved")
-        if isinstance(reserved, int) and not isinstance(reserved, bool) and 0 <= reserved <= MAX_COUNT:
-            found["reserved"] = Said(reserved, path)
-    return OpencodeSettings(found.get("auto"), found.get("reserved"), found.get("prune")) if found else None
+        if not isinstance(section, dict):
+            refused.append(f"{path}: compaction not used: not an object")
+            continue
+        for key, value in section.items():
+            if key in ("auto", "prune") and isinstance(value, bool):
+                found[key] = Said(value, path)
+            elif (
+                key == "reserved"
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+                and 0 <= value <= MAX_COUNT
+            ):
+                found[key] = Said(value, path)
+            elif key in ("auto", "prune", "reserved"):
+                kind = "true or false" if key != "reserved" else "a whole number of tokens"
+                refused.append(f"{path}: compaction.{key} of {str(value)[:40]!r} not used: not {kind}")
+    if not found and not refused:
+        return None
+    return OpencodeSettings(found.get("auto"), found.get("reserved"), found.get("prune"), tuple(refused))
