@@ -274,7 +274,9 @@ def test_a_codex_session_reads_the_users_codex_config(
     assert ours.auto_compact_tokens == 150_000  # compaction.yaml wins
     (tmp_path / "config.toml").write_text("not toml = = \n")
     unread = Config().for_session(rollout)
-    assert unread.agent_settings.path is None  # unreadable: Codex's own defaults
+    assert unread.agent_settings.auto_compact_token_limit is None  # unreadable: Codex's own defaults, said
+    why = "Expected '=' after a key in a key/value pair (at line 1, column 5)"
+    assert unread.agent_settings.refused == (f"{tmp_path / 'config.toml'} not used: not TOML ({why})",)
     assert unread.auto_compact_tokens == 244_800
     # the profile it names as its default wins over the top level, and is named
     (tmp_path / "config.toml").write_text(

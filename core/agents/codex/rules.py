@@ -155,9 +155,8 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
         value = table.get(SCOPE_KEY) if isinstance(table, dict) else None
         if value is None or value in CODEX_SCOPES:
             return value if isinstance(value, str) else None
-        refused.append(
-            f"{path}: {where}{SCOPE_KEY} of {str(value)[:40]!r} not used: not one of {', '.join(CODEX_SCOPES)}"
-        )
+        taken = ", ".join(CODEX_SCOPES)
+        refused.append(f"{path}: {where}{SCOPE_KEY} of {str(value)[:40]!r} not used: not one of {taken}")
         return None
 
     keys = ("model_auto_compact_token_limit", "model_context_window")
