@@ -72,14 +72,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
             refused.append(f"{path}: compaction not used: not an object")
             continue
         for key, value in section.items():
-            if key in ("auto", "prune") and isinstance(value, bool):
-                found[key] = Said(value, path)
-            elif (
-                key == "reserved"
-                and isinstance(value, int)
-                and not isinstance(value, bool)
-                and 0 <= value <= MAX_COUNT
-            ):
+            if _taken(key, value):
                 found[key] = Said(value, path)
             elif key in ("auto", "prune", "reserved"):
                 kind = "true or false" if key != "reserved" else "a whole number of tokens"
@@ -87,3 +80,10 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
     if not found and not refused:
         return None
     return OpencodeSettings(found.get("auto"), found.get("reserved"), found.get("prune"), tuple(refused))
+
+
+def _taken(key: str, value: Any) -> bool:
+    """Whether opencode takes `value` for the compaction key `key` (its config schema)."""
+    if key == "reserved":
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+    return key in ("auto", "prune") and isinstance(value, bool)
