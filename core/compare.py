@@ -14,6 +14,7 @@ from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention
+from compaction_inspector.core.uncompacted import Uncompacted, uncompacted
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
 
@@ -47,6 +48,8 @@ class Row:
     cost: Cost
     cost_change: Decimal | None  # against what the session really cost (None: it was not priced)
     retention: Retention | None  # of its run on the next request (None: it changed nothing there)
+    # the baseline's: the session with no compaction at all, its own included
+    uncompacted: Uncompacted | None = None
 
     @property
     def kept(self) -> float | None:
@@ -69,6 +72,7 @@ class Row:
             "cost_change_usd": usd(self.cost_change) if self.cost_change is not None else None,
             "retention": self.retention.to_dict() if self.retention is not None else None,
             "kept": round(self.kept, 4) if self.kept is not None else None,
+            **({"no_compaction": self.uncompacted.to_dict()} if self.uncompacted is not None else {}),
         }
 
 
@@ -160,6 +164,13 @@ def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool]
         cost=cost,
         cost_change=cost.total - real.total if cost.priced and real.priced else None,
         retention=_kept(inspection, name) if strategy is not None else None,
+        uncompacted=(
+            uncompacted(
+                replay.points, inspection.messages, inspection.tokens, inspection.config.window.usable
+            )
+            if strategy is None
+            else None
+        ),
     )
 
 

@@ -3,10 +3,15 @@ against the real one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from decimal import Decimal
 
 from compaction_inspector.core.compare import compare, replayed
+from compaction_inspector.core.simulate import Event, RoundPoint
+from compaction_inspector.core.uncompacted import uncompacted
+from compaction_inspector.sample_sessions import path
+from tests.helpers import a, u
 from tests.test_cli import run
 from tests.unit.test_cost import session_of_reads
 
@@ -86,3 +91,39 @@ def test_jobs_below_one_are_refused() -> None:
 
     out = run("compare", str(path()), "--jobs", "0")
     assert out.returncode == 2 and "--jobs must be a whole number >= 1" in out.stderr
+
+
+def _point(n: int, end: int, tokens: int, removed: int | None = None) -> RoundPoint:
+    event = Event("transcript", ("The transcript records a compaction here",), removed) if removed else None
+    return RoundPoint(n, end, end, tokens, tokens, tokens / 1_000, tokens / 1_000, tokens > 1_000, event)
+
+
+def test_no_compaction_at_all_adds_back_what_the_agents_own_took_off_less_its_summaries() -> None:
+    """Requests of 600 and 900; the agent compacts, taking off 800 and writing a summary
+    of 50; the next requests, 300 and 700 as it ran, would have held 1,050 and 1,450."""
+    messages = [u("a"), a("b"), u("c"), u("summary"), u("d"), a("e")]
+    messages[3] = dataclasses.replace(messages[3], is_compact_summary=True)
+    tokens = [100, 200, 300, 50, 80, 90]
+    points = [_point(1, 1, 600), _point(2, 3, 900), _point(3, 5, 300, removed=800), _point(4, 6, 700)]
+    found = uncompacted(points, messages, tokens, 1_000)
+    assert (found.over_at, found.over_tokens, found.peak, found.peak_request) == (3, 1_050, 1_450, 4)
+    assert found.added_back == 800 and found.requests == 4 and found.estimated
+    assert found.line() == (
+        "No compaction at all, the agent's own included (an estimate: each request as it ran, with what "
+        "the agent's own compactions took off before it added back (800 in all) less the summaries they "
+        "wrote): passes the usable window of 1,000 at request 3 of 4 (1,050); its largest 1,450 at request 4"
+    )
+    never = uncompacted(points[:2], messages, tokens, 1_000)
+    assert never.line() == (
+        "No compaction at all, the agent's own included (the session as it ran: it never compacted): "
+        "stays within the usable window of 1,000; its largest request 900"
+    )
+
+
+def test_compare_says_where_the_session_would_pass_the_window_with_no_compaction() -> None:
+    out = run("compare", str(path("claude_code_compacted.jsonl")), "--json", "--jobs", "1").stdout
+    baseline = json.loads(out)["rows"][0]
+    assert baseline["label"] == "as it ran" and baseline["no_compaction"]["estimated"] is True
+    assert baseline["no_compaction"]["over_window_at_request"] is None
+    text = run("compare", str(path("claude_code_compacted.jsonl")), "--jobs", "1").stdout
+    assert "No compaction at all, the agent's own included (an estimate:" in " ".join(text.split())

@@ -389,10 +389,13 @@ def print_comparison(comparison: Comparison, out: Console | None = None) -> None
             "requests read that the replay wrote again. kept: what its run on the next request kept "
             "of what it summarized or cleared (— it changed nothing there). as it ran: the "
             "session with the agent's own compactions where it made them and none of ours (its "
-            "compactions column counts ours); a replay with no compaction at all is not one of the rows.",
+            "compactions column counts ours).",
             style="dim",
         )
     )
+    for row in comparison.rows:
+        if row.uncompacted is not None:
+            out.print(safe(f"{row.uncompacted.line()}.", style="dim"))
     for caveat in comparison.caveats():
         out.print(safe(caveat, style="dim"))
 
