@@ -14,9 +14,9 @@ from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention
-from compaction_inspector.core.uncompacted import Uncompacted, uncompacted
 from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
+from compaction_inspector.core.uncompacted import Uncompacted, uncompacted
 
 # what a table sorts by: the name a user types, and the row's value (None sorts last)
 SORTS: dict[str, Callable[[Row], Any]] = {
