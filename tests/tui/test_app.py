@@ -482,13 +482,24 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("w")
-        assert "window 4,500 (usable 4,000; set by w/W)" in str(shown(app).query_one("#status").render())
+        status = str(shown(app).query_one("#status").render())
+        assert "window 4,500 (usable 4,000) · thresholds 75/85/95 % · target 70 % …" in status
         await shown(app).run_action("preset('codex')")
         await pilot.pause()
-        assert (
-            "window 258,400 (usable 258,400; set by preset codex) · auto-compact at 244,800: 90 % of the raw"
-            in str(shown(app).query_one("#status").render())
-        )
+        status = str(shown(app).query_one("#status").render())
+        assert "window 258,400 (usable 258,400) · " in status
+
+
+async def test_at_80_columns_the_tuning_shows_whole_parts_beside_the_message(tmp_path: Path) -> None:
+    """The status line after a tuning key: the message and the tuning each in whole
+    parts, a mark where the rest did not fit; never a phrase cut ("(usable")."""
+    app = InspectorApp(path("claude_code_session.jsonl"), export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5", "w")
+        await settle(pilot)
+        status = str(shown(app).query_one("#status").render()).rstrip()
+        assert status == "#0 user meta · 27 tokens · line 2 …   │   window 180,000 (usable 148,000) …"
 
 
 async def test_thinking_kept_only_as_a_signature_reads_as_redacted(tmp_path: Path) -> None:

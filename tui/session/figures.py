@@ -4,8 +4,10 @@ without a Pilot: the gauge's figures at the step shown, and the tuning keys' rul
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from rich.cells import cell_len
 
 from compaction_inspector.core.config import KEY, Config
 from compaction_inspector.core.context import Context
@@ -92,24 +94,39 @@ def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
     return declared(config.options(name))
 
 
-def tuning(config: Config, shown: str) -> str:
-    """The tuning in force, for the status line: the window, the agent's point, and what
-    the tuning keys move with `shown` on screen (hysteresis's bands, else its knobs)."""
+def tuning(config: Config, shown: str) -> tuple[str, ...]:
+    """The tuning in force, for the status line, in parts a narrow line shows whole or
+    not at all: what the tuning keys move with `shown` on screen (hysteresis's bands,
+    else its knobs), the window, the agent's point."""
     w = config.window
-    head = f"window {w.context_window:,} (usable {w.usable:,}; {config.window_note}) · {config.point_note} · "
     declared, options = REGISTRY[shown], config.options(shown)
     if declared.tune is not None:
         thresholds, target = bands(config, shown)
-        return head + f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
-    found = [knob(shown, what, options) for what in ("thresholds", "target")]
-    moved = [
-        f"{KEYS[KNOB[what]]} {k[0]} {getattr(options, k[0])}"
-        for what, k in zip(("thresholds", "target"), found, strict=True)
-        if k is not None
-    ]
-    return head + (
-        f"{declared.label}: " + " · ".join(moved) if moved else f"{declared.label}: nothing to tune"
-    )
+        tuned = f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
+    else:
+        found = [knob(shown, what, options) for what in ("thresholds", "target")]
+        moved = [
+            f"{KEYS[KNOB[what]]} {k[0]} {_value(getattr(options, k[0]))}"
+            for what, k in zip(("thresholds", "target"), found, strict=True)
+            if k is not None
+        ]
+        tuned = f"{declared.label}: " + (" · ".join(moved) if moved else "nothing to tune")
+    window = f"window {w.context_window:,} (usable {w.usable:,})"
+    return (window, tuned, config.point_note, f"the window: {config.window_note}")
+
+
+def _value(value: Any) -> str:
+    return "unset (its rule)" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def fitted(parts: Sequence[str], room: int) -> str:
+    """As many of `parts` as fit in `room` columns whole, joined, and a mark where the
+    rest are left out: a part is never cut."""
+    for n in range(len(parts), 0, -1):
+        shown = " · ".join(parts[:n]) + (" …" if n < len(parts) else "")
+        if cell_len(shown) <= room:
+            return shown
+    return ""
 
 
 KNOB = {"thresholds": TRIGGER, "target": KEEP}  # h/H move where it fires, t/T what it keeps

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -602,12 +603,25 @@ class SessionScreen(Screen[None]):
 
     def show_status(self) -> None:
         """The message under the cursor, then the tuning once it has been changed."""
-        line = Text()
+        room = (self.size.width or 1_000) - 2  # the line's padding (1,000: not laid out yet)
+        if not self.tuned:
+            self._show_line(safe(figures.fitted(self.selection.split(" · "), room)))
+            return
         # made from the config each time, so a preset or a new window shows at once
-        tuning = figures.tuning(self.config, self.strategy) if self.tuned else ""
-        for part in (self.selection, tuning):  # what j moves first: a long tuning is cut, not it
-            if part:
-                line.append_text(safe(("   │   " if line else "") + part))
+        tuning, gap, parts = (
+            figures.tuning(self.config, self.strategy),
+            "   │   ",
+            self.selection.split(" · "),
+        )
+        for share in (room, room // 2):  # the selection whole if the tuning still shows, else half the line
+            mine = figures.fitted(parts, share)
+            shown = figures.fitted(tuning, room - cell_len(mine) - len(gap))
+            if shown:
+                break
+        self._show_line(safe(gap.join(p for p in (mine, shown) if p)))
+
+    def _show_line(self, line: Text) -> None:
+        """Show `line` under the panes."""
         # query, not query_one: a cursor move queued before the screen closed may land
         # after its widgets are gone. The line is one row high, so no layout is needed.
         for status in self.query("#status").results(Static):
