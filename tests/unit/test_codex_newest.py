@@ -250,3 +250,35 @@ def test_settings_codex_would_not_take_are_named_with_their_file(
     config = Config().for_session(session)
     assert config.window.context_window == 272_000
     assert f"your settings {file}" in str(config.window_source) and said in str(config.window_source)
+
+
+def test_a_top_level_key_is_not_credited_to_the_default_profile(tmp_path: Path) -> None:
+    """The profile sets the scope only; the limit is the top level's, and says so."""
+    (tmp_path / "config.toml").write_text(
+        'profile = "work"\nmodel_auto_compact_token_limit = 200000\n\n'
+        '[profiles.work]\nmodel_auto_compact_token_limit_scope = "total"\n'
+    )
+    found = rules.codex_settings({"CODEX_HOME": str(tmp_path)})
+    assert found is not None and found.profile == "work" and found.in_profile == {rules.SCOPE_KEY}
+    assert found.where(rules.LIMIT_KEY) == str(tmp_path / "config.toml")
+    assert found.where(rules.SCOPE_KEY) == f"{tmp_path / 'config.toml'} [profiles.work]"
+
+
+def test_todays_model_context_window_is_for_the_next_session_not_the_one_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollout records the 272,000 it ran with; a config.toml that says 400,000 now
+    moves neither its window nor its point, and the window's line names both."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    session = load(path("codex_rollout.jsonl"))
+    before = Config().for_session(session)
+    (tmp_path / "config.toml").write_text("model_context_window = 400000\n")
+    config = Config().for_session(session)
+    assert config.window.context_window == 272_000 and config.auto_compact_tokens == before.auto_compact_tokens
+    assert (
+        f"your model_context_window of 400,000 ({tmp_path / 'config.toml'}) is not what it ran with: "
+        "it applies to the next session" in str(config.window_source)
+    )
+    (tmp_path / "config.toml").write_text("model_context_window = 286316\n")  # what it ran with: 272,000
+    agrees = Config().for_session(session)
+    assert agrees.auto_compact_tokens == 257_684 and "not what it ran with" not in str(agrees.window_source)

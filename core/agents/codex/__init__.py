@@ -89,14 +89,16 @@ class Codex(Agent):
         scope = options.limit_scope
         given: tuple[int | None, str, int | None] = (None, "set", None)  # the limit, who set it, raw window
         if codex is not None and options.auto_compact_token_limit in (None, codex.auto_compact_token_limit):
-            given = (codex.auto_compact_token_limit, codex.where, codex.context_window)
+            given = (codex.auto_compact_token_limit, codex.where(rules.LIMIT_KEY), codex.context_window)
         elif options.auto_compact_token_limit is not None:
             given = (options.auto_compact_token_limit, config.source or "the settings", None)
         limit = rules.codex_scope_limit(scope, window, *given)
         if scope != rules.BODY_AFTER_PREFIX:
             return limit, None
         own = codex is not None and codex.scope == rules.BODY_AFTER_PREFIX
-        return limit, codex.where if own and codex is not None else config.source or "the settings"
+        return limit, codex.where(
+            rules.SCOPE_KEY
+        ) if own and codex is not None else config.source or "the settings"
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """config.toml's limit and its scope, where the inspector's options set none."""
@@ -116,9 +118,16 @@ class Codex(Agent):
             return None
         prefill = rules.codex_prefills(session.messages)[-1]
         own = rules.codex_settings() or rules.CodexSettings(None, None, None)
-        source = "; ".join([SESSION_WINDOW, *(f"your settings {r}" for r in own.refused)])
+        said = [SESSION_WINDOW, *(f"your settings {r}" for r in own.refused)]
+        if own.context_window is not None and rules.codex_effective_window(own.context_window) != recorded:
+            # the rollout says what was in force; the file read now is for the sessions to come
+            said.append(
+                f"your {rules.WINDOW_KEY} of {own.context_window:,} ({own.where(rules.WINDOW_KEY)}) is not "
+                "what it ran with: it applies to the next session"
+            )
+            own = dataclasses.replace(own, context_window=None)
         return SessionWindow(
-            PRESET.name, Window(recorded, 0), source, dataclasses.replace(own, prefill=prefill)
+            PRESET.name, Window(recorded, 0), "; ".join(said), dataclasses.replace(own, prefill=prefill)
         )
 
     def checks(

@@ -29,6 +29,11 @@ CODEX_REASONING_SPREAD = (110, 130)  # what public rollouts fit (docs/agents.md)
 CODEX_COUNTED_TWICE_FROM = (0, 144, 1)
 
 
+def codex_effective_window(raw: int) -> int:
+    """The window a rollout records for a model's raw window (`model_context_window`)."""
+    return raw * round(CODEX_EFFECTIVE_SHARE * 100) // 100
+
+
 def codex_raw_window(recorded: int) -> int:
     """The model's raw window from the effective one a rollout records."""
     return round(recorded / CODEX_EFFECTIVE_SHARE)
@@ -58,6 +63,7 @@ def codex_limit(
 # whole window as a hard cap (core/src/session/context_window.rs)
 TOTAL, BODY_AFTER_PREFIX = "total", "body_after_prefix"
 SCOPE_KEY = "model_auto_compact_token_limit_scope"
+LIMIT_KEY, WINDOW_KEY = "model_auto_compact_token_limit", "model_context_window"
 CODEX_SCOPES = (TOTAL, BODY_AFTER_PREFIX)
 
 
@@ -105,24 +111,26 @@ def codex_prefills(messages: Sequence[Message]) -> list[int | None]:
 
 @dataclass(frozen=True)
 class CodexSettings:
-    """What the user's Codex `config.toml` says of compaction, and where it was read: the
-    top level, or the profile it names as its default (`profile`), whose keys win."""
+    """What the user's Codex `config.toml` says of compaction, and where each value was
+    read: the top level, or the profile it names as its default (`profile`), whose keys
+    win (`in_profile`)."""
 
     path: Path | None  # None: no config.toml, only what the session says
     auto_compact_token_limit: int | None
     context_window: int | None
-    profile: str | None = None  # the profile that set a value, where one did
+    profile: str | None = None  # the profile config.toml names as its default, where it has one
     scope: str | None = None  # model_auto_compact_token_limit_scope
+    in_profile: frozenset[str] = frozenset()  # the keys that profile set (the rest: the top level)
     # the input of the first response in the session's last window (`codex_prefills`),
     # which a body_after_prefix limit counts from; filled in for the session
     prefill: int | None = None
     refused: tuple[str, ...] = ()  # the file or each value that could not be used, and why
 
-    @property
-    def where(self) -> str:
+    def where(self, key: str) -> str:
+        """Where `key`'s value was read: the file, and the profile where that set it."""
         if self.path is None:
             return "no config.toml"
-        return f"{self.path} [profiles.{self.profile}]" if self.profile else str(self.path)
+        return f"{self.path} [profiles.{self.profile}]" if key in self.in_profile else str(self.path)
 
 
 def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | None:
@@ -159,7 +167,7 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
         refused.append(f"{path}: {where}{SCOPE_KEY} of {str(value)[:40]!r} not used: not one of {taken}")
         return None
 
-    keys = ("model_auto_compact_token_limit", "model_context_window")
+    keys = (LIMIT_KEY, WINDOW_KEY)
     name = data.get("profile")
     profiles = data.get("profiles")
     chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, dict) else None
@@ -168,8 +176,11 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
     top = [number(data, k, "") for k in keys]
     limit, window = (mine if mine is not None else theirs for mine, theirs in zip(own, top, strict=True))
     mine = scope(chosen, inside)
-    profile = name if any(v is not None for v in (*own, mine)) else None
-    return CodexSettings(path, limit, window, profile, mine or scope(data, ""), refused=tuple(refused))
+    in_profile = frozenset(k for k, v in zip((*keys, SCOPE_KEY), (*own, mine), strict=True) if v is not None)
+    profile = name if chosen is not None else None
+    return CodexSettings(
+        path, limit, window, profile, mine or scope(data, ""), in_profile, refused=tuple(refused)
+    )
 
 
 @dataclass(frozen=True)
