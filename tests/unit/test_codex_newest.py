@@ -274,7 +274,8 @@ def test_todays_model_context_window_is_for_the_next_session_not_the_one_recorde
     before = Config().for_session(session)
     (tmp_path / "config.toml").write_text("model_context_window = 400000\n")
     config = Config().for_session(session)
-    assert config.window.context_window == 272_000 and config.auto_compact_tokens == before.auto_compact_tokens
+    assert config.window.context_window == 272_000
+    assert config.auto_compact_tokens == before.auto_compact_tokens
     assert (
         f"your model_context_window of 400,000 ({tmp_path / 'config.toml'}) is not what it ran with: "
         "it applies to the next session" in str(config.window_source)
