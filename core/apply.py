@@ -43,10 +43,15 @@ class Change:
         return "".join(lines)
 
 
-def planned(agent: Agent, option: str, value: int) -> Change:
-    """What setting the agent's `option` to `value` changes in its settings file."""
+def planned(agent: Agent, option: str, value: int, layer: str | None = None) -> Change:
+    """What setting the agent's `option` to `value` changes in its settings file (of
+    `layer`, one of `agent.settings_layers`; None: the first)."""
+    if layer is not None and layer not in agent.settings_layers:
+        raise ApplyError(
+            f"{agent.name} has no {layer!r} settings (it has: {', '.join(agent.settings_layers)})"
+        )
     key = agent.settings_keys.get(option)
-    path = agent.settings_file()
+    path = agent.settings_file(layer)
     if key is None or path is None:
         offered = ", ".join(agent.settings_keys) or "none"
         raise ApplyError(f"{agent.name} takes no {option!r} in its settings (it takes: {offered})")

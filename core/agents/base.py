@@ -151,6 +151,8 @@ class Agent(ABC):
     task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent
     # its strategy's options it takes in its own settings file, each by that setting's name
     settings_keys: ClassVar[Mapping[str, str]] = {}
+    # the settings files `apply` may write, by name, the first its default (`settings_file`)
+    settings_layers: ClassVar[tuple[str, ...]] = ("user",)
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
     # its automatic compactions record the count it compared with its point (`core.evidence`)
@@ -220,8 +222,9 @@ class Agent(ABC):
         point and a replay of it agree; as they are by default."""
         return options
 
-    def settings_file(self) -> Path | None:
-        """The user's own settings file of it, where `apply` writes (None: it has none here)."""
+    def settings_file(self, layer: str | None = None) -> Path | None:
+        """Its settings file of `layer` (one of `settings_layers`, None: the first), where
+        `apply` writes, for a session in this folder (None: it has none here)."""
         return None
 
     def setting(self, text: str, key: str) -> str | None:

@@ -107,8 +107,8 @@ def test_the_cli_shows_the_diff_as_the_file_is_now_when_it_changed(
     claude, _ = homes
     planned = applying.planned
 
-    def raced(agent: Agent, option: str, value: int) -> applying.Change:
-        change = planned(agent, option, value)
+    def raced(agent: Agent, option: str, value: int, layer: str | None = None) -> applying.Change:
+        change = planned(agent, option, value, layer)
         (claude / "settings.json").write_text(CLAUDE.replace('"opus"', '"sonnet"'))
         monkeypatch.setattr(applying, "planned", planned)  # the second look sees the file as it is
         return change
@@ -214,3 +214,45 @@ def test_a_writer_that_cannot_have_the_lock_gives_up_with_a_plain_message(tmp_pa
         release.set()
         holder.join()
     assert told == ["waiting"] and target.read_text() == "{}\n" and not list(tmp_path.glob("*.bak*"))
+
+
+def test_codexs_limit_goes_where_it_takes_effect_the_default_profile_that_sets_it(
+    homes: tuple[Path, Path],
+) -> None:
+    """A top-level value the default profile overrides would change nothing: the profile's
+    is the one replaced, and only with --force, as it is set already."""
+    _, codex = homes
+    toml = 'profile = "work"\n\n[profiles.work]\nmodel_auto_compact_token_limit = 180000  # mine\n'
+    (codex / "config.toml").write_text(toml)
+    refused = run_cli(["apply", "codex", "auto_compact_token_limit=200000", "--write"])
+    assert refused.code == 2 and "sets model_auto_compact_token_limit to 180000 already" in refused.err
+    assert run_cli(["apply", "codex", "auto_compact_token_limit=200000", "--write", "--force"]).code == 0
+    assert (codex / "config.toml").read_text() == toml.replace("180000", "200000")
+    (codex / "config.toml").write_text('profile = "work"\n\n[profiles.work]\nmodel = "o4-mini"\n')
+    assert run_cli(["apply", "codex", "auto_compact_token_limit=200000", "--write"]).code == 0
+    assert (
+        (codex / "config.toml")
+        .read_text()
+        .startswith('profile = "work"\nmodel_auto_compact_token_limit = 200000\n')
+    )  # the profile does not set it: the top level is what Codex reads
+
+
+def test_claude_codes_layer_is_chosen_and_help_names_each_file(
+    homes: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude, codex = homes
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    out = run_cli(["apply", "claude-code", "autocompact_pct_override=70", "--layer", "local", "--write"])
+    assert out.code == 0, out.err
+    local = project / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text()) == {"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}}
+    assert (claude / "settings.json").read_text() == CLAUDE  # the user's file untouched
+    wrong = run_cli(["apply", "codex", "auto_compact_token_limit=200000", "--layer", "project"])
+    assert wrong.code == 2 and "Codex has no 'project' settings (it has: user)" in wrong.err
+    told = "".join(run_cli(["apply", "--help"]).out.split())  # argparse wraps the paths anywhere
+    assert (
+        f"claude-code:user{claude / 'settings.json'},project{project / '.claude' / 'settings.json'}," in told
+    )
+    assert f"codex:user{codex / 'config.toml'}" in told

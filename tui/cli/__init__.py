@@ -360,12 +360,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a tuned setting into the agent's own settings file: the diff first, --write to write it "
         "(the file as it was kept beside it)",
     )
-    p.add_argument("agent", choices=[a.format for a in writable], help="the agent whose settings take it")
+    p.add_argument(
+        "agent",
+        choices=[a.format for a in writable],
+        help="the agent whose settings take it, written to: "
+        + "; ".join(f"{a.format}: {_layers(a)}" for a in writable),
+    )
     p.add_argument(
         "setting",
         metavar="OPTION=VALUE",
         help="its strategy's option and value: "
         + "; ".join(f"{a.format}: {', '.join(a.settings_keys)}" for a in writable),
+    )
+    p.add_argument(
+        "--layer",
+        choices=sorted({layer for a in writable for layer in a.settings_layers}),
+        help="which of the agent's settings files takes it (default its first, as listed above)",
     )
     p.add_argument("--write", action="store_true", help="write it (else only the diff is printed)")
     p.add_argument("--force", action="store_true", help="replace a value the file already sets")
@@ -990,7 +1000,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     try:
         strategy = lookup(agent.format)
         strategy.checked(with_values(strategy.default_options(), {option: value}))
-        change = applying.planned(agent, option, value)
+        change = applying.planned(agent, option, value, args.layer)
     except (OptionError, TypeError, applying.ApplyError) as exc:
         return _fail(f"apply: {exc}")
     if change.before == change.after:
@@ -1003,7 +1013,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     try:
         backup = applying.write(change, args.force, waiting=_waiting(change.path))
     except Changed as exc:
-        return _changed(exc, agent, option, value)
+        return _changed(exc, agent, option, value, args.layer)
     except (applying.ApplyError, OSError) as exc:
         return _fail(str(exc))
     kept = f" (the file as it was: {backup})" if backup is not None else ""
@@ -1011,14 +1021,19 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layers(agent: Agent) -> str:
+    """Each settings file `apply` may write for `agent`, by layer."""
+    return ", ".join(f"{layer} {agent.settings_file(layer)}" for layer in agent.settings_layers)
+
+
 def _waiting(path: Path) -> Callable[[], None]:
     return lambda: say(f"waiting for another write to {path} to finish", sys.stderr)
 
 
-def _changed(exc: Changed, agent: Agent, option: str, value: int) -> int:
+def _changed(exc: Changed, agent: Agent, option: str, value: int, layer: str | None) -> int:
     """The file changed between the diff and the write: nothing written, the diff now."""
     try:
-        now = applying.planned(agent, option, value)
+        now = applying.planned(agent, option, value, layer)
     except applying.ApplyError as again:
         return _fail(f"{exc.strerror}; {again}")
     diff = visible(now.diff) if now.before != now.after else f"(it now sets {now.key} to {value} already)\n"

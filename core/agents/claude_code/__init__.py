@@ -94,6 +94,7 @@ class ClaudeCode(Agent):
     status_line: ClassVar[StatusLine | None] = statusline
     task_tools = ("Task", "Agent")
     settings_keys = {"autocompact_pct_override": settings.PCT_OVERRIDE}
+    settings_layers = ("user", "project", "local")
     compaction_mark = b'"compact_boundary"'
     counts_recorded = True  # `preTokens`
 
@@ -315,8 +316,10 @@ class ClaudeCode(Agent):
             for match in AGENT_ID.finditer(b.text)
         ]
 
-    def settings_file(self) -> Path:
-        return settings.user_file()
+    def settings_file(self, layer: str | None = None) -> Path:
+        """The user's file, or the project's (`.claude/settings.json`) or the local one
+        (`.claude/settings.local.json`) of this folder: later layers win."""
+        return settings.layers(str(Path.cwd()))[self.settings_layers.index(layer or "user")]
 
     def setting(self, text: str, key: str) -> str | None:
         return settings.current(text, key)

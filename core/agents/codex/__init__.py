@@ -162,7 +162,7 @@ class Codex(Agent):
             )
         )
 
-    def settings_file(self) -> Path:
+    def settings_file(self, layer: str | None = None) -> Path:
         return config_toml.user_file()
 
     def setting(self, text: str, key: str) -> str | None:

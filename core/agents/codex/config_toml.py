@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
@@ -17,21 +18,32 @@ def user_file(environ: Mapping[str, str] | None = None) -> Path:
     return (Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else Path.home() / ".codex") / "config.toml"
 
 
+def _in_force(document: Any, key: str) -> Any:
+    """The table whose `key` Codex reads: the default profile's (`profile = "name"`,
+    `[profiles.name]`) where that sets it, else the top level."""
+    name = document.get("profile")
+    profiles = document.get("profiles")
+    chosen = profiles.get(name) if isinstance(name, str) and isinstance(profiles, Mapping) else None
+    return chosen if isinstance(chosen, Mapping) and key in chosen else document
+
+
 def current(text: str, key: str) -> str | None:
-    """What the file's top level sets `key` to (None: nothing, or not TOML)."""
+    """What the file sets `key` to where Codex reads it (None: nothing, or not TOML)."""
     try:
-        value = tomlkit.parse(text).get(key)
+        document = tomlkit.parse(text)
     except TOMLKitError:
         return None
+    value = _in_force(document, key).get(key)
     return None if value is None else str(value)
 
 
 def written(text: str, key: str, value: int) -> str:
-    """`text` with its top-level `key` set to `value`, the rest as it was. Raises
-    ValueError where the file is not TOML."""
+    """`text` with `key` set to `value` where Codex reads it (the default profile's
+    table where that sets it: a top-level value would be overridden), the rest as it
+    was. Raises ValueError where the file is not TOML."""
     try:
         document = tomlkit.parse(text)
     except TOMLKitError as exc:
         raise ValueError(f"not TOML that can be read: {exc}") from exc
-    document[key] = value
+    _in_force(document, key)[key] = value
     return tomlkit.dumps(document)
