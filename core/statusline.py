@@ -74,7 +74,7 @@ def _k(tokens: int | None) -> str:
 def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
     """The status line: `template`'s fields are ctx, point, left, requests, compactions,
     cost and model."""
-    at_least = "" if f.whole else "≥"  # of the cost: a first read prices only the file's tail
+    at_least = "" if f.whole else "≥"  # the part before the tail is still being read (a call at a time)
     if f.left is None:
         left = "just compacted" if f.count is None and f.compactions else "no point known"
     elif f.left.left <= 0:
@@ -89,7 +89,9 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
         "point": _k(f.point),
         "left": left,
         "requests": "?" if f.left is None or f.left.requests is None else f"{f.left.requests:,}",
-        "compactions": f"{n} compaction{'s' if n != 1 else ''}" if n else "no compaction yet",
+        "compactions": f"{at_least}{n} compaction{'s' if n != 1 else ''}"
+        if n or at_least
+        else "no compaction yet",
         "cost": f"{at_least}${f.cost:,.2f}" if f.cost is not None else "not priced",
         "model": f.model or "?",
     }

@@ -101,10 +101,12 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     assert statusline.figures(again, Config(), {}) == after
 
 
-def test_a_first_read_of_a_long_transcript_reads_its_tail_and_scans_for_its_compactions(
+def test_a_long_transcript_is_read_from_its_tail_then_whole_a_bounded_part_a_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(statusline, "TAIL_BYTES", 2_000)
+    """A first call reads the tail, and says its compactions and cost are at least what
+    it shows; each call reads on a bounded part of what comes before, kept in the index,
+    till the figures are the whole file's: the same as one read of all of it."""
     transcript = tmp_path / "long.jsonl"
     boundary = line(
         "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 168_000}
@@ -116,11 +118,19 @@ def test_a_first_read_of_a_long_transcript_reads_its_tail_and_scans_for_its_comp
         *(x for n in range(1, 20) for x in reply(n, 30_000 + n)),
     ]
     transcript.write_text("\n".join(lines) + "\n")
-    tail = statusline.read(transcript, None)
-    shown = statusline.figures(tail, Config(), {})
-    assert not tail.whole and shown.compactions == 1 and tail.last_prompt == 30_019
-    # the cost counts only the tail: it says "at least"
-    assert "1 compaction · ≥$" in status_text(shown)
+    whole = statusline.figures(statusline.read(transcript, None), Config(), {})
+    monkeypatch.setattr(statusline, "TAIL_BYTES", 2_000)
+    monkeypatch.setattr(statusline, "HEAD_BYTES", 3_000)
+    index = tmp_path / "index.json"
+    tail = statusline.read(transcript, index)
+    first = statusline.figures(tail, Config(), {})
+    assert not tail.whole and tail.last_prompt == 30_019 and first.cost is not None and whole.cost is not None
+    assert first.cost < whole.cost and " · ≥$" in status_text(first)
+    calls = 1
+    while not tail.whole:
+        tail, calls = statusline.read(transcript, index), calls + 1
+    assert calls == 4 and statusline.figures(tail, Config(), {}) == whole
+    assert "1 compaction · $" in status_text(whole)
 
 
 def test_the_command_prints_a_line_and_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,7 +313,8 @@ def test_the_line_says_what_analyze_says_of_the_same_transcript(
 
 def test_a_file_with_no_newlines_is_scanned_in_bounded_memory(tmp_path: Path) -> None:
     """A sparse transcript (all zero bytes, no newline) once grew the scan's buffer to
-    the file's size; the scan for earlier compactions keeps at most a chunk and a line."""
+    the file's size; the head is read a chunk at a time, its holes passed over, so one
+    call reads the file whole."""
     import tracemalloc
 
     sparse = tmp_path / "sparse.jsonl"
@@ -313,5 +324,19 @@ def test_a_file_with_no_newlines_is_scanned_in_bounded_memory(tmp_path: Path) ->
     tail = statusline.read(sparse, None)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert tail.compactions == 0 and not tail.whole
+    assert tail.compactions == 0 and tail.whole and tail.offset == 96 << 20
     assert peak < 40 << 20, f"{peak:,} bytes at the peak"
+
+
+def test_each_call_reads_a_bounded_part_of_a_file_with_no_line_it_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight megabytes of one run with no newline: each call reads on at most
+    HEAD_BYTES of it, and says its figures are not whole till it is read."""
+    monkeypatch.setattr(statusline, "HEAD_BYTES", 1 << 20)
+    dense = tmp_path / "dense.jsonl"
+    dense.write_bytes(b"x" * (8 << 20))
+    index = tmp_path / "index.json"
+    tail = statusline.read(dense, index)
+    assert not tail.whole and tail.before.offset == 1 << 20
+    assert statusline.read(dense, index).before.offset == 2 << 20

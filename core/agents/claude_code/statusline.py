@@ -45,7 +45,8 @@ from compaction_inspector.core.tokens import make_counter
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-INDEX_VERSION = 7  # the entries' fields, and how they are estimated
+HEAD_BYTES = 16 << 20  # what each call reads on of the part before that tail, till it is read whole
+INDEX_VERSION = 8  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 
@@ -56,7 +57,12 @@ class Tail:
 
     inode: int = 0
     offset: int = 0
-    whole: bool = True  # read from the file's start (else from its tail)
+    whole: bool = True  # read from the file's start (else from its tail, the head read on)
+    # the part before the tail, read on a little each call (`_read_head`) till it ends
+    # where the tail starts (`head_end`), then added to it: a Tail's fields, as kept
+    head: dict[str, Any] | None = None
+    head_end: int = 0
+    first_response: str | None = None  # the tail's first response: the head's last may run into it
     version: str | None = None
     model: str | None = None
     response: str | None = None  # the response being written (its lines repeat its usage)
@@ -82,6 +88,19 @@ class Tail:
 
     def to_dict(self) -> dict[str, Any]:
         return {"index_version": INDEX_VERSION, **dataclasses.asdict(self)}
+
+    @property
+    def before(self) -> Tail:
+        """What the head has read so far (an empty Tail where there is none)."""
+        return Tail.of({"index_version": INDEX_VERSION, **(self.head or {})}) or Tail()
+
+    @property
+    def compactions_so_far(self) -> int:
+        return self.compactions + (self.before.compactions if not self.whole else 0)
+
+    @property
+    def compacted_so_far(self) -> list[int]:
+        return [*(self.before.compacted if not self.whole else []), *self.compacted]
 
     @property
     def foreign(self) -> bool:
@@ -131,6 +150,8 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             _settle_call(tail)
             tail.response = body.get("id") if isinstance(body.get("id"), str) else None
             tail.sent = text_or_none(record.get("timestamp"))
+            if tail.first_response is None:
+                tail.first_response = tail.response
             tail.prompts = [*tail.prompts, usage.prompt_tokens][-PACE_REQUESTS - 1 :]
             tail.largest = max(tail.largest, usage.prompt_tokens)
             tail.added_tokens = tail.reply_tokens = 0
@@ -198,6 +219,8 @@ def cost_usd(tail: Tail) -> Decimal | None:
     """The session so far, the response being written included, with its compactions'
     own calls estimated as `analyze` estimates them (None: nothing priced)."""
     done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
+    if not tail.whole:  # what the head has read so far: the figure is at least this
+        done += Decimal(tail.before.done_usd) + Decimal(tail.before.calls_usd)
     if tail.usage is not None:
         usage = _usage(tail.usage)
         parts = priced_parts(usage, usage.model, _BILLING, parse(tail.sent))
@@ -216,54 +239,89 @@ def read(path: Path, index: Path | None) -> Tail:
         tail = Tail.of(kept)
         cold = tail is None or tail.inode != st.st_ino or tail.offset > st.st_size
         if tail is None or cold:
-            start = max(0, st.st_size - TAIL_BYTES)
-            tail = Tail(inode=st.st_ino, offset=start, whole=start == 0)
-            for record in _boundaries(f, start):  # the compactions before the tail, every one
-                _line(tail, record)
+            tail = _from_tail(None, st.st_ino, f, st.st_size)
+        elif st.st_size - tail.offset > 4 * TAIL_BYTES:  # more was added than a call reads: the head reads it
+            tail = _from_tail(tail, st.st_ino, f, st.st_size)
         f.seek(tail.offset)
         data = f.read(st.st_size - tail.offset)
-    if cold and not tail.whole:
-        cut = data.find(b"\n") + 1  # from the tail: its first line is cut
-        tail.offset += cut
-        data = data[cut:]
-    complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next call
-    advance(tail, complete.splitlines())
-    tail.offset += len(complete)
+        complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next call
+        advance(tail, complete.splitlines())
+        tail.offset += len(complete)
+        _read_head(tail, f)
     if index is not None:
         _keep(index, key, tail)
     return tail
 
 
-_MARK = b"compact_boundary"
-_CHUNK = 8 << 20
-_LONGEST = 1 << 20  # a boundary line is a few hundred bytes: a longer run without a newline is not one
+def _from_tail(was: Tail | None, inode: int, f: BinaryIO, size: int) -> Tail:
+    """A tail read from the file's last TAIL_BYTES, from a line's start, and before it a
+    head that later calls read on: `was` read on from where it got to (from the start,
+    so its figures go on), else `was`'s own head, else a new one; none where the tail is
+    the whole file."""
+    start = max(0, size - TAIL_BYTES)
+    if start == 0:
+        return Tail(inode=inode)
+    f.seek(start - 1)
+    found = f.read(TAIL_BYTES + 1).find(b"\n")  # the line the cut falls in is the head's
+    start = start + found if found >= 0 else size
+    if was is None:
+        head: dict[str, Any] = {}
+    elif was.whole:
+        head = {k: v for k, v in was.to_dict().items() if k != "index_version"}
+    else:
+        head = was.head or {}
+    return Tail(inode=inode, offset=start, whole=False, head=head, head_end=start)
 
 
-def _boundaries(f: BinaryIO, end: int) -> Iterable[dict[str, Any]]:
-    """The compact boundary lines of the file before `end`, found by their mark and read
-    alone (a 100 MB transcript is scanned, not parsed)."""
-    f.seek(0)
-    carry, read = b"", 0
-    while read < end:
-        chunk = f.read(min(_CHUNK, end - read))
-        if not chunk:
+def _read_head(tail: Tail, f: BinaryIO) -> None:
+    """Read on the head by at most HEAD_BYTES, skipping what a sparse file does not hold;
+    once it reaches the tail, add it to the tail, whose figures are then whole."""
+    if tail.whole:
+        return
+    head, end, budget = tail.before, tail.head_end, HEAD_BYTES
+    while head.offset < end and budget > 0:
+        try:
+            head.offset = min(os.lseek(f.fileno(), head.offset, os.SEEK_DATA), end)
+        except OSError:  # nothing but a hole to the end of the file
+            head.offset = end
+        if head.offset >= end:
             break
-        read += len(chunk)
-        data = carry + chunk
-        last = data.rfind(b"\n") + 1
-        done, carry = data[:last], data[last:]
-        if len(carry) > _LONGEST:  # memory stays bounded on a file with no newlines (sparse, binary)
-            carry = b""
-        at = done.find(_MARK)
-        while at >= 0:
-            start, stop = done.rfind(b"\n", 0, at) + 1, done.find(b"\n", at)
-            try:
-                record = json.loads(done[start:stop])
-            except ValueError:
-                record = None
-            if isinstance(record, dict) and record.get("subtype") == "compact_boundary":
-                yield record
-            at = done.find(_MARK, stop)
+        f.seek(head.offset)
+        chunk = f.read(min(_CHUNK, end - head.offset, budget))
+        budget -= len(chunk)
+        last = chunk.rfind(b"\n") + 1
+        if last:
+            # only its responses and compactions count for the figures a head adds
+            advance(head, (x for x in chunk[:last].splitlines() if b'"assistant"' in x or b"ompact" in x))
+            head.offset += last
+        elif len(chunk) >= _LONGEST or head.offset + len(chunk) >= end:
+            head.offset += len(chunk)  # a run no line of a transcript is: passed over
+        else:
+            break  # the budget ended inside a line: the next call reads it
+    if head.offset < end:
+        tail.head = {k: v for k, v in head.to_dict().items() if k != "index_version"}
+    else:
+        _joined(tail, head)
+
+
+def _joined(tail: Tail, head: Tail) -> None:
+    """`tail` with the head read before it added: its figures are now the whole file's."""
+    if head.response != tail.first_response:  # else the tail prices that response
+        _finish(head)
+    _settle_call(head)
+    tail.done_usd = str(Decimal(tail.done_usd) + Decimal(head.done_usd))
+    tail.calls_usd = str(Decimal(tail.calls_usd) + Decimal(head.calls_usd))
+    tail.unpriced += head.unpriced
+    tail.compactions += head.compactions
+    tail.compacted = [*head.compacted, *tail.compacted]
+    tail.largest = max(tail.largest, head.largest)
+    tail.version, tail.model = tail.version or head.version, tail.model or head.model
+    tail.records, tail.own = tail.records + head.records, tail.own + head.own
+    tail.whole, tail.head, tail.head_end = True, None, 0
+
+
+_CHUNK = 8 << 20
+_LONGEST = 1 << 20  # a run this long with no newline is not a line the head needs (sparse, binary)
 
 
 def _entries(index: Path) -> dict[str, Any]:
@@ -298,7 +356,7 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         messages=(Message("assistant", (), usage=Usage(input_tokens=tail.largest)),),
         format=FORMAT,
         metadata={k: v for k, v in (("version", version), ("model", model)) if v},
-        compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted),
+        compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
     )
     point = config.for_session(facts).auto_compact_tokens
     count_now = None
@@ -306,7 +364,7 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         reply = round(held_output(tail.last_output, tail.reply_tokens))
         count_now = tail.last_prompt + reply + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
-    return Figures(count_now, point, left, tail.compactions, cost_usd(tail), tail.whole, model)
+    return Figures(count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model)
 
 
 def snippet(command: str | None = None) -> dict[str, Any]:
