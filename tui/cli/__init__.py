@@ -749,7 +749,8 @@ def cmd_compactions(args: argparse.Namespace) -> int:
     else:
         from compaction_inspector.tui.cli.report import print_compactions
 
-        print_compactions(inspection.session, found, inspection.config)
+        now = inspection.agent_counts.at(len(inspection.messages))
+        print_compactions(inspection.session, found, inspection.config, now=now, left=inspection.headroom)
     return 0
 
 

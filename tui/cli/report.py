@@ -17,11 +17,13 @@ from rich.text import Text
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
+from compaction_inspector.core.autocompact import Count
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import CompactionsCost, Cost, signed
 from compaction_inspector.core.diff import numbered, runs
+from compaction_inspector.core.headroom import Headroom
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.sessions import Row, short_project
@@ -135,13 +137,11 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
     if a.point is not None:
         at = f"{a.point.tokens:,}" if a.point.tokens else "none"
         head.add_row("auto-compact", safe(f"{at}: {a.point.rule}"))
-    now = a.count_now
-    if now is not None and now.index is not None:
-        line = s.messages[now.index].line if now.index < len(s.messages) else None
-        where = f"at its last check ({now.when}{f', line {line}' if line else ''})"
-        head.add_row("its own count", safe(f"{now.line()}, {where}"))
-    if a.headroom is not None:
-        head.add_row("", safe(a.headroom.line(), style="magenta"))
+    counted_now, left = next_check(s, a.count_now, a.headroom)
+    if counted_now:
+        head.add_row("its own count", safe(counted_now))
+    if left:
+        head.add_row("", safe(left, style="magenta"))
     for c in s.compactions:
         why = a.why(c.index)
         if why is not None:
@@ -449,10 +449,27 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
         )
 
 
+def next_check(session: Session, now: Count | None, left: Headroom | None) -> tuple[str, str]:
+    """The agent's own count at its last check, and how far that is from its point: the
+    same two lines wherever a surface says where the session stands (`analyze`,
+    `compactions`); "" where there is nothing to say."""
+    counted_now = ""
+    if now is not None and now.index is not None:
+        line = session.messages[now.index].line if now.index < len(session.messages) else None
+        counted_now = f"{now.line()}, at its last check ({now.when}{f', line {line}' if line else ''})"
+    return counted_now, left.line() if left is not None else ""
+
+
 def print_compactions(
-    session: Session, found: list[RealCompaction], config: Config, out: Console | None = None
+    session: Session,
+    found: list[RealCompaction],
+    config: Config,
+    out: Console | None = None,
+    now: Count | None = None,
+    left: Headroom | None = None,
 ) -> None:
-    """One block per compaction the transcript records."""
+    """One block per compaction the transcript records, then where the session stands
+    now against the agent's point (`next_check`)."""
     out = out or console()
     out.print(
         safe(
@@ -533,6 +550,11 @@ def print_compactions(
         out.print(safe(f"  kept by its summary: {real}", style="dim"))
         if c.ours is not None:
             out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
+    counted_now, stands = next_check(session, now, left)
+    if counted_now or stands:
+        point = f"{config.auto_compact_tokens:,}" if config.auto_compact_tokens is not None else "none"
+        said = "; ".join(p for p in (f"its point {point}", counted_now, stands) if p)
+        out.print(safe(f"now: {said}", style="magenta"))
 
 
 def _predicted_said(c: RealCompaction) -> list[str]:
