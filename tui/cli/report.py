@@ -553,8 +553,8 @@ def print_compactions(
     counted_now, stands = next_check(session, now, left)
     if counted_now or stands:
         point = f"{config.auto_compact_tokens:,}" if config.auto_compact_tokens is not None else "none"
-        said = "; ".join(p for p in (f"its point {point}", counted_now, stands) if p)
-        out.print(safe(f"now: {said}", style="magenta"))
+        where = "; ".join(p for p in (f"its point {point}", counted_now, stands) if p)
+        out.print(safe(f"now: {where}", style="magenta"))
 
 
 def _predicted_said(c: RealCompaction) -> list[str]:
