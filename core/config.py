@@ -262,17 +262,20 @@ class Config:
         these leave it unset (`Agent.with_own_settings`), so its point and its replay agree."""
         name = lookup(strategy).name
         agent = AGENTS.get(name)
-        if agent is None:
-            return self.strategies[name]
-        options = (
-            self.strategies[name]
-            if self.agent_settings is None
-            else agent.with_own_settings(self.strategies[name], self.agent_settings)
-        )
-        found = self.in_force if name == self.agent else None
-        if found is not None and found.tokens is not None:
+        options = self.given(name)
+        found = self.in_force if agent is not None and name == self.agent else None
+        if agent is not None and found is not None and found.tokens is not None:
             return agent.at_point(options, found.tokens)
         return options
+
+    def given(self, strategy: str) -> Any:
+        """`options` as set (here, or in the agent's own settings), without the point the
+        session's record puts in force: what a what-if starts from and writes back."""
+        name = lookup(strategy).name
+        agent = AGENTS.get(name)
+        if agent is None or self.agent_settings is None:
+            return self.strategies[name]
+        return agent.with_own_settings(self.strategies[name], self.agent_settings)
 
     def with_options(self, strategy: str, options: Any) -> Config:
         """Raises OptionError where the strategy's source refuses `options`."""

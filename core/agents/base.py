@@ -151,8 +151,9 @@ class Agent(ABC):
     task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent
     # its strategy's options it takes in its own settings file, each by that setting's name
     settings_keys: ClassVar[Mapping[str, str]] = {}
-    # the settings files `apply` may write, by name, the first its default (`settings_file`)
-    settings_layers: ClassVar[tuple[str, ...]] = ("user",)
+    # the settings files `apply` may write, by name, each where it is in words (the first:
+    # the default), as `settings_file` finds them
+    settings_layers: ClassVar[Mapping[str, str]] = {"user": "its own settings file"}
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
     # its automatic compactions record the count it compared with its point (`core.evidence`)

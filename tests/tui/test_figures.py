@@ -122,3 +122,22 @@ def test_an_idle_compaction_says_the_rule_it_fired_by(tmp_path: Path) -> None:
         "why here: Claude Code counted 210,500 ≥ 200,000 (idle compaction at 200,000 after 54 minutes "
         "idle): 210,000 reported + 500 added since"
     )
+
+
+def test_a_point_the_sessions_record_puts_in_force_is_a_start_the_keys_move_from() -> None:
+    """The compacted sample compacted on its own at 16,194: that is the point in force.
+    h moves the point from there, a step a press, and H as often comes back to it, unset
+    again; the transcript's own compactions are still explained by the point as it ran."""
+    from compaction_inspector.core.formats import load
+
+    inspection = Inspection.of(load(path("claude_code_compacted.jsonl")), Config())
+    config: Config = inspection.config
+    ladders: Ladders = {}
+    points = []
+    for delta in (-1, -1, 1, 1):
+        config, ladders = tuned(config, "claude-code", "thresholds", delta, ladders, inspection.context)
+        points.append((config.given("claude-code").autocompact_pct_override, config.auto_compact_tokens))
+    assert points == [(7, 12_600), (6, 10_800), (7, 12_600), (None, 16_194)]
+    config, _ = tuned(config, "claude-code", "thresholds", -1, ladders, inspection.context)
+    (own,) = inspection.with_config(config).own_compactions()
+    assert own.count is not None and own.count.line().startswith("Claude Code counted 16,194 ≥ 16,194")

@@ -1024,7 +1024,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 def _layers(agent: Agent) -> str:
     """Each settings file `apply` may write for `agent`, by layer."""
-    return ", ".join(f"{layer} {agent.settings_file(layer)}" for layer in agent.settings_layers)
+    return ", ".join(f"{layer} {where}" for layer, where in agent.settings_layers.items())
 
 
 def _waiting(path: Path) -> Callable[[], None]:

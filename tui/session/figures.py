@@ -17,9 +17,10 @@ from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
 # each tuned setting's ladder, by what it moves ("window", or "<strategy>.<option>"): the
-# value tuning began from (None: unset, its value in force used), how many presses from it,
-# and the value the last press set (set otherwise since: a new ladder starts there)
-Ladders = Mapping[str, tuple[Any, int, Any]]
+# value tuning began from (None: unset), how many presses from it, the value the last press
+# set (set otherwise since: a new ladder starts there), and the figure the presses count
+# from (the value in force when tuning began, where it was unset)
+Ladders = Mapping[str, tuple[Any, int, Any, Any]]
 
 
 def gauge_state(
@@ -147,7 +148,7 @@ def nudged(
     along its ladder from the value tuning began from (from what is in force where that
     was unset), so a key and its opposite return to it, unset again where it was. Raises
     OptionError where it has none to move, or out of range."""
-    declared, options = REGISTRY[shown], config.options(shown)
+    declared, options = REGISTRY[shown], config.given(shown)
     if declared.tune is not None:
         return declared.tune(options, what, delta), ladders
     found = knob(shown, what, options)
@@ -155,16 +156,17 @@ def nudged(
         raise OptionError(f"{declared.label} has no {KNOB[what]} setting for {KEYS[KNOB[what]]} to move")
     name, step = found
     current, key = getattr(options, name), f"{shown}.{name}"
-    start, rung = _climbed(ladders, key, current, delta)
+    start, rung, base = _climbed(ladders, key, current, delta)
     value = start
-    if rung:
+    if base is None:
         base = start
-        if base is None and declared.in_force is not None and context is not None:
-            base = declared.in_force(options, context).get(name)
+    if base is None and rung and declared.in_force is not None and context is not None:
+        base = declared.in_force(config.options(shown), context).get(name)
+    if rung:
         if base is None:
             raise OptionError(f"{declared.label}'s {name} is not known yet: set it in the panel")
         value = type(base)(max(1, base + rung * step))
-    return dataclasses.replace(options, **{name: value}), {**ladders, key: (start, rung, value)}
+    return dataclasses.replace(options, **{name: value}), {**ladders, key: (start, rung, value, base)}
 
 
 def tuned(
@@ -181,20 +183,21 @@ def tuned(
         options, ladders = nudged(config, shown, what, delta, context, ladders)
         return dataclasses.replace(config.with_options(shown, options), untuned=untuned), ladders
     w = config.window
-    base, rung = _climbed(ladders, "window", w.context_window, delta)
+    base, rung, _ = _climbed(ladders, "window", w.context_window, delta)
     rung = max(rung, -9)
     size = max(w.reserved_output + 1000, _rung(base, rung))
     moved = dataclasses.replace(config.with_window(KEY, size), untuned=untuned)
-    return moved, {**ladders, "window": (base, rung, size)}
+    return moved, {**ladders, "window": (base, rung, size, base)}
 
 
-def _climbed(ladders: Ladders, key: str, current: Any, delta: int) -> tuple[Any, int]:
-    """Where `key`'s ladder began and its rung after `delta` more presses; a new ladder
-    from `current` where it was set otherwise since the last press."""
-    start, rung, last = ladders.get(key, (current, 0, current))
+def _climbed(ladders: Ladders, key: str, current: Any, delta: int) -> tuple[Any, int, Any]:
+    """Where `key`'s ladder began, its rung after `delta` more presses, and the figure it
+    counts from (None: not known yet); a new ladder from `current` where it was set
+    otherwise since the last press."""
+    start, rung, last, base = ladders.get(key, (current, 0, current, None))
     if last != current:
-        start, rung = current, 0
-    return start, rung + delta
+        start, rung, base = current, 0, None
+    return start, rung + delta, base
 
 
 def _rung(base: int, rung: int) -> int:

@@ -94,7 +94,11 @@ class ClaudeCode(Agent):
     status_line: ClassVar[StatusLine | None] = statusline
     task_tools = ("Task", "Agent")
     settings_keys = {"autocompact_pct_override": settings.PCT_OVERRIDE}
-    settings_layers = ("user", "project", "local")
+    settings_layers = {
+        "user": "$CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json",
+        "project": ".claude/settings.json in this folder",
+        "local": ".claude/settings.local.json in this folder",
+    }
     compaction_mark = b'"compact_boundary"'
     counts_recorded = True  # `preTokens`
 
@@ -319,7 +323,7 @@ class ClaudeCode(Agent):
     def settings_file(self, layer: str | None = None) -> Path:
         """The user's file, or the project's (`.claude/settings.json`) or the local one
         (`.claude/settings.local.json`) of this folder: later layers win."""
-        return settings.layers(str(Path.cwd()))[self.settings_layers.index(layer or "user")]
+        return settings.layers(str(Path.cwd()))[list(self.settings_layers).index(layer or "user")]
 
     def setting(self, text: str, key: str) -> str | None:
         return settings.current(text, key)

@@ -62,6 +62,10 @@ class Codex(Agent):
     }
     compaction_mark = b'"compacted"'
     settings_keys = {"auto_compact_token_limit": "model_auto_compact_token_limit"}
+    settings_layers = {
+        "user": "$CODEX_HOME/config.toml, else ~/.codex/config.toml "
+        "(in the default profile's table where that sets it)"
+    }
 
     def home(self) -> Path:
         return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
