@@ -340,3 +340,28 @@ def test_each_call_reads_a_bounded_part_of_a_file_with_no_line_it_knows(
     tail = statusline.read(dense, index)
     assert not tail.whole and tail.before.offset == 1 << 20
     assert statusline.read(dense, index).before.offset == 2 << 20
+
+
+def test_the_projects_and_the_local_settings_layers_move_its_point_as_they_move_analyzes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's 80 % (its `.claude/settings.json`) and the local file on top: the
+    status line reads the layers where Claude Code does (the workspace it passes), and
+    says the point `analyze` says."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    transcript = tmp_path / "session.jsonl"
+    records = [
+        json.loads(x) for x in sample("claude_code_session.jsonl").read_text().splitlines() if x.strip()
+    ]
+    transcript.write_text("".join(json.dumps({**r, "cwd": str(project)}) + "\n" for r in records))
+    given = {"transcript_path": str(transcript), "workspace": {"project_dir": str(project)}}
+    for layer, pct in (("settings.json", "80"), ("settings.local.json", "60")):
+        (project / ".claude" / layer).write_text(
+            json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": pct}})
+        )
+        point = json.loads(run_cli(["analyze", "--json", str(transcript)]).out)["compacts_in"]["point"]
+        assert point == 168_000 * int(pct) // 100
+        monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
+        assert run_cli(["statusline", "--format", "{point}"]).out.strip() == f"{point / 1000:.0f}k"

@@ -46,7 +46,7 @@ _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
 HEAD_BYTES = 16 << 20  # what each call reads on of the part before that tail, till it is read whole
-INDEX_VERSION = 8  # the entries' fields, and how they are estimated
+INDEX_VERSION = 9  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 
@@ -65,6 +65,7 @@ class Tail:
     first_response: str | None = None  # the tail's first response: the head's last may run into it
     version: str | None = None
     model: str | None = None
+    cwd: str | None = None  # the folder the session runs in, as its lines say
     response: str | None = None  # the response being written (its lines repeat its usage)
     usage: dict[str, Any] | None = None  # ... its usage so far, as written
     sent: str | None = None  # ... its first line's time: it is priced at what it paid then
@@ -136,6 +137,8 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
         tail.own += 1
     if isinstance(record.get("version"), str):
         tail.version = record["version"]
+    if isinstance(record.get("cwd"), str) and record["cwd"]:
+        tail.cwd = record["cwd"]
     kind = record.get("type")
     body = as_dict(record.get("message"))
     if kind == "assistant" and not record.get("isSidechain"):
@@ -316,6 +319,7 @@ def _joined(tail: Tail, head: Tail) -> None:
     tail.compacted = [*head.compacted, *tail.compacted]
     tail.largest = max(tail.largest, head.largest)
     tail.version, tail.model = tail.version or head.version, tail.model or head.model
+    tail.cwd = tail.cwd or head.cwd
     tail.records, tail.own = tail.records + head.records, tail.own + head.own
     tail.whole, tail.head, tail.head_end = True, None, 0
 
@@ -350,12 +354,16 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
     Claude Code passed on stdin, for what the transcript has not said yet)."""
     version = tail.version or text_or_none(given.get("version"))
     model = tail.model or text_or_none(as_dict(given.get("model")).get("id"))
-    # the session as far as its window depends on it: its version, model, largest prompt
-    # and what it counted before compacting on its own
+    # its project's settings layers are read where Claude Code reads them: the project it
+    # was started in, as it passes it, else the folder the transcript says it runs in
+    workspace = as_dict(given.get("workspace"))
+    cwd = text_or_none(workspace.get("project_dir")) or tail.cwd or text_or_none(given.get("cwd"))
+    # the session as far as its window depends on it: its version, model, folder, largest
+    # prompt and what it counted before compacting on its own
     facts = Session(
         messages=(Message("assistant", (), usage=Usage(input_tokens=tail.largest)),),
         format=FORMAT,
-        metadata={k: v for k, v in (("version", version), ("model", model)) if v},
+        metadata={k: v for k, v in (("version", version), ("model", model), ("cwd", cwd)) if v},
         compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
     )
     point = config.for_session(facts).auto_compact_tokens
