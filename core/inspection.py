@@ -323,29 +323,38 @@ class Inspection:
     def headroom(self) -> Headroom | None:
         """How far the agent is from its own point now (None: no preset of this session's
         agent, or the context is not measured)."""
-        point, end = self.config.auto_compact_tokens, len(self.messages)
-        if point is None or self.config.agent != self.session.format or not self.measured:
+        point, count = self.config.auto_compact_tokens, self.count_now
+        if point is None or count is None:
             return None
-        now, live = self.agent_counts.at(end), self.live
-        # its own count where it checked since its last compaction, else what it sends next
-        fresh = now is not None and now.index is not None and now.index >= live
-        count = now.total if now is not None and fresh else self.model.reading(end).tokens
-        prompts = [r.prompt_tokens for r in self.model.responses if r.start >= live]
+        prompts = [r.prompt_tokens for r in self.model.responses if r.start >= self.live]
         return headroom(count, point, prompts)
+
+    @cached_property
+    def count_now(self) -> int | None:
+        """What the agent counts against its point now: its own count where it checked
+        since its last compaction, else what it sends next (None: not this session's
+        agent's preset, or the context is not measured)."""
+        if self.config.agent != self.session.format or not self.measured:
+            return None
+        end = len(self.messages)
+        now = self.agent_counts.at(end)
+        fresh = now is not None and now.index is not None and now.index >= self.live
+        return now.total if now is not None and fresh else self.model.reading(end).tokens
 
     @property
     def status(self) -> Figures:
         """What a status line says of the session read whole (any agent: `watch`)."""
-        left = self.headroom
+        point = self.config.point
         cost = session_cost(self.session)  # the main chain, as a transcript's tail gives it
         return Figures(
-            left.count if left is not None else None,
+            self.count_now,
             self.config.auto_compact_tokens,
-            left,
+            self.headroom,
             len([c for c in self.session.compactions if c.kind == "compact"]),
             cost.total if cost.priced else None,
             True,
             text_or_none(self.session.metadata.get("model")),
+            off=point is not None and point.tokens is None,
         )
 
     @cached_property

@@ -58,6 +58,7 @@ class Figures:
     cost: Decimal | None
     whole: bool
     model: str | None
+    off: bool = False  # the agent does not compact on its own (its settings say so)
 
 
 def text_or_none(value: Any) -> str | None:
@@ -76,7 +77,13 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
     cost and model."""
     at_least = "" if f.whole else "≥"  # the part before the tail is still being read (a call at a time)
     if f.left is None:
-        left = "just compacted" if f.count is None and f.compactions else "no point known"
+        left = (
+            "auto-compact off"
+            if f.off
+            else "just compacted"
+            if f.count is None and f.compactions
+            else "no point known"
+        )
     elif f.left.left <= 0:
         left = "compacts at the next request"
     else:
@@ -86,7 +93,7 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
     n = f.compactions
     fields = {
         "ctx": _k(f.count),
-        "point": _k(f.point),
+        "point": "no point" if f.off else _k(f.point),
         "left": left,
         "requests": "?" if f.left is None or f.left.requests is None else f"{f.left.requests:,}",
         "compactions": f"{at_least}{n} compaction{'s' if n != 1 else ''}"

@@ -365,3 +365,20 @@ def test_the_projects_and_the_local_settings_layers_move_its_point_as_they_move_
         assert point == 168_000 * int(pct) // 100
         monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
         assert run_cli(["statusline", "--format", "{point}"]).out.strip() == f"{point / 1000:.0f}k"
+
+
+def test_with_auto_compact_off_the_count_is_still_shown_and_the_point_said_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DISABLE_AUTO_COMPACT: the status line and `watch --once` show the context they
+    know and say the agent does not compact on its own, not "ctx ? of ?"."""
+    home = tmp_path / "claude"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"env": {"DISABLE_AUTO_COMPACT": "true"}}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    file = str(sample("claude_code_session.jsonl"))
+    watched = run_cli(["watch", "--once", file]).out.strip()
+    assert watched == "ctx 4.0k of no point · auto-compact off · 1 compaction · $0.09"
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": file})))
+    assert run_cli(["statusline"]).out.strip() == watched

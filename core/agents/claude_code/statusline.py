@@ -366,13 +366,15 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         metadata={k: v for k, v in (("version", version), ("model", model), ("cwd", cwd)) if v},
         compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
     )
-    point = config.for_session(facts).auto_compact_tokens
+    said = config.for_session(facts).point
+    point = said.tokens if said is not None else None
     count_now = None
     if tail.last_prompt is not None:
         reply = round(held_output(tail.last_output, tail.reply_tokens))
         count_now = tail.last_prompt + reply + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
-    return Figures(count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model)
+    off = said is not None and said.tokens is None
+    return Figures(count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model, off)
 
 
 def snippet(command: str | None = None) -> dict[str, Any]:
