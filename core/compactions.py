@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -212,6 +212,7 @@ def real_compactions(
     calibration: Part | None = None
     agent = AGENTS.get(session.format)
     first_only = agent.first_only(session, config) if agent is not None else None
+    estimates = agent.counted(session) if agent is not None and session.compactions else {}
     for n, c in enumerate(session.compactions):
         b = c.index
         segment = model.segment_start(b)
@@ -293,7 +294,7 @@ def real_compactions(
             offset = (
                 _checked_offset(starts, counts.between(segment, b), segment, b)
                 if counts.checks
-                else _offset(model, starts, c, segment, config)
+                else _offset(model, starts, c, segment, config, estimates)
             )
         found.append(
             RealCompaction(
@@ -541,12 +542,19 @@ def _put_back(
 
 
 def _offset(
-    model: ContextModel, starts: list[int], c: Compaction, segment: int, config: Config
+    model: ContextModel,
+    starts: list[int],
+    c: Compaction,
+    segment: int,
+    config: Config,
+    estimates: Mapping[int, int],
 ) -> int | None:
-    """API rounds between the first request of the segment whose context reaches the
+    """API rounds between the first request of the segment whose count reaches the
     preset's auto-compact point and the compaction (0: the same request; None: the point
-    is never reached before it). At the request the compaction replaced, at least the
-    context the agent recorded (`ContextModel.meter`): the trigger saw that."""
+    is never reached before it): the agent's own rule's count where it has one
+    (`Agent.counted`, what a replay fires on), else the context. At the request the
+    compaction replaced, at least the context the agent recorded (`ContextModel.meter`):
+    the trigger saw that."""
     point = config.auto_compact_tokens
     if point is None:
         return None
@@ -554,7 +562,10 @@ def _offset(
     last = bisect_left(starts, c.index + 1)
     requests = [*starts[first:last], c.index]
     for k, end in enumerate(requests):
-        if model.tokens(end, held=True) >= point:
+        counted = model.tokens(end, held=True)
+        if end != c.index and end in estimates:
+            counted = estimates[end]
+        if counted >= point:
             return len(requests) - 1 - k
     return None
 

@@ -33,22 +33,28 @@ class Context:
     touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
     # the user's own summarizer (`core.summarizer`); None: the local one (`core.summary`)
     summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None
-    # what the agent counted against its point before each request it recorded a check
-    # for (Codex): by the first message of the transcript's segment, then the request's
-    # end within it. A replay's request that is the transcript's own takes this count.
+    # what the session's agent (`counted_by`) counted against its point before each
+    # request it recorded a check for (Codex), or that its rule counts (Claude Code): by
+    # the first message of the transcript's segment, then the request's end within it. A
+    # replay of that agent's own strategy takes this count at a request that is the
+    # transcript's own.
     own_counts: Mapping[Message, Mapping[int, int]] = field(default_factory=dict, compare=False)
+    counted_by: str | None = None
     # the session's facts (`retention.Facts`): its own messages' found once for its summaries
     facts: Facts | None = field(default=None, compare=False)
 
-    def recorded(self, messages: Sequence[Message]) -> Mapping[int, int]:
-        """The agent's own counts before requests `messages[:end]`, by `end`, where
-        `messages` start as a segment of the transcript does (else none)."""
-        return self.own_counts.get(messages[0], {}) if messages else {}
+    def recorded(self, messages: Sequence[Message], agent: str) -> Mapping[int, int]:
+        """`agent`'s own counts before requests `messages[:end]`, by `end`, where
+        `messages` start as a segment of the transcript does and the session is that
+        agent's (else none)."""
+        if not messages or agent != self.counted_by:
+            return {}
+        return self.own_counts.get(messages[0], {})
 
-    def own_count(self, messages: Sequence[Message], end: int) -> int | None:
-        """The agent's own count before the request `messages[:end]`, where the transcript
-        recorded it (`recorded`; None: not recorded here)."""
-        return self.recorded(messages).get(end)
+    def own_count(self, messages: Sequence[Message], end: int, agent: str) -> int | None:
+        """`agent`'s own count before the request `messages[:end]`, where the transcript
+        records it or its rule counts it (`recorded`; None: not here)."""
+        return self.recorded(messages, agent).get(end)
 
     def __post_init__(self) -> None:
         if self.meter is None:
@@ -93,4 +99,15 @@ def context_of(
     model = model or fit(session, counter, overhead_tokens)
     meter = model.meter(len(session.messages), window)
     own = own_counts or {}
-    return Context(counter, window, session.session_id, meter, model, session.touches, summarizer, own, facts)
+    return Context(
+        counter,
+        window,
+        session.session_id,
+        meter,
+        model,
+        session.touches,
+        summarizer,
+        own,
+        session.format,
+        facts,
+    )

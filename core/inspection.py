@@ -211,13 +211,15 @@ class Inspection:
         """The agent's own count at each check the transcript records, as the replay and
         a run look it up (`Context.own_count`): the same count `compactions` shows."""
         messages, model = self.session.messages, self.model
+        found = {c.index: c.total for c in self.agent_counts.checks if c.index is not None}
+        agent = AGENTS.get(self.session.format)
+        if not found and agent is not None:
+            found = dict(agent.counted(self.session))
         out: dict[Message, dict[int, int]] = {}
-        for check in self.agent_counts.checks:
-            if check.index is None:
-                continue
-            start = model.segment_start(check.index)
-            if start < len(messages) and check.index > start:
-                out.setdefault(messages[start], {})[check.index - start] = check.total
+        for end, total in found.items():
+            start = model.segment_start(end)
+            if start < len(messages) and end > start:
+                out.setdefault(messages[start], {})[end - start] = total
         return out
 
     @cached_property

@@ -182,6 +182,12 @@ class Agent(ABC):
         window's point, for the checks before a switch of model); none where it records none."""
         return ()
 
+    def counted(self, session: Session) -> Mapping[int, int]:
+        """What it counts against its point before each request `messages[:end]` by its
+        own rule, by `end`, where the transcript records no check of its own (none by
+        default: the context the request holds stands for it)."""
+        return {}
+
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
     ) -> Count | None:

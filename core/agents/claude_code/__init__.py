@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +34,9 @@ from compaction_inspector.core.formats.kinds import Journal, Writer
 from compaction_inspector.core.model import Block, Compaction, Message, Session, text_message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.statusline import StatusLine
-from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.tokens import TokenCounter, make_counter
+
+ROUGH = make_counter("chars4")  # its own rough estimate: characters / 4, media at a flat figure
 
 AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.MULTILINE)  # a Task result's sub-agent
 __all__ = ["FORMAT", "PRESET", "PRESET_1M", "ClaudeCode"]
@@ -197,6 +199,11 @@ class ClaudeCode(Agent):
             f"{SESSION_PREFIX} " + "; ".join(reasons or ["default window, with the user's settings"]),
             own,
         )
+
+    def counted(self, session: Session) -> Mapping[int, int]:
+        """Its estimate before each request (`rules.claude_code_estimates`): what it fires on."""
+        rough = [ROUGH.count(m, remember=False) for m in session.messages]
+        return rules.claude_code_estimates(session.messages, rough, session.metadata.get("version"))
 
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: Settings

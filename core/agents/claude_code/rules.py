@@ -5,11 +5,13 @@ whole max output (32,000) up to 2.1.20 and min(max output, 20,000) from 2.1.21.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.agents.claude_code import settings
 from compaction_inspector.core.autocompact import Count, Point, version
+from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 
 CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
@@ -79,6 +81,42 @@ def claude_code_count(pre_tokens: int, reported: int | None, point: Point) -> Co
     if reported is None or reported > pre_tokens:
         return Count("Claude Code", (("its own count", pre_tokens),), (), point)
     return Count("Claude Code", (("reported", reported), ("added since", pre_tokens - reported)), (), point)
+
+
+# from this version its count walks back over the lines one response was split into
+# (parallel tool calls), so what follows the first of them is estimated (2.1.88's source)
+CLAUDE_CODE_WALKS_BACK = (2, 1, 88)
+
+
+def claude_code_estimates(
+    messages: Sequence[Message], rough: Sequence[int], agent_version: Any
+) -> dict[int, int]:
+    """What Claude Code counts against its point before the request `messages[:end]`, by
+    `end` (`tokenCountWithEstimation`, services/compact/autoCompact.ts): the last response's
+    reported usage (input, cache writes and reads, and output) plus a rough estimate
+    (`rough`, each message's characters / 4) of the messages after it; from 2.1.88 after
+    the first line of that response. None before a first response in its window (a
+    compaction starts one): it estimates the whole history then, which is not read here."""
+    walks_back = (version(agent_version) or (0,)) >= CLAUDE_CODE_WALKS_BACK
+    out: dict[int, int] = {}
+    base: int | None = None  # the last response's usage
+    since = 0  # rough tokens after it
+    first: dict[str, int] = {}  # each response's first line, for the walk back
+    line_rough: list[int] = []  # rough tokens of each message since the window began
+    for end, (m, n) in enumerate(zip(messages, rough, strict=True), start=1):
+        if m.is_compact_boundary:
+            base, since, first, line_rough = None, 0, {}, []
+            continue
+        line_rough.append(n)
+        if m.role == "assistant" and m.usage is not None and m.usage.prompt_tokens:
+            k = first.setdefault(m.id or f"#{end}", len(line_rough) - 1)
+            base = m.usage.prompt_tokens + m.usage.output_tokens
+            since = sum(line_rough[k + 1 :]) if walks_back else 0
+        else:
+            since += n
+        if base is not None:
+            out[end] = base + since
+    return out
 
 
 CLAUDE_CODE_IDLE_FROM = (2, 1, 299)  # announced then; from 2.1.286 only behind a server flag

@@ -148,7 +148,10 @@ def _point_at(
 
 
 def plan(segment: Segment, end: int, options: ClaudeCodeOptions, stored: None = None) -> AtPointPlan:
-    return AtPointPlan.of(segment, end, _point_at(options, segment.context, segment.messages, end))
+    """Where the request is the transcript's own, what Claude Code's rule counts before it
+    (`rules.claude_code_estimates`); else the context the request holds."""
+    at = _point_at(options, segment.context, segment.messages, end)
+    return AtPointPlan.of(segment, end, at, count=segment.context.own_count(segment.messages, end, NAME))
 
 
 def _fires(options: ClaudeCodeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
@@ -165,6 +168,8 @@ def run(
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
     before = context.meter.tokens(counted)
+    # what it fires on: its own estimate where the request is the transcript's own
+    counts = context.own_count(messages, len(messages), NAME)
     at = _point_at(options, context, messages, len(messages))
     waited = _idle(options, messages, len(messages))
     idle = waited is not None and at is not None and at == options.idle_compact_tokens
@@ -189,14 +194,16 @@ def run(
             messages,
         )
         return finish(NAME, steps, stats)
-    if before < at:
-        steps.add("Not triggered", f"{before:,} tokens are under the auto-compact point of {at:,}.", messages)
+    fires_on = before if counts is None else counts
+    said = f"{before:,} tokens" if counts is None else f"Its own count of {counts:,} (its rule's estimate)"
+    if fires_on < at:
+        steps.add("Not triggered", f"{said} is under the auto-compact point of {at:,}.", messages)
         return finish(NAME, steps, stats)
     reached = (
-        f"{before:,} tokens sat idle {waited:.0f} minutes, past the {rules.CLAUDE_CODE_IDLE_MINUTES} "
+        f"{said} sat idle {waited:.0f} minutes, past the {rules.CLAUDE_CODE_IDLE_MINUTES} "
         f"before the prompt cache expires, with idle compaction at {at:,}"
         if idle and waited is not None
-        else f"{before:,} tokens reached the auto-compact point of {at:,}"
+        else f"{said} reached the auto-compact point of {at:,}"
     )
     # the summarize request: the history and the summary prompt, within the provider's window
     ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)

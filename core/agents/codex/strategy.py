@@ -165,7 +165,7 @@ def _beside(segment: Segment, options: CodexOptions) -> list[int]:
     term's bound, or what it counted where the rollout recorded it (`Context.own_count`)."""
     bound = segment.memo((NAME, "bound", options.reasoning_per_100), rules.codex_reasoning_bound,
                          segment.messages, options.reasoning_per_100)  # fmt: skip
-    recorded = segment.context.recorded(segment.messages)
+    recorded = segment.context.recorded(segment.messages, NAME)
     if not recorded:
         return bound
     out = list(bound)
@@ -178,7 +178,7 @@ def _beside(segment: Segment, options: CodexOptions) -> list[int]:
 def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None) -> AtPointPlan:
     """Where the request is the rollout's own and Codex recorded its count before it, that
     count (as `compactions` reads it); else the context and the reasoning term."""
-    count = segment.context.own_count(segment.messages, end)
+    count = segment.context.own_count(segment.messages, end, NAME)
     reported, estimated = (
         segment.memo((NAME, "prefills"), _prefills, segment)
         if options.limit_scope == rules.BODY_AFTER_PREFIX
@@ -197,7 +197,7 @@ def run(messages: Sequence[Message], options: CodexOptions, context: Context) ->
     messages = segment.messages
     counted = segment.prefix[len(messages)]
     steps = Steps(messages, context, counted)
-    recorded = context.own_count(messages, len(messages))
+    recorded = context.own_count(messages, len(messages), NAME)
     at = _at(options, context, _run_prefill(messages, context, recorded is not None))
     if recorded is not None:  # the rollout's own request: what Codex counted before it
         before = recorded
