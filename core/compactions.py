@@ -53,15 +53,22 @@ class Part:
     low: int | None = None
     high: int | None = None
     unknown: str = ""
+    open_above: bool = False  # no most can be said: the transcript does not hold what it sent
 
     @property
     def span(self) -> tuple[int, int]:
         return (self.low, self.high) if self.low is not None and self.high is not None else (self.tokens,) * 2
 
+    @property
+    def unsure(self) -> bool:
+        low, high = self.span
+        return low != high or self.open_above
+
     def line(self) -> str:
         """ "22,204 put back: … (estimated …; 18,100-26,900: which files …)"."""
         low, high = self.span
-        unsure = f"; {low:,}-{high:,}: {self.unknown}" if low != high else ""
+        most = "or more" if self.open_above else f"-{high:,}"
+        unsure = f"; {low:,} {most}: {self.unknown}".replace(" -", "-") if self.unsure else ""
         return f"{self.tokens:,} {self.name} ({self.source}{unsure})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,9 +77,15 @@ class Part:
             "name": self.name,
             "tokens": self.tokens,
             "source": self.source,
-            "range": [low, high] if low != high else None,
-            **({"unknown": self.unknown} if low != high else {}),
+            "range": [low, None if self.open_above else high] if self.unsure else None,
+            **({"unknown": self.unknown} if self.unsure else {}),
         }
+
+
+def said_range(span: tuple[int, int | None]) -> str:
+    """ "64,952-76,354", or "64,952 or more" where no most can be said."""
+    low, high = span
+    return f"{low:,} or more" if high is None else f"{low:,}-{high:,}"
 
 
 @dataclass(frozen=True)
@@ -118,14 +131,17 @@ class RealCompaction:
         if self.predicted_after is None:
             return "—"
         span = self.predicted_range
-        return f"{self.predicted_after:,}" + (f" ({span[0]:,}-{span[1]:,})" if span else "")
+        return f"{self.predicted_after:,}" + (f" ({said_range(span)})" if span else "")
 
     @property
-    def predicted_range(self) -> tuple[int, int] | None:
+    def predicted_range(self) -> tuple[int, int | None] | None:
         """The least and the most the context after it can be where a part of the
-        prediction is not known from the transcript (None: every part is)."""
+        prediction is not known from the transcript (None: every part is; a most of None:
+        a part has no most, as what the agent sent is not recorded)."""
         spans = [p.span for p in self.parts]
         low, high = sum(lo for lo, _ in spans), sum(hi for _, hi in spans)
+        if any(p.open_above for p in self.parts):
+            return low, None
         return (low, high) if low != high else None
 
     @property
@@ -296,6 +312,9 @@ def real_compactions(
                 if counts.checks
                 else _offset(model, starts, c, segment, config, estimates)
             )
+        if c.unrecorded and not blind:  # what a hook on it sent: not in the transcript, so no most
+            said = "; ".join(c.unrecorded)
+            parts = (*parts, Part("sent by hooks on it", 0, "not in the transcript", 0, 0, said, True))
         found.append(
             RealCompaction(
                 compaction=c,

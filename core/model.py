@@ -282,6 +282,9 @@ class Compaction:
     discovered_tools: tuple[str, ...] = ()  # deferred tools loaded before it, kept after it
     dropped_tokens: int | None = None  # what the agent counts as dropped by its compactions so far
     window: int | None = None  # the context window it opens, counted from the first (Codex 0.142+)
+    # what the agent sent after it that the transcript does not record, in words (a hook
+    # that ran on it and whose output no line holds): the context after it may be more
+    unrecorded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -297,6 +300,7 @@ class Compaction:
             **({"discovered_tools": list(self.discovered_tools)} if self.discovered_tools else {}),
             **({"cumulative_dropped_tokens": self.dropped_tokens} if self.dropped_tokens is not None else {}),
             **({"window_number": self.window} if self.window is not None else {}),
+            **({"unrecorded": list(self.unrecorded)} if self.unrecorded else {}),
         }
 
 

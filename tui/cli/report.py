@@ -18,7 +18,7 @@ from rich.text import Text
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.autocompact import Count
-from compaction_inspector.core.compactions import RealCompaction
+from compaction_inspector.core.compactions import RealCompaction, said_range
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import CompactionsCost, Cost, signed
@@ -560,7 +560,7 @@ def print_compactions(
 def _predicted_said(c: RealCompaction) -> list[str]:
     """What a compaction's predicted figure is said with: its range, what of it was put back."""
     span = c.predicted_range
-    said = [f"{span[0]:,}-{span[1]:,}"] if span else []
+    said = [said_range(span)] if span else []
     return said + ([f"{c.reread_tokens:,} of it put back: files, plan, skills"] if c.reread_tokens else [])
 
 

@@ -61,4 +61,3 @@ SESSION_KEYS: list[BindingType] = [
     Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
     HELP,
 ]
-

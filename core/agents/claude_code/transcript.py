@@ -184,13 +184,16 @@ def load(records: Records, path: str | None) -> Session:
     first_parent: str | None = None  # of the first line that names one: a slice's points outside the file
     chained = False
     noted = False  # an automatic compaction's note may still say it was idle
+    hooked: int | None = None  # the compaction whose SessionStart hooks may still run
     for number, record in iter_dicts(records):
         kind = record.get("type")
         if kind == "assistant":
-            noted = False
+            noted, hooked = False, None
         elif noted and _says_idle(record):  # the note after an automatic boundary, before its response
             compactions[-1] = replace(compactions[-1], trigger="idle")
             noted = False
+        if hooked is not None:  # a SessionStart hook on it: said unless a line records its output
+            hooked = _hooked(compactions, hooked, record)
         if isinstance(record.get("uuid"), str):
             uuids.setdefault(record["uuid"], record["uuid"])
         if not chained and "parentUuid" in record:
@@ -210,6 +213,7 @@ def load(records: Records, path: str | None) -> Session:
             micro = record["subtype"] == "microcompact_boundary"
             compactions.append((_microcompaction if micro else _compaction)(record, len(main)))
             noted = not micro and compactions[-1].trigger == "auto"
+            hooked = None if micro else len(compactions) - 1
             main.append(
                 Message(
                     role="system",
@@ -337,6 +341,32 @@ _ATTACHMENT_SKIP = frozenset(
 
 # Hook output reaches the model only from these events (other hooks' success is logged)
 _HOOKS_SENT = frozenset({"SessionStart", "UserPromptSubmit"})
+
+
+def _compact_hook(record: dict[str, Any]) -> str | None:
+    """A `SessionStart` hook run for a compaction (`hookName` "SessionStart:compact", a
+    `hook_progress` line), in words: its output goes to the model after the compaction."""
+    data = as_dict(record.get("data"))
+    if record.get("type") != "progress" or data.get("type") != "hook_progress":
+        return None
+    if data.get("hookEvent") != "SessionStart" or not as_str(data.get("hookName")).endswith(":compact"):
+        return None
+    command = as_str(data.get("command"))
+    return f"the SessionStart hook {command!r} ran on it" if command else "a SessionStart hook ran on it"
+
+
+def _hooked(compactions: list[Compaction], at: int, record: dict[str, Any]) -> int | None:
+    """The compaction `at` after `record`: a SessionStart hook that ran on it is said
+    (`Compaction.unrecorded`), an attachment line with that hook's output takes it back,
+    as the output is then read (None: nothing more to look for)."""
+    body = as_dict(record.get("attachment"))
+    if record.get("type") == "attachment" and as_str(body.get("hookEvent")) == "SessionStart":
+        compactions[at] = replace(compactions[at], unrecorded=())
+        return None
+    said = _compact_hook(record)
+    if said is not None:
+        compactions[at] = replace(compactions[at], unrecorded=(*compactions[at].unrecorded, said))
+    return at
 
 
 def _attachment(record: dict[str, Any], number: int) -> Message | None:
