@@ -27,6 +27,7 @@ def test_flags_are_the_known_ones() -> None:
         "--thresholds", "--target", "--summary-chars", "--protect-volleys", "--stage",
         "--idle-gap-minutes", "--now", None,
         "--auto-compact-tokens", "--autocompact-pct-override", "--idle-compact-tokens",
+        "--claude-code-no-auto-compact",
         "--claude-code-summary-prompt-tokens",
         "--claude-code-summary-chars",
         "--reread-files", "--reread-file-tokens", "--reread-total-tokens",

@@ -4,11 +4,16 @@ figures) says the same tokens and requests left."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import load
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.sample_sessions import path
 from tests.test_cli import run
 
@@ -29,3 +34,61 @@ def test_compactions_analyze_and_watch_say_the_same_next_check(name: str) -> Non
     tokens = left["tokens_left"]
     shown = f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens / 1000:.1f}k"
     assert re.search(rf"compacts in ~{re.escape(shown)} \(about {left['requests_left']:,} requests", watched)
+
+
+LAYERS = [
+    ({"user": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "90"}}, 151_200),
+    (
+        {
+            "user": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "90"},
+            "project": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "80"},
+        },
+        134_400,
+    ),
+    (
+        {
+            "project": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "80"},
+            "local": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"},
+        },
+        117_600,
+    ),
+    ({"local": {"DISABLE_AUTO_COMPACT": "true"}}, None),
+]
+
+
+@pytest.mark.parametrize(("layers", "point"), LAYERS)
+def test_every_surface_reads_one_point_from_the_settings_layers(
+    layers: dict[str, dict[str, str]], point: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's settings built from its documented keys in its three layers (user,
+    the project's, the local one): `analyze`, `compactions`, `watch --once`, the status
+    line and the replay's own strategy say the same point."""
+    user, project = tmp_path / "user", tmp_path / "project"
+    files = {
+        "user": user / "settings.json",
+        "project": project / ".claude" / "settings.json",
+        "local": project / ".claude" / "settings.local.json",
+    }
+    for layer, env in layers.items():
+        files[layer].parent.mkdir(parents=True, exist_ok=True)
+        files[layer].write_text(json.dumps({"env": env}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    transcript = tmp_path / "session.jsonl"
+    records = [json.loads(x) for x in path("claude_code_session.jsonl").read_text().splitlines() if x.strip()]
+    transcript.write_text("".join(json.dumps({**r, "cwd": str(project)}) + "\n" for r in records))
+    file = str(transcript)
+
+    said = f"{point:,}" if point is not None else "none"
+    analyzed = json.loads(run("analyze", "--json", file).stdout)
+    assert (analyzed["compacts_in"] or {}).get("point") == point
+    assert f"now: its point {said}" in " ".join(run("compactions", file).stdout.split()) or point is None
+    shown = f"{point / 1000:.0f}k" if point is not None else "no point"
+    assert f"of {shown} · " in run("watch", "--once", file).stdout
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.StringIO(json.dumps({"transcript_path": file, "workspace": {"project_dir": str(project)}})),
+    )
+    assert f"of {shown} · " in run("statusline").stdout
+    inspection = Inspection.of(load(transcript), Config())
+    assert getattr(inspection.run("claude-code").stats, "point") == point  # noqa: B009  # the replay's

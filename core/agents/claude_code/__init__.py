@@ -126,6 +126,8 @@ class ClaudeCode(Agent):
         found = rules.claude_code_point(window, options.auto_compact_tokens, options.autocompact_pct_override)
         if options.auto_compact_tokens is not None:
             return found
+        if own.disabled is None and not options.auto_compact:
+            return Point(None, "auto_compact false (set): it does not compact on its own")
         if own.disabled is not None:
             return Point(None, f"{own.disabled.told(settings.DISABLED)}: it does not compact on its own")
         if own.pct_override is not None and options.autocompact_pct_override == own.pct_override.value:
@@ -134,7 +136,10 @@ class ClaudeCode(Agent):
         return found
 
     def at_point(self, options: Any, tokens: int) -> Any:
-        return dataclasses.replace(options, auto_compact_tokens=tokens, autocompact_pct_override=None)
+        # the session compacted on its own at this point: it was on, whatever is set now
+        return dataclasses.replace(
+            options, auto_compact=True, auto_compact_tokens=tokens, autocompact_pct_override=None
+        )
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """The override the user's settings set, where the inspector's options set no point;
@@ -143,6 +148,8 @@ class ClaudeCode(Agent):
             return options
         if own.idle is not None and own.idle[0] is not None and options.idle_compact_tokens is None:
             options = dataclasses.replace(options, idle_compact_tokens=own.idle[0])
+        if own.disabled is not None and options.auto_compact_tokens is None:
+            options = dataclasses.replace(options, auto_compact=False)
         if own.pct_override is None:
             return options
         if options.auto_compact_tokens is not None or options.autocompact_pct_override is not None:

@@ -38,6 +38,10 @@ NAME = "claude-code"
 
 @dataclass(frozen=True)
 class ClaudeCodeOptions:
+    auto_compact: bool = option(
+        True, "it compacts on its own (false: DISABLE_AUTO_COMPACT, only /compact)",
+        kind="bool", flag="--claude-code-no-auto-compact", label="auto-compact",
+    )  # fmt: skip
     auto_compact_tokens: int | None = option(
         None,
         "compact when the context reaches this (default 13,000 under the usable window)",
@@ -112,8 +116,10 @@ class ClaudeCodeStats:
 
 
 def point(options: ClaudeCodeOptions, context: Context) -> int | None:
-    """Where it compacts (`core.autocompact`); None when the window is too small for
-    its rule to leave a point."""
+    """Where it compacts (`core.autocompact`); None when it does not compact on its own,
+    or the window is too small for its rule to leave a point."""
+    if not options.auto_compact:
+        return None
     return rules.claude_code_point(
         context.window, options.auto_compact_tokens, options.autocompact_pct_override
     ).tokens
@@ -186,13 +192,14 @@ def run(
         too_long=False,
     )
     if at is None:
-        steps.add(
-            "Not triggered",
-            f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
+        why = (
+            "Auto-compact is off (DISABLE_AUTO_COMPACT): it compacts only when asked (/compact)."
+            if not options.auto_compact
+            else f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
             f"compacts {rules.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
-            "auto_compact_tokens to try its compaction in a window this small.",
-            messages,
+            "auto_compact_tokens to try its compaction in a window this small."
         )
+        steps.add("Not triggered", why, messages)
         return finish(NAME, steps, stats)
     fires_on = before if counts is None else counts
     said = f"{before:,} tokens" if counts is None else f"Its own count of {counts:,} (its rule's estimate)"
