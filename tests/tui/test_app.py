@@ -567,6 +567,10 @@ async def test_the_timeline_labels_each_threshold_line_with_its_own_value(tmp_pa
             "69%",
         ]
         assert not {"95%", "85%", "75%", "70%"} & set(seen)  # the old rules went with their values
+        await pilot.press("5")  # Claude Code draws no bands: hysteresis's rules would read as its own
+        await settle(pilot)
+        chart = str(shown(app).query_one(Timeline).render())
+        assert "┄" not in chart and not {"96%", "86%", "76%", "69%"} & set(labels())
 
 
 async def test_made_up_response_ids_are_shown_whole(tmp_path: Path) -> None:

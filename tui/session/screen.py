@@ -36,6 +36,7 @@ from compaction_inspector.core.strategies import (
     OptionError,
     Stats,
     Step,
+    banded,
 )
 from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.summarizer import SummarizerError
@@ -383,7 +384,10 @@ class SessionScreen(Screen[None]):
         if not self.runs.latest("replay", event.run):
             return
         heap.settle()
-        self.query_one(Timeline).show(event.main, event.other, *figures.bands(self.config, self.strategy))
+        drawn = banded(self.strategy) == self.strategy  # another strategy's rules would read as this one's
+        self.query_one(Timeline).show(
+            event.main, event.other, *figures.bands(self.config, self.strategy), drawn
+        )
 
     def action_step(self, delta: int) -> None:
         if self.result is None:

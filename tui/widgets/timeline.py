@@ -53,14 +53,23 @@ class Timeline(Widget, can_focus=True):
         self.other: Simulation | None = None
         self.thresholds: tuple[int, ...] = (75, 85, 95)
         self.target = 70
+        self.drawn = True  # the rules of the thresholds and target: only the shown strategy's own
         self.message = "Simulating…"
         self.costs: tuple[Cost | None, Cost | None, Cost | None] = (None, None, None)  # main, other, real
         self.cursor: int | None = None  # a point of the main replay, once the cursor moved
 
     def show(
-        self, main: Simulation | None, other: Simulation | None, thresholds: tuple[int, ...], target: int
+        self,
+        main: Simulation | None,
+        other: Simulation | None,
+        thresholds: tuple[int, ...],
+        target: int,
+        drawn: bool = True,
     ) -> None:
+        """The replays to draw, and the bands they are coloured by; `drawn`: their rules
+        and labels too (False: the bands are not the shown strategy's, so none is drawn)."""
         self.main, self.other, self.thresholds, self.target = main, other, thresholds, target
+        self.drawn = drawn
         self.costs = (None, None, None)  # priced after, each replayed whole
         if main is None or self.cursor is None or self.cursor >= len(main.points):
             self.cursor = None
@@ -121,7 +130,7 @@ class Timeline(Widget, can_focus=True):
         """Each row's label: a threshold or the target on the row that holds it, in its
         own style; else an even tick (every 25 %, or 50 % on a short chart) on its row."""
         labels: dict[int, tuple[str, str]] = {}
-        marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")]
+        marks = [(t, "bold white") for t in self.thresholds] + [(self.target, "cyan")] if self.drawn else []
         for value, style in sorted(marks, reverse=True):
             labels.setdefault(max(1, math.ceil(value / 100 / top * height)), (f"{value:>4}%", style))
         step = 25 if height >= 8 else 50
