@@ -257,3 +257,28 @@ def test_claude_codes_layer_is_chosen_and_help_names_each_file(
         in told
     )
     assert "user$CODEX_HOME/config.toml,else~/.codex/config.toml(inthedefaultprofile'stable" in told
+
+
+OPENCODE = '{\n  // mine\n  "model": "anthropic/claude-sonnet-4-5",\n  "compaction": {"auto": true,},\n}\n'
+
+
+def test_opencodes_reserve_is_written_into_its_jsonc_keeping_its_comments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """opencode's `compaction.reserved` (its config schema), in the global `.jsonc` it
+    has: its comment and trailing commas kept, the value read back as opencode reads it."""
+    home = tmp_path / "config"
+    (home / "opencode").mkdir(parents=True)
+    jsonc = home / "opencode" / "opencode.jsonc"
+    jsonc.write_text(OPENCODE)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    out = run_cli(["apply", "opencode", "trigger_reserve=30000", "--write"])
+    assert out.code == 0, out.err
+    assert jsonc.read_text() == OPENCODE.replace('{"auto": true,}', '{"reserved": 30000, "auto": true,}')
+    assert (home / "opencode" / "opencode.jsonc.bak").read_text() == OPENCODE
+    from compaction_inspector.core.agents.opencode import settings
+
+    found = settings.read(None)
+    assert found is not None and found.reserved is not None and found.reserved.value == 30_000
+    again = run_cli(["apply", "opencode", "trigger_reserve=20000", "--write"])
+    assert again.code == 2 and "sets compaction.reserved to 30000 already: --force" in again.err

@@ -16,6 +16,7 @@ import orjson
 
 from compaction_inspector.core.agents.base import Said
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT
 
 PCT_OVERRIDE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"  # lowers the point to this % of the effective window
@@ -150,58 +151,8 @@ def current(text: str, key: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _first(text: str, opened: re.Match[str] | None, entry: str) -> str:
-    """`entry` put first in the object whose opening brace `opened` found, in the layout
-    its next entry has (its own line and indent, or a space)."""
-    if opened is None:
-        raise ValueError("no object to add the setting to")
-    at = opened.end()
-    rest = text[at:]
-    space = rest[: len(rest) - len(rest.lstrip())]
-    if rest.lstrip().startswith("}"):  # empty: the entry alone
-        return (
-            f"{text[:at]} {entry} {rest.lstrip()}"
-            if "\n" not in space
-            else f"{text[:at]}{space}{entry}{rest}"
-        )
-    if "\n" in space:
-        return f"{text[:at]}{space}{entry},{rest}"
-    after = re.search(r",([ \t]*)\S", text)  # the file's own space after a comma
-    return f"{text[:at]}{space}{entry},{after.group(1) if after else ' '}{rest.lstrip(' ')}"
-
-
 def written(text: str, key: str, value: int) -> str:
-    """`text` with `env.key` set to `value`, every other byte as it was: the value
-    replaced where the key is there, else the key added first in `env`, else an `env`
-    added first in the object. Raises ValueError where the file is not a JSON object or
-    the edit would change anything else."""
-    try:
-        data = orjson.loads(text) if text.strip() else {}
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"not JSON that can be read: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("env", {}), dict):
-        raise ValueError("not a JSON object with an env object")
-    want = {**data, "env": {**data.get("env", {}), key: str(value)}}
-    quoted = orjson.dumps(str(value)).decode()
-    if not text.strip():
-        made = "{\n  " + f'"env": {{\n    "{key}": {quoted}\n  }}' + "\n}\n"
-    elif key in data.get("env", {}):
-        made = re.sub(
-            rf'("{re.escape(key)}"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)',
-            lambda m: m.group(1) + quoted,
-            text,
-            count=1,
-        )
-    elif "env" in data:
-        colon = re.search(r'"\s*:([ \t]*)', text)  # the file's own space after a colon
-        made = _first(
-            text, re.search(r'"env"\s*:\s*\{', text), f'"{key}":{colon.group(1) if colon else " "}{quoted}'
-        )
-    else:
-        made = _first(text, re.search(r"\{", text), f'"env": {{"{key}": {quoted}}}')
-    try:
-        if orjson.loads(made) != want:
-            raise ValueError("the edit would change more than the setting")
-    except orjson.JSONDecodeError as exc:
-        raise ValueError("the edit would leave the file unreadable") from exc
-    return made
+    """`text` with `env.key` set to `value` (a string, as Claude Code's `env` holds
+    values), every other byte as it was (`jsonedit.with_entry`). Raises ValueError where
+    the file is not a JSON object or the edit would change anything else."""
+    return with_entry(text, "env", key, str(value))

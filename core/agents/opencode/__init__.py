@@ -143,6 +143,11 @@ class Opencode(Agent):
     strategies = (STRATEGY, PRUNE)
     compaction_mark = b""  # its compactions are rows of its database, not lines
     task_tools = ("task",)
+    settings_keys = {"trigger_reserve": "compaction.reserved"}
+    settings_layers = {
+        "user": "$XDG_CONFIG_HOME/opencode/opencode.json, else ~/.config/opencode/ (or its .jsonc)",
+        "project": "opencode.json in this folder (or its .jsonc)",
+    }
     counts_recorded = True  # a compaction's count is its last response's tokens
 
     def home(self) -> Path:
@@ -196,6 +201,15 @@ class Opencode(Agent):
         if not isinstance(own, Overflow) or options.trigger_reserve != default:
             return options
         return dataclasses.replace(options, trigger_reserve=own.window.reserved_output)
+
+    def settings_file(self, layer: str | None = None) -> Path:
+        return configured.written_file(layer or "user")
+
+    def setting(self, text: str, key: str) -> str | None:
+        return configured.current(text, key)
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        return configured.written(text, key, value)
 
     def window(self, settings: Settings, session: Session) -> SessionWindow | None:
         """The input its model takes and the reserve, from models.dev's catalogue where

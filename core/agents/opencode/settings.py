@@ -16,6 +16,7 @@ import orjson
 
 from compaction_inspector.core.agents.base import Said
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT
 
 NAMES = ("opencode.json", "opencode.jsonc")
@@ -37,6 +38,33 @@ def layers(cwd: str | None, environ: Mapping[str, str] | None = None) -> list[Pa
     env = os.environ if environ is None else environ
     home = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
     return [home / n for n in NAMES] + ([Path(cwd) / n for n in NAMES] if cwd else [])
+
+
+def written_file(layer: str, cwd: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where `apply` writes `layer` ("user": the global configuration, "project": the
+    folder's): the `.jsonc` file where only that one is there, else `opencode.json`."""
+    folder = layers(None, environ)[0].parent if layer == "user" else Path(cwd or Path.cwd())
+    json, jsonc = (folder / n for n in NAMES)
+    return jsonc if jsonc.exists() and not json.exists() else json
+
+
+def current(text: str, key: str) -> str | None:
+    """What the file sets `section.key` to (None: nothing, or not JSON(C))."""
+    section, _, name = key.partition(".")
+    try:
+        data = _parsed(text) if text.strip() else {}
+    except ValueError:
+        return None
+    held = data.get(section) if isinstance(data, dict) else None
+    value = held.get(name) if isinstance(held, dict) else None
+    return None if value is None else str(value)
+
+
+def written(text: str, key: str, value: int) -> str:
+    """`text` with `section.key` set to `value`, its comments and every other byte kept
+    (`jsonedit.with_entry`, read back as opencode reads it)."""
+    section, _, name = key.partition(".")
+    return with_entry(text, section, name, value, _parsed)
 
 
 def _parsed(text: str) -> Any:
