@@ -45,7 +45,7 @@ from compaction_inspector.core.tokens import make_counter
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-HEAD_BYTES = 16 << 20  # what each call reads on of the part before that tail, till it is read whole
+HEAD_BYTES = 8 << 20  # what each call reads on of the part before that tail, till it is read whole
 INDEX_VERSION = 9  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
