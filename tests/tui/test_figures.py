@@ -105,6 +105,12 @@ def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point(
     (own,) = real.with_config(config).own_compactions()
     assert own.count is not None and own.count.point == real.config.point
     assert own.count.point.tokens == 16_194 and "the rule says 167,000" in own.count.point.rule
+    # the gauge on that compaction (o) marks the point it ran with and says why there by it
+    tuned_in = real.with_config(config)
+    state = gauge_state(tuned_in, tuned_in.own_steps(), 0, True, "claude-code")
+    assert state.auto_compact == 16_194 and state.agent_count.startswith(
+        "why here: Claude Code counted 16,194 ≥ 16,194"
+    )
 
 
 def test_an_idle_compaction_says_the_rule_it_fired_by(tmp_path: Path) -> None:

@@ -29,7 +29,10 @@ def gauge_state(
     """The gauge at step `step` of `result` (-1: before any): the context sent next, as
     measured; after a strategy's step, that less what the steps removed; on one of the
     transcript's own compactions, the prompt reported after it. Beside it what the agent
-    itself counted: at its last check, or just before the compaction shown."""
+    itself counted: at its last check, or just before the compaction shown. The
+    transcript's own compactions are shown by the point as it ran, never a tuned one."""
+    if own and inspection.config.untuned is not None:
+        inspection = inspection.with_config(inspection.config.untuned)
     config = inspection.config
     thresholds, target = bands(config, strategy)
     model = inspection.model
