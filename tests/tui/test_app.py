@@ -1212,3 +1212,37 @@ async def test_a_tuned_setting_is_written_to_the_agents_settings_once_its_diff_i
         assert settings.read_text() == written
         assert (tmp_path / "settings.json.bak").read_text() == '{\n  "model": "opus"\n}\n'
         assert "Wrote CLAUDE_AUTOCOMPACT_PCT_OVERRIDE = 70" in [n.message for n in app._notifications][-1]
+
+
+async def test_a_settings_file_changed_under_the_diff_is_not_written_and_its_new_diff_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program writes the file while its diff is on screen: enter writes nothing,
+    and the diff as the file is now comes up to consent to again."""
+    from dataclasses import replace
+
+    from compaction_inspector.tui.screens.applying import ApplyScreen
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    settings = tmp_path / "settings.json"
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    config = SMALL.with_options(
+        "claude-code", replace(SMALL.options("claude-code"), autocompact_pct_override=70)
+    )
+    app = InspectorApp(path(), config, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ApplyScreen)
+        settings.write_text('{\n  "model": "sonnet"\n}\n')  # the other writer
+        await pilot.press("enter")
+        await pilot.pause()
+        assert settings.read_text() == '{\n  "model": "sonnet"\n}\n'
+        assert "changed since its diff was shown: nothing written" in " ".join(
+            n.message for n in app._notifications
+        )
+        assert isinstance(app.screen, ApplyScreen)
+        assert '"model": "sonnet"' in str(app.screen.query_one("#apply-diff Static").render())

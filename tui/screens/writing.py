@@ -17,7 +17,7 @@ from textual.screen import Screen
 from compaction_inspector.core import apply as applying
 from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config, ConfigError, save
-from compaction_inspector.core.files import WriteRefused, free_stem, write_atomic
+from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.html_report import ReportOptions
 from compaction_inspector.core.html_report import report as html_report
 from compaction_inspector.core.inspection import Inspection
@@ -268,6 +268,12 @@ def apply_setting(screen: Screen[Any], config: Config, strategy: str) -> None:
             return
         try:
             backup = applying.write(change, force=True)  # the diff shown is the consent
+        except Changed:  # another program wrote it since: its diff as it is now, to consent to again
+            screen.notify(
+                f"{change.path} changed since its diff was shown: nothing written", title="Not written"
+            )
+            apply_setting(screen, config, strategy)
+            return
         except (applying.ApplyError, OSError) as exc:
             screen.notify(str(exc), title="Not written", severity="error")
             return
