@@ -6,7 +6,22 @@ import re
 import subprocess
 import sys
 import tokenize
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def test_no_core_module_names_textual_in_any_import() -> None:
+    """Not at the top, not inside a function, not as `import textual.x`: core is the
+    domain, and runs where Textual is not installed."""
+    root = Path(__file__).resolve().parent.parent
+    found = sorted(
+        f"{file.relative_to(root)}:{node.lineno}"
+        for file in (root / "core").rglob("*.py")
+        for node in ast.walk(ast.parse(file.read_text()))
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "textual" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "textual")
+    )
+    assert found == []
 
 
 def test_core_does_not_import_textual() -> None:
@@ -73,27 +88,73 @@ def test_the_library_leaves_the_collector_alone() -> None:
 
 def _imports() -> dict[str, set[str]]:
     """Each module of core and tui, and the modules of the package it imports anywhere in
-    it (at the top, under TYPE_CHECKING or inside a function): `from pkg import sub`
-    names the submodule, not the package."""
+    it (at the top, under TYPE_CHECKING or inside a function), in every form: `from pkg
+    import sub` names the submodule, not the package; `import pkg.mod` names the module;
+    a relative import is read from the module's own package."""
     root = Path(__file__).resolve().parent.parent
     modules: dict[str, Path] = {}
+    packages: set[str] = set()
     for folder in ("core", "tui"):
         for file in (root / folder).rglob("*.py"):
             parts = list(file.relative_to(root).with_suffix("").parts)
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = file
+            if parts[-1] == "__init__":
+                packages.add(name)
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for name, file in modules.items():
         for node in ast.walk(ast.parse(file.read_text())):
-            if not ((isinstance(node, ast.ImportFrom) and node.module) or "").startswith(PACKAGE):
-                continue
-            assert isinstance(node, ast.ImportFrom) and node.module is not None
-            target = node.module.removeprefix(PACKAGE)
-            subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
-            edges[name] |= (subs | ({target} if len(subs) < len(node.names) else set())) - {name}
+            for target, names in _targets(node, name, name in packages):
+                subs = {f"{target}.{n}" for n in names} & modules.keys()
+                whole = {_nearest(target, modules.keys())} if len(subs) < len(names) or not names else set()
+                edges[name] |= (subs | whole) - {name, ""}
     return edges
 
 
+def _targets(node: ast.AST, module: str, is_package: bool) -> list[tuple[str, list[str]]]:
+    """The modules of the package an import statement names, each with the names it takes
+    from it (none for `import a.b`), without the package's own prefix."""
+    if isinstance(node, ast.Import):
+        return [(a.name.removeprefix(PACKAGE), []) for a in node.names if a.name.startswith(PACKAGE)]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:  # relative: from the module's own package up
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join([*base, *([node.module] if node.module else [])])
+        return [(target, [a.name for a in node.names])]
+    if node.module and node.module.startswith(PACKAGE):
+        return [(node.module.removeprefix(PACKAGE), [a.name for a in node.names])]
+    return []
+
+
+def _nearest(target: str, modules: Iterable[str]) -> str:
+    """`target`, or the nearest package above it that is a module here."""
+    known = set(modules)
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target
+
+
 PACKAGE = "compaction_inspector."
+
+
+def test_the_import_reader_sees_every_form_of_import() -> None:
+    """`import a.b`, a relative import and an import inside a function are edges too."""
+    source = (
+        "import compaction_inspector.core.model\n"
+        "from . import segment\n"
+        "from ..agents import registry\n"
+        "def later():\n"
+        "    import compaction_inspector.core.config as config\n"
+    )
+    found = [t for node in ast.walk(ast.parse(source)) for t in _targets(node, "core.strategies.base", False)]
+    assert sorted(found) == [
+        ("core.agents", ["registry"]),
+        ("core.config", []),
+        ("core.model", []),
+        ("core.strategies", ["segment"]),
+    ]
 
 
 def test_no_module_imports_itself_through_others() -> None:
