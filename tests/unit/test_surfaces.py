@@ -92,3 +92,35 @@ def test_every_surface_reads_one_point_from_the_settings_layers(
     assert f"of {shown} · " in run("statusline").stdout
     inspection = Inspection.of(load(transcript), Config())
     assert getattr(inspection.run("claude-code").stats, "point") == point  # noqa: B009  # the replay's
+
+
+CODEX_FILES = [
+    ("model_auto_compact_token_limit = 200000\n", 200_000),
+    (
+        'profile = "work"\nmodel_auto_compact_token_limit = 230000\n\n[profiles.work]\nmodel_auto_compact_token_limit = 180000\n',
+        180_000,
+    ),
+    (
+        'profile = "work"\nmodel_auto_compact_token_limit = 230000\n\n[profiles.work]\nmodel = "o4-mini"\n',
+        230_000,
+    ),
+    ("model_auto_compact_token_limit = 900000\n", 257_684),  # never above 90 % of the raw window
+]
+
+
+@pytest.mark.parametrize(("toml", "point"), CODEX_FILES)
+def test_every_surface_reads_one_point_from_codexs_config_and_its_profile(
+    toml: str, point: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex's `config.toml` built from its documented keys, the top level and the default
+    profile's table: `analyze`, `compactions`, `watch --once` and the replay's own strategy
+    say the same limit."""
+    (tmp_path / "config.toml").write_text(toml)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    file = str(path("codex_rollout.jsonl"))
+    assert json.loads(run("analyze", "--json", file).stdout)["compacts_in"]["point"] == point
+    assert f"now: its point {point:,}" in " ".join(run("compactions", file).stdout.split())
+    assert f"of {point / 1000:.0f}k · " in run("watch", "--once", file).stdout
+    inspection = Inspection.of(load(path("codex_rollout.jsonl")), Config())
+    assert getattr(inspection.run("codex").stats, "limit") == point  # noqa: B009  # the replay's
