@@ -94,6 +94,7 @@ def test_every_surface_reads_one_point_from_the_settings_layers(
     assert getattr(inspection.run("claude-code").stats, "point") == point  # noqa: B009  # the replay's
 
 
+WORK, LIMIT = 'profile = "work"\n', "model_auto_compact_token_limit = "
 CODEX_FILES = [
     ("model_auto_compact_token_limit = 200000\n", 200_000),
     (
