@@ -98,7 +98,8 @@ WORK, LIMIT = 'profile = "work"\n', "model_auto_compact_token_limit = "
 CODEX_FILES = [
     ("model_auto_compact_token_limit = 200000\n", 200_000),
     (
-        'profile = "work"\nmodel_auto_compact_token_limit = 230000\n\n[profiles.work]\nmodel_auto_compact_token_limit = 180000\n',
+        'profile = "work"\nmodel_auto_compact_token_limit = 230000\n\n'
+        "[profiles.work]\nmodel_auto_compact_token_limit = 180000\n",
         180_000,
     ),
     (
