@@ -210,6 +210,7 @@ def real_compactions(
     config: Config,
     across: Siblings | None = None,
     known: Facts | None = None,
+    estimates: Mapping[int, int] | None = None,
 ) -> list[RealCompaction]:
     """The transcript's own compactions, each measured and predicted. A later compaction's
     fixed part is what was measured after the session's earlier one; before that, where
@@ -228,7 +229,8 @@ def real_compactions(
     calibration: Part | None = None
     agent = AGENTS.get(session.format)
     first_only = agent.first_only(session, config) if agent is not None else None
-    estimates = agent.counted(session) if agent is not None and session.compactions else {}
+    if estimates is None:  # what the agent's rule counts before each request (`Agent.counted`)
+        estimates = agent.counted(session) if agent is not None and session.compactions else {}
     for n, c in enumerate(session.compactions):
         b = c.index
         segment = model.segment_start(b)

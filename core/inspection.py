@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -52,7 +52,7 @@ BASELINE = "none"  # the policy name of replaying with no compaction
 
 
 # the cached figures of the session itself, the same under any config (tuning keeps them)
-_OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder")
+_OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder", "facts", "counted")
 # replays kept for the same messages and context: a tuning key and its reverse, each with
 # the curve it is compared with (a 100 MB session's replay holds tens of megabytes)
 REPLAYS_KEPT = 4
@@ -207,14 +207,20 @@ class Inspection:
         """The session's facts (`retention.Facts`): its own, never another session's."""
         return Facts((*self.session.messages, *self.session.sidechain))
 
+    @cached_property
+    def counted(self) -> Mapping[int, int]:
+        """What the session's agent counts against its point before each request by its own
+        rule (`Agent.counted`), by the request's end: what a replay and `compactions` fire on."""
+        agent = AGENTS.get(self.session.format)
+        return agent.counted(self.session) if agent is not None else {}
+
     def _own_counts(self) -> dict[Message, dict[int, int]]:
         """The agent's own count at each check the transcript records, as the replay and
         a run look it up (`Context.own_count`): the same count `compactions` shows."""
         messages, model = self.session.messages, self.model
         found = {c.index: c.total for c in self.agent_counts.checks if c.index is not None}
-        agent = AGENTS.get(self.session.format)
-        if not found and agent is not None:
-            found = dict(agent.counted(self.session))
+        if not found:
+            found = dict(self.counted)
         out: dict[Message, dict[int, int]] = {}
         for end, total in found.items():
             start = model.segment_start(end)
@@ -377,7 +383,7 @@ class Inspection:
         )
         # the agent's own point, as it ran: not a point the tuning keys moved since
         real = self.config.untuned or self.config
-        return real_compactions(session, self.model, self.counter, real, across, self.facts)
+        return real_compactions(session, self.model, self.counter, real, across, self.facts, self.counted)
 
     def _measured_beside(self, path: Path) -> Measured:
         """What the session at `path` beside this one measured over predicted after each
@@ -390,7 +396,9 @@ class Inspection:
         if other.format != self.session.format or not measured.complete:
             return measured
         beside = Inspection.of(other, self.config)
-        found = real_compactions(other, beside.model, beside.counter, beside.config, known=beside.facts)
+        found = real_compactions(
+            other, beside.model, beside.counter, beside.config, known=beside.facts, estimates=beside.counted
+        )
         fixed = beside.model.overhead if beside.model.overhead_source == "first response" else None
         return dataclasses.replace(
             measured,
