@@ -21,7 +21,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError, load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import DEFAULT
+from compaction_inspector.core.strategies import DEFAULT, REGISTRY
 from compaction_inspector.tui.session.figures import gauge_state
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.text import safe, whole_parts
@@ -87,7 +87,9 @@ class WatchApp(App[None]):
         self.call_from_thread(self._show, Inspection.of(session, self.config), replaced)
 
     def _show(self, inspection: Inspection, replaced: bool) -> None:
-        self.query_one(PressureGauge).update_state(gauge_state(inspection, None, -1, False, DEFAULT))
+        # the agent's own strategy where it has one: its point, not another strategy's bands
+        shown = inspection.session.format if inspection.session.format in REGISTRY else DEFAULT
+        self.query_one(PressureGauge).update_state(gauge_state(inspection, None, -1, False, shown))
         figures = inspection.status
         text = statusline.line(figures)
         self._say(("the file was replaced: read again · " if replaced else "") + text, gone=False)

@@ -31,7 +31,9 @@ async def test_it_follows_the_session_and_warns_before_it_may_compact(tmp_path: 
     async with app.run_test(size=(100, 10)) as pilot:
         await settled(app, pilot)
         assert shown(app).startswith("ctx 100k of 167k · compacts in ~67k · no compaction yet · $")
-        assert app.query_one(PressureGauge).state is not None
+        state = app.query_one(PressureGauge).state
+        # the agent's own point is what it watches: hysteresis's bands are not drawn on its gauge
+        assert state is not None and state.auto_compact == 167_000 and state.bands_of == "hysteresis"
         with transcript.open("a") as f:  # it grows: 30,000 a request, 167,000 within reach
             f.write("\n".join(x for n in (1, 2, 3) for x in reply(n, 100_000 + 30_000 * n)) + "\n")
         app.check()
