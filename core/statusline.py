@@ -80,9 +80,11 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
         left = (
             "auto-compact off"
             if f.off
+            else "no point known"
+            if f.point is None
             else "just compacted"
             if f.count is None and f.compactions
-            else "no point known"
+            else "no response read yet"
         )
     elif f.left.left <= 0:
         left = "compacts at the next request"

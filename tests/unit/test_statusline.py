@@ -382,3 +382,13 @@ def test_with_auto_compact_off_the_count_is_still_shown_and_the_point_said_off(
     assert watched == "ctx 4.0k of no point · auto-compact off · 1 compaction · $0.09"
     monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": file})))
     assert run_cli(["statusline"]).out.strip() == watched
+
+
+def test_a_transcript_with_no_response_yet_says_so_beside_the_point_it_knows(tmp_path: Path) -> None:
+    """A file of no lines Claude Code wrote yet (a 64 MB sparse one here): the point is
+    known, the context is not; the line says which, not "no point known"."""
+    sparse = tmp_path / "sparse.jsonl"
+    with sparse.open("wb") as f:
+        f.truncate(64 << 20)
+    shown = statusline.figures(statusline.read(sparse, None), Config(), {})
+    assert status_text(shown).startswith("ctx ? of 167k · no response read yet · no compaction yet")
