@@ -191,37 +191,50 @@ class Config:
         found = self.in_force
         return found if found is not None else self._rule_point
 
-    @cached_property
+    @property
     def in_force(self) -> Point | None:
         """The point the session's record puts its agent at where the rule under today's
         settings falls outside it (`core.evidence`): the rule without today's settings
         where the record allows that, else the compaction's own count; None where the rule
         stands, the options are tuned, or the agent's point cannot be moved so."""
+        return self._recorded[0]
+
+    @property
+    def set_now(self) -> int | None:
+        """Where today's settings put the agent's point, where the session ran with other
+        settings (`in_force`): what it takes once restarted (the agent reads its settings
+        at start). None where they agree with the record, or none is set."""
+        return self._recorded[1]
+
+    @cached_property
+    def _recorded(self) -> tuple[Point | None, int | None]:
+        """`in_force` and `set_now`, worked out together."""
         agent = AGENTS.get(self.agent or "")
         if (
             self.bounds is None
             or agent is None
             or not (self.window_source is None or self.window_from_session)
         ):
-            return None
+            return None, None
         own = REGISTRY.get(agent.format)
         if own is None or self.strategies.get(agent.format) != own.default_options():
-            return None  # a what-if (or no replay of its own): the record says nothing of it
+            return None, None  # a what-if (or no replay of its own): the record says nothing of it
         plain = dataclasses.replace(self, bounds=None)
         found = plain._rule_point
         if found is None or self.bounds.holds(found.tokens):
-            return None
+            return None, None
         if agent.at_point(plain.options(agent.format), 1) is None:
-            return None
+            return None, None
         record = self.bounds.told
         now = f"{found.tokens:,} ({found.rule})" if found.tokens else found.rule
         if self.agent_settings is not None:
             before = dataclasses.replace(plain, agent_settings=None)._rule_point
             if before is not None and self.bounds.holds(before.tokens):
-                return Point(before.tokens, f"{before.rule}, as the session ran ({record}); set now: {now}")
+                ran = Point(before.tokens, f"{before.rule}, as the session ran ({record}); set now: {now}")
+                return ran, found.tokens
         if self.bounds.at_most is None:
-            return Point(found.tokens, f"{found.rule}; not what it ran with: {record}")
-        return Point(self.bounds.at_most, f"the session's own record: {record}; the rule says {now}")
+            return Point(found.tokens, f"{found.rule}; not what it ran with: {record}"), None
+        return Point(self.bounds.at_most, f"the session's own record: {record}; the rule says {now}"), None
 
     @property
     def _rule_point(self) -> Point | None:

@@ -363,6 +363,7 @@ class Inspection:
             True,
             text_or_none(self.session.metadata.get("model")),
             off=point is not None and point.tokens is None,
+            set_now=self.config.set_now,
         )
 
     @cached_property

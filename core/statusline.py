@@ -59,6 +59,7 @@ class Figures:
     whole: bool
     model: str | None
     off: bool = False  # the agent does not compact on its own (its settings say so)
+    set_now: int | None = None  # the point today's settings give, where the session runs with another
 
 
 def text_or_none(value: Any) -> str | None:
@@ -95,7 +96,9 @@ def line(f: Figures, template: str = DEFAULT_FORMAT) -> str:
     n = f.compactions
     fields = {
         "ctx": _k(f.count),
-        "point": "no point" if f.off else _k(f.point),
+        "point": "no point"
+        if f.off
+        else _k(f.point) + (f" ({_k(f.set_now)} after a restart)" if f.set_now is not None else ""),
         "left": left,
         "requests": "?" if f.left is None or f.left.requests is None else f"{f.left.requests:,}",
         "compactions": f"{at_least}{n} compaction{'s' if n != 1 else ''}"

@@ -392,3 +392,26 @@ def test_a_transcript_with_no_response_yet_says_so_beside_the_point_it_knows(tmp
         f.truncate(64 << 20)
     shown = statusline.figures(statusline.read(sparse, None), Config(), {})
     assert status_text(shown).startswith("ctx ? of 167k · no response read yet · no compaction yet")
+
+
+def test_a_session_running_with_other_settings_says_what_they_give_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The override of 70 is set now; the session sent a request at 150,000 without
+    compacting and compacted on its own at 167,066: it runs at its default, 167,000, and
+    takes 126,000 (70 % of 180,000) only once restarted (Claude Code reads its settings at
+    start). The status line and `watch --once` say both."""
+    home = tmp_path / "claude"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    boundary = line(
+        "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 167_066}
+    )
+    transcript = tmp_path / "s.jsonl"
+    lines = [prompt(0, "go"), *reply(0, 130_000), *reply(1, 150_000), boundary, *reply(2, 40_000)]
+    transcript.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    assert run_cli(["statusline", "--format", "{point}"]).out.strip() == "167k (126k after a restart)"
+    assert " of 167k (126k after a restart) · " in run_cli(["watch", "--once", str(transcript)]).out

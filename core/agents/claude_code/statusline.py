@@ -46,7 +46,7 @@ _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
 HEAD_BYTES = 8 << 20  # what each call reads on of the part before that tail, till it is read whole
-INDEX_VERSION = 9  # the entries' fields, and how they are estimated
+INDEX_VERSION = 10  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 
@@ -84,6 +84,7 @@ class Tail:
     records: int = 0  # the lines read that are JSON objects
     own: int = 0  # ... and of them, the lines of Claude Code's own kinds
     largest: int = 0  # the largest prompt reported
+    sent_on: int = 0  # the largest prompt a request of the same model followed without a compaction between
     added_tokens: int = 0  # written since the last response, estimated: sent with the next request
     reply_tokens: int = 0  # the last response's own content, estimated
 
@@ -146,9 +147,12 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
         model = body.get("model")
         if usage is None or usage.prompt_tokens == 0 or model == "<synthetic>":
             return
+        before = tail.model
         if isinstance(model, str):
             tail.model = model
         if body.get("id") != tail.response or tail.response is None:
+            if tail.prompts and before == tail.model:  # the agent went on past it: its point is above
+                tail.sent_on = max(tail.sent_on, tail.prompts[-1])
             _finish(tail)
             _settle_call(tail)
             tail.response = body.get("id") if isinstance(body.get("id"), str) else None
@@ -318,6 +322,7 @@ def _joined(tail: Tail, head: Tail) -> None:
     tail.compactions += head.compactions
     tail.compacted = [*head.compacted, *tail.compacted]
     tail.largest = max(tail.largest, head.largest)
+    tail.sent_on = max(tail.sent_on, head.sent_on)
     tail.version, tail.model = tail.version or head.version, tail.model or head.model
     tail.cwd = tail.cwd or head.cwd
     tail.records, tail.own = tail.records + head.records, tail.own + head.own
@@ -360,13 +365,17 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
     cwd = text_or_none(workspace.get("project_dir")) or tail.cwd or text_or_none(given.get("cwd"))
     # the session as far as its window depends on it: its version, model, folder, largest
     # prompt and what it counted before compacting on its own
+    reported = [(n, p) for n, p in (("sent on", tail.sent_on), ("largest", tail.largest)) if p]
     facts = Session(
-        messages=(Message("assistant", (), usage=Usage(input_tokens=tail.largest)),),
+        messages=tuple(
+            Message("assistant", (), id=n, usage=Usage(input_tokens=p, model=model)) for n, p in reported
+        ),
         format=FORMAT,
         metadata={k: v for k, v in (("version", version), ("model", model), ("cwd", cwd)) if v},
         compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
     )
-    said = config.for_session(facts).point
+    ran = config.for_session(facts)
+    said = ran.point
     point = said.tokens if said is not None else None
     count_now = None
     if tail.last_prompt is not None:
@@ -374,7 +383,9 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         count_now = tail.last_prompt + reply + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
     off = said is not None and said.tokens is None
-    return Figures(count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model, off)
+    return Figures(
+        count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model, off, ran.set_now
+    )
 
 
 def snippet(command: str | None = None) -> dict[str, Any]:
