@@ -57,11 +57,12 @@ def planned(agent: Agent, option: str, value: int, layer: str | None = None) -> 
         raise ApplyError(f"{agent.name} takes no {option!r} in its settings (it takes: {offered})")
     try:
         raw = held(path)
-        before = text(path, raw)
+    except OSError as exc:
+        raise ApplyError(f"{path}: {exc}") from exc
+    before = text(path, raw)
+    try:
         after = agent.with_setting(before, key, value)
-    except ApplyError:
-        raise
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise ApplyError(f"{path}: {exc}") from exc
     return Change(path, key, value, agent.setting(before, key), raw, before, after)
 

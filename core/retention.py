@@ -159,9 +159,6 @@ class Facts:
                 self._known[m] = f
         self.held.update(k for k, f in enumerate(found) if f is not None)
 
-    def __contains__(self, message: Message) -> bool:
-        return message in self._known
-
     def known(self, messages: Sequence[Message]) -> list[Known]:
         """What is known so far of each of the session's own `messages`' facts."""
         return [self._known.get(m) for m in messages]

@@ -227,7 +227,8 @@ def cost_usd(tail: Tail) -> Decimal | None:
     own calls estimated as `analyze` estimates them (None: nothing priced)."""
     done = Decimal(tail.done_usd) + Decimal(tail.calls_usd) + _call(tail)
     if not tail.whole:  # what the head has read so far: the figure is at least this
-        done += Decimal(tail.before.done_usd) + Decimal(tail.before.calls_usd)
+        head = tail.before
+        done += Decimal(head.done_usd) + Decimal(head.calls_usd)
     if tail.usage is not None:
         usage = _usage(tail.usage)
         parts = priced_parts(usage, usage.model, _BILLING, parse(tail.sent))
