@@ -39,7 +39,7 @@ class Context:
     # replay of that agent's own strategy takes this count at a request that is the
     # transcript's own.
     own_counts: Mapping[Message, Mapping[int, int]] = field(default_factory=dict, compare=False)
-    counted_by: str | None = None
+    counted_by: str | None = field(default=None, compare=False)
     # the session's facts (`retention.Facts`): its own messages' found once for its summaries
     facts: Facts | None = field(default=None, compare=False)
 
