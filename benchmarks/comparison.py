@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.grouping import api_round_starts
+from tests.helpers import load
 
 
 def _seconds(command: str, path: Path, cache: str) -> float:

@@ -27,12 +27,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import ContextModel, fit
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.tokens import make_counter
+from tests.helpers import load
 
 FAMILIES = {"claude-code": "Claude Code", "codex": "Codex"}
 
@@ -41,13 +43,13 @@ def inspections(given: Iterable[str]) -> Iterator[tuple[Path, Inspection]]:
     """Each transcript `given` (a folder: every one under it) read and counted once, with
     the default config; one that cannot be read is named on stderr and skipped."""
     counter = make_counter()
-    for path in transcripts_under(given):
+    for path in transcripts_under(CATALOGUE, given):
         try:
             session = load(path)
         except LoadError as exc:
             print(f"skipped {path}: {exc}", file=sys.stderr)
             continue
-        yield path, Inspection.of(session, Config(), counter)
+        yield path, Inspection.of(session, Config(CATALOGUE), counter)
 
 
 def summary(errors: Sequence[float]) -> dict[str, float | int | None]:
@@ -168,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", help="transcripts, or folders of them")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    rows = [r for p in transcripts_under(args.paths) if (r := measure(p)) is not None]
+    rows = [r for p in transcripts_under(CATALOGUE, args.paths) if (r := measure(p)) is not None]
     pooled: dict[str, dict[str, Any]] = {}
     for family in (*FAMILIES.values(), "all"):
         members = [r for r in rows if family == "all" or FAMILIES.get(r["format"]) == family]

@@ -31,7 +31,7 @@ from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 async def main() -> None:
-    app = InspectorApp(sys.argv[1], Config())
+    app = InspectorApp(sys.argv[1], Config(CATALOGUE))
     async with app.run_test(size=(160, 45)):
         while not any(len(v.entries) for v in app.screen.query(TranscriptView)):
             await asyncio.sleep(0.005)  # not Pilot.pause: it walks every widget, a load no reader adds
@@ -49,9 +49,10 @@ import asyncio, os, sys, time
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.session.screen import SessionScreen
+from compaction_inspector.core.agents.registry import CATALOGUE
 
 async def main() -> None:
-    app = InspectorApp(sys.argv[1], Config())
+    app = InspectorApp(sys.argv[1], Config(CATALOGUE))
     async with app.run_test(size=(160, 45)):
         while True:
             screen = app.screen

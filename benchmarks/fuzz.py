@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.sessions import transcripts_under
 from tests.hostile import CORPUS, mutants, run_cli
 from tests.test_hostile import EXITS, commands
@@ -28,7 +29,7 @@ from tests.test_hostile import EXITS, commands
 def inputs(seed: int, count: int, given: Sequence[str]) -> Iterator[tuple[str, bytes]]:
     yield from sorted(CORPUS.items())
     yield from mutants(seed, count)
-    real = {p.name: p.read_bytes() for p in transcripts_under(given)}
+    real = {p.name: p.read_bytes() for p in transcripts_under(CATALOGUE, given)}
     if real:
         yield from mutants(seed + 1, count, real)
 

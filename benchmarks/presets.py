@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.run import RESULTS, best, fresh, session_file
+from compaction_inspector.core.agents.registry import CATALOGUE
 
 
 def bench_preset(path: Path, name: str) -> dict[str, Any]:
     """Count the session, then time `run` and `simulate` of strategy `name` once each."""
-    from compaction_inspector.core.formats import load
+
+    load = CATALOGUE.formats.load
     from compaction_inspector.core.simulate import Policy, simulate
     from compaction_inspector.core.strategies import Context, run
     from compaction_inspector.core.tokens import make_counter
@@ -33,19 +35,18 @@ def bench_preset(path: Path, name: str) -> dict[str, Any]:
     count = best(lambda: counter.count_all(session.messages), 1)
     heap.settle()
     context = Context(counter)
-    ran = best(lambda: run(name, session.messages, None, context), 1)
-    replay = best(lambda: simulate(session.messages, Policy(name), context), 1)
+    ran = best(lambda: run(CATALOGUE.strategies[name], session.messages, None, context), 1)
+    replay = best(lambda: simulate(session.messages, Policy(CATALOGUE.strategies[name]), context), 1)
     return {"messages": len(session.messages), "count_s": count, "run_s": ran, "simulate_s": replay}
 
 
 def main() -> None:
-    from compaction_inspector.core.strategies import REGISTRY
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100", help="MB, comma separated")
     parser.add_argument("--strategies", default="all", help="all, or names separated by commas")
     args = parser.parse_args()
-    names = list(REGISTRY) if args.strategies == "all" else args.strategies.split(",")
+    names = list(CATALOGUE.strategies) if args.strategies == "all" else args.strategies.split(",")
     lines = [f"# Strategies against counting ({platform.python_version()}, {platform.machine()})", ""]
     for mb in (int(x) for x in args.sizes.split(",")):
         path = session_file(mb)
@@ -57,7 +58,7 @@ def main() -> None:
         ]
         for name in names:
             r = fresh("bench_preset", path, name, module="benchmarks.presets")
-            family = REGISTRY[name].family or "-"
+            family = CATALOGUE.strategies[name].family or "-"
             lines.append(
                 f"| {name} | {family} | {r['run_s']:.2f} s | {r['run_s'] / r['count_s']:.1%} "
                 f"| {r['simulate_s']:.2f} s | {r['simulate_s'] / r['count_s']:.1%} |"

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
+
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
 
@@ -50,7 +52,9 @@ def session_file(mb: int) -> Path:
 
 
 def bench_load(path: Path, runs: int) -> dict[str, float]:
-    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.agents.registry import CATALOGUE
+
+    load = CATALOGUE.formats.load
 
     def baseline() -> None:
         with open(path, "rb") as f:
@@ -67,7 +71,9 @@ def bench_tokens(path: Path, runs: int) -> dict[str, float]:
     import tiktoken
 
     from compaction_inspector.core import token_cache
-    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.agents.registry import CATALOGUE
+
+    load = CATALOGUE.formats.load
     from compaction_inspector.core.tokens import make_counter
 
     session = load(path)
@@ -104,29 +110,41 @@ def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], 
 
     trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)
     measured = {
-        "hysteresis": (lambda: run("hysteresis", messages, None, context),),
-        "simulate hysteresis preflight": (lambda: simulate(messages, Policy("hysteresis"), context),),
+        "hysteresis": (lambda: run(CATALOGUE.strategies["hysteresis"], messages, None, context),),
+        "simulate hysteresis preflight": (
+            lambda: simulate(messages, Policy(CATALOGUE.strategies["hysteresis"]), context),
+        ),
         "simulate none": (lambda: simulate(messages, Policy(), context),),
     }
     return {
         "fit context model": (lambda: None,),  # timed by bench_strategy: it needs the session
-        "trim": (lambda: run("trim", messages, trim, context),),
-        "ptl-retry": (lambda: run("ptl-retry", messages, None, context),),
-        "hysteresis": (lambda: run("hysteresis", messages, None, context),),
+        "trim": (lambda: run(CATALOGUE.strategies["trim"], messages, trim, context),),
+        "ptl-retry": (lambda: run(CATALOGUE.strategies["ptl-retry"], messages, None, context),),
+        "hysteresis": (lambda: run(CATALOGUE.strategies["hysteresis"], messages, None, context),),
         # tuning: another target after a first run, whose summaries serve it
         "hysteresis again, target 60 %": (
-            lambda: run("hysteresis", messages, None, context),
-            lambda: run("hysteresis", messages, HysteresisOptions(target=60), context),
+            lambda: run(CATALOGUE.strategies["hysteresis"], messages, None, context),
+            lambda: run(CATALOGUE.strategies["hysteresis"], messages, HysteresisOptions(target=60), context),
         ),
-        "microcompact": (lambda: run("microcompact", messages, None, context),),
+        "microcompact": (lambda: run(CATALOGUE.strategies["microcompact"], messages, None, context),),
         "simulate none": (lambda: simulate(messages, Policy(), context),),
-        "simulate trim": (lambda: simulate(messages, Policy("trim", trim), context),),
-        "simulate ptl-retry": (lambda: simulate(messages, Policy("ptl-retry"), context),),
-        "simulate hysteresis preflight": (lambda: simulate(messages, Policy("hysteresis"), context),),
-        "simulate hysteresis post-turn": (
-            lambda: simulate(messages, Policy("hysteresis", HysteresisOptions(stage="post-turn")), context),
+        "simulate trim": (lambda: simulate(messages, Policy(CATALOGUE.strategies["trim"], trim), context),),
+        "simulate ptl-retry": (
+            lambda: simulate(messages, Policy(CATALOGUE.strategies["ptl-retry"]), context),
         ),
-        "simulate microcompact": (lambda: simulate(messages, Policy("microcompact"), context),),
+        "simulate hysteresis preflight": (
+            lambda: simulate(messages, Policy(CATALOGUE.strategies["hysteresis"]), context),
+        ),
+        "simulate hysteresis post-turn": (
+            lambda: simulate(
+                messages,
+                Policy(CATALOGUE.strategies["hysteresis"], HysteresisOptions(stage="post-turn")),
+                context,
+            ),
+        ),
+        "simulate microcompact": (
+            lambda: simulate(messages, Policy(CATALOGUE.strategies["microcompact"]), context),
+        ),
         # the same, each request measured by the session's fitted context model
         **{f"{name} {MEASURED}": calls for name, calls in measured.items()},
     }
@@ -136,9 +154,11 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     """Count the session's tokens, then time run `name` once. Run in a fresh interpreter
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
     hysteresis run's summaries would serve the replay after it)."""
+    from compaction_inspector.core.agents.registry import CATALOGUE
     from compaction_inspector.core.context import context_of
     from compaction_inspector.core.context_model import fit
-    from compaction_inspector.core.formats import load
+
+    load = CATALOGUE.formats.load
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies import Context
     from compaction_inspector.core.tokens import make_counter
@@ -246,7 +266,7 @@ async def _app(path: Path) -> dict[str, float]:
     from compaction_inspector.tui.session.screen import SessionScreen
 
     os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp()
-    app = InspectorApp(path, Config())
+    app = InspectorApp(path, Config(CATALOGUE))
     start = time.perf_counter()
     first_paint = counted = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
@@ -303,7 +323,9 @@ async def _app(path: Path) -> dict[str, float]:
 def bench_langchain(path: Path) -> dict[str, Any]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
 
-    from compaction_inspector.core.formats import load
+    from compaction_inspector.core.agents.registry import CATALOGUE
+
+    load = CATALOGUE.formats.load
     from compaction_inspector.core.strategies import Context, run
     from compaction_inspector.core.strategies.trim import TrimOptions
     from compaction_inspector.core.tokens import make_counter
@@ -335,7 +357,10 @@ def bench_langchain(path: Path) -> dict[str, Any]:
     context = Context(counter)
     ours = best(
         lambda: run(
-            "trim", session.messages, TrimOptions(trigger_turns=None, trigger_tokens=budget), context
+            CATALOGUE.strategies["trim"],
+            session.messages,
+            TrimOptions(trigger_turns=None, trigger_tokens=budget),
+            context,
         ),
         3,
     )

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.sessions import Index, Row, find
 from compaction_inspector.sample_sessions.generate import generate, parse_size
 
@@ -35,7 +36,7 @@ def main() -> int:
             project.mkdir(parents=True, exist_ok=True)
             generate(project / f"session-{n}.jsonl", args.size, seed=n + 1)
         places = [(CLAUDE_CODE, projects)]
-        found = find(places)
+        found = find(CATALOGUE, places)
         total = sum(f.path.stat().st_size for f in found)
 
         start = time.perf_counter()
@@ -51,10 +52,10 @@ def main() -> int:
             if not first:
                 first.append(time.perf_counter() - start)
 
-        Index(index_path).rows(found, progress)
+        Index(index_path).rows(CATALOGUE, found, progress)
         scan = time.perf_counter() - start
         start = time.perf_counter()
-        Index(index_path).rows(find(places))
+        Index(index_path).rows(CATALOGUE, find(CATALOGUE, places))
         relist = time.perf_counter() - start
 
         cache = Path(folder) / "cache"
@@ -86,7 +87,7 @@ async def _app_list(places: list[tuple[str, Path]], rows: int) -> float:
     from compaction_inspector.tui.screens.browser import SessionBrowser
 
     start = time.perf_counter()
-    app = InspectorApp(path(), Config(), browse=places)
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places)
     async with app.run_test(size=(160, 45)):
         while True:
             screen = app.screen

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from benchmarks.run import session_file
 from compaction_inspector.core.agents.claude_code import statusline
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 
 RUNS = 5
@@ -114,7 +115,7 @@ def replay(paths: list[Path]) -> None:
                 said_at, requests, count = None, 0, None
                 continue
             requests += tail.prompts[-1:] != before  # a new response reported its prompt
-            figures = statusline.figures(tail, Config(), {})  # as the line reads after this line
+            figures = statusline.figures(tail, Config(CATALOGUE), {})  # as the line reads after this line
             count, left = figures.count, figures.left
             if left is not None and left.left <= 0 and said_at is None:
                 said_at = requests

@@ -18,7 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 from benchmarks.fidelity import inspections
-from compaction_inspector.core.compare import compare, replayed
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.compare import compare
 from compaction_inspector.core.cost import signed
 
 
@@ -26,7 +27,7 @@ def sessions(given: Sequence[str]) -> list[dict[str, Any]]:
     found = []
     for path, inspection in inspections(given):
         start = time.perf_counter()
-        done = compare(inspection, replayed())
+        done = compare(inspection, CATALOGUE.replayed)
         if not done.real.responses:
             continue
         baseline = done.rows[0]

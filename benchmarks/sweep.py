@@ -26,11 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
+from tests.helpers import load
 
 
 def main() -> int:
@@ -56,7 +57,11 @@ def main() -> int:
         total = sum(p.stat().st_size for p in home.iterdir())
 
         os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(Path(folder) / "baseline")
-        config = Config().overridden(context_window=args.context_window) if args.context_window else Config()
+        config = (
+            Config(CATALOGUE).overridden(context_window=args.context_window)
+            if args.context_window
+            else Config(CATALOGUE)
+        )
         start = time.perf_counter()
         for p in sorted(home.iterdir()):
             Inspection.of(load(p), config).replay(Policy())
@@ -98,7 +103,7 @@ def main() -> int:
 def _points(strategy: str, spec: str) -> int:
     from compaction_inspector.core.sweep import Grid
 
-    return len(Grid.of(strategy, spec, Config()).values)
+    return len(Grid.of(strategy, spec, Config(CATALOGUE)).values)
 
 
 if __name__ == "__main__":

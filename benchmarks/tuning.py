@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.keys import SESSION, _pane, _settled
 from benchmarks.run import session_file
-from compaction_inspector.core.strategies import REGISTRY
+from compaction_inspector.core.agents.registry import CATALOGUE
 
 PRESSES = 8
 QUIET_S = 1.0  # no change for this long: the screen has settled
@@ -35,13 +35,13 @@ def _send(*keys: str) -> None:
 
 def _choose(name: str) -> None:
     """The strategy by its number key, or through the palette for the rest."""
-    number = list(REGISTRY).index(name) + 1
+    number = list(CATALOGUE.strategies).index(name) + 1
     if number <= 9:
         _send(str(number))
         return
     _send("C-p")
     time.sleep(0.5)
-    _send("-l", f"Strategy: {REGISTRY[name].label}")
+    _send("-l", f"Strategy: {CATALOGUE.strategies[name].label}")
     time.sleep(0.5)
     _send("Enter")
 

@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.compactions import AgentCounts
 from compaction_inspector.core.context_model import ContextModel
 from compaction_inspector.core.cost import CompactionsCost, Cost, compaction_costs
@@ -21,6 +22,7 @@ from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, report
 
 @dataclass(frozen=True)
 class Analysis:
+    catalogue: Catalogue  # what reads its sub-agents' transcripts, for its cost
     session: Session
     counter: TokenCounter
     window: Window
@@ -41,7 +43,7 @@ class Analysis:
     def cost(self) -> Cost:
         """What the session's responses cost, priced from their reported usage: the main
         chain, and apart, the sub-agents it ran."""
-        return whole_cost(self.session)
+        return whole_cost(self.catalogue, self.session)
 
     @cached_property
     def compactions_cost(self) -> CompactionsCost:
@@ -180,6 +182,7 @@ def message_fields(m: Message, index: int | None, tokens: int) -> dict[str, Any]
 
 
 def analyze(
+    catalogue: Catalogue,
     session: Session,
     counter: TokenCounter,
     model: ContextModel,
@@ -194,6 +197,7 @@ def analyze(
     messages = session.messages
     tokens = tuple(counter.count_all(messages))
     return Analysis(
+        catalogue=catalogue,
         session=session,
         counter=counter,
         window=window or Window(),

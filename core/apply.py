@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compaction_inspector.core.agents import Agent
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import held, rewrite
 
 

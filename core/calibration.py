@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import open_regular, write_atomic
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.slices import sessions_beside
@@ -188,20 +188,21 @@ class Siblings:
         return Calibration(groups, self.version, trigger) if groups else None
 
 
-def across_sessions(session: Session, measure: Callable[[Path], Measured], key: str) -> Siblings | None:
+def across_sessions(
+    session: Session, agent: Agent | None, measure: Callable[[Path], Measured], key: str
+) -> Siblings | None:
     """What the complete sessions of `session`'s agent and version (`candidates`)
     measured: `measure(path)` reads one (kept under `key` with the file's size and time,
     whatever it holds). None where no such session has a compaction with a response
     after it."""
     version = session.metadata.get("version")
-    agent = AGENTS.get(session.format)
     if session.path is None or not isinstance(version, str) or agent is None:
         return None
     kept = _Kept(key)
     found: list[Measured] = []
     near: list[Measured] = []
     folder = Path(session.path).parent.resolve()
-    for path in candidates(session)[:MAX_LOOKED_AT]:
+    for path in candidates(session, agent)[:MAX_LOOKED_AT]:
         if len(found) == MAX_SESSIONS:
             break
         measured = kept.get(path)
@@ -221,7 +222,7 @@ def across_sessions(session: Session, measure: Callable[[Path], Measured], key: 
     return Siblings(tuple(found), version, tuple(near)) if found else None
 
 
-def candidates(session: Session) -> list[Path]:
+def candidates(session: Session, agent: Agent | None) -> list[Path]:
     """The sessions that may calibrate `session`: those beside it (for Claude Code, its
     project's), then, where it is kept in its agent's own folder, the user's other sessions
     of that agent there; each lot the nearest in time first."""
@@ -229,7 +230,6 @@ def candidates(session: Session) -> list[Path]:
         return []
     own = Path(session.path)
     beside = sessions_beside(own)
-    agent = AGENTS.get(session.format)
     if agent is None:
         return beside
     try:

@@ -18,14 +18,13 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from compaction_inspector.core import autocompact
-from compaction_inspector.core.agents import AGENTS
-from compaction_inspector.core.agents.base import PutBack
 from compaction_inspector.core.autocompact import Count
 from compaction_inspector.core.calibration import Siblings
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.context_model import ContextModel, Response
+from compaction_inspector.core.contract.agent import Agent, PutBack
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.grouping import api_round_starts
 from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
@@ -227,7 +226,7 @@ def real_compactions(
     # the fixed part and whatever the transcript does not show, as measured after the
     # latest compaction of this session whose next request reports (a fit made here, said so)
     calibration: Part | None = None
-    agent = AGENTS.get(session.format)
+    agent = config.catalogue.by_format.get(session.format)
     first_only = agent.first_only(session, config) if agent is not None else None
     if estimates is None:  # what the agent's rule counts before each request (`Agent.counted`)
         estimates = agent.counted(session) if agent is not None and session.compactions else {}
@@ -245,7 +244,7 @@ def real_compactions(
             found.append(dataclasses.replace(micro, cost=costs.get(b)))
             continue
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
-        back = _put_back(session, b, after, counter, model.scale)
+        back = _put_back(agent, session, b, after, counter, model.scale)
         reread = back.tokens
         predicted = round(
             model.overhead
@@ -465,7 +464,7 @@ def agent_counts(session: Session, model: ContextModel, config: Config) -> Agent
     point = config.point
     if point is None or config.agent != session.format:
         return AgentCounts((), {})
-    agent = AGENTS[session.format]
+    agent = config.catalogue.by_format[session.format]
 
     def point_in(window: int) -> autocompact.Point | None:
         """Another model's window (before a switch): its own point."""
@@ -554,11 +553,15 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
 
 
 def _put_back(
-    session: Session, boundary: int, after: tuple[Message, ...], counter: TokenCounter, scale: float
+    agent: Agent | None,
+    session: Session,
+    boundary: int,
+    after: tuple[Message, ...],
+    counter: TokenCounter,
+    scale: float,
 ) -> PutBack:
     """What the agent puts back after the compaction at `boundary` that the transcript
     does not record, in the model's tokens (`Agent.put_back`)."""
-    agent = AGENTS.get(session.format)
     return agent.put_back(session, boundary, after, counter, scale) if agent is not None else PutBack.known(0)
 
 

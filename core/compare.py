@@ -14,7 +14,6 @@ from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.retention import Retention
-from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.strategies.registry import to_config
 from compaction_inspector.core.uncompacted import Uncompacted, uncompacted
 
@@ -50,6 +49,7 @@ class Row:
     retention: Retention | None  # of its run on the next request (None: it changed nothing there)
     # the baseline's: the session with no compaction at all, its own included
     uncompacted: Uncompacted | None = None
+    caveat: str = ""  # what its strategy's source documents that it does not model
 
     @property
     def kept(self) -> float | None:
@@ -100,14 +100,7 @@ class Comparison:
     def caveats(self) -> list[str]:
         """What its rows' sources document that a row does not model, or a default the
         source leaves unset that a row had to choose, one line each."""
-        found = (r.strategy for r in self.rows if r.strategy is not None)
-        return [f"{name}: {REGISTRY[name].caveat}" for name in found if REGISTRY[name].caveat]
-
-
-# every strategy a replay means something for (PTL retry runs only when a request is refused)
-def replayed() -> tuple[str, ...]:
-    """The strategies a replay suits (not PTL retry, which runs only when refused)."""
-    return tuple(n for n, s in REGISTRY.items() if s.timeline)
+        return [f"{r.strategy}: {r.caveat}" for r in self.rows if r.strategy is not None and r.caveat]
 
 
 def compare(
@@ -149,7 +142,7 @@ def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool]
     policy = inspection.policy(name)
     replay, cost = inspection.priced(policy, stop)
     t = replay.totals
-    strategy = REGISTRY[name] if name != BASELINE else None
+    strategy = inspection.config.catalogue.strategies[name] if name != BASELINE else None
     options = inspection.config.options(name) if strategy is not None else None
     return Row(
         strategy=name if strategy is not None else None,
@@ -171,6 +164,7 @@ def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool]
             if strategy is None
             else None
         ),
+        caveat=(strategy.caveat or "") if strategy is not None else "",
     )
 
 

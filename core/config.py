@@ -20,14 +20,14 @@ from typing import Any, Literal
 import yaml
 
 from compaction_inspector.core import yamlfile
-from compaction_inspector.core.agents import AGENTS, Derived, Preset, registered
 from compaction_inspector.core.autocompact import Point
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.evidence import Bounds, bounds
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
 from compaction_inspector.core.model import MAX_COUNT, Session
 from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
+from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
 from compaction_inspector.core.summarizer import Command
 from compaction_inspector.core.text import shown as _shown
@@ -59,20 +59,7 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names the key and what is allowed."""
 
 
-_OTHER_TOOLS = {
-    "inspect-ai": Preset(
-        "inspect-ai", 200_000, 0, "Inspect AI: compaction threshold 0.9 of the window", fraction=0.9
-    )
-}
-# every registered agent's presets, then the tools with no agent here
-PRESETS: Mapping[str, Preset] = Derived(
-    lambda agents: {p.name: p for agent in agents for p in agent.presets} | _OTHER_TOOLS
-)
-
-
-def default_preset() -> str:
-    """What a window nobody chose is measured against: the first agent's usual preset."""
-    return registered()[0].presets[0].name
+USUAL = ""  # the preset a window nobody chose is measured against (`Catalogue.usual_preset`)
 
 
 @dataclass(frozen=True)
@@ -95,14 +82,14 @@ class Scope:
 
 @dataclass(frozen=True)
 class Config:
+    # the agents, formats, presets and strategies there are, as the front end made them
+    catalogue: Catalogue = field(compare=False, repr=False)
     window: Window = field(default_factory=Window)
     tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
     media_tokens: int = FLAT_MEDIA_TOKENS
-    preset: str | None = field(default_factory=default_preset)
-    # each registered strategy's options, by its name
-    strategies: Mapping[str, Any] = field(
-        default_factory=lambda: {n: s.default_options() for n, s in REGISTRY.items()}
-    )
+    preset: str | None = USUAL
+    # each strategy's options, by its name (those not given: its defaults)
+    strategies: Mapping[str, Any] = field(default_factory=dict)
     keys: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # the file it was read from
     # "context": what the agent sent (docs/pressure.md); "messages": the transcript's messages only
@@ -127,18 +114,29 @@ class Config:
     # what the session's own record says of its agent's point (`for_session`)
     bounds: Bounds | None = None
 
+    def __post_init__(self) -> None:
+        if self.preset == USUAL:
+            object.__setattr__(self, "preset", self.catalogue.usual_preset)
+        given = self.strategies
+        if given.keys() != self.catalogue.strategies.keys():
+            every = {
+                n: given[n] if n in given else s.default_options()
+                for n, s in self.catalogue.strategies.items()
+            }
+            object.__setattr__(self, "strategies", every)
+
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`
         tokenizer, its model's tokenizer."""
         config = self
         if self.window_for is not None and not self.window_for.holds(session):
-            default = Config()  # tuned for other sessions: this one's agent sets its own
+            default = Config(self.catalogue)  # tuned for other sessions: this one's agent sets its own
             window = default.window
             config = dataclasses.replace(
                 self.with_window(None, window.context_window, window.reserved_output), preset=default.preset
             )
         config = config._window_for(session)
-        agent = AGENTS.get(session.format)
+        agent = self.catalogue.by_format.get(session.format)
         if agent is not None and (config.window_source is None or config.window_from_session):
             config = dataclasses.replace(config, bounds=bounds(session, agent.counts_recorded))
         if config.tokenizer == AUTO:
@@ -151,7 +149,7 @@ class Config:
         each agent says what its sessions record (`core.agents`)."""
         if self.window_source is not None:
             return self
-        for agent in AGENTS.values():
+        for agent in self.catalogue.agents:
             found = agent.window(self, session)
             if found is not None:
                 given = WindowSource("session", found.source)
@@ -163,7 +161,7 @@ class Config:
         """The output reserve of a window of `size` set without one: the reserve in force,
         at most the preset's own share of its window (Claude Code's 20,000 of 200,000), so
         it follows a small window as the reserve of a model with a small output would."""
-        preset = PRESETS.get(self.preset or "")
+        preset = self.catalogue.presets.get(self.preset or "")
         base = Window(preset.context_window, preset.reserved_output) if preset else Window()
         return min(self.window.reserved_output, size * base.reserved_output // base.context_window)
 
@@ -209,14 +207,14 @@ class Config:
     @cached_property
     def _recorded(self) -> tuple[Point | None, int | None]:
         """`in_force` and `set_now`, worked out together."""
-        agent = AGENTS.get(self.agent or "")
+        agent = self.catalogue.by_format.get(self.agent or "")
         if (
             self.bounds is None
             or agent is None
             or not (self.window_source is None or self.window_from_session)
         ):
             return None, None
-        own = REGISTRY.get(agent.format)
+        own = self.catalogue.strategies.get(agent.format)
         if own is None or self.strategies.get(agent.format) != own.default_options():
             return None, None  # a what-if (or no replay of its own): the record says nothing of it
         plain = dataclasses.replace(self, bounds=None)
@@ -239,11 +237,11 @@ class Config:
     @property
     def _rule_point(self) -> Point | None:
         """The preset's agent's rule in this window, under the options and today's settings."""
-        preset = PRESETS.get(self.preset or "")
+        preset = self.catalogue.presets.get(self.preset or "")
         if preset is None:
             return None
         if preset.agent is not None:
-            return AGENTS[preset.agent].point(self.window, self)
+            return self.catalogue.by_format[preset.agent].point(self.window, self)
         share, size = preset.fraction or 1.0, self.window.context_window
         return Point(int(size * share), f"{share:.0%} of the window {size:,}")
 
@@ -251,7 +249,7 @@ class Config:
     def agent(self) -> str | None:
         """The agent whose own compaction the preset replays (None: no preset, or a tool
         with no agent rule)."""
-        preset = PRESETS.get(self.preset or "")
+        preset = self.catalogue.presets.get(self.preset or "")
         return preset.agent if preset else None
 
     @property
@@ -270,11 +268,11 @@ class Config:
         return f"auto-compact at {at}: {point.rule}"
 
     def options(self, strategy: str) -> Any:
-        """The options object of `strategy` (a name in core.strategies.REGISTRY); an
+        """The options object of `strategy` (a name in the catalogue); an
         agent's own strategy's with what the user's own settings of that agent set where
         these leave it unset (`Agent.with_own_settings`), so its point and its replay agree."""
-        name = lookup(strategy).name
-        agent = AGENTS.get(name)
+        name = self.catalogue.strategy(strategy).name
+        agent = self.catalogue.by_format.get(name)
         options = self.given(name)
         found = self.in_force if agent is not None and name == self.agent else None
         if agent is not None and found is not None and found.tokens is not None:
@@ -284,15 +282,15 @@ class Config:
     def given(self, strategy: str) -> Any:
         """`options` as set (here, or in the agent's own settings), without the point the
         session's record puts in force: what a what-if starts from and writes back."""
-        name = lookup(strategy).name
-        agent = AGENTS.get(name)
+        name = self.catalogue.strategy(strategy).name
+        agent = self.catalogue.by_format.get(name)
         if agent is None or self.agent_settings is None:
             return self.strategies[name]
         return agent.with_own_settings(self.strategies[name], self.agent_settings)
 
     def with_options(self, strategy: str, options: Any) -> Config:
         """Raises OptionError where the strategy's source refuses `options`."""
-        declared = lookup(strategy)
+        declared = self.catalogue.strategy(strategy)
         return dataclasses.replace(
             self, strategies={**self.strategies, declared.name: declared.checked(options)}
         )
@@ -330,9 +328,10 @@ class Config:
 
     def with_preset(self, name: str, source: WindowSource | None = None) -> Config:
         """This config with preset `name`'s window; `source` says who chose it."""
-        if name not in PRESETS:
-            raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {name!r}")
-        p = PRESETS[name]
+        presets = self.catalogue.presets
+        if name not in presets:
+            raise ConfigError(f"preset must be one of {', '.join(presets)}, not {name!r}")
+        p = presets[name]
         return dataclasses.replace(self.with_window(source, p.context_window, p.reserved_output), preset=name)
 
     def with_window(
@@ -379,18 +378,21 @@ class Config:
             "media_tokens": self.media_tokens,
             "pressure": self.pressure,
             "overhead_tokens": self.overhead_tokens,
-            **{s.config_key: to_config(self.strategies[name]) for name, s in REGISTRY.items()},
+            **{
+                s.config_key: to_config(self.strategies[name])
+                for name, s in self.catalogue.strategies.items()
+            },
             "keys": dict(self.keys),
             **({"summarizer": self.summarizer.to_dict()} if self.summarizer is not None else {}),
             "statusline": {"yellow_at": self.status_colours[0], "red_at": self.status_colours[1]},
         }
 
 
-def _top() -> tuple[str, ...]:
+def _top(catalogue: Catalogue) -> tuple[str, ...]:
     """The keys a configuration file may hold at its top: each strategy's section among them."""
     return ("preset", "context_window", "reserved_output", "window_for", "tokenizer", "media_tokens",
-            "pressure", "overhead_tokens", *(s.config_key for s in REGISTRY.values()), "keys", "summarizer",
-            "statusline")  # fmt: skip
+            "pressure", "overhead_tokens", *(s.config_key for s in catalogue.strategies.values()), "keys",
+            "summarizer", "statusline")  # fmt: skip
 
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
@@ -414,11 +416,11 @@ def _int(value: Any, key: str, minimum: int = 0) -> int:
     return value
 
 
-def from_dict(data: Any, base: Config | None = None, source: str | None = None) -> Config:
-    """A validated Config from parsed YAML, on top of `base` (default: the defaults)."""
-    config = base or Config()
+def from_dict(data: Any, base: Config, source: str | None = None) -> Config:
+    """A validated Config from parsed YAML, on top of `base`."""
+    config = base
     data = _mapping(data, "the configuration")
-    _known(data, _top(), "")
+    _known(data, _top(config.catalogue), "")
     chooser = WindowSource("file", source or "the configuration")
     if "preset" in data and data["preset"] is not None:
         config = config.with_preset(str(data["preset"]), chooser)
@@ -443,18 +445,21 @@ def from_dict(data: Any, base: Config | None = None, source: str | None = None) 
     scope = _mapping(data.get("window_for"), "window_for")
     _known(scope, ("agent", "model"), "window_for")
     if scope and not isinstance(scope.get("agent"), str):
-        raise ConfigError(f"window_for.agent must name an agent's format ({', '.join(AGENTS)}, ...)")
+        raise ConfigError(
+            f"window_for.agent must name an agent's format ({', '.join(config.catalogue.by_format)}, ...)"
+        )
     model = scope.get("model")
     if model is not None and not isinstance(model, str):
         raise ConfigError("window_for.model must be a model's name, or null for every model")
     strategies = dict(config.strategies)
-    for name, strategy in REGISTRY.items():
+    for name, strategy in config.catalogue.strategies.items():
         where = strategy.config_key
         with _section(where):
             strategies[name] = strategy.checked(
                 from_config(strategies[name], _mapping(data.get(where), where), where)
             )
     return Config(
+        config.catalogue,
         window=config.window,
         tokenizer=config.tokenizer,
         media_tokens=_int(data.get("media_tokens", config.media_tokens), "media_tokens"),
@@ -531,10 +536,11 @@ def find(explicit: str | Path | None = None) -> Path | None:
     return None
 
 
-def load(explicit: str | Path | None = None) -> Config:
+def load(catalogue: Catalogue, explicit: str | Path | None = None) -> Config:
+    """The configuration in force (`find`) over the defaults of `catalogue`."""
     path = find(explicit)
     if path is None:
-        return Config()
+        return Config(catalogue)
     try:
         with open_regular(path) as f:
             raw = f.read()
@@ -549,7 +555,7 @@ def load(explicit: str | Path | None = None) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
     try:
-        return from_dict(data, source=str(path))
+        return from_dict(data, Config(catalogue), str(path))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
 
@@ -576,7 +582,7 @@ def save(config: Config, path: str | Path, protect: str | Path | None = None) ->
     try:
         with open_regular(target) as f:
             text = f.read().decode("utf-8")
-        held = from_dict(yamlfile.load(text)).to_dict(window=True)
+        held = from_dict(yamlfile.load(text), Config(config.catalogue)).to_dict(window=True)
         text = _merged(text, _changed(values, held))
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{target} cannot be read again to keep its comments: {exc}") from exc
@@ -625,4 +631,4 @@ def _merged(text: str, values: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
-__all__ = ["PRESETS", "Config", "ConfigError", "as_yaml", "from_dict", "load", "save"]
+__all__ = ["Config", "ConfigError", "as_yaml", "from_dict", "load", "save"]

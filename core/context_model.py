@@ -36,7 +36,7 @@ from typing import Any, Literal
 from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.model import Session, Usage, text_message
 from compaction_inspector.core.pressure import Meter, Window
-from compaction_inspector.core.slices import is_slice, sibling_overhead
+from compaction_inspector.core.slices import Read, is_slice, sibling_overhead
 from compaction_inspector.core.tokens import TokenCounter
 
 # Codex's own TUI assumes this much baseline prompt and tools (docs/pressure.md).
@@ -290,11 +290,13 @@ def fit(
     counter: TokenCounter,
     overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS,
     carried: Callable[[], tuple[int, str] | None] | None = None,
+    read: Read | None = None,
 ) -> ContextModel:
     """The session's context model; `overhead_tokens` is the preset overhead used when
     the session reports no usage and carries no system prompt or tools of its own, with
     what `carried()` gives (tokens, and what) where files on this machine say what else
-    every request carries (`Agent.carried`; asked only then)."""
+    every request carries (`Agent.carried`; asked only then). A slice's overhead is read
+    from a complete session beside it with `read` (`Formats.load_text`), where given."""
     messages = session.messages
     counts = counter.count_all(messages)
     prefix = list(accumulate(counts, initial=0))
@@ -343,7 +345,8 @@ def fit(
         return overhead_tokens + extra[0], f"{why}, with {extra[1]} ({extra[0]:,})"
 
     if is_slice(session):  # its first response holds history the file does not
-        overhead, overhead_source = sibling_overhead(session, counter, scale) or preset(
+        beside = sibling_overhead(session, counter, scale, read) if read is not None else None
+        overhead, overhead_source = beside or preset(
             "preset: this file is a slice, so its first response holds earlier history"
         )
     elif found:

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, cast
 from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.context_model import Response, responses
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.formats import provider as provider_of
 from compaction_inspector.core.formats.common import answered_by
 from compaction_inspector.core.memo import per_session
 from compaction_inspector.core.model import Session, Usage
@@ -50,7 +49,7 @@ Billing = tuple[str | None, str | None]
 
 def _billing(session: Session) -> Billing:
     url = session.metadata.get("api_url")
-    return provider_of(session.format), url if isinstance(url, str) else None
+    return session.provider, url if isinstance(url, str) else None
 
 
 class _Clock:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compaction_inspector.core.formats import writers
+from compaction_inspector.core.formats import Formats
 from compaction_inspector.core.formats.anthropic import anthropic_block
 from compaction_inspector.core.formats.common import model_of
 from compaction_inspector.core.model import Block, Compaction, Message
@@ -78,6 +78,7 @@ def marked(
 
 
 def serialize(
+    formats: Formats,
     messages: Sequence[Message],
     source_format: str,
     metadata: Mapping[str, Any],
@@ -86,7 +87,7 @@ def serialize(
     """The text to write and the format it is in; `compactions`: the recorded figures of
     the compact boundaries among `messages`, by index."""
     compactions = compactions or {}
-    writer = next((w for w in writers() if source_format == w.FORMAT), None)
+    writer = next((w for w in formats.writers if source_format == w.FORMAT), None)
     if writer is not None:
         return writer.write(messages, metadata, compactions), writer.FORMAT
     # a bare list: `{"messages": …}` reads as a request body, which has no per-message usage

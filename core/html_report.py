@@ -13,6 +13,7 @@ import html
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import compare
@@ -27,8 +28,8 @@ from compaction_inspector.core.redact import redacted
 from compaction_inspector.core.retention import Retention
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import RoundPoint, Simulation, shown_rounds
-from compaction_inspector.core.strategies import DEFAULT, REGISTRY, each_step, hysteresis
-from compaction_inspector.core.strategies.registry import described
+from compaction_inspector.core.strategies import DEFAULT, each_step, hysteresis
+from compaction_inspector.core.strategies.registry import Strategy, described
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.topic import title as topic_title
 
@@ -50,10 +51,10 @@ class ReportOptions:
     redact: bool = False
     max_chars: int | None = 4000
 
-    def command(self, file: str, request: int | None = None) -> str:
+    def command(self, file: str, every: tuple[str, ...], request: int | None = None) -> str:
         """The command that makes this report of `file` again, with the settings it was
-        made with saved beside it as SETTINGS_FILE."""
-        shown = "all" if self.strategies == tuple(REGISTRY) else ",".join(self.strategies)
+        made with saved beside it as SETTINGS_FILE (`every`: the strategies "all" names)."""
+        shown = "all" if self.strategies == every else ",".join(self.strategies)
         words = ["compaction-inspector", "report", file, "--config", SETTINGS_FILE, "--strategy", shown]
         words += ["--compare", self.compare]
         words += ["--request", str(request)] if request is not None else []
@@ -127,7 +128,7 @@ class _Page:
                 f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
             ),
             ("auto-compact", config.point_note),
-            ("cost", (cost := whole_cost(session)).line()),
+            ("cost", (cost := whole_cost(config.catalogue, session)).line()),
             ("tokens reported", cost.tokens_line() if cost.responses or cost.unpriced else "none"),
             ("tokenizer", ins.counter.label),
             (
@@ -149,7 +150,7 @@ class _Page:
         """A line per strategy shown that a replay means something for, and the compared
         policy (a strategy compared with itself: its contrast), once each."""
         ins = self.inspection
-        names = [n for n in self.options.strategies if REGISTRY[n].timeline] or [DEFAULT]
+        names = [n for n in self.options.strategies if self._declared(n).timeline] or [DEFAULT]
         policies = [ins.policy(n) for n in names]
         compared = ins.policy(self.options.compare, against=names[0])
         if compared not in policies:
@@ -185,7 +186,7 @@ class _Page:
 
     def comparison(self) -> str:
         """The strategies shown that a replay suits, each replayed and priced (core/compare.py)."""
-        names = [n for n in self.options.strategies if REGISTRY[n].timeline]
+        names = [n for n in self.options.strategies if self._declared(n).timeline]
         done = compare(self.inspection, names).sorted("cost")
         heads = ("strategy", "compactions", "peak", "final", "rounds over", "tokens removed",
                  "cache re-written", "cost", "vs real", "kept")  # fmt: skip
@@ -224,9 +225,12 @@ class _Page:
 
     # --- a strategy -----------------------------------------------------------------------
 
+    def _declared(self, name: str) -> Strategy[Any]:
+        return self.inspection.config.catalogue.strategies[name]
+
     def strategy(self, name: str) -> str:
         ins = self.inspection
-        declared = REGISTRY[name]
+        declared = self._declared(name)
         options = ins.config.options(name)
         result = ins.run(name, options)
         settings = described(options)
@@ -315,7 +319,8 @@ class _Page:
         so that the same command makes the same report anywhere."""
         session = self.inspection.session
         request = session.request_index + 1 if session.request_count > 1 else None
-        command = self.options.command(session.path or "FILE", request)
+        every = tuple(self.inspection.config.catalogue.strategies)
+        command = self.options.command(session.path or "FILE", every, request)
         config = self.inspection.config
         # a window the session brings comes again from it; any other is written down
         settings = as_yaml(config, window=not config.window_from_session)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.analysis import Analysis, analyze
 from compaction_inspector.core.calibration import Measured, across_sessions
 from compaction_inspector.core.compactions import (
@@ -29,9 +28,9 @@ from compaction_inspector.core.compactions import (
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context, context_of
 from compaction_inspector.core.context_model import ContextModel, fit
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.cost import Cost, replay_cost, session_cost
 from compaction_inspector.core.fact_cache import load_facts, store_facts
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.headroom import Headroom, headroom
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pressure import live_start
@@ -41,7 +40,7 @@ from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.statusline import Figures, text_or_none
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
+from compaction_inspector.core.strategies import CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
 from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.token_cache import count_session, load_counts, load_written, store_written
@@ -59,10 +58,9 @@ REPLAYS_KEPT = 4
 _KEPT = threading.Lock()  # the app's workers replay at once
 
 
-def carried(session: Session, counter: TokenCounter) -> tuple[int, str] | None:
+def carried(agent: Agent | None, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
     """What the session's agent says every request carries beyond its transcript, read from
     files on this machine (`Agent.carried`), or None."""
-    agent = AGENTS.get(session.format)
     return agent.carried(session, counter) if agent is not None else None
 
 
@@ -94,7 +92,8 @@ class Inspection:
     ) -> Inspection:
         """The transcript at `path` (`request`: which body of a proxy log). Raises
         `LoadError` when it cannot be read."""
-        return cls.of(load(path, request=request), config, estimate=estimate, progress=progress)
+        session = config.catalogue.formats.load(path, request=request)
+        return cls.of(session, config, estimate=estimate, progress=progress)
 
     @classmethod
     def of(
@@ -114,11 +113,18 @@ class Inspection:
             tokenizer = "chars4" if estimate else config.tokenizer
             counter = make_counter(tokenizer, config.media_tokens)
             count_session(session, counter, progress)
+        agent = config.catalogue.by_format.get(session.format)
         return cls(
             session,
             config,
             counter,
-            fit(session, counter, config.overhead_tokens, lambda: carried(session, counter)),
+            fit(
+                session,
+                counter,
+                config.overhead_tokens,
+                lambda: carried(agent, session, counter),
+                config.catalogue.formats.load_text,
+            ),
         )
 
     @classmethod
@@ -149,7 +155,8 @@ class Inspection:
                 self.session,
                 self.counter,
                 config.overhead_tokens,
-                lambda: carried(self.session, self.counter),
+                lambda: carried(self.agent, self.session, self.counter),
+                config.catalogue.formats.load_text,
             )
         tuned = dataclasses.replace(self, config=config, model=model)
         for name in _OF_THE_SESSION:  # what no setting changes, kept rather than made again
@@ -207,11 +214,16 @@ class Inspection:
         """The session's facts (`retention.Facts`): its own, never another session's."""
         return Facts((*self.session.messages, *self.session.sidechain))
 
+    @property
+    def agent(self) -> Agent | None:
+        """The session's agent (None: a format no agent writes)."""
+        return self.config.catalogue.by_format.get(self.session.format)
+
     @cached_property
     def counted(self) -> Mapping[int, int]:
         """What the session's agent counts against its point before each request by its own
         rule (`Agent.counted`), by the request's end: what a replay and `compactions` fire on."""
-        agent = AGENTS.get(self.session.format)
+        agent = self.agent
         return agent.counted(self.session) if agent is not None else {}
 
     def _own_counts(self) -> dict[Message, dict[int, int]]:
@@ -239,7 +251,8 @@ class Inspection:
         """`strategy` over the request the agent sends next, with `options` or the config's."""
         chosen = options if options is not None else self.config.options(strategy)
         self._take_found()
-        made = run_strategy(strategy, self.session.messages[self.live :], chosen, self.context)
+        declared = self.config.catalogue.strategy(strategy)
+        made = run_strategy(declared, self.session.messages[self.live :], chosen, self.context)
         self.keep_found()
         return made
 
@@ -250,8 +263,9 @@ class Inspection:
         if name == BASELINE:
             return Policy(None)
         options = self.config.options(name)
-        contrast = REGISTRY[name].contrast
-        return Policy(name, contrast(options) if contrast and against == name else options)
+        declared = self.config.catalogue.strategy(name)
+        contrast = declared.contrast
+        return Policy(declared, contrast(options) if contrast and against == name else options)
 
     def replay(
         self, policy: Policy, stop: Callable[[], bool] | None = None, ends: bool = False
@@ -325,7 +339,7 @@ class Inspection:
     @cached_property
     def real_cost(self) -> Cost:
         """What the session really cost, its sub-agents' included."""
-        return whole_cost(self.session)
+        return whole_cost(self.config.catalogue, self.session)
 
     @cached_property
     def headroom(self) -> Headroom | None:
@@ -378,7 +392,7 @@ class Inspection:
         after theirs (`core.calibration`)."""
         session = self.session
         across = (
-            across_sessions(session, self._measured_beside, self.config.tokenizer)
+            across_sessions(session, self.agent, self._measured_beside, self.config.tokenizer)
             if session.compactions
             else None
         )
@@ -390,7 +404,7 @@ class Inspection:
         """What the session at `path` beside this one measured over predicted after each
         of its compactions, with its agent and version (whether it may calibrate this one
         is decided on that, so a kept figure answers every session that asks)."""
-        other = load(path)
+        other = self.config.catalogue.formats.load(path)
         version = other.metadata.get("version")
         named = version if isinstance(version, str) else None
         measured = Measured(other.format, named, not is_slice(other), ())
@@ -418,6 +432,7 @@ class Inspection:
     def analysis(self) -> Analysis:
         config = self.config
         return analyze(
+            config.catalogue,
             self.session,
             self.counter,
             self.model,

@@ -365,6 +365,8 @@ class Session:
     touches: Mapping[str, FileTouch] = field(default_factory=dict)
     # Where the agent checked its own count against its limit, where the transcript says
     checks: tuple[Check, ...] = ()
+    # whose prices its responses are billed at: its format's (None: the table finds each model's)
+    provider: str | None = None
 
     @property
     def session_id(self) -> str | None:

@@ -14,17 +14,19 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.agents import AGENTS, Found
 from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import responses
+from compaction_inspector.core.contract.agent import Found
 from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.forked import spread
-from compaction_inspector.core.formats import LoadError, load, sessions_in, stores
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.grouping import api_round_starts
@@ -122,11 +124,11 @@ def _token_table(value: Any) -> bool:
     )
 
 
-def roots(given: dict[str, str | Path | None] | None = None) -> list[tuple[str, Path]]:
+def roots(catalogue: Catalogue, given: dict[str, str | Path | None] | None = None) -> list[tuple[str, Path]]:
     """Where each agent keeps its sessions, by its format: the folder `given` for it,
-    else its environment's, else the home's (`core.agents`)."""
+    else its environment's, else the home's."""
     given = given or {}
-    return [(name, agent.folder(given.get(name))) for name, agent in AGENTS.items()]
+    return [(name, agent.folder(given.get(name))) for name, agent in catalogue.by_format.items()]
 
 
 def short_project(project: str, width: int | None = None) -> str:
@@ -142,14 +144,14 @@ def short_project(project: str, width: int | None = None) -> str:
     return last if len(last) <= width else last[: max(1, width - 1)] + "…"
 
 
-def find(places: list[tuple[str, Path]]) -> list[Found]:
-    """Every session file in `places`, each agent's found as it keeps them (`core.agents`),
+def find(catalogue: Catalogue, places: list[tuple[str, Path]]) -> list[Found]:
+    """Every session file in `places`, each agent's found as it keeps them,
     a named folder's any transcripts in it but sub-agents'. A folder that cannot be read
     is left out (its neighbours are not); links are not followed."""
     found: list[Found] = []
     for agent, root in places:
-        if agent in AGENTS:
-            found += AGENTS[agent].find(root)
+        if agent in catalogue.by_format:
+            found += catalogue.by_format[agent].find(root)
         else:
             found += [
                 Found(f, agent, str(f.parent.relative_to(root)))
@@ -159,11 +161,11 @@ def find(places: list[tuple[str, Path]]) -> list[Found]:
     return found
 
 
-def scan(found: Found) -> Row:
+def scan(catalogue: Catalogue, found: Found) -> Row:
     """The row of one session file; a file that cannot be read is a row with its problem."""
     try:
         st = stored_in(found.path)[0].stat()
-        session = load(found.path)
+        session = catalogue.formats.load(found.path)
     except LoadError as exc:
         return _problem(found, str(exc))
     except OSError as exc:
@@ -183,7 +185,7 @@ def scan(found: Found) -> Row:
         or [_iso(st.st_mtime)]
     )
     prompts = [r.prompt_tokens for r in responses(session)]
-    cost = whole_cost(session)
+    cost = whole_cost(catalogue, session)
     sub = cost.subagents if cost.has_subagents else None
     return Row(
         path=str(found.path),
@@ -202,7 +204,7 @@ def scan(found: Found) -> Row:
         messages=len(messages),
         api_rounds=len(api_round_starts(messages)),
         peak_context_tokens=max(prompts) if prompts else None,
-        peak_pressure=round(Config().for_session(session).window.pressure(max(prompts)), 4)
+        peak_pressure=round(Config(catalogue).for_session(session).window.pressure(max(prompts)), 4)
         if prompts
         else None,
         compactions=len(session.compactions),
@@ -269,7 +271,11 @@ class Index:
         return sorted((r for r in rows if r is not None), key=lambda r: r.last_activity or "", reverse=True)
 
     def rows(
-        self, found: list[Found], progress: Callable[[int, int, Row], None] | None = None, jobs: int = 1
+        self,
+        catalogue: Catalogue,
+        found: list[Found],
+        progress: Callable[[int, int, Row], None] | None = None,
+        jobs: int = 1,
     ) -> list[Row]:
         """A row for each file, scanned only when it changed, the files that did in up to
         `jobs` forked processes (`core.forked`); newest activity first. `progress(done,
@@ -286,7 +292,7 @@ class Index:
                 if progress is not None:
                     progress(done, len(found), row)
             made.append(row)
-        for k, row in spread(scan, [found[at] for at, _ in stale], jobs):
+        for k, row in spread(partial(scan, catalogue), [found[at] for at, _ in stale], jobs):
             at, key = stale[k]
             self.entries[str(found[at].path)] = {"key": key, "row": row.to_dict()}
             self._changed = True
@@ -324,8 +330,8 @@ class Index:
             write_atomic(self.path, json.dumps({"version": INDEX_VERSION, "rows": kept}))
 
 
-def _tools(session: Session) -> tuple[str, ...]:
-    agent = AGENTS.get(session.format)
+def _tools(catalogue: Catalogue, session: Session) -> tuple[str, ...]:
+    agent = catalogue.by_format.get(session.format)
     return agent.task_tools if agent is not None else ()
 
 
@@ -337,14 +343,14 @@ def task_calls(messages: Sequence[Message], tools: Sequence[str]) -> frozenset[s
 
 
 def subagent_files(
-    session: Session, messages: Sequence[Message], calls: frozenset[str] | None = None
+    catalogue: Catalogue, session: Session, messages: Sequence[Message], calls: frozenset[str] | None = None
 ) -> list[Path]:
     """Where the sub-agents the results of the session's task calls among `messages`
     name keep their transcripts, as its agent says (`Agent.subagent_files`): only the
     result of such a call (`calls`, by default those among `messages`) names one, so the
     same words in a file a tool read are not an agent's. Whether or not the files are
     there (the app opens the first that is)."""
-    agent = AGENTS.get(session.format)
+    agent = catalogue.by_format.get(session.format)
     if agent is None or session.path is None:
         return []
     calls = task_calls(messages, agent.task_tools) if calls is None else calls
@@ -358,7 +364,7 @@ def subagent_files(
     return agent.subagent_files(Path(session.path), results)
 
 
-def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str, ...]]:
+def subagent_sessions(catalogue: Catalogue, session: Session) -> tuple[tuple[Session, ...], tuple[str, ...]]:
     """The sub-agents' own transcripts the session names (beside its file), read, and
     those named but missing or unreadable; each once, however often it is named."""
     if session.path is None:
@@ -370,44 +376,45 @@ def subagent_sessions(session: Session) -> tuple[tuple[Session, ...], tuple[str,
     paths = (
         [Path(str(n)) for n in named]
         if isinstance(named, list)
-        else subagent_files(session, session.messages)
+        else subagent_files(catalogue, session, session.messages)
     )
     for path in dict.fromkeys(paths):
         try:
-            found.append(load(path))
+            found.append(catalogue.formats.load(path))
         except LoadError:
             unread.append(str(path))
     return tuple(found), tuple(unread)
 
 
-def whole_cost(session: Session) -> Cost:
+def whole_cost(catalogue: Catalogue, session: Session) -> Cost:
     """What the session cost with every sub-agent it ran (`session_cost`)."""
-    return session_cost(session, *subagent_sessions(session))
+    return session_cost(session, *subagent_sessions(catalogue, session))
 
 
-def transcripts_under(names: Iterable[str]) -> list[Path]:
+def transcripts_under(catalogue: Catalogue, names: Iterable[str]) -> list[Path]:
     """The transcripts `names` give: a folder, every `.jsonl` or `.json` file under it and
     every session of an agent's file of many (a database); a file, itself, or the
     sessions it holds."""
-    suffixes = (".jsonl", ".json", *(x for s in stores() for x in s.SUFFIXES))
+    suffixes = (".jsonl", ".json", *(x for s in catalogue.formats.stores for x in s.SUFFIXES))
     found: list[Path] = []
     for name in names:
         p = Path(name)
         files = sorted(q for q in p.rglob("*") if q.suffix in suffixes and q.is_file()) if p.is_dir() else [p]
         for file in files:
-            found += sessions_in(file) or [file]
+            found += catalogue.formats.sessions_in(file) or [file]
     return found
 
 
-def subagent(session: Session, near: Sequence[Message]) -> Path | Session | str:
+def subagent(catalogue: Catalogue, session: Session, near: Sequence[Message]) -> Path | Session | str:
     """The sub-agent a task call among `near` started (a call to one of its agent's
     `task_tools`): its own transcript where its agent keeps it, or (kept inline, as older
     Claude Code did) its sidechain as a session of its own; else why there is none to open."""
-    named = subagent_files(session, near, task_calls(session.messages, _tools(session)))
+    tools = _tools(catalogue, session)
+    named = subagent_files(catalogue, session, near, task_calls(session.messages, tools))
     found = next((p for p in named if stored_in(p)[0].is_file()), None)
     if found is not None:
         return found
-    inline = inline_subagent(session.sidechain, near, _tools(session))
+    inline = inline_subagent(session.sidechain, near, tools)
     if inline:
         return dataclasses.replace(session, messages=inline, sidechain=(), content_hash=None)
     if named:  # the result names its transcript, which is not beside this file
@@ -415,8 +422,8 @@ def subagent(session: Session, near: Sequence[Message]) -> Path | Session | str:
             f"The sub-agent's transcript is missing: {named[0]} (its result names it; the file "
             "was not copied or was removed)"
         )
-    tools = " or ".join(_tools(session)) or "sub-agent"
-    return f"No sub-agent here: a {tools} call (or its result) opens the transcript it started"
+    starts = " or ".join(tools) or "sub-agent"
+    return f"No sub-agent here: a {starts} call (or its result) opens the transcript it started"
 
 
 def inline_subagent(

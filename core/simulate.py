@@ -19,14 +19,14 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from compaction_inspector.core.model import Message, record, shared_run
 from compaction_inspector.core.pressure import Meter
 from compaction_inspector.core.segment import Segment, Segments
-from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, lookup, run
+from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
 from compaction_inspector.core.strategies.registry import Options
 
@@ -36,33 +36,34 @@ AS_IT_RAN = "as it ran"
 
 @dataclass(frozen=True)
 class Policy:
-    """A strategy and its options; `strategy=None` is the baseline: the session as it ran,
-    its own compactions kept and none of ours."""
+    """A strategy and its options; no strategy is the baseline: the session as it ran,
+    its own compactions kept and none of ours. Two policies are one where their
+    strategies' names and their options are."""
 
-    strategy: str | None = None
+    declared: Strategy[Any] | None = field(default=None, compare=False)
     options: Options | None = None
+    strategy: str | None = field(init=False)  # the strategy's name (None: the baseline)
 
-    @cached_property
-    def declared(self) -> Strategy[Any]:
-        assert self.strategy is not None
-        return lookup(self.strategy)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "strategy", self.declared.name if self.declared is not None else None)
 
     @cached_property
     def settings(self) -> Options:
         """`options`, or the strategy's defaults; made once, as every round asks."""
+        assert self.declared is not None
         return self.options if self.options is not None else self.declared.default_options()
 
     @property
     def persisted(self) -> bool:
-        return self.strategy is not None and self.declared.persists(self.settings)
+        return self.declared is not None and self.declared.persists(self.settings)
 
     @property
     def label(self) -> str:
-        return AS_IT_RAN if self.strategy is None else self.declared.label_of(self.settings)
+        return AS_IT_RAN if self.declared is None else self.declared.label_of(self.settings)
 
     def apply(self, messages: Sequence[Message], context: Context) -> CompactionResult[Stats]:
-        assert self.strategy is not None
-        return run(self.strategy, messages, self.settings, context)
+        assert self.declared is not None
+        return run(self.declared, messages, self.settings, context)
 
 
 @record()  # one per request of a replay
@@ -327,8 +328,8 @@ class _Requests:
         self.end_repair: tuple[int, int] | None = None  # what repair adds to the last request
         self.tail = self.length = len(segment)
         self.asked = 0  # the end of the last request asked
-        if policy.strategy is not None:  # asked of every request: looked up once
-            declared = policy.declared
+        declared = policy.declared
+        if declared is not None:  # asked of every request: looked up once
             self.plan, self.fires, self.options = declared.plan, declared.fires, policy.settings
             self.persisted = policy.persisted
             self.humans = segment.humans if self.fires is not None else []  # what a trigger reads

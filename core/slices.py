@@ -8,22 +8,27 @@ session beside it, the nearest in time, of the same project, model and agent ver
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import LoadError, load_text
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.tokens import TokenCounter
 
 HEAD_BYTES = 4_000_000  # read no further into a sibling for its first response
 MAX_SIBLINGS = 20  # the nearest in time; a project folder can hold thousands
+# a transcript's text read as a session, named by its path (`Formats.load_text`)
+Read = Callable[[str, str], Session]
 
 
 def is_slice(session: Session) -> bool:
     return session.metadata.get("slice") is True
 
 
-def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> tuple[int, str] | None:
+def sibling_overhead(
+    session: Session, counter: TokenCounter, scale: float, read: Read
+) -> tuple[int, str] | None:
     """The overhead of the complete session beside `session` nearest in time to it, of
     the same project, model and agent version: its first reported prompt less `scale` ×
     the messages before it; None when no such session is there."""
@@ -31,7 +36,7 @@ def sibling_overhead(session: Session, counter: TokenCounter, scale: float) -> t
         return None
     for path in sessions_beside(Path(session.path))[:MAX_SIBLINGS]:
         try:
-            found = _first_response_overhead(path, counter, scale, session)
+            found = _first_response_overhead(path, counter, scale, session, read)
         except Exception:  # a neighbour's failure is the neighbour's: this file reads on without it
             found = None
         if found is not None:
@@ -56,22 +61,24 @@ def sessions_beside(path: Path) -> list[Path]:
 LENDS = ("cwd", "model", "version")  # what a session lending its overhead shares with the slice
 
 
-def _first_response_overhead(path: Path, counter: TokenCounter, scale: float, session: Session) -> int | None:
+def _first_response_overhead(
+    path: Path, counter: TokenCounter, scale: float, session: Session, read: Read
+) -> int | None:
     """Read `path` only as far as its first assistant line that reports usage; None
     unless it is a complete session of the slice's project, model and agent version."""
     lines: list[bytes] = []
-    read = 0
+    taken = 0
     try:
         with open_regular(path) as f:
             for line in f:
                 lines.append(line)
-                read += len(line)
-                if (b'"assistant"' in line and b'"usage"' in line) or read > HEAD_BYTES:
+                taken += len(line)
+                if (b'"assistant"' in line and b'"usage"' in line) or taken > HEAD_BYTES:
                     break
     except OSError:
         return None
     try:
-        sibling = load_text(b"".join(lines).decode("utf-8", errors="replace"), str(path))
+        sibling = read(b"".join(lines).decode("utf-8", errors="replace"), str(path))
     except (LoadError, RecursionError, MemoryError):
         return None
     if sibling.format != session.format or is_slice(sibling) or sibling.metadata.get("session_id") is None:

@@ -32,12 +32,12 @@ from compaction_inspector.core.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import replay_cost, session_cost, signed, source, usd
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.memo import forget
 from compaction_inspector.core.retention import carried
 from compaction_inspector.core.simulate import Policy
-from compaction_inspector.core.strategies import REGISTRY, OptionError, lookup
+from compaction_inspector.core.strategies import OptionError, Strategy
 from compaction_inspector.core.strategies.registry import KEEP, TRIGGER, Setting, to_config, with_values
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.token_cache import LOADER_VERSION
@@ -61,17 +61,17 @@ class Axis:
     values: tuple[int | float, ...]
 
 
-def grid(strategy: str, spec: str) -> list[Axis]:
-    """`KEY=FROM:TO:STEP,...` over `strategy`'s numeric settings (their compaction.yaml
+def grid(declared: Strategy[Any], spec: str) -> list[Axis]:
+    """`KEY=FROM:TO:STEP,...` over a strategy's numeric settings (their compaction.yaml
     keys), each range inclusive; an error names what is wrong."""
-    settings = {s.key: s for s in lookup(strategy).settings if s.option.kind in NUMERIC}
+    settings = {s.key: s for s in declared.settings if s.option.kind in NUMERIC}
     axes: list[Axis] = []
     size = 1
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         key, _, span = part.partition("=")
         if key not in settings:
             raise OptionError(
-                f"{key!r} is not a numeric setting of {strategy}; choose from {', '.join(settings)}"
+                f"{key!r} is not a numeric setting of {declared.name}; choose from {', '.join(settings)}"
             )
         if any(a.setting.key == key for a in axes):
             raise OptionError(f"{key} is given twice: give each setting one FROM:TO:STEP")
@@ -100,7 +100,7 @@ def grid(strategy: str, spec: str) -> list[Axis]:
 UNSET_PERCENT = "50:90:10"  # a percent knob unset by default: from half the window to near its own point
 
 
-def suggested(strategy: str) -> str:
+def suggested(declared: Strategy[Any]) -> str:
     """A grid to start from: the settings the tuning keys move (where it fires, then what
     it keeps: the ones that change what it does), else the first two numeric settings
     whose default is above 0; each from half to one and a half times its default, the
@@ -108,7 +108,6 @@ def suggested(strategy: str) -> str:
     at most 100; none under its minimum). A percent knob unset by default (Claude Code's
     CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, which takes effect only under its own point) goes
     from 50 to 90. An empty string when the strategy has no such setting."""
-    declared = lookup(strategy)
     defaults = declared.default_options()
     moved = [declared.knob(defaults, what) for what in (TRIGGER, KEEP)] if declared.knob is not None else []
     knobs = {k[0] for k in moved if k is not None}
@@ -164,31 +163,35 @@ class Grid:
     """What a sweep replays: the grid's points, then the user's current setting and the
     strategy's default where the grid does not hold them, each mark's point named."""
 
-    strategy: str
+    declared: Strategy[Any] = field(compare=False, repr=False)
     axes: tuple[Axis, ...]
     values: tuple[Values, ...]
     marks: dict[str, int]  # "current", "default": the index of its point
     spec: str = ""  # as given: `KEY=FROM:TO:STEP,...`
 
+    @property
+    def strategy(self) -> str:
+        return self.declared.name
+
     @staticmethod
     def of(strategy: str, spec: str, config: Config) -> Grid:
         """`spec` as `grid` reads it; the marks' points are their options' values of the axes."""
-        axes = tuple(grid(strategy, spec))
+        declared = config.catalogue.strategy(strategy)
+        axes = tuple(grid(declared, spec))
         found = points(axes)
         for values in found:  # a point its strategy refuses is named before any session is read
             try:
-                lookup(strategy).checked(with_values(config.options(strategy), values))
+                declared.checked(with_values(config.options(strategy), values))
             except OptionError as exc:
                 where = ", ".join(f"{a.setting.key} {values[a.setting.name]}" for a in axes)
                 raise OptionError(f"{where}: {exc}") from None
         marks = {}
-        declared = lookup(strategy)
         for mark, options in (("current", config.options(strategy)), ("default", declared.default_options())):
             at: Values = {a.setting.name: getattr(options, a.setting.name) for a in axes}
             if at not in found:
                 found.append(at)
             marks[mark] = found.index(at)
-        return Grid(declared.name, axes, tuple(found), marks, spec)
+        return Grid(declared, axes, tuple(found), marks, spec)
 
     def marked(self, n: int) -> list[str]:
         return [mark for mark, at in self.marks.items() if at == n]
@@ -232,13 +235,13 @@ def sweep_session(
     if None in found:
         forget()  # what the session before left in the caches goes: a worker's memory stays flat
         try:
-            inspection = Inspection.of(load(path), config)
+            inspection = Inspection.of(config.catalogue.formats.load(path), config)
         except LoadError as exc:
             return str(exc)
         real = session_cost(inspection.session)
         for n, options in enumerate(policies):
             if found[n] is None:
-                replay = inspection.replay(Policy(strategy, options), ends=True)
+                replay = inspection.replay(Policy(config.catalogue.strategy(strategy), options), ends=True)
                 t = replay.totals
                 # kept is of what the policy removed: a replay that compacted nothing has none
                 known = inspection.facts
@@ -387,23 +390,23 @@ class GridPoint:
         """The share of the facts in what it removed that the sessions' last requests still hold."""
         return self.facts_kept / self.facts_total if self.facts_total else None
 
-    def settings(self, strategy: str) -> dict[str, int | float | None]:
+    def settings(self, declared: Strategy[Any]) -> dict[str, int | float | None]:
         """Its values by their compaction.yaml keys (`trigger.tokens`), as `--grid` names them."""
-        keys = {s.name: s.key for s in REGISTRY[strategy].settings}
+        keys = {s.name: s.key for s in declared.settings}
         return {keys[name]: v for name, v in self.values.items()}
 
-    def simulate_args(self, strategy: str) -> list[str]:
+    def simulate_args(self, declared: Strategy[Any]) -> list[str]:
         """The `simulate` arguments that replay this point on one session."""
-        by_name = {s.name: s for s in REGISTRY[strategy].settings}
+        by_name = {s.name: s for s in declared.settings}
         return [
             "--strategy",
-            strategy,
+            declared.name,
             *(a for k, v in self.values.items() for a in (str(by_name[k].flag), by_name[k].show(v))),
         ]
 
-    def label(self, strategy: str) -> str:
+    def label(self, declared: Strategy[Any]) -> str:
         """Its settings in words, its marks after them: `trigger.percent 80 (current)`."""
-        words = ", ".join(f"{k} {'none' if v is None else v}" for k, v in self.settings(strategy).items())
+        words = ", ".join(f"{k} {'none' if v is None else v}" for k, v in self.settings(declared).items())
         return words + (f" ({', '.join(self.marks)})" if self.marks else "")
 
     def _nth_peak(self, n: int) -> float:
@@ -444,10 +447,10 @@ class GridPoint:
             "vs real": signed(self.cost - self.real_cost) if self.priced else "",
         }
 
-    def to_dict(self, strategy: str) -> dict[str, Any]:
+    def to_dict(self, declared: Strategy[Any]) -> dict[str, Any]:
         retention = self.retention
         return {
-            "settings": self.settings(strategy),
+            "settings": self.settings(declared),
             "marks": self.marks,
             "sessions": self.sessions,
             "compactions": self.compactions,
@@ -466,7 +469,7 @@ class GridPoint:
             "cost_change_usd": usd(self.cost - self.real_cost) if self.priced else None,
             "on_front": self.on_front,
             "changed_most": self.changed_most[2] if self.changed_most is not None else None,
-            "simulate_args": self.simulate_args(strategy),
+            "simulate_args": self.simulate_args(declared),
         }
 
 
@@ -542,7 +545,7 @@ class Sweep:
             "stopped": self.stopped,
             "skipped": self.skipped,
             "unpriced": list(self.unpriced),
-            "points": [p.to_dict(strategy) for p in self.points],
+            "points": [p.to_dict(self.grid.declared) for p in self.points],
         }
 
     def unpriced_note(self) -> str:
@@ -557,10 +560,10 @@ class Sweep:
     def rows(self) -> list[tuple[int, str, dict[str, str]]]:
         """Each point as every table shows it, the front first, the cheapest first: its
         index, its settings (★ on the front) and its cells by column."""
-        points, strategy = self.points, self.grid.strategy
+        points, declared = self.points, self.grid.declared
         order = sorted(range(len(points)), key=lambda n: (not points[n].on_front, points[n].cost, n))
         return [
-            (n, ("★ " if points[n].on_front else "  ") + points[n].label(strategy), points[n].cells())
+            (n, ("★ " if points[n].on_front else "  ") + points[n].label(declared), points[n].cells())
             for n in order
         ]
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import html
 import shlex
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from compaction_inspector.core.page_style import STYLE
+from compaction_inspector.core.strategies import Strategy
 from compaction_inspector.core.sweep import COLUMNS, TIED, GridPoint, Sweep, ticks, tied
 from compaction_inspector.core.text import counted, visible
 
@@ -35,7 +37,6 @@ def page(done: Sweep, command: Sequence[str]) -> str:
 
 def section(done: Sweep) -> str:
     """The sweep's section: its charts, its table, what was skipped."""
-    strategy = done.grid.strategy
     stopped = " It was stopped: the figures are of the sessions finished." if done.stopped else ""
     skipped = "".join(
         f"<li>{html.escape(visible(path))}: {html.escape(visible(why))}</li>"
@@ -51,7 +52,7 @@ def section(done: Sweep) -> str:
     best = min((p for p in done.points if p.on_front), key=lambda p: p.cost, default=None)
     simulate = (
         f"<p>The front's cheapest on one session: <code>compaction-inspector simulate SESSION "
-        f"{html.escape(shlex.join(best.simulate_args(strategy)))}</code></p>"
+        f"{html.escape(shlex.join(best.simulate_args(done.grid.declared)))}</code></p>"
         if best is not None
         else ""
     )
@@ -64,9 +65,9 @@ def section(done: Sweep) -> str:
         + "requests, an estimate (what a request shares with the one before read from the cache, up to what "
         + "the real one read; the rest written as the real one wrote).</p>"
         + '<div id="sweep-charts">'
-        + chart(done.points, strategy, ("compactions", lambda p: p.compactions, "{:,.0f}", True),
+        + chart(done.points, done.grid.declared, ("compactions", lambda p: p.compactions, "{:,.0f}", True),
                 ("rounds over the window", lambda p: p.rounds_over, "{:,.0f}", True))
-        + chart(done.points, strategy, ("cost (USD)", lambda p: float(p.cost), "${:,.2f}", False),
+        + chart(done.points, done.grid.declared, ("cost (USD)", lambda p: float(p.cost), "${:,.2f}", False),
                 ("kept of what was removed", lambda p: p.retention, "{:.0%}", False))
         + "</div>"
         + f'<table id="sweep-table"><tr><th>settings</th>{heads}</tr>{rows}</table>'
@@ -81,7 +82,7 @@ def section(done: Sweep) -> str:
 Axis = tuple[str, Callable[[GridPoint], float | None], str, bool]
 
 
-def chart(points: Sequence[GridPoint], strategy: str, x: Axis, y: Axis) -> str:
+def chart(points: Sequence[GridPoint], declared: Strategy[Any], x: Axis, y: Axis) -> str:
     """One SVG scatter on real axes: ticks at both ends and the middle, the front red,
     your setting and the default ringed and named."""
     placed = [(p, x[1](p), y[1](p)) for p in points]
@@ -116,7 +117,7 @@ def chart(points: Sequence[GridPoint], strategy: str, x: Axis, y: Axis) -> str:
     for p, a, b in sorted(shown, key=lambda s: s[0].on_front):  # the front drawn over the rest
         colour = FRONT if p.on_front else OTHER
         parts.append(f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="4" fill="{colour}"><title>'
-                     f"{html.escape(visible(p.label(strategy)))}</title></circle>")  # fmt: skip
+                     f"{html.escape(visible(p.label(declared)))}</title></circle>")  # fmt: skip
         for mark in p.marks:
             ring = MARKS[mark][0]
             parts.append(f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="8" fill="none" stroke="{ring}" '

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.pressure import Window
@@ -25,7 +26,7 @@ SHOTS = {
 async def render(name: str) -> str:
     """The SVG the screenshot `name` should hold: the app on its sample after its keys, at 120x40."""
     sample, keys = SHOTS[name]
-    app = InspectorApp(path(sample), Config(window=Window(5000, 500), preset=None))
+    app = InspectorApp(path(sample), Config(CATALOGUE, window=Window(5000, 500), preset=None))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         for key in keys:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Block, Message, text_message
 
 
@@ -37,3 +38,11 @@ def texts(messages: Any) -> list[str]:
 def snapshot(messages: Any) -> list[tuple[Any, ...]]:
     """A deep value copy, to prove a function left its input unchanged."""
     return [(m.role, m.blocks, m.id, m.is_meta, m.replaces) for m in messages]
+
+
+# the tests are a front end: they make the catalogue from the registry, as the app does
+FORMATS = CATALOGUE.formats
+load = FORMATS.load
+load_bytes = FORMATS.load_bytes
+load_text = FORMATS.load_text
+STRATEGIES = CATALOGUE.strategies

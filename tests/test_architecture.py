@@ -9,6 +9,8 @@ import tokenize
 from collections.abc import Iterable
 from pathlib import Path
 
+from compaction_inspector.core.agents.registry import CATALOGUE
+
 
 def test_no_core_module_names_textual_in_any_import() -> None:
     """Not at the top, not inside a function, not as `import textual.x`: core is the
@@ -69,17 +71,17 @@ def test_the_library_leaves_the_collector_alone() -> None:
     has frozen, so two workers cannot race on it."""
     code = (
         "import gc\n"
-        "from compaction_inspector.core.formats import load\n"
+        "from compaction_inspector.core.agents.registry import CATALOGUE\n"
         "from compaction_inspector.core.simulate import Policy, simulate\n"
-        "from compaction_inspector.core.strategies import REGISTRY, Context, run\n"
+        "from compaction_inspector.core.strategies import Context, run\n"
         "from compaction_inspector.core.tokens import make_counter\n"
         "from compaction_inspector.sample_sessions import path\n"
         "before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())\n"
-        "session = load(path())\n"
+        "session = CATALOGUE.formats.load(path())\n"
         "context = Context(make_counter('cl100k_base'))\n"
-        "for name in REGISTRY:\n"
-        "    run(name, session.messages, None, context)\n"
-        "    simulate(session.messages, Policy(name), context)\n"
+        "for declared in CATALOGUE.strategies.values():\n"
+        "    run(declared, session.messages, None, context)\n"
+        "    simulate(session.messages, Policy(declared), context)\n"
         "print(before == (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -182,7 +184,7 @@ def _agent_packages() -> set[str]:
 
 def test_only_the_registry_imports_an_agents_package() -> None:
     """An agent's package is imported by itself and by the registry only: generic modules
-    ask the registry at run time (`core.agents.registered`), so no import runs back up."""
+    get the catalogue the front end made of the registry, so no import runs back up."""
     edges = _imports()
     packages = {f"core.agents.{name}" for name in _agent_packages()}
     reaching = sorted(
@@ -224,9 +226,8 @@ def test_no_generic_module_names_an_agent() -> None:
     """What is an agent's is in its package: outside `core/agents/`, no module names a
     registered agent in its code (its name's first word, any case), beside the tokenizer's
     and the redactor's tables of model and bot names."""
-    from compaction_inspector.core.agents import registered
 
-    words = re.compile("|".join(re.escape(a.name.split()[0]) for a in registered()), re.IGNORECASE)
+    words = re.compile("|".join(re.escape(a.name.split()[0]) for a in CATALOGUE.agents), re.IGNORECASE)
     root = Path(__file__).resolve().parents[1]
     named = {
         str(file.relative_to(root)): found
@@ -236,3 +237,4 @@ def test_no_generic_module_names_an_agent() -> None:
         and (found := _named_in_code(file.read_text(), words))
     }
     assert named == {}
+

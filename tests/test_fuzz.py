@@ -16,15 +16,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError, load, load_bytes
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pairing import check, repair
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import REGISTRY, Context, run
+from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.text import visible
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import names, path
+from tests.helpers import load, load_bytes
 
 pytestmark = pytest.mark.slow  # many seeded inputs through every command
 
@@ -130,15 +132,15 @@ def exercise(data: bytes) -> None:
         assert [(m.role, m.text) for m in streamed.messages] == [(m.role, m.text) for m in session.messages]
         assert streamed.content_hash == session.content_hash
     counter = make_counter("chars4")
-    json.dumps(Inspection.of(session, Config(), counter).analysis().to_dict())
+    json.dumps(Inspection.of(session, Config(CATALOGUE), counter).analysis().to_dict())
     context = Context(counter)
-    for name in REGISTRY:
-        result = run(name, session.messages, None, context)
+    for name in CATALOGUE.strategies:
+        result = run(CATALOGUE.strategies[name], session.messages, None, context)
         if result.messages is not None:
             assert [p for p in check(result.messages) if p.kind != "first_not_user"] == []
         for step in result.steps:
             step.diff.fate()
-    simulate(session.messages, Policy("hysteresis"), context)
+    simulate(session.messages, Policy(CATALOGUE.strategies["hysteresis"]), context)
     assert [p for p in check(repair(session.messages)) if p.kind != "first_not_user"] == []
     for m in session.messages[:50]:
         assert "\x1b" not in visible(m.text)

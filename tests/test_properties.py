@@ -14,13 +14,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.diff import diff, sources
 from compaction_inspector.core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.pairing import PairingProblem, api_turns, check, last_assistant_turn
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.spliced import Spliced
-from compaction_inspector.core.strategies import REGISTRY, Context, run
+from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
@@ -124,7 +125,7 @@ options = st.one_of(
         tool_output_chars=st.none() | st.integers(1, 100),
     ),
 )
-NAMES = {s.options: name for name, s in REGISTRY.items()}
+NAMES = {s.options: name for name, s in CATALOGUE.strategies.items()}
 
 
 def context(window: int) -> Context:
@@ -142,8 +143,8 @@ def test_every_strategy_emits_a_valid_request_deterministically(
     name = NAMES[type(opts)]
     before = snapshot(msgs)
     ctx = context(window)
-    first = run(name, msgs, opts, ctx)
-    second = run(name, msgs, opts, context(window))
+    first = run(CATALOGUE.strategies[name], msgs, opts, ctx)
+    second = run(CATALOGUE.strategies[name], msgs, opts, context(window))
     assert snapshot(msgs) == before
     assert shape(first.messages) == shape(second.messages)
     assert first.stats == second.stats
@@ -152,7 +153,9 @@ def test_every_strategy_emits_a_valid_request_deterministically(
         # a step made as a head and a slice is diffed over the head only: the same diff
         assert step.diff == diff(step.before, step.messages, step.tokens_before, step.tokens_after)
         assert step.message_count == len(step.messages)
-    assert set(first.stats.to_dict()) == set(run(name, msgs[:1], opts, context(window)).stats.to_dict())
+    assert set(first.stats.to_dict()) == set(
+        run(CATALOGUE.strategies[name], msgs[:1], opts, context(window)).stats.to_dict()
+    )
     if first.messages:
         assert check(first.messages) == []
         assert next(m for m in first.messages if m.role != "system").role == "user"
@@ -161,7 +164,7 @@ def test_every_strategy_emits_a_valid_request_deterministically(
 @given(transcripts(), st.integers(50, 3000), st.sampled_from([None, "overloaded"]))
 def test_ptl_keeps_a_round_and_never_grows(msgs: list[Message], limit: int, error: str | None) -> None:
     ctx = context(100_000)
-    r = run("ptl-retry", msgs, PtlRetryOptions(limit=limit, error_text=error), ctx)
+    r = run(CATALOGUE.strategies["ptl-retry"], msgs, PtlRetryOptions(limit=limit, error_text=error), ctx)
     previous = ctx.tokens(msgs)
     for step in r.steps:
         kept = [m for m in step.messages if not m.is_ptl_marker]

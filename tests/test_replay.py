@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import check, repair, repair_indexed, sent_order
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, Simulation, simulate
-from compaction_inspector.core.strategies import REGISTRY, Context
+from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
@@ -77,21 +78,26 @@ def sessions(draw: st.DrawFn) -> list[Message]:
 policies = st.one_of(
     st.just(Policy()),
     st.builds(
-        lambda k, first, turns, tokens: Policy("trim", TrimOptions(k, first, turns, tokens)),
+        lambda k, first, turns, tokens: Policy(
+            CATALOGUE.strategies["trim"], TrimOptions(k, first, turns, tokens)
+        ),
         st.integers(1, 3),
         st.booleans(),
         st.none() | st.integers(1, 4),
         st.integers(1, 3000),
     ),
     st.builds(
-        lambda limit, spt, error: Policy("ptl-retry", PtlRetryOptions(limit, error, spt)),
+        lambda limit, spt, error: Policy(
+            CATALOGUE.strategies["ptl-retry"], PtlRetryOptions(limit, error, spt)
+        ),
         st.none() | st.integers(50, 3000),
         st.integers(0, 300),
         st.none() | st.sampled_from(["overloaded", "prompt is too long: 900 tokens > 400 maximum"]),
     ),
     st.builds(
         lambda protect, cap, stage: Policy(
-            "hysteresis", HysteresisOptions(protect_volleys=protect, summary_chars=cap, stage=stage)
+            CATALOGUE.strategies["hysteresis"],
+            HysteresisOptions(protect_volleys=protect, summary_chars=cap, stage=stage),
         ),
         st.integers(1, 3),
         st.sampled_from([200, 260, 400, 600]),
@@ -99,33 +105,36 @@ policies = st.one_of(
     ),
     st.builds(
         lambda keep, gap: Policy(
-            "microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=keep, idle_gap_minutes=gap)
+            CATALOGUE.strategies["microcompact"],
+            ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=keep, idle_gap_minutes=gap),
         ),
         st.integers(0, 4),
         st.none() | st.just(1),
     ),
     st.builds(
         lambda point, files: Policy(
-            "claude-code", ClaudeCodeOptions(auto_compact_tokens=point, reread_files=files)
+            CATALOGUE.strategies["claude-code"],
+            ClaudeCodeOptions(auto_compact_tokens=point, reread_files=files),
         ),
         st.integers(50, 3000),
         st.integers(0, 5),
     ),
     st.builds(
         lambda limit, kept: Policy(
-            "codex", CodexOptions(auto_compact_token_limit=limit, user_message_tokens=kept)
+            CATALOGUE.strategies["codex"],
+            CodexOptions(auto_compact_token_limit=limit, user_message_tokens=kept),
         ),
         st.integers(50, 3000),
         st.integers(0, 500),
     ),
     st.builds(
         lambda name, tokens, messages, tail, first, users: Policy(
-            name,
+            CATALOGUE.strategies[name],
             SummarizeOptions(
                 trigger_tokens=tokens, trigger_messages=messages, keep_first=first, keep_user=users, **tail
             ),
         ),
-        st.sampled_from([n for n, s in REGISTRY.items() if s.family == "summarize"]),
+        st.sampled_from([n for n, s in CATALOGUE.strategies.items() if s.family == "summarize"]),
         st.none() | st.integers(50, 3000),
         st.none() | st.integers(3, 30),
         st.sampled_from(
@@ -211,7 +220,9 @@ def test_a_live_sessions_last_request_is_shared_with_the_one_before_as_the_polic
         msgs += [u("<system-reminder>ctx</system-reminder>", is_meta=True), u(f"request {k} ")]
         msgs.append(a("done ", id=f"msg{6 + k}", usage=zero))
     msgs += [call("tu_end", "Bash", id="last", input={"command": "make"}), call("tu_end2", "Read", id="last")]
-    policy = Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0))
+    policy = Policy(
+        CATALOGUE.strategies["microcompact"], ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0)
+    )
     counter = TokenCounter("chars4", None)
     model = fit(Session(tuple(msgs), "test"), counter)
     context = Context(counter, Window(300, 1), "replay", model.meter(len(msgs), None), model)
@@ -230,7 +241,7 @@ def test_where_the_transcript_compacts_a_pairing_repair_alone_is_not_the_policy_
     msgs = [u("request 0 "), a("done ", id="msg0", usage=zero)]
     msgs += [u("<system-reminder>ctx</system-reminder>", is_meta=True), BOUNDARY]
     msgs += [u("request 1 "), a("done ", id="msg1", usage=zero)]
-    policy = Policy("trim", TrimOptions(1, False, None, 1))
+    policy = Policy(CATALOGUE.strategies["trim"], TrimOptions(1, False, None, 1))
     counter = TokenCounter("chars4", None)
     model = fit(Session(tuple(msgs), "test"), counter)
     context = Context(counter, Window(300, 1), "replay", model.meter(len(msgs), None), model)
@@ -282,7 +293,7 @@ def test_preflight_above_target_at_the_top_tier_matches_run_round_after_round() 
     for k in range(5):  # the protected tail: a long volley, round after round
         msgs += [call(f"t{k}", text="x" * 100), result(f"t{k}", text="y" * 1200)]
     context = Context(window=Window(1200, 1), session_id="replay")
-    policy = Policy("hysteresis", HysteresisOptions(summary_chars=200))
+    policy = Policy(CATALOGUE.strategies["hysteresis"], HysteresisOptions(summary_chars=200))
     fast = simulate(msgs, policy, context)
     reference = simulate(msgs, policy, context, incremental=False)
     assert fast.to_dict() == reference.to_dict()
@@ -315,19 +326,21 @@ def test_a_last_request_whose_end_a_strategy_changes_is_run_with_its_repair() ->
     cases = [
         (
             [*start, u("more"), cut_off, result("t1", text="make: ok " * 9)],
-            Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0)),
+            Policy(
+                CATALOGUE.strategies["microcompact"], ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0)
+            ),
             400,
             ("Clear 1 old tool result", REPAIR_TITLE),
         ),
         (
             [*start, u("more " * 80), cut_off, u("stop, look at the tests")],
-            Policy("hysteresis"),
+            Policy(CATALOGUE.strategies["hysteresis"]),
             70,
             ("Summarize volley 0: “go”", "Summarize volley 1: “more more more more more more more more…”"),
         ),
         (  # trim keeps the last turn only: the typed message, without the calls
             [*start, u("more " * 80), cut_off, u("stop, look at the tests")],
-            Policy("trim", TrimOptions(1, False, 1, None)),
+            Policy(CATALOGUE.strategies["trim"], TrimOptions(1, False, 1, None)),
             400,
             ("Trim 6 messages",),
         ),

@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.html_report import ReportOptions, report
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import shown_rounds
-from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate
 from tests.hostile import run_cli
 
-SMALL = Config(window=Window(5000, 500), preset=None)
+SMALL = Config(CATALOGUE, window=Window(5000, 500), preset=None)
 
 
 class Outline(HTMLParser):
@@ -87,9 +87,9 @@ def lines_drawn(page: str) -> list[str]:
 
 def test_the_chart_draws_a_line_per_strategy_shown_and_the_compared_policy_once() -> None:
     inspection = Inspection.open(path(), SMALL)
-    every = tuple(REGISTRY)
+    every = tuple(CATALOGUE.strategies)
     assert lines_drawn(report(inspection, ReportOptions(strategies=every))) == [
-        inspection.policy(n).label for n in every if REGISTRY[n].timeline
+        inspection.policy(n).label for n in every if CATALOGUE.strategies[n].timeline
     ] + ["as it ran"]
     assert lines_drawn(
         report(inspection, ReportOptions(strategies=("hysteresis",), compare="hysteresis"))
@@ -111,7 +111,7 @@ def test_a_long_replays_table_shows_the_rows_the_command_lines_table_does(tmp_pa
     `simulate` shows (the ends, the peak, the compactions) and says so."""
     big = tmp_path / "big.jsonl"
     generate(big, 2_000_000, seed=3)  # about 450 rounds
-    inspection = Inspection.open(big, Config(window=Window(20_000, 2_000), preset=None))
+    inspection = Inspection.open(big, Config(CATALOGUE, window=Window(20_000, 2_000), preset=None))
     page = report(inspection, ReportOptions(strategies=("hysteresis",)))
     table = page.split("<summary>The same points as a table</summary>")[1].split("</details>")[0]
     sim = inspection.replay(inspection.policy("hysteresis"))

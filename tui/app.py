@@ -42,7 +42,7 @@ class InspectorApp(App[None]):
     def __init__(
         self,
         path: str | Path,
-        config: Config | None = None,
+        config: Config,
         *,
         request: int | None = None,
         follow: bool = False,
@@ -56,8 +56,8 @@ class InspectorApp(App[None]):
         and `path` is opened only once one is chosen."""
         super().__init__()
         self.path = Path(path)
-        self.config = config or Config()
-        self.browser = SessionBrowser(browse, self.config.keys) if browse else None
+        self.config = config
+        self.browser = SessionBrowser(self.config.catalogue, browse, self.config.keys) if browse else None
         self.request, self.follow, self.demo = request, follow, demo
         self.config_warning, self.note = config_warning, note
         self.export_dir = Path(export_dir)

@@ -6,9 +6,10 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from compaction_inspector.core.agents import AGENTS, Agent
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
@@ -23,9 +24,10 @@ def folder_dest(agent: Agent) -> str:
     return agent.folder_option.replace("-", "_")
 
 
-def places_given(args: argparse.Namespace) -> list[tuple[str, Path]]:
+def places_given(catalogue: Catalogue, args: argparse.Namespace) -> list[tuple[str, Path]]:
     """Where each agent keeps its sessions: the folder its option names, else its own."""
-    return roots({name: getattr(args, folder_dest(agent), None) for name, agent in AGENTS.items()})
+    given = {name: getattr(args, folder_dest(agent), None) for name, agent in catalogue.by_format.items()}
+    return roots(catalogue, given)
 
 
 def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> int:
@@ -38,8 +40,8 @@ def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> in
     elif (
         not args.file and not args.sample and not args.demo
     ):  # the user's own sessions, where their agents keep them
-        places = places_given(args)
-        if find(places):
+        places = places_given(config.catalogue, args)
+        if find(config.catalogue, places):
             browse = places
         else:
             looked = ", ".join(str(root) for _, root in places)

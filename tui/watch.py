@@ -18,10 +18,10 @@ from textual.widgets import Static
 
 from compaction_inspector.core import statusline
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import DEFAULT, REGISTRY
+from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.tui.session.figures import gauge_state
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.text import safe, whole_parts
@@ -62,7 +62,7 @@ class WatchApp(App[None]):
         follower = self.follower
         if follower is None:
             try:
-                session = load(self.path)
+                session = self.config.catalogue.formats.load(self.path)
             except LoadError as exc:
                 gone = not self.path.exists()
                 said = (
@@ -72,7 +72,7 @@ class WatchApp(App[None]):
                 )
                 self.call_from_thread(self._say, said, True)
                 return
-            self.follower = Follower(self.path, session)
+            self.follower = Follower(self.config.catalogue.formats, self.path, session)
             self._inspect(session, replaced=False)
             return
         was_gone = follower.gone
@@ -88,7 +88,8 @@ class WatchApp(App[None]):
 
     def _show(self, inspection: Inspection, replaced: bool) -> None:
         # the agent's own strategy where it has one: its point, not another strategy's bands
-        shown = inspection.session.format if inspection.session.format in REGISTRY else DEFAULT
+        own = inspection.session.format
+        shown = own if own in inspection.config.catalogue.strategies else DEFAULT
         self.query_one(PressureGauge).update_state(gauge_state(inspection, None, -1, False, shown))
         figures = inspection.status
         text = statusline.line(figures)

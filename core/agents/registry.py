@@ -1,12 +1,16 @@
 """The one registration of the agents: a package each, in the order lists show them.
-Adding an agent is its package and one line here (ARCHITECTURE.md, "Adding an agent");
-nothing else imports an agent's package."""
+
+Adding an agent is its package and one line here (ARCHITECTURE.md, "Adding an agent").
+Only the front ends (the command line, the app, the status line) import this module; they
+make the catalogue once and pass it down, so nothing below them imports an agent."""
 
 from __future__ import annotations
 
-from compaction_inspector.core.agents.base import Agent
 from compaction_inspector.core.agents.claude_code import ClaudeCode
 from compaction_inspector.core.agents.codex import Codex
 from compaction_inspector.core.agents.opencode import Opencode
+from compaction_inspector.core.catalogue import Catalogue
+from compaction_inspector.core.contract.agent import Agent
 
 AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Opencode())
+CATALOGUE = Catalogue(AGENTS)

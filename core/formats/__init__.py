@@ -1,6 +1,6 @@
 """Open a transcript in any supported format, chosen by sniffing its content.
 
-`load(path)` never writes to the file. A malformed line becomes a diagnostic with its
+`Formats.load(path)` never writes to the file. A malformed line becomes a diagnostic with its
 line number; a file that is no transcript at all raises `LoadError` with the reason.
 """
 
@@ -9,16 +9,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from compaction_inspector.core import yamlfile
-from compaction_inspector.core.agents import registered
 from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats import anthropic, openai_chat, plain
 from compaction_inspector.core.formats.common import (
@@ -35,16 +34,16 @@ from compaction_inspector.core.formats.common import (
 from compaction_inspector.core.formats.kinds import SEPARATOR, Body, Journal, Store, Writer, stored_in
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
+if TYPE_CHECKING:
+    from compaction_inspector.core.contract.agent import Agent
+
 __all__ = [
     "BODIES",
+    "Formats",
     "Journal",
     "LoadError",
     "Writer",
-    "appended",
-    "head",
-    "load",
-    "load_text",
-    "provider",
+    "check_readable",
 ]
 
 
@@ -52,146 +51,261 @@ STORE_HEAD = 100  # bytes a store is told apart by (a database's header)
 BODIES: tuple[Body, ...] = (openai_chat, anthropic)  # tried in this order: a file is the first that claims it
 
 
-def journals() -> tuple[Journal, ...]:
-    """The agents' own formats, in the registry's order (`core.agents`): tried before the bodies."""
-    return tuple(agent.journal for agent in registered() if agent.journal is not None)
-
-
-def stores() -> tuple[Store, ...]:
-    """The agents' files of many sessions (databases), in the registry's order."""
-    return tuple(agent.store for agent in registered() if agent.store is not None)
-
-
-def writers() -> tuple[Writer, ...]:
-    """The formats a session can be written back in: the agents' that can, then the APIs'
-    (the rest is written plain)."""
-    own = tuple(agent.writer for agent in registered() if agent.writer is not None)
-    return (*own, anthropic, openai_chat)
-
-
-def tried() -> str:
-    """Every format a file is tried as, in words, for the error that none fits."""
-    described = [j.DESCRIBED for j in journals()] + [s.DESCRIBED for s in stores()]
-    return ", ".join(
-        [
-            *described,
-            "Anthropic Messages JSON (body, JSONL of bodies or proxy log)",
-            "OpenAI chat-completions JSON",
-            "plain role/content JSON/YAML",
-        ]
-    )
-
-
-def provider(fmt: str) -> str | None:
-    """Whose prices a format's responses are billed at (None: a format that says not)."""
-    formats: list[Journal | Store | Body] = [*journals(), *stores(), *BODIES]
-    return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
-
-
-def _holding(head: bytes) -> Store | None:
-    """The store a file's first bytes say holds it (None: a file of one session)."""
-    return next((s for s in stores() if s.holds(head)), None)
-
-
-def _store_of(file: Path) -> Store | None:
-    try:
-        with open_regular(file) as f:
-            return _holding(f.read(STORE_HEAD))
-    except OSError:
-        return None
-
-
-def sessions_in(path: Path) -> list[Path] | None:
-    """Every session a file of many holds, named (`FILE#SESSION`); None where no store
-    holds the file."""
-    store = _store_of(path)
-    return store.names(path) if store is not None else None
-
-
-def stored_stamp(path: str | Path) -> tuple[int, ...] | None:
-    """For a session inside a file of many (`FILE#SESSION`), what changes when its agent
-    writes to that file; None for a file of its own, or one that cannot be read now."""
-    file, inside = stored_in(path)
-    store = _store_of(file) if inside is not None else None
-    return store.stamp(file) if store is not None else None
-
-
 YAML_MAX_CHARS = 10_000_000
 # a request body: its line, the body, and the usage its logged response reported
 Logged = tuple[int | None, dict[str, Any], Usage | None]
 
 
-def load(path: str | Path, request: int | None = None) -> Session:
-    """Read `path` as a transcript. `request` picks a body of a proxy log or a JSONL of
-    request bodies, counted from 1 (default the largest: the main conversation's latest
-    request, not a side call such as a title).
-
-    The agents' JSONL is parsed as it is read, line by line, so a 100 MB session never
-    sits in memory as bytes, text, lines and records all at once. A file an agent keeps
-    many sessions in is read by its store: `FILE#SESSION` names one."""
-    file, inside = stored_in(path)
-    try:
-        with open_regular(file) as f:
-            store = _holding(f.read(STORE_HEAD))
-            if store is not None:
-                _no_request(request, store.FORMAT)
-                return store.load(file, inside)
-            named = next((s for s in stores() if file.name in s.NAMES), None)
-            if named is not None:
-                raise LoadError(f"{file.name} is {named.NOT_ONE}")
-            if inside is not None:
-                raise LoadError(f"{file} holds no sessions to name with {SEPARATOR}{inside}")
-            f.seek(0)
-            first = f.readline()
-            kind = _streamable(first)
-            if kind is None:
-                return load_bytes(first + f.read(), str(path), request)
-            hasher = hashlib.blake2b(first, digest_size=16)
-
-            def lines() -> Iterator[bytes]:
-                for raw in f:
-                    hasher.update(raw)
-                    yield raw
-
-            _no_request(request, kind.FORMAT)
-            records = Records()
-            records.items = stream_jsonl(itertools.chain([first], lines()), records)
-            session: Session = kind.load(records, str(path))
-            return replace(session, content_hash=hasher.hexdigest())
-    except OSError as exc:
-        raise _unreadable(path, exc) from exc
-
-
 HEAD_BYTES = 256 * 1024  # what a preview reads: a screen of rows in any real session
 
 
-def head(path: str | Path, size: int = HEAD_BYTES) -> tuple[Session, int] | None:
-    """The first complete lines of a large JSONL transcript (at most `size` bytes) read
-    as a session, and the file's size: what a screen can show while the whole is read.
-    None when the file is no larger than that, or is not read line by line (a JSON or
-    YAML document is read whole). Never raises: the whole read says what is wrong."""
-    try:
-        with open_regular(path) as f:
-            total = os.fstat(f.fileno()).st_size
-            if total <= size:
-                return None
-            data = f.read(size)
-    except OSError:
-        return None
-    data = data[: data.rfind(b"\n") + 1]
-    first = data[: data.find(b"\n") + 1]
-    kind = _streamable(first) if first else None
-    if kind is None:
-        return None
-    records = read_jsonl(data.decode("utf-8", errors="replace"))
-    return kind.load(records, str(path)), total
+@dataclass(frozen=True)
+class Formats:
+    """The formats a file is read as: the agents' own (`journals`, then `stores`, in the
+    registry's order, tried before the APIs' bodies) and those a session is written back in."""
 
+    journals: tuple[Journal, ...]
+    stores: tuple[Store, ...]
+    own_writers: tuple[Writer, ...]
 
-def appended(session: Session, text: str, first_line: int) -> Session | None:
-    """`session` grown by `text`, complete lines written to its file after those it was
-    read from, numbered from `first_line`; None when its format is only read whole."""
-    journal = next((j for j in journals() if session.format == j.FORMAT), None)
-    return journal.appended(session, read_jsonl(text, first_line)) if journal is not None else None
+    @classmethod
+    def of(cls, agents: Sequence[Agent]) -> Formats:
+        """What `agents` read and write."""
+        return cls(
+            tuple(a.journal for a in agents if a.journal is not None),
+            tuple(a.store for a in agents if a.store is not None),
+            tuple(a.writer for a in agents if a.writer is not None),
+        )
+
+    @property
+    def writers(self) -> tuple[Writer, ...]:
+        """The formats a session can be written back in: the agents' that can, then the
+        APIs' (the rest is written plain)."""
+        return (*self.own_writers, anthropic, openai_chat)
+
+    def load(self, path: str | Path, request: int | None = None) -> Session:
+        return self._billed(self._load(path, request))
+
+    def _load(self, path: str | Path, request: int | None = None) -> Session:
+        """Read `path` as a transcript. `request` picks a body of a proxy log or a JSONL of
+        request bodies, counted from 1 (default the largest: the main conversation's latest
+        request, not a side call such as a title).
+
+        The agents' JSONL is parsed as it is read, line by line, so a 100 MB session never
+        sits in memory as bytes, text, lines and records all at once. A file an agent keeps
+        many sessions in is read by its store: `FILE#SESSION` names one."""
+        file, inside = stored_in(path)
+        try:
+            with open_regular(file) as f:
+                store = self._holding(f.read(STORE_HEAD))
+                if store is not None:
+                    _no_request(request, store.FORMAT)
+                    return store.load(file, inside)
+                named = next((s for s in self.stores if file.name in s.NAMES), None)
+                if named is not None:
+                    raise LoadError(f"{file.name} is {named.NOT_ONE}")
+                if inside is not None:
+                    raise LoadError(f"{file} holds no sessions to name with {SEPARATOR}{inside}")
+                f.seek(0)
+                first = f.readline()
+                kind = self._streamable(first)
+                if kind is None:
+                    return self.load_bytes(first + f.read(), str(path), request)
+                hasher = hashlib.blake2b(first, digest_size=16)
+
+                def lines() -> Iterator[bytes]:
+                    for raw in f:
+                        hasher.update(raw)
+                        yield raw
+
+                _no_request(request, kind.FORMAT)
+                records = Records()
+                records.items = stream_jsonl(itertools.chain([first], lines()), records)
+                session: Session = kind.load(records, str(path))
+                return replace(session, content_hash=hasher.hexdigest())
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
+
+    def head(self, path: str | Path, size: int = HEAD_BYTES) -> tuple[Session, int] | None:
+        """The first complete lines of a large JSONL transcript (at most `size` bytes) read
+        as a session, and the file's size: what a screen can show while the whole is read.
+        None when the file is no larger than that, or is not read line by line (a JSON or
+        YAML document is read whole). Never raises: the whole read says what is wrong."""
+        try:
+            with open_regular(path) as f:
+                total = os.fstat(f.fileno()).st_size
+                if total <= size:
+                    return None
+                data = f.read(size)
+        except OSError:
+            return None
+        data = data[: data.rfind(b"\n") + 1]
+        first = data[: data.find(b"\n") + 1]
+        kind = self._streamable(first) if first else None
+        if kind is None:
+            return None
+        records = read_jsonl(data.decode("utf-8", errors="replace"))
+        return self._billed(kind.load(records, str(path))), total
+
+    def appended(self, session: Session, text: str, first_line: int) -> Session | None:
+        """`session` grown by `text`, complete lines written to its file after those it was
+        read from, numbered from `first_line`; None when its format is only read whole."""
+        journal = next((j for j in self.journals if session.format == j.FORMAT), None)
+        grown = journal.appended(session, read_jsonl(text, first_line)) if journal is not None else None
+        return self._billed(grown) if grown is not None else None
+
+    def load_bytes(self, data: bytes, path: str | None = None, request: int | None = None) -> Session:
+        try:
+            text = data.decode("utf-8")
+            notes: list[Diagnostic] = []
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            line = data[: exc.start].count(b"\n") + 1
+            notes = [Diagnostic(line, "invalid UTF-8 replaced with U+FFFD")]
+        session = self.load_text(text, path, request)
+        if notes:
+            session = _with_diagnostics(session, notes)
+        return replace(session, content_hash=hashlib.blake2b(data, digest_size=16).hexdigest())
+
+    def load_text(self, text: str, path: str | None = None, request: int | None = None) -> Session:
+        return self._billed(self._load_text(text, path, request))
+
+    def _load_text(self, text: str, path: str | None = None, request: int | None = None) -> Session:
+        text = text.removeprefix("\ufeff")
+        if not text.strip():
+            raise LoadError("the file is empty")
+        if text.lstrip()[:1] in "{[":
+            try:
+                whole = loads(text)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                return self._from_value(whole, path, request)
+        records = read_jsonl(text)
+        dicts = [value for _, value in records.items if isinstance(value, dict)]
+        if dicts:
+            return self._from_records(records, dicts, path, request)
+        value = None
+        # YAML is for small hand-written lists; its pure-Python parser would crawl through a
+        # large file that is not JSON at all.
+        if len(text) <= YAML_MAX_CHARS:
+            try:
+                value = yamlfile.load(text)
+            except (yaml.YAMLError, ValueError):
+                value = None
+        if plain.looks_like(value):
+            _no_request(request, plain.FORMAT)
+            return plain.session(value, path)
+        raise LoadError(f"not a transcript in any known format (tried {self.tried()})")
+
+    def sessions_in(self, path: Path) -> list[Path] | None:
+        """Every session a file of many holds, named (`FILE#SESSION`); None where no store
+        holds the file."""
+        store = self._store_of(path)
+        return store.names(path) if store is not None else None
+
+    def stored_stamp(self, path: str | Path) -> tuple[int, ...] | None:
+        """For a session inside a file of many (`FILE#SESSION`), what changes when its agent
+        writes to that file; None for a file of its own, or one that cannot be read now."""
+        file, inside = stored_in(path)
+        store = self._store_of(file) if inside is not None else None
+        return store.stamp(file) if store is not None else None
+
+    def provider(self, fmt: str) -> str | None:
+        """Whose prices a format's responses are billed at (None: a format that says not)."""
+        formats: list[Journal | Store | Body] = [*self.journals, *self.stores, *BODIES]
+        return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
+
+    def _billed(self, session: Session) -> Session:
+        """`session` with the provider its format bills at."""
+        provider = self.provider(session.format)
+        return session if session.provider == provider else replace(session, provider=provider)
+
+    def tried(self) -> str:
+        """Every format a file is tried as, in words, for the error that none fits."""
+        described = [j.DESCRIBED for j in self.journals] + [s.DESCRIBED for s in self.stores]
+        return ", ".join(
+            [
+                *described,
+                "Anthropic Messages JSON (body, JSONL of bodies or proxy log)",
+                "OpenAI chat-completions JSON",
+                "plain role/content JSON/YAML",
+            ]
+        )
+
+    def _holding(self, head: bytes) -> Store | None:
+        """The store a file's first bytes say holds it (None: a file of one session)."""
+        return next((s for s in self.stores if s.holds(head)), None)
+
+    def _store_of(self, file: Path) -> Store | None:
+        try:
+            with open_regular(file) as f:
+                return self._holding(f.read(STORE_HEAD))
+        except OSError:
+            return None
+
+    def _streamable(self, first_line: bytes) -> Journal | None:
+        """The journal format recognisable from a file's first line, if any."""
+        try:
+            value = loads(first_line.decode("utf-8").removeprefix("\ufeff"))
+        except (ValueError, RecursionError):
+            return None
+        return self._agent_format(value)
+
+    def _agent_format(self, value: Any) -> Journal | None:
+        """The journal whose line `value` looks like, if any. A file's format is that of its
+        first such line, read whole or streamed alike."""
+        if isinstance(value, dict):
+            return next((j for j in self.journals if j.looks_like(value)), None)
+        return None
+
+    def _from_value(self, value: Any, path: str | None, request: int | None) -> Session:
+        """A file holding one JSON value (possibly a one-line JSONL file)."""
+        if isinstance(value, dict):
+            if self._agent_format(value) is not None or "request" in value:
+                records = Records(items=[(1, value)])
+                return self._from_records(records, [value], path, request)
+            if isinstance(value.get("messages"), list):
+                return _from_bodies([(None, value, None)], [], path, request)
+        if isinstance(value, list) and value:
+            if any((isinstance(m, dict) and "tool_calls" in m) or _is_tool_role(m) for m in value):
+                return _from_bodies([(None, {"messages": value}, None)], [], path, request)
+            if plain.looks_like(value):
+                _no_request(request, plain.FORMAT)
+                return plain.session(value, path)
+        raise LoadError(f"not a transcript in any known format (tried {self.tried()})")
+
+    def _from_records(
+        self, records: Records, dicts: list[dict[str, Any]], path: str | None, request: int | None
+    ) -> Session:
+        agent = next((m for m in map(self._agent_format, dicts[:50]) if m is not None), None)
+        if agent is not None:
+            _no_request(request, agent.FORMAT)
+            session: Session = agent.load(records, path)
+            return session
+        bodies: list[Logged] = []
+        times: list[str] = []
+        urls: list[str | None] = []
+        for number, value in records.items:
+            body = _body(value)
+            if body is not None:
+                bodies.append((number, body, _response_usage(value)))
+                times += [t] if (t := _request_time(value)) else []
+                url = as_dict(as_dict(value).get("request")).get("url")
+                urls.append(url if isinstance(url, str) and url else None)
+        if bodies:
+            session = _from_bodies(bodies, records.diagnostics, path, request)
+            metadata = dict(session.metadata)
+            if times:  # when the log's requests were made: the session's span
+                metadata |= {"started": min(times), "ended": max(times)}
+            if (url := urls[session.request_index]) is not None:  # whose API it went to: its prices
+                metadata["api_url"] = url
+            return replace(session, metadata=metadata) if metadata != session.metadata else session
+        if all("role" in d for d in dicts[:50]):
+            _no_request(request, plain.FORMAT)
+            session = plain.session(dicts, path)
+            return _with_diagnostics(session, records.diagnostics)
+        raise LoadError(f"not a transcript in any known format (tried {self.tried()})")
 
 
 def check_readable(path: str | Path) -> None:
@@ -208,66 +322,6 @@ def _unreadable(path: str | Path, exc: OSError) -> LoadError:
     return LoadError(f"cannot read {path}: {exc.strerror or exc}")
 
 
-def _streamable(first_line: bytes) -> Journal | None:
-    """The journal format recognisable from a file's first line, if any."""
-    try:
-        value = loads(first_line.decode("utf-8").removeprefix("\ufeff"))
-    except (ValueError, RecursionError):
-        return None
-    return _agent_format(value)
-
-
-def _agent_format(value: Any) -> Journal | None:
-    """The journal whose line `value` looks like, if any. A file's format is that of its
-    first such line, read whole or streamed alike."""
-    if isinstance(value, dict):
-        return next((j for j in journals() if j.looks_like(value)), None)
-    return None
-
-
-def load_bytes(data: bytes, path: str | None = None, request: int | None = None) -> Session:
-    try:
-        text = data.decode("utf-8")
-        notes: list[Diagnostic] = []
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        line = data[: exc.start].count(b"\n") + 1
-        notes = [Diagnostic(line, "invalid UTF-8 replaced with U+FFFD")]
-    session = load_text(text, path, request)
-    if notes:
-        session = _with_diagnostics(session, notes)
-    return replace(session, content_hash=hashlib.blake2b(data, digest_size=16).hexdigest())
-
-
-def load_text(text: str, path: str | None = None, request: int | None = None) -> Session:
-    text = text.removeprefix("\ufeff")
-    if not text.strip():
-        raise LoadError("the file is empty")
-    if text.lstrip()[:1] in "{[":
-        try:
-            whole = loads(text)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            return _from_value(whole, path, request)
-    records = read_jsonl(text)
-    dicts = [value for _, value in records.items if isinstance(value, dict)]
-    if dicts:
-        return _from_records(records, dicts, path, request)
-    value = None
-    # YAML is for small hand-written lists; its pure-Python parser would crawl through a
-    # large file that is not JSON at all.
-    if len(text) <= YAML_MAX_CHARS:
-        try:
-            value = yamlfile.load(text)
-        except (yaml.YAMLError, ValueError):
-            value = None
-    if plain.looks_like(value):
-        _no_request(request, plain.FORMAT)
-        return plain.session(value, path)
-    raise LoadError(f"not a transcript in any known format (tried {tried()})")
-
-
 def _no_request(request: int | None, fmt: str) -> None:
     if request is not None:
         raise LoadError(
@@ -275,58 +329,8 @@ def _no_request(request: int | None, fmt: str) -> None:
         )
 
 
-def _from_value(value: Any, path: str | None, request: int | None) -> Session:
-    """A file holding one JSON value (possibly a one-line JSONL file)."""
-    if isinstance(value, dict):
-        if _agent_format(value) is not None or "request" in value:
-            records = Records(items=[(1, value)])
-            return _from_records(records, [value], path, request)
-        if isinstance(value.get("messages"), list):
-            return _from_bodies([(None, value, None)], [], path, request)
-    if isinstance(value, list) and value:
-        if any((isinstance(m, dict) and "tool_calls" in m) or _is_tool_role(m) for m in value):
-            return _from_bodies([(None, {"messages": value}, None)], [], path, request)
-        if plain.looks_like(value):
-            _no_request(request, plain.FORMAT)
-            return plain.session(value, path)
-    raise LoadError(f"not a transcript in any known format (tried {tried()})")
-
-
 def _is_tool_role(m: Any) -> bool:
     return isinstance(m, dict) and m.get("role") in ("tool", "function")
-
-
-def _from_records(
-    records: Records, dicts: list[dict[str, Any]], path: str | None, request: int | None
-) -> Session:
-    agent = next((m for m in map(_agent_format, dicts[:50]) if m is not None), None)
-    if agent is not None:
-        _no_request(request, agent.FORMAT)
-        session: Session = agent.load(records, path)
-        return session
-    bodies: list[Logged] = []
-    times: list[str] = []
-    urls: list[str | None] = []
-    for number, value in records.items:
-        body = _body(value)
-        if body is not None:
-            bodies.append((number, body, _response_usage(value)))
-            times += [t] if (t := _request_time(value)) else []
-            url = as_dict(as_dict(value).get("request")).get("url")
-            urls.append(url if isinstance(url, str) and url else None)
-    if bodies:
-        session = _from_bodies(bodies, records.diagnostics, path, request)
-        metadata = dict(session.metadata)
-        if times:  # when the log's requests were made: the session's span
-            metadata |= {"started": min(times), "ended": max(times)}
-        if (url := urls[session.request_index]) is not None:  # whose API it went to: its prices
-            metadata["api_url"] = url
-        return replace(session, metadata=metadata) if metadata != session.metadata else session
-    if all("role" in d for d in dicts[:50]):
-        _no_request(request, plain.FORMAT)
-        session = plain.session(dicts, path)
-        return _with_diagnostics(session, records.diagnostics)
-    raise LoadError(f"not a transcript in any known format (tried {tried()})")
 
 
 def _body(value: Any) -> dict[str, Any] | None:

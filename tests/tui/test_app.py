@@ -12,7 +12,10 @@ import pytest
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
-from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope, load
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope
+from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.formats import Formats
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
@@ -28,7 +31,7 @@ from tests.tui.conftest import inspected, settle, shown, title
 from tests.unit.test_codex_count import ROLLOUT
 
 SIZE = (120, 40)
-SMALL = Config(window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
+SMALL = Config(CATALOGUE, window=Window(5000, 500), preset=None, window_source=SAMPLE_WINDOW)
 
 
 def screen_text(app: InspectorApp, widget_id: str) -> str:
@@ -105,7 +108,7 @@ async def test_stepping_hysteresis_shows_the_diff_and_moves_the_gauge(tmp_path: 
 
 async def test_each_strategy_can_be_stepped(tmp_path: Path) -> None:
     app = InspectorApp(
-        path("agent_only_session.jsonl"), Config(window=Window(60_000, 6_000)), export_dir=tmp_path
+        path("agent_only_session.jsonl"), Config(CATALOGUE, window=Window(60_000, 6_000)), export_dir=tmp_path
     )
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -325,11 +328,11 @@ async def test_save_config_is_atomic_and_loadable(tmp_path: Path, monkeypatch: p
         await pilot.press("T", "ctrl+s")
         await pilot.pause()
         # the sample's demo window is the app's choice, not the user's: it is not saved
-        saved = load(tmp_path / "compaction.yaml")
-        assert saved.options("hysteresis").target == 71 and saved.window == Config().window
+        saved = load_config(CATALOGUE, tmp_path / "compaction.yaml")
+        assert saved.options("hysteresis").target == 71 and saved.window == Config(CATALOGUE).window
         await pilot.press("W", "ctrl+s")  # a window the user tuned is
         await pilot.pause()
-        saved = load(tmp_path / "compaction.yaml")
+        saved = load_config(CATALOGUE, tmp_path / "compaction.yaml")
         assert saved.window.context_window == 5500 and str(saved.window_source) == str(
             tmp_path / "compaction.yaml"
         )
@@ -348,7 +351,7 @@ async def test_ctrl_s_saves_what_the_user_chose_not_what_the_session_resolved(
     file that leaves a setting to its default is not given it on a save."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "compaction.yaml").write_text("# mine\nhysteresis:\n  target: 70\n")
-    app = InspectorApp(path(), load(tmp_path / "compaction.yaml"), export_dir=tmp_path)
+    app = InspectorApp(path(), load_config(CATALOGUE, tmp_path / "compaction.yaml"), export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert shown(app).config.tokenizer == "cl100k_base"
@@ -363,7 +366,7 @@ async def test_ctrl_s_saves_what_the_user_chose_not_what_the_session_resolved(
         await settle(pilot)
         await pilot.press("ctrl+s")
         await pilot.pause()
-    assert load(new / "compaction.yaml").tokenizer == "auto"
+    assert load_config(CATALOGUE, new / "compaction.yaml").tokenizer == "auto"
 
 
 async def test_an_unreadable_file_followed_is_reported_not_crashed(tmp_path: Path) -> None:
@@ -406,7 +409,7 @@ async def test_help_and_palette(tmp_path: Path) -> None:
 
 
 async def test_keys_remap_from_config(tmp_path: Path) -> None:
-    config = Config(window=Window(5000, 500), preset=None, keys={"step_next": "z"})
+    config = Config(CATALOGUE, window=Window(5000, 500), preset=None, keys={"step_next": "z"})
     app = InspectorApp(path(), config, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -493,7 +496,7 @@ async def test_the_status_line_follows_a_preset_chosen_after_tuning(tmp_path: Pa
 async def test_at_80_columns_the_tuning_shows_whole_parts_beside_the_message(tmp_path: Path) -> None:
     """The status line after a tuning key: the message and the tuning each in whole
     parts, a mark where the rest did not fit; never a phrase cut ("(usable")."""
-    app = InspectorApp(path("claude_code_session.jsonl"), export_dir=tmp_path)
+    app = InspectorApp(path("claude_code_session.jsonl"), Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("5", "w")
@@ -705,7 +708,7 @@ async def test_small_terminals_keep_the_transcript_readable(tmp_path: Path) -> N
 
 
 async def test_threshold_marks_stay_visible_under_a_full_bar(tmp_path: Path) -> None:
-    app = InspectorApp(path(), Config(window=Window(4300, 100), preset=None), export_dir=tmp_path)
+    app = InspectorApp(path(), Config(CATALOGUE, window=Window(4300, 100), preset=None), export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         gauge = shown(app).query_one(PressureGauge)
@@ -894,18 +897,18 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
 ) -> None:
     """The first lines are on screen, and keys move through them, before the file is
     read; no figure is shown for a part; the cursor stays where the reader got to."""
-    from compaction_inspector.core.formats import load as whole
     from compaction_inspector.sample_sessions.generate import generate
+    from tests.helpers import load as whole
 
     big = tmp_path / "big.jsonl"
     generate(big, 600_000, seed=5)
     release = threading.Event()
 
-    def held(path: str | Path, request: int | None = None) -> Session:
+    def held(formats: Formats, path: str | Path, request: int | None = None) -> Session:
         release.wait(10)
         return whole(path, request)
 
-    monkeypatch.setattr("compaction_inspector.tui.session.loading.load", held)
+    monkeypatch.setattr(Formats, "load", held)
     app = InspectorApp(big, SMALL, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(50):
@@ -1038,7 +1041,7 @@ async def test_a_notice_is_whole_and_leaves_the_timeline_legend_in_sight(tmp_pat
 
 
 async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> None:
-    app = InspectorApp(path(), Config(), export_dir=tmp_path)
+    app = InspectorApp(path(), Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("5")  # Claude Code: auto-compact at the preset's point unless set
@@ -1051,7 +1054,7 @@ async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> 
 async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_there(tmp_path: Path) -> None:
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text("\n".join(ROLLOUT) + "\n")
-    app = InspectorApp(str(rollout), Config(), export_dir=tmp_path)
+    app = InspectorApp(str(rollout), Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         # the gauge gives how far Codex is from its limit now (what it sends next, after its

@@ -13,8 +13,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
-from compaction_inspector.core.agents import Found
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.contract.agent import Found
 from compaction_inspector.core.sessions import Index, Row, find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
@@ -52,8 +54,10 @@ async def until_listed(pilot: Pilot[None], app: InspectorApp) -> None:
 
 
 async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) -> None:
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         assert isinstance(app.screen, SessionBrowser)
@@ -90,8 +94,10 @@ async def test_the_browser_lists_filters_sorts_opens_and_comes_back(home: Path) 
 
 
 async def test_escape_leaves_the_timeline_cursor_and_a_session_reopened_is_as_it_was_left(home: Path) -> None:
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         await pilot.press(*"expiry", "enter")
@@ -119,8 +125,10 @@ async def test_escape_leaves_the_timeline_cursor_and_a_session_reopened_is_as_it
 async def test_the_browser_by_keyboard_alone(home: Path) -> None:
     """Enter in the filter opens its one match; backspace and escape edit the filter from
     the list; F2 and F3 sort; ? lists the browser's own keys."""
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         browser = app.screen
@@ -169,8 +177,10 @@ async def test_the_browser_by_keyboard_alone(home: Path) -> None:
 async def test_the_columns_that_matter_most_stay_as_the_terminal_narrows(
     home: Path, width: int, columns: list[str]
 ) -> None:
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(width, 30)) as pilot:
         await until_listed(pilot, app)
         table = app.screen.query_one(DataTable)
@@ -201,7 +211,7 @@ async def test_a_task_call_opens_its_sub_agents_transcript_and_escape_returns(tm
     sub = [json.loads(x) for x in path("agent_only_session.jsonl").read_text().splitlines()]
     sidechain = "\n".join(json.dumps({**x, "isSidechain": True}) for x in sub)
     (agents / "agent-a77.jsonl").write_text(sidechain + "\n")
-    app = InspectorApp(session, Config(), export_dir=tmp_path)
+    app = InspectorApp(session, Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         view = shown(app).query_one("#before", TranscriptView)
@@ -246,7 +256,7 @@ async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path
     ]
     session = tmp_path / "s1.jsonl"
     session.write_text("\n".join(lines) + "\n")
-    app = InspectorApp(session, Config(), export_dir=tmp_path)
+    app = InspectorApp(session, Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         shown(app).query_one("#before", TranscriptView).set_cursor(2)  # the result names no file
@@ -262,8 +272,10 @@ async def test_a_sub_agent_kept_inline_opens_as_a_transcript_of_its_own(tmp_path
 
 
 async def test_the_palette_on_the_list_sorts_it(home: Path) -> None:
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_listed(pilot, app)
         browser = app.screen
@@ -280,19 +292,21 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
 ) -> None:
     """Opened again, the list shows what the index kept before any file is looked at; a
     file changed since is shown as it is now once the scan reaches it."""
-    places = roots({"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"})
-    kept = Index().rows(find(places))  # a first run kept every row
+    places = roots(
+        CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    )
+    kept = Index().rows(CATALOGUE, find(CATALOGUE, places))  # a first run kept every row
     changed = home / ".claude" / "projects" / "-nowhere-flaky" / "tinyparse.jsonl"
     changed.write_text("not a transcript any more\n")
     release = threading.Event()
     checked = Index.rows
 
-    def held(index: Index, found: list[Found], progress: Any = None) -> list[Row]:
+    def held(index: Index, catalogue: Catalogue, found: list[Found], progress: Any = None) -> list[Row]:
         release.wait(10)  # the files are not checked until the list is seen
-        return checked(index, found, progress)
+        return checked(index, catalogue, found, progress)
 
     monkeypatch.setattr(Index, "rows", held)
-    app = InspectorApp(path(), Config(), browse=places, export_dir=home)
+    app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(50):
             await pilot.pause()
@@ -308,7 +322,7 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
 
 def test_the_project_column_sorts_by_the_folders_it_shows() -> None:
     """A sort puts "alpha/app" before "zeta/lib" as shown, not by their full paths."""
-    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.contract.agent import Found
     from compaction_inspector.core.sessions import _problem
     from compaction_inspector.tui.screens.browser import _sorted_by
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction_inspector.core.compare import replayed
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.compare import CompareScreen
@@ -38,7 +38,7 @@ async def test_every_strategy_is_ranked_by_cost_and_enter_shows_the_one_chosen()
     async with app.run_test(size=SIZE) as pilot:
         screen = await comparing(app, pilot)
         names = cells(screen, 0)
-        assert len(names) == len(replayed()) + 1 and "as it ran" in names
+        assert len(names) == len(CATALOGUE.replayed) + 1 and "as it ran" in names
         costs = [float(c.lstrip("$").replace(",", "")) for c in cells(screen, 1)]
         assert costs == sorted(costs)  # by cost, the cheapest first
         title = str(screen.query_one("#compare-title").render())
@@ -138,5 +138,5 @@ async def test_rows_are_shown_as_each_is_replayed_and_the_cursor_stays_on_its_st
                 break
             await pilot.pause(0.02)
         await settle(pilot)
-        assert table.row_count == len(replayed()) + 1
+        assert table.row_count == len(CATALOGUE.replayed) + 1
         assert cells(screen, 0)[table.cursor_row] == chosen

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
@@ -15,7 +16,7 @@ from compaction_inspector.core.strategies import OptionError, hysteresis
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.session.figures import Ladders, bands, gauge_state, tuned
 
-SMALL = Config(window=Window(5000, 500), preset=None)
+SMALL = Config(CATALOGUE, window=Window(5000, 500), preset=None)
 NAME = hysteresis.NAME
 
 
@@ -58,7 +59,7 @@ def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps(
     assert (cline.options("cline").trigger_percent, cline.options("cline").keep_tokens) == (80, 22_000)
     assert "Cline: h/H trigger_percent 80 · t/T keep_tokens 22,000" in tuning(cline, "cline")
     # Claude Code's override starts from its point in force: 155,000 of 168,000 is 92 %
-    real = Inspection.open(path(), Config())
+    real = Inspection.open(path(), Config(CATALOGUE))
     claude, ladders = tuned(real.config, "claude-code", "thresholds", -1, {}, real.context)
     assert claude.untuned == real.config
     assert claude.options("claude-code").autocompact_pct_override == 91
@@ -96,7 +97,7 @@ def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point(
     """A tuning key moves the point a replay uses, never the one the agent ran with:
     "why here" of its own compaction stays at the point its own record puts it, the
     16,194 it counted when it compacted (its rule says 167,000)."""
-    real = Inspection.open(path("claude_code_compacted.jsonl"), Config())
+    real = Inspection.open(path("claude_code_compacted.jsonl"), Config(CATALOGUE))
     ladders: Ladders = {}
     config = real.config
     for delta in (-1, -1):
@@ -121,7 +122,7 @@ def test_an_idle_compaction_says_the_rule_it_fired_by(tmp_path: Path) -> None:
 
     file = tmp_path / "idle.jsonl"
     file.write_text(idle_transcript())
-    inspection = Inspection.open(file, Config())
+    inspection = Inspection.open(file, Config(CATALOGUE))
     own = inspection.own_steps()
     state = gauge_state(inspection, own, 0, True, "claude-code")
     assert state.agent_count == (
@@ -134,9 +135,9 @@ def test_a_point_the_sessions_record_puts_in_force_is_a_start_the_keys_move_from
     """The compacted sample compacted on its own at 16,194: that is the point in force.
     h moves the point from there, a step a press, and H as often comes back to it, unset
     again; the transcript's own compactions are still explained by the point as it ran."""
-    from compaction_inspector.core.formats import load
+    from tests.helpers import load
 
-    inspection = Inspection.of(load(path("claude_code_compacted.jsonl")), Config())
+    inspection = Inspection.of(load(path("claude_code_compacted.jsonl")), Config(CATALOGUE))
     config: Config = inspection.config
     ladders: Ladders = {}
     points = []

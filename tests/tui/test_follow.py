@@ -7,13 +7,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.widgets.transcript import TranscriptView
+from tests.helpers import load
 from tests.tui.conftest import inspected, settle, shown, title
 
 LINES = path().read_text().splitlines(keepends=True)
@@ -26,7 +27,7 @@ def uuids(session: object) -> list[str | None]:
 def test_growth_with_a_half_written_last_line(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES[:20]))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     assert follower.poll() is None
     with open(f, "a") as out:
         out.write("".join(LINES[20:30]) + LINES[30][:50])  # the last line is cut mid-write
@@ -46,7 +47,7 @@ def test_a_codex_rollout_appended_to_is_read_again_without_saying_it_was_replace
     rollout = path("codex_rollout.jsonl").read_text().splitlines(keepends=True)
     f = tmp_path / "rollout.jsonl"
     f.write_text("".join(rollout[: len(rollout) // 2]))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     with open(f, "a") as out:
         out.write("".join(rollout[len(rollout) // 2 :]))
     session, reloaded = follower.poll()  # type: ignore[misc]
@@ -57,7 +58,7 @@ def test_a_codex_rollout_appended_to_is_read_again_without_saying_it_was_replace
 def test_truncation_rotation_and_deletion(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     f.write_text("".join(LINES[:10]))  # truncated in place
     session, reloaded = follower.poll()  # type: ignore[misc]
     assert reloaded and uuids(session) == uuids(load(f))
@@ -73,7 +74,9 @@ def test_truncation_rotation_and_deletion(tmp_path: Path) -> None:
 async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES[:20]))
-    app = InspectorApp(f, Config(window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path)
+    app = InspectorApp(
+        f, Config(CATALOGUE, window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         before = len(inspected(app).session.messages)
@@ -95,7 +98,7 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
 def test_appended_lines_keep_their_line_numbers_in_the_file(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES[:20]))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     with open(f, "a") as out:
         out.write("".join(LINES[20:40]))
     session, _ = follower.poll()  # type: ignore[misc]
@@ -109,7 +112,9 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
 ) -> None:
     f = tmp_path / "new.jsonl"
     f.write_text("")
-    app = InspectorApp(f, Config(window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path)
+    app = InspectorApp(
+        f, Config(CATALOGUE, window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path
+    )
     async with app.run_test(size=(120, 40)) as pilot:
 
         async def until(done: Callable[[], bool]) -> None:
@@ -147,7 +152,7 @@ def test_an_in_place_rewrite_is_read_again_and_said(tmp_path: Path) -> None:
     """Same inode, longer content: the stale messages go and the new ones are all read."""
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES[:20]))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     with open(f, "r+") as out:  # rewritten where it is, from other lines, and longer
         out.write("".join(LINES[20:45]))
     session, reloaded = follower.poll()  # type: ignore[misc]
@@ -158,7 +163,7 @@ def test_an_in_place_rewrite_is_read_again_and_said(tmp_path: Path) -> None:
 def test_a_same_size_rewrite_and_an_emptied_file_are_said(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text("".join(LINES[:20]))
-    follower = Follower(f, load(f))
+    follower = Follower(CATALOGUE.formats, f, load(f))
     size = f.stat().st_size
     f.write_text("".join(LINES[20:])[:size].rsplit("\n", 1)[0].ljust(size - 1) + "\n")
     assert f.stat().st_size == size
@@ -182,7 +187,7 @@ def test_a_followed_session_keeps_its_compactions_and_is_no_slice(tmp_path: Path
     lines = path("claude_code_compacted.jsonl").read_text().splitlines(keepends=True)
     target = tmp_path / "s.jsonl"
     target.write_text("".join(lines[:10]))
-    follower = Follower(target, load(target))
+    follower = Follower(CATALOGUE.formats, target, load(target))
     with target.open("a") as out:
         out.write("".join(lines[10:]))
     update = follower.poll()

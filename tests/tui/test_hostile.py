@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable
 
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
 from tests.hostile import CORPUS, ESCAPES, FORBIDDEN, MARKUP
@@ -34,7 +35,7 @@ async def test_escapes_in_every_field_are_shown_not_obeyed(tmp_path: Path, kind:
     compared, sidechains, an expanded message, an export and a checkpoint's notices)."""
     target = tmp_path / f"{kind}-{fmt}"
     target.write_bytes(CORPUS[f"escape-{kind}-{fmt}"])
-    app = InspectorApp(target, Config(), export_dir=tmp_path)
+    app = InspectorApp(target, Config(CATALOGUE), export_dir=tmp_path)
     async with app.run_test(size=(160, 45), notifications=True) as pilot:  # toasts drawn too
         await settle(pilot)
         seen = False
@@ -51,7 +52,7 @@ async def test_markup_in_a_transcript_and_a_config_key_is_text(tmp_path: Path) -
     target = tmp_path / "s.jsonl"
     target.write_bytes(CORPUS["markup-claude.jsonl"])
     warning = f"unknown key {MARKUP!r}; allowed: preset — using the defaults"
-    app = InspectorApp(target, Config(), config_warning=warning)
+    app = InspectorApp(target, Config(CATALOGUE), config_warning=warning)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         for key in ("o", "n", "s"):
@@ -62,7 +63,7 @@ async def test_markup_in_a_transcript_and_a_config_key_is_text(tmp_path: Path) -
 
 async def test_following_a_file_whose_name_reads_as_markup(tmp_path: Path) -> None:
     target = tmp_path / "missing[a=b:c].jsonl"
-    app = InspectorApp(target, Config(), follow=True)
+    app = InspectorApp(target, Config(CATALOGUE), follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(0.3)
         assert session_of(app).sub_title == "missing[a=b:c].jsonl · waiting · following"
@@ -75,7 +76,9 @@ async def test_the_session_list_shows_a_markup_timestamp_as_text(tmp_path: Path)
         json.dumps({"type": "user", "uuid": "u", "sessionId": "s", "timestamp": "9[/bold]",
                     "message": {"role": "user", "content": "hello [b]there"}}) + "\n"
     )  # fmt: skip
-    app = InspectorApp(tmp_path / "none.jsonl", Config(), browse=[(CLAUDE_CODE, tmp_path / "projects")])
+    app = InspectorApp(
+        tmp_path / "none.jsonl", Config(CATALOGUE), browse=[(CLAUDE_CODE, tmp_path / "projects")]
+    )
     async with app.run_test(size=(160, 45)) as pilot:
         for _ in range(50):
             await pilot.pause(0.1)
@@ -93,7 +96,7 @@ async def test_ctrl_s_never_saves_over_a_config_that_was_not_used(tmp_path: Path
     target = tmp_path / "s.jsonl"
     target.write_bytes(CORPUS["escape-csi-claude.jsonl"])
     notices: list[str] = []
-    app = InspectorApp(target, Config(), config_warning="not used")
+    app = InspectorApp(target, Config(CATALOGUE), config_warning="not used")
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui import cli, launch
 from compaction_inspector.tui.app import InspectorApp
@@ -81,7 +82,7 @@ async def test_a_file_that_is_not_a_transcript_ends_the_app_with_its_reason(
 ) -> None:
     target = tmp_path / "bad.jsonl"
     target.write_bytes(content)
-    app = InspectorApp(target, Config())
+    app = InspectorApp(target, Config(CATALOGUE))
     said: list[str] = []
     async with app.run_test() as pilot:
         for _ in range(100):  # loading runs in a worker; the app ends when it fails

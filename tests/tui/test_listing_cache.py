@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import Context, run
@@ -19,7 +20,7 @@ def source() -> Source:
     session = Session(tuple(msgs), "plain")
     counter = make_counter("chars4")
     outcome = run(
-        "microcompact",
+        CATALOGUE.strategies["microcompact"],
         session.messages,
         ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=1),
         Context(counter, Window(2000, 100)),

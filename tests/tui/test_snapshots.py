@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
@@ -18,7 +19,7 @@ SIZE = (120, 40)
 
 
 def app() -> InspectorApp:
-    return InspectorApp(path(), Config(window=Window(5000, 500), preset=None))
+    return InspectorApp(path(), Config(CATALOGUE, window=Window(5000, 500), preset=None))
 
 
 def presses(*keys: str) -> Any:
@@ -61,7 +62,7 @@ def test_session_browser(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> 
     for name in ("claude_code_compacted.jsonl", "claude_code_session.jsonl", "agent_only_session.jsonl"):
         (project / name).write_bytes(path(name).read_bytes())
     (project / "broken.jsonl").write_text("not a transcript\n")
-    browsing = InspectorApp(path(), Config(), browse=[(CLAUDE_CODE, tmp_path / "projects")])
+    browsing = InspectorApp(path(), Config(CATALOGUE), browse=[(CLAUDE_CODE, tmp_path / "projects")])
 
     async def scanned(pilot: Any) -> None:
         for _ in range(200):
@@ -90,7 +91,7 @@ def test_sweep(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> None:
     for name in ("claude_code_compacted.jsonl", "claude_code_session.jsonl"):
         (project / name).write_bytes(path(name).read_bytes())
     sweeping = InspectorApp(
-        project / "claude_code_session.jsonl", Config(window=Window(3000, 500), preset=None)
+        project / "claude_code_session.jsonl", Config(CATALOGUE, window=Window(3000, 500), preset=None)
     )
 
     async def swept(pilot: Any) -> None:

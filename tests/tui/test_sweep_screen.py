@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static
 
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sweep import TIED
@@ -25,7 +26,7 @@ from tests.tui.conftest import SETTLE_S, settle, shown
 
 pytestmark = pytest.mark.slow  # sweeps in a process pool
 
-SMALL = Config(window=Window(3_000, 500), preset=None)  # a window the samples' strategies fill
+SMALL = Config(CATALOGUE, window=Window(3_000, 500), preset=None)  # a window the samples' strategies fill
 
 
 @pytest.fixture

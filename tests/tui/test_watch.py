@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.watch import WatchApp
 from compaction_inspector.tui.widgets.gauge import PressureGauge
@@ -27,7 +28,7 @@ async def settled(app: WatchApp, pilot: Pilot[None]) -> None:
 async def test_it_follows_the_session_and_warns_before_it_may_compact(tmp_path: Path) -> None:
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
-    app = WatchApp(transcript, Config())
+    app = WatchApp(transcript, Config(CATALOGUE))
     async with app.run_test(size=(100, 10)) as pilot:
         await settled(app, pilot)
         assert shown(app).startswith("ctx 100k of 167k · compacts in ~67k · no compaction yet · $")

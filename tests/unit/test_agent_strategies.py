@@ -4,6 +4,7 @@ exact figures with chars/4 counts (a text of 4n characters is n tokens)."""
 from compaction_inspector.core.agents.claude_code import strategy as claude_code
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
@@ -30,7 +31,12 @@ CONTEXT = Context(window=Window(10_000, 1_000))  # usable 9,000: Claude Code's p
 def test_claude_code_summarizes_all_and_puts_back_the_latest_files() -> None:
     msgs = session()
     before = snapshot(msgs)
-    r = run("claude-code", msgs, ClaudeCodeOptions(auto_compact_tokens=3000, summary_chars=600), CONTEXT)
+    r = run(
+        CATALOGUE.strategies["claude-code"],
+        msgs,
+        ClaudeCodeOptions(auto_compact_tokens=3000, summary_chars=600),
+        CONTEXT,
+    )
     assert snapshot(msgs) == before  # the input is never changed
     assert r.messages is not None and [m.kind for m in r.messages] == [
         "marker", "summary", "attachment", "attachment", "attachment",
@@ -51,16 +57,19 @@ def test_claude_code_summarizes_all_and_puts_back_the_latest_files() -> None:
         0,
     )
     assert [s.title for s in r.steps] == ["Auto-compact"]
-    assert run("claude-code", msgs, ClaudeCodeOptions(auto_compact_tokens=9_000), CONTEXT).steps[0].title == (
-        "Not triggered"
-    )
+    assert run(
+        CATALOGUE.strategies["claude-code"], msgs, ClaudeCodeOptions(auto_compact_tokens=9_000), CONTEXT
+    ).steps[0].title == ("Not triggered")
 
 
 def test_claude_codes_summarize_request_over_the_window_is_truncated_first() -> None:
     msgs = session()
     small = Context(window=Window(2_500, 0))
     r = run(
-        "claude-code", msgs, ClaudeCodeOptions(auto_compact_tokens=1_000, summary_prompt_tokens=500), small
+        CATALOGUE.strategies["claude-code"],
+        msgs,
+        ClaudeCodeOptions(auto_compact_tokens=1_000, summary_prompt_tokens=500),
+        small,
     )
     titles = [s.title for s in r.steps]
     assert titles[-1] == "Auto-compact" and titles[0].startswith("Summarize request: retry 1: drop")
@@ -70,7 +79,7 @@ def test_claude_codes_summarize_request_over_the_window_is_truncated_first() -> 
 def test_codex_keeps_the_initial_context_recent_user_messages_and_a_summary() -> None:
     msgs = session()
     local = CodexOptions(auto_compact_token_limit=3000, remote=False, user_message_tokens=250)
-    r = run("codex", msgs, local, CONTEXT)
+    r = run(CATALOGUE.strategies["codex"], msgs, local, CONTEXT)
     assert r.messages is not None
     kinds = ["meta", "marker", "message", "message", "message", "message", "summary"]
     assert [m.kind for m in r.messages] == kinds
@@ -80,15 +89,27 @@ def test_codex_keeps_the_initial_context_recent_user_messages_and_a_summary() ->
     assert len(r.messages[2].text) == 45 * 4
     assert r.stats.to_dict()["limit"] == 3000 and r.stats.to_dict()["user_messages_kept"] == 4
     # remotely (the default), the initial context goes back before the last prompt
-    remote = run("codex", msgs, CodexOptions(auto_compact_token_limit=3000, user_message_tokens=250), CONTEXT)
+    remote = run(
+        CATALOGUE.strategies["codex"],
+        msgs,
+        CodexOptions(auto_compact_token_limit=3000, user_message_tokens=250),
+        CONTEXT,
+    )
     assert remote.messages is not None
     assert [m.kind for m in remote.messages] == ["marker", *kinds[2:5], "meta", "message", "summary"]
     # the limit is capped at 90 % of the raw window: the effective 10,000 / 0.95 = 10,526
-    assert run("codex", msgs, CodexOptions(auto_compact_token_limit=50_000), CONTEXT).stats.limit == 9_473  # type: ignore[attr-defined]
+    stats = run(
+        CATALOGUE.strategies["codex"], msgs, CodexOptions(auto_compact_token_limit=50_000), CONTEXT
+    ).stats
+    assert stats.limit == 9_473  # type: ignore[attr-defined]
 
 
 def test_a_replay_under_claude_code_compacts_and_builds_on_its_result() -> None:
-    replay = simulate(session(), Policy("claude-code", ClaudeCodeOptions(auto_compact_tokens=2000)), CONTEXT)
+    replay = simulate(
+        session(),
+        Policy(CATALOGUE.strategies["claude-code"], ClaudeCodeOptions(auto_compact_tokens=2000)),
+        CONTEXT,
+    )
     events = [p for p in replay.points if p.event]
     # the summary lists the span's paths and numbers word for word (core.summary), then the re-read files
     assert [(p.round, p.tokens_before, p.tokens_after) for p in events] == [(7, 2101, 1615), (8, 2126, 555)]
@@ -103,4 +124,4 @@ def test_claude_code_says_a_window_too_small_for_its_rule_has_no_point() -> None
     assert [s.title for s in result.steps] == ["Not triggered"]
     assert result.steps[0].explanation.startswith("A usable window of 9,000 leaves no auto-compact point")
     assert result.stats.point is None and result.stats.triggered is False
-    assert simulate(session(), Policy("claude-code"), CONTEXT).totals.compactions == 0
+    assert simulate(session(), Policy(CATALOGUE.strategies["claude-code"]), CONTEXT).totals.compactions == 0

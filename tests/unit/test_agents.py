@@ -1,6 +1,7 @@
-"""Each agent is one module, registered by the format it writes (`core.agents`): what the
-list, the window, the point and the counts read of an agent comes from its record, so a
-made-up third agent registered here is listed, measured and counted like the two real ones."""
+"""Each agent is one package, registered by the format it writes (`core.agents.registry`):
+what the list, the window, the point and the counts read of an agent comes from its record
+in the catalogue, so a made-up fourth agent added to it here is listed, measured and
+counted like the real ones."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core.agents import Agent, Found, Preset, by_format, registry
-from compaction_inspector.core.agents.base import SessionWindow, Settings
+from compaction_inspector.core.agents import registry
 from compaction_inspector.core.autocompact import Count, Point
-from compaction_inspector.core.config import PRESETS, Config
+from compaction_inspector.core.catalogue import Catalogue
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.contract.agent import Agent, Found, Preset, SessionWindow, Settings
 from compaction_inspector.core.files import walk
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.formats.common import Records, iter_dicts, name_compactions
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
@@ -24,6 +25,7 @@ from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.cli import build_parser
+from tests.helpers import load
 from tests.hostile import COMMANDS, run_cli
 
 TOY = "toy-agent"
@@ -103,28 +105,31 @@ class Toy(Agent):
         return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
 
 
-def registering(monkeypatch: pytest.MonkeyPatch, agent: Agent) -> None:
-    """`agent` added to the registry, as its one line there would."""
-    monkeypatch.setattr(registry, "AGENTS", (*registry.AGENTS, agent))
+def registering(monkeypatch: pytest.MonkeyPatch, agent: Agent) -> Catalogue:
+    """The catalogue with `agent` added to the registry's, as its one line there would
+    add it; the command line makes it the one it passes down."""
+    catalogue = Catalogue((*registry.AGENTS, agent))
+    monkeypatch.setattr(registry, "CATALOGUE", catalogue)
+    return catalogue
 
 
 def test_a_registered_agent_is_listed_measured_and_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registering(monkeypatch, Toy(tmp_path / "toy-home"))
+    catalogue = registering(monkeypatch, Toy(tmp_path / "toy-home"))
     # its sessions, where it keeps them or where its option says
     (tmp_path / "toy-home" / "day").mkdir(parents=True)
     kept = tmp_path / "toy-home" / "day" / "one.jsonl"
     kept.write_bytes(path().read_bytes())
-    assert (TOY, tmp_path / "toy-home") in roots()
-    assert roots({TOY: tmp_path})[-1] == (TOY, tmp_path)
-    assert [f.path for f in find([(TOY, tmp_path / "toy-home")])] == [kept]
+    assert (TOY, tmp_path / "toy-home") in roots(catalogue)
+    assert roots(catalogue, {TOY: tmp_path})[-1] == (TOY, tmp_path)
+    assert [f.path for f in find(catalogue, [(TOY, tmp_path / "toy-home")])] == [kept]
     parsed = build_parser().parse_args(["sessions", "--toy-dir", str(tmp_path)])
     assert parsed.toy_dir == str(tmp_path)
     # its window and its point, for a session of its format
-    assert TOY in PRESETS
+    assert TOY in catalogue.presets
     session = dataclasses.replace(load(path()), format=TOY)
-    config = Config().for_session(session)
+    config = Config(catalogue).for_session(session)
     assert (config.preset, config.window, str(config.window_source)) == (
         TOY,
         TOY_WINDOW,
@@ -138,7 +143,7 @@ def test_a_registered_agent_is_listed_measured_and_counted(
 
 def test_an_agent_writing_a_format_already_registered_is_refused() -> None:
     with pytest.raises(ValueError, match="registered already"):
-        by_format((*registry.AGENTS, registry.AGENTS[-1]))
+        Catalogue((*registry.AGENTS, registry.AGENTS[-1]))
 
 
 def toy_file(folder: Path) -> Path:

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core import apply as applying
-from compaction_inspector.core.agents import AGENTS, Agent
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import Busy, Changed, locked, rewrite
-from compaction_inspector.core.formats import load
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 from tests.hostile import run_cli
 
 CLAUDE = (
@@ -59,7 +60,7 @@ def test_claude_codes_override_is_written_into_env_with_a_backup_and_read_back(
     assert (claude / "settings.json.bak").read_text() == CLAUDE
     # the point read on the next call follows it (the status line's and analyze's)
     assert (
-        Config().for_session(load(path("claude_code_session.jsonl"))).auto_compact_tokens
+        Config(CATALOGUE).for_session(load(path("claude_code_session.jsonl"))).auto_compact_tokens
         == 168_000 * 70 // 100
     )
 
@@ -93,7 +94,7 @@ def test_an_option_out_of_range_or_not_taken_is_refused_before_anything(homes: t
 
 def test_a_file_changed_since_the_diff_is_not_written_over(homes: tuple[Path, Path]) -> None:
     claude, _ = homes
-    change = applying.planned(AGENTS["claude-code"], "autocompact_pct_override", 70)
+    change = applying.planned(CATALOGUE.by_format["claude-code"], "autocompact_pct_override", 70)
     theirs = CLAUDE.replace('"opus"', '"sonnet"')
     (claude / "settings.json").write_text(theirs)  # another writer, between the diff and the write
     with pytest.raises(Changed, match="changed since it was read: nothing written"):

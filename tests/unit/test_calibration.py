@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.calibration import (
     MAX_SESSIONS,
     Calibration,
@@ -45,7 +46,7 @@ def test_the_nearest_sessions_of_the_version_that_compacted_are_measured_once_ea
         return measured_as(path, (("auto", int(path.stem[1:]) * 1_000),))
 
     session = Session((), "claude-code", path=str(mine), metadata={"version": "2.1.49"})
-    found = across_sessions(session, measure, "cl100k_base")
+    found = across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "cl100k_base")
     assert measured == [f"s{k}" for k in range(MAX_SESSIONS)]  # the nearest in time first
     assert found is not None and found.of("manual") is None
     auto = found.of("auto")
@@ -53,13 +54,16 @@ def test_the_nearest_sessions_of_the_version_that_compacted_are_measured_once_ea
     assert (auto.correction, auto.span) == (2_000, (0, 4_000))
     assert auto.source == "calibrated on 5 automatic compactions of 2.1.49 in your sessions"
     # kept: read again only when a file changes, or under another key
-    assert across_sessions(session, measure, "cl100k_base") == found and len(measured) == MAX_SESSIONS
+    assert (
+        across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "cl100k_base") == found
+        and len(measured) == MAX_SESSIONS
+    )
     with (tmp_path / "s0.jsonl").open("a") as grown:
         grown.write(json.dumps({"type": "user", "message": {"role": "user", "content": "more"}}) + "\n")
     os.utime(tmp_path / "s0.jsonl", (1_000_000 - 10, 1_000_000 - 10))
-    across_sessions(session, measure, "cl100k_base")
+    across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "cl100k_base")
     assert measured[MAX_SESSIONS:] == ["s0"]
-    across_sessions(session, measure, "o200k_base")
+    across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "o200k_base")
     assert len(measured) == 2 * MAX_SESSIONS + 1
 
 
@@ -82,7 +86,7 @@ def test_the_same_session_gets_the_same_calibration_whatever_was_opened_before(
 
     def asked(path: Path, version: str) -> Siblings | None:
         session = Session((), "claude-code", path=str(path), metadata={"version": version})
-        return across_sessions(session, measure, "k")
+        return across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "k")
 
     fresh = asked(a, "2.0.76")
     assert fresh is not None and fresh.of("auto") == Calibration(((100,), (300,)), "2.0.76", "auto")
@@ -114,9 +118,17 @@ def test_a_correction_is_applied_only_where_it_would_have_helped_the_sessions_it
 def test_a_session_with_no_version_or_no_file_has_nothing_to_go_by(tmp_path: Path) -> None:
     write(tmp_path, "s0", "2.1.49")
     never = lambda path: Measured("claude-code", "2.1.49", True, (("auto", 1),))  # noqa: E731
-    assert across_sessions(Session((), "claude-code", metadata={"version": "2.1.49"}), never, "k") is None
+    assert (
+        across_sessions(
+            Session((), "claude-code", metadata={"version": "2.1.49"}),
+            CATALOGUE.by_format["claude-code"],
+            never,
+            "k",
+        )
+        is None
+    )
     unversioned = Session((), "claude-code", path=str(tmp_path / "mine.jsonl"))
-    assert across_sessions(unversioned, never, "k") is None
+    assert across_sessions(unversioned, CATALOGUE.by_format.get(unversioned.format), never, "k") is None
 
 
 def test_each_agent_is_read_for_its_own_version_and_mark_of_a_compaction(tmp_path: Path) -> None:
@@ -145,6 +157,6 @@ def test_each_agent_is_read_for_its_own_version_and_mark_of_a_compaction(tmp_pat
         return Measured("codex", "0.142.0", True, (("auto", 1),))
 
     session = Session((), "codex", path=str(mine), metadata={"version": "0.142.0"})
-    found = across_sessions(session, measure, "k")
+    found = across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "k")
     assert found is not None and found.of("auto") == Calibration(((1,),), "0.142.0", "auto")
     assert measured == ["far"]

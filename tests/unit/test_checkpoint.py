@@ -14,10 +14,9 @@ from compaction_inspector.core.checkpoint import (
     triggers,
 )
 from compaction_inspector.core.files import NotRegularFile, WriteRefused
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.sample_sessions import path
-from tests.helpers import call, result, u
+from tests.helpers import call, load, result, u
 
 
 def test_sample_checkpoint_is_filled_from_the_session() -> None:

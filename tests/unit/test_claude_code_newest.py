@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.tokens import make_counter
+from tests.helpers import load_text
 
 
 def line(uuid: str, kind: str, version: str, **fields: Any) -> str:
@@ -50,7 +51,7 @@ def transcript(version: str, again: bool = False) -> str:
 
 def inspected(version: str, again: bool = False) -> Inspection:
     session = load_text(transcript(version, again), "s.jsonl")
-    return Inspection.of(session, Config().for_session(session), make_counter("chars4"))
+    return Inspection.of(session, Config(CATALOGUE).for_session(session), make_counter("chars4"))
 
 
 def predicted(version: str, again: bool = False) -> dict[str, Any]:

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core.agents.claude_code import memory
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import text_message
 from compaction_inspector.core.tokens import make_counter
+from tests.helpers import load_text
 
 
 def write(path: Path, text: str) -> Path:
@@ -73,7 +74,7 @@ def test_a_session_measured_by_nothing_adds_them_to_the_presets_overhead_and_say
     write(kept, text)
     session = load_text(text, str(kept))
     counter = make_counter("chars4")
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     inspection = Inspection.of(session, config, counter)
     model = inspection.model
     carried = counter.count(text_message("user", "Always run the tests. " * 100), remember=False)
@@ -102,7 +103,7 @@ def test_a_session_recorded_on_another_machine_gains_none_of_this_ones_memory(
     copied = tmp_path / "downloads" / "s.jsonl"
     write(copied, json.dumps(lines[0]))
     session = load_text(copied.read_text(), str(copied))
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     model = Inspection.of(session, config, make_counter("chars4")).model
     assert model.overhead == config.overhead_tokens
     assert model.overhead_source == (

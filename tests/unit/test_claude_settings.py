@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import lookup
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
 
 def session_in(folder: Path) -> Session:
@@ -40,7 +40,7 @@ def test_an_override_in_the_users_settings_lowers_the_point_and_says_whose(
     user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
-    config = Config().for_session(session_in(tmp_path / "project"))
+    config = Config(CATALOGUE).for_session(session_in(tmp_path / "project"))
     assert config.auto_compact_tokens == 168_000 * 70 // 100
     assert config.point is not None and config.point.rule == (
         f"your CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of 70 ({user / 'settings.json'}): 70 % of 168,000"
@@ -53,12 +53,12 @@ def test_the_projects_local_layer_wins_and_a_damaged_file_is_left_out(user: Path
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text("{not json")
     write(project / ".claude" / "settings.local.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"})
-    assert Config().for_session(session_in(project)).auto_compact_tokens == 168_000 * 60 // 100
+    assert Config(CATALOGUE).for_session(session_in(project)).auto_compact_tokens == 168_000 * 60 // 100
 
 
 def test_disabled_auto_compaction_leaves_no_point(user: Path, tmp_path: Path) -> None:
     write(user / "settings.json", {"DISABLE_AUTO_COMPACT": "1"})
-    config = Config().for_session(session_in(tmp_path))
+    config = Config(CATALOGUE).for_session(session_in(tmp_path))
     assert config.auto_compact_tokens is None
     assert config.point is not None and config.point.rule.endswith(": it does not compact on its own")
 
@@ -67,7 +67,7 @@ def test_a_smaller_auto_compact_window_is_the_window_its_point_is_worked_in(
     user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"})
-    config = Config().for_session(session_in(tmp_path))
+    config = Config(CATALOGUE).for_session(session_in(tmp_path))
     assert config.window.context_window == 100_000 and config.auto_compact_tokens == 100_000 - 32_000 - 13_000
     assert "your CLAUDE_CODE_AUTO_COMPACT_WINDOW of 100,000" in str(config.window_source)
 
@@ -76,7 +76,7 @@ def test_the_inspectors_own_setting_comes_before_the_users_claude_settings(
     user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
-    config = Config()
+    config = Config(CATALOGUE)
     config = config.with_options(
         "claude-code", dataclasses.replace(config.options("claude-code"), auto_compact_tokens=90_000)
     )
@@ -84,14 +84,14 @@ def test_the_inspectors_own_setting_comes_before_the_users_claude_settings(
 
 
 def test_no_settings_leave_the_window_as_the_session_says(user: Path, tmp_path: Path) -> None:
-    config = Config().for_session(session_in(tmp_path))
+    config = Config(CATALOGUE).for_session(session_in(tmp_path))
     assert config.auto_compact_tokens == 155_000 and "settings" not in str(config.window_source)
 
 
 def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Path, tmp_path: Path) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
-    config = Config().for_session(session_in(tmp_path))
-    replay = lookup("claude-code")
+    config = Config(CATALOGUE).for_session(session_in(tmp_path))
+    replay = CATALOGUE.strategy("claude-code")
     assert replay.in_force is not None
     in_force = replay.in_force(config.options("claude-code"), Context(window=config.window))
     assert in_force["auto_compact_tokens"] == config.auto_compact_tokens == 117_600
@@ -101,9 +101,9 @@ def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Pa
 def test_a_1m_model_held_to_200000_by_the_users_setting(user: Path, tmp_path: Path) -> None:
     session = session_in(tmp_path)
     one_m = dataclasses.replace(session, metadata={**session.metadata, "model": "claude-sonnet-4-5[1m]"})
-    assert Config().for_session(one_m).window.context_window == 1_000_000
+    assert Config(CATALOGUE).for_session(one_m).window.context_window == 1_000_000
     write(user / "settings.json", {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"})
-    config = Config().for_session(one_m)
+    config = Config(CATALOGUE).for_session(one_m)
     assert config.window.context_window == 200_000 and config.auto_compact_tokens == 155_000
     assert "your CLAUDE_CODE_DISABLE_1M_CONTEXT of 1" in str(config.window_source)
 
@@ -117,12 +117,12 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
     compacted; `CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS` (at least 100,000) sets the size and
     `idleCompaction: false` turns it off."""
     session = session_in(tmp_path)
-    older = Config().for_session(versioned(session, "2.1.298"))
+    older = Config(CATALOGUE).for_session(versioned(session, "2.1.298"))
     assert older.options("claude-code").idle_compact_tokens is None
     newer = versioned(session, "2.1.299")
-    assert Config().for_session(newer).options("claude-code").idle_compact_tokens == 200_000
+    assert Config(CATALOGUE).for_session(newer).options("claude-code").idle_compact_tokens == 200_000
     write(user / "settings.json", {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "120000"})
-    config = Config().for_session(newer)
+    config = Config(CATALOGUE).for_session(newer)
     assert config.options("claude-code").idle_compact_tokens == 120_000
     assert config.agent_settings.idle == (
         120_000,
@@ -130,9 +130,9 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
         f"({user / 'settings.json'})",
     )
     write(user / "settings.json", {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "50000"})  # under its least: unread
-    assert Config().for_session(newer).options("claude-code").idle_compact_tokens == 200_000
+    assert Config(CATALOGUE).for_session(newer).options("claude-code").idle_compact_tokens == 200_000
     (user / "settings.json").write_text(json.dumps({"idleCompaction": False, "env": {}}))
-    off = Config().for_session(newer)
+    off = Config(CATALOGUE).for_session(newer)
     assert off.options("claude-code").idle_compact_tokens is None
     assert off.agent_settings.idle[1].startswith("your idleCompaction of false")
     # where the session compacted while idle, an earlier version had it on (its server flag)
@@ -140,7 +140,7 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
     from compaction_inspector.core.model import Compaction
 
     seen = dataclasses.replace(versioned(session, "2.1.290"), compactions=(Compaction(3, "idle", 210_000),))
-    assert Config().for_session(seen).options("claude-code").idle_compact_tokens == 200_000
+    assert Config(CATALOGUE).for_session(seen).options("claude-code").idle_compact_tokens == 200_000
 
 
 @pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on", " on "])
@@ -148,7 +148,7 @@ def test_disable_auto_compact_is_set_by_every_value_claude_code_takes_as_set(
     value: str, user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"DISABLE_AUTO_COMPACT": value})
-    assert Config().for_session(session_in(tmp_path)).auto_compact_tokens is None
+    assert Config(CATALOGUE).for_session(session_in(tmp_path)).auto_compact_tokens is None
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_an_override_that_cannot_be_used_is_named_with_its_file_and_why(
     value: str, why: str, user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": value})
-    config = Config().for_session(session_in(tmp_path))
+    config = Config(CATALOGUE).for_session(session_in(tmp_path))
     assert config.auto_compact_tokens == 155_000
     said = f"{user / 'settings.json'}: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of {value!r} not used: {why}"
     assert said in str(config.window_source)
@@ -175,7 +175,7 @@ def test_an_override_that_cannot_be_used_is_named_with_its_file_and_why(
 
 def test_javascripts_parse_float_reads_the_number_a_value_starts_with(user: Path, tmp_path: Path) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": " 70%"})
-    assert Config().for_session(session_in(tmp_path)).auto_compact_tokens == 168_000 * 70 // 100
+    assert Config(CATALOGUE).for_session(session_in(tmp_path)).auto_compact_tokens == 168_000 * 70 // 100
 
 
 @pytest.mark.parametrize("content", ["{not json", "\ufeff{}", "[1, 2]", None])
@@ -189,7 +189,7 @@ def test_a_settings_file_that_cannot_be_used_is_named(
     else:
         user.mkdir(parents=True, exist_ok=True)
         file.write_text(content)
-    source = str(Config().for_session(session_in(tmp_path)).window_source)
+    source = str(Config(CATALOGUE).for_session(session_in(tmp_path)).window_source)
     assert f"{file} not" in source
 
 

@@ -5,25 +5,29 @@ from __future__ import annotations
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.clearing import CLEARED_TEXT
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import REGISTRY, OptionError, run
+from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.clear import ClearOptions as C
 from tests.helpers import snapshot, u
 from tests.unit.test_microcompact import CTX, calls
 
-CLEARING = [n for n, s in REGISTRY.items() if s.family == "clear"]
+CLEARING = [n for n, s in CATALOGUE.strategies.items() if s.family == "clear"]
 
 
 def explained(name: str, options: C, msgs: list | None = None) -> list[tuple[str, str]]:  # type: ignore[type-arg]
-    return [(s.title, s.explanation) for s in run(name, msgs or calls(7), options, CTX).steps]
+    return [
+        (s.title, s.explanation)
+        for s in run(CATALOGUE.strategies[name], msgs or calls(7), options, CTX).steps
+    ]
 
 
 def test_a_trigger_and_the_newest_tool_uses_kept() -> None:
     msgs = calls(7)
     before = snapshot(msgs)
     opts = C(trigger_tokens=500, keep_tool_uses=3, placeholder="[cleared]", persist=False)
-    r = run("anthropic-context-editing", msgs, opts, CTX)
+    r = run(CATALOGUE.strategies["anthropic-context-editing"], msgs, opts, CTX)
     assert snapshot(msgs) == before
     assert [(s.title, s.explanation) for s in r.steps] == [
         (
@@ -64,7 +68,7 @@ def test_the_newest_messages_and_the_persons_last_turns_are_kept() -> None:
         "6 messages; cleared 4 results, 492 tokens"
     )
     two_turns = [*calls(3), u("again"), *calls(2)[1:]]
-    r = run("opencode-prune", two_turns, C(keep_turns=1), CTX)
+    r = run(CATALOGUE.strategies["opencode-prune"], two_turns, C(keep_turns=1), CTX)
     assert r.stats.results_cleared == 3  # type: ignore[attr-defined]
     assert "kept results in the person's last turn; cleared 3 results" in r.steps[0].explanation
 
@@ -78,9 +82,14 @@ def test_excluded_tools_are_never_cleared() -> None:
 def test_an_edit_made_anew_for_each_request_leaves_the_history_as_it_was() -> None:
     msgs = calls(7)
     opts = C(trigger_tokens=500, keep_tool_uses=3)
-    kept = simulate(msgs, Policy("anthropic-context-editing", opts), CTX)
+    kept = simulate(msgs, Policy(CATALOGUE.strategies["anthropic-context-editing"], opts), CTX)
     anew = simulate(
-        msgs, Policy("anthropic-context-editing", C(trigger_tokens=500, keep_tool_uses=3, persist=False)), CTX
+        msgs,
+        Policy(
+            CATALOGUE.strategies["anthropic-context-editing"],
+            C(trigger_tokens=500, keep_tool_uses=3, persist=False),
+        ),
+        CTX,
     )
     # kept: the history holds what was cleared before; anew: each request starts from all 883
     assert (kept.points[-1].tokens_before, anew.points[-1].tokens_before) == (532, 883)
@@ -94,15 +103,17 @@ def test_a_placeholder_must_say_something() -> None:
 
 @pytest.mark.parametrize("name", CLEARING)
 def test_every_preset_names_its_source_and_replays(name: str) -> None:
-    strategy = REGISTRY[name]
+    strategy = CATALOGUE.strategies[name]
     assert strategy.source and strategy.default_options() != C()
     msgs = calls(7)
-    fast = simulate(msgs, Policy(name), CTX)
-    assert fast.to_dict() == simulate(msgs, Policy(name), CTX, incremental=False).to_dict()
+    fast = simulate(msgs, Policy(CATALOGUE.strategies[name]), CTX)
+    assert (
+        fast.to_dict() == simulate(msgs, Policy(CATALOGUE.strategies[name]), CTX, incremental=False).to_dict()
+    )
 
 
 def test_the_presets_are_the_documented_defaults() -> None:
-    d = {n: REGISTRY[n].default_options() for n in CLEARING}
+    d = {n: CATALOGUE.strategies[n].default_options() for n in CLEARING}
     editing = d["anthropic-context-editing"]
     assert (editing.trigger_tokens, editing.keep_tool_uses, editing.persist) == (100_000, 3, False)
     assert (d["langchain-clear-tool-uses"].placeholder, d["langchain-clear-tool-uses"].keep_tool_uses) == (

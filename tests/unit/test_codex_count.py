@@ -17,15 +17,16 @@ from typing import Any
 from compaction_inspector.core.agents.codex import new_history as codex_history
 from compaction_inspector.core.agents.codex import rules
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import Context
-from compaction_inspector.core.formats import load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Check, Reasoning
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.tokens import make_counter
+from tests.helpers import load_text
 from tests.hostile import run_cli
 
 
@@ -122,7 +123,7 @@ def test_a_live_rollout_that_ends_on_tool_outputs_is_counted_as_codex_counts_bef
     before the follow-up it sends next: `analyze` (and `watch`, which asks the same
     inspection) reads the count `compactions` shows before that compaction."""
     whole = load_text("\n".join(ROLLOUT), "rollout.jsonl")
-    config = Config(preset="codex", window=Window(9_500, 0))
+    config = Config(CATALOGUE, preset="codex", window=Window(9_500, 0))
     (compaction,) = Inspection.of(whole, config).own_compactions()
     assert compaction.count is not None
     cut = Inspection.of(load_text("\n".join(ROLLOUT[:-1]), "rollout.jsonl"), config)
@@ -184,7 +185,9 @@ def test_encrypted_reasoning_is_read_from_its_length_and_fits_the_rate() -> None
 
 def test_where_the_preset_fires_is_read_from_codexs_own_count() -> None:
     session = load_text("\n".join(ROLLOUT), "rollout.jsonl")
-    inspection = Inspection.of(session, Config(preset="codex").for_session(session), make_counter("chars4"))
+    inspection = Inspection.of(
+        session, Config(CATALOGUE, preset="codex").for_session(session), make_counter("chars4")
+    )
     (c,) = inspection.own_compactions()
     assert c.policy_round_offset == 0
     assert c.count is not None and c.count.total == 9_045
@@ -204,7 +207,7 @@ def test_compactions_and_the_replay_decide_with_one_count() -> None:
     session = load_text("\n".join(rollout), "rollout.jsonl")
     tried = (CodexOptions(), CodexOptions(reasoning_per_100=1), CodexOptions(auto_compact_token_limit=9_500))
     for options in tried:
-        config = Config(preset="codex").for_session(session).with_options("codex", options)
+        config = Config(CATALOGUE, preset="codex").for_session(session).with_options("codex", options)
         inspection = Inspection.of(session, config, make_counter("chars4"))
         (own,) = inspection.own_compactions()
         assert own.count is not None
@@ -231,9 +234,11 @@ def test_the_codex_strategy_compares_the_same_count_with_its_limit() -> None:
     held = context.tokens(messages)
     at = CodexOptions(auto_compact_token_limit=held + 100)
     # 180 of estimated reasoning before the last user message takes it over the limit
-    result = run("codex", messages, at, context)
+    result = run(CATALOGUE.strategies["codex"], messages, at, context)
     assert result.stats.triggered and result.stats.tokens_before == held + 180  # type: ignore[attr-defined]
-    result = run("codex", messages, dataclasses.replace(at, reasoning_per_100=1), context)
+    result = run(
+        CATALOGUE.strategies["codex"], messages, dataclasses.replace(at, reasoning_per_100=1), context
+    )
     assert not result.stats.triggered and result.stats.tokens_before == held + 2  # type: ignore[attr-defined]
 
 
@@ -308,7 +313,7 @@ def test_the_prompts_a_codex_history_keeps_were_made_by_the_compaction_not_sent_
     kept = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "next"}]}
     rollout = [*ROLLOUT[:-1], line("compacted", {"message": "", "replacement_history": [kept, SUMMARY]})]
     session = load_text("\n".join(rollout), "rollout.jsonl")
-    (step,) = Inspection.of(session, Config(), make_counter("chars4")).own_steps().steps
+    (step,) = Inspection.of(session, Config(CATALOGUE), make_counter("chars4")).own_steps().steps
     assert "messages were replaced by 2;" in step.explanation
     assert "sent since" not in step.explanation
 
@@ -347,7 +352,7 @@ def test_a_switch_to_a_model_with_a_smaller_window_is_a_check_of_its_own() -> No
     session = load_text("\n".join(rollout), "rollout.jsonl")
     switch = session.checks[-1]
     assert (switch.when, switch.window, switch.reported) == ("model switch", 4_750, 8_600)
-    inspection = Inspection.of(session, Config(), make_counter("chars4"))
+    inspection = Inspection.of(session, Config(CATALOGUE), make_counter("chars4"))
     counts = inspection.agent_counts.checks
     assert counts[-1].point.tokens == 4_500 and counts[-1].fires and counts[-1].strictly
     assert "> 4,500" in counts[-1].line()
@@ -381,11 +386,10 @@ def test_the_replays_pre_check_bounds_the_reasoning_term_of_any_history_made_of_
         assert all(r + e <= b for r, e, b in zip(read, estimated, bound, strict=True))
 
 
-def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_limit(monkeypatch: Any) -> None:
+def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_limit() -> None:
     """After its first compaction a replay holds the history as messages; requests whose
     count (with the most its reasoning can add) stays under the limit are not run at all."""
     from compaction_inspector.core import simulate as replaying
-    from compaction_inspector.core.agents import registry
     from compaction_inspector.core.agents.codex import strategy as codex
     from compaction_inspector.core.model import Block, Message
 
@@ -396,9 +400,6 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
         calls.append(1)
         return real(*args)
 
-    (agent,) = [a for a in registry.AGENTS if a.format == codex.NAME]
-    monkeypatch.setattr(type(agent), "strategies", (dataclasses.replace(codex.STRATEGY, run=counted),))
-    monkeypatch.setattr(registry, "AGENTS", (*registry.AGENTS,))  # registered anew, as at start
     messages = [
         m
         for n in range(60)
@@ -407,7 +408,10 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
             Message("assistant", (Block("text", text="done " * 20),), id=f"a{n}"),
         )
     ]
-    policy = replaying.Policy("codex", CodexOptions(auto_compact_token_limit=1_500, user_message_tokens=200))
+    policy = replaying.Policy(
+        dataclasses.replace(codex.STRATEGY, run=counted),
+        CodexOptions(auto_compact_token_limit=1_500, user_message_tokens=200),
+    )
     result = replaying.simulate(messages, policy, Context(window=Window(100_000, 1), session_id="s"))
     assert result.totals.compactions >= 2
     assert len(calls) < 3 * result.totals.compactions  # not once for every request after the first

@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core.agents.codex import rules
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load, load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load, load_text
 
 
 def line(kind: str, payload: dict[str, Any]) -> str:
@@ -86,7 +87,7 @@ def rollout(cli_version: str) -> str:
 
 def compaction(cli_version: str) -> Any:
     session = load_text(rollout(cli_version), "rollout.jsonl")
-    inspection = Inspection.of(session, Config().for_session(session), make_counter("chars4"))
+    inspection = Inspection.of(session, Config(CATALOGUE).for_session(session), make_counter("chars4"))
     (found,) = inspection.own_compactions()
     return found
 
@@ -174,7 +175,7 @@ def test_a_body_after_prefix_limit_counts_from_the_windows_first_request(
         'model_auto_compact_token_limit_scope = "body_after_prefix"\n'
     )
     session = load_text(scoped_rollout(), "rollout.jsonl")
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.options("codex").limit_scope == "body_after_prefix"
     # the window after the compaction has answered nothing yet: only the whole window caps it
     assert config.auto_compact_tokens == 258_400
@@ -192,7 +193,7 @@ def test_a_body_after_prefix_limit_counts_from_the_windows_first_request(
     assert found.policy_round_offset == 0  # the replay fires where Codex did
     # counted whole, the same limit fires at the check before
     config_toml.write_text("model_auto_compact_token_limit = 100000\n")
-    whole = Config().for_session(session)
+    whole = Config(CATALOGUE).for_session(session)
     (early,) = Inspection.of(session, whole, make_counter("chars4")).own_compactions()
     assert early.policy_round_offset == 1  # a round before Codex did
 
@@ -247,7 +248,7 @@ def test_settings_codex_would_not_take_are_named_with_their_file(
     else:
         file.write_text(content)
     session = load(path("codex_rollout.jsonl"))
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.window.context_window == 272_000
     assert f"your settings {file}" in str(config.window_source) and said in str(config.window_source)
 
@@ -271,9 +272,9 @@ def test_todays_model_context_window_is_for_the_next_session_not_the_one_recorde
     moves neither its window nor its point, and the window's line names both."""
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     session = load(path("codex_rollout.jsonl"))
-    before = Config().for_session(session)
+    before = Config(CATALOGUE).for_session(session)
     (tmp_path / "config.toml").write_text("model_context_window = 400000\n")
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.window.context_window == 272_000
     assert config.auto_compact_tokens == before.auto_compact_tokens
     assert (
@@ -281,5 +282,5 @@ def test_todays_model_context_window_is_for_the_next_session_not_the_one_recorde
         "it applies to the next session" in str(config.window_source)
     )
     (tmp_path / "config.toml").write_text("model_context_window = 286316\n")  # what it ran with: 272,000
-    agrees = Config().for_session(session)
+    agrees = Config(CATALOGUE).for_session(session)
     assert agrees.auto_compact_tokens == 257_684 and "not what it ran with" not in str(agrees.window_source)

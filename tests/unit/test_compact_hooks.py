@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compaction_inspector.core.formats import load
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 from tests.test_cli import run
 
 HOOK = "entire hooks claude-code session-start"

@@ -7,7 +7,8 @@ import dataclasses
 import json
 from decimal import Decimal
 
-from compaction_inspector.core.compare import compare, replayed
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.compare import compare
 from compaction_inspector.core.simulate import Event, RoundPoint
 from compaction_inspector.core.uncompacted import uncompacted
 from compaction_inspector.sample_sessions import path
@@ -23,7 +24,7 @@ def test_no_compaction_comes_first_and_costs_what_the_session_did() -> None:
     from compaction_inspector.core.strategies.clear import ClearOptions
 
     keep_one = ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1)
-    inspection = session_of_reads(Config().with_options("microcompact", keep_one))
+    inspection = session_of_reads(Config(CATALOGUE).with_options("microcompact", keep_one))
     done = compare(inspection, ["microcompact", "anthropic-compaction"])
     assert [r.strategy for r in done.rows] == [None, "microcompact", "anthropic-compaction"]
     baseline = done.rows[0]
@@ -50,7 +51,10 @@ def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
     assert out.returncode == 0
     data = json.loads(out.stdout)
     rows = data["rows"]
-    assert {r["strategy"] for r in rows} == {"none", *replayed()} and "ptl-retry" not in replayed()
+    assert {r["strategy"] for r in rows} == {
+        "none",
+        *CATALOGUE.replayed,
+    } and "ptl-retry" not in CATALOGUE.replayed
     assert [r["compactions"] for r in rows] == sorted((r["compactions"] for r in rows), reverse=True)
     assert data["real_cost"]["source"].startswith("genai-prices")
     text = run("compare", str(path()), "--strategies", "cline,microcompact")
@@ -68,7 +72,7 @@ def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked
     from compaction_inspector.sample_sessions import path
 
     def fresh() -> Inspection:
-        return Inspection.open(path(), Config(window=Window(3_000, 500), preset=None))
+        return Inspection.open(path(), Config(CATALOGUE, window=Window(3_000, 500), preset=None))
 
     names = ["aider", "trim", "microcompact", "langchain-summarization"]
     here = compare(fresh(), names)

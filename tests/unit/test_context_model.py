@@ -6,9 +6,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.context import context_of
 from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
 from compaction_inspector.core.pressure import Meter, Window, live_start
 from compaction_inspector.core.simulate import Policy, simulate
@@ -17,6 +17,7 @@ from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
 COUNTER = make_counter("chars4")
 
@@ -223,15 +224,15 @@ def test_strategies_trigger_on_the_context_sent_not_on_the_messages() -> None:
     live = s.messages[live_start(s.messages) :]
     window = Window(17_000, 1_000)
     trim = TrimOptions(keep_recent_turns=1, trigger_turns=None, trigger_tokens=15_000)
-    measured = run("trim", live, trim, context_of(s, COUNTER, window))
+    measured = run(CATALOGUE.strategies["trim"], live, trim, context_of(s, COUNTER, window))
     assert [(st.title, st.tokens_before, st.tokens_after) for st in measured.steps] == [
         ("Trim 2 messages", 15755, 15525)
     ]
     assert measured.stats.reason == "token_pressure"  # type: ignore[attr-defined]
-    messages_only = run("trim", live, trim, context_of(s, COUNTER, window, "messages"))
+    messages_only = run(CATALOGUE.strategies["trim"], live, trim, context_of(s, COUNTER, window, "messages"))
     assert [(st.title, st.tokens_before) for st in messages_only.steps] == [("Not triggered", 354)]
     # the system prompt and tools fill the window: nothing to summarize, the attachments go last
-    h = run("hysteresis", live, HysteresisOptions(), context_of(s, COUNTER, window))
+    h = run(CATALOGUE.strategies["hysteresis"], live, HysteresisOptions(), context_of(s, COUNTER, window))
     assert [(st.title, st.tokens_after) for st in h.steps] == [
         ("No candidates", 15755),
         ("Drop 2 injected meta messages", 15525),

@@ -12,8 +12,9 @@ from typing import Any
 from genai_prices import Usage as Priced
 from genai_prices import calc_price
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.cost import session_cost
-from compaction_inspector.core.formats import load_text
+from tests.helpers import load_text
 
 
 def reply(message_id: str, model: str, output: int, **usage: Any) -> str:
@@ -131,7 +132,7 @@ def session_of_reads(config: Any = None) -> Any:
     for n in range(6):
         lines += tool_round(n, prompt_tokens, read, "x" * 8_000)
         read, prompt_tokens = prompt_tokens, prompt_tokens + 2_000
-    return Inspection.of(load_text("\n".join(lines), "s.jsonl"), config or Config())
+    return Inspection.of(load_text("\n".join(lines), "s.jsonl"), config or Config(CATALOGUE))
 
 
 def test_a_replay_without_compaction_costs_what_the_session_did() -> None:
@@ -159,7 +160,9 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
 
     inspection = session_of_reads()
     base = replay_cost(inspection.session, inspection.replay(Policy()))
-    policy = Policy("microcompact", ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1))
+    policy = Policy(
+        CATALOGUE.strategies["microcompact"], ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1)
+    )
     replay = inspection.replay(policy)
     cleared = replay_cost(inspection.session, replay)
     assert [p.shared for p in replay.points] == [None, None, 20_082, 20_146, 20_210, 20_273, 20_337]
@@ -215,8 +218,8 @@ def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) 
     """Newer Claude Code writes a sub-agent to `<session>/subagents/agent-<id>.jsonl` and
     its Task result names the id: that file's responses are the session's too; one it
     names that is not there is said, not priced as $0."""
-    from compaction_inspector.core.formats import load
     from compaction_inspector.core.sessions import whole_cost
+    from tests.helpers import load
 
     call = {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}
     asks = {
@@ -249,7 +252,7 @@ def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) 
             [side(prompt("look")), side(reply("msg_s", "claude-sonnet-4-5", 40, cache_read_input_tokens=500))]
         )
     )
-    cost = whole_cost(load(session))
+    cost = whole_cost(CATALOGUE, load(session))
     assert cost.subagents is not None and cost.subagents.responses == 1
     assert cost.subagents.total == table(
         "claude-sonnet-4-5", input_tokens=503, cache_read_tokens=500, output_tokens=40
@@ -273,11 +276,13 @@ def test_a_model_without_a_price_is_not_priced_and_its_cache_rewritten_is_still_
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
 
-    unpriced = Inspection.of(dataclasses.replace(inspection.session, messages=messages), Config())
+    unpriced = Inspection.of(dataclasses.replace(inspection.session, messages=messages), Config(CATALOGUE))
     real = session_cost(unpriced.session)
     assert not real.priced and real.usd() == "not priced" and real.to_dict()["total_usd"] is None
     assert real.line() == f"not priced: made-up-model-9 (6 responses) · prices: {real.source}"
-    policy = Policy("microcompact", ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1))
+    policy = Policy(
+        CATALOGUE.strategies["microcompact"], ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1)
+    )
     cleared = replay_cost(unpriced.session, unpriced.replay(policy))
     assert cleared.rewritten == 1_918 + 1_918 + 1_917 + 1_918 and cleared.usd() == "not priced"
 
@@ -295,7 +300,7 @@ def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_th
     for n in range(4):  # each reads 1,000 tokens more than the request before it sent
         lines += tool_round(n, prompt_tokens, prompt_tokens - 1_000 if n else 0, "x" * 8_000)
         prompt_tokens += 2_000
-    inspection = Inspection.of(load_text("\n".join(lines), "s.jsonl"), Config())
+    inspection = Inspection.of(load_text("\n".join(lines), "s.jsonl"), Config(CATALOGUE))
     replayed = replay_cost(inspection.session, inspection.replay(Policy()))
     real = session_cost(inspection.session)
     assert replayed.total == real.total and replayed.rewritten == 0
@@ -313,7 +318,7 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     from compaction_inspector.core.simulate import Policy
     from compaction_inspector.sample_sessions import path
 
-    inspection = Inspection.open(path(), Config())
+    inspection = Inspection.open(path(), Config(CATALOGUE))
     session = inspection.session
     (compaction,) = session.compactions
     (call,) = own_calls(session).values()
@@ -478,10 +483,10 @@ def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
     the cache, more than the fixed part, and was priced as writing them again)."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.cost import replay_cost
-    from compaction_inspector.core.formats import load_text
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.simulate import Policy
     from compaction_inspector.sample_sessions import path
+    from tests.helpers import load_text
 
     lines = [
         prompt("start"),
@@ -494,9 +499,9 @@ def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
         reply("m3", SONNET, 50, cache_read_input_tokens=20_000, cache_creation_input_tokens=600),
     ]
     sessions = [load_text("\n".join(lines), "s.jsonl")]
-    sessions.append(Inspection.open(path("claude_code_session.jsonl"), Config()).session)
+    sessions.append(Inspection.open(path("claude_code_session.jsonl"), Config(CATALOGUE)).session)
     for session in sessions:
-        inspection = Inspection.of(session, Config())
+        inspection = Inspection.of(session, Config(CATALOGUE))
         real = session_cost(session)
         replayed = replay_cost(session, inspection.replay(Policy()))
         assert session.compactions
@@ -508,17 +513,17 @@ def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
 def test_a_replay_that_compacts_before_the_transcripts_compaction_replaces_it_and_its_call() -> None:
     """The agent's own rule fired earlier in the replay: the transcript's compaction is
     replaced, so its estimated summarize request is not paid on top of the replay's."""
+    from compaction_inspector.core.agents.registry import CATALOGUE
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.cost import CALLS, OWN_CALLS, replay_cost
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.simulate import Policy
-    from compaction_inspector.core.strategies import REGISTRY
     from compaction_inspector.sample_sessions import path
 
-    inspection = Inspection.open(path("claude_code_session.jsonl"), Config())
+    inspection = Inspection.open(path("claude_code_session.jsonl"), Config(CATALOGUE))
     (boundary,) = (c.index for c in inspection.session.compactions)
-    options = REGISTRY["claude-code"].options(auto_compact_tokens=3_000)
-    replay = inspection.replay(Policy("claude-code", options))
+    options = CATALOGUE.strategies["claude-code"].options(auto_compact_tokens=3_000)
+    replay = inspection.replay(Policy(CATALOGUE.strategies["claude-code"], options))
     ours = [p for p in replay.points if p.event is not None and p.event.source == "policy"]
     assert ours and ours[0].message_end <= boundary  # it fired before the agent did
     cost = replay_cost(inspection.session, replay)
@@ -533,7 +538,7 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     from datetime import UTC, datetime
 
     from compaction_inspector.core.cost import billed_by
-    from compaction_inspector.core.formats import load
+    from tests.helpers import load
 
     assert billed_by("gpt-5.6-sol", "anthropic") == "openai"
     deepseek = "https://api.deepseek.com/anthropic/messages"
@@ -568,7 +573,7 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
 def test_the_tokens_reported_are_kept_by_model_and_kind_as_ccusage_counts_them(tmp_path: Any) -> None:
     """Each response once, by model, as input, cache read, cache write 5m and 1h, and
     output; sub-agents apart and in the whole; the session list's row carries the whole."""
-    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.contract.agent import Found
     from compaction_inspector.core.sessions import scan, whole_cost
     from compaction_inspector.sample_sessions import path
 
@@ -590,8 +595,8 @@ def test_the_tokens_reported_are_kept_by_model_and_kind_as_ccusage_counts_them(t
     assert cost.tokens_line() == (
         "input 9 · cache read 6,000 · cache write 5m 500 · cache write 1h 32,991 · output 60"
     )
-    row = scan(Found(path("claude_code_session.jsonl"), "claude-code", "p"))
-    whole = whole_cost(load_text(path("claude_code_session.jsonl").read_text(), "s.jsonl"))
+    row = scan(CATALOGUE, Found(path("claude_code_session.jsonl"), "claude-code", "p"))
+    whole = whole_cost(CATALOGUE, load_text(path("claude_code_session.jsonl").read_text(), "s.jsonl"))
     assert row.tokens is not None and sum(t["output"] for t in row.tokens.values()) == sum(
         t["output"] for t in whole.whole_tokens.values()
     )
@@ -686,7 +691,7 @@ def test_a_price_that_changes_by_the_hour_is_the_one_each_request_paid_whenever_
         monkeypatch.setattr(table, "datetime", Clock)
         forget_prices()
         cost = session_cost(load_text(transcript.read_text(), "s.jsonl"))
-        shown = statusline.figures(statusline.read(transcript, None), Config(), {})
+        shown = statusline.figures(statusline.read(transcript, None), Config(CATALOGUE), {})
         assert cost.responses == 2 and cost.total == paid and shown.cost == paid
     forget_prices()
 

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.evidence import Bounds, bounds
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
+from tests.helpers import load
 from tests.unit.test_statusline import line, prompt, reply
 
 
@@ -61,7 +62,7 @@ def test_the_bounds_are_the_largest_prompt_sent_on_and_the_smallest_automatic_co
 
 def test_a_rule_inside_the_bounds_stands(tmp_path: Path) -> None:
     file = transcript(tmp_path, [100_000, 150_000, 166_000], compacted=168_000)
-    config = Config().for_session(load(file))
+    config = Config(CATALOGUE).for_session(load(file))
     assert config.in_force is None and config.auto_compact_tokens == 167_000
 
 
@@ -69,7 +70,7 @@ def test_a_compaction_under_the_rules_point_puts_the_point_at_its_count(tmp_path
     """As a model with a window of its own run through Claude Code: it compacted on its
     own at 139,899 where the rule says 167,000; "why here" fires, and so does the replay."""
     file = transcript(tmp_path, [100_000, 130_000], compacted=139_899)
-    inspection = Inspection.open(file, Config())
+    inspection = Inspection.open(file, Config(CATALOGUE))
     config = inspection.config
     assert config.auto_compact_tokens == 139_899
     assert config.point is not None and config.point.rule == (
@@ -93,7 +94,7 @@ def test_todays_override_the_session_ran_past_is_set_now_not_what_was_in_force(
     (home / "settings.json").write_text(json.dumps({"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}}))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
     file = transcript(tmp_path, [100_000, 150_000, 160_000], compacted=169_500, cwd=tmp_path / "p")
-    config = Config().for_session(load(file))
+    config = Config(CATALOGUE).for_session(load(file))
     assert config.auto_compact_tokens == 167_000
     assert config.point is not None and config.point.rule == (
         "13,000 under the effective window of 180,000 (200,000 less 20,000 reserved for output), as "
@@ -106,7 +107,7 @@ def test_todays_override_the_session_ran_past_is_set_now_not_what_was_in_force(
 
 def test_a_tuned_point_is_a_what_if_the_record_does_not_move(tmp_path: Path) -> None:
     file = transcript(tmp_path, [100_000, 130_000], compacted=139_899)
-    config = Config().for_session(load(file))
+    config = Config(CATALOGUE).for_session(load(file))
     options = config.options("claude-code")
     tuned = config.with_options("claude-code", type(options)(auto_compact_tokens=120_000))
     assert tuned.in_force is None and tuned.auto_compact_tokens == 120_000

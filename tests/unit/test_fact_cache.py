@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core import chunks, fact_cache, memo, retention, token_cache
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
-CONFIG = Config(window=Window(3_000, 500), preset=None)
+CONFIG = Config(CATALOGUE, window=Window(3_000, 500), preset=None)
 
 
 @pytest.fixture(autouse=True)

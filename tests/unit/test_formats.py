@@ -4,10 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.formats import LoadError, appended, load, load_bytes, load_text
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.tokens import reported_usage
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load, load_bytes, load_text
 
 
 def ranges(spans: Sequence[Span]) -> list[tuple[int, int]]:
@@ -379,7 +381,7 @@ def test_lines_appended_to_a_claude_code_file_read_as_the_whole_file_would() -> 
     lines = path("claude_code_compacted.jsonl").read_text().splitlines(keepends=True)
     whole = load_text("".join(lines), "s.jsonl")
     head = load_text("".join(lines[:10]), "s.jsonl")
-    grown = appended(head, "".join(lines[10:]), 11)
+    grown = CATALOGUE.formats.appended(head, "".join(lines[10:]), 11)
     assert grown is not None
     assert [(m.role, m.text, m.line) for m in grown.messages] == [
         (m.role, m.text, m.line) for m in whole.messages
@@ -387,7 +389,7 @@ def test_lines_appended_to_a_claude_code_file_read_as_the_whole_file_would() -> 
     assert [c.index for c in grown.compactions] == [c.index for c in whole.compactions] != []
     assert "slice" not in grown.metadata and "slice" not in whole.metadata
     assert grown.content_hash is None  # no longer a file's bytes read whole
-    assert appended(load(path("codex_rollout.jsonl")), "", 1) is None  # read whole again
+    assert CATALOGUE.formats.appended(load(path("codex_rollout.jsonl")), "", 1) is None  # read whole again
 
 
 def test_codex_compactions_without_a_recorded_history_stay_linear_in_the_file() -> None:
@@ -412,7 +414,7 @@ def test_codex_compactions_without_a_recorded_history_stay_linear_in_the_file() 
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
 
-    found = Inspection.of(session, Config()).own_compactions()
+    found = Inspection.of(session, Config(CATALOGUE)).own_compactions()
     # what came back after each: up to the next compaction, not the rest of the file
     assert [c.after for c in found[:2]] == [(2, 4), (5, 7)] and found[-1].after == (599, 601)
 
@@ -446,9 +448,9 @@ def test_a_slice_takes_its_overhead_only_from_a_session_of_its_project_model_and
     session("other-project", "/p/b", "claude-sonnet-4-5", "2.1.63", 30_000, None)
     session("other-model", "/p/a", "claude-opus-4-6", "2.1.63", 31_000, None)
     session("other-version", "/p/a", "claude-sonnet-4-5", "2.0.76", 32_000, None)
-    assert sibling_overhead(sliced, counter, 1.0) is None
+    assert sibling_overhead(sliced, counter, 1.0, load_text) is None
     session("same", "/p/a", "claude-sonnet-4-5", "2.1.63", 20_000, None)
-    found = sibling_overhead(sliced, counter, 1.0)
+    found = sibling_overhead(sliced, counter, 1.0, load_text)
     assert found is not None and found[0] == 20_000 - 1 and "same.jsonl" in found[1]
 
 
@@ -557,7 +559,7 @@ def test_a_session_whose_compaction_kept_messages_is_written_with_each_line_its_
 
     session = load_text("\n".join(newest_lines()), "s.jsonl")
     recorded = {c.index: c for c in session.compactions}
-    text, fmt = serialize(session.messages, session.format, session.metadata, recorded)
+    text, fmt = serialize(CATALOGUE.formats, session.messages, session.format, session.metadata, recorded)
     records = [json.loads(line) for line in text.splitlines()]
     uuids = [r["uuid"] for r in records]
     assert fmt == "claude-code" and len(uuids) == len(set(uuids)) == len(session.messages)

@@ -9,15 +9,15 @@ import dataclasses
 import json
 
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions, ClaudeCodeStats
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load_text
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.simulate import Policy, simulate
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.tokens import make_counter
-from tests.helpers import a, u
+from tests.helpers import a, load_text, u
 
 
 def at(message: Message, minute: int) -> Message:
@@ -34,7 +34,7 @@ def session(gap: int) -> list[Message]:
 
 
 def stats(gap: int, options: ClaudeCodeOptions) -> ClaudeCodeStats:
-    found = run("claude-code", session(gap), options, CONTEXT).stats
+    found = run(CATALOGUE.strategies["claude-code"], session(gap), options, CONTEXT).stats
     assert isinstance(found, ClaudeCodeStats)
     return found
 
@@ -44,7 +44,7 @@ CONTEXT = Context(window=Window(60_000, 1))
 
 
 def test_a_context_over_the_idle_size_that_sat_54_minutes_is_compacted_as_idle() -> None:
-    result = run("claude-code", session(55), OPTIONS, CONTEXT)
+    result = run(CATALOGUE.strategies["claude-code"], session(55), OPTIONS, CONTEXT)
     assert stats(55, OPTIONS).triggered
     step = result.steps[-1]
     assert step.title == "Idle compaction"
@@ -61,7 +61,7 @@ def test_a_shorter_wait_or_idle_compaction_off_leaves_it_to_the_point() -> None:
 
 
 def test_the_replay_compacts_before_the_request_after_the_wait() -> None:
-    replay = simulate(session(60), Policy("claude-code", OPTIONS), CONTEXT).to_dict()
+    replay = simulate(session(60), Policy(CATALOGUE.strategies["claude-code"], OPTIONS), CONTEXT).to_dict()
     assert [p["message_end"] for p in replay["points"] if p["tokens_after"] < p["tokens_before"]] == [3]
     assert replay["totals"]["compactions"] == 1
 
@@ -101,7 +101,9 @@ def idle_transcript() -> str:
 def test_an_idle_compaction_in_the_transcript_is_named_idle_and_explained_by_its_rule() -> None:
     """Claude Code counted it against the 200,000 idle compaction waits for."""
     session = load_text(idle_transcript(), "s.jsonl")
-    (found,) = Inspection.of(session, Config().for_session(session), make_counter("chars4")).own_compactions()
+    (found,) = Inspection.of(
+        session, Config(CATALOGUE).for_session(session), make_counter("chars4")
+    ).own_compactions()
     assert found.compaction.trigger == "idle"
     assert found.count is not None and found.count.fires
     assert found.count.line() == (

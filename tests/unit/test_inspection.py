@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import context_of
 from compaction_inspector.core.context_model import fit
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.pressure import Window, live_start
 from compaction_inspector.core.simulate import Policy
@@ -17,8 +17,9 @@ from compaction_inspector.core.strategies import hysteresis, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
-CONFIG = Config(window=Window(5000, 500), preset=None)
+CONFIG = Config(CATALOGUE, window=Window(5000, 500), preset=None)
 
 
 def test_an_inspection_is_the_pipeline_run_once() -> None:
@@ -31,7 +32,7 @@ def test_an_inspection_is_the_pipeline_run_once() -> None:
     assert inspection.model.scale == fit(session, counter, CONFIG.overhead_tokens).scale
     assert inspection.context == context_of(session, counter, CONFIG.window)
     ours = inspection.run(hysteresis.NAME)
-    alone = run(hysteresis.NAME, session.messages[30:], None, inspection.context)
+    alone = run(CATALOGUE.strategies[hysteresis.NAME], session.messages[30:], None, inspection.context)
     assert (
         [s.title for s in ours.steps]
         == [s.title for s in alone.steps]

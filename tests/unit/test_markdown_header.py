@@ -1,5 +1,6 @@
 """The Markdown export's header gives the request a step works on, not the whole transcript."""
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.markdown import compaction_markdown
@@ -9,7 +10,9 @@ from compaction_inspector.sample_sessions import path
 
 
 def test_the_header_is_the_request_sent_next_as_its_first_step_counts_it() -> None:
-    ins = Inspection.open(path("claude_code_compacted.jsonl"), Config(window=Window(5000, 500), preset=None))
+    ins = Inspection.open(
+        path("claude_code_compacted.jsonl"), Config(CATALOGUE, window=Window(5000, 500), preset=None)
+    )
     ins = Inspection.of(ins.session, ins.config, make_counter("chars4"))
     result = ins.run("hysteresis")
     text = compaction_markdown(ins, result)

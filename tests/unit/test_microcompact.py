@@ -1,3 +1,4 @@
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.clearing import CLEARED_TEXT
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Block, Message
@@ -18,7 +19,9 @@ def calls(n: int, name: str = "Read") -> list[Message]:
 
 def test_clears_all_but_the_most_recent_results() -> None:
     msgs = calls(7)
-    r = run("microcompact", msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=5), CTX)
+    r = run(
+        CATALOGUE.strategies["microcompact"], msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=5), CTX
+    )
     assert r.messages is not None
     cleared = [m.blocks[0].text == CLEARED_TEXT for m in r.messages if m.is_tool_result]
     assert cleared == [True, True, False, False, False, False, False]
@@ -33,7 +36,9 @@ def test_clears_all_but_the_most_recent_results() -> None:
 
 def test_only_clearable_tools_are_cleared() -> None:
     msgs = calls(3, name="TodoWrite")
-    r = run("microcompact", msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0), CTX)
+    r = run(
+        CATALOGUE.strategies["microcompact"], msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0), CTX
+    )
     assert r.messages == tuple(msgs) and r.steps[0].title == "Nothing to clear"
 
 
@@ -46,11 +51,14 @@ def test_idle_gap_trigger() -> None:
         Message("user", (Block("text", text="back"),), timestamp="2026-01-01T10:30:00Z")
     ]
     quiet = run(
-        "microcompact", msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0, idle_gap_minutes=60), CTX
+        CATALOGUE.strategies["microcompact"],
+        msgs,
+        ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0, idle_gap_minutes=60),
+        CTX,
     )
     assert quiet.stats.to_dict()["triggered"] is False and quiet.stats.to_dict()["idle_minutes"] == 30.0
     late = run(
-        "microcompact",
+        CATALOGUE.strategies["microcompact"],
         msgs,
         ClearOptions(
             tools=CLEARABLE_TOOLS, keep_tool_uses=0, idle_gap_minutes=60, now="2026-01-01T11:30:00Z"
@@ -74,5 +82,7 @@ def test_a_repeated_call_id_is_named_by_its_first_call() -> None:
         call("t0", name="TodoWrite", id="A1"),
         result("t0", text="todo"),
     ]
-    r = run("microcompact", msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0), CTX)
+    r = run(
+        CATALOGUE.strategies["microcompact"], msgs, ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=0), CTX
+    )
     assert r.stats.to_dict()["results_clearable"] == 2 and r.stats.to_dict()["results_cleared"] == 2

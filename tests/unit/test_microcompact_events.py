@@ -5,13 +5,14 @@ there, and `real_compactions` measures and predicts it. Counts are chars/4."""
 import json
 from typing import Any
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.clearing import CLEARED_TEXT
 from compaction_inspector.core.compactions import as_steps, real_compactions
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context import context_of
 from compaction_inspector.core.context_model import fit
-from compaction_inspector.core.formats import load_text
 from compaction_inspector.core.tokens import make_counter
+from tests.helpers import load_text
 
 COUNTER = make_counter("chars4")
 
@@ -85,7 +86,7 @@ def test_the_cleared_results_leave_the_context_model_from_the_marker() -> None:
 def test_real_compactions_measure_and_predict_it_and_o_steps_through_it() -> None:
     session = load_text(transcript(), "s.jsonl")
     model = fit(session, COUNTER)
-    (found,) = real_compactions(session, model, COUNTER, Config())
+    (found,) = real_compactions(session, model, COUNTER, Config(CATALOGUE))
     d = found.to_dict()
     assert (d["kind"], d["measured_before"], d["measured_after"], d["cleared"]) == (
         "microcompact",
@@ -94,7 +95,7 @@ def test_real_compactions_measure_and_predict_it_and_o_steps_through_it() -> Non
         ["t1"],
     )
     assert d["predicted_after"] == model.predictions[-1].estimated and d["our_retention"] is None
-    result = as_steps(session, [found], context_of(session, COUNTER, Config().window))
+    result = as_steps(session, [found], context_of(session, COUNTER, Config(CATALOGUE).window))
     (step,) = result.steps
     assert step.title == "microcompact, line 6: 6,020 → 5,050 measured"
     cleared = [b.text for m in step.messages for b in m.blocks if b.type == "tool_result"]
@@ -143,10 +144,10 @@ def test_a_microcompaction_whose_cleared_results_the_file_lacks_is_not_modelled(
     text = transcript().replace('"compactedToolIds": ["t1"]', '"compactedToolIds": ["t0", "t9"]')
     s = load_text(text)
     model = fit(s, COUNTER)
-    (c,) = real_compactions(s, model, COUNTER, Config())
+    (c,) = real_compactions(s, model, COUNTER, Config(CATALOGUE))
     assert (c.predicted_after, c.cleared_found, c.measured_after) == (None, 0, 5050)
     assert c.to_dict()["predicted_after"] is None and c.to_dict()["cleared_in_file"] == 0
-    (step,) = as_steps(s, [c], context_of(s, COUNTER, Config().window)).steps
+    (step,) = as_steps(s, [c], context_of(s, COUNTER, Config(CATALOGUE).window)).steps
     assert step.title.endswith("→ 5,050 measured")
     assert "cannot be modelled from it" in step.explanation and "predicts" not in step.explanation
 
@@ -166,5 +167,7 @@ def test_a_full_compaction_right_after_never_lends_its_own_count_to_the_microcom
     text = "\n".join([*lines[:-1], boundary, lines[-1].replace('"s1"', '"s2"')])
     s = load_text(text)
     model = fit(s, COUNTER)
-    micro = next(c for c in real_compactions(s, model, COUNTER, Config()) if c.kind == "microcompact")
+    micro = next(
+        c for c in real_compactions(s, model, COUNTER, Config(CATALOGUE)) if c.kind == "microcompact"
+    )
     assert micro.predicted_after is not None and micro.predicted_after < 6_020  # it cleared 1,000 tokens

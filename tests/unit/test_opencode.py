@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core.agents import AGENTS
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError, load
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.sessions import subagent, transcripts_under
 from compaction_inspector.core.strategies.summarize import trigger
+from tests.helpers import load
 from tests.hostile import COMMANDS, run_cli
 
 SCHEMA = """
@@ -175,7 +176,7 @@ def test_a_compaction_is_its_part_and_its_summary_with_the_count_before_it_and_i
     assert compaction.call is not None and compaction.call.prompt_tokens == 110_000
     boundary = session.messages[compaction.index]
     assert boundary.is_compact_boundary and session.messages[compaction.index + 1].is_compact_summary
-    inspection = Inspection.of(session, Config().for_session(session))
+    inspection = Inspection.of(session, Config(CATALOGUE).for_session(session))
     (own,) = inspection.own_compactions()
     assert own.count is not None and own.count.agent == "opencode" and own.count.total == 80_040
 
@@ -219,9 +220,9 @@ def test_sessions_lists_each_session_with_its_sub_agents_and_their_tokens(tmp_pa
 def test_its_point_is_its_strategys_trigger_in_the_window_its_model_takes(tmp_path: Path) -> None:
     file, main, _ = built(tmp_path)
     session = load(f"{file}#{main}")
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.agent == "opencode" and config.window == Window(200_000, 32_000)
-    point = AGENTS["opencode"].point(config.window, config)
+    point = CATALOGUE.by_format["opencode"].point(config.window, config)
     assert config.auto_compact_tokens == point.tokens == 168_000
     assert point.rule == ("its context 200,000 less its output allowance 32,000 (min(output limit, 32,000))")
 
@@ -237,7 +238,7 @@ def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
     }
     (cache / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    config = Config().for_session(load(f"{file}#{main}"))
+    config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
     assert config.window == Window(262_144, 32_000) and config.auto_compact_tokens == 230_144
     assert "models.dev's limits for claude-sonnet-4-5" in str(config.window_source)
 
@@ -280,7 +281,7 @@ def test_its_overflow_rule_has_two_branches(
     catalogue = {"anthropic": {"models": {"claude-sonnet-4-5": {"limit": limit}}}}
     (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    config = Config().for_session(load(f"{file}#{main}"))
+    config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
     assert config.auto_compact_tokens == config.window.usable == point
     assert config.point is not None and config.point.rule.startswith(rule)
     options = config.options("opencode")
@@ -302,8 +303,8 @@ def test_a_folder_or_the_database_named_gives_every_session_it_holds(tmp_path: P
     file, main, sub = built(tmp_path)
     (file.parent / "notes.jsonl").write_text("")
     names = [f"{file}#{main}", f"{file}#{sub}"]
-    assert [str(p) for p in transcripts_under([str(file)])] == names
-    in_folder = [str(p) for p in transcripts_under([str(file.parent)])]
+    assert [str(p) for p in transcripts_under(CATALOGUE, [str(file)])] == names
+    in_folder = [str(p) for p in transcripts_under(CATALOGUE, [str(file.parent)])]
     assert in_folder == [str(file.parent / "notes.jsonl"), *names]
 
 
@@ -334,7 +335,7 @@ def test_a_task_calls_result_opens_the_sub_agent_session_it_names(tmp_path: Path
     db.close()
     session = load(f"{file}#{main}")
     near = [m for m in session.messages if any(b.tool_use_id == "call_task" for b in m.blocks)]
-    assert subagent(session, near) == Path(f"{file}#{sub}")
+    assert subagent(CATALOGUE, session, near) == Path(f"{file}#{sub}")
 
 
 def test_its_own_compaction_settings_move_its_point_and_its_replay(
@@ -353,7 +354,7 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     project = tmp_path / "project"
     project.mkdir()
     session = dataclasses.replace(session, metadata={**session.metadata, "cwd": str(project)})
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     # no input limit: `reserved` is not used (overflow.ts), and the point says so
     assert config.auto_compact_tokens == 168_000
     assert config.point is not None and "compaction.reserved of 30,000" in config.point.rule
@@ -368,12 +369,12 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     (tmp_path / "cache" / "opencode").mkdir(parents=True)
     (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.auto_compact_tokens == 272_000 - 30_000
     assert config.options("opencode").trigger_reserve == 30_000
     assert config.point is not None and "your compaction.reserved of 30,000" in config.point.rule
     (project / "opencode.json").write_text(json.dumps({"compaction": {"auto": False}}))
-    config = Config().for_session(session)
+    config = Config(CATALOGUE).for_session(session)
     assert config.auto_compact_tokens is None
     assert config.point is not None and config.point.rule.startswith("your compaction.auto of false")
 
@@ -395,7 +396,7 @@ def test_a_session_followed_is_read_again_when_opencode_writes_to_its_database(t
 
     file, main, _ = built(tmp_path)
     name = f"{file}#{main}"
-    follower = Follower(name, load(name))
+    follower = Follower(CATALOGUE.formats, name, load(name))
     assert follower.poll() is None  # nothing written since
     db = Db.__new__(Db)
     db.path, db.n, db.db = file, 10_000, sqlite3.connect(file)
@@ -546,7 +547,7 @@ def test_settings_opencode_would_not_take_are_named_with_their_file(
     else:
         (home / "opencode.json").write_text(content)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    config = Config().for_session(load(f"{file}#{main}"))
+    config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
     assert config.auto_compact_tokens == 168_000  # its rule, as with no settings
     assert f"your settings {home / 'opencode.json'}" in str(config.window_source), config.window_source
     assert said in str(config.window_source)

@@ -7,20 +7,21 @@ import dataclasses
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config, from_dict
-from compaction_inspector.core.strategies import REGISTRY, OptionError
+from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.registry import settings, with_values
 from compaction_inspector.tui.cli import UsageError, _with_flags, build_parser
 
 
 def test_every_option_field_is_declared() -> None:
-    for strategy in REGISTRY.values():
+    for strategy in CATALOGUE.strategies.values():
         fields = [f.name for f in dataclasses.fields(strategy.options)]
         assert [s.name for s in settings(strategy.options)] == fields, strategy.name
 
 
 def test_flags_are_the_known_ones() -> None:
-    flags = {s.flag for strategy in REGISTRY.values() for s in strategy.settings}
+    flags = {s.flag for strategy in CATALOGUE.strategies.values() for s in strategy.settings}
     assert flags == {
         "--keep-recent-turns", "--no-keep-initial-user", "--trigger-turns", "--trigger-tokens", "--turn",
         "--limit", "--error", "--summary-prompt-tokens",
@@ -60,27 +61,29 @@ def test_parse_reads_what_show_writes(raw: str, value: object) -> None:
         "Read, Bash": "tools",
     }
     name = kinds[raw]
-    setting = next(s for strategy in REGISTRY.values() for s in strategy.settings if s.name == name)
+    setting = next(
+        s for strategy in CATALOGUE.strategies.values() for s in strategy.settings if s.name == name
+    )
     assert setting.parse(raw) == value
     assert setting.parse(setting.show(value)) == value
 
 
 def test_a_group_given_replaces_the_whole_group() -> None:
-    trim = REGISTRY["trim"].options()
+    trim = CATALOGUE.strategies["trim"].options()
     assert trim.trigger_turns == 8
     changed = with_values(trim, {"trigger_tokens": 5000})
     assert (changed.trigger_turns, changed.trigger_tokens) == (None, 5000)
 
 
 def test_config_round_trip_covers_every_strategy() -> None:
-    config = Config()
-    for name, strategy in REGISTRY.items():
+    config = Config(CATALOGUE)
+    for name, strategy in CATALOGUE.strategies.items():
         saved = [s for s in strategy.settings if s.option.saved and s.option.kind in ("int", "int?")]
         if saved:
             s = saved[-1]
             value = (getattr(config.options(name), s.name) or s.option.minimum or 1) + 1
             config = config.with_options(name, with_values(config.options(name), {s.name: value}))
-    again = from_dict(config.to_dict())
+    again = from_dict(config.to_dict(), Config(CATALOGUE))
     assert again.strategies == config.strategies
 
 
@@ -89,7 +92,7 @@ def test_command_line_flags_set_the_options() -> None:
         ["simulate", "f.jsonl", "--strategy", "trim", "--compare", "hysteresis", "--trigger-tokens", "900",
          "--thresholds", "60,70,80", "--target", "50", "--no-keep-initial-user"]
     )  # fmt: skip
-    config = _with_flags(Config(), args)
+    config = _with_flags(Config(CATALOGUE), args)
     trim, hys = config.options("trim"), config.options("hysteresis")
     assert (trim.trigger_turns, trim.trigger_tokens, trim.keep_initial_user) == (None, 900, False)
     assert (hys.thresholds, hys.target) == ((60, 70, 80), 50)
@@ -104,14 +107,14 @@ def test_command_line_flags_set_the_options() -> None:
         ]
     )
     assert (
-        _with_flags(Config(), args).options("ptl-retry").error_text
+        _with_flags(Config(CATALOGUE), args).options("ptl-retry").error_text
         == "prompt is too long: 5 tokens > 4 maximum"
     )
     args = build_parser().parse_args(["compact", "f.jsonl", "--strategy", "trim", "--error", "x"])
     with pytest.raises(UsageError, match="--error is an option of ptl-retry, not of trim"):
-        _with_flags(Config(), args)
+        _with_flags(Config(CATALOGUE), args)
 
 
 def test_unknown_strategy_names_the_known_ones() -> None:
     with pytest.raises(OptionError, match="choose one of trim, ptl-retry, hysteresis, microcompact"):
-        Config().options("summarize")
+        Config(CATALOGUE).options("summarize")

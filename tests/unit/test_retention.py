@@ -5,10 +5,10 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.context_model import fit
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.retention import (
     _NUMBER,
@@ -23,7 +23,7 @@ from compaction_inspector.core.retention import (
 )
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
-from tests.helpers import a, u
+from tests.helpers import a, load, u
 
 
 def test_facts_of_a_span_by_kind() -> None:
@@ -70,7 +70,7 @@ def test_what_a_request_still_holds_of_the_messages_it_no_longer_sends() -> None
 def test_the_compacted_samples_compaction_measured_predicted_and_scored() -> None:
     s = load(path("claude_code_compacted.jsonl"))
     counter = make_counter("chars4")
-    [c] = real_compactions(s, fit(s, counter), counter, Config().for_session(s))
+    [c] = real_compactions(s, fit(s, counter), counter, Config(CATALOGUE).for_session(s))
     d = c.to_dict()
     assert (d["line"], d["trigger"], d["pre_tokens"], d["post_tokens"]) == (16, "auto", 16194, 343)
     assert (d["measured_before"], d["measured_after"]) == (16165, 15555)

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.codex import FORMAT as CODEX
-from compaction_inspector.core.formats import load
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.core.sessions import FOLDER, Index, find, subagent_files
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
 
 def home(tmp_path: Path) -> Path:
@@ -24,31 +25,31 @@ def home(tmp_path: Path) -> Path:
 
 
 def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_path: Path) -> None:
-    found = find([(CLAUDE_CODE, home(tmp_path))])
+    found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])
     assert [(f.path.name, [a.name for a in f.subagents]) for f in found] == [
         ("s1.jsonl", ["agent-x.jsonl"]),
         ("agent-x.jsonl", []),  # a row of its own, named by its session
     ]
     found = found[:1]
     index = tmp_path / "index.json"
-    [row] = Index(index).rows(found)
+    [row] = Index(index).rows(CATALOGUE, found)
     assert (row.title, row.compactions, row.subagents, row.problem) == (
         "Make test_expiry deterministic with a fake clock", 1, 1, None,
     )  # fmt: skip
     kept = json.loads(index.read_text())
     assert list(kept["rows"]) == [str(found[0].path)]
     index.write_text("{not json")  # corrupt: ignored, the file scanned again, the index rewritten
-    assert Index(index).rows(found) == [row]
+    assert Index(index).rows(CATALOGUE, found) == [row]
     assert json.loads(index.read_text()) == kept
     before = index.stat()
-    assert Index(index).rows(found) == [row]  # nothing changed: the index is not written again
+    assert Index(index).rows(CATALOGUE, found) == [row]  # nothing changed: the index is not written again
     after = index.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 def test_the_sub_agent_file_a_task_result_names() -> None:
     session = load(path("claude_code_compacted.jsonl"))
-    assert subagent_files(session, session.messages) == []  # it names none
+    assert subagent_files(CATALOGUE, session, session.messages) == []  # it names none
 
 
 def test_only_a_task_calls_result_names_a_sub_agent(tmp_path: Path) -> None:
@@ -61,17 +62,21 @@ def test_only_a_task_calls_result_names_a_sub_agent(tmp_path: Path) -> None:
         Message("user", (Block.tool_result("t1", "Done.\nagentId: a2271d1 (for resuming)"),)),
     )
     session = Session(messages, CLAUDE_CODE, str(tmp_path / "s.jsonl"))
-    assert subagent_files(session, messages) == [tmp_path / "s" / "subagents" / "agent-a2271d1.jsonl"]
-    assert subagent_files(session, messages[:2]) == []
+    assert subagent_files(CATALOGUE, session, messages) == [
+        tmp_path / "s" / "subagents" / "agent-a2271d1.jsonl"
+    ]
+    assert subagent_files(CATALOGUE, session, messages[:2]) == []
     # the call may sit outside the messages looked at: the session's calls say which results count
-    assert subagent_files(session, messages[3:], frozenset({"t1"})) == subagent_files(session, messages)
+    assert subagent_files(CATALOGUE, session, messages[3:], frozenset({"t1"})) == subagent_files(
+        CATALOGUE, session, messages
+    )
 
 
 def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:
     """Whatever the index holds, each file gets its true row and the index is rewritten."""
-    found = find([(CLAUDE_CODE, home(tmp_path))])[:1]
+    found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])[:1]
     index = tmp_path / "index.json"
-    [row] = Index(index).rows(found)
+    [row] = Index(index).rows(CATALOGUE, found)
     kept = json.loads(index.read_text())
     entry = kept["rows"][str(found[0].path)]
     damaged = [
@@ -84,10 +89,10 @@ def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:
     ]
     for value in damaged:
         index.write_text(json.dumps(value))
-        assert Index(index).rows(found) == [row]
+        assert Index(index).rows(CATALOGUE, found) == [row]
         assert json.loads(index.read_text()) == kept
     index.write_text("[" * 100_000 + "]" * 100_000)  # deeper than any parser recurses
-    assert Index(index).rows(found) == [row]
+    assert Index(index).rows(CATALOGUE, found) == [row]
 
 
 def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> None:
@@ -95,7 +100,7 @@ def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> No
     project.mkdir(parents=True)
     os.mkfifo(project / "fifo.jsonl")  # listed by the Codex walk and a folder, never opened to wait
     (project / "deep.jsonl").write_text('{"type": "user", "message": ' + "[" * 5000 + "]" * 5000 + "}\n")
-    rows = Index(tmp_path / "index.json").rows(find([(FOLDER, tmp_path / "projects")]))
+    rows = Index(tmp_path / "index.json").rows(CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "projects")]))
     problems = {Path(r.path).name: r.problem for r in rows}
     assert problems["fifo.jsonl"] is not None and problems["fifo.jsonl"].endswith(
         "a FIFO, not a file to read"
@@ -109,7 +114,7 @@ def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path
     day = tmp_path / "sessions" / "2026" / "06" / "18"
     day.mkdir(parents=True)
     (day / "rollout-x.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
-    [row] = Index(tmp_path / "index.json").rows(find([(CODEX, tmp_path / "sessions")]))
+    [row] = Index(tmp_path / "index.json").rows(CATALOGUE, find(CATALOGUE, [(CODEX, tmp_path / "sessions")]))
     assert (row.project, row.started, row.last_activity) == (
         "/home/dev/webapp", "2026-11-20T16:40:06.000Z", "2026-11-20T16:41:18.000Z",
     )  # fmt: skip
@@ -122,15 +127,15 @@ def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path
             for t in (1781514968.751, 1781515286.74)
         )
     )
-    [row] = Index(tmp_path / "index2.json").rows(find([(FOLDER, tmp_path / "logs")]))
+    [row] = Index(tmp_path / "index2.json").rows(CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "logs")]))
     assert (row.started, row.last_activity) == ("2026-06-15T09:16:08.751Z", "2026-06-15T09:21:26.740Z")
 
 
 def test_the_index_knows_its_rows_without_looking_at_the_files(tmp_path: Path) -> None:
-    found = find([(CLAUDE_CODE, home(tmp_path))])
+    found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])
     index = tmp_path / "index.json"
     assert Index(index).known(found) == []  # nothing kept yet
-    rows = Index(index).rows(found)
+    rows = Index(index).rows(CATALOGUE, found)
     for f in found:
         f.path.unlink()  # known() never opens or stats a file
     assert Index(index).known(found) == rows
@@ -140,8 +145,8 @@ def test_the_index_knows_its_rows_without_looking_at_the_files(tmp_path: Path) -
 def test_a_claude_code_row_names_the_folder_it_ran_in_and_a_sub_agent_its_session(tmp_path: Path) -> None:
     """The folder the session records, not the encoded folder name (which cannot be read
     back when the path is not on this machine); a sub-agent says whose it is."""
-    found = find([(CLAUDE_CODE, home(tmp_path))])
-    session, agent = Index(tmp_path / "index.json").rows(found)
+    found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])
+    session, agent = Index(tmp_path / "index.json").rows(CATALOGUE, found)
     assert (session.project, session.subagent_of) == ("/home/dev/flaky", None)
     assert (agent.project, agent.subagent_of) == ("-nowhere", "s1")  # it records no folder of its own
 
@@ -159,7 +164,7 @@ def test_a_project_is_named_by_its_last_two_folders_or_its_last_within_a_width()
 
 
 def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: Path) -> None:
-    from compaction_inspector.core.agents.base import Found
+    from compaction_inspector.core.contract.agent import Found
     from compaction_inspector.core.sessions import scan
 
     clear = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
@@ -172,9 +177,9 @@ def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: P
     ]
     session = tmp_path / "s.jsonl"
     session.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "Fix the flaky upload test"
+    assert scan(CATALOGUE, Found(session, CLAUDE_CODE, "-nowhere")).title == "Fix the flaky upload test"
     session.write_text(json.dumps(lines[0]) + "\n")  # nothing asked yet: the command it ran
-    assert scan(Found(session, CLAUDE_CODE, "-nowhere")).title == "/clear"
+    assert scan(CATALOGUE, Found(session, CLAUDE_CODE, "-nowhere")).title == "/clear"
 
 
 def test_the_files_not_seen_before_are_read_in_forked_processes_to_the_same_rows(tmp_path: Path) -> None:
@@ -193,11 +198,15 @@ def test_the_files_not_seen_before_are_read_in_forked_processes_to_the_same_rows
     ]
     for name in names:
         (folder / name).write_bytes(path(name).read_bytes())
-    found = find([(FOLDER, folder)])
-    here = Index(tmp_path / "here.json").rows(found)
+    found = find(CATALOGUE, [(FOLDER, folder)])
+    here = Index(tmp_path / "here.json").rows(CATALOGUE, found)
     heard: list[tuple[int, int]] = []
-    Index(tmp_path / "forked.json").rows(found[:1])  # one kept before: read from the index, the rest forked
-    forked = Index(tmp_path / "forked.json").rows(found, lambda n, of, _: heard.append((n, of)), jobs=2)
+    Index(tmp_path / "forked.json").rows(
+        CATALOGUE, found[:1]
+    )  # one kept before: read from the index, the rest forked
+    forked = Index(tmp_path / "forked.json").rows(
+        CATALOGUE, found, lambda n, of, _: heard.append((n, of)), jobs=2
+    )
     assert can_fork() and forked == here and len(here) == len(names)
     assert heard == [(n, len(names)) for n in range(1, len(names) + 1)]
     kept = json.loads((tmp_path / "forked.json").read_text())["rows"]

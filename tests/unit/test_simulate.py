@@ -3,8 +3,8 @@ from dataclasses import replace
 from typing import Any
 
 from compaction_inspector.core import strategies
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.context_model import fit
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.model import Block, Message, Session, Usage
 from compaction_inspector.core.pairing import repair
 from compaction_inspector.core.pressure import Window
@@ -15,7 +15,7 @@ from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.sample_sessions import path
-from tests.helpers import call, result, u
+from tests.helpers import call, load, result, u
 
 
 def agentic(rounds: int, size: int = 400) -> list[Message]:
@@ -36,7 +36,11 @@ def test_baseline_counts_every_request() -> None:
 def test_persisted_policy_builds_on_its_own_output() -> None:
     msgs = agentic(8)
     ctx = Context(window=Window(10_000, 0))
-    sim = simulate(msgs, Policy("microcompact", ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=2)), ctx)
+    sim = simulate(
+        msgs,
+        Policy(CATALOGUE.strategies["microcompact"], ClearOptions(tools=CLEARABLE_TOOLS, keep_tool_uses=2)),
+        ctx,
+    )
     events = [p.round for p in sim.points if p.event]
     assert events == [4, 5, 6, 7, 8, 9]  # one more result cleared each round once 3 exist
     assert all(p.tokens_after < p.tokens_before for p in sim.points if p.event)
@@ -49,8 +53,10 @@ def test_ephemeral_policy_starts_from_the_full_history_each_round() -> None:
     for v in range(6):
         msgs += [u(f"task {v}"), call(f"t{v}", id=f"A{v}"), result(f"t{v}", text="y" * 2000)]
     ctx = Context(window=Window(1600, 0))
-    pre = simulate(msgs, Policy("hysteresis"), ctx)
-    post = simulate(msgs, Policy("hysteresis", HysteresisOptions(stage="post-turn")), ctx)
+    pre = simulate(msgs, Policy(CATALOGUE.strategies["hysteresis"]), ctx)
+    post = simulate(
+        msgs, Policy(CATALOGUE.strategies["hysteresis"], HysteresisOptions(stage="post-turn")), ctx
+    )
     # preflight never stores its summaries: the request before compaction keeps growing
     assert pre.points[-1].tokens_before == ctx.tokens(msgs)
     assert post.points[-1].tokens_before < ctx.tokens(msgs)
@@ -68,7 +74,9 @@ def test_the_transcripts_own_compaction_is_honoured() -> None:
 
 def test_compare_two_policies() -> None:
     msgs = agentic(10)
-    a, b = simulate_both(msgs, Policy(), Policy("microcompact"), Context(window=Window(2000, 0)))
+    a, b = simulate_both(
+        msgs, Policy(), Policy(CATALOGUE.strategies["microcompact"]), Context(window=Window(2000, 0))
+    )
     assert a.totals.rounds_exceeding_window == 0 and a.totals.peak_pressure > b.totals.peak_pressure
     assert a.policy.label == "as it ran" and b.policy.label == "microcompact"
 
@@ -86,20 +94,23 @@ def test_meta_message_blocks_are_plain_messages() -> None:
 
 def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() -> None:
     from compaction_inspector.core.context import context_of
-    from compaction_inspector.core.formats import load
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
     from compaction_inspector.core.tokens import make_counter
     from compaction_inspector.sample_sessions import path
+    from tests.helpers import load
 
     s = load(path())
     context = context_of(s, make_counter("chars4"), Window(5000, 500))
     totals = [
-        simulate(s.messages, Policy("hysteresis", HysteresisOptions(stage=stage)), context).totals
+        simulate(
+            s.messages, Policy(CATALOGUE.strategies["hysteresis"], HysteresisOptions(stage=stage)), context
+        ).totals
         for stage in ("preflight", "post-turn")
     ]
     compacted = sum(
-        p.tokens_after < p.tokens_before for p in simulate(s.messages, Policy("hysteresis"), context).points
+        p.tokens_after < p.tokens_before
+        for p in simulate(s.messages, Policy(CATALOGUE.strategies["hysteresis"]), context).points
     )
     # preflight compacts the request the agent compacted too; post-turn already had
     assert [(t.compactions, t.tokens_removed) for t in totals] == [(3, 2755), (2, 2755)]
@@ -117,7 +128,7 @@ def test_the_uncompacted_peak_is_the_session_with_no_policy_at_all() -> None:
     ctx = Context(window=Window(1000, 0))
     baseline = simulate(msgs, Policy(), ctx).totals.peak_pressure
     for options in (HysteresisOptions(stage="post-turn"), HysteresisOptions(stage="preflight")):
-        totals = simulate(msgs, Policy("hysteresis", options), ctx).totals
+        totals = simulate(msgs, Policy(CATALOGUE.strategies["hysteresis"], options), ctx).totals
         assert totals.compactions > 0 and totals.peak_pressure < baseline
         assert totals.peak_pressure_uncompacted == baseline
 
@@ -154,7 +165,7 @@ def test_a_replay_counts_its_policy_firing_where_the_agent_itself_compacted() ->
     )  # what the agent recorded
     assert model.tokens(5) < 1500  # the model's own figure stays its own
     trim = TrimOptions(keep_recent_turns=1, trigger_turns=None, trigger_tokens=1400)
-    sim = simulate(messages, Policy("trim", trim), context)
+    sim = simulate(messages, Policy(CATALOGUE.strategies["trim"], trim), context)
     own = [p.event for p in sim.points if p.event is not None]
     assert [(e.source, e.policy_titles) for e in own] == [("transcript", ("Trim 3 messages",))]
     assert "the policy fires here too" in own[0].description
@@ -169,10 +180,9 @@ def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None
     request, whether the policy stores its history or edits each request anew."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.strategies import lookup
     from compaction_inspector.core.strategies.registry import with_values
 
-    inspection = Inspection.of(load(path()), Config(window=Window(3_000, 500)))
+    inspection = Inspection.of(load(path()), Config(CATALOGUE, window=Window(3_000, 500)))
     messages = inspection.session.messages
     boundary = next(i for i, m in enumerate(messages) if m.is_compact_boundary)
     for strategy, values, persisted in (
@@ -181,7 +191,10 @@ def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None
         ("microcompact", {}, True),
         ("hysteresis", {}, False),
     ):
-        policy = Policy(strategy, with_values(lookup(strategy).default_options(), values))
+        policy = Policy(
+            CATALOGUE.strategies[strategy],
+            with_values(CATALOGUE.strategy(strategy).default_options(), values),
+        )
         replay = inspection.replay(policy, ends=True)
         assert policy.persisted is persisted and replay.totals.compactions > 0, strategy
         assert replay.ends is not None and len(replay.ends) == 2
@@ -190,7 +203,7 @@ def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None
         assert last.sent != last.source, strategy
         meter = inspection.segments.at(boundary + 1).meter(len(last.source))
         assert meter.tokens(inspection.context.tokens(last.sent)) == replay.points[-1].tokens_after
-    assert inspection.replay(Policy("cline")).ends is None
+    assert inspection.replay(Policy(CATALOGUE.strategies["cline"])).ends is None
 
 
 def test_a_pairing_repair_is_what_the_agent_sends_never_a_compaction() -> None:
@@ -200,7 +213,7 @@ def test_a_pairing_repair_is_what_the_agent_sends_never_a_compaction() -> None:
     msgs = [*agentic(3), call("t9", id="A9")]  # the last call unanswered
     ctx = Context(window=Window(100_000, 0))
     for name in ("codex", "opencode-prune", "microcompact"):
-        sim = simulate(msgs, Policy(name), ctx)
+        sim = simulate(msgs, Policy(CATALOGUE.strategies[name] if name else None), ctx)
         assert sim.totals.compactions == 0 and sim.totals.tokens_removed == 0, name
         assert not [p.event for p in sim.points if p.event], name
         assert sim.points[-1].tokens_after >= sim.points[-1].tokens_before  # the result the repair adds
@@ -212,7 +225,7 @@ def test_an_ephemeral_policys_event_says_what_it_cut_and_the_total_what_it_cut_b
     msgs = []
     for v in range(14):
         msgs += [u(f"task {v}"), call(f"t{v}", id=f"A{v}"), result(f"t{v}", text="y" * (400 + 300 * (v % 3)))]
-    sim = simulate(msgs, Policy("trim"), Context(window=Window(100_000, 0)))
+    sim = simulate(msgs, Policy(CATALOGUE.strategies["trim"]), Context(window=Window(100_000, 0)))
     events = [p.event for p in sim.points if p.event is not None]
     assert events and all(e.tokens_removed > 0 for e in events)
     assert sim.totals.tokens_removed == sum(e.new_removed for e in events)
@@ -231,15 +244,15 @@ def test_a_segment_broken_early_is_replayed_on_its_repaired_form(monkeypatch: An
     runs: list[int] = []
     real_run = strategies.run
 
-    def counted_run(name: str, request: Sequence[Message], *rest: Any) -> Any:
+    def counted_run(declared: Any, request: Sequence[Message], *rest: Any) -> Any:
         runs.append(len(request))
-        return real_run(name, request, *rest)
+        return real_run(declared, request, *rest)
 
     monkeypatch.setattr("compaction_inspector.core.simulate.run", counted_run)
     ctx = Context(window=Window(100_000, 0))
     for name in ("microcompact", "codex", "hysteresis", None):
         runs.clear()
-        sim = simulate(msgs, Policy(name), ctx)
+        sim = simulate(msgs, Policy(CATALOGUE.strategies[name] if name else None), ctx)
         assert len(runs) <= 1, name
         assert [p.repaired for p in sim.points] == [False] + [True] * 40
         assert sim.to_dict()["points"][-1]["pairing_repaired"] is True

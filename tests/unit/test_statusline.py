@@ -16,12 +16,13 @@ from genai_prices import Usage as Priced
 from genai_prices import calc_price
 
 from compaction_inspector.core.agents.claude_code import statusline
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.statusline import SettingsRefused, installed_command
 from compaction_inspector.core.statusline import line as status_text
 from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 from compaction_inspector.sample_sessions import path as sample
+from tests.helpers import load
 from tests.hostile import run_cli
 
 OPUS = "claude-opus-4-6"
@@ -59,7 +60,7 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     transcript.write_text("\n".join(lines) + "\n")
     first = statusline.read(transcript, index)
     assert first.whole and first.last_prompt == 140_000 and first.prompts[-2:] == [130_000, 140_000]
-    shown = statusline.figures(first, Config(), {})
+    shown = statusline.figures(first, Config(CATALOGUE), {})
     # Claude Code's count: the last prompt, its output and what was written since
     assert (shown.count, shown.point, shown.compactions) == (140_040, 167_000, 0)
     assert shown.left is not None and (shown.left.left, shown.left.pace, shown.left.requests) == (
@@ -92,13 +93,13 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     grown = statusline.read(transcript, index)
     assert [json.loads(x)["uuid"] for x in read] == ["u9", "c"]  # only what was added
     assert grown.offset == transcript.stat().st_size - 50  # the half-written line waits
-    after = statusline.figures(grown, Config(), {})
+    after = statusline.figures(grown, Config(CATALOGUE), {})
     assert (after.count, after.compactions, after.left) == (None, 1, None)
     assert "just compacted · 1 compaction" in status_text(after)
     # read again from nothing, the same figures: the kept entry loses nothing
     index.unlink()
     again = statusline.read(transcript, index)
-    assert statusline.figures(again, Config(), {}) == after
+    assert statusline.figures(again, Config(CATALOGUE), {}) == after
 
 
 def test_a_long_transcript_is_read_from_its_tail_then_whole_a_bounded_part_a_call(
@@ -118,18 +119,18 @@ def test_a_long_transcript_is_read_from_its_tail_then_whole_a_bounded_part_a_cal
         *(x for n in range(1, 20) for x in reply(n, 30_000 + n)),
     ]
     transcript.write_text("\n".join(lines) + "\n")
-    whole = statusline.figures(statusline.read(transcript, None), Config(), {})
+    whole = statusline.figures(statusline.read(transcript, None), Config(CATALOGUE), {})
     monkeypatch.setattr(statusline, "TAIL_BYTES", 2_000)
     monkeypatch.setattr(statusline, "HEAD_BYTES", 3_000)
     index = tmp_path / "index.json"
     tail = statusline.read(transcript, index)
-    first = statusline.figures(tail, Config(), {})
+    first = statusline.figures(tail, Config(CATALOGUE), {})
     assert not tail.whole and tail.last_prompt == 30_019 and first.cost is not None and whole.cost is not None
     assert first.cost < whole.cost and " · ≥$" in status_text(first)
     calls = 1
     while not tail.whole:
         tail, calls = statusline.read(transcript, index), calls + 1
-    assert calls == 4 and statusline.figures(tail, Config(), {}) == whole
+    assert calls == 4 and statusline.figures(tail, Config(CATALOGUE), {}) == whole
     assert "1 compaction · $" in status_text(whole)
 
 
@@ -238,11 +239,11 @@ def test_its_colours_are_set_in_compaction_yaml(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
     out = run_cli(["statusline", "--color", "--format", "{ctx}", "--config", str(settings)]).out
     assert out == "\x1b[32m150k\x1b[0m\n"  # 90 % of its point: green under 95
-    assert from_dict({"statusline": {"yellow_at": 50}}).status_colours == (50, 95)
+    assert from_dict({"statusline": {"yellow_at": 50}}, Config(CATALOGUE)).status_colours == (50, 95)
     with pytest.raises(ConfigError, match="yellow_at \\(96\\) must not be above red_at \\(95\\)"):
-        from_dict({"statusline": {"yellow_at": 96}})
+        from_dict({"statusline": {"yellow_at": 96}}, Config(CATALOGUE))
     with pytest.raises(ConfigError, match=r"unknown key 'statusline\.blue'"):
-        from_dict({"statusline": {"blue": 1}})
+        from_dict({"statusline": {"blue": 1}}, Config(CATALOGUE))
 
 
 def test_a_pasted_image_adds_the_flat_media_figure_not_its_base64(tmp_path: Path) -> None:
@@ -259,7 +260,7 @@ def test_a_pasted_image_adds_the_flat_media_figure_not_its_base64(tmp_path: Path
     transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000), pasted]) + "\n")
     tail = statusline.read(transcript, None)
     assert tail.added_tokens == 1 + FLAT_MEDIA_TOKENS
-    assert statusline.figures(tail, Config(), {}).count == 100_040 + 1 + FLAT_MEDIA_TOKENS
+    assert statusline.figures(tail, Config(CATALOGUE), {}).count == 100_040 + 1 + FLAT_MEDIA_TOKENS
 
 
 HOLDOUT = Path(__file__).resolve().parents[2].parent / "shared" / "holdout"
@@ -288,9 +289,9 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
             monkeypatch.setattr("sys.stdin", _Stdin(json.dumps(given)))
             out = run_cli(["statusline", "--format", "{ctx} {point}"]).out
             tail = statusline.read(cut, None)
-            shown = statusline.figures(tail, Config(), given)
+            shown = statusline.figures(tail, Config(CATALOGUE), given)
             assert tail.last_prompt == c["agent_count"]["parts"]["reported"] == c["measured_before"], path
-            assert shown.point == Config().for_session(load(cut)).auto_compact_tokens, path
+            assert shown.point == Config(CATALOGUE).for_session(load(cut)).auto_compact_tokens, path
             assert out == status_text(shown, "{ctx} {point}") + "\n"
             checked += 1
     assert checked >= 10
@@ -390,7 +391,7 @@ def test_a_transcript_with_no_response_yet_says_so_beside_the_point_it_knows(tmp
     sparse = tmp_path / "sparse.jsonl"
     with sparse.open("wb") as f:
         f.truncate(64 << 20)
-    shown = statusline.figures(statusline.read(sparse, None), Config(), {})
+    shown = statusline.figures(statusline.read(sparse, None), Config(CATALOGUE), {})
     assert status_text(shown).startswith("ctx ? of 167k · no response read yet · no compaction yet")
 
 

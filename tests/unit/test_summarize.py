@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.simulate import Policy, simulate
-from compaction_inspector.core.strategies import REGISTRY, OptionError, run
+from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
 from tests.helpers import snapshot
 from tests.unit.test_agent_strategies import CONTEXT, session
 
-SUMMARIZING = [n for n, s in REGISTRY.items() if s.family == "summarize"]
+SUMMARIZING = [n for n, s in CATALOGUE.strategies.items() if s.family == "summarize"]
 
 
 def test_the_head_becomes_one_summary_and_the_newest_tokens_stay_as_they_were() -> None:
     msgs = session()
     before = snapshot(msgs)
-    r = run("cline", msgs, S(trigger_tokens=3000, keep_tokens=700, summary_tokens=100), CONTEXT)
+    r = run(
+        CATALOGUE.strategies["cline"],
+        msgs,
+        S(trigger_tokens=3000, keep_tokens=700, summary_tokens=100),
+        CONTEXT,
+    )
     assert snapshot(msgs) == before
     assert r.messages is not None
     assert [s.explanation for s in r.steps] == [
@@ -33,7 +39,7 @@ def test_the_head_becomes_one_summary_and_the_newest_tokens_stay_as_they_were() 
 def test_the_head_the_persons_messages_and_a_tail_that_keeps_a_call_with_its_results() -> None:
     msgs = session()
     opts = S(trigger_messages=20, keep_first=1, keep_messages=2, keep_user="all", summary_tokens=100)
-    r = run("cline", msgs, opts, CONTEXT)
+    r = run(CATALOGUE.strategies["cline"], msgs, opts, CONTEXT)
     assert r.messages is not None
     assert [m.text[:6] for m in r.messages] == [
         "<envir", "task 0", "task 1", "task 2", "task 3", "task 4", "task 5",
@@ -44,18 +50,18 @@ def test_the_head_the_persons_messages_and_a_tail_that_keeps_a_call_with_its_res
         "first 1 message, the person's 6 messages, the newest 2 messages, widened to 3 to keep a call "
         "with its results. The summarize request is sent 3,978 tokens."
     )
-    last = run("goose", msgs, S(trigger_messages=20, keep_user="last"), CONTEXT)
+    last = run(CATALOGUE.strategies["goose"], msgs, S(trigger_messages=20, keep_user="last"), CONTEXT)
     assert last.messages is not None and [m.text[:4] for m in last.messages] == ["next", "[mem"]
 
 
 def test_a_share_of_the_window_is_clamped_and_named() -> None:
-    r = run("aider", session(), None, CONTEXT)
+    r = run(CATALOGUE.strategies["aider"], session(), None, CONTEXT)
     assert r.steps[0].explanation == (
         "4,006 tokens reached 6.25 % of the 10,000-token window: 625, clamped to 1,024: 24 messages "
         "(3,938 tokens) become one summary of 82 tokens; kept the newest 512 tokens (3.125 % of the "
         "usable window, within 512-4,096) (4 messages). The summarize request is sent 3,938 tokens."
     )
-    roo = run("roo-code", session(), None, CONTEXT)
+    roo = run(CATALOGUE.strategies["roo-code"], session(), None, CONTEXT)
     assert roo.steps[0].explanation == (
         "4,006 tokens are under 90 % of the 10,000-token window less 1,000 for output: 8,000."
     )
@@ -63,8 +69,18 @@ def test_a_share_of_the_window_is_clamped_and_named() -> None:
 
 def test_the_summarize_request_is_cut_and_trimmed_as_the_agent_sends_it() -> None:
     msgs = session()
-    cut = run("opencode", msgs, S(trigger_tokens=1, tool_output_chars=40, summary_tokens=60), CONTEXT)
-    trimmed = run("langchain-summarization", msgs, S(trigger_tokens=1, summarize_tokens=500), CONTEXT)
+    cut = run(
+        CATALOGUE.strategies["opencode"],
+        msgs,
+        S(trigger_tokens=1, tool_output_chars=40, summary_tokens=60),
+        CONTEXT,
+    )
+    trimmed = run(
+        CATALOGUE.strategies["langchain-summarization"],
+        msgs,
+        S(trigger_tokens=1, summarize_tokens=500),
+        CONTEXT,
+    )
     # six results of about 2,018 characters each go as 40: 4,006 - 6 x 494 tokens
     assert cut.stats.summarize_input_tokens == 1042  # type: ignore[attr-defined]
     assert cut.steps[0].explanation.endswith(
@@ -75,7 +91,7 @@ def test_the_summarize_request_is_cut_and_trimmed_as_the_agent_sends_it() -> Non
 
 
 def test_without_a_trigger_it_never_fires() -> None:
-    r = run("langchain-summarization", session(), S(), CONTEXT)
+    r = run(CATALOGUE.strategies["langchain-summarization"], session(), S(), CONTEXT)
     assert [(s.title, s.explanation) for s in r.steps] == [
         ("Not triggered", "No trigger is set, so it never fires.")
     ]
@@ -97,14 +113,17 @@ def test_options_out_of_range_say_which(options: dict[str, object], error: str) 
 
 @pytest.mark.parametrize("name", SUMMARIZING)
 def test_every_preset_names_its_source_and_replays(name: str) -> None:
-    strategy = REGISTRY[name]
+    strategy = CATALOGUE.strategies[name]
     assert strategy.source and strategy.default_options() != S()
-    replay = simulate(session(), Policy(name), CONTEXT)
-    assert replay.to_dict() == simulate(session(), Policy(name), CONTEXT, incremental=False).to_dict()
+    replay = simulate(session(), Policy(CATALOGUE.strategies[name]), CONTEXT)
+    assert (
+        replay.to_dict()
+        == simulate(session(), Policy(CATALOGUE.strategies[name]), CONTEXT, incremental=False).to_dict()
+    )
 
 
 def test_the_presets_are_the_documented_defaults() -> None:
-    defaults = {n: REGISTRY[n].default_options() for n in SUMMARIZING}
+    defaults = {n: CATALOGUE.strategies[n].default_options() for n in SUMMARIZING}
     assert defaults["anthropic-compaction"].trigger_tokens == 150_000
     assert (defaults["cline"].trigger_percent, defaults["cline"].keep_tokens) == (81, 20_000)
     assert defaults["cline"].summary_tokens == 4_096
@@ -123,7 +142,7 @@ def test_opencode_leaves_its_own_output_allowance_not_the_session_agents() -> No
     from compaction_inspector.core.pressure import Window
     from compaction_inspector.core.strategies.summarize import trigger
 
-    options = REGISTRY["opencode"].default_options()
+    options = CATALOGUE.strategies["opencode"].default_options()
     for reserved in (20_000, 0):
         at, rule = trigger(options, Window(200_000, reserved))
         assert at == 168_000 and "less 32,000 for output" in rule
@@ -146,13 +165,13 @@ def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_pa
     config_file = tmp_path / "compaction.yaml"
     config_file.write_text("anthropic_compaction:\n  trigger:\n    tokens: 30000\n")
     with pytest.raises(ConfigError, match=refused):
-        load(config_file)
+        load(CATALOGUE, config_file)
     with pytest.raises(OptionError, match=refused):
-        Grid.of("anthropic-compaction", "trigger.tokens=30000:60000:30000", Config())
-    low = with_values(Config().options("anthropic-compaction"), {"trigger_tokens": 30_000})
+        Grid.of("anthropic-compaction", "trigger.tokens=30000:60000:30000", Config(CATALOGUE))
+    low = with_values(Config(CATALOGUE).options("anthropic-compaction"), {"trigger_tokens": 30_000})
     with pytest.raises(OptionError, match=refused):
-        Config().with_options("anthropic-compaction", low)
-    assert Grid.of("anthropic-compaction", "trigger.tokens=50000:60000:10000", Config()).values
+        Config(CATALOGUE).with_options("anthropic-compaction", low)
+    assert Grid.of("anthropic-compaction", "trigger.tokens=50000:60000:10000", Config(CATALOGUE)).values
 
 
 def test_what_a_compared_row_does_not_model_is_said() -> None:

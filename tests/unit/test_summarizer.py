@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
-from compaction_inspector.core.config import ConfigError, from_dict
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.config import Config, ConfigError, from_dict
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.summarizer import Command, SummarizerError
 from tests.test_cli import run as cli
@@ -35,8 +36,8 @@ def test_the_summary_is_what_the_command_prints_and_a_span_is_asked_once(tmp_pat
     mine, log = command(tmp_path)
     context = Context(CONTEXT.counter, CONTEXT.window, "s", summarizer=mine)
     options = ClaudeCodeOptions(auto_compact_tokens=3000, summary_chars=600)
-    first = run("claude-code", session(), options, context)
-    again = run("claude-code", session()[:], options, context)
+    first = run(CATALOGUE.strategies["claude-code"], session(), options, context)
+    again = run(CATALOGUE.strategies["claude-code"], session()[:], options, context)
     assert first.messages is not None and again.messages is not None
     summary = next(m for m in first.messages if m.is_compact_summary)
     assert summary.text == "28 messages (message, meta, tool_result) within 600 characters"
@@ -44,7 +45,9 @@ def test_the_summary_is_what_the_command_prints_and_a_span_is_asked_once(tmp_pat
 
 
 def test_without_one_configured_nothing_is_run(tmp_path: Path) -> None:
-    local = run("claude-code", session(), ClaudeCodeOptions(auto_compact_tokens=3000), CONTEXT)
+    local = run(
+        CATALOGUE.strategies["claude-code"], session(), ClaudeCodeOptions(auto_compact_tokens=3000), CONTEXT
+    )
     assert local.messages is not None
     assert next(m for m in local.messages if m.is_compact_summary).text.startswith("[memory:")
 
@@ -67,16 +70,21 @@ def test_a_failing_summarizer_says_how(tmp_path: Path, body: str, timeout: float
 
 
 def test_the_config_names_it_and_refuses_what_is_not_one() -> None:
-    config = from_dict({"summarizer": {"command": "python3 mine.py", "timeout_seconds": 5}})
+    config = from_dict(
+        {"summarizer": {"command": "python3 mine.py", "timeout_seconds": 5}}, Config(CATALOGUE)
+    )
     assert config.summarizer == Command("python3 mine.py", 5.0)
     assert config.to_dict()["summarizer"] == {"command": "python3 mine.py", "timeout_seconds": 5.0}
-    assert from_dict({}).summarizer is None and "summarizer" not in from_dict({}).to_dict()
+    assert (
+        from_dict({}, Config(CATALOGUE)).summarizer is None
+        and "summarizer" not in from_dict({}, Config(CATALOGUE)).to_dict()
+    )
     with pytest.raises(ConfigError, match=r"summarizer\.command must be a command line"):
-        from_dict({"summarizer": {"timeout_seconds": 5}})
+        from_dict({"summarizer": {"timeout_seconds": 5}}, Config(CATALOGUE))
     with pytest.raises(ConfigError, match=r"summarizer\.timeout_seconds must be"):
-        from_dict({"summarizer": {"command": "x", "timeout_seconds": 0}})
+        from_dict({"summarizer": {"command": "x", "timeout_seconds": 0}}, Config(CATALOGUE))
     with pytest.raises(ConfigError, match=r"unknown key 'summarizer\.model'"):
-        from_dict({"summarizer": {"command": "x", "model": "y"}})
+        from_dict({"summarizer": {"command": "x", "model": "y"}}, Config(CATALOGUE))
 
 
 def test_the_command_line_uses_it_and_reports_its_failure(tmp_path: Path) -> None:

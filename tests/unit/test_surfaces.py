@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import load
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 from tests.test_cli import run
 
 
@@ -90,7 +91,7 @@ def test_every_surface_reads_one_point_from_the_settings_layers(
         io.StringIO(json.dumps({"transcript_path": file, "workspace": {"project_dir": str(project)}})),
     )
     assert f"of {shown} · " in run("statusline").stdout
-    inspection = Inspection.of(load(transcript), Config())
+    inspection = Inspection.of(load(transcript), Config(CATALOGUE))
     assert getattr(inspection.run("claude-code").stats, "point") == point  # noqa: B009  # the replay's
 
 
@@ -124,5 +125,5 @@ def test_every_surface_reads_one_point_from_codexs_config_and_its_profile(
     assert json.loads(run("analyze", "--json", file).stdout)["compacts_in"]["point"] == point
     assert f"now: its point {point:,}" in " ".join(run("compactions", file).stdout.split())
     assert f"of {point / 1000:.0f}k · " in run("watch", "--once", file).stdout
-    inspection = Inspection.of(load(path("codex_rollout.jsonl")), Config())
+    inspection = Inspection.of(load(path("codex_rollout.jsonl")), Config(CATALOGUE))
     assert getattr(inspection.run("codex").stats, "limit") == point  # noqa: B009  # the replay's

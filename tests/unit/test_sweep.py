@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.strategies import OptionError
@@ -22,14 +23,18 @@ from tests.test_cli import run
 
 
 def test_a_grid_is_every_combination_of_its_inclusive_ranges() -> None:
-    axes = grid("cline", "trigger.percent=60:90:15, keep.tokens=10000:20000:10000")
+    axes = grid(CATALOGUE.strategies["cline"], "trigger.percent=60:90:15, keep.tokens=10000:20000:10000")
     assert [a.values for a in axes] == [(60, 75, 90), (10_000, 20_000)]
     assert points(axes)[:3] == [
         {"trigger_percent": 60, "keep_tokens": 10_000},
         {"trigger_percent": 60, "keep_tokens": 20_000},
         {"trigger_percent": 75, "keep_tokens": 10_000},
     ]
-    assert grid("aider", "trigger.percent=6.25:6.75:0.25")[0].values == (6.25, 6.5, 6.75)
+    assert grid(CATALOGUE.strategies["aider"], "trigger.percent=6.25:6.75:0.25")[0].values == (
+        6.25,
+        6.5,
+        6.75,
+    )
 
 
 @pytest.mark.parametrize(
@@ -43,7 +48,7 @@ def test_a_grid_is_every_combination_of_its_inclusive_ranges() -> None:
 )
 def test_a_grid_out_of_shape_says_what_is_wrong(spec: str, error: str) -> None:
     with pytest.raises(OptionError, match=error):
-        grid("cline", spec)
+        grid(CATALOGUE.strategies["cline"], spec)
 
 
 def test_the_front_is_the_points_none_beats_on_every_count() -> None:
@@ -51,7 +56,12 @@ def test_the_front_is_the_points_none_beats_on_every_count() -> None:
         return Outcome(compactions, 0.5, over, 0, Decimal(cost), Decimal(10), kept, 2)
 
     swept = summed(
-        Grid("x", (), ({"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}, {"x": 5}), {"current": 0, "default": 0}),
+        Grid(
+            CATALOGUE.strategies["trim"],
+            (),
+            ({"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}, {"x": 5}),
+            {"current": 0, "default": 0},
+        ),
         [("s", [at(5, 9, 0), at(2, 12, 0), at(3, 12, 0), at(1, 8, 1), at(3, 12, 0, kept=2)])],
     )
     # x 3 is beaten by x 2; x 5 only costs and compacts more than x 2, but kept all
@@ -59,18 +69,25 @@ def test_the_front_is_the_points_none_beats_on_every_count() -> None:
     assert [p.retention for p in swept] == [0.5, 0.5, 0.5, 0.5, 1.0]
     assert front([GridPoint({"x": 1})]) != []
     # where every point comes to the same, none is better: none is starred, and that is said
-    three = Grid("trim", (), tuple({"keep_recent_turns": k} for k in (1, 2, 3)), {"current": 0, "default": 0})
+    three = Grid(
+        CATALOGUE.strategies["trim"],
+        (),
+        tuple({"keep_recent_turns": k} for k in (1, 2, 3)),
+        {"current": 0, "default": 0},
+    )
     same = summed(three, [("s", [at(2, 9, 0), at(2, 9, 0), at(2, 9, 0)])])
     assert tied(same) and not any(p.on_front for p in same)
     assert not any(label.startswith("★") for _, label, _ in Sweep(three, same, 1, {}).rows())
 
 
 def test_the_current_setting_and_the_default_are_swept_and_marked() -> None:
-    config = Config().with_options("cline", with_values(Config().options("cline"), {"keep_tokens": 12_345}))
+    config = Config(CATALOGUE).with_options(
+        "cline", with_values(Config(CATALOGUE).options("cline"), {"keep_tokens": 12_345})
+    )
     swept = Grid.of("cline", "keep.tokens=10000:20000:10000", config)
     assert swept.values == ({"keep_tokens": 10_000}, {"keep_tokens": 20_000}, {"keep_tokens": 12_345})
     assert swept.marks == {"current": 2, "default": 1} and swept.marked(1) == ["default"]
-    on_grid = Grid.of("cline", "keep.tokens=10000:20000:10000", Config())  # Cline's tail: 20,000
+    on_grid = Grid.of("cline", "keep.tokens=10000:20000:10000", Config(CATALOGUE))  # Cline's tail: 20,000
     assert len(on_grid.values) == 2 and on_grid.marks == {"current": 1, "default": 1}
 
 
@@ -79,7 +96,7 @@ def test_a_point_names_the_session_whose_figures_its_setting_changes_most() -> N
         return Outcome(compactions, 0.5, 0, 0, Decimal(cost), Decimal(10), 0, 0)
 
     swept = summed(
-        Grid("x", (), ({"x": 1}, {"x": 2}), {"current": 0, "default": 0}),
+        Grid(CATALOGUE.strategies["trim"], (), ({"x": 1}, {"x": 2}), {"current": 0, "default": 0}),
         [("a", [at(3, 9), at(4, 9)]), ("b", [at(3, 9), at(6, 5)]), ("c", [at(1, 9), at(1, 9)])],
     )
     assert [p.changed_most for p in swept] == [None, (3, Decimal(4), "b")]
@@ -121,18 +138,20 @@ def test_a_sweep_again_reads_no_session_whose_points_are_kept(
     from compaction_inspector.core import sweep
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
-    asked = points(grid("microcompact", "keep.tool_uses=1:3:2"))
-    first = sweep.sweep_session(str(path()), "microcompact", asked, Config())
+    asked = points(grid(CATALOGUE.strategies["microcompact"], "keep.tool_uses=1:3:2"))
+    first = sweep.sweep_session(str(path()), "microcompact", asked, Config(CATALOGUE))
     assert isinstance(first, list) and len(first) == 2
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("the session was read again")
 
     with monkeypatch.context() as m:
-        m.setattr(sweep, "load", refused)
-        assert sweep.sweep_session(str(path()), "microcompact", asked, Config()) == first
-    more = points(grid("microcompact", "keep.tool_uses=1:5:2"))  # one new point: read, the rest kept
-    again = sweep.sweep_session(str(path()), "microcompact", more, Config())
+        m.setattr(type(CATALOGUE.formats), "load", refused)
+        assert sweep.sweep_session(str(path()), "microcompact", asked, Config(CATALOGUE)) == first
+    more = points(
+        grid(CATALOGUE.strategies["microcompact"], "keep.tool_uses=1:5:2")
+    )  # one new point: read, the rest kept
+    again = sweep.sweep_session(str(path()), "microcompact", more, Config(CATALOGUE))
     assert isinstance(again, list) and again[:2] == first
 
 
@@ -165,7 +184,7 @@ def test_a_sweep_on_a_local_ray_of_two_workers_gives_the_pools_points(tmp_path: 
 
     pool, ray = swept("pool"), swept("ray", "--ray")
     skipped = pool["skipped"]
-    found = transcripts_under([folder])
+    found = transcripts_under(CATALOGUE, [folder])
     assert isinstance(skipped, dict) and pool["sessions"] == len(found) - len(skipped) > 3
     assert ray == pool
 
@@ -178,17 +197,20 @@ def test_a_grid_point_the_strategy_refuses_is_named_before_any_session_is_read()
 
 
 def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
-    from compaction_inspector.core.compare import replayed
     from compaction_inspector.core.sweep import suggested
 
-    for name in replayed():
-        spec = suggested(name)
+    for name in CATALOGUE.replayed:
+        spec = suggested(CATALOGUE.strategies[name])
         if spec:
-            assert len(Grid.of(name, spec, Config()).values) >= 3, name
-    assert suggested("hysteresis") == "target=34:70:9,summary_chars=200:600:200"  # its thresholds: 75, …
+            assert len(Grid.of(name, spec, Config(CATALOGUE)).values) >= 3, name
+    assert (
+        suggested(CATALOGUE.strategies["hysteresis"]) == "target=34:70:9,summary_chars=200:600:200"
+    )  # its thresholds: 75, …
     # where the agent compacts, not the size of its summary: Claude Code's override, under its point
-    assert suggested("claude-code") == "autocompact_pct_override=50:90:10"
-    assert suggested("cline") == "trigger.percent=40:100:15,keep.tokens=10000:30000:10000"  # its tuning keys'
+    assert suggested(CATALOGUE.strategies["claude-code"]) == "autocompact_pct_override=50:90:10"
+    assert (
+        suggested(CATALOGUE.strategies["cline"]) == "trigger.percent=40:100:15,keep.tokens=10000:30000:10000"
+    )  # its tuning keys'
 
 
 def test_a_workers_caches_hold_only_the_session_it_is_on(
@@ -207,7 +229,7 @@ def test_a_workers_caches_hold_only_the_session_it_is_on(
         sizes = (getattr(c, "cache_info")().currsize for c in caches)  # noqa: B009
         return list(sizes)
 
-    config = Config(window=Window(3_000, 500), preset=None)
+    config = Config(CATALOGUE, window=Window(3_000, 500), preset=None)
     asked = Grid.of("cline", "keep.tokens=500:1500:1000", config).values
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "alone"))
     memo.forget()
@@ -225,7 +247,7 @@ def test_the_median_peak_of_an_even_number_of_sessions_is_the_mean_of_the_middle
         return Outcome(0, peak, 0, 0, Decimal(1), Decimal(1), 0, 0)
 
     (point,) = summed(
-        Grid("x", (), ({"x": 1},), {"current": 0, "default": 0}),
+        Grid(CATALOGUE.strategies["trim"], (), ({"x": 1},), {"current": 0, "default": 0}),
         [(name, [at(peak)]) for name, peak in (("a", 0.7), ("b", 0.7643), ("c", 0.77), ("d", 0.9))],
     )
     assert point.median_peak == 0.76715 and point.max_peak == 0.9
@@ -238,12 +260,15 @@ def test_a_session_without_a_price_is_named_and_left_out_of_the_costs() -> None:
     def at(cost: int, priced: bool) -> Outcome:
         return Outcome(1, 0.5, 0, 0, Decimal(cost), Decimal(cost + 1), 0, 0, priced)
 
-    swept_grid = Grid("cline", (), ({"keep_tokens": 1},), {"current": 0, "default": 0})
+    swept_grid = Grid(CATALOGUE.strategies["cline"], (), ({"keep_tokens": 1},), {"current": 0, "default": 0})
     (point,) = summed(swept_grid, [("a", [at(5, True)]), ("b", [at(0, False)])])
     assert point.sessions == 2 and point.priced == 1 and point.cost == Decimal(5)
     assert point.cells()["vs real"] == "-1.00"
     (nothing,) = summed(swept_grid, [("b", [at(0, False)])])
-    assert nothing.cells()["cost"] == "not priced" and nothing.to_dict("cline")["cost_usd"] is None
+    assert (
+        nothing.cells()["cost"] == "not priced"
+        and nothing.to_dict(CATALOGUE.strategies["cline"])["cost_usd"] is None
+    )
     done = Sweep(swept_grid, [point], 2, {}, unpriced=("/x/b.jsonl",))
     assert done.to_dict()["unpriced"] == ["/x/b.jsonl"]
     assert done.unpriced_note() == (
@@ -265,12 +290,12 @@ def test_a_sweep_made_with_one_summarizer_is_not_served_for_another(
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
     script = tmp_path / "summarize.py"
     script.write_text("print('a summary')\n")
-    asked = points(grid("cline", "keep.tokens=10000:20000:10000"))
-    made = dataclasses.replace(Config(), summarizer=Command(f"{sys.executable} {script}"))
+    asked = points(grid(CATALOGUE.strategies["cline"], "keep.tokens=10000:20000:10000"))
+    made = dataclasses.replace(Config(CATALOGUE), summarizer=Command(f"{sys.executable} {script}"))
     assert isinstance(sweep.sweep_session(str(path()), "cline", asked, made), list)
     assert sweep.kept_outcomes(str(path()), "cline", asked, made) is not None
     for other in (
-        dataclasses.replace(Config(), summarizer=None),
+        dataclasses.replace(Config(CATALOGUE), summarizer=None),
         dataclasses.replace(made, summarizer=Command(f"{sys.executable} {script}", timeout_seconds=5)),
         dataclasses.replace(made, summarizer=Command(f"{sys.executable} -S {script}")),
     ):
@@ -289,7 +314,7 @@ def test_a_sweep_made_with_one_summarizer_is_not_served_for_another(
 )
 def test_a_grid_a_user_cannot_mean_is_refused_before_a_point_is_made(spec: str, error: str) -> None:
     with pytest.raises(OptionError, match=error):
-        grid("cline", spec)
+        grid(CATALOGUE.strategies["cline"], spec)
 
 
 def test_a_sweep_with_nothing_to_read_or_nowhere_to_write_says_so_before_reading(
@@ -360,7 +385,7 @@ def test_a_point_that_removed_nothing_kept_nothing_to_measure(
     session = tmp_path / "damaged.jsonl"
     session.write_text("\n".join(lines))
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
-    asked = points(grid("opencode-prune", "keep.tokens=100000000:100000000:1"))
-    found = sweep.sweep_session(str(session), "opencode-prune", asked, Config())
+    asked = points(grid(CATALOGUE.strategies["opencode-prune"], "keep.tokens=100000000:100000000:1"))
+    found = sweep.sweep_session(str(session), "opencode-prune", asked, Config(CATALOGUE))
     assert isinstance(found, list)
     assert [(o.compactions, o.facts_kept, o.facts_total) for o in found[:1]] == [(0, 0, 0)]

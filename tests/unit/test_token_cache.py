@@ -4,11 +4,12 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core import memo, token_cache
-from compaction_inspector.core.formats import load
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
+from tests.helpers import load
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +74,7 @@ def opened(refuse_encoding: bool) -> Inspection:
     from compaction_inspector.core.pressure import Window
 
     memo.forget()
-    inspection = Inspection.open(path(), Config(window=Window(3_000, 500), preset=None))
+    inspection = Inspection.open(path(), Config(CATALOGUE, window=Window(3_000, 500), preset=None))
     if refuse_encoding:
 
         def refuse(texts: list[str]) -> list[int]:

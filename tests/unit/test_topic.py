@@ -1,5 +1,6 @@
 """Titles and topics are the person's words, not the agent's wrappers (docs/formats.md)."""
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.checkpoint import build
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.pressure import Window
@@ -36,7 +37,9 @@ def test_wrappers_are_taken_out_and_a_bare_command_reads_as_the_command() -> Non
 
 def test_a_volley_summary_and_a_checkpoint_are_named_by_the_persons_words() -> None:
     messages = [u(SELECTED), a("x" * 4000, id="r1"), u("next, the README"), a("done", id="r2")]
-    result = run("hysteresis", messages, HysteresisOptions(), Context(window=Window(1200, 1)))
+    result = run(
+        CATALOGUE.strategies["hysteresis"], messages, HysteresisOptions(), Context(window=Window(1200, 1))
+    )
     assert result.steps[0].title == "Summarize volley 0: “How can I make this possible to install…”"
     checkpoint = build(Session(tuple(messages), "test"), at=1)
     assert (

@@ -24,6 +24,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -32,17 +33,19 @@ import orjson
 
 from compaction_inspector.core import apply as applying
 from compaction_inspector.core import statusline
-from compaction_inspector.core.agents import AGENTS, Agent, registered
+from compaction_inspector.core.agents import registry
 from compaction_inspector.core.analysis import message_fields
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
 from compaction_inspector.core.cluster import LOCAL, ClusterError
-from compaction_inspector.core.compare import SORTS, compare, replayed
-from compaction_inspector.core.config import PRESETS, PRESSURES, Config, ConfigError
+from compaction_inspector.core.compare import SORTS, compare
+from compaction_inspector.core.config import PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.diff import origin
 from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import Changed, same_file, write_atomic
-from compaction_inspector.core.formats import LoadError, check_readable, load
+from compaction_inspector.core.formats import LoadError, check_readable
 from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.model import Session
@@ -51,13 +54,11 @@ from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.strategies import (
     DEFAULT,
-    REGISTRY,
     CompactionResult,
     OptionError,
     Stats,
     each_step,
     hysteresis,
-    lookup,
 )
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
@@ -115,11 +116,11 @@ def _source(file_nargs: str | None = None) -> _Command:
     return p
 
 
-def _settings() -> _Command:
+def _settings(catalogue: Catalogue) -> _Command:
     """The options every command that counts or compacts shares."""
     p = _Command(add_help=False)
     p.add_argument("--config", default=None, help="YAML settings (default ./compaction.yaml)")
-    p.add_argument("--preset", choices=sorted(PRESETS), default=None)
+    p.add_argument("--preset", choices=sorted(catalogue.presets), default=None)
     p.add_argument(
         "--tokenizer", choices=TOKENIZER_CHOICES, default=None, help="auto (default): the session's model's"
     )
@@ -147,25 +148,27 @@ def _json() -> _Command:
     return p
 
 
-def _places() -> _Command:
+def _places(catalogue: Catalogue) -> _Command:
     """Where the agents keep their sessions, for the commands that list them."""
     p = _Command(add_help=False)
-    for agent in AGENTS.values():
+    for agent in catalogue.agents:
         p.add_argument(
             f"--{agent.folder_option}", dest=folder_dest(agent), default=None, help=agent.folder_help
         )
     return p
 
 
-def _add_policy(p: argparse.ArgumentParser, names: Iterable[str] = tuple(REGISTRY)) -> None:
-    """The options of the strategies `names` as flags, one group each; a family's
-    presets share the family's."""
+def _add_policy(p: argparse.ArgumentParser, catalogue: Catalogue, names: Iterable[str] | None = None) -> None:
+    """The options of the strategies `names` (default: all) as flags, one group each; a
+    family's presets share the family's."""
     added: set[str] = set()
-    for strategy in (REGISTRY[n] for n in names):
+    for strategy in (catalogue.strategies[n] for n in (catalogue.strategies if names is None else names)):
         if strategy.flag_key in added:
             continue
         added.add(strategy.flag_key)
-        title = f"{strategy.family} ({_family(strategy.family)})" if strategy.family else strategy.name
+        title = (
+            f"{strategy.family} ({_family(catalogue, strategy.family)})" if strategy.family else strategy.name
+        )
         group = p.add_argument_group(title)
         for s in strategy.settings:
             if s.flag is None:
@@ -179,30 +182,34 @@ def _add_policy(p: argparse.ArgumentParser, names: Iterable[str] = tuple(REGISTR
                 group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)
 
 
-def _family(family: str) -> str:
+def _family(catalogue: Catalogue, family: str) -> str:
     """The presets of a family, in words."""
-    return ", ".join(n for n, s in REGISTRY.items() if s.family == family)
+    return ", ".join(n for n, s in catalogue.strategies.items() if s.family == family)
 
 
-def _agents_named() -> str:
+def _agents_named(catalogue: Catalogue) -> str:
     """The registered agents' names in a sentence: "A, B and C"."""
-    names = [a.name for a in registered()]
+    names = [a.name for a in catalogue.agents]
     return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    status_agent, status_line = _status_agent()
+def build_parser(catalogue: Catalogue | None = None) -> argparse.ArgumentParser:
+    """The command line over the agents of `catalogue` (default: the registry's), which
+    each handler reads as `args.catalogue`."""
+    catalogue = catalogue if catalogue is not None else registry.CATALOGUE
+    status_agent, status_line = _status_agent(catalogue)
     parser = argparse.ArgumentParser(
         prog="compaction-inspector",
         description="See how LLM agent transcripts are compacted. With no command, open FILE "
-        f"in the app; without FILE, the list of your own {_agents_named()} sessions (the bundled "
+        f"in the app; without FILE, the list of your own {_agents_named(catalogue)} sessions (the bundled "
         "sample when there are none). `open FILE` reaches a file named like a command. "
         "`open` also takes --sample (the bundled sample), --demo (a tour of it to present) and "
         "--follow (tail a session still being written).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
+    parser.set_defaults(catalogue=catalogue)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Command)
-    settings, source, as_json, places = _settings(), _source(), _json(), _places()
+    settings, source, as_json, places = _settings(catalogue), _source(), _json(), _places(catalogue)
     p = sub.add_parser(
         "open", parents=[_source("?"), settings, places], help="open the app (the default command)"
     )
@@ -224,8 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compact", parents=[source, settings, as_json], help="run one strategy and show each step"
     )
-    p.add_argument("--strategy", required=True, choices=sorted(REGISTRY))
-    _add_policy(p)
+    p.add_argument("--strategy", required=True, choices=sorted(catalogue.strategies))
+    _add_policy(p, catalogue)
     p.add_argument("--write", metavar="OUT", help="save the compacted session to a new file")
     p.add_argument("--force", action="store_true", help="let --write replace an existing file")
     p.add_argument(
@@ -238,9 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[source, settings, as_json],
         help="replay the session round by round under a policy",
     )
-    p.add_argument("--strategy", default=DEFAULT, choices=sorted(_simulated()))
-    p.add_argument("--compare", choices=sorted(_simulated()), help="a second policy on the same chart")
-    _add_policy(p, replayed())  # the flags of a strategy it replays (not PTL retry's)
+    p.add_argument("--strategy", default=DEFAULT, choices=sorted(_simulated(catalogue)))
+    p.add_argument(
+        "--compare", choices=sorted(_simulated(catalogue)), help="a second policy on the same chart"
+    )
+    _add_policy(p, catalogue, catalogue.replayed)  # the flags of a strategy it replays (not PTL retry's)
     p.add_argument(
         "--all-rounds",
         action="store_true",
@@ -273,14 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         default="all",
-        type=_strategy_list,
+        type=partial(_strategy_list, catalogue),
         metavar="NAME[,NAME...]|all",
-        help=f"whose steps it shows, the first's line first on the chart ({', '.join(REGISTRY)})",
+        help=f"whose steps it shows, the first's line first on the chart ({', '.join(catalogue.strategies)})",
     )
     p.add_argument(
         "--compare",
         default=BASELINE,
-        choices=sorted(_simulated()),
+        choices=sorted(_simulated(catalogue)),
         help="a policy the chart compares with (the strategy itself: its contrast)",
     )
     p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
@@ -294,8 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--strategies",
-        default=replayed(),
-        type=_replayed_list,
+        default=catalogue.replayed,
+        type=partial(_replayed_list, catalogue),
         metavar="NAME[,NAME...]|all",
         help="which (default all a replay suits: every one but ptl-retry)",
     )
@@ -321,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "folders", nargs="*", help="where the sessions are (default: your own, as the list finds them)"
     )
-    p.add_argument("--strategy", required=True, choices=replayed())
+    p.add_argument("--strategy", required=True, choices=catalogue.replayed)
     p.add_argument(
         "--grid",
         required=True,
@@ -346,7 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="transcript to open (default the bundled sample)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port to listen on, 1-65535 (default 8000)")
-    p = sub.add_parser("sessions", parents=[places], help=f"your {_agents_named()} sessions, newest first")
+    p = sub.add_parser(
+        "sessions", parents=[places], help=f"your {_agents_named(catalogue)} sessions, newest first"
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list: an object a session, titles whole")
     p.add_argument(
         "--jobs",
@@ -354,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.cpu_count() or 1,
         help="processes the sessions not seen before are read in, forked from this one (default the cores)",
     )
-    writable = [a for a in registered() if a.settings_keys]
+    writable = [a for a in catalogue.agents if a.settings_keys]
     p = sub.add_parser(
         "apply",
         help="write a tuned setting into the agent's own settings file: the diff first, --write to write it "
@@ -415,8 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _simulated() -> tuple[str, ...]:
-    return (BASELINE, *replayed())
+def _simulated(catalogue: Catalogue) -> tuple[str, ...]:
+    return (BASELINE, *catalogue.replayed)
 
 
 def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, str | None]:
@@ -425,11 +436,11 @@ def _config(args: argparse.Namespace, lenient: bool = False) -> tuple[Config, st
     used gives the defaults and the reason, not an error (the app opens regardless)."""
     warning = None
     try:
-        base = load_config(args.config)
+        base = load_config(args.catalogue, args.config)
     except ConfigError as exc:
         if args.config or not lenient:  # a file named on the command line must be right
             raise UsageError(str(exc)) from exc
-        base, warning = Config(), f"{exc} — using the defaults"
+        base, warning = Config(args.catalogue), f"{exc} — using the defaults"
     try:
         config = base.overridden(
             preset=args.preset,
@@ -462,17 +473,22 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
     used = {args.strategy, getattr(args, "compare", None)}
     if getattr(args, "checkpoints", False):
         used.add(hysteresis.NAME)  # its lowest threshold places checkpoints
-    for name, strategy in REGISTRY.items():
+    catalogue = config.catalogue
+    for name, strategy in catalogue.strategies.items():
         values: dict[str, Any] = {}
         for s in strategy.settings:
             given = getattr(args, f"{strategy.flag_key}.{s.name}", None)
             if given is None:
                 continue
             if name not in used:
-                if strategy.family and any(REGISTRY[u].family == strategy.family for u in used if u):
+                if strategy.family and any(
+                    catalogue.strategies[u].family == strategy.family for u in used if u
+                ):
                     continue  # a family's flag sets the preset the command runs
                 whose = (
-                    f"the {strategy.family} family ({_family(strategy.family)})" if strategy.family else name
+                    f"the {strategy.family} family ({_family(catalogue, strategy.family)})"
+                    if strategy.family
+                    else name
                 )
                 raise UsageError(f"{s.flag} is an option of {whose}, not of {args.strategy}")
             try:
@@ -563,7 +579,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         recorded = {c.index: c for c in session.compactions if mark is None or c.index < mark.index}
         if mark is not None:
             recorded[mark.index] = mark
-        text, written = serialize(kept, session.format, session.metadata, recorded)
+        text, written = serialize(args.catalogue.formats, kept, session.format, session.metadata, recorded)
         try:
             write_atomic(args.write, text, protect=args.file, overwrite=args.force)
         except FileExistsError as exc:
@@ -626,7 +642,7 @@ def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    session = load(args.file, request=args.request)
+    session = args.catalogue.formats.load(args.file, request=args.request)
     if args.detect:
         try:
             found = detect(session, args.memory_dir)
@@ -765,27 +781,27 @@ def _port(value: str) -> int:
     return port
 
 
-def _strategy_list(value: str) -> tuple[str, ...]:
-    """`all`, or registered strategies' names separated by commas, each once."""
+def _strategy_list(catalogue: Catalogue, value: str) -> tuple[str, ...]:
+    """`all`, or the catalogue's strategies' names separated by commas, each once."""
     if value == "all":
-        return tuple(REGISTRY)
+        return tuple(catalogue.strategies)
     names = tuple(dict.fromkeys(n.strip() for n in value.split(",")))
-    unknown = [n for n in names if n not in REGISTRY]
+    unknown = [n for n in names if n not in catalogue.strategies]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"{', '.join(map(repr, unknown)) or 'nothing'}: not a strategy "
-            f"(choose from {', '.join(REGISTRY)}, or all)"
+            f"(choose from {', '.join(catalogue.strategies)}, or all)"
         )
     return names
 
 
-def _replayed_list(value: str) -> tuple[str, ...]:
+def _replayed_list(catalogue: Catalogue, value: str) -> tuple[str, ...]:
     """`_strategy_list`, of the strategies a replay suits (PTL retry runs only when a
     request is refused, so a replay of it means nothing)."""
-    names = _strategy_list(value)
+    names = _strategy_list(catalogue, value)
     if value == "all":
-        return replayed()
-    refused = [n for n in names if n not in replayed()]
+        return catalogue.replayed
+    refused = [n for n in names if n not in catalogue.replayed]
     if refused:
         raise argparse.ArgumentTypeError(
             f"{', '.join(refused)}: runs only when a request is refused, so it has no replay to compare"
@@ -844,8 +860,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     missing = [name for name in args.folders if not Path(name).exists()]
     if missing:
         raise UsageError(f"no such folder or file: {', '.join(missing)}")
-    places = places_given(args)
-    where = transcripts_under(args.folders) if args.folders else [f.path for f in find(places)]
+    catalogue = args.catalogue
+    places = places_given(catalogue, args)
+    where = (
+        transcripts_under(catalogue, args.folders)
+        if args.folders
+        else [f.path for f in find(catalogue, places)]
+    )
     if not where:
         looked = ", ".join(args.folders) if args.folders else "; ".join(f"{a}: {r}" for a, r in places)
         raise UsageError(f"no sessions found ({looked})")
@@ -914,8 +935,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be a whole number >= 1")
-    places = places_given(args)
-    rows = Index().rows(find(places), jobs=args.jobs)
+    places = places_given(args.catalogue, args)
+    rows = Index().rows(args.catalogue, find(args.catalogue, places), jobs=args.jobs)
     if args.json:
         _print_json([r.to_dict() for r in rows])
     else:
@@ -925,9 +946,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status_agent() -> tuple[Agent, StatusLine]:
+def _status_agent(catalogue: Catalogue) -> tuple[Agent, StatusLine]:
     """The agent that runs a status line command, and its status line."""
-    return next((a, a.status_line) for a in registered() if a.status_line is not None)
+    return next((a, a.status_line) for a in catalogue.agents if a.status_line is not None)
 
 
 def cmd_statusline(args: argparse.Namespace) -> int:
@@ -935,7 +956,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
     exits 0, since the agent blanks its status line on any other exit."""
     if args.setup:
         return _statusline_setup(args)
-    agent, own = _status_agent()
+    agent, own = _status_agent(args.catalogue)
     try:
         given = json.loads(sys.stdin.read() or "{}")
         given = given if isinstance(given, dict) else {}
@@ -958,7 +979,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
 
 
 def _statusline_setup(args: argparse.Namespace) -> int:
-    own = _status_agent()[1]
+    own = _status_agent(args.catalogue)[1]
     if not args.write:
         say(json.dumps(own.snippet(), indent=2), sys.stdout)
         return 0
@@ -978,7 +999,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if args.file is not None:
         path = Path(args.file)
     else:
-        found = [f for f in find(places_given(args)) if f.subagent_of is None]  # a session, not its sub-agent
+        places = places_given(args.catalogue, args)
+        found = [
+            f for f in find(args.catalogue, places) if f.subagent_of is None
+        ]  # a session, not its sub-agent
         if not found:
             return _fail("no session found in your agents' folders: name one")
         path = max(found, key=lambda f: f.path.stat().st_mtime).path
@@ -992,14 +1016,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     """The diff a tuned setting makes to the agent's settings file, written with --write."""
-    agent = AGENTS[args.agent]
+    agent = args.catalogue.by_format[args.agent]
     option, _, given = args.setting.partition("=")
     option = option.strip().replace("-", "_")
     if not given.strip().isdigit():
         return _fail(f"apply: {args.setting!r} is not OPTION=VALUE with a whole number")
     value = int(given)
     try:
-        strategy = lookup(agent.format)
+        strategy = args.catalogue.strategy(agent.format)
         strategy.checked(with_values(strategy.default_options(), {option: value}))
         change = applying.planned(agent, option, value, args.layer)
     except (OptionError, TypeError, applying.ApplyError) as exc:
@@ -1066,12 +1090,12 @@ def _fail(message: str) -> int:
     return 2
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, catalogue: Catalogue | None = None) -> int:
     heap.configure()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in (*COMMANDS, "-h", "--help", "--version"):
         argv.insert(0, "open")
-    args = build_parser().parse_args(argv)
+    args = build_parser(catalogue).parse_args(argv)
     try:
         return HANDLERS[args.command](args)
     except LoadError as exc:  # the file a command names, where it names one

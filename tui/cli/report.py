@@ -440,7 +440,7 @@ def print_sweep(done: Sweep, out: Console | None = None) -> None:
     )
     best = min((p for p in done.points if p.on_front), key=lambda p: p.cost, default=None)
     if best is not None:
-        args = " ".join(shlex.quote(a) for a in best.simulate_args(strategy))
+        args = " ".join(shlex.quote(a) for a in best.simulate_args(done.grid.declared))
         out.print(
             safe(
                 f"The front's cheapest on one session: compaction-inspector simulate SESSION {args}",

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
+from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.sessions import Index, Row, find, short_project
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.text import counted, one_line
@@ -87,10 +88,13 @@ class SessionBrowser(Screen[None]):
             super().__init__()
             self.path = path
 
-    def __init__(self, places: list[tuple[str, Path]], keymap: Mapping[str, str] | None = None) -> None:
-        """Lists the sessions found under `places`; `keymap`: the keys remapped by id,
-        as the help names them."""
+    def __init__(
+        self, catalogue: Catalogue, places: list[tuple[str, Path]], keymap: Mapping[str, str] | None = None
+    ) -> None:
+        """Lists the sessions of the catalogue's agents found under `places`; `keymap`:
+        the keys remapped by id, as the help names them."""
         super().__init__()
+        self.catalogue = catalogue
         self.places = places
         self.keymap = dict(keymap or {})
         self.rows: list[Row] = []
@@ -144,7 +148,7 @@ class SessionBrowser(Screen[None]):
         is read again), the rows it makes shown in batches, so drawing them never holds
         up the scan."""
         worker = get_current_worker()
-        found = find(self.places)
+        found = find(self.catalogue, self.places)
         index = Index()
         known = index.known(found)
         if known:
@@ -160,7 +164,7 @@ class SessionBrowser(Screen[None]):
                 batch.clear()
                 shown_at = time.monotonic()
 
-        rows = index.rows(found, progress)
+        rows = index.rows(self.catalogue, found, progress)
         if not worker.is_cancelled:
             self.app.call_from_thread(self._scanned, rows, known)
 

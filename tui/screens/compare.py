@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.compare import Comparison, Row, compare, replayed
+from compaction_inspector.core.compare import Comparison, Row, compare
 from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.simulate import Cancelled
@@ -89,7 +89,11 @@ class CompareScreen(ProgressScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="compare"):
             yield Static(safe("Comparing every strategy on this session…"), id="compare-title")
-            yield ProgressBar(total=len(replayed()) + 1, id="compare-progress", show_eta=False)
+            yield ProgressBar(
+                total=len(self.inspection.config.catalogue.replayed) + 1,
+                id="compare-progress",
+                show_eta=False,
+            )
             yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
             yield Static(safe(NOTE), id="compare-note")
 
@@ -102,7 +106,7 @@ class CompareScreen(ProgressScreen[str | None]):
         try:
             done = compare(
                 inspection,
-                replayed(),
+                inspection.config.catalogue.replayed,
                 self._progressed,
                 lambda: worker.is_cancelled,
                 self._ranked,

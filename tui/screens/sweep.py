@@ -22,9 +22,8 @@ from textual.reactive import reactive
 from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.compare import replayed
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.strategies import DEFAULT, OptionError, lookup
+from compaction_inspector.core.strategies import DEFAULT, OptionError
 from compaction_inspector.core.strategies.registry import with_values
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.core.sweep import COLUMNS, TIED, Grid, Sweep, Values, suggested, sweep, tied
@@ -98,19 +97,24 @@ class SweepScreen(ProgressScreen[Picked | None]):
         super().__init__()
         self.paths, self.config, self.export_dir = paths, config, export_dir
         self.jobs = jobs or os.cpu_count() or 1
-        self.set_reactive(SweepScreen.strategy, lookup(strategy if strategy in replayed() else DEFAULT).name)
+        replayed = config.catalogue.replayed
+        self.set_reactive(SweepScreen.strategy, strategy if strategy in replayed else DEFAULT)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sweep"):
             yield Static(id="sweep-title")
             with Horizontal(id="sweep-ask"):
                 yield Select(
-                    [(lookup(n).label, n) for n in replayed()],
+                    [(self.config.catalogue.strategies[n].label, n) for n in self.config.catalogue.replayed],
                     value=self.strategy,
                     allow_blank=False,
                     id="sweep-strategy",
                 )
-                yield Input(suggested(self.strategy), placeholder="KEY=FROM:TO:STEP,…", id="sweep-grid")
+                yield Input(
+                    suggested(self.config.catalogue.strategies[self.strategy]),
+                    placeholder="KEY=FROM:TO:STEP,…",
+                    id="sweep-grid",
+                )
             yield ProgressBar(id="sweep-progress", show_eta=False)
             yield FrontPlot(id="sweep-plot").data_bind(
                 SweepScreen.x_axis, SweepScreen.y_axis, SweepScreen.chosen
@@ -221,7 +225,9 @@ class SweepScreen(ProgressScreen[Picked | None]):
     def on_select_changed(self, event: Select.Changed) -> None:
         if isinstance(event.value, str) and event.value != self.strategy:
             self.strategy = event.value
-            self.query_one("#sweep-grid", Input).value = suggested(event.value)
+            self.query_one("#sweep-grid", Input).value = suggested(
+                self.config.catalogue.strategies[event.value]
+            )
             self._start()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

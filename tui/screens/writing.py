@@ -15,7 +15,6 @@ from typing import Any
 from textual.screen import Screen
 
 from compaction_inspector.core import apply as applying
-from compaction_inspector.core.agents import AGENTS
 from compaction_inspector.core.config import Config, ConfigError, save
 from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.html_report import ReportOptions
@@ -23,7 +22,7 @@ from compaction_inspector.core.html_report import report as html_report
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, Stats
+from compaction_inspector.core.strategies import CompactionResult, Stats
 from compaction_inspector.core.sweep import Sweep
 from compaction_inspector.core.sweep_report import page as sweep_html
 from compaction_inspector.core.text import counted
@@ -168,7 +167,7 @@ def report(screen: Screen[Any], shown: Shown, strategy: str, compare: str) -> No
     inspection = shown.inspection
     if inspection is None:
         return
-    first = (strategy, *(n for n in REGISTRY if n != strategy))
+    first = (strategy, *(n for n in inspection.config.catalogue.strategies if n != strategy))
     screen.notify("The HTML report is being written", timeout=3)
     options = ReportOptions(strategies=first, compare=compare)
     _in_worker(screen, "HTML report", lambda: _report(screen, shown, inspection, options))
@@ -240,9 +239,9 @@ def checkpoint(screen: Screen[Any], shown: Shown) -> None:
 def apply_setting(screen: Screen[Any], config: Config, strategy: str) -> None:
     """The shown agent strategy's tuned setting, written into the agent's own settings
     file once its diff is seen and accepted (`core.apply`)."""
-    agent = AGENTS.get(strategy)
+    agent = config.catalogue.by_format.get(strategy)
     if agent is None or not agent.settings_keys:
-        takes = ", ".join(a.format for a in AGENTS.values() if a.settings_keys)
+        takes = ", ".join(a.format for a in config.catalogue.agents if a.settings_keys)
         screen.notify(
             f"Only an agent's own strategy ({takes}) has a setting of the agent's to write", timeout=5
         )

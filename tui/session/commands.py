@@ -8,10 +8,9 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from compaction_inspector.core.config import PRESETS
-from compaction_inspector.core.strategies import REGISTRY
 from compaction_inspector.core.tokens import AUTO, TOKENIZER_CHOICES
 from compaction_inspector.tui.screens.browser import SessionBrowser
+from compaction_inspector.tui.session.screen import SessionScreen
 
 
 class InspectorCommands(Provider):
@@ -30,17 +29,20 @@ class InspectorCommands(Provider):
                 ),
                 ("Help: keys", "Every key of the session list", partial(screen.run_action, "help")),
             ]
+        if not isinstance(screen, SessionScreen):
+            return []
+        catalogue = screen.config.catalogue
         out: list[tuple[str, str, Callable[[], object]]] = [
             (
                 f"Strategy: {s.label}",
                 s.description,  # most name their agent first: "Cline: at 0.9 …"
                 partial(screen.run_action, f"strategy('{name}')"),
             )
-            for name, s in REGISTRY.items()
+            for name, s in catalogue.strategies.items()
         ]
         out += [
             (f"Preset: {name}", p.description, partial(screen.run_action, f"preset('{name}')"))
-            for name, p in PRESETS.items()
+            for name, p in catalogue.presets.items()
         ]
         out += [
             (

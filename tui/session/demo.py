@@ -16,10 +16,9 @@ from typing import Any, Protocol
 from textual import events
 from textual.actions import parse
 
-from compaction_inspector.core.agents import registered
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies import (
-    REGISTRY,
     CompactionResult,
     Stats,
     Step,
@@ -34,7 +33,7 @@ from compaction_inspector.tui.session import figures
 TOUR_OPTIONS: dict[str, dict[str, Any]] = {
     trim.NAME: {"trigger_turns": 2},
     ptl_retry.NAME: {"limit": 3_000},
-    **{name: dict(tour.options) for agent in registered() for name, tour in agent.tour.items()},
+    **{name: dict(tour.options) for agent in CATALOGUE.agents for name, tour in agent.tour.items()},
     # an API's own minimum may keep a preset from firing on the sample (Anthropic's 50,000)
     "langchain-summarization": {"trigger_tokens": 3_500},
 }
@@ -42,12 +41,12 @@ TOUR_OPTIONS: dict[str, dict[str, Any]] = {
 # first the tour tunes to fire on the sample, else the first
 TOURED = tuple(
     name
-    for name, s in REGISTRY.items()
+    for name, s in CATALOGUE.strategies.items()
     if s.family is None
     or name
     == next(
-        (n for n, o in REGISTRY.items() if o.family == s.family and n in TOUR_OPTIONS),
-        next(n for n, o in REGISTRY.items() if o.family == s.family),
+        (n for n, o in CATALOGUE.strategies.items() if o.family == s.family and n in TOUR_OPTIONS),
+        next(n for n, o in CATALOGUE.strategies.items() if o.family == s.family),
     )
 )
 
@@ -72,7 +71,7 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     ),
     **{
         name: (((f"step_to({tour.step})",), tour.caption),)
-        for agent in registered()
+        for agent in CATALOGUE.agents
         for name, tour in agent.tour.items()
     },
     "langchain-summarization": (
@@ -82,7 +81,7 @@ SHOWN: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
 
 
 def _strategy_stops(name: str) -> tuple[Stop, ...]:
-    s, tuned = REGISTRY[name], TOUR_OPTIONS.get(name)
+    s, tuned = CATALOGUE.strategies[name], TOUR_OPTIONS.get(name)
     settings = ", ".join(f"{k} {v:,}" for k, v in (tuned or {}).items())
     why = f" (the tour sets {settings} so it fires here)" if tuned else ""
     choose = Stop((f"strategy('{name}')", "step_to(-1)"), f"{s.label}: {s.description}{why}.", 4)

@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from compaction_inspector.core.config import KEY, Config
 from compaction_inspector.core.context import Context
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.strategies import REGISTRY, CompactionResult, OptionError, Stats, banded
+from compaction_inspector.core.strategies import CompactionResult, OptionError, Stats, Strategy
 from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
@@ -76,7 +76,7 @@ def gauge_state(
         reserved_output=config.window.reserved_output,
         thresholds=thresholds,
         target=target,
-        bands_of="" if banded(strategy) == strategy else banded(strategy),
+        bands_of="" if config.catalogue.banded(strategy) == strategy else config.catalogue.banded(strategy),
         auto_compact=config.auto_compact_tokens,
         auto_compact_rule=config.point.rule if config.point else "",
         label=inspection.counter.label,
@@ -91,9 +91,9 @@ def gauge_state(
 
 def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
     """The thresholds and target the gauge and the timeline draw with `shown` on screen
-    (`strategies.banded`), in % of the usable window."""
-    name = banded(shown)
-    declared = REGISTRY[name].bands
+    (`Catalogue.banded`), in % of the usable window."""
+    name = config.catalogue.banded(shown)
+    declared = config.catalogue.strategies[name].bands
     assert declared is not None  # `banded` names a strategy that declares them
     return declared(config.options(name))
 
@@ -103,12 +103,12 @@ def tuning(config: Config, shown: str) -> tuple[str, ...]:
     not at all: what the tuning keys move with `shown` on screen (hysteresis's bands,
     else its knobs), the window, the agent's point."""
     w = config.window
-    declared, options = REGISTRY[shown], config.options(shown)
+    declared, options = config.catalogue.strategies[shown], config.options(shown)
     if declared.tune is not None:
         thresholds, target = bands(config, shown)
         tuned = f"thresholds {'/'.join(map(str, thresholds))} % · target {target} %"
     else:
-        found = [knob(shown, what, options) for what in ("thresholds", "target")]
+        found = [knob(declared, what, options) for what in ("thresholds", "target")]
         moved = [
             f"{KEYS[KNOB[what]]} {k[0]} {_value(getattr(options, k[0]))}"
             for what, k in zip(("thresholds", "target"), found, strict=True)
@@ -137,9 +137,8 @@ KNOB = {"thresholds": TRIGGER, "target": KEEP}  # h/H move where it fires, t/T w
 KEYS = {TRIGGER: "h/H", KEEP: "t/T"}
 
 
-def knob(shown: str, what: str, options: Any) -> tuple[str, int] | None:
-    """The setting a tuning key moves with `shown` on screen, and one press's step."""
-    declared = REGISTRY[shown]
+def knob(declared: Strategy[Any], what: str, options: Any) -> tuple[str, int] | None:
+    """The setting a tuning key moves with `declared` on screen, and one press's step."""
     return declared.knob(options, KNOB[what]) if declared.knob is not None else None
 
 
@@ -151,10 +150,10 @@ def nudged(
     along its ladder from the value tuning began from (from what is in force where that
     was unset), so a key and its opposite return to it, unset again where it was. Raises
     OptionError where it has none to move, or out of range."""
-    declared, options = REGISTRY[shown], config.given(shown)
+    declared, options = config.catalogue.strategies[shown], config.given(shown)
     if declared.tune is not None:
         return declared.tune(options, what, delta), ladders
-    found = knob(shown, what, options)
+    found = knob(declared, what, options)
     if found is None:
         raise OptionError(f"{declared.label} has no {KNOB[what]} setting for {KEYS[KNOB[what]]} to move")
     name, step = found

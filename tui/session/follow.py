@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import LoadError, appended, load, stored_stamp
+from compaction_inspector.core.formats import Formats, LoadError
 from compaction_inspector.core.model import Session
 
 # bytes compared at each end of what was read: an in-place rewrite changes them
@@ -21,14 +21,15 @@ def _fingerprint(data: bytes) -> Fingerprint:
 
 
 class Follower:
-    def __init__(self, path: str | Path, session: Session) -> None:
+    def __init__(self, formats: Formats, path: str | Path, session: Session) -> None:
+        self.formats = formats
         self.path = Path(path)
         self.session = session
         self.gone = False  # the file was deleted: what was read stays shown
         self.event: str | None = None  # why it last started over, until the app has said it
         self.restart = False  # what the file holds next is read whole (it was emptied)
         self.offset, self.lines, self.identity, self.seen = self._stat_now()
-        self.stamp = stored_stamp(self.path)  # a session inside a file of many: that file's
+        self.stamp = formats.stored_stamp(self.path)  # a session inside a file of many: that file's
 
     def _stat_now(self) -> tuple[int, int, tuple[int, int] | None, Fingerprint]:
         """Where the complete lines end, how many there are, the file's identity, and
@@ -56,7 +57,7 @@ class Follower:
     def poll(self) -> tuple[Session, bool] | None:
         """(session, reloaded) when something changed, else None. Never raises."""
         if self.stamp is not None:  # a file of many sessions: read again when it changed
-            now = stored_stamp(self.path)
+            now = self.formats.stored_stamp(self.path)
             if now is None or now == self.stamp:
                 return None
             self.stamp = now
@@ -91,7 +92,9 @@ class Follower:
         end = chunk.rfind(b"\n") + 1
         if end == 0:
             return None
-        grown = appended(self.session, chunk[:end].decode("utf-8", errors="replace"), self.lines + 1)
+        grown = self.formats.appended(
+            self.session, chunk[:end].decode("utf-8", errors="replace"), self.lines + 1
+        )
         if grown is None:  # its format is read whole (a Codex rollout): appended to, not replaced
             return self._reload(None, replaced=False)
         head, tail = self.seen
@@ -108,7 +111,7 @@ class Follower:
         `replaced` False where only what was appended made it read again."""
         self.offset, self.lines, self.identity, self.seen = self._stat_now()
         try:
-            session = load(self.path)
+            session = self.formats.load(self.path)
         except LoadError as exc:
             # emptied, or no transcript now: what was read stays shown, and whatever is
             # written next is read whole

@@ -1,12 +1,13 @@
 """The session screen's keys: each with an id (compaction.yaml's `keys:` remaps it by id)
 and a description (the footer, the help screen and the palette show it). The number
-keys choose the registry's first nine strategies; the palette has every one."""
+keys choose the first nine strategies of the agents the app is built with (the front end's
+catalogue: a screen's bindings are made with its class); the palette has every one."""
 
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-from compaction_inspector.core.strategies import REGISTRY
+from compaction_inspector.core.agents.registry import CATALOGUE
 
 HELP = Binding("question_mark,f1", "help", "Help", id="help")
 
@@ -17,7 +18,7 @@ SESSION_KEYS: list[BindingType] = [
     Binding("r", "step_reset", "Reset", id="step_reset"),
     *(
         Binding(str(number), f"strategy('{name}')", s.label, show=False, id=f"strategy_{s.config_key}")
-        for number, (name, s) in enumerate(REGISTRY.items(), start=1)
+        for number, (name, s) in enumerate(CATALOGUE.strategies.items(), start=1)
         if number <= 9  # the rest are in the palette
     ),
     Binding("d", "toggle_split", "Split diff", id="toggle_split"),

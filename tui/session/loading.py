@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.message import Message
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError, head, load
+from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.text import counted
@@ -32,12 +32,12 @@ def read(
     `Previewed` (the first rows, when `first_rows` and the file is large), `Failed`,
     `Loaded`, `Counted`; `progress` is told the counting's (done, total)."""
     if given is None and request is None and first_rows:
-        preview = head(path)
+        preview = config.catalogue.formats.head(path)
         if preview is not None:
             first, total = preview
             post(messages.Previewed(Inspection.of(first, config, estimate=True), total, run))
     try:
-        session = given or load(path, request=request)
+        session = given or config.catalogue.formats.load(path, request=request)
     except LoadError as exc:
         post(messages.Failed(run, str(exc)))
         return

@@ -10,7 +10,7 @@ from textual.message import Message
 
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.simulate import AS_IT_RAN, Cancelled
-from compaction_inspector.core.strategies import DEFAULT, REGISTRY
+from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import summarizer_failed
 from compaction_inspector.tui.session import messages
@@ -31,7 +31,7 @@ def replay_and_price(
     cancelled: Callable[[], bool],
 ) -> None:
     """Post `Replayed`, then `Priced`; nothing once `cancelled` (a newer replay supersedes)."""
-    name = strategy if REGISTRY[strategy].timeline else DEFAULT
+    name = strategy if inspection.config.catalogue.strategies[strategy].timeline else DEFAULT
     policies = [inspection.policy(name)]
     if compare != "none":
         policies.append(inspection.policy(compared(compare), against=name))

@@ -23,20 +23,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from compaction_inspector.core.compare import replayed
-from compaction_inspector.core.config import PRESETS, Config, WindowSource
+from compaction_inspector.core.config import Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.simulate import AS_IT_RAN
 from compaction_inspector.core.strategies import (
     DEFAULT,
-    REGISTRY,
     CompactionResult,
     OptionError,
     Stats,
     Step,
-    banded,
 )
 from compaction_inspector.core.strategies.registry import Options
 from compaction_inspector.core.summarizer import SummarizerError
@@ -140,7 +137,8 @@ class SessionScreen(Screen[None]):
         with Horizontal(id="body"):
             yield TranscriptPanes(id="transcripts").data_bind(SessionScreen.boundaries)
             with Vertical(id="side"):
-                yield StrategyPanel(self.strategy, self.config.options(self.strategy), id="panel")
+                strategies = self.config.catalogue.strategies
+                yield StrategyPanel(strategies, self.strategy, self.config.options(self.strategy), id="panel")
                 yield Timeline(id="timeline")
         yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
         yield ProgressBar(id="progress", show_eta=False, classes="hidden")
@@ -166,7 +164,7 @@ class SessionScreen(Screen[None]):
 
     def watch_result(self) -> None:
         self._redraw()
-        declared = REGISTRY[self.strategy]
+        declared = self.config.catalogue.strategies[self.strategy]
         if self.inspection is not None and declared.in_force is not None and not self.own:
             values = declared.in_force(self.config.options(self.strategy), self.inspection.context)
             self.query_one(StrategyPanel).show_in_force(values)
@@ -302,7 +300,7 @@ class SessionScreen(Screen[None]):
         self.run_current_strategy()
         self.runs.done("count", event.run)
         if self.follow and self.follower is None:
-            self.follower = Follower(self.path, event.inspection.session)
+            self.follower = Follower(self.config.catalogue.formats, self.path, event.inspection.session)
             self.set_interval(1.0, self.poll_follow)
             self.call_later(self.query_one(TranscriptPanes).to_tail)
         if self.demo:
@@ -384,7 +382,9 @@ class SessionScreen(Screen[None]):
         if not self.runs.latest("replay", event.run):
             return
         heap.settle()
-        drawn = banded(self.strategy) == self.strategy  # another strategy's rules would read as this one's
+        drawn = (
+            self.config.catalogue.banded(self.strategy) == self.strategy
+        )  # another strategy's rules would read as this one's
         self.query_one(Timeline).show(
             event.main, event.other, *figures.bands(self.config, self.strategy), drawn
         )
@@ -530,7 +530,7 @@ class SessionScreen(Screen[None]):
             self.set_timer(0.1, self._unsplit_if_narrow)
 
     def action_cycle_compare(self) -> None:
-        cycle = ("none", AS_IT_RAN, *replayed())
+        cycle = ("none", AS_IT_RAN, *self.config.catalogue.replayed)
         self.compare = cycle[(cycle.index(self.compare) + 1) % len(cycle)]
         self.notify(f"Timeline compares with: {self.compare}", timeout=2)
         self.run_simulation()
@@ -552,7 +552,7 @@ class SessionScreen(Screen[None]):
 
     def action_preset(self, name: str) -> None:
         self.configure(self.config.with_preset(name, WindowSource("key", f"preset {name}")))
-        self.notify(PRESETS[name].description, title=f"Preset {name}", timeout=4)
+        self.notify(self.config.catalogue.presets[name].description, title=f"Preset {name}", timeout=4)
         self.show_status()
         self.run_current_strategy()
 
@@ -639,7 +639,9 @@ class SessionScreen(Screen[None]):
         view = self.query_one("#before", TranscriptView)
         if view.current is None or self.session is None:
             return
-        found = subagent(self.session, self.query_one(TranscriptPanes).with_partners(view.cursor))
+        found = subagent(
+            self.config.catalogue, self.session, self.query_one(TranscriptPanes).with_partners(view.cursor)
+        )
         if isinstance(found, str):
             self.notify(found, title="No sub-agent to open", severity="warning", timeout=6)
             return

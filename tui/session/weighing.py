@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from textual.app import App
 from textual.message import Message
 
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.tui.screens.compare import CompareScreen
@@ -22,6 +23,9 @@ class Host(Protocol):
     inspection: Inspection | None
     strategy: str
     path: Path
+
+    @property
+    def config(self) -> Config: ...
 
     @property
     def app(self) -> App[Any]: ...
@@ -46,5 +50,6 @@ def compare_strategies(screen: Host) -> None:
 
 def sweep_folder(screen: Host) -> None:
     """The strategy shown swept over the sessions in this session's folder."""
-    paths = [str(p) for p in transcripts_under([str(screen.path.parent)])]
+    catalogue = screen.config.catalogue
+    paths = [str(p) for p in transcripts_under(catalogue, [str(screen.path.parent)])]
     screen.post_message(SweepAsked(paths, screen.strategy))

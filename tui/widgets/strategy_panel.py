@@ -15,11 +15,11 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from compaction_inspector.core.strategies import (
-    REGISTRY,
     CompactionResult,
     OptionError,
     Setting,
     Stats,
+    Strategy,
     highlights,
 )
 from compaction_inspector.core.strategies.registry import Options
@@ -27,9 +27,9 @@ from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 
 
-def _fields(strategy: str) -> list[Setting]:
+def _fields(declared: Strategy[Any]) -> list[Setting]:
     """The options the panel edits: those with a label."""
-    return [s for s in REGISTRY[strategy].settings if s.option.label is not None]
+    return [s for s in declared.settings if s.option.label is not None]
 
 
 class StrategyPanel(VerticalScroll):
@@ -48,17 +48,25 @@ class StrategyPanel(VerticalScroll):
             self.strategy = strategy
             self.options = options
 
-    def __init__(self, strategy: str, options: Options, *, id: str | None = None) -> None:
-        """The form of `strategy` holding `options`; the screen's config keeps every
-        strategy's options, the form only the shown one's."""
+    def __init__(
+        self,
+        strategies: Mapping[str, Strategy[Any]],
+        strategy: str,
+        options: Options,
+        *,
+        id: str | None = None,
+    ) -> None:
+        """The form of `strategy` (one of `strategies`) holding `options`; the screen's
+        config keeps every strategy's options, the form only the shown one's."""
         super().__init__(id=id)
+        self.strategies = strategies
         self.strategy = strategy
         self.current = options
         self.keys_hint = "(n next · e end)"  # the screen sets it from the keys in force
 
     def compose(self) -> ComposeResult:
         yield Select(
-            [(REGISTRY[n].label, n) for n in REGISTRY],
+            [(s.label, n) for n, s in self.strategies.items()],
             value=self.strategy,
             allow_blank=False,
             id="strategy-select",
@@ -91,7 +99,7 @@ class StrategyPanel(VerticalScroll):
         await grid.remove_children()
         opts = self.current
         widgets: list[Widget] = []
-        for s in _fields(self.strategy):
+        for s in _fields(self.strategies[self.strategy]):
             value, label = getattr(opts, s.name), s.option.label or s.name
             if s.option.kind == "bool":
                 widgets.append(Checkbox(label, value=bool(value), id=f"opt-{s.name}", compact=True))
@@ -125,7 +133,7 @@ class StrategyPanel(VerticalScroll):
         """Options changed elsewhere (tuning keys, a preset): show them in the form."""
         if strategy == self.strategy:
             self.current = options
-            for s in _fields(strategy):
+            for s in _fields(self.strategies[strategy]):
                 widget = self.query_one(f"#opt-{s.name}")
                 if isinstance(widget, Input):
                     text = s.show(getattr(options, s.name))
@@ -152,7 +160,7 @@ class StrategyPanel(VerticalScroll):
         invalid (thresholds against the target) is applied once that one changes."""
         values = dict(given or {})
         error = ""
-        for s in _fields(self.strategy):
+        for s in _fields(self.strategies[self.strategy]):
             widget = self.query_one(f"#opt-{s.name}")
             if not isinstance(widget, Input):
                 continue
@@ -165,7 +173,7 @@ class StrategyPanel(VerticalScroll):
         current = self.current
         if not error:
             try:
-                updated = REGISTRY[self.strategy].checked(dataclasses.replace(current, **values))
+                updated = self.strategies[self.strategy].checked(dataclasses.replace(current, **values))
             except (OptionError, TypeError, ValueError) as exc:
                 error = str(exc)
         label = self.query_one("#options-error", Static)

@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from compaction_inspector.core.agents.base import (
+from compaction_inspector.core.agents.claude_code import memory, reinjection, rules, settings, statusline
+from compaction_inspector.core.agents.claude_code import transcript as transcript_format
+from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
+from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
+from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
+from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
+from compaction_inspector.core.agents.claude_code.transcript import FORMAT
+from compaction_inspector.core.autocompact import Count, Point, version
+from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
     Found,
@@ -21,14 +29,6 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.claude_code import memory, reinjection, rules, settings, statusline
-from compaction_inspector.core.agents.claude_code import transcript as transcript_format
-from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
-from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
-from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
-from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
-from compaction_inspector.core.agents.claude_code.transcript import FORMAT
-from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.formats.kinds import Journal, Writer
 from compaction_inspector.core.model import Block, Compaction, Message, Session, text_message

@@ -10,7 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from compaction_inspector.core.agents.base import (
+from compaction_inspector.core.agents.codex import config_toml, rules
+from compaction_inspector.core.agents.codex import transcript as transcript_format
+from compaction_inspector.core.agents.codex.strategy import STRATEGY
+from compaction_inspector.core.agents.codex.transcript import FORMAT
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
     Found,
@@ -19,11 +24,6 @@ from compaction_inspector.core.agents.base import (
     Settings,
     Tour,
 )
-from compaction_inspector.core.agents.codex import config_toml, rules
-from compaction_inspector.core.agents.codex import transcript as transcript_format
-from compaction_inspector.core.agents.codex.strategy import STRATEGY
-from compaction_inspector.core.agents.codex.transcript import FORMAT
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
 from compaction_inspector.core.model import Check, Session

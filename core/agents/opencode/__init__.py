@@ -16,7 +16,12 @@ from typing import Any, ClassVar
 
 import orjson
 
-from compaction_inspector.core.agents.base import (
+from compaction_inspector.core.agents.opencode import database, export
+from compaction_inspector.core.agents.opencode import settings as configured
+from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
+from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
+from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
     Found,
@@ -24,11 +29,6 @@ from compaction_inspector.core.agents.base import (
     SessionWindow,
     Settings,
 )
-from compaction_inspector.core.agents.opencode import database, export
-from compaction_inspector.core.agents.opencode import settings as configured
-from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
-from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Journal, Store, stored_in
