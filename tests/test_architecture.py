@@ -2,12 +2,18 @@
 
 import ast
 import io
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tokenize
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 
@@ -238,3 +244,85 @@ def test_no_generic_module_names_an_agent() -> None:
     }
     assert named == {}
 
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALLED = ("core", "tui", "sample_sessions")  # the folders that install as compaction_inspector
+
+
+def _contracts() -> dict[str, dict[str, Any]]:
+    """The import-linter contracts `pyproject.toml` holds, by id."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the package as it installs (`tree`), against the contracts
+    of `pyproject.toml`."""
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "pyproject.toml"), "--no-cache", "--no-logo"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+    )
+
+
+def _tree(where: Path, copied: bool) -> Path:
+    """The folders laid out under `compaction_inspector` as they install: links to the
+    checkout (the editable install's finder is one grimp cannot read), or copies to seed."""
+    package = where / "compaction_inspector"
+    package.mkdir(parents=True)
+    for name in INSTALLED:
+        if copied:
+            shutil.copytree(ROOT / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (package / name).symlink_to(ROOT / name, target_is_directory=True)
+    return where
+
+
+def test_the_import_contracts_hold(tmp_path: Path) -> None:
+    done = _lint(_tree(tmp_path, copied=False))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Contracts: {len(_contracts())} kept, 0 broken." in done.stdout
+
+
+def test_the_contracts_name_every_generic_module_and_every_agent() -> None:
+    """A module added to core, or an agent added to the registry, is inside the contracts
+    without anyone remembering to list it."""
+    core = ROOT / "core"
+    generic = {p.stem for p in core.glob("*.py") if p.stem != "__init__"}
+    generic |= {p.name for p in core.iterdir() if (p / "__init__.py").is_file() and p.name != "agents"}
+    contracts = _contracts()
+    listed = contracts["generic-below-the-agents"]["source_modules"]
+    assert sorted(listed) == sorted(f"compaction_inspector.core.{m}" for m in generic)
+    agents = {f"compaction_inspector.core.agents.{p}" for p in _agent_packages()}
+    assert set(contracts["agents-apart"]["modules"]) == agents
+
+
+SEEDS = {
+    # a plain import of an agent's module, from a generic one
+    "plain": ("core/cost.py", "import compaction_inspector.core.agents.codex.rules\n", "generic-below"),
+    # a relative import of an agent's package
+    "relative": ("core/strategies/trim.py", "from ..agents.claude_code import rules\n", "generic-below"),
+    # Textual, imported inside a core function
+    "deferred": ("core/text.py", "\n\ndef _seeded() -> None:\n    import textual\n", "core-below"),
+    # one agent importing another
+    "agent": (
+        "core/agents/codex/rules.py",
+        "from compaction_inspector.core.agents.opencode import overflow\n",
+        "agents-apart",
+    ),
+}
+
+
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+def test_a_seeded_violation_breaks_its_contract(tmp_path: Path, seed: str) -> None:
+    file, line, broken = SEEDS[seed]
+    tree = _tree(tmp_path, copied=True)
+    seeded = tree / "compaction_inspector" / file
+    seeded.write_text(seeded.read_text() + line)
+    done = _lint(tree)
+    assert done.returncode != 0, done.stdout
+    name = next(c["name"] for i, c in _contracts().items() if i.startswith(broken))
+    assert re.search(rf"{re.escape(name)}\s+BROKEN", done.stdout), done.stdout
