@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.measuring.grouping import api_round_starts
 from tests.helpers import load
 
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import ContextModel, fit
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.context_model import ContextModel, fit
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.sessions import transcripts_under
-from compaction_inspector.core.tokens import make_counter
 from tests.helpers import load
 
 FAMILIES = {"claude-code": "Claude Code", "codex": "Codex"}

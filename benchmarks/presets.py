@@ -25,9 +25,9 @@ def bench_preset(path: Path, name: str) -> dict[str, Any]:
     """Count the session, then time `run` and `simulate` of strategy `name` once each."""
 
     load = CATALOGUE.formats.load
-    from compaction_inspector.core.simulate import Policy, simulate
+    from compaction_inspector.core.measuring.tokens import make_counter
+    from compaction_inspector.core.replaying.simulate import Policy, simulate
     from compaction_inspector.core.strategies import Context, run
-    from compaction_inspector.core.tokens import make_counter
     from compaction_inspector.tui import heap
 
     session = load(path)

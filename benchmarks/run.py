@@ -70,11 +70,11 @@ def bench_load(path: Path, runs: int) -> dict[str, float]:
 def bench_tokens(path: Path, runs: int) -> dict[str, float]:
     import tiktoken
 
-    from compaction_inspector.core import token_cache
     from compaction_inspector.core.agents.registry import CATALOGUE
+    from compaction_inspector.core.caching import token_cache
 
     load = CATALOGUE.formats.load
-    from compaction_inspector.core.tokens import make_counter
+    from compaction_inspector.core.measuring.tokens import make_counter
 
     session = load(path)
     texts = [m.text for m in session.messages]
@@ -103,7 +103,7 @@ MEASURED = "(context model)"
 def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
     """What `bench_strategy` times, by name: the last call of each, after the others.
     Nothing is called here, so the names can be had without a session."""
-    from compaction_inspector.core.simulate import Policy, simulate
+    from compaction_inspector.core.replaying.simulate import Policy, simulate
     from compaction_inspector.core.strategies import run
     from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
     from compaction_inspector.core.strategies.trim import TrimOptions
@@ -155,13 +155,13 @@ def bench_strategy(path: Path, name: str) -> dict[str, Any]:
     (`best_of_fresh`), it is a user's first run: nothing is left from another run (a
     hysteresis run's summaries would serve the replay after it)."""
     from compaction_inspector.core.agents.registry import CATALOGUE
-    from compaction_inspector.core.context import context_of
-    from compaction_inspector.core.context_model import fit
+    from compaction_inspector.core.measuring.context_model import fit
+    from compaction_inspector.core.replaying.context import context_of
 
     load = CATALOGUE.formats.load
-    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.measuring.pressure import Window
+    from compaction_inspector.core.measuring.tokens import make_counter
     from compaction_inspector.core.strategies import Context
-    from compaction_inspector.core.tokens import make_counter
     from compaction_inspector.tui import heap
 
     session = load(path)
@@ -190,7 +190,7 @@ def bench_memory(path: Path) -> dict[str, float]:
         "def hwm():\n"
         "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
         "from compaction_inspector.core.formats import load\n"
-        "from compaction_inspector.core.tokens import make_counter\n"
+        "from compaction_inspector.core.measuring.tokens import make_counter\n"
         "counter = make_counter('cl100k_base')\n"
         "print(hwm())\n"
         "s = load(sys.argv[1]); counter.count_all(s.messages)\n"
@@ -326,9 +326,9 @@ def bench_langchain(path: Path) -> dict[str, Any]:
     from compaction_inspector.core.agents.registry import CATALOGUE
 
     load = CATALOGUE.formats.load
+    from compaction_inspector.core.measuring.tokens import make_counter
     from compaction_inspector.core.strategies import Context, run
     from compaction_inspector.core.strategies.trim import TrimOptions
-    from compaction_inspector.core.tokens import make_counter
 
     session = load(path)
     counter = make_counter("cl100k_base")

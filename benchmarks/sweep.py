@@ -29,7 +29,7 @@ from pathlib import Path
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.simulate import Policy
+from compaction_inspector.core.replaying.simulate import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
 from tests.helpers import load
 
@@ -101,7 +101,7 @@ def main() -> int:
 
 
 def _points(strategy: str, spec: str) -> int:
-    from compaction_inspector.core.sweep import Grid
+    from compaction_inspector.core.sweeping.sweep import Grid
 
     return len(Grid.of(strategy, spec, Config(CATALOGUE)).values)
 

@@ -6,18 +6,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.compactions import AgentCounts
-from compaction_inspector.core.context_model import ContextModel
 from compaction_inspector.core.cost import CompactionsCost, Cost, compaction_costs
-from compaction_inspector.core.grouping import Span, api_rounds, volleys
-from compaction_inspector.core.headroom import Headroom
+from compaction_inspector.core.measuring.context_model import ContextModel
+from compaction_inspector.core.measuring.grouping import Span, api_rounds, volleys
+from compaction_inspector.core.measuring.pairing import PairingProblem, check
+from compaction_inspector.core.measuring.pressure import Window, live_start
+from compaction_inspector.core.measuring.tokens import ReportedUsage, TokenCounter, reported_usage
 from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.pairing import PairingProblem, check
-from compaction_inspector.core.pressure import Window, live_start
+from compaction_inspector.core.own.autocompact import Count, Point
+from compaction_inspector.core.own.compactions import AgentCounts
+from compaction_inspector.core.own.headroom import Headroom
 from compaction_inspector.core.sessions import whole_cost
-from compaction_inspector.core.tokens import ReportedUsage, TokenCounter, reported_usage
 
 
 @dataclass(frozen=True)

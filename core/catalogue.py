@@ -33,7 +33,9 @@ def _strategies(agents: Sequence[Agent]) -> dict[str, Strategy[Any]]:
     every = [*OURS, *(s for agent in agents for s in agent.strategies), *THEIRS]
     found = {s.name: s for s in every if isinstance(s, Strategy)}
     if len(found) < len(every):
-        raise TypeError("each strategy must be a Strategy (core.strategies.registry) with a name of its own")
+        raise TypeError(
+            "each strategy must be a Strategy (core.strategies.declaration) with a name of its own"
+        )
     return found
 
 

@@ -1,7 +1,7 @@
 """Every strategy on one session, side by side (docs/strategies.md#comparing-them): each
 replayed round by round and priced on the session's own request pattern (`core.cost`),
 beside what the session really cost, with what its run on the request the agent sends
-next kept of what it summarized or cleared (`core.retention`)."""
+next kept of what it summarized or cleared (`core.replaying.retention`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.retention import Retention
-from compaction_inspector.core.strategies.registry import to_config
-from compaction_inspector.core.uncompacted import Uncompacted, uncompacted
+from compaction_inspector.core.own.uncompacted import Uncompacted, uncompacted
+from compaction_inspector.core.replaying.retention import Retention
+from compaction_inspector.core.strategies.declaration import to_config
 
 # what a table sorts by: the name a user types, and the row's value (None sorts last)
 SORTS: dict[str, Callable[[Row], Any]] = {

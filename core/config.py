@@ -20,18 +20,23 @@ from typing import Any, Literal
 import yaml
 
 from compaction_inspector.core import yamlfile
-from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS
-from compaction_inspector.core.evidence import Bounds, bounds
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
+from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import (
+    AUTO,
+    FLAT_MEDIA_TOKENS,
+    TOKENIZER_CHOICES,
+    model_tokenizer,
+)
 from compaction_inspector.core.model import MAX_COUNT, Session
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Point
+from compaction_inspector.core.own.evidence import Bounds, bounds
+from compaction_inspector.core.replaying.summarizer import Command
 from compaction_inspector.core.strategies import OptionError
-from compaction_inspector.core.strategies.registry import UnknownKey, from_config, to_config
-from compaction_inspector.core.summarizer import Command
+from compaction_inspector.core.strategies.declaration import UnknownKey, from_config, to_config
 from compaction_inspector.core.text import shown as _shown
-from compaction_inspector.core.tokens import AUTO, FLAT_MEDIA_TOKENS, TOKENIZER_CHOICES, model_tokenizer
 
 FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
@@ -85,7 +90,7 @@ class Config:
     # the agents, formats, presets and strategies there are, as the front end made them
     catalogue: Catalogue = field(compare=False, repr=False)
     window: Window = field(default_factory=Window)
-    tokenizer: str = AUTO  # `auto`: the session's model's (core.tokens.model_tokenizer)
+    tokenizer: str = AUTO  # `auto`: the session's model's (core.measuring.tokens.model_tokenizer)
     media_tokens: int = FLAT_MEDIA_TOKENS
     preset: str | None = USUAL
     # each strategy's options, by its name (those not given: its defaults)
@@ -192,7 +197,7 @@ class Config:
     @property
     def in_force(self) -> Point | None:
         """The point the session's record puts its agent at where the rule under today's
-        settings falls outside it (`core.evidence`): the rule without today's settings
+        settings falls outside it (`core.own.evidence`): the rule without today's settings
         where the record allows that, else the compaction's own count; None where the rule
         stands, the options are tuned, or the agent's point cannot be moved so."""
         return self._recorded[0]

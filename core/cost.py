@@ -28,11 +28,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from compaction_inspector.core.cache import cache_root
-from compaction_inspector.core.context_model import Response, responses
+from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.caching.memo import per_session
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats.common import answered_by
-from compaction_inspector.core.memo import per_session
+from compaction_inspector.core.measuring.context_model import Response, responses
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.text import counted
 from compaction_inspector.core.timestamps import parse
@@ -40,7 +40,7 @@ from compaction_inspector.core.timestamps import parse
 if TYPE_CHECKING:
     from genai_prices.types import ModelPrice
 
-    from compaction_inspector.core.simulate import Simulation
+    from compaction_inspector.core.replaying.simulate import Simulation
 
 # whose prices a session's responses are billed at: its format's provider, and the API URL
 # its requests went to where a proxy log keeps it (`billed_by` decides, model by model)

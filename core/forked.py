@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any, TypeVar
 
-from compaction_inspector.core.tokens import release_threads
+from compaction_inspector.core.measuring.tokens import release_threads
 
 T = TypeVar("T")
 R = TypeVar("R")

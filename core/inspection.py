@@ -17,34 +17,39 @@ from functools import cached_property
 from pathlib import Path
 
 from compaction_inspector.core.analysis import Analysis, analyze
-from compaction_inspector.core.calibration import Measured, across_sessions
-from compaction_inspector.core.compactions import (
+from compaction_inspector.core.caching.fact_cache import load_facts, store_facts
+from compaction_inspector.core.caching.token_cache import (
+    count_session,
+    load_counts,
+    load_written,
+    store_written,
+)
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.cost import Cost, replay_cost, session_cost
+from compaction_inspector.core.measuring.context_model import ContextModel, fit
+from compaction_inspector.core.measuring.pressure import live_start
+from compaction_inspector.core.measuring.segment import Segments
+from compaction_inspector.core.measuring.slices import is_slice
+from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
+from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.own.calibration import Measured, across_sessions
+from compaction_inspector.core.own.compactions import (
     AgentCounts,
     RealCompaction,
     agent_counts,
     as_steps,
     real_compactions,
 )
-from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import Context, context_of
-from compaction_inspector.core.context_model import ContextModel, fit
-from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.cost import Cost, replay_cost, session_cost
-from compaction_inspector.core.fact_cache import load_facts, store_facts
-from compaction_inspector.core.headroom import Headroom, headroom
-from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.pressure import live_start
-from compaction_inspector.core.retention import Facts, Finder
-from compaction_inspector.core.segment import Segments
+from compaction_inspector.core.own.headroom import Headroom, headroom
+from compaction_inspector.core.replaying.context import Context, context_of
+from compaction_inspector.core.replaying.retention import Facts, Finder
+from compaction_inspector.core.replaying.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.sessions import whole_cost
-from compaction_inspector.core.simulate import Policy, Simulation, simulate
-from compaction_inspector.core.slices import is_slice
 from compaction_inspector.core.statusline import Figures, text_or_none
 from compaction_inspector.core.strategies import CompactionResult, Stats
 from compaction_inspector.core.strategies import run as run_strategy
-from compaction_inspector.core.strategies.registry import Options
-from compaction_inspector.core.token_cache import count_session, load_counts, load_written, store_written
-from compaction_inspector.core.tokens import TokenCounter, make_counter
+from compaction_inspector.core.strategies.declaration import Options
 
 Progress = Callable[[int, int], None]
 BASELINE = "none"  # the policy name of replaying with no compaction
@@ -389,7 +394,7 @@ class Inspection:
     def own_compactions(self) -> list[RealCompaction]:
         """The transcript's own compactions, measured and predicted; where the session has
         not compacted before one, corrected by what the user's sessions beside it measured
-        after theirs (`core.calibration`)."""
+        after theirs (`core.own.calibration`)."""
         session = self.session
         across = (
             across_sessions(session, self.agent, self._measured_beside, self.config.tokenizer)

@@ -18,10 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import responses
 from compaction_inspector.core.contract.agent import Found
 from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
@@ -29,10 +29,10 @@ from compaction_inspector.core.forked import spread
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
-from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.measuring.context_model import responses
+from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
 from compaction_inspector.core.timestamps import written
-from compaction_inspector.core.token_cache import LOADER_VERSION
 from compaction_inspector.core.topic import asks, title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent

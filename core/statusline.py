@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
-from compaction_inspector.core.headroom import Headroom
+from compaction_inspector.core.own.headroom import Headroom
 
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 

@@ -55,7 +55,7 @@ def shown(value: object, width: int = 40) -> str:
 
 def clauses(text: str) -> list[str]:
     """`text` cut before each space that follows a semicolon ("a; b; c": "a;", " b;",
-    " c"); joined, they are `text`. A tokenizer's pieces and the facts `core.retention`
+    " c"); joined, they are `text`. A tokenizer's pieces and the facts `core.replaying.retention`
     finds each start anew at such a space, so a text's counts are the sums of its
     clauses': a summary listing facts is read from the clauses seen in summaries before."""
     parts = text.split("; ")

@@ -10,7 +10,7 @@ from pathlib import Path
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screenshot import offline_svg

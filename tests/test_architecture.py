@@ -78,9 +78,9 @@ def test_the_library_leaves_the_collector_alone() -> None:
     code = (
         "import gc\n"
         "from compaction_inspector.core.agents.registry import CATALOGUE\n"
-        "from compaction_inspector.core.simulate import Policy, simulate\n"
+        "from compaction_inspector.core.replaying.simulate import Policy, simulate\n"
         "from compaction_inspector.core.strategies import Context, run\n"
-        "from compaction_inspector.core.tokens import make_counter\n"
+        "from compaction_inspector.core.measuring.tokens import make_counter\n"
         "from compaction_inspector.sample_sessions import path\n"
         "before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())\n"
         "session = CATALOGUE.formats.load(path())\n"
@@ -206,7 +206,7 @@ def test_only_the_registry_imports_an_agents_package() -> None:
 
 
 # model and bot names: the tokenizer's table of models, the redactor's of bots
-_NAMING_TABLES = ("core/tokens.py", "core/redact.py")
+_NAMING_TABLES = ("core/measuring/tokens.py", "core/reporting/redact.py")
 
 
 def _named_in_code(source: str, words: re.Pattern[str]) -> list[str]:

@@ -139,7 +139,7 @@ def test_a_hook_event_of_any_type_and_a_broken_neighbour_never_break_a_file(
     """A `hook_success` whose `hookEvent` is a list once ended every command in a
     traceback, and a slice (which takes its overhead from a complete session of its
     folder) failed with its neighbour."""
-    from compaction_inspector.core import slices
+    from compaction_inspector.core.measuring import slices
     from compaction_inspector.sample_sessions import path
 
     lines = path("claude_code_session.jsonl").read_text().splitlines()

@@ -15,12 +15,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.diff import diff, sources
-from compaction_inspector.core.grouping import api_round_starts, api_rounds, regroup, volley_starts, volleys
+from compaction_inspector.core.measuring.grouping import (
+    api_round_starts,
+    api_rounds,
+    regroup,
+    volley_starts,
+    volleys,
+)
+from compaction_inspector.core.measuring.pairing import PairingProblem, api_turns, check, last_assistant_turn
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.pairing import PairingProblem, api_turns, check, last_assistant_turn
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.spliced import Spliced
+from compaction_inspector.core.replaying.spliced import Spliced
+from compaction_inspector.core.reporting.diff import diff, sources
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions

@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.measuring.context_model import fit
+from compaction_inspector.core.measuring.pairing import check, repair, repair_indexed, sent_order
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, Message, Session, Usage
-from compaction_inspector.core.pairing import check, repair, repair_indexed, sent_order
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.replaying.simulate import Policy, Simulation, simulate
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.clear import ClearOptions
@@ -30,7 +31,6 @@ from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
-from compaction_inspector.core.tokens import TokenCounter
 from tests.helpers import a, call, result, u
 from tests.test_properties import transcripts
 

@@ -17,7 +17,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.core.strategies.declaration import with_values
 from compaction_inspector.core.text import visible
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.session import messages

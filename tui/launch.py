@@ -11,7 +11,7 @@ from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOUR
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.formats import LoadError, check_readable
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
 from compaction_inspector.core.text import say
 from compaction_inspector.sample_sessions import path as sample_path

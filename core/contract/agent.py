@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from compaction_inspector.core.autocompact import Count, Point
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, Compaction, Message, Session
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.own.autocompact import Count, Point
 
 if TYPE_CHECKING:
     from compaction_inspector.core.formats.kinds import Journal, Store, Writer
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
 
 
-class Settings(Protocol):
+class ConfigView(Protocol):
     """What an agent reads of the inspector's settings (`core.config.Config`)."""
 
     @property
@@ -65,7 +65,7 @@ class Found:
 @dataclass(frozen=True)
 class Preset:
     """Where a real tool's limits sit (docs/agents.md). An agent's preset takes its point
-    from the agent's rule on the window in force (`core.autocompact`), so it follows a
+    from the agent's rule on the window in force (`core.own.autocompact`), so it follows a
     window the user changes; a tool with no agent here compacts at a share of it."""
 
     name: str
@@ -84,7 +84,7 @@ class Named(Protocol):
 
 
 @dataclass(frozen=True)
-class Said:
+class OwnSetting:
     """One of the user's own settings of an agent: its value and the file that set it."""
 
     value: Any
@@ -143,7 +143,7 @@ class Agent(ABC):
     store: ClassVar[Store | None] = None  # ... or the file it keeps its sessions in
     writer: ClassVar[Writer | None] = None  # its format written back, where it can be
     presets: ClassVar[tuple[Preset, ...]] = ()  # its windows as presets, the usual one first
-    # the strategies it brings (`core.strategies.registry.Strategy`, which stands above this
+    # the strategies it brings (`core.strategies.declaration.Strategy`, which stands above this
     # record): the one named like its format replays its own compaction
     strategies: ClassVar[tuple[Named, ...]] = ()
     tour: ClassVar[Mapping[str, Tour]] = {}  # by strategy: how the demo shows it
@@ -156,7 +156,7 @@ class Agent(ABC):
     settings_layers: ClassVar[Mapping[str, str]] = {"user": "its own settings file"}
     # bytes every line that records one of its compactions holds (b"": it records none)
     compaction_mark: ClassVar[bytes] = b""
-    # its automatic compactions record the count it compared with its point (`core.evidence`)
+    # its automatic compactions record the count it compared with its point (`core.own.evidence`)
     counts_recorded: ClassVar[bool] = False
 
     @abstractmethod
@@ -168,15 +168,15 @@ class Agent(ABC):
         """Its session files under `root`."""
 
     @abstractmethod
-    def point(self, window: Window, settings: Settings) -> Point:
+    def point(self, window: Window, settings: ConfigView) -> Point:
         """Where it compacts in `window`, under the settings' options."""
 
-    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """The window a session of it had, where the session says (None: it says nothing)."""
         return None
 
     def checks(
-        self, session: Session, settings: Settings, at: Point, point_in: Callable[[int], Point | None]
+        self, session: Session, settings: ConfigView, at: Point, point_in: Callable[[int], Point | None]
     ) -> tuple[Count, ...]:
         """Its own count at each check the transcript records, against a point (and another
         window's point, for the checks before a switch of model); none where it records none."""
@@ -189,7 +189,7 @@ class Agent(ABC):
         return {}
 
     def recorded(
-        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
     ) -> Count | None:
         """The count it recorded before a compaction, against a point (its own under
         `settings`), from the prompt last reported (None where it records none)."""
@@ -202,7 +202,7 @@ class Agent(ABC):
         record (the messages after it; a counter and the model's scale), in the model's tokens."""
         return PutBack.known(0)
 
-    def first_only(self, session: Session, settings: Settings) -> tuple[int, str] | None:
+    def first_only(self, session: Session, settings: ConfigView) -> tuple[int, str] | None:
         """What its first request carries that it may not send again after a compaction, or
         may send twice, where the transcript does not record it: the most it can be and what
         it is."""
@@ -220,7 +220,7 @@ class Agent(ABC):
 
     def at_point(self, options: Any, tokens: int) -> Any | None:
         """Its replay strategy's `options` set to compact at `tokens`, where a session's own
-        record puts its point there (`core.evidence`); None: its point is not moved so."""
+        record puts its point there (`core.own.evidence`); None: its point is not moved so."""
         return None
 
     def with_own_settings(self, options: Any, own: Any) -> Any:

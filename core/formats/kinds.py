@@ -39,7 +39,7 @@ class Body(Protocol):
 
 
 class Writer(Protocol):
-    """A format a session can be written back in (`core.export`)."""
+    """A format a session can be written back in (`core.reporting.export`)."""
 
     FORMAT: str
 

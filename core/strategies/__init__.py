@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Message
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import hysteresis, ptl_retry, trim, variants
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
@@ -23,7 +23,7 @@ from compaction_inspector.core.strategies.base import (
     each_step,
     highlights,
 )
-from compaction_inspector.core.strategies.registry import Setting, Strategy
+from compaction_inspector.core.strategies.declaration import Setting, Strategy
 
 __all__ = [
     "DEFAULT",

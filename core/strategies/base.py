@@ -2,7 +2,7 @@
 
 A strategy's rule is one function, `plan(segment, end, options, stored) -> Plan`: the
 arithmetic of what it does to a request. `run(messages, options, context)` is that plan
-made into messages and steps, with the one pairing repair; `core.simulate` asks the same
+made into messages and steps, with the one pairing repair; `core.replaying.simulate` asks the same
 plan of every request of a replay. Nothing mutates its input; kept messages are passed
 on as the same objects, so token counts are reused and diffs are exact.
 """
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from compaction_inspector.core.context import Context
-from compaction_inspector.core.diff import Diff, diff
+from compaction_inspector.core.measuring.pairing import check, repair
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
-from compaction_inspector.core.pairing import check, repair
-from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.spliced import Made, Spliced, made_messages
+from compaction_inspector.core.replaying.context import Context
+from compaction_inspector.core.replaying.spliced import Made, Spliced, made_messages
+from compaction_inspector.core.reporting.diff import Diff, diff
 from compaction_inspector.core.text import shown
 
 

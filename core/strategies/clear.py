@@ -27,12 +27,12 @@ from functools import cache
 from itertools import accumulate
 from typing import Any, ClassVar
 
-from compaction_inspector.core.clearing import CLEARED_TEXT, cleared
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, record
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.clearing import CLEARED_TEXT, cleared
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps
-from compaction_inspector.core.strategies.registry import (
+from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
     Family,

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from compaction_inspector.core import topic
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.pressure import Meter
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, record
-from compaction_inspector.core.pressure import Meter
-from compaction_inspector.core.segment import Segment
-from compaction_inspector.core.spliced import Spliced
+from compaction_inspector.core.replaying.context import Context
+from compaction_inspector.core.replaying.spliced import Spliced
+from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS, shrink, summarize
 from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, OptionError, Steps
-from compaction_inspector.core.strategies.registry import Strategy, check, option
-from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, shrink, summarize
+from compaction_inspector.core.strategies.declaration import Strategy, check, option
 
 NAME = "hysteresis"
 SHRINK = 0.7

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Steps, ready
-from compaction_inspector.core.strategies.registry import Strategy, check, option
+from compaction_inspector.core.strategies.declaration import Strategy, check, option
 
 NAME = "ptl-retry"
 MAX_TRUNCATIONS = 3

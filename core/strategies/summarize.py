@@ -15,7 +15,7 @@ rule with their own settings (`core.strategies.variants`):
   trimmed to its newest tokens): that request is the compaction's own call, priced with
   the session.
 
-The summary is written locally and deterministically (`core.summary`). The result
+The summary is written locally and deterministically (`core.replaying.summary`). The result
 replaces the stored history, as each of these agents keeps it.
 """
 
@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, text_message
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
     AtPointPlan,
     CompactionResult,
@@ -38,7 +38,7 @@ from compaction_inspector.core.strategies.base import (
     Steps,
     finish,
 )
-from compaction_inspector.core.strategies.registry import (
+from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
     Family,

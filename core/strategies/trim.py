@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, record
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps, finish
-from compaction_inspector.core.strategies.registry import (
+from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
     Strategy,

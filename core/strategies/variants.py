@@ -11,7 +11,7 @@ from typing import Any
 
 from compaction_inspector.core.strategies import clear, summarize
 from compaction_inspector.core.strategies.clear import ClearOptions as C
-from compaction_inspector.core.strategies.registry import Strategy
+from compaction_inspector.core.strategies.declaration import Strategy
 from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
 
 # the results Claude Code's microcompact clears (file reads, shells, search, web fetch,

@@ -16,8 +16,8 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.formats import Formats
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.pressure import Window
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.session import messages

@@ -69,7 +69,7 @@ async def test_a_summarizer_that_fails_is_said_as_the_sweep_says_it() -> None:
 
     from textual.widgets import ProgressBar, Static
 
-    from compaction_inspector.core.summarizer import Command
+    from compaction_inspector.core.replaying.summarizer import Command
 
     config = dataclasses.replace(SMALL, summarizer=Command("no-such-summarizer --now"))
     app = InspectorApp(path(), config)

@@ -11,7 +11,7 @@ from rich.text import Text
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.strategies import OptionError, hysteresis
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.session.figures import Ladders, bands, gauge_state, tuned

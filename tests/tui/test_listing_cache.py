@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.pressure import Window
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
-from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.tui.session.listing_cache import Key, ListingCache, Source
 from tests.helpers import call, result, u
 

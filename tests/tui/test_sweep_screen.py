@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Input, Select, Static
 from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.sweep import TIED
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.sweeping.sweep import TIED
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
@@ -153,7 +153,7 @@ async def test_a_summarizer_that_fails_stops_the_sweep_and_says_why(home: Path) 
 
     from textual.widgets import ProgressBar
 
-    from compaction_inspector.core.summarizer import Command
+    from compaction_inspector.core.replaying.summarizer import Command
 
     session_file = home / "projects" / "-nowhere-flaky" / "claude_code_session.jsonl"
     failing = replace(SMALL, summarizer=Command(str(home / "no-such-summarizer")))

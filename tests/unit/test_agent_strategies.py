@@ -5,9 +5,9 @@ from compaction_inspector.core.agents.claude_code import strategy as claude_code
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import Policy, simulate
 from compaction_inspector.core.strategies import Context, run
 from tests.helpers import a, call, result, snapshot, u
 
@@ -111,7 +111,8 @@ def test_a_replay_under_claude_code_compacts_and_builds_on_its_result() -> None:
         CONTEXT,
     )
     events = [p for p in replay.points if p.event]
-    # the summary lists the span's paths and numbers word for word (core.summary), then the re-read files
+    # the summary lists the span's paths and numbers word for word (core.replaying.summary),
+    # then the re-read files
     assert [(p.round, p.tokens_before, p.tokens_after) for p in events] == [(7, 2101, 1615), (8, 2126, 555)]
     assert all(e.event is not None and e.event.titles == ("Auto-compact",) for e in events)
     # persisted: the requests after it build on the compacted history, under the point again

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core.agents import registry
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.contract.agent import Agent, Found, Preset, SessionWindow, Settings
+from compaction_inspector.core.contract.agent import Agent, ConfigView, Found, Preset, SessionWindow
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.common import Records, iter_dicts, name_compactions
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.sessions import find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.cli import build_parser
@@ -92,14 +92,14 @@ class Toy(Agent):
     def find(self, root: Path) -> list[Found]:
         return [Found(p, TOY, p.parent.name) for p in walk(root, "*.jsonl")]
 
-    def point(self, window: Window, settings: Settings) -> Point:
+    def point(self, window: Window, settings: ConfigView) -> Point:
         return Point(window.usable - 1_000, "1,000 under the usable window")
 
-    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         return SessionWindow(TOY, TOY_WINDOW, "the session's toy window") if session.format == TOY else None
 
     def recorded(
-        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
     ) -> Count | None:
         pre = compaction.pre_tokens
         return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None

@@ -1,4 +1,4 @@
-"""What the user's sessions beside one measured after their compactions (core/calibration.py)."""
+"""What the user's sessions beside one measured after their compactions (core/own/calibration.py)."""
 
 import json
 import os
@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.calibration import (
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.own.calibration import (
     MAX_SESSIONS,
     Calibration,
     Measured,
     Siblings,
     across_sessions,
 )
-from compaction_inspector.core.model import Session
 
 
 def write(folder: Path, name: str, version: str, *, compacted: bool = True, age: int = 0) -> Path:

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.checkpoint import (
+from compaction_inspector.core.files import NotRegularFile, WriteRefused
+from compaction_inspector.core.model import Block, Message, Session
+from compaction_inspector.core.replaying.checkpoint import (
     Checkpoint,
     append_checkpoint,
     build,
@@ -13,8 +15,6 @@ from compaction_inspector.core.checkpoint import (
     read_memory,
     triggers,
 )
-from compaction_inspector.core.files import NotRegularFile, WriteRefused
-from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, load, result, u
 

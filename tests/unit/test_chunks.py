@@ -1,4 +1,4 @@
-"""A cache entry that grows by chunks (core/chunks.py): read back in order, a damaged
+"""A cache entry that grows by chunks (core/caching/chunks.py): read back in order, a damaged
 or foreign one removed, one past its bound begun afresh."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core import chunks
+from compaction_inspector.core.caching import chunks
 
 
 def taken(entry: Path, magic: bytes = b"TEST1") -> tuple[bool, list[Any]]:

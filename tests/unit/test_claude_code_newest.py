@@ -12,7 +12,7 @@ from typing import Any
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.core.measuring.tokens import make_counter
 from tests.helpers import load_text
 
 

@@ -14,8 +14,8 @@ from compaction_inspector.core.agents.claude_code import memory
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import text_message
-from compaction_inspector.core.tokens import make_counter
 from tests.helpers import load_text
 
 

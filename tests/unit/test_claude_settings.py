@@ -12,8 +12,8 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 

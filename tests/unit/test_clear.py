@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.clearing import CLEARED_TEXT
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.replaying.clearing import CLEARED_TEXT
+from compaction_inspector.core.replaying.simulate import Policy, simulate
 from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.clear import ClearOptions as C
 from tests.helpers import snapshot, u

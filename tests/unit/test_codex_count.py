@@ -18,14 +18,14 @@ from compaction_inspector.core.agents.codex import new_history as codex_history
 from compaction_inspector.core.agents.codex import rules
 from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.autocompact import Point
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import Context
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Check, Reasoning
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Point
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import run
-from compaction_inspector.core.tokens import make_counter
 from tests.helpers import load_text
 from tests.hostile import run_cli
 
@@ -389,9 +389,9 @@ def test_the_replays_pre_check_bounds_the_reasoning_term_of_any_history_made_of_
 def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_limit() -> None:
     """After its first compaction a replay holds the history as messages; requests whose
     count (with the most its reasoning can add) stays under the limit are not run at all."""
-    from compaction_inspector.core import simulate as replaying
     from compaction_inspector.core.agents.codex import strategy as codex
     from compaction_inspector.core.model import Block, Message
+    from compaction_inspector.core.replaying import simulate as replaying
 
     calls: list[int] = []
     real = codex.run

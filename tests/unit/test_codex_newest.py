@@ -21,11 +21,11 @@ import pytest
 
 from compaction_inspector.core.agents.codex import rules
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import make_counter
+from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load, load_text
 

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compare import compare
-from compaction_inspector.core.simulate import Event, RoundPoint
-from compaction_inspector.core.uncompacted import uncompacted
+from compaction_inspector.core.own.uncompacted import uncompacted
+from compaction_inspector.core.replaying.simulate import Event, RoundPoint
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
 from tests.test_cli import run
@@ -68,7 +68,7 @@ def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.forked import can_fork
     from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.measuring.pressure import Window
     from compaction_inspector.sample_sessions import path
 
     def fresh() -> Inspection:

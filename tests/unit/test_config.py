@@ -17,7 +17,7 @@ from compaction_inspector.core.config import (
     load,
     save,
 )
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 
 
 def test_defaults_and_round_trip(tmp_path: Path) -> None:

@@ -7,15 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.context import context_of
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
+from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS, fit, responses
+from compaction_inspector.core.measuring.pressure import Meter, Window, live_start
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
-from compaction_inspector.core.pressure import Meter, Window, live_start
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.replaying.context import context_of
+from compaction_inspector.core.replaying.simulate import Policy, simulate
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
-from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 

@@ -1,4 +1,4 @@
-from compaction_inspector.core.diff import diff, runs
+from compaction_inspector.core.reporting.diff import diff, runs
 from tests.helpers import a, u
 
 

@@ -1,4 +1,4 @@
-"""The session's own record bounds its agent's point (`core.evidence`): an automatic
+"""The session's own record bounds its agent's point (`core.own.evidence`): an automatic
 compaction at a count C says at most C, a request sent without compacting after a prompt
 of P says above P; a rule or today's settings outside those bounds give way. The
 transcripts are built here as Claude Code writes them (2.1.74: a 200,000 window, 20,000
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.evidence import Bounds, bounds
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.own.evidence import Bounds, bounds
 from tests.helpers import load
 from tests.unit.test_statusline import line, prompt, reply
 

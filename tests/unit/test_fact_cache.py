@@ -1,5 +1,5 @@
 """The facts of a session's messages, kept between runs beside their token counts
-(core/fact_cache.py): found the first time a replay asks, never searched again, the same
+(core/caching/fact_cache.py): found the first time a replay asks, never searched again, the same
 replay from them; a damaged entry is removed and found again; `analyze` writes none."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core import chunks, fact_cache, memo, retention, token_cache
 from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.caching import chunks, fact_cache, memo, token_cache
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.replaying import retention
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 

@@ -6,8 +6,8 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.formats import LoadError
-from compaction_inspector.core.grouping import Span, api_rounds, volleys
-from compaction_inspector.core.tokens import reported_usage
+from compaction_inspector.core.measuring.grouping import Span, api_rounds, volleys
+from compaction_inspector.core.measuring.tokens import reported_usage
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load, load_bytes, load_text
 
@@ -425,8 +425,8 @@ def test_a_slice_takes_its_overhead_only_from_a_session_of_its_project_model_and
     """A slice's system prompt and tools are not in the file: a complete session beside
     it lends them, but only one of the same project, model and agent version (a mixed
     folder holds others, whose overhead is another's)."""
-    from compaction_inspector.core.slices import sibling_overhead
-    from compaction_inspector.core.tokens import make_counter
+    from compaction_inspector.core.measuring.slices import sibling_overhead
+    from compaction_inspector.core.measuring.tokens import make_counter
 
     def session(name: str, cwd: str, model: str, version: str, prompt: int, parent: str | None) -> Path:
         base = {"cwd": cwd, "version": version, "sessionId": name}
@@ -555,7 +555,7 @@ def test_a_rollout_line_whose_type_is_not_a_name_is_skipped_and_said() -> None:
 def test_a_session_whose_compaction_kept_messages_is_written_with_each_line_its_own() -> None:
     """Written back, the kept messages after the summary are lines of their own (a uuid
     each), so the file reads back to the same messages."""
-    from compaction_inspector.core.export import serialize
+    from compaction_inspector.core.reporting.export import serialize
 
     session = load_text("\n".join(newest_lines()), "s.jsonl")
     recorded = {c.index: c for c in session.compactions}

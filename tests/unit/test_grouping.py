@@ -1,4 +1,4 @@
-from compaction_inspector.core.grouping import Span, api_rounds, volleys
+from compaction_inspector.core.measuring.grouping import Span, api_rounds, volleys
 from tests.helpers import a, call, result, u
 
 

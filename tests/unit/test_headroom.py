@@ -1,6 +1,6 @@
 """How far the agent is from compacting on its own, and how many requests that leaves."""
 
-from compaction_inspector.core.headroom import headroom
+from compaction_inspector.core.own.headroom import headroom
 
 
 def test_what_is_left_and_the_requests_it_leaves_at_the_recent_pace() -> None:

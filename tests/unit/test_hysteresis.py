@@ -2,13 +2,13 @@
 
 import pytest
 
-from compaction_inspector.core.context import Context
-from compaction_inspector.core.diff import diff
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.replaying.context import Context
+from compaction_inspector.core.replaying.summary import summary_text
+from compaction_inspector.core.reporting.diff import diff
 from compaction_inspector.core.strategies.base import OptionError
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions, run
-from compaction_inspector.core.summary import summary_text
 from tests.helpers import a, call, result, snapshot, u
 
 

@@ -12,11 +12,11 @@ from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOpti
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import Policy, simulate
 from compaction_inspector.core.strategies import Context, run
-from compaction_inspector.core.tokens import make_counter
 from tests.helpers import a, load_text, u
 
 

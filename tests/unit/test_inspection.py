@@ -6,16 +6,16 @@ import dataclasses
 from typing import Any
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import context_of
-from compaction_inspector.core.context_model import fit
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.pressure import Window, live_start
-from compaction_inspector.core.simulate import Policy
+from compaction_inspector.core.measuring.context_model import fit
+from compaction_inspector.core.measuring.pressure import Window, live_start
+from compaction_inspector.core.measuring.tokens import make_counter
+from compaction_inspector.core.own.compactions import real_compactions
+from compaction_inspector.core.replaying.context import context_of
+from compaction_inspector.core.replaying.simulate import Policy
 from compaction_inspector.core.strategies import hysteresis, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 
@@ -75,7 +75,7 @@ def test_a_tuning_key_pressed_back_finds_its_replay_and_its_cost_kept(monkeypatc
     new window replays afresh. What is kept is what a fresh replay gives."""
     from compaction_inspector.core import cost as costing
     from compaction_inspector.core import inspection as inspecting
-    from compaction_inspector.core.simulate import simulate
+    from compaction_inspector.core.replaying.simulate import simulate
 
     priced: list[int] = []
 
@@ -119,7 +119,7 @@ def test_appended_messages_are_counted_and_fitted_again() -> None:
 
 
 def test_the_markdown_of_a_step_numbers_messages_as_the_app_does() -> None:
-    from compaction_inspector.core.markdown import compaction_markdown
+    from compaction_inspector.core.reporting.markdown import compaction_markdown
 
     inspection = Inspection.of(load(path()), CONFIG, make_counter("cl100k_base"))
     md = compaction_markdown(inspection, inspection.run(hysteresis.NAME))

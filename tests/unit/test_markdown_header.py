@@ -3,9 +3,9 @@
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.markdown import compaction_markdown
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import make_counter
+from compaction_inspector.core.reporting.markdown import compaction_markdown
 from compaction_inspector.sample_sessions import path
 
 

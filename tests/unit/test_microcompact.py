@@ -1,7 +1,7 @@
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.clearing import CLEARED_TEXT
-from compaction_inspector.core.context import Context
 from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.replaying.clearing import CLEARED_TEXT
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS

@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.clearing import CLEARED_TEXT
-from compaction_inspector.core.compactions import as_steps, real_compactions
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import context_of
-from compaction_inspector.core.context_model import fit
-from compaction_inspector.core.tokens import make_counter
+from compaction_inspector.core.measuring.context_model import fit
+from compaction_inspector.core.measuring.tokens import make_counter
+from compaction_inspector.core.own.compactions import as_steps, real_compactions
+from compaction_inspector.core.replaying.clearing import CLEARED_TEXT
+from compaction_inspector.core.replaying.context import context_of
 from tests.helpers import load_text
 
 COUNTER = make_counter("chars4")

@@ -19,7 +19,7 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.sessions import subagent, transcripts_under
 from compaction_inspector.core.strategies.summarize import trigger
 from tests.helpers import load

@@ -1,6 +1,4 @@
-from compaction_inspector.core.context import Context
-from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.pairing import (
+from compaction_inspector.core.measuring.pairing import (
     INTERRUPTED_TEXT,
     MISSING_RESULT_TEXT,
     ORPHAN_TEXT,
@@ -9,8 +7,10 @@ from compaction_inspector.core.pairing import (
     repair_indexed,
     sent_order,
 )
+from compaction_inspector.core.measuring.tokens import chars4
+from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, Steps, each_step
-from compaction_inspector.core.tokens import chars4
 from tests.helpers import a, call, result, snapshot, u
 
 

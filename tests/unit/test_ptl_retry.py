@@ -1,8 +1,8 @@
 """docs/strategies.md#ptl-retry: gap sizing, the 20 % fallback, the marker, at most three truncations."""
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import PTL_MARKER_TEXT
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.ptl_retry import (
     TOO_LONG_MESSAGE,
     PtlRetryOptions,

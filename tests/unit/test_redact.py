@@ -2,7 +2,7 @@
 
 import pytest
 
-from compaction_inspector.core.redact import redacted
+from compaction_inspector.core.reporting.redact import redacted
 
 
 @pytest.mark.parametrize(

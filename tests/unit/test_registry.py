@@ -10,7 +10,7 @@ import pytest
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config, from_dict
 from compaction_inspector.core.strategies import OptionError
-from compaction_inspector.core.strategies.registry import settings, with_values
+from compaction_inspector.core.strategies.declaration import settings, with_values
 from compaction_inspector.tui.cli import UsageError, _with_flags, build_parser
 
 

@@ -7,8 +7,8 @@ from compaction_inspector.core.agents.claude_code.reinjection import (
     reinjected,
     reinjected_range,
 )
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Block, FileTouch, Message, text_message
-from compaction_inspector.core.tokens import make_counter
 from tests.helpers import call, result, u
 
 COUNTER = make_counter("chars4")

@@ -6,11 +6,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.compactions import real_compactions
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.measuring.context_model import fit
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Block, Message
-from compaction_inspector.core.retention import (
+from compaction_inspector.core.own.compactions import real_compactions
+from compaction_inspector.core.replaying.retention import (
     _NUMBER,
     _PATH,
     Facts,
@@ -21,7 +22,6 @@ from compaction_inspector.core.retention import (
     paths,
     retention,
 )
-from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, load, u
 
@@ -137,7 +137,7 @@ _WORDS = ["src/a.py", "src/a.py.bak", "`fn`", "def go", "1,234", "12345", "http:
 def test_a_finder_keeps_what_retention_keeps(texts: list[str], data: st.DataObject) -> None:
     """The facts found in one pass over the source: for any run made of its messages
     (some replaced, some new written), the shares `retention` gives searching the text."""
-    from compaction_inspector.core.retention import Finder
+    from compaction_inspector.core.replaying.retention import Finder
 
     source = [u(t) if k % 2 else a(t) for k, t in enumerate(texts)]
     gone = data.draw(st.lists(st.sampled_from(source), unique=True))

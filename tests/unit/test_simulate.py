@@ -4,16 +4,16 @@ from typing import Any
 
 from compaction_inspector.core import strategies
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.context_model import fit
+from compaction_inspector.core.measuring.context_model import fit
+from compaction_inspector.core.measuring.pairing import repair
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, Message, Session, Usage
-from compaction_inspector.core.pairing import repair
-from compaction_inspector.core.pressure import Window
-from compaction_inspector.core.simulate import Policy, simulate, simulate_both
+from compaction_inspector.core.replaying.simulate import Policy, simulate, simulate_both
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
-from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, load, result, u
 
@@ -93,10 +93,10 @@ def test_meta_message_blocks_are_plain_messages() -> None:
 
 
 def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() -> None:
-    from compaction_inspector.core.context import context_of
-    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.measuring.pressure import Window
+    from compaction_inspector.core.measuring.tokens import make_counter
+    from compaction_inspector.core.replaying.context import context_of
     from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
-    from compaction_inspector.core.tokens import make_counter
     from compaction_inspector.sample_sessions import path
     from tests.helpers import load
 
@@ -136,10 +136,10 @@ def test_the_uncompacted_peak_is_the_session_with_no_policy_at_all() -> None:
 def test_a_replay_counts_its_policy_firing_where_the_agent_itself_compacted() -> None:
     """The agent compacted at the request its boundary replaced (its own count 1,500, above
     the last report): a policy with a 1,400-token trigger fires there too, and says so."""
-    from compaction_inspector.core.context import context_of
+    from compaction_inspector.core.measuring.tokens import make_counter
     from compaction_inspector.core.model import Compaction, Session, Usage
+    from compaction_inspector.core.replaying.context import context_of
     from compaction_inspector.core.strategies.trim import TrimOptions
-    from compaction_inspector.core.tokens import make_counter
 
     def reply(id: str, prompt: int) -> Message:
         return Message("assistant", (Block("text", "ok"),), id=id, usage=Usage(input_tokens=prompt))
@@ -180,7 +180,7 @@ def test_each_segments_last_request_kept_is_the_one_the_replay_counted() -> None
     request, whether the policy stores its history or edits each request anew."""
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
-    from compaction_inspector.core.strategies.registry import with_values
+    from compaction_inspector.core.strategies.declaration import with_values
 
     inspection = Inspection.of(load(path()), Config(CATALOGUE, window=Window(3_000, 500)))
     messages = inspection.session.messages
@@ -248,7 +248,7 @@ def test_a_segment_broken_early_is_replayed_on_its_repaired_form(monkeypatch: An
         runs.append(len(request))
         return real_run(declared, request, *rest)
 
-    monkeypatch.setattr("compaction_inspector.core.simulate.run", counted_run)
+    monkeypatch.setattr("compaction_inspector.core.replaying.simulate.run", counted_run)
     ctx = Context(window=Window(100_000, 0))
     for name in ("microcompact", "codex", "hysteresis", None):
         runs.clear()

@@ -18,9 +18,9 @@ from genai_prices import calc_price
 from compaction_inspector.core.agents.claude_code import statusline
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.measuring.tokens import FLAT_MEDIA_TOKENS
 from compaction_inspector.core.statusline import SettingsRefused, installed_command
 from compaction_inspector.core.statusline import line as status_text
-from compaction_inspector.core.tokens import FLAT_MEDIA_TOKENS
 from compaction_inspector.sample_sessions import path as sample
 from tests.helpers import load
 from tests.hostile import run_cli

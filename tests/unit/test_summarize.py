@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import Policy, simulate
 from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
 from tests.helpers import snapshot
@@ -139,7 +139,7 @@ def test_opencode_leaves_its_own_output_allowance_not_the_session_agents() -> No
     """opencode's overflow for a model with no input limit is at the context less
     min(max output, 32,000): on a session whose agent reserved 20,000 (Claude Code 2.1) or
     nothing (a Codex window), opencode still leaves its own 32,000."""
-    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.measuring.pressure import Window
     from compaction_inspector.core.strategies.summarize import trigger
 
     options = CATALOGUE.strategies["opencode"].default_options()
@@ -152,8 +152,8 @@ def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_pa
     """Anthropic's compaction refuses a trigger under 50,000 input tokens: so do the
     command line, compaction.yaml, a sweep's grid and the app's config."""
     from compaction_inspector.core.config import Config, ConfigError, load
-    from compaction_inspector.core.strategies.registry import with_values
-    from compaction_inspector.core.sweep import Grid
+    from compaction_inspector.core.strategies.declaration import with_values
+    from compaction_inspector.core.sweeping.sweep import Grid
     from compaction_inspector.sample_sessions import path
     from tests.test_cli import run
 

@@ -1,4 +1,4 @@
-"""The user's own summarizer (core/summarizer.py): a local script reads the span as JSON
+"""The user's own summarizer (core/replaying/summarizer.py): a local script reads the span as JSON
 and prints the summary; run only when configured, once per span, its failures said."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config, ConfigError, from_dict
+from compaction_inspector.core.replaying.summarizer import Command, SummarizerError
 from compaction_inspector.core.strategies import Context, run
-from compaction_inspector.core.summarizer import Command, SummarizerError
 from tests.test_cli import run as cli
 from tests.unit.test_agent_strategies import CONTEXT, session
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction_inspector.core import summary
-from compaction_inspector.core.retention import retention
-from compaction_inspector.core.summary import _chosen, summarize, summary_text
+from compaction_inspector.core.replaying import summary
+from compaction_inspector.core.replaying.retention import retention
+from compaction_inspector.core.replaying.summary import _chosen, summarize, summary_text
 from tests.helpers import a, call, result, u
 
 

@@ -1,4 +1,4 @@
-"""A strategy's settings swept over sessions (core/sweep.py): the grid, the sums, the
+"""A strategy's settings swept over sessions (core/sweeping/sweep.py): the grid, the sums, the
 front, and the command, whose every point `simulate` reproduces."""
 
 from __future__ import annotations
@@ -16,8 +16,18 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.strategies import OptionError
-from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.core.sweep import Grid, GridPoint, Outcome, Sweep, front, grid, points, summed, tied
+from compaction_inspector.core.strategies.declaration import with_values
+from compaction_inspector.core.sweeping.sweep import (
+    Grid,
+    GridPoint,
+    Outcome,
+    Sweep,
+    front,
+    grid,
+    points,
+    summed,
+    tied,
+)
 from compaction_inspector.sample_sessions import path
 from tests.test_cli import run
 
@@ -135,7 +145,7 @@ def test_the_command_sums_every_session_and_simulate_reproduces_each_point(
 def test_a_sweep_again_reads_no_session_whose_points_are_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compaction_inspector.core import sweep
+    from compaction_inspector.core.sweeping import sweep
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
     asked = points(grid(CATALOGUE.strategies["microcompact"], "keep.tool_uses=1:3:2"))
@@ -197,7 +207,7 @@ def test_a_grid_point_the_strategy_refuses_is_named_before_any_session_is_read()
 
 
 def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
-    from compaction_inspector.core.sweep import suggested
+    from compaction_inspector.core.sweeping.sweep import suggested
 
     for name in CATALOGUE.replayed:
         spec = suggested(CATALOGUE.strategies[name])
@@ -218,9 +228,10 @@ def test_a_workers_caches_hold_only_the_session_it_is_on(
 ) -> None:
     """The caches keyed by messages hold them alive: a worker that swept one session
     before another holds no more than one that swept only the second."""
-    from compaction_inspector.core import memo, retention, summary
-    from compaction_inspector.core.pressure import Window
-    from compaction_inspector.core.sweep import sweep_session
+    from compaction_inspector.core.caching import memo
+    from compaction_inspector.core.measuring.pressure import Window
+    from compaction_inspector.core.replaying import retention, summary
+    from compaction_inspector.core.sweeping.sweep import sweep_session
 
     caches = [retention._find_met, retention._found, summary._facts,
               summary._message_facts, summary._summarize, summary._shrink]  # fmt: skip
@@ -255,7 +266,7 @@ def test_the_median_peak_of_an_even_number_of_sessions_is_the_mean_of_the_middle
 
 
 def test_a_session_without_a_price_is_named_and_left_out_of_the_costs() -> None:
-    from compaction_inspector.core.sweep import Sweep
+    from compaction_inspector.core.sweeping.sweep import Sweep
 
     def at(cost: int, priced: bool) -> Outcome:
         return Outcome(1, 0.5, 0, 0, Decimal(cost), Decimal(cost + 1), 0, 0, priced)
@@ -284,8 +295,8 @@ def test_a_sweep_made_with_one_summarizer_is_not_served_for_another(
     command, its timeout and the script it runs."""
     import dataclasses
 
-    from compaction_inspector.core import sweep
-    from compaction_inspector.core.summarizer import Command
+    from compaction_inspector.core.replaying.summarizer import Command
+    from compaction_inspector.core.sweeping import sweep
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
     script = tmp_path / "summarize.py"
@@ -320,7 +331,7 @@ def test_a_grid_a_user_cannot_mean_is_refused_before_a_point_is_made(spec: str, 
 def test_a_sweep_with_nothing_to_read_or_nowhere_to_write_says_so_before_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compaction_inspector.core import sweep
+    from compaction_inspector.core.sweeping import sweep
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("a session was read")
@@ -342,7 +353,7 @@ def test_a_sweep_with_nothing_to_read_or_nowhere_to_write_says_so_before_reading
 def test_a_sweep_stopped_by_ctrl_c_says_so_and_exits_non_zero(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compaction_inspector.core import sweep
+    from compaction_inspector.core.sweeping import sweep
 
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
@@ -363,7 +374,7 @@ def test_a_point_that_removed_nothing_kept_nothing_to_measure(
     """ "kept" is of what the policy removed: where it compacted nothing the figure is "—"
     (as compare says), never a share of the messages a pairing repair changed (a result
     whose call is gone, here naming a path, is dropped before every request)."""
-    from compaction_inspector.core import sweep
+    from compaction_inspector.core.sweeping import sweep
 
     def line(role: str, content: object, n: int) -> str:
         body = {"role": role, "content": content}

@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core import memo, token_cache
 from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.caching import memo, token_cache
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.tokens import make_counter
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 
@@ -71,7 +71,7 @@ def opened(refuse_encoding: bool) -> Inspection:
     """A fresh process's inspection of the sample (a small window: its summarizers
     compact); `refuse_encoding`: its counter fails the test if it encodes anything."""
     from compaction_inspector.core.config import Config
-    from compaction_inspector.core.pressure import Window
+    from compaction_inspector.core.measuring.pressure import Window
 
     memo.forget()
     inspection = Inspection.open(path(), Config(CATALOGUE, window=Window(3_000, 500), preset=None))

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.measuring.tokens import TokenCounter, chars4, make_counter, reported_usage
 from compaction_inspector.core.model import Block, Message, Usage
 from compaction_inspector.core.text import clauses
-from compaction_inspector.core.tokens import TokenCounter, chars4, make_counter, reported_usage
 from tests.helpers import a, u
 
 
@@ -34,7 +34,7 @@ def test_the_encoding_is_loaded_only_when_a_text_needs_encoding() -> None:
 
 
 def test_no_encoding_at_all_falls_back_to_a_labelled_estimate(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     def missing(name: str) -> str:
         raise LookupError(f"{name} is not installed")
@@ -154,7 +154,7 @@ def test_a_long_text_counts_the_same_in_slices(parts: list[str]) -> None:
     """Slices are cut before a space, where the encoder splits too, so the count is the
     whole text's; a cut with no space to take moves it by a few tokens at most
     (tokens._SLICE made small so every text is sliced)."""
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     text = "".join(parts)
     encoding = tokens._load_encoding("cl100k_base")
@@ -178,7 +178,7 @@ _CLAUSE_PARTS = ["word", " ", "; ", ";", "  ", "\n", "12345", "é", ".,", "\t", 
 def test_a_text_counts_the_sum_of_its_clauses(name: str, parts: list[str]) -> None:
     """Both encoders start a piece at a space after a non-space: cut there, a text's
     count is exactly its clauses' (a summary is counted from the clauses it shares)."""
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     text = "".join(parts)
     encoding = tokens._load_encoding(name)
@@ -206,7 +206,7 @@ def test_a_long_text_a_strategy_wrote_encodes_only_its_new_clauses() -> None:
 
 
 def test_the_default_tokenizer_follows_the_model() -> None:
-    from compaction_inspector.core.tokens import model_tokenizer
+    from compaction_inspector.core.measuring.tokens import model_tokenizer
 
     assert [
         model_tokenizer(m) for m in ("gpt-5.5", "gpt-5.1-codex", "openai/gpt-4o-mini", "o3", "gpt-4.1")
@@ -222,7 +222,7 @@ def test_o200k_is_shipped_offline_and_counts_as_tiktoken_does(
     """The README's install counts an OpenAI session with o200k_base, with no network and
     no copy in tiktoken's cache: the BPE file a package ships, checked against the hash
     tiktoken expects of the one it would download."""
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # holds no o200k_base
     monkeypatch.setattr(tokens, "_ENCODINGS", {})
@@ -236,7 +236,7 @@ def test_o200k_is_shipped_offline_and_counts_as_tiktoken_does(
 def test_a_shipped_o200k_file_that_is_not_tiktokens_is_refused(tmp_path: Path) -> None:
     import gzip
 
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     forged = tmp_path / "o200k_base.tiktoken.gz"
     forged.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
@@ -247,7 +247,7 @@ def test_a_shipped_o200k_file_that_is_not_tiktokens_is_refused(tmp_path: Path) -
 def test_an_encoding_not_available_offline_is_counted_with_the_shipped_one_and_says_so(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     real = tokens._find_encoding
 
@@ -271,7 +271,7 @@ def test_an_encoding_read_from_its_kept_table_encodes_as_its_file_does(
     """The decoded table is kept in the cache: the next process reads it back, and the
     encoding it makes is the one its file makes. A kept table that is damaged is
     decoded from the file again and kept anew, never trusted."""
-    from compaction_inspector.core import tokens
+    from compaction_inspector.core.measuring import tokens
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
     text = "def go(): return src/a.py; 12,345 é 🙂\n"

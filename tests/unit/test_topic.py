@@ -1,9 +1,9 @@
 """Titles and topics are the person's words, not the agent's wrappers (docs/formats.md)."""
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.checkpoint import build
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.replaying.checkpoint import build
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.topic import asks, own_words, title

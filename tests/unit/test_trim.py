@@ -2,7 +2,7 @@
 
 import pytest
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import OptionError
 from compaction_inspector.core.strategies.trim import TrimOptions, run
 from tests.helpers import a, call, result, snapshot, texts, u

@@ -36,21 +36,23 @@ from compaction_inspector.core import statusline
 from compaction_inspector.core.agents import registry
 from compaction_inspector.core.analysis import message_fields
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.checkpoint import Trigger, append_checkpoint, detect, triggers
-from compaction_inspector.core.cluster import LOCAL, ClusterError
 from compaction_inspector.core.compare import SORTS, compare
 from compaction_inspector.core.config import PRESSURES, Config, ConfigError
 from compaction_inspector.core.config import load as load_config
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.diff import origin
-from compaction_inspector.core.export import marked, serialize
 from compaction_inspector.core.files import Changed, same_file, write_atomic
 from compaction_inspector.core.formats import LoadError, check_readable
-from compaction_inspector.core.html_report import ReportOptions, pieces
 from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.measuring.tokens import TOKENIZER_CHOICES
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.replaying.checkpoint import Trigger, append_checkpoint, detect, triggers
+from compaction_inspector.core.replaying.simulate import Simulation
+from compaction_inspector.core.replaying.summarizer import SummarizerError
+from compaction_inspector.core.reporting.diff import origin
+from compaction_inspector.core.reporting.export import marked, serialize
+from compaction_inspector.core.reporting.html_report import ReportOptions, pieces
+from compaction_inspector.core.reporting.sweep_report import page
 from compaction_inspector.core.sessions import Index, find, transcripts_under
-from compaction_inspector.core.simulate import Simulation
 from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.strategies import (
     DEFAULT,
@@ -60,12 +62,10 @@ from compaction_inspector.core.strategies import (
     each_step,
     hysteresis,
 )
-from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.core.sweep import Grid, Sweep, sweep
-from compaction_inspector.core.sweep_report import page
+from compaction_inspector.core.strategies.declaration import with_values
+from compaction_inspector.core.sweeping.cluster import LOCAL, ClusterError
+from compaction_inspector.core.sweeping.sweep import Grid, Sweep, sweep
 from compaction_inspector.core.text import one_line, say, visible
-from compaction_inspector.core.tokens import TOKENIZER_CHOICES
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.launch import folder_dest, places_given
 
@@ -543,7 +543,7 @@ def compaction_json(inspection: Inspection, result: CompactionResult[Stats]) -> 
 
 
 def _free_to_write(out: str | Path, force: bool, flag: str, protect: str | None = None) -> None:
-    """Said before any work is done: `out` is the input, or exists and --force was not given
+    """OwnSetting before any work is done: `out` is the input, or exists and --force was not given
     (the write itself refuses them again, atomically)."""
     if not str(out):
         raise UsageError("no file name given")

@@ -17,20 +17,20 @@ from rich.text import Text
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
-from compaction_inspector.core.autocompact import Count
-from compaction_inspector.core.compactions import RealCompaction, said_range
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import CompactionsCost, Cost, signed
-from compaction_inspector.core.diff import numbered, runs
-from compaction_inspector.core.headroom import Headroom
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.own.autocompact import Count
+from compaction_inspector.core.own.compactions import RealCompaction, said_range
+from compaction_inspector.core.own.headroom import Headroom
+from compaction_inspector.core.replaying.simulate import Simulation, shown_rounds
+from compaction_inspector.core.reporting.diff import numbered, runs
 from compaction_inspector.core.sessions import Row, short_project
-from compaction_inspector.core.simulate import Simulation, shown_rounds
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
-from compaction_inspector.core.sweep import COLUMNS as SWEEP_COLUMNS
-from compaction_inspector.core.sweep import TIED, Sweep, tied
+from compaction_inspector.core.sweeping.sweep import COLUMNS as SWEEP_COLUMNS
+from compaction_inspector.core.sweeping.sweep import TIED, Sweep, tied
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import fitting, safe, span
 

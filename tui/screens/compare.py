@@ -19,8 +19,8 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.compare import Comparison, Row, compare
 from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.simulate import Cancelled
-from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.core.replaying.simulate import Cancelled
+from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
 from compaction_inspector.tui.text import fitting, safe
 

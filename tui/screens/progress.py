@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
-from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.tui.text import safe
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""A strategy's settings swept over many sessions (core/sweep.py): the grid run in a
+"""A strategy's settings swept over many sessions (core/sweeping/sweep.py): the grid run in a
 worker with its progress shown, the points drawn on real axes with the front, the
 current setting and the default marked, and a table of every point. Enter applies the
 chosen point as the policy and opens the session it changes most."""
@@ -23,13 +23,22 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.strategies import DEFAULT, OptionError
-from compaction_inspector.core.strategies.registry import with_values
-from compaction_inspector.core.summarizer import SummarizerError
-from compaction_inspector.core.sweep import COLUMNS, TIED, Grid, Sweep, Values, suggested, sweep, tied
+from compaction_inspector.core.strategies.declaration import with_values
+from compaction_inspector.core.sweeping.sweep import (
+    COLUMNS,
+    TIED,
+    Grid,
+    Sweep,
+    Values,
+    suggested,
+    sweep,
+    tied,
+)
 from compaction_inspector.core.text import counted
-from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
+from compaction_inspector.tui.session import writing
 from compaction_inspector.tui.text import fitting, safe, span
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, FrontPlot
 

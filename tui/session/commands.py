@@ -8,7 +8,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from compaction_inspector.core.tokens import AUTO, TOKENIZER_CHOICES
+from compaction_inspector.core.measuring.tokens import AUTO, TOKENIZER_CHOICES
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.session.screen import SessionScreen
 

@@ -26,7 +26,7 @@ from compaction_inspector.core.strategies import (
     ptl_retry,
     trim,
 )
-from compaction_inspector.core.strategies.registry import with_values
+from compaction_inspector.core.strategies.declaration import with_values
 from compaction_inspector.tui.session import figures
 
 # where each strategy fires on the 4,500-token sample (its own defaults are for real windows)

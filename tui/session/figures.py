@@ -10,10 +10,10 @@ from typing import Any
 from rich.cells import cell_len
 
 from compaction_inspector.core.config import KEY, Config
-from compaction_inspector.core.context import Context
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import CompactionResult, OptionError, Stats, Strategy
-from compaction_inspector.core.strategies.registry import KEEP, TRIGGER
+from compaction_inspector.core.strategies.declaration import KEEP, TRIGGER
 from compaction_inspector.tui.widgets.gauge import GaugeState
 
 # each tuned setting's ladder, by what it moves ("window", or "<strategy>.<option>"): the
@@ -44,7 +44,7 @@ def gauge_state(
     now = counts.at(len(inspection.messages))
     why = f"at its last check, {now.line(rule=False)}" if now is not None else ""
     left = inspection.headroom
-    if left is not None:  # how far it is from compacting on its own (core.headroom)
+    if left is not None:  # how far it is from compacting on its own (core.own.headroom)
         why = left.line() + (f" · {why}" if why else "")
     if inspection.live:
         caption = "the context after the transcript's own last compaction"

@@ -17,9 +17,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.strategies import CompactionResult, Stats
-from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.tui.session.entries import Listing, diff_listing, plain_listing
 
 # How many of the most recent listings a new one may take its grouping from.

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from textual.message import Message
 
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.simulate import AS_IT_RAN, Cancelled
+from compaction_inspector.core.replaying.simulate import AS_IT_RAN, Cancelled
+from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.strategies import DEFAULT
-from compaction_inspector.core.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import summarizer_failed
 from compaction_inspector.tui.session import messages
 

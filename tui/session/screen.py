@@ -26,8 +26,9 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.config import Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.replaying.simulate import AS_IT_RAN
+from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.sessions import subagent
-from compaction_inspector.core.simulate import AS_IT_RAN
 from compaction_inspector.core.strategies import (
     DEFAULT,
     CompactionResult,
@@ -35,14 +36,12 @@ from compaction_inspector.core.strategies import (
     Stats,
     Step,
 )
-from compaction_inspector.core.strategies.registry import Options
-from compaction_inspector.core.summarizer import SummarizerError
+from compaction_inspector.core.strategies.declaration import Options
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.tui import heap
-from compaction_inspector.tui.screens import writing
 from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
 from compaction_inspector.tui.screens.progress import summarizer_failed
-from compaction_inspector.tui.session import figures, loading, messages, replays, weighing
+from compaction_inspector.tui.session import comparing, figures, loading, messages, replays, writing
 from compaction_inspector.tui.session.demo import Demo
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.session.keys import SESSION_KEYS
@@ -650,7 +649,7 @@ class SessionScreen(Screen[None]):
             SessionScreen(path, self._config, export_dir=self.export_dir, given=given, subagent=True)
         )
 
-    # --- saving and exporting (tui/screens/writing.py) -----------------------------------------
+    # --- saving and exporting (tui/session/writing.py) -----------------------------------------
 
     def shown_view(self) -> writing.Shown:
         stepped = "own-compactions" if self.own else self.strategy
@@ -659,10 +658,10 @@ class SessionScreen(Screen[None]):
         )
 
     def action_compare_strategies(self) -> None:
-        weighing.compare_strategies(self)
+        comparing.compare_strategies(self)
 
     def action_sweep_folder(self) -> None:
-        weighing.sweep_folder(self)
+        comparing.sweep_folder(self)
 
     def on_key(self, event: events.Key) -> None:
         if self.demo_runner is not None:

@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
 
-from compaction_inspector.core.context_model import Reading
+from compaction_inspector.core.measuring.context_model import Reading
 from compaction_inspector.tui.text import safe, whole_parts, within
 
 

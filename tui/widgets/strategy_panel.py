@@ -22,7 +22,7 @@ from compaction_inspector.core.strategies import (
     Strategy,
     highlights,
 )
-from compaction_inspector.core.strategies.registry import Options
+from compaction_inspector.core.strategies.declaration import Options
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import safe
 

@@ -18,23 +18,23 @@ from compaction_inspector.core.agents.claude_code.reinjection import reinjected_
 from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
 from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT
-from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
+    ConfigView,
     Found,
     Preset,
     PutBack,
     SessionWindow,
-    Settings,
     Tour,
 )
 from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.formats.kinds import Journal, Writer
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
 from compaction_inspector.core.model import Block, Compaction, Message, Session, text_message
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point, version
 from compaction_inspector.core.statusline import StatusLine
-from compaction_inspector.core.tokens import TokenCounter, make_counter
 
 ROUGH = make_counter("chars4")  # its own rough estimate: characters / 4, media at a flat figure
 
@@ -118,7 +118,7 @@ class ClaudeCode(Agent):
                 found += [Found(a, FORMAT, decode_project(project.name), subagent_of=f.stem) for a in agents]
         return found
 
-    def point(self, window: Window, config: Settings) -> Point:
+    def point(self, window: Window, config: ConfigView) -> Point:
         """Where it compacts in `window`: the inspector's settings first, then the user's
         own Claude Code settings (`settings`), each said where it is used."""
         options = config.options(FORMAT)  # the user's own settings folded in (`with_own_settings`)
@@ -156,7 +156,7 @@ class ClaudeCode(Agent):
             return options
         return dataclasses.replace(options, autocompact_pct_override=own.pct_override.value)
 
-    def window(self, config: Settings, session: Session) -> SessionWindow | None:
+    def window(self, config: ConfigView, session: Session) -> SessionWindow | None:
         """The reserve its version kept, a 1M window where its model or its reported
         prompts say so, and the user's own settings of its compaction (`settings`, read from
         the session's working directory and the user's folder); None where the window is
@@ -213,7 +213,7 @@ class ClaudeCode(Agent):
         return rules.claude_code_estimates(session.messages, rough, session.metadata.get("version"))
 
     def recorded(
-        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
     ) -> Count | None:
         """What it counted before an automatic compaction (`preTokens`), against its point,
         or an idle one's against the size idle compaction waits for."""
@@ -271,7 +271,7 @@ class ClaudeCode(Agent):
         why = f"read from the transcript before it: Claude Code {at} keeps it mid-turn"
         return {"kept": round(scale * sum(counter.count(m) for m in kept)), "kept_why": why}
 
-    def first_only(self, session: Session, config: Settings) -> tuple[int, str] | None:
+    def first_only(self, session: Session, config: ConfigView) -> tuple[int, str] | None:
         """The skill listing, where the transcript does not record it: the first request
         carries it, at most 2 % of the window (changelog 2.1.32). From 2.1.23 it was sent
         again after each compaction, around 2.1.4x sometimes twice over

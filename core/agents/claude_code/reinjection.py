@@ -28,8 +28,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, FileTouch, Message
-from compaction_inspector.core.tokens import TokenCounter
 from compaction_inspector.core.topic import command
 
 MAX_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE

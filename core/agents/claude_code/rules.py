@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.agents.claude_code import settings
-from compaction_inspector.core.autocompact import Count, Point, version
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point, version
 
 CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
 CLAUDE_CODE_MAX_OUTPUT = 32_000  # reserved whole up to 2.1.20

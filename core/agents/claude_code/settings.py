@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from compaction_inspector.core.contract.agent import Said
+from compaction_inspector.core.contract.agent import OwnSetting
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT
@@ -32,12 +32,12 @@ IDLE_TOKENS_LEAST = 100_000  # what the changelog (2.1.299) allows CLAUDE_CODE_I
 class ClaudeSettings:
     """The compaction settings the user's Claude Code settings hold, each where it was set."""
 
-    pct_override: Said | None = None
-    disabled: Said | None = None
-    window: Said | None = None
-    no_1m: Said | None = None
-    idle_tokens: Said | None = None
-    idle_off: Said | None = None  # `idleCompaction: false`
+    pct_override: OwnSetting | None = None
+    disabled: OwnSetting | None = None
+    window: OwnSetting | None = None
+    no_1m: OwnSetting | None = None
+    idle_tokens: OwnSetting | None = None
+    idle_off: OwnSetting | None = None  # `idleCompaction: false`
     # the context idle compaction waits for in the session (None: it does not) and why,
     # worked out with its version (`rules.claude_code_idle`)
     idle: tuple[int | None, str] | None = None
@@ -85,7 +85,7 @@ def _truthy(value: object) -> bool:
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSettings | None:
     """The settings that bear on compaction, from every layer there is, and each file or
     value that could not be used and why; None where no layer says anything of them."""
-    found: dict[str, Said] = {}
+    found: dict[str, OwnSetting] = {}
     refused: list[str] = []
     for path in layers(cwd, environ):
         try:
@@ -102,13 +102,13 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
             refused.append(f"{path} not used: not a JSON object")
             continue
         if isinstance(data.get(IDLE), bool):
-            found[IDLE] = Said(data[IDLE], path)
+            found[IDLE] = OwnSetting(data[IDLE], path)
         env = data.get("env")
         if not isinstance(env, dict):
             continue
         for key in (DISABLED, NO_1M):
             if key in env:  # a later layer's value that is not set turns an earlier one off
-                found[key] = Said(str(env[key]) if _truthy(env[key]) else "", path)
+                found[key] = OwnSetting(str(env[key]) if _truthy(env[key]) else "", path)
         for key, lowest, highest in (
             (PCT_OVERRIDE, 1, 100),
             (WINDOW, 1_000, MAX_COUNT),
@@ -118,7 +118,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> ClaudeSet
                 continue
             value = _number(env[key], lowest, highest)
             if isinstance(value, int):
-                found[key] = Said(value, path)
+                found[key] = OwnSetting(value, path)
             else:
                 refused.append(f"{path}: {key} of {str(env[key])[:40]!r} not used: {value}")
     if not found and not refused:

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT, PROVIDER
-from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context_model import held_output
 from compaction_inspector.core.cost import Billing, OwnCall, priced_parts
 from compaction_inspector.core.files import (
     Changed,
@@ -36,11 +35,12 @@ from compaction_inspector.core.files import (
     write_atomic,
 )
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
-from compaction_inspector.core.headroom import PACE_REQUESTS, headroom
+from compaction_inspector.core.measuring.context_model import held_output
+from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
+from compaction_inspector.core.own.headroom import PACE_REQUESTS, headroom
 from compaction_inspector.core.statusline import Figures, SettingsRefused, installed_command, text_or_none
 from compaction_inspector.core.timestamps import parse
-from compaction_inspector.core.tokens import make_counter
 
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL

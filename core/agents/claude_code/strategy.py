@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.claude_code import rules
 from compaction_inspector.core.agents.claude_code.reinjection import Reinjected, reinjected
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, text_message
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
     AtPointPlan,
@@ -31,7 +31,7 @@ from compaction_inspector.core.strategies.base import (
     ready,
 )
 from compaction_inspector.core.strategies.clear import idle_minutes
-from compaction_inspector.core.strategies.registry import TRIGGER, Strategy, check, option
+from compaction_inspector.core.strategies.declaration import TRIGGER, Strategy, check, option
 
 NAME = "claude-code"
 
@@ -116,7 +116,7 @@ class ClaudeCodeStats:
 
 
 def point(options: ClaudeCodeOptions, context: Context) -> int | None:
-    """Where it compacts (`core.autocompact`); None when it does not compact on its own,
+    """Where it compacts (`core.own.autocompact`); None when it does not compact on its own,
     or the window is too small for its rule to leave a point."""
     if not options.auto_compact:
         return None

@@ -14,20 +14,20 @@ from compaction_inspector.core.agents.codex import config_toml, rules
 from compaction_inspector.core.agents.codex import transcript as transcript_format
 from compaction_inspector.core.agents.codex.strategy import STRATEGY
 from compaction_inspector.core.agents.codex.transcript import FORMAT
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
+    ConfigView,
     Found,
     Preset,
     SessionWindow,
-    Settings,
     Tour,
 )
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Check, Session
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point
 
 SESSION_WINDOW = f"{SESSION_PREFIX} model_context_window"
 __all__ = ["FORMAT", "PRESET", "Codex"]
@@ -74,7 +74,7 @@ class Codex(Agent):
         """Every rollout under the day folders."""
         return [Found(f, FORMAT, str(f.parent.relative_to(root))) for f in walk(root, "rollout-*.jsonl")]
 
-    def point(self, window: Window, config: Settings) -> Point:
+    def point(self, window: Window, config: ConfigView) -> Point:
         """The limit the settings give, else the user's own config.toml's, else 90 % of
         the raw window; under `body_after_prefix`, counted from the first request of the
         session's last window (`rules.codex_scoped`)."""
@@ -85,7 +85,7 @@ class Codex(Agent):
         prefill = codex.prefill if isinstance(codex, rules.CodexSettings) else None
         return rules.codex_scoped(limit, prefill, window, scope)
 
-    def _limit(self, window: Window, config: Settings) -> tuple[Point, str | None]:
+    def _limit(self, window: Window, config: ConfigView) -> tuple[Point, str | None]:
         """Its limit, and where `body_after_prefix` was set (None: the limit is on the
         whole count)."""
         options = config.options(FORMAT)  # config.toml's settings folded in (`with_own_settings`)
@@ -114,7 +114,7 @@ class Codex(Agent):
             return options
         return dataclasses.replace(options, auto_compact_token_limit=own.auto_compact_token_limit)
 
-    def window(self, config: Settings, session: Session) -> SessionWindow | None:
+    def window(self, config: ConfigView, session: Session) -> SessionWindow | None:
         """The model_context_window the rollout records, with the user's Codex config.toml
         and the first request of the session's last window."""
         recorded = session.metadata.get("context_window")
@@ -135,7 +135,7 @@ class Codex(Agent):
         )
 
     def checks(
-        self, session: Session, config: Settings, at: Point, point_in: Callable[[int], Point | None]
+        self, session: Session, config: ConfigView, at: Point, point_in: Callable[[int], Point | None]
     ) -> tuple[Count, ...]:
         """Its count at every check the rollout records, term by term; a check before a
         switch of model against that model's own limit."""

@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.autocompact import Count, Point, version
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point, version
 
 CODEX_EFFECTIVE_SHARE = 0.95  # effective_context_window_percent: the window a rollout records
 CODEX_LIMIT_SHARE = 0.9  # of the raw window: the highest limit Codex uses

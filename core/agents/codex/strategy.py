@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.codex import new_history, rules
-from compaction_inspector.core.autocompact import Point
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, text_message
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.own.autocompact import Point
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Steps, finish
-from compaction_inspector.core.strategies.registry import TOKEN_STEP, TRIGGER, Strategy, check, option
+from compaction_inspector.core.strategies.declaration import TOKEN_STEP, TRIGGER, Strategy, check, option
 
 NAME = "codex"
 
@@ -107,7 +107,7 @@ def user_tokens(options: CodexOptions) -> int:
 
 
 def limit(options: CodexOptions, context: Context) -> int:
-    """Where it compacts (`core.autocompact`): the configured limit, at most 90 % of the
+    """Where it compacts (`core.own.autocompact`): the configured limit, at most 90 % of the
     raw window; under body_after_prefix, the limit on the body (any configured one)."""
     limited = rules.codex_scope_limit(options.limit_scope, context.window, options.auto_compact_token_limit)
     point = limited.tokens

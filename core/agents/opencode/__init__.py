@@ -20,20 +20,20 @@ from compaction_inspector.core.agents.opencode import database, export
 from compaction_inspector.core.agents.opencode import settings as configured
 from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
-from compaction_inspector.core.autocompact import Count, Point
 from compaction_inspector.core.contract.agent import (
     SESSION_PREFIX,
     Agent,
+    ConfigView,
     Found,
     Preset,
     SessionWindow,
-    Settings,
 )
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Journal, Store, stored_in
+from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Block, Compaction, Session
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.strategies import summarize
 
 __all__ = ["FORMAT", "PRESET", "Opencode"]
@@ -178,7 +178,7 @@ class Opencode(Agent):
                 ]
         return found
 
-    def point(self, window: Window, settings: Settings) -> Point:
+    def point(self, window: Window, settings: ConfigView) -> Point:
         """Where its compaction strategy fires in the window: the overflow point, under
         the user's own `compaction` settings (`with_own_settings`), said where used."""
         options = settings.options(FORMAT)
@@ -211,7 +211,7 @@ class Opencode(Agent):
     def with_setting(self, text: str, key: str, value: int) -> str:
         return configured.written(text, key, value)
 
-    def window(self, settings: Settings, session: Session) -> SessionWindow | None:
+    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """The input its model takes and the reserve, from models.dev's catalogue where
         opencode keeps it, else the usual ones (`_assumed`)."""
         if session.format != FORMAT:
@@ -229,7 +229,7 @@ class Opencode(Agent):
         return SessionWindow(PRESET.name, rule.window, source, rule)
 
     def recorded(
-        self, compaction: Compaction, reported: int | None, at: Point, settings: Settings
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
     ) -> Count | None:
         """What it counted before an automatic compaction: the last response's tokens."""
         if compaction.trigger != "auto" or compaction.pre_tokens is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
-from compaction_inspector.core.pressure import Window
+from compaction_inspector.core.measuring.pressure import Window
 
 OUTPUT_TOKEN_MAX = 32_000  # the most output it asks of any model
 COMPACTION_BUFFER = 20_000  # the reserve under an input limit, at most

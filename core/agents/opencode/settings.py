@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from compaction_inspector.core.contract.agent import Said
+from compaction_inspector.core.contract.agent import OwnSetting
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT
@@ -28,9 +28,9 @@ _TRAILING = re.compile(r",(\s*[}\]])")
 class OpencodeSettings:
     """The `compaction` settings the user's opencode configuration holds, each where it was set."""
 
-    auto: Said | None = None  # False: it never compacts on its own
-    reserved: Said | None = None  # tokens kept free under the input the model takes
-    prune: Said | None = None
+    auto: OwnSetting | None = None  # False: it never compacts on its own
+    reserved: OwnSetting | None = None  # tokens kept free under the input the model takes
+    prune: OwnSetting | None = None
     refused: tuple[str, ...] = ()  # each file or value that could not be used, and why
 
 
@@ -80,7 +80,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
     """The `compaction` settings of every layer there is; None where no layer sets one or
     holds one that cannot be used (a file that is not JSON, a value opencode would not
     take: each named in `refused`)."""
-    found: dict[str, Said] = {}
+    found: dict[str, OwnSetting] = {}
     refused: list[str] = []
     for path in layers(cwd, environ):
         try:
@@ -101,7 +101,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
             continue
         for key, value in section.items():
             if _taken(key, value):
-                found[key] = Said(value, path)
+                found[key] = OwnSetting(value, path)
             elif key in ("auto", "prune", "reserved"):
                 kind = "true or false" if key != "reserved" else "a whole number of tokens"
                 refused.append(f"{path}: compaction.{key} of {str(value)[:40]!r} not used: not {kind}")

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from compaction_inspector.core.measuring.pressure import Meter
+from compaction_inspector.core.measuring.segment import Segment, Segments
 from compaction_inspector.core.model import Message, record, shared_run
-from compaction_inspector.core.pressure import Meter
-from compaction_inspector.core.segment import Segment, Segments
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
-from compaction_inspector.core.strategies.registry import Options
+from compaction_inspector.core.strategies.declaration import Options
 
 # the baseline replay: no strategy of ours, the transcript's own compactions kept where it made them
 AS_IT_RAN = "as it ran"

@@ -22,9 +22,9 @@ from itertools import accumulate, chain
 from operator import itemgetter
 
 from compaction_inspector.core import topic
-from compaction_inspector.core.memo import per_session
+from compaction_inspector.core.caching.memo import per_session
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
-from compaction_inspector.core.retention import Facts, ranked
+from compaction_inspector.core.replaying.retention import Facts, ranked
 from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80

@@ -45,7 +45,7 @@ class Window:
 @dataclass(frozen=True, slots=True)
 class Meter:
     """The context a request of `counted` message tokens holds: `overhead` + `scale` ×
-    `counted` (docs/pressure.md; `core.context_model` fits both per point of a session).
+    `counted` (docs/pressure.md; `core.measuring.context_model` fits both per point of a session).
     The identity meter (0, 1) is the messages-only view."""
 
     window: Window = field(default_factory=Window)

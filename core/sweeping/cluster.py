@@ -1,5 +1,5 @@
 """A sweep's sessions on Ray (the optional `[ray]` extra), for more sessions than one
-machine holds: the same task the process pool runs (`core.sweep.sweep_session`), one
+machine holds: the same task the process pool runs (`core.sweeping.sweep.sweep_session`), one
 session a task, mapped over a cluster's workers. The sessions' paths must be readable
 where the workers run (a shared file system on a cluster)."""
 

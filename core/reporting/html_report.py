@@ -15,21 +15,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compaction_inspector.core.compactions import RealCompaction
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.config import as_yaml
 from compaction_inspector.core.cost import signed
-from compaction_inspector.core.diff import label, origin
-from compaction_inspector.core.grouping import api_rounds, volleys
 from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.measuring.grouping import api_rounds, volleys
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.page_style import STYLE
-from compaction_inspector.core.redact import redacted
-from compaction_inspector.core.retention import Retention
+from compaction_inspector.core.own.compactions import RealCompaction
+from compaction_inspector.core.replaying.retention import Retention
+from compaction_inspector.core.replaying.simulate import RoundPoint, Simulation, shown_rounds
+from compaction_inspector.core.reporting.diff import label, origin
+from compaction_inspector.core.reporting.page_style import STYLE
+from compaction_inspector.core.reporting.redact import redacted
 from compaction_inspector.core.sessions import whole_cost
-from compaction_inspector.core.simulate import RoundPoint, Simulation, shown_rounds
 from compaction_inspector.core.strategies import DEFAULT, each_step, hysteresis
-from compaction_inspector.core.strategies.registry import Strategy, described
+from compaction_inspector.core.strategies.declaration import Strategy, described
 from compaction_inspector.core.text import counted, visible
 from compaction_inspector.core.topic import title as topic_title
 

@@ -13,7 +13,7 @@ fixed part, and the range they span as the part's range ("calibrated on 3 compac
 sessions in turn is corrected by the others' median, and the correction is applied only
 if that lowers their median error against the plain model. Otherwise the plain model is
 shown and says why it was not calibrated. What a session measures after its own earlier
-compaction wins over this (`core.compactions`).
+compaction wins over this (`core.own.compactions`).
 
 What a session measured is kept in the cache directory by path, size and modification
 time, together with its agent and version, so a session beside it is read and counted
@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import open_regular, write_atomic
+from compaction_inspector.core.measuring.slices import sessions_beside
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.slices import sessions_beside
 from compaction_inspector.core.text import counted
 
 MAX_SESSIONS = 5  # the nearest in time that hold a compaction: each is read and counted once

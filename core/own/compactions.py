@@ -17,23 +17,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
-from compaction_inspector.core import autocompact
-from compaction_inspector.core.autocompact import Count
-from compaction_inspector.core.calibration import Siblings
-from compaction_inspector.core.clearing import cleared_results
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.context import Context
-from compaction_inspector.core.context_model import ContextModel, Response
 from compaction_inspector.core.contract.agent import Agent, PutBack
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
-from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.measuring.context_model import ContextModel, Response
+from compaction_inspector.core.measuring.grouping import api_round_starts
+from compaction_inspector.core.measuring.slices import is_slice
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
-from compaction_inspector.core.retention import Facts, Retention, retention
-from compaction_inspector.core.slices import is_slice
+from compaction_inspector.core.own import autocompact
+from compaction_inspector.core.own.autocompact import Count
+from compaction_inspector.core.own.calibration import Siblings
+from compaction_inspector.core.replaying.clearing import cleared_results
+from compaction_inspector.core.replaying.context import Context
+from compaction_inspector.core.replaying.retention import Facts, Retention, retention
+from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS, summarize
 from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
-from compaction_inspector.core.summary import MIN_SUMMARY_CHARS, summarize
 from compaction_inspector.core.text import counted
-from compaction_inspector.core.tokens import TokenCounter
 
 OUR_SUMMARY_CHARS = 2_000  # our local summary's cap where the agent's own summary is not in the file
 OWN = "own compactions"  # the name the transcript's own compactions go by, stepped as a result
@@ -434,7 +434,7 @@ def _parts(
 
 @dataclass(frozen=True)
 class AgentCounts:
-    """The count the agent compared with its point (`core.autocompact`): at every check
+    """The count the agent compared with its point (`core.own.autocompact`): at every check
     the transcript records (Codex), and just before each full compaction (Codex's last
     check; Claude Code's `preTokens` before an automatic one)."""
 

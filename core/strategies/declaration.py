@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from compaction_inspector.core.context import Context
+from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.segment import Segment
+from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, Stats, positive_int
 from compaction_inspector.core.text import shown
 

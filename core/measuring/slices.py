@@ -13,8 +13,8 @@ from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.tokens import TokenCounter
 
 HEAD_BYTES = 4_000_000  # read no further into a sibling for its first response
 MAX_SIBLINGS = 20  # the nearest in time; a project folder can hold thousands

@@ -17,9 +17,9 @@ from pathlib import Path
 from compaction_inspector.core import topic
 from compaction_inspector.core.files import locked, read_text, write_atomic
 from compaction_inspector.core.formats.common import as_list
-from compaction_inspector.core.grouping import api_round_starts
+from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.model import Message, Session
-from compaction_inspector.core.summary import EDIT_TOOLS, block_paths
+from compaction_inspector.core.replaying.summary import EDIT_TOOLS, block_paths
 from compaction_inspector.core.text import one_line
 from compaction_inspector.core.timestamps import parse as parse_time
 

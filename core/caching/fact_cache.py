@@ -7,7 +7,7 @@ ranks its span's facts; a retention asks what a request still holds), or, for `c
 spread over processes, all at once before it forks; and never again: a warm replay reads
 no session message's text to find them. `analyze` never asks, so it never pays for them.
 
-The entry is a run of chunks (`core.chunks`), each added by the run that found what it
+The entry is a run of chunks (`core.caching.chunks`), each added by the run that found what it
 holds: the facts of some of the session's messages, each kind's as numbers into the
 chunk's own table of distinct facts. A message's facts are decoded only when asked for
 (a 20 MB session's entry reads in 0.06 s; decoding every message's would take 0.3 s). An
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction_inspector.core import chunks
+from compaction_inspector.core.caching import chunks
+from compaction_inspector.core.caching.token_cache import entry_path
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.retention import KINDS, Facts, Known, Met
-from compaction_inspector.core.token_cache import entry_path
-from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.replaying.retention import KINDS, Facts, Known, Met
 
 MAGIC = b"CIFC2"
 

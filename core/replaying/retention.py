@@ -20,7 +20,7 @@ from typing import Any
 
 import ahocorasick
 
-from compaction_inspector.core.memo import per_session
+from compaction_inspector.core.caching.memo import per_session
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.text import clauses
 
@@ -116,13 +116,13 @@ KINDS = tuple(f.name for f in fields(Retention))  # the kinds of fact, in a rete
 
 Met = dict[str, tuple[str, ...]]  # one message's facts by kind, each kind's in the order met
 # what is known of a session message's facts: found, kept and decoded when first asked
-# for (core/fact_cache.py), or not yet (None)
+# for (core/caching/fact_cache.py), or not yet (None)
 Known = Met | Callable[[], Met] | None
 
 
 class Facts:
     """One session's facts: each of its own messages' found once (or read from what an
-    earlier run kept, core/fact_cache.py), so a warm replay never searches a session
+    earlier run kept, core/caching/fact_cache.py), so a warm replay never searches a session
     message's text, and each fact met numbered for `carried`. An object of its session,
     carried by its inspection: two sessions open in one process never share one, so what
     is found for one is never kept as the other's. A message not the session's (a

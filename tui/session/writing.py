@@ -17,14 +17,14 @@ from textual.screen import Screen
 from compaction_inspector.core import apply as applying
 from compaction_inspector.core.config import Config, ConfigError, save
 from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
-from compaction_inspector.core.html_report import ReportOptions
-from compaction_inspector.core.html_report import report as html_report
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.markdown import compaction_markdown
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.reporting.html_report import ReportOptions
+from compaction_inspector.core.reporting.html_report import report as html_report
+from compaction_inspector.core.reporting.markdown import compaction_markdown
+from compaction_inspector.core.reporting.sweep_report import page as sweep_html
 from compaction_inspector.core.strategies import CompactionResult, Stats
-from compaction_inspector.core.sweep import Sweep
-from compaction_inspector.core.sweep_report import page as sweep_html
+from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens.applying import ApplyScreen
 from compaction_inspector.tui.screenshot import offline_svg
@@ -214,7 +214,7 @@ def checkpoint(screen: Screen[Any], shown: Shown) -> None:
     session = shown.session
     if session is None:
         return
-    from compaction_inspector.core.checkpoint import append_checkpoint  # only when one is written
+    from compaction_inspector.core.replaying.checkpoint import append_checkpoint  # only when one is written
 
     entry = screen.query_one("#before", TranscriptView).current
     if entry is not None and entry.origin is None:  # a summary or marker a step made

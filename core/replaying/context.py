@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from compaction_inspector.core.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
+from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
+from compaction_inspector.core.measuring.pressure import Meter, Window
+from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
 from compaction_inspector.core.model import FileTouch, Message, Session
-from compaction_inspector.core.pressure import Meter, Window
-from compaction_inspector.core.retention import Facts
-from compaction_inspector.core.summary import summary_text
-from compaction_inspector.core.tokens import TokenCounter, make_counter
+from compaction_inspector.core.replaying.retention import Facts
+from compaction_inspector.core.replaying.summary import summary_text
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Context:
     model: ContextModel | None = field(default=None, compare=False)
     # what the session's file tools left of each file (Claude Code's re-read files)
     touches: Mapping[str, FileTouch] = field(default_factory=dict, compare=False)
-    # the user's own summarizer (`core.summarizer`); None: the local one (`core.summary`)
+    # the user's own summarizer (`core.replaying.summarizer`); None: the local one (`core.replaying.summary`)
     summarizer: Callable[[Sequence[Message], int, str | None], str] | None = None
     # what the session's agent (`counted_by`) counted against its point before each
     # request it recorded a check for (Codex), or that its rule counts (Claude Code): by

@@ -33,11 +33,11 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Literal
 
-from compaction_inspector.core.clearing import cleared_results
+from compaction_inspector.core.measuring.pressure import Meter, Window
+from compaction_inspector.core.measuring.slices import Read, is_slice, sibling_overhead
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session, Usage, text_message
-from compaction_inspector.core.pressure import Meter, Window
-from compaction_inspector.core.slices import Read, is_slice, sibling_overhead
-from compaction_inspector.core.tokens import TokenCounter
+from compaction_inspector.core.replaying.clearing import cleared_results
 
 # Codex's own TUI assumes this much baseline prompt and tools (docs/pressure.md).
 DEFAULT_OVERHEAD_TOKENS = 12_000

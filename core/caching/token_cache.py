@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core import chunks
-from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.caching import chunks
+from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.tokens import TokenCounter
 
 LOADER_VERSION = "5"  # bump when a loader changes which messages it produces
 WRITTEN_MAGIC = b"CITW2"
@@ -136,7 +136,7 @@ def _texts(chunk: Any, counts: dict[str, int]) -> bool:
 
 def store_written(session: Session, counter: TokenCounter) -> None:
     """Add to the entry the counts of the texts a strategy wrote that the counter encoded
-    since last asked (`core.chunks`: processes replaying the same session at once each
+    since last asked (`core.caching.chunks`: processes replaying the same session at once each
     add theirs). Best effort, as `store_counts`."""
     entry = entry_path(session, counter, ".written")
     if entry is None:

@@ -28,19 +28,19 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.cache import cache_root
+from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.caching.memo import forget
+from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.cost import replay_cost, session_cost, signed, source, usd
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.memo import forget
-from compaction_inspector.core.retention import carried
-from compaction_inspector.core.simulate import Policy
+from compaction_inspector.core.replaying.retention import carried
+from compaction_inspector.core.replaying.simulate import Policy
 from compaction_inspector.core.strategies import OptionError, Strategy
-from compaction_inspector.core.strategies.registry import KEEP, TRIGGER, Setting, to_config, with_values
+from compaction_inspector.core.strategies.declaration import KEEP, TRIGGER, Setting, to_config, with_values
 from compaction_inspector.core.text import counted
-from compaction_inspector.core.token_cache import LOADER_VERSION
 
 NUMERIC = ("int", "int?", "number?")
 # a table's columns (`GridPoint.cells`), each with the rank at which a narrow one drops it (0: never)
@@ -650,7 +650,7 @@ def _mapped(
 ) -> Generator[list[Outcome] | str, None, None]:
     """`work` of each path, in order: here, in a pool of `jobs` processes, or on Ray."""
     if ray is not None:
-        from compaction_inspector.core import cluster
+        from compaction_inspector.core.sweeping import cluster
 
         yield from cluster.mapped(work, paths, jobs, ray)
     elif jobs > 1 and len(paths) > 1:

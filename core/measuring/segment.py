@@ -19,11 +19,11 @@ from itertools import accumulate
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from compaction_inspector.core.context import Context
-from compaction_inspector.core.grouping import api_round_starts, volley_starts
+from compaction_inspector.core.measuring.grouping import api_round_starts, volley_starts
+from compaction_inspector.core.measuring.pairing import check, last_assistant_turn, repair, repair_indexed
+from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.pairing import check, last_assistant_turn, repair, repair_indexed
-from compaction_inspector.core.pressure import Meter
+from compaction_inspector.core.replaying.context import Context
 
 T = TypeVar("T")
 _is_human = attrgetter("is_human")
