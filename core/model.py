@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, dataclass_transform
+from typing import Any, Literal, Protocol, TypeVar, dataclass_transform
 
 import orjson
 
@@ -259,6 +259,15 @@ class Diagnostic:
         return {"line": self.line, "message": self.message}
 
 
+class CompactionDetails(Protocol):
+    """What an agent's record says of one of its compactions beyond the counts every
+    agent's may hold (its package defines it): as JSON, and in words."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def said(self) -> list[str]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Compaction:
     """A compaction the transcript itself records (docs/agents.md): where its boundary
@@ -276,12 +285,9 @@ class Compaction:
     hidden_tokens: int = 0  # of the new history, what the transcript holds only encrypted (estimated)
     call: Usage | None = None  # its own summarize request's usage, where the transcript records it
     duration_ms: int | None = None  # how long it took, where the agent records it
-    # the recent messages it kept as they were (Claude Code's `preservedSegment`: a
-    # session-memory or partial compaction), by their uuids: head, tail
-    preserved: tuple[str, str] | None = None
-    discovered_tools: tuple[str, ...] = ()  # deferred tools loaded before it, kept after it
-    dropped_tokens: int | None = None  # what the agent counts as dropped by its compactions so far
-    window: int | None = None  # the context window it opens, counted from the first (Codex 0.142+)
+    # what its agent's record says of it beyond these, in the agent's own words (an
+    # object its package defines)
+    details: CompactionDetails | None = None
     # what the agent sent after it that the transcript does not record, in words (a hook
     # that ran on it and whose output no line holds): the context after it may be more
     unrecorded: tuple[str, ...] = ()
@@ -296,10 +302,7 @@ class Compaction:
             **({"cleared": list(self.cleared), "tokens_saved": self.tokens_saved} if self.cleared else {}),
             # what newer versions record, where they do
             **({"duration_ms": self.duration_ms} if self.duration_ms is not None else {}),
-            **({"preserved_segment": list(self.preserved)} if self.preserved else {}),
-            **({"discovered_tools": list(self.discovered_tools)} if self.discovered_tools else {}),
-            **({"cumulative_dropped_tokens": self.dropped_tokens} if self.dropped_tokens is not None else {}),
-            **({"window_number": self.window} if self.window is not None else {}),
+            **(self.details.to_dict() if self.details is not None else {}),
             **({"unrecorded": list(self.unrecorded)} if self.unrecorded else {}),
         }
 

@@ -155,14 +155,7 @@ class RealCompaction:
         said = []
         if c.duration_ms is not None:
             said.append(f"took {c.duration_ms / 1000:,.1f} s")
-        if c.preserved is not None:
-            said.append("kept the recent messages as they were (session memory), sent after its summary")
-        if c.discovered_tools:
-            said.append(f"kept {counted(len(c.discovered_tools), 'deferred tool')} loaded before it")
-        if c.dropped_tokens is not None:
-            said.append(f"{c.dropped_tokens:,} tokens dropped by its compactions so far")
-        if c.window is not None:
-            said.append(f"opened context window {c.window:,}")
+        said += c.details.said() if c.details is not None else []
         return " · ".join(said)
 
     def to_dict(self) -> dict[str, Any]:

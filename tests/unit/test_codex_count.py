@@ -432,7 +432,8 @@ def test_a_newer_rollouts_window_number_is_read_and_its_bookkeeping_lines_are_no
     plain = load_text("\n".join(ROLLOUT), "rollout.jsonl")
     session = load_text("\n".join(rollout), "rollout.jsonl")
     (c,) = session.compactions
-    assert c.window == 3 and c.to_dict()["window_number"] == 3
+    assert c.details is not None and c.details.said() == ["opened context window 3"]
+    assert c.to_dict()["window_number"] == 3
     assert [m.text for m in session.messages] == [m.text for m in plain.messages]
     rollout_file = tmp_path / "rollout.jsonl"
     rollout_file.write_text("\n".join(rollout) + "\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compaction_inspector.core.formats.anthropic import anthropic_block
@@ -31,6 +31,7 @@ from compaction_inspector.core.formats.common import (
     parse_usage,
 )
 from compaction_inspector.core.model import Block, Compaction, FileTouch, Message, Role, Session, Usage
+from compaction_inspector.core.text import counted
 
 FORMAT = "claude-code"
 DESCRIBED = "Claude Code JSONL"
@@ -73,6 +74,38 @@ def _says_idle(record: dict[str, Any]) -> bool:
     return isinstance(content, str) and IDLE_NOTE in content
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What its `compactMetadata` says of a compaction beyond its counts."""
+
+    # the recent messages it kept as they were (`preservedSegment`: a session-memory or
+    # partial compaction), by their uuids: head, tail
+    preserved: tuple[str, str] | None = None
+    discovered_tools: tuple[str, ...] = ()  # deferred tools loaded before it, kept after it
+    dropped_tokens: int | None = None  # what it counts as dropped by its compactions so far
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **({"preserved_segment": list(self.preserved)} if self.preserved else {}),
+            **({"discovered_tools": list(self.discovered_tools)} if self.discovered_tools else {}),
+            **({"cumulative_dropped_tokens": self.dropped_tokens} if self.dropped_tokens is not None else {}),
+        }
+
+    def said(self) -> list[str]:
+        said = []
+        if self.preserved is not None:
+            said.append("kept the recent messages as they were (session memory), sent after its summary")
+        if self.discovered_tools:
+            said.append(f"kept {counted(len(self.discovered_tools), 'deferred tool')} loaded before it")
+        if self.dropped_tokens is not None:
+            said.append(f"{self.dropped_tokens:,} tokens dropped by its compactions so far")
+        return said
+
+
+def _preserved(c: Compaction) -> tuple[str, str] | None:
+    return c.details.preserved if isinstance(c.details, Recorded) else None
+
+
 def _compaction(record: dict[str, Any], index: int) -> Compaction:
     meta = as_dict(record.get("compactMetadata"))
     segment = as_dict(meta.get("preservedSegment"))
@@ -85,11 +118,11 @@ def _compaction(record: dict[str, Any], index: int) -> Compaction:
         count(meta.get("preTokens")),
         count(meta.get("postTokens")),
         duration_ms=count(meta.get("durationMs")),
-        preserved=(head, tail) if isinstance(head, str) and isinstance(tail, str) else None,
-        discovered_tools=tuple(
-            t for t in as_list(meta.get("preCompactDiscoveredTools")) if isinstance(t, str)
+        details=Recorded(
+            (head, tail) if isinstance(head, str) and isinstance(tail, str) else None,
+            tuple(t for t in as_list(meta.get("preCompactDiscoveredTools")) if isinstance(t, str)),
+            count(meta.get("cumulativeDroppedTokens")),
         ),
-        dropped_tokens=count(meta.get("cumulativeDroppedTokens")),
     )
 
 
@@ -98,15 +131,16 @@ def _relinked(main: list[Message], compactions: list[Compaction]) -> tuple[list[
     messages (`preservedSegment`) is followed by them, after its summary, though the
     file holds them only before it. Each kept message comes back as a copy that stands
     for it (`replaces`), so either place is its own message."""
-    if not any(c.preserved for c in compactions):
+    if not any(_preserved(c) for c in compactions):
         return main, compactions
     at = {m.uuid: i for i, m in enumerate(main) if m.uuid is not None}
     boundaries = [main[c.index] for c in compactions]
     out = list(main)
     for c in reversed(compactions):  # from the end: an insertion moves only what follows it
-        if c.preserved is None or c.preserved[0] not in at or c.preserved[1] not in at:
+        segment = _preserved(c)
+        if segment is None or segment[0] not in at or segment[1] not in at:
             continue
-        head, tail = at[c.preserved[0]], at[c.preserved[1]]
+        head, tail = at[segment[0]], at[segment[1]]
         if not head <= tail < c.index:
             continue
         after = c.index + 1  # after its summary and what came with it, before the next turn

@@ -13,7 +13,7 @@ out; the `compacted` line names it (`compaction_response_id`).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -201,6 +201,19 @@ def load(records: Records, path: str | None) -> Session:
     return _Rollout().read(records, path)
 
 
+@dataclass(frozen=True)
+class Opened:
+    """The context window a compaction opens, counted from the first (0.142 and later)."""
+
+    window: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"window_number": self.window}
+
+    def said(self) -> list[str]:
+        return [f"opened context window {self.window:,}"]
+
+
 class _Rollout:
     """A rollout read line by line: a method per kind of line (`session_meta`,
     `turn_context`, `event_msg`, `token_usage_record`, `compacted`, `response_item`),
@@ -331,10 +344,11 @@ class _Rollout:
         if call is not None and isinstance(self.metadata.get("model"), str):
             call = replace(call, model=self.metadata["model"])
         messages = self.messages
+        window = count(payload.get("window_number"))
         self.compactions.append(
             Compaction(
                 len(messages), "auto", self.last_prompt, hidden_tokens=hidden, call=call,
-                window=count(payload.get("window_number")),
+                details=Opened(window) if window is not None else None,
             )
         )  # fmt: skip
         self.pending_hidden = unread
