@@ -29,14 +29,24 @@ def _by_format(agents: Sequence[Agent]) -> dict[str, Agent]:
 
 
 def _strategies(agents: Sequence[Agent]) -> dict[str, Strategy[Any]]:
-    """Ours, then each agent's, then the other tools' variants; names never shared."""
-    every = [*OURS, *(s for agent in agents for s in agent.strategies), *THEIRS]
+    """Ours, then each agent's, then the other tools' variants; names never shared. An
+    agent owns its strategies' names: a tool's variant of the same name gives way to the
+    agent that now has a package of its own."""
+    own = [s for agent in agents for s in agent.strategies]
+    taken = {getattr(s, "name", None) for s in own} | {agent.format for agent in agents}
+    every = [*OURS, *own, *(s for s in THEIRS if s.name not in taken)]
     found = {s.name: s for s in every if isinstance(s, Strategy)}
     if len(found) < len(every):
         raise TypeError(
             "each strategy must be a Strategy (core.strategies.declaration) with a name of its own"
         )
     return found
+
+
+def _presets(agents: Sequence[Agent]) -> dict[str, Preset]:
+    """Each agent's presets, then the other tools' an agent does not own."""
+    own = {p.name: p for agent in agents for p in agent.presets}
+    return own | {p.name: p for p in OTHER_TOOLS if p.name not in own}
 
 
 @dataclass(frozen=True)
@@ -56,8 +66,7 @@ class Catalogue:
             "by_format": _by_format(self.agents),
             "formats": Formats.of(self.agents),
             "strategies": _strategies(self.agents),
-            "presets": {p.name: p for agent in self.agents for p in agent.presets}
-            | {p.name: p for p in OTHER_TOOLS},
+            "presets": _presets(self.agents),
         }
         for name, value in made.items():
             object.__setattr__(self, name, value)

@@ -9,14 +9,14 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, settings
 
+from compaction_inspector.core.agents.registry import AGENTS
+from tests.helpers import isolated_homes
+
 # Tests (and the commands they start) never touch the user's real token cache, nor list
 # the sessions of whoever runs them.
 os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ci-token-cache-")
 _AGENTS = tempfile.mkdtemp(prefix="ci-agents-")
-os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(_AGENTS, "claude")
-os.environ["CODEX_HOME"] = os.path.join(_AGENTS, "codex")
-os.environ["XDG_DATA_HOME"] = os.path.join(_AGENTS, "data")  # opencode's database
-os.environ["XDG_CACHE_HOME"] = os.path.join(_AGENTS, "cache")  # ... and its models catalogue
+os.environ.update(isolated_homes(AGENTS, _AGENTS))
 for _folder in (os.environ["COMPACTION_INSPECTOR_CACHE_DIR"], _AGENTS):
     atexit.register(shutil.rmtree, _folder, ignore_errors=True)
 

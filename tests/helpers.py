@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.model import Block, Message, text_message
 
 
@@ -46,3 +51,27 @@ load = FORMATS.load
 load_bytes = FORMATS.load_bytes
 load_text = FORMATS.load_text
 STRATEGIES = CATALOGUE.strategies
+
+
+def isolated_homes(agents: Iterable[Agent], root: str) -> dict[str, str]:
+    """Every environment variable that moves an agent's files (`Agent.homes`), each to a
+    folder of its own under `root`: the tests never read whoever runs them's sessions or
+    settings, and a new agent is isolated by its registration alone."""
+    return {name: os.path.join(root, name.lower()) for agent in agents for name in agent.homes}
+
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALLED = ("core", "tui", "sample_sessions")  # the folders that install as compaction_inspector
+
+
+def installed_tree(where: Path, copied: bool) -> Path:
+    """The folders laid out under `compaction_inspector` as they install: links to the
+    checkout (the editable install's finder is one grimp cannot read), or copies to edit."""
+    package = where / "compaction_inspector"
+    package.mkdir(parents=True)
+    for name in INSTALLED:
+        if copied:
+            shutil.copytree(ROOT / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (package / name).symlink_to(ROOT / name, target_is_directory=True)
+    return where

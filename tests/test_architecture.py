@@ -4,7 +4,6 @@ import ast
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tokenize
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
+from tests.helpers import installed_tree
 
 
 def test_no_core_module_names_textual_in_any_import() -> None:
@@ -246,7 +246,6 @@ def test_no_generic_module_names_an_agent() -> None:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALLED = ("core", "tui", "sample_sessions")  # the folders that install as compaction_inspector
 
 
 def _contracts() -> dict[str, dict[str, Any]]:
@@ -268,21 +267,8 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _tree(where: Path, copied: bool) -> Path:
-    """The folders laid out under `compaction_inspector` as they install: links to the
-    checkout (the editable install's finder is one grimp cannot read), or copies to seed."""
-    package = where / "compaction_inspector"
-    package.mkdir(parents=True)
-    for name in INSTALLED:
-        if copied:
-            shutil.copytree(ROOT / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (package / name).symlink_to(ROOT / name, target_is_directory=True)
-    return where
-
-
 def test_the_import_contracts_hold(tmp_path: Path) -> None:
-    done = _lint(_tree(tmp_path, copied=False))
+    done = _lint(installed_tree(tmp_path, copied=False))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Contracts: {len(_contracts())} kept, 0 broken." in done.stdout
 
@@ -319,7 +305,7 @@ SEEDS = {
 @pytest.mark.parametrize("seed", sorted(SEEDS))
 def test_a_seeded_violation_breaks_its_contract(tmp_path: Path, seed: str) -> None:
     file, line, broken = SEEDS[seed]
-    tree = _tree(tmp_path, copied=True)
+    tree = installed_tree(tmp_path, copied=True)
     seeded = tree / "compaction_inspector" / file
     seeded.write_text(seeded.read_text() + line)
     done = _lint(tree)

@@ -158,6 +158,9 @@ class Agent(ABC):
     compaction_mark: ClassVar[bytes] = b""
     # its automatic compactions record the count it compared with its point (`core.own.evidence`)
     counts_recorded: ClassVar[bool] = False
+    # the environment variables that move all of it the inspector reads (its sessions, its
+    # settings, its caches): a test points each at a folder of its own
+    homes: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def home(self) -> Path:

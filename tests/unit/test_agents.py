@@ -7,102 +7,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compaction_inspector.core.agents import registry
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.contract.agent import Agent, ConfigView, Found, Preset, SessionWindow
-from compaction_inspector.core.files import walk
-from compaction_inspector.core.formats.common import Records, iter_dicts, name_compactions
+from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.model import Block, Compaction, Message, Role, Session, Usage
-from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.sessions import find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.cli import build_parser
-from tests.helpers import load
-from tests.hostile import COMMANDS, run_cli
-
-TOY = "toy-agent"
-TOY_WINDOW = Window(50_000, 5_000)
-
-
-class ToyJournal:
-    """A made-up agent's JSONL: a line per message, and a line for each compaction."""
-
-    FORMAT = TOY
-    PROVIDER = "anthropic"
-    DESCRIBED = "the toy's JSONL"
-
-    def looks_like(self, record: dict[str, Any]) -> bool:
-        return record.get("toy") is True
-
-    def load(self, records: Records, path: str | None) -> Session:
-        messages: list[Message] = []
-        compactions: list[Compaction] = []
-        for number, record in iter_dicts(records):
-            if record.get("compacted"):
-                compactions.append(Compaction(len(messages), "auto", record.get("pre")))
-                messages.append(
-                    Message(
-                        "system", (Block("text", text="compaction"),), line=number, is_compact_boundary=True
-                    )
-                )
-                continue
-            usage = (
-                Usage(input_tokens=record["prompt"], output_tokens=5, model="claude-sonnet-4-5")
-                if "prompt" in record
-                else None
-            )
-            role: Role = "assistant" if record["role"] == "assistant" else "user"
-            messages.append(
-                Message(role, (Block("text", text=record["text"]),), record.get("id"), number, usage=usage)
-            )
-        name_compactions(messages, compactions)
-        return Session(
-            tuple(messages), TOY, path, {"model": "claude-sonnet-4-5"}, compactions=tuple(compactions)
-        )
-
-    def appended(self, session: Session, records: Records) -> Session | None:
-        return None
-
-
-class Toy(Agent):
-    """A made-up agent: one class, its hooks where it has something to say."""
-
-    format = TOY
-    name = "Toy"
-    folder_option = "toy-dir"
-    folder_help = "the toy's sessions folder"
-    journal = ToyJournal()
-    presets = (Preset(TOY, TOY_WINDOW.context_window, TOY_WINDOW.reserved_output, "a toy agent", agent=TOY),)
-    compaction_mark = b'"compacted"'
-
-    def __init__(self, home: Path) -> None:
-        self._home = home
-
-    def home(self) -> Path:
-        return self._home
-
-    def find(self, root: Path) -> list[Found]:
-        return [Found(p, TOY, p.parent.name) for p in walk(root, "*.jsonl")]
-
-    def point(self, window: Window, settings: ConfigView) -> Point:
-        return Point(window.usable - 1_000, "1,000 under the usable window")
-
-    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
-        return SessionWindow(TOY, TOY_WINDOW, "the session's toy window") if session.format == TOY else None
-
-    def recorded(
-        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
-    ) -> Count | None:
-        pre = compaction.pre_tokens
-        return Count("Toy", (("its own count", pre),), (), at) if pre is not None else None
+from tests.helpers import installed_tree, load
+from tests.toy_agent import HOME, TOY, TOY_WINDOW, Toy
 
 
 def registering(monkeypatch: pytest.MonkeyPatch, agent: Agent) -> Catalogue:
@@ -116,7 +40,8 @@ def registering(monkeypatch: pytest.MonkeyPatch, agent: Agent) -> Catalogue:
 def test_a_registered_agent_is_listed_measured_and_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    catalogue = registering(monkeypatch, Toy(tmp_path / "toy-home"))
+    monkeypatch.setenv(HOME, str(tmp_path / "toy-home"))
+    catalogue = registering(monkeypatch, Toy())
     # its sessions, where it keeps them or where its option says
     (tmp_path / "toy-home" / "day").mkdir(parents=True)
     kept = tmp_path / "toy-home" / "day" / "one.jsonl"
@@ -167,21 +92,83 @@ def toy_file(folder: Path) -> Path:
     return target
 
 
-def test_a_made_up_agent_and_its_format_go_through_every_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Registered, a third agent's sessions open, are analysed, compacted, replayed, compared,
-    reported and swept like the two real ones', its window and point its own."""
-    registering(monkeypatch, Toy(tmp_path / "toy-home"))
-    target = toy_file(tmp_path / "toy-home" / "day")
-    for command in COMMANDS:
-        outcome = run_cli([command[0], str(target if command[0] != "sweep" else target.parent), *command[1:]])
-        assert outcome.crash is None and outcome.code == 0, (command, outcome.err)
-    analysed = json.loads(run_cli(["analyze", str(target), "--json"]).out)
-    assert analysed["format"] == TOY and analysed["auto_compact"]["tokens"] == 44_000
-    (own,) = json.loads(run_cli(["compactions", str(target), "--json"]).out)
-    assert own["agent_count"]["agent"] == "Toy" and own["agent_count"]["point"] == 44_000
-    report = run_cli(["report", str(target), "-o", str(tmp_path / "toy.html")])
-    assert report.code == 0 and (tmp_path / "toy.html").exists()
-    listed = json.loads(run_cli(["sessions", "--json", "--toy-dir", str(tmp_path / "toy-home")]).out)
-    assert any(row["agent"] == TOY and row["path"] == str(target) for row in listed)
+def test_a_fourth_agent_is_its_package_and_one_registry_line(tmp_path: Path) -> None:
+    """Written as a real agent is (its package, its line in the registry, nothing else),
+    a fourth agent's sessions are found in its own home, which the tests isolate from its
+    registration alone, and open, are analysed, compacted, replayed, compared, reported
+    and swept like the real ones', its window and point its own."""
+    tree = installed_tree(tmp_path / "installed", copied=True)
+    agents = tree / "compaction_inspector" / "core" / "agents"
+    (agents / "toy").mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "toy_agent.py", agents / "toy" / "__init__.py")
+    registry_file = agents / "registry.py"
+    text = registry_file.read_text()
+    tuple_line = next(line for line in text.splitlines() if line.startswith("AGENTS: tuple[Agent, ...] = ("))
+    text = text.replace(tuple_line, tuple_line.replace("Opencode())", "Opencode(), Toy())"))
+    text = text.replace(
+        "from compaction_inspector.core.catalogue",
+        "from compaction_inspector.core.agents.toy import Toy\nfrom compaction_inspector.core.catalogue",
+    )
+    registry_file.write_text(text)
+    homes = tmp_path / "homes"
+    done = subprocess.run(
+        [sys.executable, "-c", FOURTH, str(homes)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(ROOT)])},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["home"] == str(homes / HOME.lower())
+    assert said["failed"] == []
+    assert said["format"] == TOY and said["point"] == 44_000 and said["agent_count"] == ["Toy", 44_000]
+    assert said["listed"] and said["report"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# run in the installed tree with the toy registered: its home from its registration, then
+# every command on a session of it
+FOURTH = """
+import json, os, sys
+from pathlib import Path
+from compaction_inspector.core.agents.registry import AGENTS
+from tests.helpers import isolated_homes
+os.environ.update(isolated_homes(AGENTS, sys.argv[1]))
+from tests.hostile import COMMANDS, run_cli
+from tests.unit.test_agents import toy_file
+home = os.environ["TOY_HOME"]
+target = toy_file(Path(home) / "day")
+failed = []
+for command in COMMANDS:
+    named = str(target if command[0] != "sweep" else target.parent)
+    outcome = run_cli([command[0], named, *command[1:]])
+    if outcome.crash is not None or outcome.code != 0:
+        failed.append([command, outcome.err[-400:]])
+analysed = json.loads(run_cli(["analyze", str(target), "--json"]).out)
+(own,) = json.loads(run_cli(["compactions", str(target), "--json"]).out)
+report = Path(home) / "toy.html"
+run_cli(["report", str(target), "-o", str(report)])
+listed = json.loads(run_cli(["sessions", "--json"]).out)
+print(json.dumps({
+    "home": home,
+    "failed": failed,
+    "format": analysed["format"],
+    "point": analysed["auto_compact"]["tokens"],
+    "agent_count": [own["agent_count"]["agent"], own["agent_count"]["point"]],
+    "report": report.exists(),
+    "listed": any(row["agent"] == "toy-agent" and row["path"] == str(target) for row in listed),
+}))
+"""
+
+
+def test_an_agent_owns_its_names_where_another_tool_s_variant_had_one() -> None:
+    """A tool with no package here is a variant (`gemini-cli`); an agent registered
+    under that name owns it, and the variant gives way rather than clash."""
+
+    class Gemini(Toy):
+        format = "gemini-cli"
+
+    assert "gemini-cli" in CATALOGUE.strategies
+    catalogue = Catalogue((*registry.AGENTS, Gemini()))
+    assert "gemini-cli" not in catalogue.strategies and catalogue.by_format["gemini-cli"].name == "Toy"

@@ -48,6 +48,7 @@ class Codex(Agent):
 
     format = FORMAT
     name = "Codex"
+    homes = ("CODEX_HOME",)
     folder_option = "codex-dir"
     folder_help = "Codex's sessions folder (default $CODEX_HOME/sessions, else ~/.codex/sessions)"
     journal: ClassVar[Journal] = transcript_format

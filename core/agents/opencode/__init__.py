@@ -135,6 +135,7 @@ class Opencode(Agent):
 
     format = FORMAT
     name = "opencode"
+    homes = ("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
     folder_option = "opencode-dir"
     folder_help = "opencode's data folder (default $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)"
     journal: ClassVar[Journal | None] = export
