@@ -669,21 +669,21 @@ def test_json_output_is_what_json_dumps_writes_iterators_as_arrays(
     """Written member by member through orjson, the JSON is json.dumps(indent=2)'s, byte
     for byte (integers past 64 bits included), and an iterator reads as the list it yields;
     characters a terminal obeys are escaped."""
-    from compaction_inspector.tui.cli import _JSON_UNSAFE, _print_json
+    from compaction_inspector.tui.cli.common import JSON_UNSAFE, print_json
 
     capsys.readouterr()
-    _print_json(_streamed(value, data))
-    expected = _JSON_UNSAFE.sub(
+    print_json(_streamed(value, data))
+    expected = JSON_UNSAFE.sub(
         lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2)
     )
     assert capsys.readouterr().out == expected + "\n"
 
 
 def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFixture[str]) -> None:
-    from compaction_inspector.tui.cli import _print_json
+    from compaction_inspector.tui.cli.common import print_json
 
     value = {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": "\x1b]52;c;x\x07 \x9b \u202e", 5: None}
-    _print_json(value)
+    print_json(value)
     out = capsys.readouterr().out
     assert json.loads(out) == {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": value["t"], "5": None}
     assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out

@@ -11,7 +11,8 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config, from_dict
 from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.declaration import settings, with_values
-from compaction_inspector.tui.cli import UsageError, _with_flags, build_parser
+from compaction_inspector.tui.cli import build_parser
+from compaction_inspector.tui.cli.common import UsageError, with_flags
 
 
 def test_every_option_field_is_declared() -> None:
@@ -92,7 +93,7 @@ def test_command_line_flags_set_the_options() -> None:
         ["simulate", "f.jsonl", "--strategy", "trim", "--compare", "hysteresis", "--trigger-tokens", "900",
          "--thresholds", "60,70,80", "--target", "50", "--no-keep-initial-user"]
     )  # fmt: skip
-    config = _with_flags(Config(CATALOGUE), args)
+    config = with_flags(Config(CATALOGUE), args)
     trim, hys = config.options("trim"), config.options("hysteresis")
     assert (trim.trigger_turns, trim.trigger_tokens, trim.keep_initial_user) == (None, 900, False)
     assert (hys.thresholds, hys.target) == ((60, 70, 80), 50)
@@ -107,12 +108,12 @@ def test_command_line_flags_set_the_options() -> None:
         ]
     )
     assert (
-        _with_flags(Config(CATALOGUE), args).options("ptl-retry").error_text
+        with_flags(Config(CATALOGUE), args).options("ptl-retry").error_text
         == "prompt is too long: 5 tokens > 4 maximum"
     )
     args = build_parser().parse_args(["compact", "f.jsonl", "--strategy", "trim", "--error", "x"])
     with pytest.raises(UsageError, match="--error is an option of ptl-retry, not of trim"):
-        _with_flags(Config(CATALOGUE), args)
+        with_flags(Config(CATALOGUE), args)
 
 
 def test_unknown_strategy_names_the_known_ones() -> None:
