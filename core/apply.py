@@ -1,6 +1,6 @@
 """A tuned setting written back into the agent's own settings file (docs/agents.md,
 "Your own settings"): the inspector's option of the agent's strategy, as the agent names
-it, in the file the agent reads (`Agent.settings_file`). The change is shown as a diff
+it, in the file the agent reads (`OwnSettings.settings_file`). The change is shown as a diff
 first; written atomically, the file as it was kept beside it (`.bak`), and only if the
 file still holds what the diff was made from; a value the file already sets is replaced
 only when asked."""
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.own_settings import OwnSettings
 from compaction_inspector.core.files import held, rewrite
 
 
@@ -43,7 +43,7 @@ class Change:
         return "".join(lines)
 
 
-def planned(agent: Agent, option: str, value: int, layer: str | None = None) -> Change:
+def planned(agent: OwnSettings, option: str, value: int, layer: str | None = None) -> Change:
     """What setting the agent's `option` to `value` changes in its settings file (of
     `layer`, one of `agent.settings_layers`; None: the first)."""
     if layer is not None and layer not in agent.settings_layers:

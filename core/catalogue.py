@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction_inspector.core.contract.agent import Agent, Preset
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.rules import Preset
 from compaction_inspector.core.formats import Formats
 from compaction_inspector.core.strategies import OURS, THEIRS, OptionError, Strategy
 

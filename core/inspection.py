@@ -26,6 +26,7 @@ from compaction_inspector.core.caching.token_cache import (
 )
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.rules import Rules
 from compaction_inspector.core.cost import Cost, replay_cost, session_cost
 from compaction_inspector.core.measuring.context_model import ContextModel, fit
 from compaction_inspector.core.measuring.pressure import live_start
@@ -63,9 +64,9 @@ REPLAYS_KEPT = 4
 _KEPT = threading.Lock()  # the app's workers replay at once
 
 
-def carried(agent: Agent | None, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
+def carried(agent: Rules | None, session: Session, counter: TokenCounter) -> tuple[int, str] | None:
     """What the session's agent says every request carries beyond its transcript, read from
-    files on this machine (`Agent.carried`), or None."""
+    files on this machine (`Rules.carried`), or None."""
     return agent.carried(session, counter) if agent is not None else None
 
 

@@ -22,7 +22,7 @@ from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.contract.agent import Found
+from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.forked import spread

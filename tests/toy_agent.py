@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.contract.agent import Agent, ConfigView, Found, Preset, SessionWindow
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import ConfigView, Preset, SessionWindow
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.common import Records, iter_dicts, name_compactions
 from compaction_inspector.core.measuring.pressure import Window

@@ -35,7 +35,7 @@ from compaction_inspector.core.formats.kinds import SEPARATOR, Body, Journal, St
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
 if TYPE_CHECKING:
-    from compaction_inspector.core.contract.agent import Agent
+    from compaction_inspector.core.contract.files import Files
 
 __all__ = [
     "BODIES",
@@ -69,7 +69,7 @@ class Formats:
     own_writers: tuple[Writer, ...]
 
     @classmethod
-    def of(cls, agents: Sequence[Agent]) -> Formats:
+    def of(cls, agents: Sequence[Files]) -> Formats:
         """What `agents` read and write."""
         return cls(
             tuple(a.journal for a in agents if a.journal is not None),

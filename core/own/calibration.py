@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compaction_inspector.core.caching.cache import cache_root
-from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Files
 from compaction_inspector.core.files import open_regular, write_atomic
 from compaction_inspector.core.measuring.slices import sessions_beside
 from compaction_inspector.core.model import Session
@@ -189,7 +189,7 @@ class Siblings:
 
 
 def across_sessions(
-    session: Session, agent: Agent | None, measure: Callable[[Path], Measured], key: str
+    session: Session, agent: Files | None, measure: Callable[[Path], Measured], key: str
 ) -> Siblings | None:
     """What the complete sessions of `session`'s agent and version (`candidates`)
     measured: `measure(path)` reads one (kept under `key` with the file's size and time,
@@ -222,7 +222,7 @@ def across_sessions(
     return Siblings(tuple(found), version, tuple(near)) if found else None
 
 
-def candidates(session: Session, agent: Agent | None) -> list[Path]:
+def candidates(session: Session, agent: Files | None) -> list[Path]:
     """The sessions that may calibrate `session`: those beside it (for Claude Code, its
     project's), then, where it is kept in its agent's own folder, the user's other sessions
     of that agent there; each lot the nearest in time first."""

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.contract.agent import Agent, PutBack
+from compaction_inspector.core.contract.rules import PutBack, Rules
 from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.measuring.context_model import ContextModel, Response
 from compaction_inspector.core.measuring.grouping import api_round_starts
@@ -546,7 +546,7 @@ def _last_response(responses: tuple[Response, ...], end: int, segment: int) -> R
 
 
 def _put_back(
-    agent: Agent | None,
+    agent: Rules | None,
     session: Session,
     boundary: int,
     after: tuple[Message, ...],
@@ -554,7 +554,7 @@ def _put_back(
     scale: float,
 ) -> PutBack:
     """What the agent puts back after the compaction at `boundary` that the transcript
-    does not record, in the model's tokens (`Agent.put_back`)."""
+    does not record, in the model's tokens (`Rules.put_back`)."""
     return agent.put_back(session, boundary, after, counter, scale) if agent is not None else PutBack.known(0)
 
 

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.contract.agent import Found
+from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.sessions import Index, Row, find, roots
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
@@ -322,7 +322,7 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
 
 def test_the_project_column_sorts_by_the_folders_it_shows() -> None:
     """A sort puts "alpha/app" before "zeta/lib" as shown, not by their full paths."""
-    from compaction_inspector.core.contract.agent import Found
+    from compaction_inspector.core.contract.files import Found
     from compaction_inspector.core.sessions import _problem
     from compaction_inspector.tui.screens.browser import _sorted_by
 

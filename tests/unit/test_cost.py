@@ -573,7 +573,7 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
 def test_the_tokens_reported_are_kept_by_model_and_kind_as_ccusage_counts_them(tmp_path: Any) -> None:
     """Each response once, by model, as input, cache read, cache write 5m and 1h, and
     output; sub-agents apart and in the whole; the session list's row carries the whole."""
-    from compaction_inspector.core.contract.agent import Found
+    from compaction_inspector.core.contract.files import Found
     from compaction_inspector.core.sessions import scan, whole_cost
     from compaction_inspector.sample_sessions import path
 

@@ -164,7 +164,7 @@ def test_a_project_is_named_by_its_last_two_folders_or_its_last_within_a_width()
 
 
 def test_a_session_begun_with_clear_is_titled_by_the_prompt_after_it(tmp_path: Path) -> None:
-    from compaction_inspector.core.contract.agent import Found
+    from compaction_inspector.core.contract.files import Found
     from compaction_inspector.core.sessions import scan
 
     clear = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"

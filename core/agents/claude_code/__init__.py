@@ -18,11 +18,11 @@ from compaction_inspector.core.agents.claude_code.reinjection import reinjected_
 from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
 from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT
-from compaction_inspector.core.contract.agent import (
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import (
     SESSION_PREFIX,
-    Agent,
     ConfigView,
-    Found,
     Preset,
     PutBack,
     SessionWindow,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from compaction_inspector.core.contract.agent import OwnSetting
+from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT

@@ -14,15 +14,9 @@ from compaction_inspector.core.agents.codex import config_toml, rules
 from compaction_inspector.core.agents.codex import transcript as transcript_format
 from compaction_inspector.core.agents.codex.strategy import STRATEGY
 from compaction_inspector.core.agents.codex.transcript import FORMAT
-from compaction_inspector.core.contract.agent import (
-    SESSION_PREFIX,
-    Agent,
-    ConfigView,
-    Found,
-    Preset,
-    SessionWindow,
-    Tour,
-)
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow, Tour
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
 from compaction_inspector.core.measuring.pressure import Window

@@ -20,14 +20,9 @@ from compaction_inspector.core.agents.opencode import database, export
 from compaction_inspector.core.agents.opencode import settings as configured
 from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
-from compaction_inspector.core.contract.agent import (
-    SESSION_PREFIX,
-    Agent,
-    ConfigView,
-    Found,
-    Preset,
-    SessionWindow,
-)
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Journal, Store, stored_in

@@ -1,0 +1,66 @@
+"""Reading an agent's files: where it keeps its sessions, how to find them, the formats
+it writes them in, and what moves them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from compaction_inspector.core.model import Block
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.formats.kinds import Journal, Store, Writer
+    from compaction_inspector.core.statusline import StatusLine
+
+
+@dataclass(frozen=True)
+class Found:
+    """A session file where an agent keeps it."""
+
+    path: Path
+    agent: str
+    project: str  # Claude Code: the project folder decoded; Codex: the day folder
+    subagents: tuple[Path, ...] = ()
+    subagent_of: str | None = None  # a sub-agent's: the session it ran in
+    stamp: int | None = None  # what changes when the session does, where one file holds many
+
+
+class Files(ABC):
+    """What an agent is to the inspector as files: the format it writes (the catalogue's
+    key, and the name of the strategy that replays its own compaction), its name, where
+    it keeps its sessions and how to find them there."""
+
+    format: ClassVar[str]
+    name: ClassVar[str]  # as the app names it: "Claude Code"
+    folder_option: ClassVar[str]  # the command line's option naming its sessions' folder: "claude-dir"
+    folder_help: ClassVar[str]  # what that option says: "Claude Code's projects folder (default …)"
+    journal: ClassVar[Journal | None] = None  # its transcript format, read line by line
+    store: ClassVar[Store | None] = None  # ... or the file it keeps its sessions in
+    writer: ClassVar[Writer | None] = None  # its format written back, where it can be
+    status_line: ClassVar[StatusLine | None] = None  # the status line command it runs, if any
+    task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent
+    # bytes every line that records one of its compactions holds (b"": it records none)
+    compaction_mark: ClassVar[bytes] = b""
+    # the environment variables that move all of it the inspector reads (its sessions, its
+    # settings, its caches): a test points each at a folder of its own
+    homes: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def home(self) -> Path:
+        """Its sessions' folder when none is named: its environment's, else the home's."""
+
+    @abstractmethod
+    def find(self, root: Path) -> list[Found]:
+        """Its session files under `root`."""
+
+    def folder(self, given: str | Path | None) -> Path:
+        """Where its sessions are: the folder given, else its own."""
+        return Path(given) if given else self.home()
+
+    def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
+        """Where the sub-agents the results of its task calls (`results`) name keep their
+        sessions, whether or not they are there; none by default."""
+        return []
