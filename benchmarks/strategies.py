@@ -20,7 +20,7 @@ from typing import Any
 from benchmarks.fidelity import inspections
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compare import compare
-from compaction_inspector.core.cost import signed
+from compaction_inspector.core.pricing.cost import signed
 
 
 def sessions(given: Sequence[str]) -> list[dict[str, Any]]:

@@ -7,7 +7,6 @@ from functools import cached_property
 from typing import Any
 
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.cost import CompactionsCost, Cost, compaction_costs
 from compaction_inspector.core.measuring.context_model import ContextModel
 from compaction_inspector.core.measuring.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.measuring.pairing import PairingProblem, check
@@ -17,6 +16,8 @@ from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.own.compactions import AgentCounts
 from compaction_inspector.core.own.headroom import Headroom
+from compaction_inspector.core.pricing.cost import CompactionsCost, Cost
+from compaction_inspector.core.pricing.own_calls import compaction_costs
 from compaction_inspector.core.sessions import whole_cost
 
 

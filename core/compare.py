@@ -1,5 +1,5 @@
 """Every strategy on one session, side by side (docs/strategies.md#comparing-them): each
-replayed round by round and priced on the session's own request pattern (`core.cost`),
+replayed round by round and priced on the session's own request pattern (`core.pricing`),
 beside what the session really cost, with what its run on the request the agent sends
 next kept of what it summarized or cleared (`core.replaying.retention`)."""
 
@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from compaction_inspector.core.cost import Cost, usd
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.own.uncompacted import Uncompacted, uncompacted
+from compaction_inspector.core.pricing.cost import Cost
+from compaction_inspector.core.pricing.rates import usd
 from compaction_inspector.core.replaying.retention import Retention
 from compaction_inspector.core.strategies.declaration import to_config
 

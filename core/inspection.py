@@ -27,7 +27,6 @@ from compaction_inspector.core.caching.token_cache import (
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.contract.rules import Rules
-from compaction_inspector.core.cost import Cost, replay_cost, session_cost
 from compaction_inspector.core.measuring.context_model import ContextModel, fit
 from compaction_inspector.core.measuring.pressure import live_start
 from compaction_inspector.core.measuring.segment import Segments
@@ -43,6 +42,8 @@ from compaction_inspector.core.own.compactions import (
     real_compactions,
 )
 from compaction_inspector.core.own.headroom import Headroom, headroom
+from compaction_inspector.core.pricing.cost import Cost, session_cost
+from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.context import Context, context_of
 from compaction_inspector.core.replaying.retention import Facts, Finder
 from compaction_inspector.core.replaying.simulate import Policy, Simulation, simulate

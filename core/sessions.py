@@ -23,7 +23,6 @@ from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.files import Found
-from compaction_inspector.core.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.formats import LoadError
@@ -32,6 +31,7 @@ from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.measuring.context_model import responses
 from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
+from compaction_inspector.core.pricing.cost import Cost, keyed_tokens, session_cost
 from compaction_inspector.core.timestamps import written
 from compaction_inspector.core.topic import asks, title
 

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.rules import PutBack, Rules
-from compaction_inspector.core.cost import CompactionCost, compaction_costs
 from compaction_inspector.core.measuring.context_model import ContextModel, Response
 from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.measuring.slices import is_slice
@@ -28,6 +27,7 @@ from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Messa
 from compaction_inspector.core.own import autocompact
 from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.calibration import Siblings
+from compaction_inspector.core.pricing.own_calls import CompactionCost, compaction_costs
 from compaction_inspector.core.replaying.clearing import cleared_results
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.retention import Facts, Retention, retention

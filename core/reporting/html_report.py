@@ -17,11 +17,11 @@ from typing import Any
 
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.config import as_yaml
-from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.grouping import api_rounds, volleys
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.own.compactions import RealCompaction
+from compaction_inspector.core.pricing.cost import signed
 from compaction_inspector.core.replaying.retention import Retention
 from compaction_inspector.core.replaying.simulate import RoundPoint, Simulation, shown_rounds
 from compaction_inspector.core.reporting.diff import label, origin

@@ -32,10 +32,12 @@ from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.caching.memo import forget
 from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import replay_cost, session_cost, signed, source, usd
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pricing.cost import session_cost, signed
+from compaction_inspector.core.pricing.rates import source, usd
+from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.retention import carried
 from compaction_inspector.core.replaying.simulate import Policy
 from compaction_inspector.core.strategies import OptionError, Strategy

@@ -1,4 +1,4 @@
-"""A session's real cost (core/cost.py): each response once, at the usage its last line
+"""A session's real cost (core/pricing/): each response once, at the usage its last line
 reports, priced by the genai-prices table part by part; checked against the table's own
 price of each whole response."""
 
@@ -13,7 +13,7 @@ from genai_prices import Usage as Priced
 from genai_prices import calc_price
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.cost import session_cost
+from compaction_inspector.core.pricing.cost import session_cost
 from tests.helpers import load_text
 
 
@@ -138,7 +138,7 @@ def session_of_reads(config: Any = None) -> Any:
 def test_a_replay_without_compaction_costs_what_the_session_did() -> None:
     """The same requests on the same pattern: each reads what the real one read and
     writes the rest as it wrote, so the no-compaction replay is the real cost."""
-    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
 
     inspection = session_of_reads()
@@ -154,7 +154,7 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     the request reads only up to that result and writes the rest again (docs/cost.md#a-replay):
     about the 1,918 tokens of the result it clears now and what follows it, where the
     real request read everything the one before sent."""
-    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
     from compaction_inspector.core.strategies.clear import ClearOptions
 
@@ -264,7 +264,7 @@ def test_a_sub_agents_own_transcript_the_session_names_is_priced(tmp_path: Any) 
 def test_a_model_without_a_price_is_not_priced_and_its_cache_rewritten_is_still_counted() -> None:
     """A cost the table cannot give is "not priced" (never $0.00); what a replay wrote
     again to the cache is a count of tokens and does not wait on a price."""
-    from compaction_inspector.core.cost import replay_cost
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
     from compaction_inspector.core.strategies.clear import ClearOptions
 
@@ -292,8 +292,8 @@ def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_th
     31,616 cached tokens after a 26,931-token request): while the replay sends the real
     requests, each reads what the real one read, so no compaction costs what it did."""
     from compaction_inspector.core.config import Config
-    from compaction_inspector.core.cost import replay_cost
     from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
 
     lines, prompt_tokens = [prompt("read them all")], 20_000
@@ -313,8 +313,10 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     replay that keeps the compaction, so a replay is not dearer than reality for paying a
     call the real cost left out."""
     from compaction_inspector.core.config import Config
-    from compaction_inspector.core.cost import OWN_CALLS, own_calls, replay_cost
     from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pricing.cost import OWN_CALLS
+    from compaction_inspector.core.pricing.own_calls import own_calls
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
     from compaction_inspector.sample_sessions import path
 
@@ -345,7 +347,7 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
 def test_sub_agents_costs_add_every_part_either_holds() -> None:
     """A sub-agent's own transcript may hold a compaction (its estimated call) that the
     inline sidechain does not: the sum keeps it."""
-    from compaction_inspector.core.cost import OWN_CALLS, Cost
+    from compaction_inspector.core.pricing.cost import OWN_CALLS, Cost
 
     inline = Cost({"output": Decimal(1)}, 1, {"m-x": 1})
     own = Cost({"output": Decimal(2), OWN_CALLS: Decimal(3)}, 2, {"m-x": 2, "m-y": 1})
@@ -384,7 +386,8 @@ def test_each_compaction_costs_its_summarize_request_and_what_the_request_after_
     in, the summary / 4 out) and the first request after it, which reads only the fixed
     part from the cache and writes the rest. A microcompact just before a full one has
     no request of its own: the one after both is the full one's."""
-    from compaction_inspector.core.cost import CompactionsCost, compaction_costs
+    from compaction_inspector.core.pricing.cost import CompactionsCost
+    from compaction_inspector.core.pricing.own_calls import compaction_costs
 
     lines = [
         prompt("start"),
@@ -420,7 +423,7 @@ def test_each_compaction_costs_its_summarize_request_and_what_the_request_after_
 def test_a_codex_compaction_whose_request_is_recorded_is_priced_as_recorded() -> None:
     """Codex 0.154+ writes the compaction request's own usage (`token_usage_record`,
     named by the `compacted` line): priced as recorded, its cached input read."""
-    from compaction_inspector.core.cost import compaction_costs
+    from compaction_inspector.core.pricing.own_calls import compaction_costs
 
     def line(kind: str, payload: dict[str, Any]) -> str:
         return json.dumps({"timestamp": "2026-11-01T00:00:00Z", "type": kind, "payload": payload})
@@ -482,8 +485,8 @@ def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
     what the request before shared (the request after this compaction read 14,000 from
     the cache, more than the fixed part, and was priced as writing them again)."""
     from compaction_inspector.core.config import Config
-    from compaction_inspector.core.cost import replay_cost
     from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
     from compaction_inspector.sample_sessions import path
     from tests.helpers import load_text
@@ -515,8 +518,9 @@ def test_a_replay_that_compacts_before_the_transcripts_compaction_replaces_it_an
     replaced, so its estimated summarize request is not paid on top of the replay's."""
     from compaction_inspector.core.agents.registry import CATALOGUE
     from compaction_inspector.core.config import Config
-    from compaction_inspector.core.cost import CALLS, OWN_CALLS, replay_cost
     from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.pricing.cost import CALLS, OWN_CALLS
+    from compaction_inspector.core.pricing.replay import replay_cost
     from compaction_inspector.core.replaying.simulate import Policy
     from compaction_inspector.sample_sessions import path
 
@@ -537,7 +541,7 @@ def test_prices_follow_the_model_and_the_url_its_request_went_to_not_the_files_f
     DeepSeek's; a Claude model in its own format at Anthropic's, as before."""
     from datetime import UTC, datetime
 
-    from compaction_inspector.core.cost import billed_by
+    from compaction_inspector.core.pricing.rates import billed_by
     from tests.helpers import load
 
     assert billed_by("gpt-5.6-sol", "anthropic") == "openai"
@@ -610,7 +614,7 @@ def test_what_the_price_table_answered_is_kept_so_a_later_process_never_imports_
     import sys
     from datetime import UTC, datetime
 
-    from compaction_inspector.core import cost as prices
+    from compaction_inspector.core.pricing import rates as prices
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
     forget_prices()
@@ -632,7 +636,7 @@ def test_what_the_price_table_answered_is_kept_so_a_later_process_never_imports_
 
 def forget_prices() -> None:
     """A fresh process's price lookups: nothing answered in memory."""
-    from compaction_inspector.core import cost as prices
+    from compaction_inspector.core.pricing import rates as prices
 
     prices.billed_by.cache_clear()
     prices._schedule.cache_clear()
@@ -699,7 +703,7 @@ def test_a_price_that_changes_by_the_hour_is_the_one_each_request_paid_whenever_
 def test_the_price_in_force_is_the_last_whose_condition_holds_and_a_time_unknown_pays_the_standard() -> None:
     from datetime import UTC, datetime
 
-    from compaction_inspector.core.cost import in_force
+    from compaction_inspector.core.pricing.rates import in_force
 
     schedule = (
         None,

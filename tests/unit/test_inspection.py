@@ -73,8 +73,8 @@ def test_a_tuning_key_pressed_back_finds_its_replay_and_its_cost_kept(monkeypatc
     """Replays of the same messages and context are kept by policy: the curve tuning
     returns to, and the one it is compared with, are not replayed or priced again; a
     new window replays afresh. What is kept is what a fresh replay gives."""
-    from compaction_inspector.core import cost as costing
     from compaction_inspector.core import inspection as inspecting
+    from compaction_inspector.core.pricing import replay as costing
     from compaction_inspector.core.replaying.simulate import simulate
 
     priced: list[int] = []

@@ -19,12 +19,12 @@ from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import CompactionsCost, Cost, signed
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.compactions import RealCompaction, said_range
 from compaction_inspector.core.own.headroom import Headroom
+from compaction_inspector.core.pricing.cost import CompactionsCost, Cost, signed
 from compaction_inspector.core.replaying.simulate import Simulation, shown_rounds
 from compaction_inspector.core.reporting.diff import numbered, runs
 from compaction_inspector.core.sessions import Row, short_project

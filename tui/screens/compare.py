@@ -17,8 +17,8 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.compare import Comparison, Row, compare
-from compaction_inspector.core.cost import signed
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pricing.cost import signed
 from compaction_inspector.core.replaying.simulate import Cancelled
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed

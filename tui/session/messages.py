@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.message import Message
 
-from compaction_inspector.core.cost import Cost
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.pricing.cost import Cost
 from compaction_inspector.core.replaying.simulate import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Stats
 

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
-from compaction_inspector.core.cost import Cost, signed
+from compaction_inspector.core.pricing.cost import Cost, signed
 from compaction_inspector.core.replaying.simulate import AS_IT_RAN, RoundPoint, Simulation
 from compaction_inspector.tui.text import at_word, safe, within
 

@@ -24,7 +24,6 @@ from typing import Any, BinaryIO
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT, PROVIDER
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.cost import Billing, OwnCall, priced_parts
 from compaction_inspector.core.files import (
     Changed,
     held,
@@ -39,6 +38,8 @@ from compaction_inspector.core.measuring.context_model import held_output
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.own.headroom import PACE_REQUESTS, headroom
+from compaction_inspector.core.pricing.own_calls import OwnCall
+from compaction_inspector.core.pricing.rates import Billing, priced_parts
 from compaction_inspector.core.statusline import Figures, SettingsRefused, installed_command, text_or_none
 from compaction_inspector.core.timestamps import parse
 

@@ -1,0 +1,128 @@
+"""What a replay's requests would have cost, on the session's own request pattern."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from compaction_inspector.core.formats.common import answered_by
+from compaction_inspector.core.measuring.context_model import Response, responses
+from compaction_inspector.core.model import Session
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.replaying.simulate import Simulation
+from compaction_inspector.core.pricing.cost import CALLS, OWN_CALLS, RECORDED_CALLS, Cost
+from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall, own_calls
+from compaction_inspector.core.pricing.rates import (
+    INPUT_PARTS,
+    PARTS,
+    Clock,
+    billing_of,
+    rates_at,
+    source,
+    token_parts,
+)
+
+
+def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] | None = None) -> Cost:
+    """What the replay's requests would have cost (docs/cost.md#a-replay): each request
+    priced where the transcript reports the response it stands for, at that response's
+    model, as that response's usage splits it. What it shares at its start with the
+    request before is read from the cache, up to what the real request read (a cache
+    expires, or holds less); the rest is written as the real request wrote (5 minutes,
+    1 hour, or uncached where the provider has no write price); the output is the real one.
+    A compaction's own summarize request is priced apart (`OwnCall.estimated`). Where the
+    replay compacted on its own since the transcript's last compaction, the transcript's
+    next one is replaced, and its summarize request with it; a request the transcript's
+    own compaction left, sent as it was, finds the cache as the real one did. `found`: the
+    session's responses, where the caller has them."""
+    billing = billing_of(session)
+    found = responses(session) if found is None else found
+    usage = {r.start: r.usage for r in found}
+    clock = Clock(session)
+    parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
+    priced, unreported, rewritten = 0, 0, 0
+    # a compaction's request, by its point: what it sent again, its price, its model and time
+    sent_again: dict[int, tuple[int, Decimal, str | None, datetime | None]] = {}
+    before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
+    unchanged = True  # every request so far sent as the real one was: the cache holds what it held
+    unpriced: dict[str, int] = {}
+    for point in replay.points:
+        sent, before_sent = point.tokens_after, before if before is not None else point.tokens_after
+        shared = before_sent if point.shared is None else min(point.shared, before_sent)
+        before = sent
+        if point.event is not None and point.event.source == "transcript":
+            unchanged = sent == point.tokens_before  # the history the agent's compaction left, as it was
+        else:
+            unchanged = unchanged and point.event is None and sent == point.tokens_before
+        u = usage.get(point.message_end)
+        if u is None:
+            unreported += 1
+            continue
+        if unchanged:  # the real request, whose cache may hold more than the request before sent
+            read = min(sent, u.cache_read_input_tokens)
+        else:  # never more than the real request read: its cache may have expired, or held less
+            read = min(shared, sent, u.cache_read_input_tokens)
+        # a count of tokens, whether or not the model has a price
+        rewritten += max(0, min(before_sent, sent, u.cache_read_input_tokens) - read)
+        model = answered_by(u, session.metadata)
+        at = clock.at(point.message_end)
+        rates = rates_at(model, billing, sent, at) if model else None
+        if rates is None:
+            unpriced[model or ""] = unpriced.get(model or "", 0) + 1
+            continue
+        priced += 1
+        _, _, five, hour, _ = token_parts(u)
+        rest, fresh = sent - read, u.input_tokens + five + hour
+        # what it pays for the input it does not read from the cache: split as the real
+        # request's was (a part it had none of adds nothing), else all of it uncached
+        again = Decimal(0)
+        for name, share in zip(INPUT_PARTS, (u.input_tokens, five, hour), strict=True):
+            if share:
+                paid = rates[name] * rest * share / fresh
+                again += paid
+                parts[name] += paid
+        if not fresh:  # the real request was read whole
+            again += rates["uncached input"] * rest
+            parts["uncached input"] += rates["uncached input"] * rest
+        parts["cache read"] += rates["cache read"] * read
+        parts["output"] += rates["output"] * u.output_tokens
+        call_in, call_out = point.call
+        parts[CALLS] += rates["cache read"] * call_in + rates["output"] * call_out
+        if point.event is not None:
+            sent_again[id(point)] = (rest, again, model, at)
+    # the transcript's own compactions the replay keeps cost their summarize request here
+    # as in the real cost, so the two compare like for like
+    kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
+    calls = own_calls(session, found) if kept else {}
+    boundaries = sorted(calls)
+    costs: list[CompactionCost] = []
+    replayed = False  # the replay compacted on its own since the transcript's last compaction
+    for point in replay.points:
+        event = point.event
+        if event is None:
+            continue
+        entry = sent_again.get(id(point))
+        not_read: int | None = entry[0] if entry is not None else None
+        paid_again: Decimal | None = entry[1] if entry is not None else None
+        model, at = (entry[2], entry[3]) if entry is not None else (None, None)
+        call: OwnCall | None = None
+        if event.source == "policy":
+            replayed = True
+            if point.call != (0, 0):
+                call = OwnCall.estimated(model, point.call[0], point.call[1], at)
+        elif replayed:  # the replay's own compaction replaced it: its history is the transcript's, unpaid
+            replayed = False
+            continue
+        else:
+            k = bisect_left(boundaries, point.message_end)
+            call = calls[boundaries[k - 1]] if k else None
+            if call is not None:
+                name = RECORDED_CALLS if call.recorded else OWN_CALLS
+                parts[name] = parts.get(name, Decimal(0)) + call.price(billing)
+        call_usd = call.price(billing) if call is not None and call.rates(billing) is not None else None
+        costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
+    return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
