@@ -14,7 +14,7 @@ from compaction_inspector.core.measuring.pressure import Window, live_start
 from compaction_inspector.core.measuring.tokens import ReportedUsage, TokenCounter, reported_usage
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.autocompact import Count, Point
-from compaction_inspector.core.own.compactions import AgentCounts
+from compaction_inspector.core.own.counts import AgentCounts
 from compaction_inspector.core.own.headroom import Headroom
 from compaction_inspector.core.pricing.cost import CompactionsCost, Cost
 from compaction_inspector.core.pricing.own_calls import compaction_costs

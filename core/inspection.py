@@ -34,14 +34,10 @@ from compaction_inspector.core.measuring.slices import is_slice
 from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.calibration import Measured, across_sessions
-from compaction_inspector.core.own.compactions import (
-    AgentCounts,
-    RealCompaction,
-    agent_counts,
-    as_steps,
-    real_compactions,
-)
+from compaction_inspector.core.own.compactions import RealCompaction, real_compactions
+from compaction_inspector.core.own.counts import AgentCounts, agent_counts
 from compaction_inspector.core.own.headroom import Headroom, headroom
+from compaction_inspector.core.own.steps import as_steps
 from compaction_inspector.core.pricing.cost import Cost, session_cost
 from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.context import Context, context_of

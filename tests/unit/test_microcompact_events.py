@@ -9,7 +9,8 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.measuring.context_model import fit
 from compaction_inspector.core.measuring.tokens import make_counter
-from compaction_inspector.core.own.compactions import as_steps, real_compactions
+from compaction_inspector.core.own.compactions import real_compactions
+from compaction_inspector.core.own.steps import as_steps
 from compaction_inspector.core.replaying.clearing import CLEARED_TEXT
 from compaction_inspector.core.replaying.context import context_of
 from tests.helpers import load_text

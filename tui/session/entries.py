@@ -18,7 +18,7 @@ from typing import overload
 from compaction_inspector.core import topic
 from compaction_inspector.core.measuring.grouping import api_round_starts, regroup, volley_starts
 from compaction_inspector.core.model import Message, shared_ends
-from compaction_inspector.core.own.compactions import AgentCounts
+from compaction_inspector.core.own.counts import AgentCounts
 from compaction_inspector.core.reporting.diff import Diff, origin, run_end, sources
 
 # How a message fares in the step being shown.
