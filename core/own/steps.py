@@ -3,20 +3,19 @@ show them as it shows a strategy's (`o`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.compactions import OWN, RealCompaction
 from compaction_inspector.core.replaying.clearing import cleared_results
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import CompactionResult, Stats, Step, ready
+from compaction_inspector.core.strategies.base import CompactionResult, Stats, StatsRecord, Step, ready
 from compaction_inspector.core.text import counted
 
 
 @dataclass(frozen=True, kw_only=True)
-class OwnStats:
+class OwnStats(StatsRecord):
     """The transcript's own compactions, as a result the app steps through."""
 
     strategy: str = OWN
@@ -26,9 +25,6 @@ class OwnStats:
     microcompactions: int
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("compactions", "auto", "manual", "microcompactions")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def as_steps(session: Session, found: list[RealCompaction], context: Context) -> CompactionResult[Stats]:

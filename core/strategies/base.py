@@ -9,8 +9,9 @@ on as the same objects, so token counts are reused and diffs are exact.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -112,6 +113,17 @@ class Stats(Protocol):
     __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: a run's figures are replaced, not set
 
     def to_dict(self) -> dict[str, Any]: ...
+
+
+class StatsRecord:
+    """The `to_dict` every strategy's stats share: each field by its JSON name
+    (`JSON_NAMES`, else its own), a tuple as a list."""
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        fields = dataclasses.asdict(self)  # type: ignore[call-overload]
+        return {self.JSON_NAMES.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
 
 
 def highlights(stats: Stats) -> dict[str, Any]:

@@ -19,7 +19,6 @@ results are a prefix sum over the segment's clearable results, found once.
 
 from __future__ import annotations
 
-import dataclasses
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.replaying.clearing import CLEARED_TEXT, cleared
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps
+from compaction_inspector.core.strategies.base import CompactionResult, OptionError, StatsRecord, Steps
 from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
@@ -432,7 +431,7 @@ def run(
 
 
 @dataclass(frozen=True, kw_only=True)
-class ClearStats:
+class ClearStats(StatsRecord):
     strategy: str
     triggered: bool
     reason: str | None  # always, trigger, idle_gap, or None (it does not run now)
@@ -446,9 +445,6 @@ class ClearStats:
     tokens_after: int
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("reason", "triggered", "results_cleared")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _fires(options: ClearOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:

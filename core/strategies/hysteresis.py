@@ -23,7 +23,7 @@ import dataclasses
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.measuring.pressure import Meter
@@ -32,7 +32,13 @@ from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.spliced import Spliced
 from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS, shrink, summarize
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, OptionError, Steps
+from compaction_inspector.core.strategies.base import (
+    TITLES_KEPT,
+    CompactionResult,
+    OptionError,
+    StatsRecord,
+    Steps,
+)
 from compaction_inspector.core.strategies.declaration import Strategy, check, option
 
 NAME = "hysteresis"
@@ -676,7 +682,7 @@ def run(
 
 
 @dataclass(frozen=True, kw_only=True)
-class HysteresisStats:
+class HysteresisStats(StatsRecord):
     strategy: str = NAME
     stage: Stage
     persisted: bool
@@ -698,9 +704,6 @@ class HysteresisStats:
     over_budget: bool  # still over the usable window
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("tier", "triggered", "volleys_summarized", "over_budget")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "thresholds": list(self.thresholds)}
 
 
 def _persists(options: HysteresisOptions) -> bool:

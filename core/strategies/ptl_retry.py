@@ -8,18 +8,17 @@ limit gets the provider's error text, which the next truncation parses.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, Steps, ready
+from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, StatsRecord, Steps, ready
 from compaction_inspector.core.strategies.declaration import Strategy, check, option
 
 NAME = "ptl-retry"
@@ -55,7 +54,7 @@ class PtlRetryOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PtlRetryStats:
+class PtlRetryStats(StatsRecord):
     strategy: str = NAME
     outcome: str  # fits, truncated or too_long
     error: str | None
@@ -72,9 +71,6 @@ class PtlRetryStats:
     request_tokens_after: int | None
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("outcome", "error")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def token_gap(error_text: str) -> int | None:

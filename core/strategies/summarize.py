@@ -35,6 +35,7 @@ from compaction_inspector.core.strategies.base import (
     AtPointPlan,
     CompactionResult,
     OptionError,
+    StatsRecord,
     Steps,
     finish,
 )
@@ -272,7 +273,7 @@ def _sent(span: Sequence[Message], options: SummarizeOptions, context: Context) 
 
 
 @dataclass(frozen=True, kw_only=True)
-class SummarizeStats:
+class SummarizeStats(StatsRecord):
     strategy: str
     triggered: bool
     trigger_tokens: int | None
@@ -290,9 +291,6 @@ class SummarizeStats:
     summarize_output_tokens: int
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "messages_summarized", "tail_messages")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def run(

@@ -11,12 +11,18 @@ import dataclasses
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, record
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Steps, finish
+from compaction_inspector.core.strategies.base import (
+    CompactionResult,
+    OptionError,
+    StatsRecord,
+    Steps,
+    finish,
+)
 from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
@@ -67,7 +73,7 @@ class TrimOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrimStats:
+class TrimStats(StatsRecord):
     """What a trim did; its JSON keeps ptc_runner's names (docs/strategies.md#trim)."""
 
     enabled: bool = True
@@ -83,15 +89,12 @@ class TrimStats:
     over_budget: bool  # a tokens trigger is set and some kept message alone is over it
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("reason", "triggered", "over_budget")
-    _JSON_NAMES: ClassVar[dict[str, str]] = {
+    JSON_NAMES: ClassVar[dict[str, str]] = {
         "tokens_before": "estimated_tokens_before",
         "tokens_after": "estimated_tokens_after",
         "kept_initial_user": "kept_initial_user?",
         "over_budget": "over_budget?",
     }
-
-    def to_dict(self) -> dict[str, Any]:
-        return {self._JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(self).items()}
 
 
 @record(eq=False)  # one per request of a replay

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from compaction_inspector.core.agents.claude_code import rules
 from compaction_inspector.core.agents.claude_code.reinjection import Reinjected, reinjected
@@ -26,6 +26,7 @@ from compaction_inspector.core.strategies.base import (
     AtPointPlan,
     CompactionResult,
     OptionError,
+    StatsRecord,
     Steps,
     finish,
     ready,
@@ -96,7 +97,7 @@ class ClaudeCodeOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ClaudeCodeStats:
+class ClaudeCodeStats(StatsRecord):
     strategy: str = NAME
     triggered: bool
     point: int | None  # None: the window is too small for Claude Code's rule
@@ -110,9 +111,6 @@ class ClaudeCodeStats:
     too_long: bool  # the summarize request could not be made to fit
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "truncations", "files_reread", "too_long")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def point(options: ClaudeCodeOptions, context: Context) -> int | None:

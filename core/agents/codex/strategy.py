@@ -12,17 +12,22 @@ written here, locally and deterministically.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from compaction_inspector.core.agents.codex import new_history, rules
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, text_message
 from compaction_inspector.core.own.autocompact import Point
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import AtPointPlan, CompactionResult, Steps, finish
+from compaction_inspector.core.strategies.base import (
+    AtPointPlan,
+    CompactionResult,
+    StatsRecord,
+    Steps,
+    finish,
+)
 from compaction_inspector.core.strategies.declaration import TOKEN_STEP, TRIGGER, Strategy, check, option
 
 NAME = "codex"
@@ -83,7 +88,7 @@ class CodexOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CodexStats:
+class CodexStats(StatsRecord):
     strategy: str = NAME
     triggered: bool
     limit: int
@@ -94,9 +99,6 @@ class CodexStats:
     user_messages_kept: int
 
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "user_messages_kept")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def user_tokens(options: CodexOptions) -> int:
