@@ -101,7 +101,7 @@ def main() -> int:
 
 
 def _points(strategy: str, spec: str) -> int:
-    from compaction_inspector.core.sweeping.sweep import Grid
+    from compaction_inspector.core.sweeping.grid import Grid
 
     return len(Grid.of(strategy, spec, Config(CATALOGUE)).values)
 

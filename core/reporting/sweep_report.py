@@ -11,7 +11,8 @@ from typing import Any
 
 from compaction_inspector.core.reporting.page_style import STYLE
 from compaction_inspector.core.strategies import Strategy
-from compaction_inspector.core.sweeping.sweep import COLUMNS, TIED, GridPoint, Sweep, ticks, tied
+from compaction_inspector.core.sweeping.points import COLUMNS, TIED, GridPoint, ticks, tied
+from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.core.text import counted, visible
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 520, 300, 64, 40, 14, 40

@@ -16,7 +16,7 @@ from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.sweeping.sweep import TIED
+from compaction_inspector.core.sweeping.points import TIED
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser

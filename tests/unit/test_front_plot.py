@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from compaction_inspector.core.sweeping.sweep import GridPoint
+from compaction_inspector.core.sweeping.points import GridPoint
 from compaction_inspector.tui.widgets.front import X_AXES, Y_AXES, plotted
 
 

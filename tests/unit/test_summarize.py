@@ -153,7 +153,7 @@ def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_pa
     command line, compaction.yaml, a sweep's grid and the app's config."""
     from compaction_inspector.core.config import Config, ConfigError, load
     from compaction_inspector.core.strategies.declaration import with_values
-    from compaction_inspector.core.sweeping.sweep import Grid
+    from compaction_inspector.core.sweeping.grid import Grid
     from compaction_inspector.sample_sessions import path
     from tests.test_cli import run
 

@@ -17,17 +17,9 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.declaration import with_values
-from compaction_inspector.core.sweeping.sweep import (
-    Grid,
-    GridPoint,
-    Outcome,
-    Sweep,
-    front,
-    grid,
-    points,
-    summed,
-    tied,
-)
+from compaction_inspector.core.sweeping.grid import Grid, grid, points
+from compaction_inspector.core.sweeping.points import GridPoint, Outcome, front, summed, tied
+from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.sample_sessions import path
 from tests.test_cli import run
 
@@ -207,7 +199,7 @@ def test_a_grid_point_the_strategy_refuses_is_named_before_any_session_is_read()
 
 
 def test_a_suggested_grid_is_one_every_strategy_accepts() -> None:
-    from compaction_inspector.core.sweeping.sweep import suggested
+    from compaction_inspector.core.sweeping.grid import suggested
 
     for name in CATALOGUE.replayed:
         spec = suggested(CATALOGUE.strategies[name])

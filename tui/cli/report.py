@@ -29,8 +29,9 @@ from compaction_inspector.core.replaying.simulate import Simulation, shown_round
 from compaction_inspector.core.reporting.diff import numbered, runs
 from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
-from compaction_inspector.core.sweeping.sweep import COLUMNS as SWEEP_COLUMNS
-from compaction_inspector.core.sweeping.sweep import TIED, Sweep, tied
+from compaction_inspector.core.sweeping.points import COLUMNS as SWEEP_COLUMNS
+from compaction_inspector.core.sweeping.points import TIED, tied
+from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.text import fitting, safe, span
 

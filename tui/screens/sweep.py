@@ -26,16 +26,9 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.strategies import DEFAULT, OptionError
 from compaction_inspector.core.strategies.declaration import with_values
-from compaction_inspector.core.sweeping.sweep import (
-    COLUMNS,
-    TIED,
-    Grid,
-    Sweep,
-    Values,
-    suggested,
-    sweep,
-    tied,
-)
+from compaction_inspector.core.sweeping.grid import Grid, Values, suggested
+from compaction_inspector.core.sweeping.points import COLUMNS, TIED, tied
+from compaction_inspector.core.sweeping.sweep import Sweep, sweep
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.screens.progress import Failed, ProgressScreen, summarizer_failed
 from compaction_inspector.tui.session import writing

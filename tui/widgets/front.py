@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from compaction_inspector.core.sweeping.sweep import GridPoint, ticks
+from compaction_inspector.core.sweeping.points import GridPoint, ticks
 from compaction_inspector.tui.text import safe
 
 # an axis: its name, a point's figure on it (None: it has none), the figure as a tick

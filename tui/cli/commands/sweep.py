@@ -14,7 +14,8 @@ from compaction_inspector.core.strategies import (
     OptionError,
 )
 from compaction_inspector.core.sweeping.cluster import LOCAL, ClusterError
-from compaction_inspector.core.sweeping.sweep import Grid, Sweep, sweep
+from compaction_inspector.core.sweeping.grid import Grid
+from compaction_inspector.core.sweeping.sweep import Sweep, sweep
 from compaction_inspector.core.text import say
 from compaction_inspector.tui.cli.common import (
     STOPPED,
