@@ -25,8 +25,9 @@ from benchmarks.run import session_file
 # the settings read, the session opened
 OPEN = (
     "import sys; from compaction_inspector.tui import heap; heap.configure(); "
-    "from compaction_inspector.core import config; from compaction_inspector.core.inspection import Inspection; "
-    "Inspection.open(sys.argv[1], config.load()); heap.settle()"
+    "from compaction_inspector.core.agents.registry import CATALOGUE; "
+    "from compaction_inspector.core import config_file; from compaction_inspector.core.inspection import Inspection; "
+    "Inspection.open(sys.argv[1], config_file.load(CATALOGUE)); heap.settle()"
 )
 COMMANDS = [
     ["analyze", "--json"],

@@ -17,8 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.measuring.grouping import api_round_starts
-from tests.helpers import load
+
+load = CATALOGUE.formats.load
 
 
 def _seconds(command: str, path: Path, cache: str) -> float:

@@ -34,7 +34,8 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.context_model import ContextModel, fit
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.sessions import transcripts_under
-from tests.helpers import load
+
+load = CATALOGUE.formats.load
 
 FAMILIES = {"claude-code": "Claude Code", "codex": "Codex"}
 

@@ -189,11 +189,11 @@ def bench_memory(path: Path) -> dict[str, float]:
         "import sys\n"
         "def hwm():\n"
         "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
-        "from compaction_inspector.core.formats import load\n"
+        "from compaction_inspector.core.agents.registry import CATALOGUE\n"
         "from compaction_inspector.core.measuring.tokens import make_counter\n"
         "counter = make_counter('cl100k_base')\n"
         "print(hwm())\n"
-        "s = load(sys.argv[1]); counter.count_all(s.messages)\n"
+        "s = CATALOGUE.formats.load(sys.argv[1]); counter.count_all(s.messages)\n"
         "print(hwm())\n"
     )
     env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": "off"}

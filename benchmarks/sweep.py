@@ -31,7 +31,8 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.replaying.simulate import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
-from tests.helpers import load
+
+load = CATALOGUE.formats.load
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.compare import compare
-from compaction_inspector.core.config import as_yaml
+from compaction_inspector.core.config_file import as_yaml
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.grouping import api_rounds, volleys
 from compaction_inspector.core.model import Message

@@ -7,16 +7,8 @@ import pytest
 import yaml
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.config import (
-    COMMAND_LINE,
-    KEY,
-    Config,
-    ConfigError,
-    WindowSource,
-    from_dict,
-    load,
-    save,
-)
+from compaction_inspector.core.config import COMMAND_LINE, KEY, Config, ConfigError, WindowSource
+from compaction_inspector.core.config_file import from_dict, load, save
 from compaction_inspector.core.measuring.pressure import Window
 
 
@@ -383,7 +375,8 @@ def test_the_auto_tokenizer_is_the_sessions_models() -> None:
 
 
 def test_a_saved_window_applies_to_the_sessions_it_was_tuned_for_only(tmp_path: Path) -> None:
-    from compaction_inspector.core.config import Scope, as_yaml
+    from compaction_inspector.core.config import Scope
+    from compaction_inspector.core.config_file import as_yaml
     from compaction_inspector.core.model import Session
 
     tuned = Session((), "claude-code", metadata={"model": "claude-opus-4-5", "version": "2.1.30"})

@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.config import Config, from_dict
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.config_file import from_dict
 from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.declaration import settings, with_values
 from compaction_inspector.tui.cli import build_parser

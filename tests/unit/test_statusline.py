@@ -229,7 +229,8 @@ def test_what_a_transcript_says_is_shown_not_obeyed(tmp_path: Path, monkeypatch:
 
 
 def test_its_colours_are_set_in_compaction_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from compaction_inspector.core.config import ConfigError, from_dict
+    from compaction_inspector.core.config import ConfigError
+    from compaction_inspector.core.config_file import from_dict
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
     transcript = tmp_path / "s.jsonl"

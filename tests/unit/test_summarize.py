@@ -151,7 +151,8 @@ def test_opencode_leaves_its_own_output_allowance_not_the_session_agents() -> No
 def test_a_setting_a_source_refuses_is_refused_everywhere_it_can_be_given(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Anthropic's compaction refuses a trigger under 50,000 input tokens: so do the
     command line, compaction.yaml, a sweep's grid and the app's config."""
-    from compaction_inspector.core.config import Config, ConfigError, load
+    from compaction_inspector.core.config import Config, ConfigError
+    from compaction_inspector.core.config_file import load
     from compaction_inspector.core.strategies.declaration import with_values
     from compaction_inspector.core.sweeping.grid import Grid
     from compaction_inspector.sample_sessions import path

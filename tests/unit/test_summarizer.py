@@ -10,7 +10,8 @@ import pytest
 
 from compaction_inspector.core.agents.claude_code.strategy import ClaudeCodeOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.config import Config, ConfigError, from_dict
+from compaction_inspector.core.config import Config, ConfigError
+from compaction_inspector.core.config_file import from_dict
 from compaction_inspector.core.replaying.summarizer import Command, SummarizerError
 from compaction_inspector.core.strategies import Context, run
 from tests.test_cli import run as cli

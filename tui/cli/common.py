@@ -17,7 +17,7 @@ import orjson
 
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import PRESSURES, Config, ConfigError
-from compaction_inspector.core.config import load as load_config
+from compaction_inspector.core.config_file import load as load_config
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import same_file, write_atomic
 from compaction_inspector.core.inspection import BASELINE, Inspection

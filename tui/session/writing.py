@@ -15,7 +15,8 @@ from typing import Any
 from textual.screen import Screen
 
 from compaction_inspector.core import apply as applying
-from compaction_inspector.core.config import Config, ConfigError, save
+from compaction_inspector.core.config import Config, ConfigError
+from compaction_inspector.core.config_file import save
 from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
