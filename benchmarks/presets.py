@@ -26,7 +26,8 @@ def bench_preset(path: Path, name: str) -> dict[str, Any]:
 
     load = CATALOGUE.formats.load
     from compaction_inspector.core.measuring.tokens import make_counter
-    from compaction_inspector.core.replaying.simulate import Policy, simulate
+    from compaction_inspector.core.replaying.simulate import simulate
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.core.strategies import Context, run
     from compaction_inspector.tui import heap
 

@@ -103,7 +103,8 @@ MEASURED = "(context model)"
 def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], Any], ...]]:
     """What `bench_strategy` times, by name: the last call of each, after the others.
     Nothing is called here, so the names can be had without a session."""
-    from compaction_inspector.core.replaying.simulate import Policy, simulate
+    from compaction_inspector.core.replaying.simulate import simulate
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.core.strategies import run
     from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
     from compaction_inspector.core.strategies.trim import TrimOptions

@@ -29,7 +29,7 @@ from pathlib import Path
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.replaying.simulate import Policy
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
 
 load = CATALOGUE.formats.load

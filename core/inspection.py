@@ -42,7 +42,8 @@ from compaction_inspector.core.pricing.cost import Cost, session_cost
 from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.context import Context, context_of
 from compaction_inspector.core.replaying.retention import Facts, Finder
-from compaction_inspector.core.replaying.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy, Simulation
 from compaction_inspector.core.sessions import whole_cost
 from compaction_inspector.core.statusline import Figures, text_or_none
 from compaction_inspector.core.strategies import CompactionResult, Stats

@@ -22,7 +22,8 @@ from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pairing import check, repair
 from compaction_inspector.core.measuring.tokens import make_counter
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.text import visible
 from compaction_inspector.sample_sessions import names, path

@@ -22,7 +22,8 @@ from compaction_inspector.core.measuring.pairing import check, repair, repair_in
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, Message, Session, Usage
-from compaction_inspector.core.replaying.simulate import Policy, Simulation, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy, Simulation
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.clear import ClearOptions

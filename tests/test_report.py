@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.replaying.simulate import Event, RoundPoint, shown_rounds
+from compaction_inspector.core.replaying.simulation import Event, RoundPoint, shown_rounds
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate
 from tests.hostile import run_cli

@@ -25,7 +25,7 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.replaying.simulate import shown_rounds
+from compaction_inspector.core.replaying.simulation import shown_rounds
 from compaction_inspector.core.reporting.html_report import ReportOptions, report
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.sample_sessions.generate import generate

@@ -13,7 +13,7 @@ from itertools import accumulate
 from typing import Any
 
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.replaying.simulate import RoundPoint
+from compaction_inspector.core.replaying.simulation import RoundPoint
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from compaction_inspector.core.measuring.context_model import Response, response
 from compaction_inspector.core.model import Session
 
 if TYPE_CHECKING:
-    from compaction_inspector.core.replaying.simulate import Simulation
+    from compaction_inspector.core.replaying.simulation import Simulation
 from compaction_inspector.core.pricing.cost import CALLS, OWN_CALLS, RECORDED_CALLS, Cost
 from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall, own_calls
 from compaction_inspector.core.pricing.rates import (

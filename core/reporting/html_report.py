@@ -23,7 +23,7 @@ from compaction_inspector.core.model import Message
 from compaction_inspector.core.own.compactions import RealCompaction
 from compaction_inspector.core.pricing.cost import signed
 from compaction_inspector.core.replaying.retention import Retention
-from compaction_inspector.core.replaying.simulate import RoundPoint, Simulation, shown_rounds
+from compaction_inspector.core.replaying.simulation import RoundPoint, Simulation, shown_rounds
 from compaction_inspector.core.reporting.diff import label, origin
 from compaction_inspector.core.reporting.page_style import STYLE
 from compaction_inspector.core.reporting.redact import redacted

@@ -36,7 +36,7 @@ from compaction_inspector.core.pricing.cost import session_cost
 from compaction_inspector.core.pricing.rates import source
 from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.retention import carried
-from compaction_inspector.core.replaying.simulate import Policy
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies.declaration import to_config, with_values
 from compaction_inspector.core.sweeping.grid import Grid, Values
 from compaction_inspector.core.sweeping.points import GridPoint, Outcome, summed

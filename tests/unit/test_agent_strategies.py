@@ -7,7 +7,8 @@ from compaction_inspector.core.agents.codex.strategy import CodexOptions
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import Context, run
 from tests.helpers import a, call, result, snapshot, u
 

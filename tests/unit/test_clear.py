@@ -7,7 +7,8 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.replaying.clearing import CLEARED_TEXT
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.clear import ClearOptions as C
 from tests.helpers import snapshot, u

@@ -392,6 +392,7 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
     from compaction_inspector.core.agents.codex import strategy as codex
     from compaction_inspector.core.model import Block, Message
     from compaction_inspector.core.replaying import simulate as replaying
+    from compaction_inspector.core.replaying.simulation import Policy
 
     calls: list[int] = []
     real = codex.run
@@ -408,7 +409,7 @@ def test_a_codex_replay_runs_the_strategy_only_where_its_count_may_reach_its_lim
             Message("assistant", (Block("text", text="done " * 20),), id=f"a{n}"),
         )
     ]
-    policy = replaying.Policy(
+    policy = Policy(
         dataclasses.replace(codex.STRATEGY, run=counted),
         CodexOptions(auto_compact_token_limit=1_500, user_message_tokens=200),
     )

@@ -10,7 +10,7 @@ from decimal import Decimal
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.own.uncompacted import uncompacted
-from compaction_inspector.core.replaying.simulate import Event, RoundPoint
+from compaction_inspector.core.replaying.simulation import Event, RoundPoint
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
 from tests.test_cli import run

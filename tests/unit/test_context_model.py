@@ -12,7 +12,8 @@ from compaction_inspector.core.measuring.pressure import Meter, Window, live_sta
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Block, Message, Session, Usage, text_message
 from compaction_inspector.core.replaying.context import context_of
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import run
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.trim import TrimOptions

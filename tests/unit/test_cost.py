@@ -139,7 +139,7 @@ def test_a_replay_without_compaction_costs_what_the_session_did() -> None:
     """The same requests on the same pattern: each reads what the real one read and
     writes the rest as it wrote, so the no-compaction replay is the real cost."""
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
 
     inspection = session_of_reads()
     real, replayed = (
@@ -155,7 +155,7 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     about the 1,918 tokens of the result it clears now and what follows it, where the
     real request read everything the one before sent."""
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.core.strategies.clear import ClearOptions
 
     inspection = session_of_reads()
@@ -265,7 +265,7 @@ def test_a_model_without_a_price_is_not_priced_and_its_cache_rewritten_is_still_
     """A cost the table cannot give is "not priced" (never $0.00); what a replay wrote
     again to the cache is a count of tokens and does not wait on a price."""
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.core.strategies.clear import ClearOptions
 
     inspection = session_of_reads()
@@ -294,7 +294,7 @@ def test_a_real_request_that_read_more_than_the_one_before_sent_is_read_so_in_th
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
 
     lines, prompt_tokens = [prompt("read them all")], 20_000
     for n in range(4):  # each reads 1,000 tokens more than the request before it sent
@@ -317,7 +317,7 @@ def test_the_agents_own_compaction_call_is_estimated_on_both_sides_alike() -> No
     from compaction_inspector.core.pricing.cost import OWN_CALLS
     from compaction_inspector.core.pricing.own_calls import own_calls
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.sample_sessions import path
 
     inspection = Inspection.open(path(), Config(CATALOGUE))
@@ -487,7 +487,7 @@ def test_a_replay_that_changes_nothing_costs_exactly_what_was_paid() -> None:
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.sample_sessions import path
     from tests.helpers import load_text
 
@@ -521,7 +521,7 @@ def test_a_replay_that_compacts_before_the_transcripts_compaction_replaces_it_an
     from compaction_inspector.core.inspection import Inspection
     from compaction_inspector.core.pricing.cost import CALLS, OWN_CALLS
     from compaction_inspector.core.pricing.replay import replay_cost
-    from compaction_inspector.core.replaying.simulate import Policy
+    from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.sample_sessions import path
 
     inspection = Inspection.open(path("claude_code_session.jsonl"), Config(CATALOGUE))

@@ -15,7 +15,8 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import Context, run
 from tests.helpers import a, load_text, u
 

@@ -9,7 +9,8 @@ from compaction_inspector.core.measuring.pairing import repair
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Block, Message, Session, Usage
-from compaction_inspector.core.replaying.simulate import Policy, simulate, simulate_both
+from compaction_inspector.core.replaying.simulate import simulate, simulate_both
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.clear import ClearOptions
 from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
@@ -248,7 +249,7 @@ def test_a_segment_broken_early_is_replayed_on_its_repaired_form(monkeypatch: An
         runs.append(len(request))
         return real_run(declared, request, *rest)
 
-    monkeypatch.setattr("compaction_inspector.core.replaying.simulate.run", counted_run)
+    monkeypatch.setattr("compaction_inspector.core.replaying.simulation.run", counted_run)
     ctx = Context(window=Window(100_000, 0))
     for name in ("microcompact", "codex", "hysteresis", None):
         runs.clear()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.replaying.simulate import Policy, simulate
+from compaction_inspector.core.replaying.simulate import simulate
+from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import OptionError, run
 from compaction_inspector.core.strategies.summarize import SummarizeOptions as S
 from tests.helpers import snapshot

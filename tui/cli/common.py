@@ -24,7 +24,7 @@ from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.tokens import TOKENIZER_CHOICES
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.replaying.checkpoint import Trigger, triggers
-from compaction_inspector.core.replaying.simulate import Simulation
+from compaction_inspector.core.replaying.simulation import Simulation
 from compaction_inspector.core.statusline import StatusLine
 from compaction_inspector.core.strategies import (
     OptionError,

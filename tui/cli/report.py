@@ -25,7 +25,7 @@ from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.compactions import RealCompaction, said_range
 from compaction_inspector.core.own.headroom import Headroom
 from compaction_inspector.core.pricing.cost import CompactionsCost, Cost, signed
-from compaction_inspector.core.replaying.simulate import Simulation, shown_rounds
+from compaction_inspector.core.replaying.simulation import Simulation, shown_rounds
 from compaction_inspector.core.reporting.diff import numbered, runs
 from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step

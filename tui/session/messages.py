@@ -10,7 +10,7 @@ from textual.message import Message
 
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pricing.cost import Cost
-from compaction_inspector.core.replaying.simulate import Simulation
+from compaction_inspector.core.replaying.simulation import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Stats
 
 SCREEN = "session_screen"  # handled as `on_session_screen_<name>`

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from textual.message import Message
 
 from compaction_inspector.core.inspection import BASELINE, Inspection
-from compaction_inspector.core.replaying.simulate import AS_IT_RAN, Cancelled
+from compaction_inspector.core.replaying.simulate import Cancelled
+from compaction_inspector.core.replaying.simulation import AS_IT_RAN
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.tui.screens.progress import summarizer_failed

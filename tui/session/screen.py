@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 from compaction_inspector.core.config import Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.replaying.simulate import AS_IT_RAN
+from compaction_inspector.core.replaying.simulation import AS_IT_RAN
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.strategies import (

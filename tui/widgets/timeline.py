@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from compaction_inspector.core.pricing.cost import Cost, signed
-from compaction_inspector.core.replaying.simulate import AS_IT_RAN, RoundPoint, Simulation
+from compaction_inspector.core.replaying.simulation import AS_IT_RAN, RoundPoint, Simulation
 from compaction_inspector.tui.text import at_word, safe, within
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
