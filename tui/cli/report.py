@@ -4,11 +4,7 @@ config reaches it through `tui.text.safe`: `Text`, never markup, escapes shown, 
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.console import Console
 from rich.panel import Panel
@@ -17,23 +13,18 @@ from rich.text import Text
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.analysis import Analysis
-from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.compactions import RealCompaction, said_range
 from compaction_inspector.core.own.headroom import Headroom
-from compaction_inspector.core.pricing.cost import CompactionsCost, Cost, signed
+from compaction_inspector.core.pricing.cost import CompactionsCost, Cost
 from compaction_inspector.core.replaying.simulation import Simulation, shown_rounds
 from compaction_inspector.core.reporting.diff import numbered, runs
-from compaction_inspector.core.sessions import Row, short_project
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
-from compaction_inspector.core.sweeping.points import COLUMNS as SWEEP_COLUMNS
-from compaction_inspector.core.sweeping.points import TIED, tied
-from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.core.text import counted, one_line
-from compaction_inspector.tui.text import fitting, safe, span
+from compaction_inspector.tui.text import safe
 
 
 def console() -> Console:
@@ -49,7 +40,7 @@ def pressure_text(pressure: float, width: int = 40) -> Text:
     return bar
 
 
-def _cut(text: Text) -> Text:
+def cut(text: Text) -> Text:
     """A cell that stays on one line, cut with an ellipsis when its column gives way."""
     text.no_wrap, text.overflow = True, "ellipsis"
     return text
@@ -285,7 +276,7 @@ def print_simulation(
         for sim in simulations:
             t = sim.totals
             both.add_row(
-                _cut(safe(sim.policy.label)),
+                cut(safe(sim.policy.label)),
                 f"{t.compactions:,}",
                 f"{t.peak_pressure:.1%}",
                 f"{t.peak_pressure_uncompacted:.1%}",
@@ -333,7 +324,7 @@ def print_simulation(
                 f"{p.tokens_before:,}",
                 f"{p.tokens_after:,}",
                 pressure_text(p.pressure_after, 10),
-                _cut(safe(one_line(event, 60))),
+                cut(safe(one_line(event, 60))),
             )
         out.print(table)
         if len(rows) < len(sim.points):
@@ -345,109 +336,6 @@ def print_simulation(
                     style="dim",
                 )
             )
-
-
-def print_comparison(comparison: Comparison, out: Console | None = None) -> None:
-    """One row per strategy: its replay's figures, its cost beside the real cost, and
-    what its run on the next request kept. A narrow terminal loses the columns that
-    matter least first; piped, nothing is cut."""
-    out = out or console()
-    out.print(safe(f"what the session really cost: {comparison.real.line()}", style="bold"))
-    rows = comparison.rows
-    columns = [  # (head, cells, dropped before the columns of a lower number)
-        ("compactions", [f"{r.compactions:,}" for r in rows], 0),
-        ("peak", [f"{r.peak_pressure:.1%}" for r in rows], 2),
-        ("final", [f"{r.final_pressure:.1%}" for r in rows], 5),
-        ("over", [f"{r.rounds_over:,}" for r in rows], 4),
-        ("removed", [f"{r.tokens_removed:,}" for r in rows], 6),
-        ("re-written", [f"{r.cost.rewritten:,}" for r in rows], 3),
-        ("cost", [r.cost.usd() for r in rows], 0),
-        ("vs real", [signed(r.cost_change) for r in rows], 1),
-        ("kept", ["—" if r.kept is None else f"{r.kept:.0%}" for r in rows], 3),
-    ]
-    name_width = max(len(r.label) for r in rows) if rows else 10
-
-    def width(cs: list[tuple[str, list[str], int]]) -> int:
-        return min(name_width, 30) + sum(max([len(h), *map(len, v)]) + 3 for h, v, _ in cs)
-
-    piped = not out.is_terminal and "COLUMNS" not in os.environ
-    while not piped and len(columns) > 2 and width(columns) > out.width:
-        columns.remove(max(columns, key=lambda c: c[2]))
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("strategy", min_width=min(name_width, 30))  # gives way: cut, the figures whole
-    for head, _, _ in columns:
-        table.add_column(head, justify="right", no_wrap=True)
-    for n, row in enumerate(rows):
-        table.add_row(_cut(safe(row.label)), *(cells[n] for _, cells, _ in columns))
-    (Console(highlight=False, soft_wrap=False, width=name_width + width(columns)) if piped else out).print(
-        table
-    )
-    out.print(
-        safe(
-            "Each replay is priced on the session's own requests: what a request shares with the one "
-            "before is read from the cache (up to what the real one read), the rest written as the "
-            "real one wrote; a summarize request's input uncached. re-written: tokens the real "
-            "requests read that the replay wrote again. kept: what its run on the next request kept "
-            "of what it summarized or cleared (— it changed nothing there). as it ran: the "
-            "session with the agent's own compactions where it made them and none of ours (its "
-            "compactions column counts ours).",
-            style="dim",
-        )
-    )
-    for row in comparison.rows:
-        if row.uncompacted is not None:
-            out.print(safe(f"{row.uncompacted.line()}.", style="dim"))
-    for caveat in comparison.caveats():
-        out.print(safe(caveat, style="dim"))
-
-
-def print_sweep(done: Sweep, out: Console | None = None) -> None:
-    """A row per point, the front first (★: no other point beats it on compactions, cost,
-    rounds over the window and what it kept), the current setting and the default named.
-    A narrow terminal loses the columns that matter least first; piped, nothing is cut."""
-    out = out or console()
-    stopped = " (stopped before the end: the sessions finished so far)" if done.stopped else ""
-    strategy = done.grid.strategy
-    out.print(safe(f"{strategy} over {counted(done.sessions, 'session')}{stopped}", style="bold"))
-    for path, why in done.skipped.items():
-        out.print(safe(f"skipped {path}: {why}", style="yellow"))
-    if done.unpriced:
-        out.print(safe(done.unpriced_note(), style="yellow"))
-    if tied(done.points):
-        out.print(safe(TIED, style="yellow"))
-    rows = done.rows()
-    cells = [c for _, _, c in rows]
-    labels = [label for _, label, _ in rows]
-    name_width = max(map(len, labels), default=10)
-    piped = not out.is_terminal and "COLUMNS" not in os.environ
-    columns = fitting(SWEEP_COLUMNS, cells, min(name_width, 40), sys.maxsize if piped else out.width, 3)
-
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("settings", min_width=min(name_width, 40))
-    for column in columns:
-        table.add_column(column, justify="right", no_wrap=True)
-    for label, row in zip(labels, cells, strict=True):
-        table.add_row(_cut(safe(label)), *(row[c] for c in columns))
-    whole = name_width + min(name_width, 40) + span(cells, columns, 3)  # piped: every cell whole
-    (Console(highlight=False, soft_wrap=False, width=whole) if piped else out).print(table)
-    out.print(
-        safe(
-            "over: rounds over the usable window, summed; kept: of the facts (paths, commands, "
-            "identifiers, numbers, URLs) in what it removed, the share each session's last request "
-            "still holds; cost: each replay priced on the session's own requests, an estimate "
-            "(docs/cost.md); vs real: that less what the sessions really cost.",
-            style="dim",
-        )
-    )
-    best = min((p for p in done.points if p.on_front), key=lambda p: p.cost, default=None)
-    if best is not None:
-        args = " ".join(shlex.quote(a) for a in best.simulate_args(done.grid.declared))
-        out.print(
-            safe(
-                f"The front's cheapest on one session: compaction-inspector simulate SESSION {args}",
-                style="dim",
-            )
-        )
 
 
 def next_check(session: Session, now: Count | None, left: Headroom | None) -> tuple[str, str]:
@@ -563,47 +451,3 @@ def _predicted_said(c: RealCompaction) -> list[str]:
     span = c.predicted_range
     said = [said_range(span)] if span else []
     return said + ([f"{c.reread_tokens:,} of it put back: files, plan, skills"] if c.reread_tokens else [])
-
-
-def print_sessions(rows: list[Row], places: list[tuple[str, Path]], out: Console | None = None) -> None:
-    """The sessions found, newest first, and where they were looked for."""
-    out = out or console()
-    where = "; ".join(f"{agent}: {root}" for agent, root in places)
-    # piped (and no width asked for), nothing is wrapped or dropped: a line a session, its
-    # paths whole, for grep and cut
-    piped = not out.is_terminal and "COLUMNS" not in os.environ
-    out.print(safe(f"{counted(len(rows), 'session')} ({where})", style="bold"), soft_wrap=piped)
-    # One line a session, what tells sessions apart first: the title (cut to fit), the
-    # peak prompt and its share of the window, compactions, the time; as the terminal
-    # narrows, the columns that matter least go first.
-    columns = [  # (head, cells, kept before the columns of a higher number)
-        ("peak", [(f"{r.peak_context_tokens:,}" if r.peak_context_tokens is not None else "—")
-                  + (f" ({r.peak_pressure:.0%})" if r.peak_pressure is not None else "") for r in rows], 0),
-        ("compactions", ["—" if r.problem else str(r.compactions) for r in rows], 1),
-        ("cost", [r.cost for r in rows], 3),
-        ("messages", [f"{r.messages:,}" for r in rows], 3),
-        ("rounds", [f"{r.api_rounds:,}" for r in rows], 4),
-        ("last activity", [(r.last_activity or "")[:16].replace("T", " ") for r in rows], 2),
-        ("agent", [r.agent for r in rows], 5),
-        ("project", [(one_line(r.project, 200) if piped else short_project(r.project))
-                     + (f" · sub-agent of {r.subagent_of}" if r.subagent_of else "") for r in rows], 6),
-    ]  # fmt: skip
-    title_min = 20
-
-    def width(cs: list[tuple[str, list[str], int]]) -> int:
-        return title_min + sum(max([len(h), *map(len, v)]) + 3 for h, v, _ in cs)
-
-    while not piped and len(columns) > 1 and width(columns) > out.width:
-        columns.remove(max(columns, key=lambda c: c[2]))
-    table = Table(show_edge=False, pad_edge=False)
-    title_width = 50 if piped else max(title_min, min(50, out.width - width(columns) + title_min))
-    table.add_column("title", width=title_width, no_wrap=True)
-    for head, _, _ in columns:
-        table.add_column(head, justify="left" if head in ("last activity", "agent", "project") else "right",
-                         no_wrap=True, overflow="ellipsis")  # fmt: skip
-    for n, r in enumerate(rows):
-        title = _cut(safe(one_line(r.problem or r.title, 50), style="red" if r.problem else ""))
-        table.add_row(title, *(safe(cells[n]) for _, cells, _ in columns))
-    if piped:  # as wide as its rows: never wrapped at the terminal's default 80 columns
-        out = Console(highlight=False, soft_wrap=False, width=title_width + width(columns) - title_min + 4)
-    out.print(table)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(done.to_dict())
     else:
-        from compaction_inspector.tui.cli.report import print_comparison
+        from compaction_inspector.tui.cli.tables import print_comparison
 
         print_comparison(done)
     return 0

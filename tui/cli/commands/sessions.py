@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.to_dict() for r in rows])
     else:
-        from compaction_inspector.tui.cli.report import print_sessions
+        from compaction_inspector.tui.cli.tables import print_sessions
 
         print_sessions(rows, places)
     return 0

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(done.to_dict())
     else:
-        from compaction_inspector.tui.cli.report import print_sweep
+        from compaction_inspector.tui.cli.tables import print_sweep
 
         print_sweep(done)
     if done.stopped:  # a script can tell a sweep cut short from a whole one
