@@ -110,7 +110,7 @@ class Formats:
                 first = f.readline()
                 kind = self._streamable(first)
                 if kind is None:
-                    return self.load_bytes(first + f.read(), str(path), request)
+                    return self._load_bytes(first + f.read(), str(path), request)
                 hasher = hashlib.blake2b(first, digest_size=16)
 
                 def lines() -> Iterator[bytes]:
@@ -155,6 +155,9 @@ class Formats:
         return self._billed(grown) if grown is not None else None
 
     def load_bytes(self, data: bytes, path: str | None = None, request: int | None = None) -> Session:
+        return self._billed(self._load_bytes(data, path, request))
+
+    def _load_bytes(self, data: bytes, path: str | None = None, request: int | None = None) -> Session:
         try:
             text = data.decode("utf-8")
             notes: list[Diagnostic] = []
@@ -162,7 +165,7 @@ class Formats:
             text = data.decode("utf-8", errors="replace")
             line = data[: exc.start].count(b"\n") + 1
             notes = [Diagnostic(line, "invalid UTF-8 replaced with U+FFFD")]
-        session = self.load_text(text, path, request)
+        session = self._load_text(text, path, request)
         if notes:
             session = _with_diagnostics(session, notes)
         return replace(session, content_hash=hashlib.blake2b(data, digest_size=16).hexdigest())
