@@ -4,8 +4,11 @@ columns from the repository's root). An example may leave lines out, never chang
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +101,21 @@ def test_a_readme_screenshot_shows_the_app_as_it_is(name: str) -> None:
 
     assert name in SHOTS
     assert (HERE / name).read_text() == asyncio.run(render(name)), "run: python3 -m docs.make_screenshots"
+
+
+def test_the_library_examples_run(tmp_path: Path) -> None:
+    """Every Python example in the docs runs as written, on the bundled sample where it
+    names a session: a reader who copies one gets no error from an API that moved."""
+    from compaction_inspector.sample_sessions import path
+
+    blocks = [
+        block
+        for page in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    ]
+    assert blocks
+    for block in blocks:
+        code = block.replace('"SESSION.jsonl"', repr(str(path())))
+        env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": str(tmp_path)}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
