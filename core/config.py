@@ -135,7 +135,8 @@ class Config:
         if agent is not None and (config.window_source is None or config.window_from_session):
             config = dataclasses.replace(config, bounds=bounds(session, agent.counts_recorded))
         if config.tokenizer == AUTO:
-            resolved = model_tokenizer(session.metadata.get("model"))
+            named = tuple(p for agent in self.catalogue.agents for p in agent.o200k_models)
+            resolved = model_tokenizer(session.metadata.get("model"), named)
             config = dataclasses.replace(config, tokenizer=resolved, resolved_tokenizer=resolved)
         return config
 

@@ -205,10 +205,6 @@ def test_only_the_registry_imports_an_agents_package() -> None:
     assert reaching == []
 
 
-# model and bot names: the tokenizer's table of models, the redactor's of bots
-_NAMING_TABLES = ("core/measuring/tokens.py", "core/reporting/redact.py")
-
-
 def _named_in_code(source: str, words: re.Pattern[str]) -> list[str]:
     """The identifiers and string literals of `source` that match `words` (comments and
     docstrings aside)."""
@@ -230,8 +226,9 @@ def _named_in_code(source: str, words: re.Pattern[str]) -> list[str]:
 
 def test_no_generic_module_names_an_agent() -> None:
     """What is an agent's is in its package: outside `core/agents/`, no module names a
-    registered agent in its code (its name's first word, any case), beside the tokenizer's
-    and the redactor's tables of model and bot names."""
+    registered agent in its code (its name's first word, any case): the names an agent
+    signs with and its own models' tokenizer are its package's (`Files.signs_as`,
+    `Files.o200k_models`)."""
 
     words = re.compile("|".join(re.escape(a.name.split()[0]) for a in CATALOGUE.agents), re.IGNORECASE)
     root = Path(__file__).resolve().parents[1]
@@ -239,7 +236,7 @@ def test_no_generic_module_names_an_agent() -> None:
         str(file.relative_to(root)): found
         for folder in ("core", "tui")
         for file in sorted((root / folder).rglob("*.py"))
-        if not str(file.relative_to(root)).startswith(("core/agents/", *_NAMING_TABLES))
+        if not str(file.relative_to(root)).startswith("core/agents/")
         and (found := _named_in_code(file.read_text(), words))
     }
     assert named == {}

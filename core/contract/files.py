@@ -47,6 +47,11 @@ class Files(ABC):
     # the environment variables that move all of it the inspector reads (its sessions, its
     # settings, its caches): a test points each at a folder of its own
     homes: ClassVar[tuple[str, ...]] = ()
+    # the names it signs commits and comments with: a shared report keeps them, as a bot's
+    signs_as: ClassVar[tuple[str, ...]] = ()
+    # the prefixes of its own models' names that count with o200k_base, where the
+    # tokenizer's table of OpenAI's models does not name them
+    o200k_models: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def home(self) -> Path:

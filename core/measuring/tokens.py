@@ -28,7 +28,7 @@ TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
 AUTO = "auto"  # the session's model's tokenizer (`model_tokenizer`)
 TOKENIZER_CHOICES = (AUTO, *TOKENIZERS)
 # OpenAI's models from GPT-4o on use o200k_base (tiktoken's model table); others: cl100k_base
-_O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3", "o4", "codex", "chatgpt-4o")
+_O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3", "o4", "chatgpt-4o")
 # Texts up to this long are also remembered by content: strategies make the same short
 # text many times over (cleared tool results, markers, summaries at one cap), each in a
 # new message, and that text is encoded once.
@@ -42,12 +42,13 @@ _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.ti
 _O200K_GZ = "o200k_base.tiktoken.gz"
 
 
-def model_tokenizer(model: object) -> str:
+def model_tokenizer(model: object, o200k: tuple[str, ...] = ()) -> str:
     """The tokenizer of `model` (a session's model name): o200k_base for OpenAI's
-    current models, else cl100k_base (Claude's own tokenizer is not public: the fitted
-    scale measures the difference)."""
+    current models and those an agent names (`o200k`, `Files.o200k_models`), else
+    cl100k_base (Anthropic's tokenizer is not public: the fitted scale measures the
+    difference)."""
     name = model.lower().rsplit("/", 1)[-1] if isinstance(model, str) else ""
-    return "o200k_base" if name.startswith(_O200K_MODELS) else DEFAULT_TOKENIZER
+    return "o200k_base" if name.startswith((*_O200K_MODELS, *o200k)) else DEFAULT_TOKENIZER
 
 
 def chars4(chars: int) -> int:
@@ -437,8 +438,9 @@ class ReportedUsage:
 
 
 def reported_usage(messages: Iterable[Message]) -> ReportedUsage | None:
-    """De-duplicates usage by (message id, request id): Claude Code repeats a response's
-    usage on every line of it. None when the transcript reports no usage."""
+    """De-duplicates usage by (message id, request id): an agent that writes a response
+    over several lines may repeat its usage on each. None when the transcript reports no
+    usage."""
     seen: dict[tuple[str | None, str | None], Usage] = {}
     for m in messages:
         if m.role == "assistant" and m.usage is not None:

@@ -77,6 +77,8 @@ class _Page:
     def __init__(self, inspection: Inspection, options: ReportOptions) -> None:
         self.inspection, self.options = inspection, options
         self.index = inspection.origins
+        # the names the agents sign with: a shared report keeps them, as a bot's
+        self.signers = tuple(name for a in inspection.config.catalogue.agents for name in a.signs_as)
 
     # --- text -----------------------------------------------------------------------------
 
@@ -84,7 +86,7 @@ class _Page:
         """Text from a file, safe to put in HTML: shown, never obeyed."""
         value = visible(value)
         if self.options.redact:
-            value = redacted(value)
+            value = redacted(value, self.signers)
         limit = self.options.max_chars
         if cut and limit is not None and len(value) > limit:
             value = value[:limit] + f"… ({len(value) - limit:,} more characters)"

@@ -9,6 +9,7 @@ keeps its shape."""
 from __future__ import annotations
 
 import re
+from functools import cache, partial
 
 # keys with a known prefix, then any long run of letters, digits, - and _ that mixes
 # letters and digits (random ids and secrets, not words)
@@ -54,15 +55,18 @@ _PERSON = re.compile(
     r"|creator|reporter|requester|login|username|userName|displayName|display_name|committer|updatedBy"
     r"|updated_by|mergedBy|merged_by|closedBy|closed_by)\"\s*:\s*\")(?P<value>[^\"\\]{1,100})(?=\")"
 )
-# an agent, a CI or an app, not a person: its name is kept
-_BOT = re.compile(
-    r"\[bot\]|\bbot\b|no-?reply|github-actions|dependabot|renovate|copilot|\bclaude\b|\bcodex\b", re.I
-)
+# a CI or an app, not a person: its name is kept (and each agent's, as it signs: `bots`)
+_BOTS = r"\[bot\]|\bbot\b|no-?reply|github-actions|dependabot|renovate|copilot"
 
 
-def _person(m: re.Match[str]) -> str:
+@cache  # one pattern a report: the agents it is given do not change
+def _bot(agents: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join([_BOTS, *(rf"\b{re.escape(name)}\b" for name in agents)]), re.I)
+
+
+def _person(m: re.Match[str], bot: re.Pattern[str]) -> str:
     whole = m.group(0)
-    if _BOT.search(whole):
+    if bot.search(whole):
         return whole
     if m.group("field") is not None:
         return m.group("field") + "<name>"
@@ -71,11 +75,12 @@ def _person(m: re.Match[str]) -> str:
     return m.group("lead") + "<name>" + (m.group("address") or "")
 
 
-def redacted(text: str) -> str:
+def redacted(text: str, agents: tuple[str, ...] = ()) -> str:
     """`text` with paths as `<path>`, secret-looking strings as `<secret>`, addresses as
-    `<email>`, people's names as `<name>` (an agent's or a bot's kept), GitHub node ids
-    as `<id>` and a repository after its host as `<repository>`."""
-    text = _PERSON.sub(_person, text)
+    `<email>`, people's names as `<name>` (a bot's kept, and an agent's: `agents`, the
+    names the agents sign with, `Files.signs_as`), GitHub node ids as `<id>` and a
+    repository after its host as `<repository>`."""
+    text = _PERSON.sub(partial(_person, bot=_bot(agents)), text)
     text = _REPOSITORY.sub(_repository, text)
     text = _EMAIL.sub("<email>", _NODE_ID.sub("<id>", text))
     return _PATH.sub("<path>", _SECRET.sub("<secret>", text))

@@ -2,6 +2,7 @@
 
 import pytest
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.reporting.redact import redacted
 
 
@@ -50,3 +51,12 @@ def test_redacted(text: str, shared: str) -> None:
 )  # fmt: skip
 def test_a_persons_name_in_tool_output_is_masked_and_a_bots_is_kept(text: str, shared: str) -> None:
     assert redacted(text) == shared
+
+
+def test_an_agent_s_signature_is_kept_as_its_package_names_it() -> None:
+    """The names an agent signs with come from its package (`Files.signs_as`), through
+    the catalogue: given them, a report keeps an agent's signature as a bot's."""
+    signed = "Co-Authored-By: Codex"
+    names = tuple(name for agent in CATALOGUE.agents for name in agent.signs_as)
+    assert redacted(signed) == "Co-Authored-By: <name>"
+    assert redacted(signed, names) == signed

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.measuring.tokens import TokenCounter, chars4, make_counter, reported_usage
 from compaction_inspector.core.model import Block, Message, Usage
 from compaction_inspector.core.text import clauses
@@ -214,6 +215,10 @@ def test_the_default_tokenizer_follows_the_model() -> None:
     assert [model_tokenizer(m) for m in ("claude-opus-4-5", "gpt-4", "gpt-3.5-turbo", None)] == [
         "cl100k_base"
     ] * 4
+    # an agent's own models, as its package names them (Codex's codex-mini), through the catalogue
+    assert model_tokenizer("codex-mini-latest") == "cl100k_base"
+    named = tuple(p for agent in CATALOGUE.agents for p in agent.o200k_models)
+    assert model_tokenizer("codex-mini-latest", named) == "o200k_base"
 
 
 def test_o200k_is_shipped_offline_and_counts_as_tiktoken_does(

@@ -76,6 +76,7 @@ class ClaudeCode(Agent):
     format = FORMAT
     name = "Claude Code"
     homes = ("CLAUDE_CONFIG_DIR",)
+    signs_as = ("claude",)
     folder_option = "claude-dir"
     folder_help = (
         "Claude Code's projects folder (default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"

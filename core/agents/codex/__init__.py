@@ -43,6 +43,8 @@ class Codex(Agent):
     format = FORMAT
     name = "Codex"
     homes = ("CODEX_HOME",)
+    signs_as = ("codex",)
+    o200k_models = ("codex",)  # codex-mini, OpenAI's model for it
     folder_option = "codex-dir"
     folder_help = "Codex's sessions folder (default $CODEX_HOME/sessions, else ~/.codex/sessions)"
     journal: ClassVar[Journal] = transcript_format
