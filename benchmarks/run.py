@@ -106,7 +106,7 @@ def _strategy_runs(messages: Any, context: Any) -> dict[str, tuple[Callable[[], 
     from compaction_inspector.core.replaying.simulate import simulate
     from compaction_inspector.core.replaying.simulation import Policy
     from compaction_inspector.core.strategies import run
-    from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+    from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
     from compaction_inspector.core.strategies.trim import TrimOptions
 
     trim = TrimOptions(trigger_turns=None, trigger_tokens=150_000)

@@ -29,8 +29,8 @@ from compaction_inspector.core.replaying.spliced import Spliced
 from compaction_inspector.core.reporting.diff import diff, sources
 from compaction_inspector.core.strategies import Context, run
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
 from compaction_inspector.core.strategies.hysteresis import run as hysteresis_run
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions

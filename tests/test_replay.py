@@ -27,7 +27,7 @@ from compaction_inspector.core.replaying.simulation import Policy, Simulation
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.base import REPAIR_TITLE
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from compaction_inspector.core.strategies.ptl_retry import PtlRetryOptions
 from compaction_inspector.core.strategies.summarize import SummarizeOptions
 from compaction_inspector.core.strategies.trim import TrimOptions

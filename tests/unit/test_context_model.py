@@ -15,7 +15,7 @@ from compaction_inspector.core.replaying.context import context_of
 from compaction_inspector.core.replaying.simulate import simulate
 from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import run
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from compaction_inspector.core.strategies.trim import TrimOptions
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load

@@ -8,7 +8,8 @@ from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.summary import summary_text
 from compaction_inspector.core.reporting.diff import diff
 from compaction_inspector.core.strategies.base import OptionError
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions, run
+from compaction_inspector.core.strategies.hysteresis import run
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from tests.helpers import a, call, result, snapshot, u
 
 

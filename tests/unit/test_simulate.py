@@ -13,7 +13,7 @@ from compaction_inspector.core.replaying.simulate import simulate, simulate_both
 from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.core.strategies import Context
 from compaction_inspector.core.strategies.clear import ClearOptions
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from compaction_inspector.core.strategies.variants import CLEARABLE_TOOLS
 from compaction_inspector.sample_sessions import path
 from tests.helpers import call, load, result, u
@@ -97,7 +97,7 @@ def test_an_ephemeral_policy_counts_each_compaction_once_not_once_per_request() 
     from compaction_inspector.core.measuring.pressure import Window
     from compaction_inspector.core.measuring.tokens import make_counter
     from compaction_inspector.core.replaying.context import context_of
-    from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+    from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
     from compaction_inspector.sample_sessions import path
     from tests.helpers import load
 

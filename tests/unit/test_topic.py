@@ -5,7 +5,7 @@ from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.replaying.checkpoint import build
 from compaction_inspector.core.strategies import Context, run
-from compaction_inspector.core.strategies.hysteresis import HysteresisOptions
+from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions
 from compaction_inspector.core.topic import asks, own_words, title
 from tests.helpers import a, u
 
