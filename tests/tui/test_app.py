@@ -728,12 +728,12 @@ async def test_side_by_side_names_its_sides_and_the_footer_what_d_does(tmp_path:
         assert "Split diff" in footer() and "Unified diff" not in footer()
         await pilot.press("n", "d")
         await pilot.pause()
-        assert shown(app).split and "Unified diff" in footer() and "Split diff" not in footer()
+        assert shown(app).panes.split and "Unified diff" in footer() and "Split diff" not in footer()
         assert shown(app).query_one("#before").border_title == "before step 1"
         assert shown(app).query_one("#after").border_title == "after step 1"
         await pilot.press("d")
         await pilot.pause()
-        assert not shown(app).split and "Split diff" in footer()
+        assert not shown(app).panes.split and "Split diff" in footer()
         assert not shown(app).query_one("#before").border_title
 
 
@@ -837,17 +837,17 @@ async def test_side_by_side_too_narrow_stays_unified_and_says_so(tmp_path: Path)
         app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]
         await pilot.press("n", "d")
         await pilot.pause()
-        assert not shown(app).split and shown(app).query_one("#after").has_class("hidden")
+        assert not shown(app).panes.split and shown(app).query_one("#after").has_class("hidden")
         assert notices[-1].startswith("Side by side needs 60 columns for the transcripts, 30 a side")
     wide = InspectorApp(path(), SMALL, export_dir=tmp_path)
     async with wide.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         await pilot.press("n", "d")
         await pilot.pause()
-        assert shown(wide).split
+        assert shown(wide).panes.split
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.2)
-        assert not shown(wide).split and shown(wide).query_one("#after").has_class("hidden")
+        assert not shown(wide).panes.split and shown(wide).query_one("#after").has_class("hidden")
 
 
 async def test_the_timeline_has_axes_a_legend_a_policy_and_a_cursor(tmp_path: Path) -> None:

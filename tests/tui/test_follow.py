@@ -82,7 +82,7 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
         before = len(inspected(app).session.messages)
         with open(f, "a") as out:
             out.write("".join(LINES[20:]))
-        shown(app).poll_follow()
+        shown(app).runs.poll()
         await settle(pilot)
         assert shown(app).session is not None and len(inspected(app).session.messages) > before
         assert len(inspected(app).tokens) == len(inspected(app).session.messages)
@@ -91,7 +91,8 @@ async def test_the_app_follows_a_growing_file(tmp_path: Path) -> None:
         view = shown(app).query_one("#before", TranscriptView)
         assert view.cursor == len(view.entries) - 1
         f.unlink()
-        shown(app).poll_follow()
+        shown(app).runs.poll()
+        await pilot.pause()
         assert title(app).endswith("· deleted: what was read stays shown")
 
 
@@ -133,15 +134,15 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
         view.set_cursor(len(view.entries) - 1)  # on the last message: new ones are followed
         with open(f, "a") as out:
             out.write("".join(LINES[20:]))
-        shown(app).poll_follow()
+        shown(app).runs.poll()
         await settle(pilot)
         assert view.cursor == len(view.entries) - 1 and len(inspected(app).session.messages) > 20
         notices: list[str] = []
         app.notify = lambda message, **kw: notices.append(str(message))  # type: ignore[method-assign]
         f.write_text("".join(LINES[:5]))  # truncated
-        shown(app).poll_follow()
+        shown(app).runs.poll()
         f.unlink()
-        shown(app).poll_follow()
+        shown(app).runs.poll()
         assert notices == [
             "The file was truncated: read again from the start",
             "The file was deleted: what was read stays shown",

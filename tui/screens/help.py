@@ -69,6 +69,12 @@ def acting(screen: Screen[Any], bindings: Iterable[BindingType]) -> list[Binding
     return [b for b in bindings if isinstance(b, Binding) and screen.check_action(b.action, ()) is not False]
 
 
+def key_of(bindings: Iterable[BindingType], keys: Mapping[str, str], binding_id: str) -> str:
+    """The first key that runs binding `binding_id` of `bindings` now, remapped in `keys` or not."""
+    binding = next(b for b in bindings if isinstance(b, Binding) and b.id == binding_id)
+    return key_names(keys.get(binding_id, binding.key).split(",")[0])
+
+
 def key_names(key: str) -> str:
     """A binding's keys as a reader names them: "n", "question mark, f1"."""
     return ", ".join(k.strip().replace("_", " ") for k in key.split(","))

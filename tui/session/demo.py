@@ -28,6 +28,7 @@ from compaction_inspector.core.strategies import (
 )
 from compaction_inspector.core.strategies.declaration import with_values
 from compaction_inspector.tui.session import figures
+from compaction_inspector.tui.widgets.panes import TranscriptPanes
 
 # where each strategy fires on the 4,500-token sample (its own defaults are for real windows)
 TOUR_OPTIONS: dict[str, dict[str, Any]] = {
@@ -123,7 +124,6 @@ class Stage(Protocol):
 
     demo_runner: Demo | None
     step: int
-    split: bool
     compare: str
     strategy: str
     wanted_step: int | None  # a step asked for while the strategy ran
@@ -139,7 +139,8 @@ class Stage(Protocol):
     @property
     def config(self) -> Config: ...
     def configure(self, config: Config) -> None: ...
-    def split_fits(self) -> bool: ...
+    @property
+    def panes(self) -> TranscriptPanes: ...
     def action_own_compactions(self) -> None: ...
     def run_simulation(self) -> None: ...
     async def action_tune(self, what: str, delta: int) -> None: ...
@@ -208,8 +209,9 @@ class Demo:
             app.step = max(-1, min(index, len(app.result.steps) - 1))
 
     def split(self, on: bool) -> None:
-        if on != self.app.split and (not on or self.app.split_fits()):
-            self.app.split = on
+        panes = self.app.panes
+        if on != panes.split and (not on or panes.split_fits()):
+            panes.split = on
 
     def own(self, on: bool) -> None:
         if on != self.app.own:

@@ -98,6 +98,15 @@ def bands(config: Config, shown: str) -> tuple[tuple[int, ...], int]:
     return declared(config.options(name))
 
 
+def in_force(config: Config, shown: str, inspection: Inspection | None) -> Mapping[str, int | None] | None:
+    """What the options of `shown` left blank come to in the session's context (None:
+    nothing to say, or no session yet)."""
+    declared = config.catalogue.strategies[shown]
+    if inspection is None or declared.in_force is None:
+        return None
+    return declared.in_force(config.options(shown), inspection.context)
+
+
 def tuning(config: Config, shown: str) -> tuple[str, ...]:
     """The tuning in force, for the status line, in parts a narrow line shows whole or
     not at all: what the tuning keys move with `shown` on screen (hysteresis's bands,

@@ -53,6 +53,20 @@ def read(
         post(messages.Counted(exact, run))
 
 
+def reading(name: str, preview: Inspection, total: int) -> str:
+    """The title line while a large file is read: its first rows shown, its size."""
+    first, size = counted(len(preview.session.messages), "message"), f"{total / 1e6:,.1f} MB"
+    return f"{name} · the first {first} · reading {size}… · token counts: {preview.counter.label}"
+
+
+def skipped(session: Session) -> str | None:
+    """The lines the read skipped, and why the first was."""
+    notes = [d for d in session.diagnostics if d.line is not None]
+    if not notes:
+        return None
+    return f"{len(notes)} line(s) skipped, first at line {notes[0].line}: {notes[0].message}"
+
+
 def subtitle(name: str, session: Session, following: bool) -> str:
     """The screen's title line: the file, its format (and request), its size, whether it
     is a slice or followed."""

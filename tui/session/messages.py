@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.message import Message
 
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Session
 from compaction_inspector.core.pricing.cost import Cost
 from compaction_inspector.core.replaying.simulation import Simulation
 from compaction_inspector.core.strategies import CompactionResult, Stats
@@ -92,6 +93,13 @@ class Refused(Message, namespace=SCREEN):
     kind: str
     run: int
     reason: str
+
+
+@dataclass
+class Grown(Message, namespace=SCREEN):
+    """The followed file holds `session` now (None: it was deleted)."""
+
+    session: Session | None
 
 
 class Settled(Message, namespace=SCREEN):

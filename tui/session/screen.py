@@ -1,10 +1,10 @@
 """One session shown: the transcript, the gauge, the strategy panel and the timeline.
 
 The screen owns its state as reactives (`inspection`, `strategy`, `result`, `step`,
-`split`, `mode`, `sidechain`); any change to them redraws the view once. Loading,
-counting, strategy runs and replays run in workers that post messages (tui/messages.py)
-handled here; once none is under way the screen posts `Settled`. A sub-agent opens as a
-screen of its own on top.
+`mode`); any change to them redraws the view once, and the panes own how they show it.
+Loading, counting, strategy runs, replays and following the file are its work
+(tui/session/work.py), posting messages handled here; once none is under way the screen
+posts `Settled`. A sub-agent opens as a screen of its own on top.
 """
 
 from __future__ import annotations
@@ -12,22 +12,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from rich.cells import cell_len
-from rich.text import Text
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
-from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import Config, WindowSource
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.replaying.simulation import AS_IT_RAN
-from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.sessions import subagent
 from compaction_inspector.core.strategies import (
     DEFAULT,
@@ -36,23 +31,21 @@ from compaction_inspector.core.strategies import (
     Stats,
     Step,
 )
-from compaction_inspector.core.strategies.declaration import Options
-from compaction_inspector.core.text import counted, visible
+from compaction_inspector.core.text import visible
 from compaction_inspector.tui import heap
-from compaction_inspector.tui.screens.help import HelpScreen, acting, key_names
-from compaction_inspector.tui.screens.progress import summarizer_failed
+from compaction_inspector.tui.screens.help import HelpScreen, acting, key_of
 from compaction_inspector.tui.session import comparing, figures, loading, messages, replays, writing
 from compaction_inspector.tui.session.demo import Demo
-from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.session.keys import SESSION_KEYS
 from compaction_inspector.tui.session.listing_cache import Source
-from compaction_inspector.tui.session.runs import Runs
+from compaction_inspector.tui.session.work import Work
 from compaction_inspector.tui.text import safe
 from compaction_inspector.tui.widgets.gauge import PressureGauge
-from compaction_inspector.tui.widgets.panes import SPLIT_MIN, TranscriptPanes
+from compaction_inspector.tui.widgets.panes import TranscriptPanes
+from compaction_inspector.tui.widgets.status_line import StatusLine
 from compaction_inspector.tui.widgets.strategy_panel import StrategyPanel
 from compaction_inspector.tui.widgets.timeline import Timeline
-from compaction_inspector.tui.widgets.transcript import BOUNDARY_MODES, TranscriptView
+from compaction_inspector.tui.widgets.transcript import TranscriptView
 
 # what the timeline's second curve cycles through: nothing, the baseline, each strategy a replay suits
 OWN = "own"  # the mode that steps through the transcript's own compactions
@@ -65,10 +58,7 @@ class SessionScreen(Screen[None]):
     strategy = var(DEFAULT)
     result: var[CompactionResult[Stats] | None] = var(None, always_update=True)
     step = var(-1)
-    split = var(False)
     mode = var("strategy")  # or OWN
-    sidechain = var(False)
-    boundaries = var(BOUNDARY_MODES[0])  # which the transcripts mark, bound to both panes
 
     def __init__(
         self,
@@ -92,7 +82,6 @@ class SessionScreen(Screen[None]):
         self.path, self.request, self.follow, self.demo = path, request, follow, demo
         self.export_dir, self.subagent = export_dir, subagent
         self._config, self._given = config, given
-        self.follower: Follower | None = None
         self.demo_runner: Demo | None = None
         self.wanted_step: int | None = None  # a step the tour asked for while the strategy ran
         self.selection = ""
@@ -101,7 +90,7 @@ class SessionScreen(Screen[None]):
         self._waiting = False  # following a file that cannot be read yet
         self._strategy_result: CompactionResult[Stats] | None = None  # the strategy's, while OWN is shown
         self._ladders: figures.Ladders = {}  # where each tuned setting began, and the presses since
-        self.runs = Runs(self._settled)  # work under way, by kind
+        self.runs = Work(self, self._settled)  # work under way, by kind
         self._redraw_queued = False
         self.previewed = False  # the first rows of a large file were shown while it was read
 
@@ -127,6 +116,10 @@ class SessionScreen(Screen[None]):
         return self.result.steps[self.step] if self.result and self.step >= 0 else None
 
     @property
+    def panes(self) -> TranscriptPanes:
+        return self.query_one(TranscriptPanes)
+
+    @property
     def own(self) -> bool:
         return self.mode == OWN
 
@@ -134,7 +127,7 @@ class SessionScreen(Screen[None]):
         yield Header()
         yield PressureGauge(id="gauge")
         with Horizontal(id="body"):
-            yield TranscriptPanes(id="transcripts").data_bind(SessionScreen.boundaries)
+            yield TranscriptPanes(id="transcripts")
             with Vertical(id="side"):
                 strategies = self.config.catalogue.strategies
                 yield StrategyPanel(strategies, self.strategy, self.config.options(self.strategy), id="panel")
@@ -142,17 +135,13 @@ class SessionScreen(Screen[None]):
         yield Input(placeholder="search: enter for next match, esc to close", id="search", classes="hidden")
         yield ProgressBar(id="progress", show_eta=False, classes="hidden")
         yield Static("", id="caption", classes="hidden")  # the tour's caption
-        yield Static("", id="status")
+        yield StatusLine(id="status")
         yield Footer()
-
-    def key_of(self, binding_id: str) -> str:
-        """The key that runs a binding now, remapped or not, as the help names it."""
-        binding = next(b for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id)
-        return key_names(self.config.keys.get(binding_id, binding.key).split(",")[0])
 
     def on_mount(self) -> None:
         panel = self.query_one(StrategyPanel)
-        panel.keys_hint = f"({self.key_of('step_next')} next · {self.key_of('step_end')} end)"
+        keys = self.BINDINGS, self.config.keys
+        panel.keys_hint = f"({key_of(*keys, 'step_next')} next · {key_of(*keys, 'step_end')} end)"
         self.query_one("#before", TranscriptView).focus()
         self.sub_title = f"{self.shown_name} · loading…"
         self.load_session()
@@ -163,9 +152,8 @@ class SessionScreen(Screen[None]):
 
     def watch_result(self) -> None:
         self._redraw()
-        declared = self.config.catalogue.strategies[self.strategy]
-        if self.inspection is not None and declared.in_force is not None and not self.own:
-            values = declared.in_force(self.config.options(self.strategy), self.inspection.context)
+        values = None if self.own else figures.in_force(self.config, self.strategy, self.inspection)
+        if values is not None:
             self.query_one(StrategyPanel).show_in_force(values)
 
     def watch_step(self) -> None:
@@ -176,13 +164,6 @@ class SessionScreen(Screen[None]):
     def watch_mode(self) -> None:
         self.query_one(StrategyPanel).show_own(self.own)
 
-    def watch_split(self) -> None:
-        self.refresh_bindings()
-        self._redraw()
-
-    def watch_sidechain(self) -> None:
-        self._redraw()
-
     def _redraw(self) -> None:
         if not self._redraw_queued:
             self._redraw_queued = True
@@ -192,7 +173,7 @@ class SessionScreen(Screen[None]):
         if self._redraw_queued:  # unless drawn meanwhile
             self.refresh_view()
 
-    # --- work under way (tui/runs.py), and when it is all done ----------------------------------
+    # --- work under way (tui/session/work.py), and when it is all done ------------------------
 
     def _settled(self) -> None:
         self.post_message(messages.Settled())
@@ -210,17 +191,9 @@ class SessionScreen(Screen[None]):
 
     # --- loading and counting -----------------------------------------------------------------
 
-    def load_session(self) -> None:
-        self._load(self.runs.start("count"))
-
-    @work(thread=True, exclusive=True, group="load", description="load")
-    def _load(self, run: int) -> None:
-        worker = get_current_worker()
+    def load_session(self, run: int | None = None) -> None:
         first_rows = self.inspection is None
-        progress = lambda done, todo: self.app.call_from_thread(self._progress, done, todo)  # noqa: E731
-        cancelled = lambda: worker.is_cancelled  # noqa: E731
-        loading.read(self.path, self._given, self.request, self._config, first_rows, run, self.post_message,
-                     progress, cancelled)  # fmt: skip
+        self.runs.load(self.path, self._given, self.request, self._config, first_rows, self._progress, run)
 
     def on_session_screen_previewed(self, event: messages.Previewed) -> None:
         """The first rows, while the rest is read: the transcript only (no figure is
@@ -229,12 +202,9 @@ class SessionScreen(Screen[None]):
             return
         preview = event.inspection
         source = Source(preview.session, None, preview.counter, preview.origins)
-        self.query_one(TranscriptPanes).preview(source)
+        self.panes.preview(source)
         self.previewed = True
-        self.sub_title = (
-            f"{self.shown_name} · the first {counted(len(preview.session.messages), 'message')} · "
-            f"reading {event.total / 1e6:,.1f} MB… · token counts: {preview.counter.label}"
-        )
+        self.sub_title = loading.reading(self.shown_name, preview, event.total)
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -254,7 +224,7 @@ class SessionScreen(Screen[None]):
         if not self._waiting:
             self.notify(event.reason, title="Waiting for the transcript", severity="warning", timeout=10)
         self._waiting = True
-        self.set_timer(1.0, lambda: self._load(event.run))
+        self.set_timer(1.0, lambda: self.load_session(event.run))
 
     def on_session_screen_loaded(self, event: messages.Loaded) -> None:
         if not self.runs.latest("count", event.run):
@@ -262,18 +232,13 @@ class SessionScreen(Screen[None]):
         self._config, self.inspection = event.inspection.config, event.inspection
         session = event.inspection.session
         heap.settle()
-        self._title()
+        self.sub_title = loading.subtitle(self.shown_name, session, self.follow)
         if self._waiting:
             self._waiting = False
             self.query_one("#status", Static).update("")
-        notes = [d for d in session.diagnostics if d.line is not None]
-        if notes:
-            self.notify(
-                f"{len(notes)} line(s) skipped, first at line {notes[0].line}: {notes[0].message}",
-                title="Some lines could not be read",
-                severity="warning",
-                timeout=10,
-            )
+        skipped = loading.skipped(session)
+        if skipped:
+            self.notify(skipped, title="Some lines could not be read", severity="warning", timeout=10)
         view = self.query_one("#before", TranscriptView)
         cursor = view.cursor if self.previewed else 0  # where the reader got to in the first rows
         self.refresh_view(keep_cursor=False)
@@ -281,10 +246,6 @@ class SessionScreen(Screen[None]):
         # The strategy and the replay wait for exact counts (Counted always follows):
         # run now on the estimate, they would only slow the counting down.
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
-
-    def _title(self) -> None:
-        assert self.inspection is not None
-        self.sub_title = loading.subtitle(self.shown_name, self.inspection.session, self.follow)
 
     def on_session_screen_counted(self, event: messages.Counted) -> None:
         if not self.runs.latest("count", event.run):
@@ -298,10 +259,9 @@ class SessionScreen(Screen[None]):
             self.notify(counter.warning, title=title, severity="warning", timeout=10)
         self.run_current_strategy()
         self.runs.done("count", event.run)
-        if self.follow and self.follower is None:
-            self.follower = Follower(self.config.catalogue.formats, self.path, event.inspection.session)
-            self.set_interval(1.0, self.poll_follow)
-            self.call_later(self.query_one(TranscriptPanes).to_tail)
+        if self.follow and not self.runs.following:
+            self.runs.follow(self.config.catalogue.formats, self.path, event.inspection.session)
+            self.call_later(self.panes.to_tail)
         if self.demo:
             self.demo = False
             Demo(self).start()
@@ -317,9 +277,7 @@ class SessionScreen(Screen[None]):
         assert inspection is not None
         source = Source(inspection.session, self.result, inspection.counter, inspection.origins)
         steps = len(self.result.steps) if self.result else 0
-        self.query_one(TranscriptPanes).show(
-            source, self.step, steps, self.split, self.sidechain, keep_cursor
-        )
+        self.panes.show(source, self.step, steps, keep_cursor)
         self.query_one(StrategyPanel).show_step(self.result, self.step)
         state = figures.gauge_state(inspection, self.result, self.step, self.own, self.strategy)
         self.query_one(PressureGauge).update_state(state)
@@ -331,18 +289,8 @@ class SessionScreen(Screen[None]):
             return
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
         name = self.strategy
-        self._run_strategy(self.inspection, name, self.config.options(name), self.runs.start("strategy"))
+        self.runs.strategy(self.inspection, name, self.config.options(name))
         self.run_simulation()
-
-    @work(thread=True, exclusive=True, group="strategy", description="run strategy")
-    def _run_strategy(self, inspection: Inspection, name: str, options: Options, run: int) -> None:
-        try:
-            result = inspection.run(name, options)
-        except SummarizerError as exc:
-            self.post_message(messages.Refused("strategy", run, summarizer_failed(exc)))
-            return
-        if not get_current_worker().is_cancelled:
-            self.post_message(messages.StrategyDone(run, result))
 
     def on_session_screen_refused(self, event: messages.Refused) -> None:
         if self.runs.done(event.kind, event.run):
@@ -362,14 +310,7 @@ class SessionScreen(Screen[None]):
     def run_simulation(self) -> None:
         if self.inspection is None or not self.query(Timeline):
             return
-        self._simulate(self.inspection, self.strategy, self.compare, self.runs.start("replay"))
-
-    @work(thread=True, exclusive=True, group="simulate", description="replay")
-    def _simulate(self, inspection: Inspection, strategy: str, compare: str, run: int) -> None:
-        worker = get_current_worker()
-        replays.replay_and_price(
-            inspection, strategy, compare, run, self.post_message, lambda: worker.is_cancelled
-        )
+        self.runs.replay(self.inspection, self.strategy, self.compare)
 
     def on_session_screen_priced(self, event: messages.Priced) -> None:
         """The replay's run ends once it is priced too."""
@@ -440,52 +381,22 @@ class SessionScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Of the two `d` bindings, the one that names what `d` does now."""
-        if action == "toggle_split":
-            return not self.split
-        if action == "unsplit":
-            return self.split
+        if action in ("toggle_split", "unsplit"):  # asked before the panes are there too
+            split = any(panes.split for panes in self.query(TranscriptPanes))
+            return split == (action == "unsplit")
         return True
 
     def action_unsplit(self) -> None:
         self.action_toggle_split()
 
     def action_toggle_split(self) -> None:
-        if not self.split and not self.split_fits():
-            return
-        if self.step < 0:
-            self.notify("Step forward (n) to see a before/after diff.", timeout=3)
-        self.split = not self.split
-
-    def split_fits(self) -> bool:
-        """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
-        panes = self.query_one(TranscriptPanes)
-        if panes.fits_split:
-            return True
-        width = panes.size.width
-        self.notify(
-            f"Side by side needs {2 * SPLIT_MIN} columns for the transcripts, {SPLIT_MIN} a side; "
-            f"they have {width} here, so the diff stays unified (v hides the side panel).",
-            title="Unified diff",
-            timeout=5,
-        )
-        return False
-
-    def on_resize(self) -> None:
-        if self.split:  # once the new breakpoints' styles are applied and laid out
-            self.set_timer(0.1, self._unsplit_if_narrow)
-
-    def _unsplit_if_narrow(self) -> None:
-        if self.split and not self.split_fits():
-            self.split = False
+        self.panes.toggle_split()
 
     def action_cycle_boundaries(self) -> None:
-        self.boundaries = BOUNDARY_MODES[(BOUNDARY_MODES.index(self.boundaries) + 1) % len(BOUNDARY_MODES)]
-        self.notify(f"Boundaries: {self.boundaries}", timeout=2)
+        self.panes.cycle_boundaries()
 
     def action_toggle_sidechain(self) -> None:
-        count = len(self.session.sidechain) if self.session else 0
-        self.notify(f"Sidechains {'hidden' if self.sidechain else 'shown'} ({count} messages)", timeout=2)
-        self.sidechain = not self.sidechain
+        self.panes.toggle_sidechain()
 
     def action_request(self, delta: int) -> None:
         """Open the previous or next request of a proxy log (the number wraps around)."""
@@ -508,11 +419,7 @@ class SessionScreen(Screen[None]):
         if not self.inspection.session.compactions:
             self.notify("This transcript records no compaction of its own", timeout=4)
             return
-        self._own(self.inspection, self.runs.start("own"))
-
-    @work(thread=True, exclusive=True, group="own", description="own compactions")
-    def _own(self, inspection: Inspection, run: int) -> None:
-        self.post_message(messages.OwnDone(run, inspection.own_steps()))
+        self.runs.own(self.inspection)
 
     def on_session_screen_own_done(self, event: messages.OwnDone) -> None:
         if not self.runs.done("own", event.run):
@@ -524,9 +431,7 @@ class SessionScreen(Screen[None]):
     def action_toggle_side(self) -> None:
         """Hide the side panel so the transcripts take the width; on a narrow terminal,
         where it is hidden, swap it in for the transcript."""
-        self.toggle_class("-side")
-        if self.split:  # a side-by-side diff may no longer fit once the panel is back
-            self.set_timer(0.1, self._unsplit_if_narrow)
+        self.toggle_class("-side")  # the panes see their new width and unsplit if it is too narrow
 
     def action_cycle_compare(self) -> None:
         cycle = ("none", AS_IT_RAN, *self.config.catalogue.replayed)
@@ -561,10 +466,8 @@ class SessionScreen(Screen[None]):
         box.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "search":
-            return
-        if event.value and not self.query_one("#before", TranscriptView).find(event.value):
-            self.notify(f"No message contains “{event.value}”", severity="warning", timeout=3)
+        if event.input.id == "search" and event.value:
+            self.panes.find(event.value)
 
     def key_escape(self) -> None:
         box = self.query_one("#search", Input)
@@ -586,13 +489,11 @@ class SessionScreen(Screen[None]):
             self.post_message(messages.Leave())
 
     def action_focus_timeline(self) -> None:
-        timeline = self.query_one(Timeline)
-        timeline.focus()
-        timeline.action_move(0)  # the cursor appears on the last round
+        self.query_one(Timeline).enter_cursor()
 
     def on_timeline_jump(self, event: Timeline.Jump) -> None:
         """The transcript at the round the timeline's cursor is on: its request's last message."""
-        self.query_one(TranscriptPanes).go_to_request(event.message_end)
+        self.panes.go_to_request(event.message_end)
 
     def on_transcript_view_selected(self, event: TranscriptView.Selected) -> None:
         entry = event.entry
@@ -606,41 +507,22 @@ class SessionScreen(Screen[None]):
 
     def show_status(self) -> None:
         """The message under the cursor, then the tuning once it has been changed."""
-        room = (self.size.width or 1_000) - 2  # the line's padding (1,000: not laid out yet)
-        if not self.tuned:
-            self._show_line(safe(figures.fitted(self.selection.split(" · "), room)))
-            return
         # made from the config each time, so a preset or a new window shows at once
-        tuning, gap, parts = (
-            figures.tuning(self.config, self.strategy),
-            "   │   ",
-            self.selection.split(" · "),
-        )
-        for share in (room, room // 2):  # the selection whole if the tuning still shows, else half the line
-            mine = figures.fitted(parts, share)
-            shown = figures.fitted(tuning, room - cell_len(mine) - len(gap))
-            if shown:
-                break
-        self._show_line(safe(gap.join(p for p in (mine, shown) if p)))
-
-    def _show_line(self, line: Text) -> None:
-        """Show `line` under the panes."""
+        tuning = figures.tuning(self.config, self.strategy) if self.tuned else ()
         # query, not query_one: a cursor move queued before the screen closed may land
-        # after its widgets are gone. The line is one row high, so no layout is needed.
-        for status in self.query("#status").results(Static):
-            status.update(line, layout=False)
+        # after its widgets are gone
+        for status in self.query(StatusLine):
+            status.show(self.selection.split(" · "), tuning)
 
     # --- sub-agents -----------------------------------------------------------------------------
 
     def action_open_subagent(self) -> None:
         """From a Task or Agent call (or its result), open the sub-agent's own transcript
         (`<session>/subagents/agent-<id>.jsonl`, the id its result names); escape returns."""
-        view = self.query_one("#before", TranscriptView)
-        if view.current is None or self.session is None:
+        selected = self.panes.with_partners()
+        if not selected or self.session is None:
             return
-        found = subagent(
-            self.config.catalogue, self.session, self.query_one(TranscriptPanes).with_partners(view.cursor)
-        )
+        found = subagent(self.config.catalogue, self.session, selected)
         if isinstance(found, str):
             self.notify(found, title="No sub-agent to open", severity="warning", timeout=6)
             return
@@ -700,21 +582,14 @@ class SessionScreen(Screen[None]):
 
     # --- follow mode ----------------------------------------------------------------------------
 
-    def poll_follow(self) -> None:
-        if self.follower is None or self.inspection is None:
-            return
-        update = self.follower.poll()
-        if self.follower.event:  # deleted, or started over
-            self.notify(self.follower.event, title="Following", timeout=8)
-            self.follower.event = None
-        if self.follower.gone:
+    def on_session_screen_grown(self, event: messages.Grown) -> None:
+        session, inspection = event.session, self.inspection
+        if session is None or inspection is None:  # deleted (followed only once read)
             self.sub_title = f"{self.shown_name} · deleted: what was read stays shown"
-        if update is None:
             return
-        session, _reloaded = update
         view = self.query_one("#before", TranscriptView)
         at_end = self.step < 0 and view.cursor >= len(view.entries) - 1
-        self.inspection = self.inspection.appended(session)
+        self.inspection = inspection.appended(session)
         self.sub_title = loading.subtitle(self.shown_name, session, following=True)
         self.refresh_view()
         if at_end:  # the cursor was on the last message: it follows the new ones

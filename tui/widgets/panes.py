@@ -22,11 +22,45 @@ SPLIT_MIN = 30  # cells a side-by-side pane needs to show a message's head line
 
 class TranscriptPanes(Horizontal):
     boundaries = reactive(BOUNDARY_MODES[0])  # which the transcripts mark, bound to both panes
+    split = reactive(False)  # a step's before and after side by side
+    sidechain = reactive(False)  # the transcript with its sidechain messages
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.listings = ListingCache()
         self._prepare_timer: Timer | None = None
+        self._shown: tuple[Source, int, int] | None = None  # the step shown, of how many
+
+    def watch_split(self) -> None:
+        self.screen.refresh_bindings()  # the split key says what it does now
+        self._redraw()
+
+    def watch_sidechain(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self._shown is not None:
+            self.show(*self._shown, keep_cursor=True)
+
+    def toggle_split(self) -> None:
+        if not self.split and not self.split_fits():
+            return
+        if self._shown is None or self._shown[1] < 0:
+            self.notify("Step forward (n) to see a before/after diff.", timeout=3)
+        self.split = not self.split
+
+    def toggle_sidechain(self) -> None:
+        count = len(self._shown[0].session.sidechain) if self._shown is not None else 0
+        self.notify(f"Sidechains {'hidden' if self.sidechain else 'shown'} ({count} messages)", timeout=2)
+        self.sidechain = not self.sidechain
+
+    def on_resize(self) -> None:
+        if self.split:  # once the new breakpoints' styles are applied and laid out
+            self.set_timer(0.1, self._unsplit_if_narrow)
+
+    def _unsplit_if_narrow(self) -> None:
+        if self.split and not self.split_fits():
+            self.split = False
 
     def compose(self) -> ComposeResult:
         yield TranscriptView(id="before").data_bind(TranscriptPanes.boundaries)
@@ -40,19 +74,32 @@ class TranscriptPanes(Horizontal):
     def after(self) -> TranscriptView:
         return self.query_one("#after", TranscriptView)
 
-    @property
-    def fits_split(self) -> bool:
-        """Side by side needs SPLIT_MIN cells a pane."""
-        return self.size.width >= 2 * SPLIT_MIN
+    def split_fits(self) -> bool:
+        """Side by side needs SPLIT_MIN cells a pane; narrower, it says so and the diff stays unified."""
+        width = self.size.width
+        if width >= 2 * SPLIT_MIN:
+            return True
+        self.notify(
+            f"Side by side needs {2 * SPLIT_MIN} columns for the transcripts, {SPLIT_MIN} a side; "
+            f"they have {width} here, so the diff stays unified (v hides the side panel).",
+            title="Unified diff",
+            timeout=5,
+        )
+        return False
+
+    def cycle_boundaries(self) -> None:
+        """Mark the next of BOUNDARY_MODES."""
+        self.boundaries = BOUNDARY_MODES[(BOUNDARY_MODES.index(self.boundaries) + 1) % len(BOUNDARY_MODES)]
+        self.notify(f"Boundaries: {self.boundaries}", timeout=2)
 
     def preview(self, source: Source) -> None:
         """The first rows of a file still being read: the transcript alone."""
         self.before.show(build(source, Key(-1, False, False))[0], keep_cursor=False)
 
-    def show(
-        self, source: Source, step: int, steps: int, split: bool, sidechain: bool, keep_cursor: bool
-    ) -> None:
+    def show(self, source: Source, step: int, steps: int, keep_cursor: bool) -> None:
         """Step `step` of `steps` (-1: the transcript), in one pane or, `split`, two."""
+        self._shown = (source, step, steps)
+        split, sidechain = self.split, self.sidechain
         listings = self.listings.get(source, _key(step, split, sidechain))
         around = [_key(i, split, sidechain) for i in (step + 1, step - 1) if -1 <= i < steps]
         if self._prepare_timer is not None:
@@ -80,13 +127,21 @@ class TranscriptPanes(Horizontal):
         self.listings.prepare(source, keys, lambda: worker.is_cancelled)
         heap.tidy()
 
-    def with_partners(self, k: int) -> list[Message]:
-        """The message at position `k` of the transcript and the calls or results it pairs with."""
-        entries = self.before.entries
+    def with_partners(self) -> list[Message]:
+        """The message under the transcript's cursor and the calls or results it pairs
+        with (none: no message is there)."""
+        if self.before.current is None:
+            return []
+        entries, k = self.before.entries, self.before.cursor
         m = entries.message(k)
         found = [entries.partner(k, t, result=True) for t in m.tool_use_ids()]
         found += [entries.partner(k, t, result=False) for t in m.tool_result_ids()]
         return [m, *(entries.message(q) for q in found if q is not None)]
+
+    def find(self, text: str) -> None:
+        """The cursor on the next message holding `text`, or it is said that none does."""
+        if not self.before.find(text):
+            self.notify(f"No message contains “{text}”", severity="warning", timeout=3)
 
     def to_tail(self) -> None:
         """The cursor on the last message, so new ones are followed."""

@@ -91,6 +91,11 @@ class Timeline(Widget, can_focus=True):
     def action_move_column(self, by: int) -> None:
         self.action_move(by * self._per())
 
+    def enter_cursor(self) -> None:
+        """Focused, the cursor on the last round."""
+        self.focus()
+        self.action_move(0)
+
     def leave_cursor(self) -> None:
         """Out of the cursor mode: the last line says what the marks mean again."""
         self.cursor = None

@@ -1,0 +1,114 @@
+"""The session screen's work, each kind in a thread worker of its own: reading and counting
+the session, the strategy's run, the timeline's replays, the transcript's own compactions;
+and a followed file polled each second.
+Each posts its answers as messages (`tui/session/messages.py`) the screen handles; as a
+`Runs`, it says which answer is the latest of its kind and when nothing is under way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.formats import Formats
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.model import Session
+from compaction_inspector.core.replaying.summarizer import SummarizerError
+from compaction_inspector.core.strategies.declaration import Options
+from compaction_inspector.tui.screens.progress import summarizer_failed
+from compaction_inspector.tui.session import loading, messages, replays
+from compaction_inspector.tui.session.follow import Follower
+from compaction_inspector.tui.session.runs import Runs
+
+
+def _cancelled() -> bool:
+    return get_current_worker().is_cancelled
+
+
+class Work(Runs):
+    def __init__(self, screen: Screen[None], on_settled: Callable[[], None]) -> None:
+        super().__init__(on_settled)
+        self._screen = screen
+        self._follower: Follower | None = None
+
+    def _start(self, group: str, description: str, body: Callable[[], object]) -> None:
+        # exclusive: a newer run of the group cancels the one before
+        self._screen.run_worker(body, thread=True, exclusive=True, group=group, description=description)
+
+    def load(
+        self,
+        path: Path,
+        given: Session | None,
+        request: int | None,
+        config: Config,
+        first_rows: bool,
+        progress: Callable[[int, int], None],
+        run: int | None = None,
+    ) -> None:
+        """Read and count the session (`loading.read`), as a new run or again as `run`
+        (a followed file not readable yet); `progress` is called on the app's thread."""
+        run = self.start("count") if run is None else run
+        call = self._screen.app.call_from_thread
+        post = self._screen.post_message
+
+        def read() -> None:
+            loading.read(path, given, request, config, first_rows, run, post,
+                         lambda done, todo: call(progress, done, todo), _cancelled)  # fmt: skip
+
+        self._start("load", "load", read)
+
+    def strategy(self, inspection: Inspection, name: str, options: Options) -> None:
+        """The strategy's run on the session, posted as `StrategyDone`."""
+        run, post = self.start("strategy"), self._screen.post_message
+
+        def apply() -> None:
+            try:
+                result = inspection.run(name, options)
+            except SummarizerError as exc:
+                post(messages.Refused("strategy", run, summarizer_failed(exc)))
+                return
+            if not _cancelled():
+                post(messages.StrategyDone(run, result))
+
+        self._start("strategy", "run strategy", apply)
+
+    def replay(self, inspection: Inspection, strategy: str, compare: str) -> None:
+        """The timeline's replays (`replays.replay_and_price`)."""
+        run, post = self.start("replay"), self._screen.post_message
+        self._start(
+            "simulate",
+            "replay",
+            lambda: replays.replay_and_price(inspection, strategy, compare, run, post, _cancelled),
+        )
+
+    def own(self, inspection: Inspection) -> None:
+        """The transcript's own compactions as steps, posted as `OwnDone`."""
+        run, post = self.start("own"), self._screen.post_message
+        self._start("own", "own compactions", lambda: post(messages.OwnDone(run, inspection.own_steps())))
+
+    def follow(self, formats: Formats, path: Path, session: Session) -> None:
+        """Poll the file each second once `session`, read from it, is shown."""
+        self._follower = Follower(formats, path, session)
+        self._screen.set_interval(1.0, self.poll)
+
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    def poll(self) -> None:
+        """What the followed file grew to is posted as `Grown`, and so is its deletion;
+        a start over is said."""
+        follower, screen = self._follower, self._screen
+        if follower is None:
+            return
+        update = follower.poll()
+        if follower.event is not None:  # deleted, or started over: said once
+            screen.notify(follower.event, title="Following", timeout=8)
+            follower.event = None
+            if follower.gone:
+                screen.post_message(messages.Grown(None))
+        if update is not None:
+            screen.post_message(messages.Grown(update[0]))
