@@ -262,6 +262,13 @@ class Steps:
         self.start_tokens = self._tokens = context.tokens(start.base) if tokens is None else tokens
         self.steps: list[Step] = []
 
+    @classmethod
+    def of(cls, messages: Sequence[Message], context: Context) -> tuple[Segment, Steps]:
+        """A run's start: the index of `messages` (a run plans over it) and the steps from
+        them, at the counted total it knows."""
+        segment = Segment(messages, context)
+        return segment, cls(segment.messages, context, segment.prefix[len(segment)])
+
     @property
     def current(self) -> tuple[Message, ...]:
         return made_messages(self._latest())

@@ -371,12 +371,11 @@ def _why(options: ClearOptions, reason: str | None, before: int, idle: float | N
 def run(
     name: str, messages: Sequence[Message], options: ClearOptions, context: Context
 ) -> CompactionResult[ClearStats]:
-    segment = Segment(messages, context)
+    segment, steps = Steps.of(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)
     table = p.after.table
     idle = idle_minutes(messages, options.now) if options.idle_gap_minutes is not None else None
-    steps = Steps(messages, context, p.tokens_before)
     before = context.meter.tokens(p.tokens_before)
     _, rules = _kept_from(segment, table, len(messages), options)
     kept = f"kept {', '.join(rules)}" if rules else "kept none"

@@ -290,10 +290,9 @@ def plan(segment: Segment, end: int, options: PtlRetryOptions, stored: None = No
 def run(
     messages: Sequence[Message], options: PtlRetryOptions, context: Context
 ) -> CompactionResult[PtlRetryStats]:
-    segment = Segment(messages, context)
+    segment, steps = Steps.of(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)
-    steps = Steps(messages, context, p.tokens_before)
     for r in p.retries:
         kept = messages[r.start :]
         after = (marker(), *kept) if r.inserted else kept

@@ -296,10 +296,8 @@ class SummarizeStats(StatsRecord):
 def run(
     name: str, messages: Sequence[Message], options: SummarizeOptions, context: Context
 ) -> CompactionResult[SummarizeStats]:
-    segment = Segment(messages, context)
-    messages = segment.messages
-    total = segment.prefix[len(messages)]
-    steps = Steps(messages, context, total)
+    segment, steps = Steps.of(messages, context)
+    messages, total = segment.messages, steps.start_tokens
     before = context.meter.tokens(total)
     at, rule = trigger(options, context.window)
     stats = SummarizeStats(

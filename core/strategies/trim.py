@@ -179,10 +179,9 @@ def plan(segment: Segment, end: int, options: TrimOptions, stored: None = None) 
 
 
 def run(messages: Sequence[Message], options: TrimOptions, context: Context) -> CompactionResult[TrimStats]:
-    segment = Segment(messages, context)
+    segment, steps = Steps.of(messages, context)
     messages = segment.messages
     p = plan(segment, len(messages), options)
-    steps = Steps(messages, context, p.tokens_before)
     meter = context.meter
     before = meter.tokens(p.tokens_before)
     untouched = TrimStats(

@@ -167,10 +167,8 @@ def _fires(options: ClaudeCodeOptions, tokens: int, messages: int, context: Cont
 def run(
     messages: Sequence[Message], options: ClaudeCodeOptions, context: Context
 ) -> CompactionResult[ClaudeCodeStats]:
-    segment = Segment(messages, context)
-    messages = segment.messages
-    counted = segment.prefix[len(messages)]
-    steps = Steps(messages, context, counted)
+    segment, steps = Steps.of(messages, context)
+    messages, counted = segment.messages, steps.start_tokens
     before = context.meter.tokens(counted)
     # what it fires on: its own estimate where the request is the transcript's own
     counts = context.own_count(messages, len(messages), NAME)

@@ -195,10 +195,8 @@ def plan(segment: Segment, end: int, options: CodexOptions, stored: None = None)
 
 
 def run(messages: Sequence[Message], options: CodexOptions, context: Context) -> CompactionResult[CodexStats]:
-    segment = Segment(messages, context)
-    messages = segment.messages
-    counted = segment.prefix[len(messages)]
-    steps = Steps(messages, context, counted)
+    segment, steps = Steps.of(messages, context)
+    messages, counted = segment.messages, steps.start_tokens
     recorded = context.own_count(messages, len(messages), NAME)
     at = _at(options, context, _run_prefill(messages, context, recorded is not None))
     if recorded is not None:  # the rollout's own request: what Codex counted before it

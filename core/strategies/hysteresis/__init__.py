@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS
@@ -40,11 +39,10 @@ NAME = "hysteresis"
 def run(
     messages: Sequence[Message], options: HysteresisOptions, context: Context
 ) -> CompactionResult[HysteresisStats]:
-    segment = Segment(messages, context)
+    segment, steps = Steps.of(messages, context)
     messages, end = segment.messages, len(segment)
     planned = plan(segment, end, options)
     table, p = planned.table, planned.plan
-    steps = Steps(messages, context, p.tokens_before)
     meter = context.meter
     if p.tier == 0:
         low = options.thresholds[0]
