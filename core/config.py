@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from compaction_inspector.core.catalogue import Catalogue
+from compaction_inspector.core.contract.rules import Rules
 from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import (
@@ -89,8 +90,9 @@ class Config:
     source: str | None = None  # the file it was read from
     # "context": what the agent sent (docs/pressure.md); "messages": the transcript's messages only
     pressure: str = "context"
-    # the system prompt and tools assumed of a transcript that reports no usage
-    overhead_tokens: int = DEFAULT_OVERHEAD_TOKENS
+    # the system prompt and tools assumed of a transcript that reports no usage (None: its
+    # agent's own figure, `overhead`)
+    overhead_tokens: int | None = None
     # who set the window (None: the default); only `with_window` sets it, with the window
     window_source: WindowSource | None = None
     # the user's own settings of the session's agent, read for its session (Codex's
@@ -119,6 +121,14 @@ class Config:
                 for n, s in self.catalogue.strategies.items()
             }
             object.__setattr__(self, "strategies", every)
+
+    def overhead(self, agent: Rules | None) -> int:
+        """The system prompt and tools assumed of a session of `agent` (None: of no agent's
+        format) that reports no usage: the user's figure, else the agent's, else the default."""
+        if self.overhead_tokens is not None:
+            return self.overhead_tokens
+        own = agent.overhead_tokens if agent is not None else None
+        return own if own is not None else DEFAULT_OVERHEAD_TOKENS
 
     def for_session(self, session: Session) -> Config:
         """The window the session's agent had (`_window_for`), and, with the `auto`

@@ -125,7 +125,7 @@ class Inspection:
             fit(
                 session,
                 counter,
-                config.overhead_tokens,
+                config.overhead(agent),
                 lambda: carried(agent, session, counter),
                 config.catalogue.formats.load_text,
             ),
@@ -154,11 +154,11 @@ class Inspection:
         """Read under another config (tuning): the model is refitted only when the
         overhead it assumes changed."""
         model = self.model
-        if config.overhead_tokens != self.config.overhead_tokens:
+        if config.overhead(self.agent) != self.config.overhead(self.agent):
             model = fit(
                 self.session,
                 self.counter,
-                config.overhead_tokens,
+                config.overhead(self.agent),
                 lambda: carried(self.agent, self.session, self.counter),
                 config.catalogue.formats.load_text,
             )

@@ -109,6 +109,9 @@ class Rules(ABC):
     tour: ClassVar[Mapping[str, Tour]] = {}  # by strategy: how the demo shows it
     # its automatic compactions record the count it compared with its point (`core.own.evidence`)
     counts_recorded: ClassVar[bool] = False
+    # the system prompt and tools it documents sending before the first message, assumed of a
+    # session whose responses report no usage (None: it documents none)
+    overhead_tokens: ClassVar[int | None] = None
 
     @abstractmethod
     def point(self, window: Window, settings: ConfigView) -> Point:

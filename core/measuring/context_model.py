@@ -39,7 +39,8 @@ from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session, Usage, text_message
 from compaction_inspector.core.replaying.clearing import cleared_results
 
-# Codex's own TUI assumes this much baseline prompt and tools (docs/pressure.md).
+# The baseline prompt and tools assumed where neither the user nor the session's agent
+# gives one: the one figure an agent publishes, Codex's (docs/pressure.md).
 DEFAULT_OVERHEAD_TOKENS = 12_000
 MIN_PAIRS = 3  # consecutive responses needed to fit a scale; fewer: scale 1
 OUTLIER_MADS = 3.0  # a pair this many robust deviations off the fit is left out of it

@@ -14,6 +14,7 @@ from compaction_inspector.core.agents.claude_code import memory
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import text_message
 from tests.helpers import load_text
@@ -78,7 +79,7 @@ def test_a_session_measured_by_nothing_adds_them_to_the_presets_overhead_and_say
     inspection = Inspection.of(session, config, counter)
     model = inspection.model
     carried = counter.count(text_message("user", "Always run the tests. " * 100), remember=False)
-    assert model.overhead == config.overhead_tokens + carried
+    assert model.overhead == DEFAULT_OVERHEAD_TOKENS + carried  # Claude Code documents none of its own
     assert model.overhead_source == (
         f"preset, with CLAUDE.md and memory counted from 1 file as they are now ({carried:,})"
     )
@@ -105,7 +106,7 @@ def test_a_session_recorded_on_another_machine_gains_none_of_this_ones_memory(
     session = load_text(copied.read_text(), str(copied))
     config = Config(CATALOGUE).for_session(session)
     model = Inspection.of(session, config, make_counter("chars4")).model
-    assert model.overhead == config.overhead_tokens
+    assert model.overhead == DEFAULT_OVERHEAD_TOKENS
     assert model.overhead_source == (
         "preset; CLAUDE.md and memory left out: its transcript is not in this machine's projects "
         f"folder ({home / 'projects'})"

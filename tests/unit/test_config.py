@@ -149,6 +149,21 @@ def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path)
     )
 
 
+def test_the_overhead_assumed_is_the_users_else_the_agents_else_the_default() -> None:
+    """A session that reports no usage starts at an overhead: Codex states its own
+    (12,000, its context indicator's baseline), Claude Code and opencode none."""
+    agents = {agent.name: agent for agent in CATALOGUE.agents}
+    config = Config(CATALOGUE)
+    assert config.overhead(agents["Codex"]) == 12_000
+    assert config.overhead(agents["Claude Code"]) == config.overhead(None) == 12_000
+
+    class Mine(type(agents["Codex"])):  # type: ignore[misc]
+        overhead_tokens = 9_000
+
+    assert config.overhead(Mine()) == 9_000
+    assert config.overridden(overhead_tokens=5_000).overhead(Mine()) == 5_000  # the user's wins
+
+
 def test_a_window_set_without_a_reserve_keeps_the_presets_share_at_most() -> None:
     small = Config(CATALOGUE).overridden(context_window=16_000)
     assert small.window == Window(16_000, 1_600)  # Claude Code's 20,000 of 200,000, scaled down

@@ -29,7 +29,7 @@ def test_an_inspection_is_the_pipeline_run_once() -> None:
     assert inspection.live == live_start(session.messages) == 30
     assert inspection.origins[session.messages[42]] == 42
     assert inspection.tokens == counter.count_all(session.messages)
-    assert inspection.model.scale == fit(session, counter, CONFIG.overhead_tokens).scale
+    assert inspection.model.scale == fit(session, counter, CONFIG.overhead(inspection.agent)).scale
     assert inspection.context == context_of(session, counter, CONFIG.window)
     ours = inspection.run(hysteresis.NAME)
     alone = run(CATALOGUE.strategies[hysteresis.NAME], session.messages[30:], None, inspection.context)

@@ -49,6 +49,8 @@ class Codex(Agent):
     folder_help = "Codex's sessions folder (default $CODEX_HOME/sessions, else ~/.codex/sessions)"
     journal: ClassVar[Journal] = transcript_format
     presets = (PRESET,)
+    # codex-rs `protocol/src/protocol.rs`: the baseline its context indicator assumes
+    overhead_tokens = 12_000
     strategies = (STRATEGY,)
     tour = {
         STRATEGY.name: Tour(
