@@ -60,6 +60,21 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
     """The session's figures and its volleys (the first and last SHOWN // 2 of
     a longer one, unless `all_volleys`)."""
     out = out or console()
+    out.print(_figures(a))
+    out.print(_volleys(a, all_volleys))
+    if a.pairing_problems:
+        out.print(safe(f"Pairing problems ({len(a.pairing_problems)}):", style="bold red"))
+        for p in a.pairing_problems:
+            out.print(safe(f"  #{p.index}: {p.message}"))
+    if a.session.diagnostics:
+        out.print(safe(f"Diagnostics ({len(a.session.diagnostics)}):", style="bold"))
+        for d in a.session.diagnostics:
+            where = f"line {d.line}: " if d.line is not None else ""
+            out.print(safe(f"  {where}{one_line(d.message, 140)}"))
+
+
+def _figures(a: Analysis) -> Table:
+    """The session's figures, a row each: what it is, its counts, its cost, then its context."""
     s = a.session
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
@@ -104,6 +119,13 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
         head.add_row("usage", safe(a.cost.tokens_line() + " tokens reported, sub-agents included"))
     if a.session.compactions:
         head.add_row("", safe(a.compactions_cost.line(), style="dim"))
+    _context_rows(a, head)
+    return head
+
+
+def _context_rows(a: Analysis, head: Table) -> None:
+    """The context now, the window, the agent's point and its count, the pressure."""
+    s = a.session
     if a.mode == "context":
         reading = a.model.reading(len(s.messages))
         head.add_row("context", safe(f"{reading.tokens:,}: {reading.provenance()}"))
@@ -141,8 +163,11 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
                 "", safe(f"compaction at line {s.messages[c.index].line}: {why.line()}", style="dim")
             )
     head.add_row("pressure", pressure_text(a.pressure))
-    out.print(head)
 
+
+def _volleys(a: Analysis, all_volleys: bool) -> Table:
+    """A row a volley: the first and last SHOWN // 2 of a longer session, unless `all_volleys`."""
+    s = a.session
     table = Table(title="Volleys", title_justify="left", caption_justify="left", expand=False)
     for column in ("#", "messages", "rounds", "tokens", "starts with"):
         table.add_column(column, justify="right" if column != "starts with" else "left")
@@ -161,17 +186,7 @@ def print_analysis(a: Analysis, out: Console | None = None, all_volleys: bool = 
         first = s.messages[v.start]
         label = "prelude" if n == 0 and not first.is_human else topic.title(first.text, 60)
         table.add_row(str(n), str(len(v)), str(rounds), f"{v.tokens:,}", safe(label))
-    out.print(table)
-
-    if a.pairing_problems:
-        out.print(safe(f"Pairing problems ({len(a.pairing_problems)}):", style="bold red"))
-        for p in a.pairing_problems:
-            out.print(safe(f"  #{p.index}: {p.message}"))
-    if s.diagnostics:
-        out.print(safe(f"Diagnostics ({len(s.diagnostics)}):", style="bold"))
-        for d in s.diagnostics:
-            where = f"line {d.line}: " if d.line is not None else ""
-            out.print(safe(f"  {where}{one_line(d.message, 140)}"))
+    return table
 
 
 def _ranges(messages: Sequence[Message], positions: Sequence[int], index: dict[Message, int]) -> str:
@@ -376,74 +391,83 @@ def print_compactions(
             )
         )
     for c in found:
-        d = c.to_dict()
-
-        def figure(value: int | None) -> str:
-            return f"{value:,}" if value is not None else "—"
-
         if c.kind == "microcompact":
-            out.print(
-                safe(
-                    f"line {d['line']} · microcompact ({d['trigger'] or 'unknown'}) · "
-                    f"{counted(len(c.compaction.cleared), 'tool result')} cleared · "
-                    f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
-                    + (
-                        f"predicted after {figure(d['predicted_after'])} · "
-                        if d["predicted_after"] is not None
-                        else "not modelled: none of the results it cleared is in this file · "
-                    )
-                    + f"its own estimate: {figure(d['pre_tokens'])} before, {figure(d['tokens_saved'])} saved"
-                )
-            )
-            if c.cost is not None:
-                out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
-            continue
-        offset = c.policy_round_offset
-        fires = (
-            "idle: its idle compaction's rule, below"
-            if c.compaction.trigger == "idle" and c.count is not None
-            else f"{c.compaction.trigger or 'unknown trigger'}: no rule to compare"
-            if c.compaction.trigger != "auto"
-            else "the file starts at it: the history it replaced is not here to replay"
-            if c.replaced[0] == c.replaced[1]
-            else "the preset fires here or at the next check: the estimate's range straddles its point"
-            if c.count is not None and c.count.undecided
-            else "the preset never reaches its point before it"
-            if offset is None
-            else f"the preset fires {counted(offset, 'API round')} before it"
-            if offset
-            else "the preset fires at the same request"
-        )
-        agent = d["agent_estimate_after"]
-        out.print(
-            safe(
-                f"line {d['line']} · {d['trigger'] or 'unknown'} · "
-                f"recorded before {figure(d['pre_tokens'])} · "
-                f"measured {figure(d['measured_before'])} → {figure(d['measured_after'])} · "
-                f"predicted after {figure(d['predicted_after'])}"
-                + (f" ({'; '.join(said)})" if (said := _predicted_said(c)) else "")
-                + (f" ({c.calibration})" if c.predicted_after is None and c.calibration else "")
-                + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
-                + f" · {fires}"
-            )
-        )
-        if c.parts:
-            out.print(safe(f"  predicted after: {c.parts_line}", style="dim"))
-        if c.count is not None:
-            out.print(safe(f"  why: {c.count.line()}", style="dim"))
-        if c.cost is not None:
-            out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
-        if c.recorded_line:
-            out.print(safe(f"  the agent recorded: {c.recorded_line}", style="dim"))
-        real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
-        out.print(safe(f"  kept by its summary: {real}", style="dim"))
-        if c.ours is not None:
-            out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
+            _print_microcompact(c, out)
+        else:
+            _print_compaction(c, out)
     counted_now, stands = next_check(session, now, left)
     if counted_now or stands:
         point = f"{config.auto_compact_tokens:,}" if config.auto_compact_tokens is not None else "none"
         where = "; ".join(p for p in (f"its point {point}", counted_now, stands) if p)
         out.print(safe(f"now: {where}", style="magenta"))
+
+
+def _figure(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "—"
+
+
+def _print_microcompact(c: RealCompaction, out: Console) -> None:
+    d = c.to_dict()
+    out.print(
+        safe(
+            f"line {d['line']} · microcompact ({d['trigger'] or 'unknown'}) · "
+            f"{counted(len(c.compaction.cleared), 'tool result')} cleared · "
+            f"measured {_figure(d['measured_before'])} → {_figure(d['measured_after'])} · "
+            + (
+                f"predicted after {_figure(d['predicted_after'])} · "
+                if d["predicted_after"] is not None
+                else "not modelled: none of the results it cleared is in this file · "
+            )
+            + f"its own estimate: {_figure(d['pre_tokens'])} before, {_figure(d['tokens_saved'])} saved"
+        )
+    )
+    if c.cost is not None:
+        out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
+
+
+def _print_compaction(c: RealCompaction, out: Console) -> None:
+    d = c.to_dict()
+    offset = c.policy_round_offset
+    fires = (
+        "idle: its idle compaction's rule, below"
+        if c.compaction.trigger == "idle" and c.count is not None
+        else f"{c.compaction.trigger or 'unknown trigger'}: no rule to compare"
+        if c.compaction.trigger != "auto"
+        else "the file starts at it: the history it replaced is not here to replay"
+        if c.replaced[0] == c.replaced[1]
+        else "the preset fires here or at the next check: the estimate's range straddles its point"
+        if c.count is not None and c.count.undecided
+        else "the preset never reaches its point before it"
+        if offset is None
+        else f"the preset fires {counted(offset, 'API round')} before it"
+        if offset
+        else "the preset fires at the same request"
+    )
+    agent = d["agent_estimate_after"]
+    out.print(
+        safe(
+            f"line {d['line']} · {d['trigger'] or 'unknown'} · "
+            f"recorded before {_figure(d['pre_tokens'])} · "
+            f"measured {_figure(d['measured_before'])} → {_figure(d['measured_after'])} · "
+            f"predicted after {_figure(d['predicted_after'])}"
+            + (f" ({'; '.join(said)})" if (said := _predicted_said(c)) else "")
+            + (f" ({c.calibration})" if c.predicted_after is None and c.calibration else "")
+            + (f" · the agent's own estimate after {agent:,}" if agent is not None else "")
+            + f" · {fires}"
+        )
+    )
+    if c.parts:
+        out.print(safe(f"  predicted after: {c.parts_line}", style="dim"))
+    if c.count is not None:
+        out.print(safe(f"  why: {c.count.line()}", style="dim"))
+    if c.cost is not None:
+        out.print(safe(f"  cost: {c.cost.line()}", style="dim"))
+    if c.recorded_line:
+        out.print(safe(f"  the agent recorded: {c.recorded_line}", style="dim"))
+    real = c.retention.line() if c.retention else "— (the summary is not in the transcript)"
+    out.print(safe(f"  kept by its summary: {real}", style="dim"))
+    if c.ours is not None:
+        out.print(safe(f"  kept by ours:        {c.ours.line()}", style="dim"))
 
 
 def _predicted_said(c: RealCompaction) -> list[str]:

@@ -12,6 +12,47 @@ from compaction_inspector.core.measuring.tokens import AUTO, TOKENIZER_CHOICES
 from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.session.screen import SessionScreen
 
+# the session screen's actions the palette offers beside its strategies, presets and tokenizers
+ACTIONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "Compare every strategy on this session",
+        "Each replayed and priced: compactions, pressure, cache re-written, cost against the real",
+        "compare_strategies",
+    ),
+    (
+        "Sweep this strategy over the sessions in this folder",
+        "Its settings over a grid, every session replayed: the trade-off front",
+        "sweep_folder",
+    ),
+    (
+        "Export: SVG screenshot and Markdown diff",
+        "Write the current view and the step's diff and stats",
+        "export",
+    ),
+    (
+        "Export: HTML report",
+        "One self-contained HTML file: the timeline, own compactions, every strategy's steps",
+        "report",
+    ),
+    ("Write checkpoint", "Append a checkpoint for the message under the cursor to memory/", "checkpoint"),
+    ("Save to compaction.yaml", "Write the current settings atomically", "save_config"),
+    (
+        "View: cycle boundaries (both, volleys, rounds, none)",
+        "Which boundaries the transcript marks",
+        "cycle_boundaries",
+    ),
+    (
+        "View: unified / side-by-side diff",
+        "Show a step's before and after merged or side by side",
+        "toggle_split",
+    ),
+    ("View: show / hide sidechains", "Sub-agent messages set aside from the main chain", "toggle_sidechain"),
+    ("Timeline: compare with another policy", "Cycle the second curve on the timeline", "cycle_compare"),
+    ("Step: reset to before", "Show the transcript before the strategy", "step_reset"),
+    ("Step: run to the end", "Show the strategy's final result", "step_end"),
+    ("Help: keys", "Every key and what it does", "help"),
+)
+
 
 class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
@@ -54,69 +95,7 @@ class InspectorCommands(Provider):
             )
             for name in TOKENIZER_CHOICES
         ]
-        out += [
-            (
-                "Compare every strategy on this session",
-                "Each replayed and priced: compactions, pressure, cache re-written, cost against the real",
-                partial(screen.run_action, "compare_strategies"),
-            ),
-            (
-                "Sweep this strategy over the sessions in this folder",
-                "Its settings over a grid, every session replayed: the trade-off front",
-                partial(screen.run_action, "sweep_folder"),
-            ),
-            (
-                "Export: SVG screenshot and Markdown diff",
-                "Write the current view and the step's diff and stats",
-                partial(screen.run_action, "export"),
-            ),
-            (
-                "Export: HTML report",
-                "One self-contained HTML file: the timeline, own compactions, every strategy's steps",
-                partial(screen.run_action, "report"),
-            ),
-            (
-                "Write checkpoint",
-                "Append a checkpoint for the message under the cursor to memory/",
-                partial(screen.run_action, "checkpoint"),
-            ),
-            (
-                "Save to compaction.yaml",
-                "Write the current settings atomically",
-                partial(screen.run_action, "save_config"),
-            ),
-            (
-                "View: cycle boundaries (both, volleys, rounds, none)",
-                "Which boundaries the transcript marks",
-                partial(screen.run_action, "cycle_boundaries"),
-            ),
-            (
-                "View: unified / side-by-side diff",
-                "Show a step's before and after merged or side by side",
-                partial(screen.run_action, "toggle_split"),
-            ),
-            (
-                "View: show / hide sidechains",
-                "Sub-agent messages set aside from the main chain",
-                partial(screen.run_action, "toggle_sidechain"),
-            ),
-            (
-                "Timeline: compare with another policy",
-                "Cycle the second curve on the timeline",
-                partial(screen.run_action, "cycle_compare"),
-            ),
-            (
-                "Step: reset to before",
-                "Show the transcript before the strategy",
-                partial(screen.run_action, "step_reset"),
-            ),
-            (
-                "Step: run to the end",
-                "Show the strategy's final result",
-                partial(screen.run_action, "step_end"),
-            ),
-            ("Help: keys", "Every key and what it does", partial(screen.run_action, "help")),
-        ]
+        out += [(name, what, partial(screen.run_action, action)) for name, what, action in ACTIONS]
         return out
 
     async def discover(self) -> Hits:
