@@ -94,8 +94,21 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         parts[CALLS] += rates["cache read"] * call_in + rates["output"] * call_out
         if point.event is not None:
             sent_again[id(point)] = (rest, again, model, at)
-    # the transcript's own compactions the replay keeps cost their summarize request here
-    # as in the real cost, so the two compare like for like
+    costs = _compaction_costs(session, replay, found, sent_again, parts)
+    return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
+
+
+def _compaction_costs(
+    session: Session,
+    replay: Simulation,
+    found: Sequence[Response],
+    sent_again: dict[int, tuple[int, Decimal, str | None, datetime | None]],
+    parts: dict[str, Decimal],
+) -> list[CompactionCost]:
+    """Each compaction of the replay: its summarize request (the replay's estimated, the
+    transcript's own as in the real cost, added to `parts`, so the two compare like for
+    like) and what its point sent again (`sent_again`, by point)."""
+    billing = billing_of(session)
     kept = [p for p in replay.points if p.event is not None and p.event.source == "transcript"]
     calls = own_calls(session, found) if kept else {}
     boundaries = sorted(calls)
@@ -125,4 +138,4 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
                 parts[name] = parts.get(name, Decimal(0)) + call.price(billing)
         call_usd = call.price(billing) if call is not None and call.rates(billing) is not None else None
         costs.append(CompactionCost(call, call_usd, not_read, paid_again, at=point.message_end))
-    return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
+    return costs

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.compare import compare
+from compaction_inspector.core.config import Config
 from compaction_inspector.core.config_file import as_yaml
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.grouping import api_rounds, volleys
@@ -413,13 +414,7 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
         r = round(last * k / 5)
         out.append(f'<text x="{x(r):.1f}" y="{PAD_T + h + 16}" text-anchor="middle">{r:,}</text>')
     out.append(f'<text x="{PAD_L + w / 2}" y="{CHART_H - 6}" text-anchor="middle">API round</text>')
-    h_options = config.options(hysteresis.NAME)
-    lines: list[tuple[float, str, str]] = [(usable, "#000", f"usable window {usable:,}")]
-    lines += [(usable * t / 100, "#bbb", f"threshold {t} %") for t in h_options.thresholds]
-    lines.append((usable * h_options.target / 100, "#9c9", f"target {h_options.target} %"))
-    if config.auto_compact_tokens is not None:
-        lines.append((config.auto_compact_tokens, "#d62728", f"auto-compact {config.auto_compact_tokens:,}"))
-    for tokens, colour, name in lines:
+    for tokens, colour, name in _window_lines(config, usable):
         if 0 < tokens <= top:
             out.append(
                 f'<line x1="{PAD_L}" x2="{PAD_L + w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" '
@@ -453,14 +448,33 @@ def _chart(sims: Sequence[Simulation], ins: Inspection) -> str:
                 f'<circle cx="{x(p.round):.1f}" cy="{y(p.reported):.1f}" r="2" fill="#ff7f0e">'
                 f"<title>round {p.round}: the response reported {p.reported:,}</title></circle>"
             )
+    out += _legend(legend, per_row)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _window_lines(config: Config, usable: int) -> list[tuple[float, str, str]]:
+    """The chart's level lines: the usable window, hysteresis's thresholds and target, the
+    agent's point; each with its colour and name."""
+    h_options = config.options(hysteresis.NAME)
+    lines: list[tuple[float, str, str]] = [(usable, "#000", f"usable window {usable:,}")]
+    lines += [(usable * t / 100, "#bbb", f"threshold {t} %") for t in h_options.thresholds]
+    lines.append((usable * h_options.target / 100, "#9c9", f"target {h_options.target} %"))
+    if config.auto_compact_tokens is not None:
+        lines.append((config.auto_compact_tokens, "#d62728", f"auto-compact {config.auto_compact_tokens:,}"))
+    return lines
+
+
+def _legend(legend: Sequence[tuple[str, str]], per_row: int) -> list[str]:
+    """The legend under the axis, `per_row` a row: a colour and its name each."""
+    out = []
     for n, (colour, name) in enumerate(legend):
         lx, ly = PAD_L + 8 + (n % per_row) * LEGEND_W, CHART_H + (n // per_row) * LEGEND_H
         out.append(
             f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour}"/>'
             f'<text x="{lx + 14}" y="{ly + 9}">{html.escape(name[:34])}</text>'
         )
-    out.append("</svg>")
-    return "".join(out)
+    return out
 
 
 def _points_table(sims: Sequence[Simulation]) -> str:

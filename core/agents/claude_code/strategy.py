@@ -188,14 +188,7 @@ def run(
         too_long=False,
     )
     if at is None:
-        why = (
-            "Auto-compact is off (DISABLE_AUTO_COMPACT): it compacts only when asked (/compact)."
-            if not options.auto_compact
-            else f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
-            f"compacts {rules.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
-            "auto_compact_tokens to try its compaction in a window this small."
-        )
-        steps.add("Not triggered", why, messages)
+        steps.add("Not triggered", _no_point(options, context), messages)
         return finish(NAME, steps, stats)
     fires_on = before if counts is None else counts
     said = f"{before:,} tokens" if counts is None else f"Its own count of {counts:,} (its rule's estimate)"
@@ -208,19 +201,7 @@ def run(
         if idle and waited is not None
         else f"{said} reached the auto-compact point of {at:,}"
     )
-    # the summarize request: the history and the summary prompt, within the provider's window
-    ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)
-    retries = ptl_retry.plan(segment, len(messages), ptl)
-    for r in retries.retries:
-        kept = messages[r.start :]
-        request = (ptl_retry.marker(), *kept) if r.inserted else kept
-        steps.add_planned(
-            f"Summarize request: {r.title.lower()}",
-            f"The summarize request ({r.request:,} tokens with its prompt) is over the provider's limit of "
-            f"{r.limit:,}: PTL retry truncation drops the oldest rounds of it.",
-            ready(request),
-            r.tokens,
-        )
+    retries = _summarize_request(segment, steps, options)
     if not retries.sent:
         steps.add("Give up", "Even the last API round is too long to summarize.", steps.current)
         stats = dataclasses.replace(stats, triggered=True, truncations=len(retries.retries), too_long=True)
@@ -260,6 +241,36 @@ def run(
         rounds_dropped=sum(r.dropped for r in retries.retries),
         files_reread=files,
     )
+
+
+def _no_point(options: ClaudeCodeOptions, context: Context) -> str:
+    """Why it has no point to fire at."""
+    if not options.auto_compact:
+        return "Auto-compact is off (DISABLE_AUTO_COMPACT): it compacts only when asked (/compact)."
+    return (
+        f"A usable window of {context.window.usable:,} leaves no auto-compact point: Claude Code "
+        f"compacts {rules.CLAUDE_CODE_BUFFER:,} tokens under the usable window. Set "
+        "auto_compact_tokens to try its compaction in a window this small."
+    )
+
+
+def _summarize_request(segment: Segment, steps: Steps, options: ClaudeCodeOptions) -> ptl_retry.PtlRetryPlan:
+    """The summarize request, the history and the summary prompt within the provider's
+    window: each PTL retry truncation it needs, a step."""
+    messages, context = segment.messages, segment.context
+    ptl = ptl_retry.PtlRetryOptions(context.window.context_window, None, options.summary_prompt_tokens)
+    retries = ptl_retry.plan(segment, len(messages), ptl)
+    for r in retries.retries:
+        kept = messages[r.start :]
+        request = (ptl_retry.marker(), *kept) if r.inserted else kept
+        steps.add_planned(
+            f"Summarize request: {r.title.lower()}",
+            f"The summarize request ({r.request:,} tokens with its prompt) is over the provider's limit of "
+            f"{r.limit:,}: PTL retry truncation drops the oldest rounds of it.",
+            ready(request),
+            r.tokens,
+        )
+    return retries
 
 
 def _put_back(messages: Sequence[Message], options: ClaudeCodeOptions, context: Context) -> list[Reinjected]:
