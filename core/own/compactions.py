@@ -25,7 +25,7 @@ from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
 from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.calibration import Siblings
-from compaction_inspector.core.own.counts import agent_counts, last_response
+from compaction_inspector.core.own.counts import AgentCounts, agent_counts, last_response
 from compaction_inspector.core.pricing.own_calls import CompactionCost, compaction_costs
 from compaction_inspector.core.replaying.retention import Facts, Retention, retention
 from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS, summarize
@@ -233,77 +233,19 @@ def real_compactions(
             continue
         replaced, after = messages[segment:b], messages[b + 1 : end_after]
         back = _put_back(agent, session, b, after, counter, model.scale)
-        reread = back.tokens
-        predicted = round(
-            model.overhead
-            + model.scale * (model.prefix[end_after] - model.prefix[b + 1])
-            + reread
-            + back.kept
-            + c.hidden_tokens
-        )
-        parts = _parts(predicted, after, messages[b].line, counter, model, back, c.hidden_tokens, first_only)
+        predicted, parts = _predicted(c, messages[b].line, after, end_after, counter, model, back, first_only)
         # what the first request after it reported, when it came before any other compaction
-        measured = (
-            first_after.prompt_tokens if first_after is not None and first_after.start <= following else None
-        )
+        measured = first_after.prompt_tokens if first_after and first_after.start <= following else None
         residual = measured - predicted if measured is not None else None
-        calibrated, note = calibration, ""
         # the fixed part is what the first response held beyond its messages: where that
         # response is the one after this compaction, it would predict what measures it
         blind = model.overhead_source == "first response" and model.responses[0].start > b
-        siblings = across.of(c.trigger) if across is not None else None
-        startup = (
-            across.startup_only(model.overhead)
-            if across is not None and calibration is None and model.overhead_source == "first response"
-            else 0
-        )
-        if startup and not blind and across is not None:
-            parts = (_without_startup(parts[0], startup, across.version), *parts[1:])
-            predicted = sum(p.tokens for p in parts)
-        if blind:
-            note = UNPREDICTABLE
-        elif calibrated is None and siblings is not None and model.overhead_source == "first response":
-            if siblings.helps:
-                fixed = parts[0].tokens
-                low, high = siblings.span
-                calibrated = Part(
-                    CALIBRATED,
-                    fixed + siblings.correction,
-                    siblings.source,
-                    fixed + low,
-                    fixed + high,
-                    "what your other sessions measured after their compactions varies",
-                )
-                note = siblings.source
-            else:
-                note = siblings.declined
-                parts = (dataclasses.replace(parts[0], source=f"{parts[0].source}; {note}"), *parts[1:])
-        elif calibrated is not None:
-            note = calibrated.source
-        if calibrated is not None:
-            parts = (calibrated, *parts[1:])
-            predicted = sum(p.tokens for p in parts)
-        if measured is not None:
-            calibration = Part(
-                CALIBRATED,
-                measured - sum(p.tokens for p in parts[1:]),
-                f"measured after the compaction at line {messages[b].line} of this session",
-            )
-        theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]
-        summary_known = bool(theirs)
-        # ours at the size of theirs, where theirs is in the transcript: a like-for-like retention
-        size = max(MIN_SUMMARY_CHARS, sum(len(m.text) for m in theirs)) if theirs else OUR_SUMMARY_CHARS
-        ours = summarize(list(replaced), size, session.session_id, known)
-        offset = None
-        if c.trigger == "auto" and b > segment:  # else the file starts at it: what it replaced is not here
-            offset = (
-                _checked_offset(starts, counts.between(segment, b), segment, b)
-                if counts.checks
-                else _offset(model, starts, c, segment, config, estimates)
-            )
-        if c.unrecorded and not blind:  # what a hook on it sent: not in the transcript, so no most
-            said = "; ".join(c.unrecorded)
-            parts = (*parts, Part("sent by hooks on it", 0, "not in the transcript", 0, 0, said, True))
+        parts, calibrated, note = _calibrated(parts, calibration, across, c.trigger, blind, model)
+        predicted = sum(p.tokens for p in parts)  # the parts sum to it (`_parts`)
+        if measured is not None:  # the next compaction's fixed part
+            calibration = _measured_fixed(measured, parts, messages[b].line)
+        theirs, ours = _kept(session, replaced, after, known)
+        offset = _round_offset(c, segment, starts, counts, model, config, estimates)
         found.append(
             RealCompaction(
                 compaction=c,
@@ -313,10 +255,10 @@ def real_compactions(
                 measured_before=last_before.prompt_tokens if last_before else None,
                 measured_after=first_after.prompt_tokens if first_after else None,
                 predicted_after=None if blind else predicted,
-                reread_tokens=reread,
+                reread_tokens=back.tokens,
                 policy_round_offset=offset,
-                retention=retention(replaced, after, known) if summary_known else None,
-                ours=retention(replaced, [ours], known),
+                retention=theirs,
+                ours=ours,
                 slice=sliced,
                 overhead_source=model.overhead_source,
                 count=counts.before.get(b),
@@ -328,6 +270,99 @@ def real_compactions(
             )
         )
     return found
+
+
+def _predicted(
+    c: Compaction,
+    line: int | None,
+    after: Sequence[Message],
+    end_after: int,
+    counter: TokenCounter,
+    model: ContextModel,
+    back: PutBack,
+    first_only: tuple[int, str] | None,
+) -> tuple[int, tuple[Part, ...]]:
+    """The context after the compaction `c` (at `line`), predicted: the fixed part, the
+    messages after it, what the agent put back, what it hid; and that figure in its parts."""
+    b = c.index
+    predicted = round(
+        model.overhead
+        + model.scale * (model.prefix[end_after] - model.prefix[b + 1])
+        + back.tokens
+        + back.kept
+        + c.hidden_tokens
+    )
+    parts = _parts(predicted, after, line, counter, model, back, c.hidden_tokens, first_only)
+    if c.unrecorded:  # what a hook on it sent: not in the transcript, so no most
+        said = "; ".join(c.unrecorded)
+        parts = (*parts, Part("sent by hooks on it", 0, "not in the transcript", 0, 0, said, True))
+    return predicted, parts
+
+
+def _measured_fixed(measured: int, parts: tuple[Part, ...], line: int | None) -> Part:
+    """The fixed part a measurement after the compaction at `line` gives: what it measured
+    beyond the other parts."""
+    return Part(
+        CALIBRATED,
+        measured - sum(p.tokens for p in parts[1:]),
+        f"measured after the compaction at line {line} of this session",
+    )
+
+
+def _calibrated(
+    parts: tuple[Part, ...],
+    carried: Part | None,
+    across: Siblings | None,
+    trigger: str | None,
+    blind: bool,
+    model: ContextModel,
+) -> tuple[tuple[Part, ...], Part | None, str]:
+    """The predicted parts with the fixed one corrected where a measurement says how: by
+    what this session's earlier compaction measured (`carried`), else, less what only a
+    session's start carries, by what the user's other sessions measured after compactions
+    of its `trigger`, where that would have helped them (`across`); the parts, the
+    correction, and what is said of it. `blind`: nothing predicts it."""
+    first_response = model.overhead_source == "first response"
+    if across is not None and carried is None and not blind and first_response:
+        startup = across.startup_only(model.overhead)
+        if startup:
+            parts = (_without_startup(parts[0], startup, across.version), *parts[1:])
+    siblings = across.of(trigger) if across is not None else None
+    calibrated, note = carried, ""
+    if blind:
+        note = UNPREDICTABLE
+    elif calibrated is None and siblings is not None and first_response:
+        if siblings.helps:
+            fixed = parts[0].tokens
+            low, high = siblings.span
+            calibrated = Part(
+                CALIBRATED,
+                fixed + siblings.correction,
+                siblings.source,
+                fixed + low,
+                fixed + high,
+                "what your other sessions measured after their compactions varies",
+            )
+            note = siblings.source
+        else:
+            note = siblings.declined
+            parts = (dataclasses.replace(parts[0], source=f"{parts[0].source}; {note}"), *parts[1:])
+    elif calibrated is not None:
+        note = calibrated.source
+    if calibrated is not None:
+        parts = (calibrated, *parts[1:])
+    return parts, calibrated, note
+
+
+def _kept(
+    session: Session, replaced: Sequence[Message], after: Sequence[Message], known: Facts | None
+) -> tuple[Retention | None, Retention]:
+    """What the agent's summary kept of the history it replaced (None: its summary is not
+    in the transcript), and what ours keeps at the size of theirs: like for like."""
+    theirs = [m for m in after if m.is_compact_summary and m.text != ENCRYPTED_SUMMARY]
+    size = max(MIN_SUMMARY_CHARS, sum(len(m.text) for m in theirs)) if theirs else OUR_SUMMARY_CHARS
+    ours = summarize(list(replaced), size, session.session_id, known)
+    return (retention(replaced, after, known) if theirs else None), retention(replaced, [ours], known)
 
 
 def _without_startup(fixed: Part, startup: int, version: str) -> Part:
@@ -418,6 +453,25 @@ def _parts(
         first_only[1] if first_only is not None else "",
     )
     return (fixed, *parts)
+
+
+def _round_offset(
+    c: Compaction,
+    segment: int,
+    starts: list[int],
+    counts: AgentCounts,
+    model: ContextModel,
+    config: Config,
+    estimates: Mapping[int, int],
+) -> int | None:
+    """API rounds from where the preset fires to the automatic compaction `c`: by the
+    agent's own counts where the transcript records its checks, else by the context; None
+    where it does not fire before it, or the file starts at it (what it replaced is not here)."""
+    if c.trigger != "auto" or c.index <= segment:
+        return None
+    if counts.checks:
+        return _checked_offset(starts, counts.between(segment, c.index), segment, c.index)
+    return _offset(model, starts, c, segment, config, estimates)
 
 
 def _checked_offset(starts: list[int], checked: list[Count], segment: int, boundary: int) -> int | None:
