@@ -36,7 +36,7 @@ from typing import Any, Literal
 from compaction_inspector.core.measuring.pressure import Meter, Window
 from compaction_inspector.core.measuring.slices import Read, is_slice, sibling_overhead
 from compaction_inspector.core.measuring.tokens import TokenCounter
-from compaction_inspector.core.model import Session, Usage, text_message
+from compaction_inspector.core.model import Message, Session, Usage, text_message
 from compaction_inspector.core.replaying.clearing import cleared_results
 
 # The baseline prompt and tools assumed where neither the user nor the session's agent
@@ -220,7 +220,7 @@ class ContextModel:
         return statistics.median(errors) if errors else None
 
     def segment_start(self, end: int) -> int:
-        return self.segment_starts[bisect_right(self.segment_starts, end) - 1]
+        return _segment_start(self.segment_starts, end)
 
     def _anchor(self, end: int) -> int:
         return bisect_right(self._anchors, end) - 1
@@ -307,34 +307,11 @@ def fit(
     starts = [0, *(i + 1 for i, m in enumerate(messages) if m.is_compact_boundary)]
     found = responses(session)
 
-    def segment_start(i: int) -> int:
-        return starts[bisect_right(starts, i) - 1]
-
-    def own(r: Response) -> int:
-        """Counted tokens of the response's own lines (its output stands for them)."""
-        first = messages[r.start] if r.start < len(messages) else None
-        key = (first.id, first.request_id) if first is not None else None
-        return sum(
-            prefix[i + 1] - prefix[i]
-            for i in range(r.start, r.end)
-            if messages[i].role == "assistant" and (messages[i].id, messages[i].request_id) == key
-        )
-
-    owns = [own(r) for r in found]
+    owns = [_own(messages, prefix, r) for r in found]
     cleared = _microcompactions(session, counter, starts)
-    # consecutive responses of one segment: what the second added over the first's
-    # prompt and output, against the counted tokens of what came between (less what a
-    # microcompaction between them cleared)
-    pairs: list[tuple[int, float, float]] = []
-    for k in range(1, len(found)):
-        r, s = found[k - 1], found[k]
-        if segment_start(r.start) == segment_start(s.start):
-            x = prefix[s.start] - prefix[r.start] - owns[k - 1]
-            x -= sum(n for i, n in cleared if r.start <= i < s.start)
-            pairs.append((k, float(x), float(s.prompt_tokens - r.prompt_tokens - r.output_tokens)))
+    pairs = _pairs(found, owns, prefix, starts, cleared)
     fitted = _Fit.of([(x, y) for _, x, y in pairs])
     scale = fitted.slope
-
     preamble = tuple((label, counter.count(text_message("system", text))) for label, text in session.preamble)
 
     def preset(why: str) -> tuple[int, str]:
@@ -352,21 +329,93 @@ def fit(
         )
     elif found:
         first = found[0]
-        counted = prefix[first.start] - prefix[segment_start(first.start)]
+        counted = prefix[first.start] - prefix[_segment_start(starts, first.start)]
         overhead, overhead_source = max(0, round(first.prompt_tokens - scale * counted)), "first response"
     elif preamble:
         overhead, overhead_source = sum(n for _, n in preamble), "request body"
     else:
         overhead, overhead_source = preset("preset")
 
-    # anchors: each segment's start (the overhead), each response's request (its report),
-    # and after its first line (its report + output, less its own lines' counted tokens)
-    # (and each with the counted tokens its offset was taken at)
-    anchors: list[tuple[int, float, Response | None, bool, int, int]] = [
-        (s, float(overhead), None, False, 0, 0) for s in starts
-    ]
+    anchors = _anchors(found, owns, overhead, prefix, starts, scale, cleared)
+    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted, _ in anchors]
+    first_overhead = sum(n for _, n in preamble) or overhead_tokens  # the very first response's
+    return ContextModel(
+        prefix=prefix,
+        attached=attached,
+        segment_starts=starts,
+        responses=tuple(found),
+        scale=scale,
+        pairs=len(fitted.kept),
+        overhead=overhead,
+        overhead_source=overhead_source,
+        preamble=preamble,
+        predictions=_predictions(found, pairs, fitted, overhead, first_overhead, prefix, starts),
+        compactions={c.index: c.pre_tokens for c in session.compactions if c.pre_tokens is not None},
+        _anchors=[a[0] for a in anchors],
+        _offsets=[m[0] for m in meters],
+        _scales=[m[1] for m in meters],
+        _held=_held(session, anchors, meters, prefix, starts, scale),
+        _responses_at=[a[2] for a in anchors],
+        _after=[a[3] for a in anchors],
+        _outputs=[a[5] for a in anchors],
+    )
+
+
+def _own(messages: Sequence[Message], prefix: list[int], r: Response) -> int:
+    """Counted tokens of the response's own lines (its output stands for them)."""
+    first = messages[r.start] if r.start < len(messages) else None
+    key = (first.id, first.request_id) if first is not None else None
+    return sum(
+        prefix[i + 1] - prefix[i]
+        for i in range(r.start, r.end)
+        if messages[i].role == "assistant" and (messages[i].id, messages[i].request_id) == key
+    )
+
+
+def _segment_start(starts: list[int], i: int) -> int:
+    """Where the segment holding messages[i] starts (`starts`: each segment's)."""
+    return starts[bisect_right(starts, i) - 1]
+
+
+def _pairs(
+    found: Sequence[Response],
+    owns: Sequence[int],
+    prefix: list[int],
+    starts: list[int],
+    cleared: Sequence[tuple[int, int]],
+) -> list[tuple[int, float, float]]:
+    """Consecutive responses of one segment: what the second added over the first's
+    prompt and output, against the counted tokens of what came between (less its own
+    lines, `owns`, and what a microcompaction between them cleared), by the second's index."""
+    pairs: list[tuple[int, float, float]] = []
+    for k in range(1, len(found)):
+        r, s = found[k - 1], found[k]
+        if _segment_start(starts, r.start) == _segment_start(starts, s.start):
+            x = prefix[s.start] - prefix[r.start] - owns[k - 1]
+            x -= sum(n for i, n in cleared if r.start <= i < s.start)
+            pairs.append((k, float(x), float(s.prompt_tokens - r.prompt_tokens - r.output_tokens)))
+    return pairs
+
+
+_Anchor = tuple[int, float, "Response | None", bool, int, int]
+
+
+def _anchors(
+    found: Sequence[Response],
+    owns: Sequence[int],
+    overhead: int,
+    prefix: list[int],
+    starts: list[int],
+    scale: float,
+    cleared: Sequence[tuple[int, int]],
+) -> list[_Anchor]:
+    """Where the model reads from: each segment's start (the overhead), each response's
+    request (its report), and after its first line (its report and output, less its own
+    lines' counted tokens, `owns`); each with its offset, its response, whether it is
+    after it, the counted tokens its offset was taken at, and the output it holds."""
+    anchors: list[_Anchor] = [(s, float(overhead), None, False, 0, 0) for s in starts]
     for r, own_tokens in zip(found, owns, strict=True):
-        base = prefix[r.start] - prefix[segment_start(r.start)]
+        base = prefix[r.start] - prefix[_segment_start(starts, r.start)]
         anchors.append((r.start, r.prompt_tokens - scale * base, r, False, base, 0))
         if r.end > r.start:
             output = held_output(r.output_tokens, scale * own_tokens)
@@ -379,56 +428,61 @@ def fit(
     for i, n in cleared:
         k = bisect_left([a[0] for a in anchors], i + 1)
         _, offset, response, after_it, _, output_k = anchors[k - 1]
-        counted_at = prefix[i + 1] - prefix[segment_start(i)]
+        counted_at = prefix[i + 1] - prefix[_segment_start(starts, i)]
         anchors.insert(k, (i + 1, offset - scale * n, response, after_it, counted_at, output_k))
-    # the request a compaction replaced held at least what the agent recorded before it
-    # (its own count, which includes what came after the last response): a replay's meter
-    # of that request says so; the model's own figure there (`tokens`, `reading`) does not
-    meters = [_floored(offset, scale, counted, overhead) for _, offset, _, _, counted, _ in anchors]
+    return anchors
+
+
+def _held(
+    session: Session,
+    anchors: Sequence[_Anchor],
+    meters: Sequence[tuple[float, float]],
+    prefix: list[int],
+    starts: list[int],
+    scale: float,
+) -> dict[int, float]:
+    """The request a compaction replaced held at least what the agent recorded before it
+    (its own count, which includes what came after the last response): a replay's meter
+    of that request says so, by the compaction's index; the model's own figure there
+    (`tokens`, `reading`) does not."""
     held: dict[int, float] = {}
     at = [a[0] for a in anchors]
     for c in session.compactions:
         if c.kind == "microcompact" or c.pre_tokens is None:
             continue
         offset_k, scale_k = meters[bisect_right(at, c.index) - 1]
-        counted_at = prefix[c.index] - prefix[segment_start(c.index)]
+        counted_at = prefix[c.index] - prefix[_segment_start(starts, c.index)]
         if round(offset_k + scale_k * counted_at) < c.pre_tokens:
             held[c.index] = c.pre_tokens - scale * counted_at
+    return held
 
+
+def _predictions(
+    found: Sequence[Response],
+    pairs: Sequence[tuple[int, float, float]],
+    fitted: _Fit,
+    overhead: int,
+    first_overhead: int,
+    prefix: list[int],
+    starts: list[int],
+) -> tuple[Prediction, ...]:
+    """Each response predicted as the model would have before it: from the response
+    before it at a scale fitted without their pair, else (the first of its segment) from
+    the overhead (`first_overhead` for the very first)."""
     predictions = []
     by_pair = {k: n for n, (k, _, _) in enumerate(pairs)}
     for k, r in enumerate(found):
-        if k in by_pair:  # from the response before it, at a scale fitted without this pair
+        if k in by_pair:
             between = pairs[by_pair[k]][1]
             before = found[k - 1]
             pair_scale = fitted.without(by_pair[k])
             estimate = before.prompt_tokens + before.output_tokens + pair_scale * between
             predictions.append(Prediction(r, round(estimate), True))
-        else:  # the first of its segment: from the overhead (the preset for the very first)
-            base_overhead = overhead if k > 0 else (sum(n for _, n in preamble) or overhead_tokens)
-            counted = prefix[r.start] - prefix[segment_start(r.start)]
-            predictions.append(Prediction(r, round(base_overhead + scale * counted), False))
-
-    return ContextModel(
-        prefix=prefix,
-        attached=attached,
-        segment_starts=starts,
-        responses=tuple(found),
-        scale=scale,
-        pairs=len(fitted.kept),
-        overhead=overhead,
-        overhead_source=overhead_source,
-        preamble=preamble,
-        predictions=tuple(predictions),
-        compactions={c.index: c.pre_tokens for c in session.compactions if c.pre_tokens is not None},
-        _anchors=[a[0] for a in anchors],
-        _offsets=[m[0] for m in meters],
-        _scales=[m[1] for m in meters],
-        _held=held,
-        _responses_at=[a[2] for a in anchors],
-        _after=[a[3] for a in anchors],
-        _outputs=[a[5] for a in anchors],
-    )
+        else:
+            base_overhead = overhead if k > 0 else first_overhead
+            counted = prefix[r.start] - prefix[_segment_start(starts, r.start)]
+            predictions.append(Prediction(r, round(base_overhead + fitted.slope * counted), False))
+    return tuple(predictions)
 
 
 def held_output(reported: int, counted: float) -> float:

@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from compaction_inspector.core.agents.claude_code.transcript import FORMAT, PROVIDER
+from compaction_inspector.core.agents.claude_code.transcript import FORMAT, PROVIDER, SYNTHETIC
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import (
@@ -146,7 +146,7 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
     if kind == "assistant" and not record.get("isSidechain"):
         usage = parse_usage(body.get("usage"))
         model = body.get("model")
-        if usage is None or usage.prompt_tokens == 0 or model == "<synthetic>":
+        if usage is None or usage.prompt_tokens == 0 or model == SYNTHETIC:
             return
         before = tail.model
         if isinstance(model, str):

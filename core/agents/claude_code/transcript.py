@@ -36,6 +36,7 @@ from compaction_inspector.core.text import counted
 FORMAT = "claude-code"
 DESCRIBED = "Claude Code JSONL"
 PROVIDER = "anthropic"  # whose prices its responses are billed at
+SYNTHETIC = "<synthetic>"  # the model of a line it writes itself ("No response requested.")
 LINE_TYPES = frozenset(
     {
         "user",
@@ -233,11 +234,8 @@ def load(records: Records, path: str | None) -> Session:
         if not chained and "parentUuid" in record:
             chained = True
             first_parent = _opt_str(record.get("parentUuid"))
-        if wanted:
-            for key, name in list(wanted):
-                if isinstance(record.get(key), str):
-                    metadata[name] = record[key]
-                    wanted.remove((key, name))
+        if wanted:  # until each is found
+            _take(record, wanted, metadata)
         if kind == "summary":
             if isinstance(record.get("summary"), str):
                 metadata["title"] = record["summary"]
@@ -248,18 +246,7 @@ def load(records: Records, path: str | None) -> Session:
             compactions.append((_microcompaction if micro else _compaction)(record, len(main)))
             noted = not micro and compactions[-1].trigger == "auto"
             hooked = None if micro else len(compactions) - 1
-            main.append(
-                Message(
-                    role="system",
-                    # named once what followed is read
-                    blocks=(Block("text", text="microcompaction" if micro else "compaction"),),
-                    line=number,
-                    uuid=_opt_str(record.get("uuid")),
-                    timestamp=_opt_str(record.get("timestamp")),
-                    is_compact_boundary=not micro,
-                    is_microcompact=micro,
-                )
-            )
+            main.append(_boundary(record, number, micro))
             continue
         if kind == "attachment":
             attachment = _attachment(record, number)
@@ -278,30 +265,9 @@ def load(records: Records, path: str | None) -> Session:
             continue
         role: Role = "assistant" if kind == "assistant" else "user"
         model = body.get("model")
-        # a line Claude Code writes itself ("No response requested."): no API response
-        synthetic = model == "<synthetic>"
-        if role == "assistant" and isinstance(model, str) and not synthetic:
+        if role == "assistant" and isinstance(model, str) and model != SYNTHETIC:
             metadata["model"] = model
-        parent, request = _opt_str(record.get("parentUuid")), _opt_str(record.get("requestId"))
-        message_id = (_opt_str(body.get("id")) or ids.next()) if role == "assistant" else None
-        if previous is not None:
-            message_id = previous.id if message_id == previous.id else message_id
-            request = previous.request_id if request == previous.request_id else request
-        message = Message(
-            role=role,
-            blocks=parse_content(body.get("content")),
-            id=message_id,
-            line=number,
-            uuid=_opt_str(record.get("uuid")),
-            parent_uuid=uuids.get(parent, parent) if parent is not None else None,
-            request_id=request,
-            timestamp=_opt_str(record.get("timestamp")),
-            is_meta=record.get("isMeta") is True,
-            is_sidechain=record.get("isSidechain") is True,
-            is_compact_summary=record.get("isCompactSummary") is True,
-            usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
-            plan=_opt_str(record.get("planContent")) if role == "user" else None,
-        )
+        message = _message(record, body, role, number, previous, ids, uuids, usages)
         (side if message.is_sidechain else main).append(message)
         previous = message
         result = record.get("toolUseResult")
@@ -310,30 +276,102 @@ def load(records: Records, path: str | None) -> Session:
             touch = _touch(result) if ids_ else None
             if touch is not None:
                 touches[ids_[0]] = touch
-    if side and not any(m.role == "assistant" for m in main):
-        # every reply is a sub-agent's: this file is a sub-agent's own transcript
-        boundaries = [main[c.index] for c in compactions]
-        main, side = sorted([*main, *side], key=lambda m: m.line or 0), []
-        position = {id(m): i for i, m in enumerate(main)}
-        compactions = [
-            replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)
-        ]
-    main, compactions = _relinked(main, compactions)
-    name_compactions(main, compactions)
     if first_parent is not None and first_parent not in uuids:
         metadata["slice"] = True
+    diagnostics = (*records.diagnostics, *skipped.diagnostics())
+    return _session(main, side, compactions, usages, Session(messages=(), format=FORMAT, path=path,
+                    metadata=metadata, diagnostics=diagnostics, touches=touches))  # fmt: skip
+
+
+def _take(record: dict[str, Any], wanted: list[tuple[str, str]], metadata: dict[str, Any]) -> None:
+    """The session's metadata the line holds (`wanted`: its key, the name kept under),
+    each taken from the first line that holds it."""
+    for key, name in list(wanted):
+        if isinstance(record.get(key), str):
+            metadata[name] = record[key]
+            wanted.remove((key, name))
+
+
+def _message(
+    record: dict[str, Any],
+    body: dict[str, Any],
+    role: Role,
+    number: int,
+    previous: Message | None,
+    ids: SyntheticIds,
+    uuids: dict[str, str],
+    usages: dict[Any, Usage | None],
+) -> Message:
+    """A user or assistant line as a message. A streamed reply's lines share the id and
+    request id of the line before (`previous`), kept once; a parent is the text of the
+    uuid it names (`uuids`); its usage is parsed once per response (`usages`)."""
+    # a line Claude Code writes itself ("No response requested."): no API response
+    synthetic = body.get("model") == SYNTHETIC
+    parent, request = _opt_str(record.get("parentUuid")), _opt_str(record.get("requestId"))
+    message_id = (_opt_str(body.get("id")) or ids.next()) if role == "assistant" else None
+    if previous is not None:
+        message_id = previous.id if message_id == previous.id else message_id
+        request = previous.request_id if request == previous.request_id else request
+    return Message(
+        role=role,
+        blocks=parse_content(body.get("content")),
+        id=message_id,
+        line=number,
+        uuid=_opt_str(record.get("uuid")),
+        parent_uuid=uuids.get(parent, parent) if parent is not None else None,
+        request_id=request,
+        timestamp=_opt_str(record.get("timestamp")),
+        is_meta=record.get("isMeta") is True,
+        is_sidechain=record.get("isSidechain") is True,
+        is_compact_summary=record.get("isCompactSummary") is True,
+        usage=_usage(body, usages) if role == "assistant" and not synthetic else None,
+        plan=_opt_str(record.get("planContent")) if role == "user" else None,
+    )
+
+
+def _boundary(record: dict[str, Any], number: int, micro: bool) -> Message:
+    """The system message a compaction's boundary line is read as (named once what
+    followed it is read: `name_compactions`)."""
+    return Message(
+        role="system",
+        blocks=(Block("text", text="microcompaction" if micro else "compaction"),),
+        line=number,
+        uuid=_opt_str(record.get("uuid")),
+        timestamp=_opt_str(record.get("timestamp")),
+        is_compact_boundary=not micro,
+        is_microcompact=micro,
+    )
+
+
+def _session(
+    main: list[Message],
+    side: list[Message],
+    compactions: list[Compaction],
+    usages: dict[Any, Usage | None],
+    read: Session,
+) -> Session:
+    """The session the lines read make (`read`: all else it holds): a sub-agent's own
+    transcript made the main chain, the messages relinked, each compaction named, each
+    response's usage on its last line."""
+    if side and not any(m.role == "assistant" for m in main):
+        # every reply is a sub-agent's: this file is a sub-agent's own transcript
+        (main, compactions), side = _as_main(main, side, compactions), []
+    main, compactions = _relinked(main, compactions)
+    name_compactions(main, compactions)
     _final_usage(main, usages)
     _final_usage(side, usages)
-    return Session(
-        messages=tuple(main),
-        format=FORMAT,
-        path=path,
-        metadata=metadata,
-        diagnostics=(*records.diagnostics, *skipped.diagnostics()),
-        sidechain=tuple(side),
-        compactions=tuple(compactions),
-        touches=touches,
-    )
+    return replace(read, messages=tuple(main), sidechain=tuple(side), compactions=tuple(compactions))
+
+
+def _as_main(
+    main: list[Message], side: list[Message], compactions: list[Compaction]
+) -> tuple[list[Message], list[Compaction]]:
+    """A sub-agent's own transcript: all its lines, in the file's order, as the main
+    chain, its compactions moved with their boundaries."""
+    boundaries = [main[c.index] for c in compactions]
+    merged = sorted([*main, *side], key=lambda m: m.line or 0)
+    position = {id(m): i for i, m in enumerate(merged)}
+    return merged, [replace(c, index=position[id(b)]) for c, b in zip(compactions, boundaries, strict=True)]
 
 
 def appended(session: Session, records: Records) -> Session:
