@@ -123,41 +123,11 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     One pass that keeps only the open turn and the assistant turn before it: a long
     session is checked before every replay and after every strategy, and making its
     turns (`api_turns`) costs more than the check itself. Problems come turn by turn,
-    as `repair` meets them. A turn that pairs as usual is passed in line; `close`
+    as `repair` meets them. A turn that pairs as usual is passed in line; `_closed`
     finds what is wrong with any other."""
     problems: list[PairingProblem] = []
     seen_uses: set[str] = set()
     waiting: dict[str, int] = {}  # the previous assistant turn's calls: id -> first index
-
-    def close(side: str, tools: list[tuple[int, str]]) -> None:
-        nonlocal waiting
-        answered = {tid for _, tid in tools} if side == "user" else set()
-        problems.extend(
-            PairingProblem("missing_result", i, tid, f"tool_use {tid} has no tool_result after it")
-            for tid, i in waiting.items()
-            if tid not in answered
-        )
-        calls, waiting = waiting, {}
-        if side == "assistant":
-            for i, tid in tools:
-                if tid in seen_uses:
-                    problems.append(
-                        PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated")
-                    )
-                seen_uses.add(tid)
-                waiting.setdefault(tid, i)
-            return
-        answered_here: set[str] = set()
-        for i, tid in tools:
-            if tid not in calls:
-                problems.append(
-                    PairingProblem("orphan_result", i, tid, f"tool_result {tid} has no tool_use before it")
-                )
-            elif tid in answered_here:
-                problems.append(
-                    PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
-                )
-            answered_here.add(tid)
 
     side = ""  # of the open turn; none is open before the first message sent
     tools: list[tuple[int, str]] = []  # its calls or results
@@ -177,7 +147,7 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
                     if usual and {t for _, t in tools} == waiting.keys():
                         waiting = {}
                     else:
-                        close(side, tools)
+                        waiting = _closed(side, tools, waiting, seen_uses, problems)
                 side, tools = "assistant", []
             last_id = m.id
             for b in m.blocks:
@@ -193,16 +163,54 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
                         seen_uses.update(calls)
                         waiting = calls
                     else:
-                        close(side, tools)
+                        waiting = _closed(side, tools, waiting, seen_uses, problems)
                 side, tools = "user", []
             for b in m.blocks:
                 if b.type == "tool_result" and b.tool_use_id is not None:
                     tools.append((i, b.tool_use_id))
     if tools or waiting:
-        close(side, tools)
+        waiting = _closed(side, tools, waiting, seen_uses, problems)
     if waiting:  # the last turn was an assistant's: nothing follows to answer it
-        close("user", [])
+        waiting = _closed("user", [], waiting, seen_uses, problems)
     return problems
+
+
+def _closed(
+    side: str,
+    tools: list[tuple[int, str]],
+    waiting: dict[str, int],
+    seen_uses: set[str],
+    problems: list[PairingProblem],
+) -> dict[str, int]:
+    """A turn of `side` that does not pair as usual, closed: its problems added, and the
+    calls now waiting for results. `tools`: its calls or results (index, id); `waiting`:
+    the calls the turn before left; `seen_uses`: every call id so far."""
+    answered = {tid for _, tid in tools} if side == "user" else set()
+    problems.extend(
+        PairingProblem("missing_result", i, tid, f"tool_use {tid} has no tool_result after it")
+        for tid, i in waiting.items()
+        if tid not in answered
+    )
+    if side == "assistant":
+        calls: dict[str, int] = {}
+        for i, tid in tools:
+            if tid in seen_uses:
+                problems.append(PairingProblem("duplicate_tool_use", i, tid, f"tool_use {tid} is repeated"))
+            seen_uses.add(tid)
+            calls.setdefault(tid, i)
+        return calls
+    answered_here: set[str] = set()
+    for i, tid in tools:
+        if tid not in waiting:
+            problems.append(
+                PairingProblem("orphan_result", i, tid, f"tool_result {tid} has no tool_use before it")
+            )
+        elif tid in answered_here:
+            problems.append(
+                PairingProblem("duplicate_result", i, tid, f"tool_use {tid} has more than one result")
+            )
+        answered_here.add(tid)
+    return {}
 
 
 def last_assistant_turn(messages: Sequence[Message]) -> int:
@@ -257,15 +265,8 @@ def repair_indexed(
     repaired messages come of messages[:k] (a message dropped adds none; the results
     added after a turn count with its last message)."""
     order = sent_order(messages)
-    if order is not None:  # repaired as sent: a prefix ends where every message before it is sent
-        sent, sent_ends = repair_indexed([messages[i] for i in order])
-        prefix_ends, p, highest = [0], 0, -1
-        for k in range(1, len(messages) + 1):
-            while p < len(order) and max(highest, order[p]) < k:
-                highest = max(highest, order[p])
-                p += 1
-            prefix_ends.append(sent_ends[p])
-        return sent, prefix_ends
+    if order is not None:
+        return _repaired_as_sent(messages, order)
     if problems is not None and all(p.kind in ("missing_result", "first_not_user") for p in problems):
         return _add_missing_results(messages, [p for p in problems if p.kind == "missing_result"])
     turns = api_turns(messages)
@@ -274,20 +275,7 @@ def repair_indexed(
     def blocks(i: int) -> Sequence[Block]:
         return edits[i] if i in edits else messages[i].blocks
 
-    seen_uses: set[str] = set()
-    for turn in turns:
-        if turn.side != "assistant":
-            continue
-        for i in turn.indices:
-            kept = []
-            for b in messages[i].blocks:
-                if b.type == "tool_use" and b.id is not None:
-                    if b.id in seen_uses:
-                        continue
-                    seen_uses.add(b.id)
-                kept.append(b)
-            if len(kept) != len(messages[i].blocks):
-                edits[i] = kept
+    _drop_repeated_calls(messages, turns, edits)
 
     def uses_of(turn: Turn) -> list[str]:
         return [b.id for i in turn.indices for b in blocks(i) if b.type == "tool_use" and b.id is not None]
@@ -324,7 +312,48 @@ def repair_indexed(
                 edits[first] = [*_missing_blocks(missing), *blocks(first)]
             else:
                 inserted_after.setdefault(turn.indices[-1], []).append(missing_results(missing))
+    return _edited(messages, edits, inserted_after)
 
+
+def _repaired_as_sent(messages: Sequence[Message], order: list[int]) -> tuple[list[Message], list[int]]:
+    """`repair_indexed` of messages the agent sent in `order`: repaired as sent, a prefix
+    ending where every message before it is sent."""
+    sent, sent_ends = repair_indexed([messages[i] for i in order])
+    prefix_ends, p, highest = [0], 0, -1
+    for k in range(1, len(messages) + 1):
+        while p < len(order) and max(highest, order[p]) < k:
+            highest = max(highest, order[p])
+            p += 1
+        prefix_ends.append(sent_ends[p])
+    return sent, prefix_ends
+
+
+def _drop_repeated_calls(
+    messages: Sequence[Message], turns: Sequence[Turn], edits: dict[int, list[Block]]
+) -> None:
+    """A tool call made again under an id already used is left out (`edits`: by message)."""
+    seen_uses: set[str] = set()
+    for turn in turns:
+        if turn.side != "assistant":
+            continue
+        for i in turn.indices:
+            kept = []
+            for b in messages[i].blocks:
+                if b.type == "tool_use" and b.id is not None:
+                    if b.id in seen_uses:
+                        continue
+                    seen_uses.add(b.id)
+                kept.append(b)
+            if len(kept) != len(messages[i].blocks):
+                edits[i] = kept
+
+
+def _edited(
+    messages: Sequence[Message], edits: dict[int, list[Block]], inserted_after: dict[int, list[Message]]
+) -> tuple[list[Message], list[int]]:
+    """The messages with their `edits` made and the results `inserted_after` them, and
+    where each prefix ends in them. A message left empty stays as a note where the
+    request needs it (an assistant's turn, the first message) and goes otherwise."""
     out: list[Message] = []
     ends = [0]
     for i, m in enumerate(messages):

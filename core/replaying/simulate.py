@@ -264,19 +264,16 @@ def simulate(
     if segments is None or segments.messages != messages or segments.context != context:
         segments = Segments(messages, context)
     ends, boundaries = segments.round_ends, segments.boundaries
-    numbered = list(enumerate(ends, start=1))
     points: list[RoundPoint] = []
     persisted = policy.persisted
     last_titles: tuple[str, ...] = ()  # of the request before, under an ephemeral policy
     last_saving = 0
-    model = context.model
-    reported = {r.start: r.prompt_tokens for r in model.responses} if model is not None else {}
-    live = 0  # where the transcript's own last compact boundary leaves the context
-    done = 0
+    reported = {r.start: r.prompt_tokens for r in context.model.responses} if context.model else {}
+    live = done = 0  # where the agent's own last compaction leaves the context; the last request's end
     segment: _Requests | None = None
     kept_ends: list[SegmentEnd] | None = [] if segment_ends else None
     uncompacted = 0  # the largest request as the transcript has it (a stored history shrinks the rest)
-    for number, end in numbered:
+    for number, end in enumerate(ends, start=1):
         if cancelled is not None and cancelled():
             raise Cancelled
         if end == 0:
@@ -285,34 +282,19 @@ def simulate(
         boundary = boundaries[last] if last >= 0 and boundaries[last] >= done else None
         event: Event | None = None
         if boundary is not None:
-            # the request the agent compacted at: would the policy have compacted it too?
             if segment is None:
                 segment = _Requests(segments.at(live).fresh(), policy, incremental)
-            stop = live + len(segments.at(live))  # the first boundary since `live`: the segment's end
-            agent = segment.request(stop - live)[2] if stop > done else None
+            event = _own_compaction(segments, segment, live, done, boundary, context, messages)
             last_titles, last_saving = (), 0  # a new segment: its requests start afresh
-            removed = (
-                segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
-            )
             live = boundary + 1
             if kept_ends is not None:
                 kept_ends.append(segment.ended())
             segment = None
-            recorded = model.compactions.get(boundary) if model is not None else None
-            titles = ("The transcript records a compaction here",)
-            # a pairing repair alone is what the agent sends, not the policy compacting
-            fired = agent.titles if agent is not None and agent.compacts else None
-            event = Event("transcript", titles, removed, 1, recorded, fired)
         if segment is None:
             segment = _Requests(segments.at(live).fresh(), policy, incremental)
         counted, sent, outcome, same = segment.request(end - live)
         meter = segment.meter(end - live)
-        if not points:  # the first request: as the real one found the cache, unless the policy changed it
-            shared: int | None = None if outcome is None else meter.tokens(0)
-        elif boundary is not None:
-            shared = meter.tokens(0)  # the agent's own compaction: only what precedes the messages
-        else:
-            shared = None if same is None else meter.tokens(same)
+        shared = _shared(not points, boundary is not None, outcome is not None, same, meter)
         original = segments.at(live)
         uncompacted = max(uncompacted, original.meter(end - live).tokens(original.prefix[end - live]))
         tokens = after_tokens = meter.tokens(counted)
@@ -321,52 +303,97 @@ def simulate(
             after_tokens, sent = meter.tokens(outcome.tokens), outcome.messages
         if outcome is not None and outcome.compacts:
             saving = tokens - after_tokens
-            # An ephemeral policy compacts each request anew: the same compaction again
-            # (the same steps as the request before) is no new event, and a new one
-            # removes what it saves beyond the request before.
-            if persisted or outcome.titles != last_titles or event is not None:
-                since = None if persisted else saving - last_saving
-                event = Event("policy", outcome.titles, saving, outcome.steps, removed_since=since)
+            event = _policy_event(outcome, saving, persisted, last_titles, last_saving, event)
             last_titles = outcome.titles
         else:  # a pairing repair alone is what the agent sends: no compaction
             last_titles = ()
         last_saving = saving
-        points.append(
-            RoundPoint(
-                round=number,
-                message_end=end,
-                messages_sent=sent,
-                tokens_before=tokens,
-                tokens_after=after_tokens,
-                pressure_before=context.window.pressure(tokens),
-                pressure_after=context.window.pressure(after_tokens),
-                exceeded=after_tokens > context.window.usable,
-                event=event,
-                reported=reported.get(end),
-                shared=shared,
-                call=outcome.call if outcome is not None else (0, 0),
-                repaired=segment.repaired(end - live),
-            )
-        )
+        window, call = context.window, outcome.call if outcome is not None else (0, 0)
+        points.append(RoundPoint(
+            round=number, message_end=end, messages_sent=sent, tokens_before=tokens,
+            tokens_after=after_tokens, pressure_before=window.pressure(tokens),
+            pressure_after=window.pressure(after_tokens), exceeded=after_tokens > window.usable,
+            event=event, reported=reported.get(end), shared=shared, call=call,
+            repaired=segment.repaired(end - live),
+        ))  # fmt: skip
         done = end
+    totals = _totals(points, len(ends), context.window.pressure(uncompacted))
+    if kept_ends is not None and segment is not None:
+        kept_ends.append(segment.ended())
+    found = tuple(kept_ends) if kept_ends is not None else None
+    return Simulation(policy, tuple(points), context.window.usable, totals, found)
+
+
+def _shared(first: bool, own: bool, changed: bool, same: int | None, meter: Meter) -> int | None:
+    """What a request shares at its start with the request before, as sent: the first
+    (`first`) as the real one found the cache unless the policy `changed` it; after the
+    agent's `own` compaction only what precedes the messages; else up to `same` counted
+    (None: all of it)."""
+    if first:
+        return None if not changed else meter.tokens(0)
+    if own:
+        return meter.tokens(0)
+    return None if same is None else meter.tokens(same)
+
+
+def _policy_event(
+    outcome: Outcome,
+    saving: int,
+    persisted: bool,
+    last_titles: tuple[str, ...],
+    last_saving: int,
+    event: Event | None,
+) -> Event | None:
+    """The request's event once the policy compacted it, saving `saving` (`event`: the
+    transcript's own there, which it replaces). An ephemeral policy compacts each request
+    anew: the same compaction again (the same steps as the request before, `last_titles`)
+    is no new event, and a new one removes what it saves beyond the request before
+    (`last_saving`)."""
+    if not persisted and outcome.titles == last_titles and event is None:
+        return None
+    since = None if persisted else saving - last_saving
+    return Event("policy", outcome.titles, saving, outcome.steps, removed_since=since)
+
+
+def _own_compaction(
+    segments: Segments,
+    segment: _Requests,
+    live: int,
+    done: int,
+    boundary: int,
+    context: Context,
+    messages: tuple[Message, ...],
+) -> Event:
+    """The transcript's own compaction at `boundary`, ending the segment from `live`
+    (`segment`, its requests so far): what it removed, what the agent recorded, and
+    whether the policy would have compacted the request the agent compacted at."""
+    stop = live + len(segments.at(live))  # the first boundary since `live`: the segment's end
+    agent = segment.request(stop - live)[2] if stop > done else None
+    removed = segments.at(live).meter(boundary - live).removed(context.tokens(messages[live:boundary]))
+    recorded = context.model.compactions.get(boundary) if context.model is not None else None
+    titles = ("The transcript records a compaction here",)
+    # a pairing repair alone is what the agent sends, not the policy compacting
+    fired = agent.titles if agent is not None and agent.compacts else None
+    return Event("transcript", titles, removed, 1, recorded, fired)
+
+
+def _totals(points: Sequence[RoundPoint], rounds: int, peak_uncompacted: float) -> Totals:
+    """A replay's totals over its points (`rounds`: its API rounds; `peak_uncompacted`:
+    the largest request's pressure as the transcript has it)."""
     policy_events = [p.event for p in points if p.event and p.event.source == "policy"]
     own = [p.event for p in points if p.event and p.event.source == "transcript"]
-    totals = Totals(
-        rounds=len(ends),
+    return Totals(
+        rounds=rounds,
         points=len(points),
         compactions=len(policy_events) + sum(e.counts for e in own),
         transcript_compactions=len(own),
         at_agent_compactions=sum(e.counts for e in own),
         peak_pressure=round(max((p.pressure_after for p in points), default=0.0), 6),
-        peak_pressure_uncompacted=round(context.window.pressure(uncompacted), 6),
+        peak_pressure_uncompacted=round(peak_uncompacted, 6),
         tokens_removed=sum(e.new_removed for e in policy_events),
         rounds_exceeding_window=sum(p.exceeded for p in points),
         final_tokens=points[-1].tokens_after if points else 0,
     )
-    if kept_ends is not None and segment is not None:
-        kept_ends.append(segment.ended())
-    found = tuple(kept_ends) if kept_ends is not None else None
-    return Simulation(policy, tuple(points), context.window.usable, totals, found)
 
 
 def simulate_both(
