@@ -423,7 +423,7 @@ class Inspection:
             measured,
             fixed=fixed,
             residuals=tuple(
-                (c.compaction.trigger, c.residual)
+                (c.compaction.trigger, c.compaction.unrecorded, c.residual)
                 for c in found
                 if c.residual is not None and c.kind == "compact"
             ),

@@ -1055,6 +1055,56 @@ def test_a_first_compaction_is_corrected_by_what_the_users_sessions_beside_it_me
     assert "calibrated on 2 automatic compactions of 2.1.49 in your sessions" in shown
 
 
+def test_a_compaction_after_a_hook_is_calibrated_only_by_those_after_the_same_hook(tmp_path: Path) -> None:
+    """A SessionStart hook ran on each compaction of two sessions of the project and no
+    line recorded what it sent: their next prompts measured 20,000 and 24,000 over our
+    prediction. A third session after the same hook takes the median (22,000) and says
+    whence; a session whose compaction ran no hook is not corrected by what the hook sent
+    (its one sibling without a hook is too few to check on)."""
+    hook = "make context"
+    ran = {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:compact"}
+
+    def session(name: str, after: int, hooked: bool) -> Path:
+        boundary, summary = _cc_compaction(1)
+        progress = json.dumps({"type": "progress", "data": {**ran, "command": hook}, "isSidechain": False})
+        lines = [
+            _cc("u0", "user", message={"role": "user", "content": f"go {name}"}),
+            _cc_reply("a0", 160_000),
+            boundary,
+            *([progress] if hooked else []),
+            summary,
+            _cc_reply("a1", after),
+        ]
+        path = project / f"{name}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def own(path: Path) -> dict[str, Any]:
+        (found,) = json.loads(run("compactions", str(path), "--json").stdout)
+        return cast(dict[str, Any], found)
+
+    project = tmp_path / "project"
+    project.mkdir()
+    predicted = own(session("alone", 0, hooked=True))["predicted_after"]
+    session("alone", 0, hooked=True).unlink()
+    session("hooked-1", predicted + 20_000, hooked=True)
+    session("hooked-2", predicted + 24_000, hooked=True)
+    session("plain", predicted + 500, hooked=False)
+    mine = own(session("mine", predicted, hooked=True))
+    assert mine["predicted_calibrated"] and mine["predicted_after"] == predicted + 22_000
+    assert mine["calibration"] == (
+        "calibrated on 2 automatic compactions of 2.1.49 after the same hooks "
+        "(their output not in the transcripts) in your sessions"
+    )
+    assert mine["predicted_range"][1] is None  # what the hook sent this time: no most is invented
+    unhooked = own(session("unhooked", predicted, hooked=False))
+    assert not unhooked["predicted_calibrated"]
+    assert unhooked["calibration"] == (
+        "not calibrated: 1 automatic compaction of 2.1.49 in 1 other session of yours, "
+        "too few to check a correction on"
+    )
+
+
 def test_what_only_a_first_request_carried_beyond_its_siblings_is_not_put_back(tmp_path: Path) -> None:
     """Two sessions of the project and version started at 41,000; this one at 78,000 (a
     SessionStart hook's output at startup, say). The 37,000 more is not taken as part of

@@ -7,7 +7,8 @@ parts misses there (its residual). The sessions beside it come first (in the sam
 folder: for Claude Code, the same project, so the same system prompt, CLAUDE.md, tools
 and hooks), then, where it is kept in its agent's own folder, the user's other sessions
 there. A session that has not compacted yet, or not before this compaction, may take the
-median residual of those of the same kind (automatic or manual) as a correction of its
+median residual of those of the same kind (automatic or manual, and after the same
+hooks whose output the transcript does not hold) as a correction of its
 fixed part, and the range they span as the part's range ("calibrated on 3 compactions of
 2.1.49 in your sessions"), but only where that would have helped them: each of those
 sessions in turn is corrected by the others' median, and the correction is applied only
@@ -41,7 +42,7 @@ MAX_LOOKED_AT = 50  # files beside it looked into for their version and a compac
 HEAD_BYTES = 64_000  # enough of a file to find its agent version
 MAX_BYTES = 20_000_000  # larger sessions are not read and counted for this (seconds each, first time)
 # bumped whenever what a prediction or a kept entry is made of changes: entries kept otherwise are redone
-RULES = "3"
+RULES = "4"
 KINDS = {"auto": "automatic", "manual": "manual"}
 
 
@@ -49,13 +50,14 @@ KINDS = {"auto": "automatic", "manual": "manual"}
 class Measured:
     """What one session measured after its own compactions, whoever asks: its agent
     (format) and version, whether it is complete (not a slice of a longer one), and for
-    each full compaction a response reported after, its trigger and residual (measured
-    less predicted, in the model's tokens)."""
+    each full compaction a response reported after, its trigger, the hooks that ran on it
+    unrecorded (`Compaction.unrecorded`) and its residual (measured less predicted, in the
+    model's tokens)."""
 
     format: str
     version: str | None
     complete: bool
-    residuals: tuple[tuple[str | None, int], ...]
+    residuals: tuple[tuple[str | None, tuple[str, ...], int], ...]
     fixed: int | None = None  # what its first request held beyond its messages (None: not measured)
 
     def to_json(self) -> dict[str, object]:
@@ -63,7 +65,7 @@ class Measured:
             "format": self.format,
             "version": self.version,
             "complete": self.complete,
-            "residuals": [[t, r] for t, r in self.residuals],
+            "residuals": [[t, list(h), r] for t, h, r in self.residuals],
             "fixed": self.fixed,
         }
 
@@ -86,24 +88,29 @@ class Measured:
             and isinstance(residuals, list)
             and all(
                 isinstance(x, list)
-                and len(x) == 2
+                and len(x) == 3
                 and (x[0] is None or isinstance(x[0], str))
-                and isinstance(x[1], int)
+                and isinstance(x[1], list)
+                and all(isinstance(h, str) for h in x[1])
+                and isinstance(x[2], int)
+                and not isinstance(x[2], bool)
                 for x in residuals
             )
         ):
             return None
-        return cls(fmt, version, complete, tuple((t, r) for t, r in residuals), fixed)
+        return cls(fmt, version, complete, tuple((t, tuple(h), r) for t, h, r in residuals), fixed)
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The residuals of one kind of compaction (`trigger`) in the user's other sessions
-    of one version, grouped by session, and whether correcting by their median helps."""
+    """The residuals of one kind of compaction (`trigger`, after `hooks` unrecorded) in the
+    user's other sessions of one version, grouped by session, and whether correcting by
+    their median helps."""
 
     by_session: tuple[tuple[int, ...], ...]
     version: str
     trigger: str | None
+    hooks: tuple[str, ...] = ()
 
     @property
     def residuals(self) -> tuple[int, ...]:
@@ -142,7 +149,8 @@ class Calibration:
     def _what(self) -> str:
         kind = KINDS.get(self.trigger or "", "")
         noun = f"{kind} compaction" if kind else "compaction"
-        return f"{counted(len(self.residuals), noun)} of {self.version}"
+        after = " after the same hooks (their output not in the transcripts)" if self.hooks else ""
+        return f"{counted(len(self.residuals), noun)} of {self.version}{after}"
 
     @property
     def source(self) -> str:
@@ -180,12 +188,15 @@ class Siblings:
         theirs = [m.fixed for m in self.beside if m.fixed is not None]
         return max(0, fixed - min(theirs)) if theirs else 0
 
-    def of(self, trigger: str | None) -> Calibration | None:
-        """The calibration for a compaction of `trigger`'s kind (None: none measured)."""
+    def of(self, trigger: str | None, hooks: tuple[str, ...] = ()) -> Calibration | None:
+        """The calibration for a compaction of `trigger`'s kind after `hooks` whose output
+        the transcript does not hold (what they sent is in the residual only alike): None
+        where none such was measured."""
+        kind = (trigger, hooks)
         groups = tuple(
-            own for s in self.sessions if (own := tuple(r for t, r in s.residuals if t == trigger))
+            own for s in self.sessions if (own := tuple(r for t, h, r in s.residuals if (t, h) == kind))
         )
-        return Calibration(groups, self.version, trigger) if groups else None
+        return Calibration(groups, self.version, trigger, hooks) if groups else None
 
 
 def across_sessions(

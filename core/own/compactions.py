@@ -240,7 +240,7 @@ def real_compactions(
         # the fixed part is what the first response held beyond its messages: where that
         # response is the one after this compaction, it would predict what measures it
         blind = model.overhead_source == "first response" and model.responses[0].start > b
-        parts, calibrated, note = _calibrated(parts, calibration, across, c.trigger, blind, model)
+        parts, calibrated, note = _calibrated(parts, calibration, across, c, blind, model)
         predicted = sum(p.tokens for p in parts)  # the parts sum to it (`_parts`)
         if measured is not None:  # the next compaction's fixed part
             calibration = _measured_fixed(measured, parts, messages[b].line)
@@ -313,21 +313,22 @@ def _calibrated(
     parts: tuple[Part, ...],
     carried: Part | None,
     across: Siblings | None,
-    trigger: str | None,
+    c: Compaction,
     blind: bool,
     model: ContextModel,
 ) -> tuple[tuple[Part, ...], Part | None, str]:
     """The predicted parts with the fixed one corrected where a measurement says how: by
     what this session's earlier compaction measured (`carried`), else, less what only a
     session's start carries, by what the user's other sessions measured after compactions
-    of its `trigger`, where that would have helped them (`across`); the parts, the
-    correction, and what is said of it. `blind`: nothing predicts it."""
+    of the same kind as `c` (its trigger, and the hooks run on it unrecorded), where that
+    would have helped them (`across`); the parts, the correction, and what is said of it.
+    `blind`: nothing predicts it."""
     first_response = model.overhead_source == "first response"
     if across is not None and carried is None and not blind and first_response:
         startup = across.startup_only(model.overhead)
         if startup:
             parts = (_without_startup(parts[0], startup, across.version), *parts[1:])
-    siblings = across.of(trigger) if across is not None else None
+    siblings = across.of(c.trigger, c.unrecorded) if across is not None else None
     calibrated, note = carried, ""
     if blind:
         note = UNPREDICTABLE

@@ -27,7 +27,7 @@ def write(folder: Path, name: str, version: str, *, compacted: bool = True, age:
     return path
 
 
-def measured_as(path: Path, residuals: tuple[tuple[str | None, int], ...]) -> Measured:
+def measured_as(path: Path, residuals: tuple[tuple[str | None, tuple[str, ...], int], ...]) -> Measured:
     """What `measure` reads of a file `write` made: its version from its first line."""
     version = json.loads(path.read_text().splitlines()[0])["version"]
     return Measured("claude-code", version, True, residuals)
@@ -43,7 +43,7 @@ def test_the_nearest_sessions_of_the_version_that_compacted_are_measured_once_ea
 
     def measure(path: Path) -> Measured:
         measured.append(path.stem)
-        return measured_as(path, (("auto", int(path.stem[1:]) * 1_000),))
+        return measured_as(path, (("auto", (), int(path.stem[1:]) * 1_000),))
 
     session = Session((), "claude-code", path=str(mine), metadata={"version": "2.1.49"})
     found = across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "cl100k_base")
@@ -82,7 +82,7 @@ def test_the_same_session_gets_the_same_calibration_whatever_was_opened_before(
     figures = {"a": 10, "b": 20, "old1": 100, "old2": 300, "new1": 7_000, "new2": 9_000}
 
     def measure(path: Path) -> Measured:
-        return measured_as(path, (("auto", figures[path.stem]),))
+        return measured_as(path, (("auto", (), figures[path.stem]),))
 
     def asked(path: Path, version: str) -> Siblings | None:
         session = Session((), "claude-code", path=str(path), metadata={"version": version})
@@ -117,7 +117,7 @@ def test_a_correction_is_applied_only_where_it_would_have_helped_the_sessions_it
 
 def test_a_session_with_no_version_or_no_file_has_nothing_to_go_by(tmp_path: Path) -> None:
     write(tmp_path, "s0", "2.1.49")
-    never = lambda path: Measured("claude-code", "2.1.49", True, (("auto", 1),))  # noqa: E731
+    never = lambda path: Measured("claude-code", "2.1.49", True, (("auto", (), 1),))  # noqa: E731
     assert (
         across_sessions(
             Session((), "claude-code", metadata={"version": "2.1.49"}),
@@ -154,9 +154,38 @@ def test_each_agent_is_read_for_its_own_version_and_mark_of_a_compaction(tmp_pat
 
     def measure(path: Path) -> Measured:
         measured.append(path.stem)
-        return Measured("codex", "0.142.0", True, (("auto", 1),))
+        return Measured("codex", "0.142.0", True, (("auto", (), 1),))
 
     session = Session((), "codex", path=str(mine), metadata={"version": "0.142.0"})
     found = across_sessions(session, CATALOGUE.by_format.get(session.format), measure, "k")
     assert found is not None and found.of("auto") == Calibration(((1,),), "0.142.0", "auto")
     assert measured == ["far"]
+
+
+def test_a_compaction_after_a_hook_the_transcript_lacks_is_calibrated_by_those_after_the_same_hook() -> None:
+    """What a hook sent on a compaction, unrecorded, is in that compaction's residual
+    only: it calibrates compactions after the same hook, and no others."""
+    hook = ("the SessionStart hook 'entire hooks claude-code session-start' ran on it",)
+    other = ("the SessionStart hook 'make context' ran on it",)
+    siblings = Siblings(
+        (
+            Measured("claude-code", "2.1.45", True, (("auto", hook, 9_000), ("auto", (), 500))),
+            Measured("claude-code", "2.1.45", True, (("auto", hook, 11_000), ("auto", other, 40_000))),
+            Measured("claude-code", "2.1.45", True, (("auto", hook, 10_000),)),
+        ),
+        "2.1.45",
+    )
+    after_hook = siblings.of("auto", hook)
+    assert after_hook == Calibration(((9_000,), (11_000,), (10_000,)), "2.1.45", "auto", hook)
+    assert after_hook.errors == (10_000, 1_500) and after_hook.correction == 10_000
+    assert after_hook.source == (
+        "calibrated on 3 automatic compactions of 2.1.45 after the same hooks "
+        "(their output not in the transcripts) in your sessions"
+    )
+    assert siblings.of("auto") == Calibration(((500,),), "2.1.45", "auto")
+    assert siblings.of("auto", other) == Calibration(((40_000,),), "2.1.45", "auto", other)
+    assert siblings.of("manual", hook) is None
+    # kept between runs with its hooks; an entry kept before hooks were told apart is read again
+    kept = siblings.sessions[1]
+    assert Measured.from_json(json.loads(json.dumps(kept.to_json()))) == kept
+    assert Measured.from_json({**kept.to_json(), "residuals": [["auto", 500]]}) is None
