@@ -268,7 +268,8 @@ def simulate(
     persisted = policy.persisted
     last_titles: tuple[str, ...] = ()  # of the request before, under an ephemeral policy
     last_saving = 0
-    reported = {r.start: r.prompt_tokens for r in context.model.responses} if context.model else {}
+    model = context.model
+    reported = {r.start: r.prompt_tokens for r in model.responses} if model is not None else {}
     live = done = 0  # where the agent's own last compaction leaves the context; the last request's end
     segment: _Requests | None = None
     kept_ends: list[SegmentEnd] | None = [] if segment_ends else None

@@ -24,8 +24,11 @@ from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.session.runs import Runs
 
 
-def _cancelled() -> bool:
-    return get_current_worker().is_cancelled
+def _cancellation() -> Callable[[], bool]:
+    """Whether the worker running the caller has been cancelled, asked from any thread
+    (the work may hand it to threads of its own)."""
+    worker = get_current_worker()
+    return lambda: worker.is_cancelled
 
 
 class Work(Runs):
@@ -56,7 +59,7 @@ class Work(Runs):
 
         def read() -> None:
             loading.read(path, given, request, config, first_rows, run, post,
-                         lambda done, todo: call(progress, done, todo), _cancelled)  # fmt: skip
+                         lambda done, todo: call(progress, done, todo), _cancellation())  # fmt: skip
 
         self._start("load", "load", read)
 
@@ -65,12 +68,13 @@ class Work(Runs):
         run, post = self.start("strategy"), self._screen.post_message
 
         def apply() -> None:
+            cancelled = _cancellation()
             try:
                 result = inspection.run(name, options)
             except SummarizerError as exc:
                 post(messages.Refused("strategy", run, summarizer_failed(exc)))
                 return
-            if not _cancelled():
+            if not cancelled():
                 post(messages.StrategyDone(run, result))
 
         self._start("strategy", "run strategy", apply)
@@ -81,7 +85,7 @@ class Work(Runs):
         self._start(
             "simulate",
             "replay",
-            lambda: replays.replay_and_price(inspection, strategy, compare, run, post, _cancelled),
+            lambda: replays.replay_and_price(inspection, strategy, compare, run, post, _cancellation()),
         )
 
     def own(self, inspection: Inspection) -> None:
