@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from compaction_inspector.core.agents.claude_code import ClaudeCode
 from compaction_inspector.core.agents.codex import Codex
+from compaction_inspector.core.agents.gemini_cli import GeminiCli
 from compaction_inspector.core.agents.opencode import Opencode
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.contract.agent import Agent
 
-AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Opencode())
+AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Opencode(), GeminiCli())
 CATALOGUE = Catalogue(AGENTS)

@@ -107,14 +107,6 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         lambda: S(trigger_percent=100, trigger_percent_less_output=90, keep_first=1),
     ),
     summarize.FAMILY.variant(
-        "gemini-cli",
-        "Gemini CLI",
-        "Gemini CLI: at half the window, keep the newest 30 % of the history",
-        "Gemini CLI 0.56 packages/core/src/context/chatCompressionService.ts: compresses at 0.5 x "
-        "the token limit, keeps the newest 30 % (its cut of old tool responses to 30 lines is not modelled)",
-        lambda: S(trigger_percent=50, keep_history_percent=30),
-    ),
-    summarize.FAMILY.variant(
         "goose",
         "Goose",
         "Goose: at 80 % of the window, summarize all but the latest user message",

@@ -1,6 +1,6 @@
 """Each agent is one package, registered by the format it writes (`core.agents.registry`):
 what the list, the window, the point and the counts read of an agent comes from its record
-in the catalogue, so a made-up fourth agent added to it here is listed, measured and
+in the catalogue, so a made-up agent added to it here is listed, measured and
 counted like the real ones."""
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ def toy_file(folder: Path) -> Path:
     return target
 
 
-def test_a_fourth_agent_is_its_package_and_one_registry_line(tmp_path: Path) -> None:
+def test_a_new_agent_is_its_package_and_one_registry_line(tmp_path: Path) -> None:
     """Written as a real agent is (its package, its line in the registry, nothing else),
-    a fourth agent's sessions are found in its own home, which the tests isolate from its
+    a new agent's sessions are found in its own home, which the tests isolate from its
     registration alone, and open, are analysed, compacted, replayed, compared, reported
     and swept like the real ones', its window and point its own."""
     tree = installed_tree(tmp_path / "installed", copied=True)
@@ -104,7 +104,7 @@ def test_a_fourth_agent_is_its_package_and_one_registry_line(tmp_path: Path) -> 
     registry_file = agents / "registry.py"
     text = registry_file.read_text()
     tuple_line = next(line for line in text.splitlines() if line.startswith("AGENTS: tuple[Agent, ...] = ("))
-    text = text.replace(tuple_line, tuple_line.replace("Opencode())", "Opencode(), Toy())"))
+    text = text.replace(tuple_line, tuple_line.removesuffix(")") + ", Toy())")
     text = text.replace(
         "from compaction_inspector.core.catalogue",
         "from compaction_inspector.core.agents.toy import Toy\nfrom compaction_inspector.core.catalogue",
@@ -163,12 +163,12 @@ print(json.dumps({
 
 
 def test_an_agent_owns_its_names_where_another_tool_s_variant_had_one() -> None:
-    """A tool with no package here is a variant (`gemini-cli`); an agent registered
+    """A tool with no package here is a variant (`roo-code`); an agent registered
     under that name owns it, and the variant gives way rather than clash."""
 
-    class Gemini(Toy):
-        format = "gemini-cli"
+    class Roo(Toy):
+        format = "roo-code"
 
-    assert "gemini-cli" in CATALOGUE.strategies
-    catalogue = Catalogue((*registry.AGENTS, Gemini()))
-    assert "gemini-cli" not in catalogue.strategies and catalogue.by_format["gemini-cli"].name == "Toy"
+    assert "roo-code" in CATALOGUE.strategies
+    catalogue = Catalogue((*registry.AGENTS, Roo()))
+    assert "roo-code" not in catalogue.strategies and catalogue.by_format["roo-code"].name == "Toy"

@@ -1,0 +1,103 @@
+"""Gemini CLI (docs/agents.md#gemini-cli): its chat recordings under `~/.gemini/tmp/<project>/
+chats/` (`$GEMINI_CLI_HOME/.gemini` where that is set), a sub-agent's in a folder named for
+the session that started it; it compresses when the last prompt reaches half its model's
+token limit, and keeps the newest 30 % of the history."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from compaction_inspector.core.agents.gemini_cli import transcript
+from compaction_inspector.core.agents.gemini_cli.strategy import STRATEGY
+from compaction_inspector.core.agents.gemini_cli.transcript import FORMAT
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
+from compaction_inspector.core.files import walk
+from compaction_inspector.core.formats.kinds import Journal
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.model import Compaction, Session
+from compaction_inspector.core.own.autocompact import Count, Point
+from compaction_inspector.core.strategies import summarize
+
+__all__ = ["FORMAT", "PRESET", "GeminiCli"]
+
+# packages/core/src/core/tokenLimits.ts: every model's limit (DEFAULT_TOKEN_LIMIT), the
+# window its compression is a share of
+TOKEN_LIMIT = 1_048_576
+OUTPUT = 65_536  # Gemini 2.5's and 3's output limit (ai.google.dev/gemini-api/docs/models)
+PRESET = Preset(
+    FORMAT,
+    TOKEN_LIMIT,
+    OUTPUT,
+    "Gemini CLI: compresses when the last prompt reaches half its model's token limit of 1,048,576",
+    agent=FORMAT,
+)
+
+
+class GeminiCli(Agent):
+    """Gemini CLI: its chat recordings, its token limit, its compression point, and the
+    prompt it compared with it before a compression its recording shows."""
+
+    format = FORMAT
+    name = "Gemini CLI"
+    homes = ("GEMINI_CLI_HOME",)
+    folder_option = "gemini-dir"
+    folder_help = "Gemini CLI's folder (default $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"
+    journal: ClassVar[Journal | None] = transcript
+    presets = (PRESET,)
+    strategies = (STRATEGY,)
+    compaction_mark = transcript.SNAPSHOT.encode()
+    counts_recorded = True  # a recorded compression's count is the last prompt before it
+
+    def home(self) -> Path:
+        return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
+
+    def find(self, root: Path) -> list[Found]:
+        """Each project's recordings (`tmp/<project>/chats/session-*`), a session's
+        sub-agents (`chats/<its id>/*.jsonl`) after it."""
+        found: list[Found] = []
+        for path in walk(root / "tmp", "session-*.json*"):
+            chats = path.parent
+            if chats.name != "chats" or path.suffix not in (".json", ".jsonl"):
+                continue
+            if path.suffix == ".json" and path.with_suffix(".jsonl").exists():
+                continue  # Gemini CLI moved it to a `.jsonl` when it resumed it
+            project, short = chats.parent.name, path.stem.rsplit("-", 1)[-1]
+            subs = tuple(
+                p
+                for folder in sorted(chats.glob(f"{short}*"))
+                if folder.is_dir()
+                for p in walk(folder, "*.jsonl")
+            )
+            found.append(Found(path, FORMAT, project, subs))
+            found += [Found(p, FORMAT, project, subagent_of=p.parent.name) for p in subs]
+        return found
+
+    def point(self, window: Window, settings: ConfigView) -> Point:
+        """Where its compression fires in the window: half of it, under the options."""
+        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        return Point(tokens, rule)
+
+    def at_point(self, options: Any, tokens: int) -> Any:
+        return dataclasses.replace(options, trigger_tokens=tokens, trigger_percent=None)
+
+    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
+        """Its model's token limit, the same for every model it names (tokenLimits.ts)."""
+        if session.format != FORMAT:
+            return None
+        source = (
+            f"{SESSION_PREFIX} Gemini CLI's token limit for every model, {TOKEN_LIMIT:,} (tokenLimits.ts)"
+        )
+        return SessionWindow(PRESET.name, Window(TOKEN_LIMIT, OUTPUT), source)
+
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
+    ) -> Count | None:
+        """What it compared with its point before a compression: the last prompt reported."""
+        if compaction.pre_tokens is None:
+            return None
+        return Count(self.name, (("its last prompt", compaction.pre_tokens),), (), at)
