@@ -135,6 +135,7 @@ def test_its_point_is_half_its_token_limit_and_a_recorded_compression_is_checked
     assert config.window == Window(TOKEN_LIMIT, 65_536) and config.preset == PRESET.name
     assert config.auto_compact_tokens == 524_288
     fires = CATALOGUE.strategies["gemini-cli"].fires
+    assert fires is not None
     context = Inspection.of(session, config).context
     options = config.options("gemini-cli")
     assert not fires(options, 524_287, 10, context, 1) and fires(options, 524_288, 10, context, 1)
