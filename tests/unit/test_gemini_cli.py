@@ -13,7 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from compaction_inspector.core.agents.gemini_cli import PRESET, TOKEN_LIMIT
+from compaction_inspector.core.agents.gemini_cli.settings import KEY
 from compaction_inspector.core.agents.gemini_cli.transcript import Read
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
@@ -211,3 +214,43 @@ def test_every_command_opens_a_recording(tmp_path: Path) -> None:
     cost = analysis["cost"]
     assert analysis["format"] == "gemini-cli" and (cost["responses"], cost["unpriced"]) == (3, {})
     assert cost["recorded_usd"] == "1.239500"  # each response at gemini-2.5-pro's rate for its prompt's tier
+
+
+SETTINGS = '{{\n  "model": {{\n    "compressionThreshold": {}\n  }},\n  "ui": {{"theme": "dark"}}\n}}\n'
+
+
+def test_the_users_threshold_moves_its_point_and_apply_writes_it_back_in_its_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model.compressionThreshold` (a share of the token limit) in the user's settings, the
+    workspace's winning: the point follows it and says so; `apply` writes a percent there
+    as the share Gemini CLI takes, every other byte kept, the old file kept beside."""
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    settings = tmp_path / "home" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(
+        '{\n  "model": {\n    "compressionThreshold": 0.2\n  },\n  "ui": {"theme": "dark"}\n}\n'
+    )
+    quiet = written(tmp_path / "s", "session-2026-10-02T10-00-4f2a9c1e.jsonl", META, user("u1", "go"),
+                    gemini("g1", "ok", 1_000))  # fmt: skip
+    config = Config(CATALOGUE).for_session(load(quiet))
+    assert config.auto_compact_tokens == 209_715  # 20 % of 1,048,576
+    assert config.point is not None
+    assert config.point.rule == f"your {KEY} of 0.2 ({settings}): 20 % of the 1,048,576-token window: 209,715"
+    settings.write_text('{"model": {"compressionThreshold": 2}}')
+    refused = Config(CATALOGUE).for_session(load(quiet))
+    assert refused.auto_compact_tokens == 524_288
+    assert (
+        f"your settings {settings}: {KEY} of '2' not used: not a share above 0, at most 1"
+        in refused.window_note
+    )
+    settings.write_text(
+        '{\n  "model": {\n    "compressionThreshold": 0.2\n  },\n  "ui": {"theme": "dark"}\n}\n'
+    )
+    said = run("apply", "gemini-cli", "trigger_percent=30", "--write", "--force").stdout
+    assert f"wrote {KEY} = 0.3 to {settings}" in said
+    assert (
+        settings.read_text()
+        == '{\n  "model": {\n    "compressionThreshold": 0.3\n  },\n  "ui": {"theme": "dark"}\n}\n'
+    )
+    assert "0.2" in settings.with_name("settings.json.bak").read_text()

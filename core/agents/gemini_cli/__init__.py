@@ -6,11 +6,12 @@ token limit, and keeps the newest 30 % of the history."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from compaction_inspector.core.agents.gemini_cli import settings as configured
 from compaction_inspector.core.agents.gemini_cli import transcript
+from compaction_inspector.core.agents.gemini_cli.settings import KEY, GeminiSettings
 from compaction_inspector.core.agents.gemini_cli.strategy import STRATEGY
 from compaction_inspector.core.agents.gemini_cli.transcript import FORMAT
 from compaction_inspector.core.contract.agent import Agent
@@ -52,9 +53,14 @@ class GeminiCli(Agent):
     strategies = (STRATEGY,)
     compaction_mark = transcript.SNAPSHOT.encode()
     counts_recorded = True  # a recorded compression's count is the last prompt before it
+    settings_keys = {"trigger_percent": KEY}  # a share of its limit there, a percent here
+    settings_layers = {
+        "user": "$GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json",
+        "project": ".gemini/settings.json in this folder (its workspace settings)",
+    }
 
     def home(self) -> Path:
-        return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
+        return configured.folder()
 
     def find(self, root: Path) -> list[Found]:
         """Each project's recordings (`tmp/<project>/chats/session-*`), a session's
@@ -78,9 +84,34 @@ class GeminiCli(Agent):
         return found
 
     def point(self, window: Window, settings: ConfigView) -> Point:
-        """Where its compression fires in the window: half of it, under the options."""
-        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        """Where its compression fires in the window: half of it, under the options (the
+        user's own threshold where set: `with_own_settings`), said where used."""
+        options = settings.options(FORMAT)
+        tokens, rule = summarize.trigger(options, window)
+        own = (
+            settings.agent_settings.threshold if isinstance(settings.agent_settings, GeminiSettings) else None
+        )
+        if own is not None and options.trigger_percent == own.value * 100:
+            rule = f"{own.told(KEY)}: {rule}"
         return Point(tokens, rule)
+
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """The threshold the user's settings set, where the inspector's is its default."""
+        found = own.threshold if isinstance(own, GeminiSettings) else None
+        if found is None or options.trigger_percent != STRATEGY.default_options().trigger_percent:
+            return options
+        return dataclasses.replace(options, trigger_percent=found.value * 100)
+
+    def settings_file(self, layer: str | None = None) -> Path:
+        return configured.written_file(layer or "user")
+
+    def setting(self, text: str, key: str) -> str | None:
+        return configured.current(text, key)
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        if not 0 < value <= 100:
+            raise ValueError(f"{KEY} takes a share above 0 and at most 1, not {value} %")
+        return configured.written(text, key, value / 100)
 
     def at_point(self, options: Any, tokens: int) -> Any:
         return dataclasses.replace(options, trigger_tokens=tokens, trigger_percent=None)
@@ -89,10 +120,12 @@ class GeminiCli(Agent):
         """Its model's token limit, the same for every model it names (tokenLimits.ts)."""
         if session.format != FORMAT:
             return None
-        source = (
-            f"{SESSION_PREFIX} Gemini CLI's token limit for every model, {TOKEN_LIMIT:,} (tokenLimits.ts)"
-        )
-        return SessionWindow(PRESET.name, Window(TOKEN_LIMIT, OUTPUT), source)
+        limit = f"Gemini CLI's token limit for every model, {TOKEN_LIMIT:,} (tokenLimits.ts)"
+        cwd = session.metadata.get("cwd")
+        own = configured.read(cwd if isinstance(cwd, str) else None)
+        refused = [f"your settings {r}" for r in own.refused] if own is not None else []
+        source = "; ".join([f"{SESSION_PREFIX} {limit}", *refused])
+        return SessionWindow(PRESET.name, Window(TOKEN_LIMIT, OUTPUT), source, own)
 
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView

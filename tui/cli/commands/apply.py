@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
         change = applying.planned(agent, option, value, args.layer)
     except (OptionError, TypeError, applying.ApplyError) as exc:
         return fail(f"apply: {exc}")
+    written = agent.setting(change.after, change.key) or str(value)  # as the file takes it
     if change.before == change.after:
-        say(f"{change.path} sets {change.key} to {value} already: nothing to write", sys.stdout)
+        say(f"{change.path} sets {change.key} to {written} already: nothing to write", sys.stdout)
         return 0
     say(visible(change.diff), sys.stdout)
     if not args.write:
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except (applying.ApplyError, OSError) as exc:
         return fail(str(exc))
     kept = f" (the file as it was: {backup})" if backup is not None else ""
-    say(f"wrote {change.key} = {value} to {change.path}{kept}", sys.stdout)
+    say(f"wrote {change.key} = {written} to {change.path}{kept}", sys.stdout)
     return 0
 
 
