@@ -99,14 +99,14 @@ class _Recording:
 
     def _replace(self, number: int, given: list[Any]) -> None:
         new = {m["id"]: (number, m) for m in given if isinstance(m, dict) and isinstance(m.get("id"), str)}
-        first = next(iter(new.values()), None)
-        summary = first is not None and first[1].get("type") == "user" and SNAPSHOT in _text(first[1])
-        if summary and first is not None and set(self.history) - set(new):
+        first = next(iter(new.values()), (number, {}))[1]
+        summary = first.get("type") == "user" and SNAPSHOT in _text(first)
+        if summary and set(self.history) - set(new):
             self.before += self.messages()
             pre = next((t for t in map(_tokens, reversed(self.history.values())) if t is not None), None)
             self.compactions.append(Compaction(len(self.before), None, pre, details=Read("recorded")))
             self.before.append(_boundary(number))
-            self.summaries.add(first[1]["id"])
+            self.summaries.add(first["id"])
         self.history = new
 
     def messages(self) -> list[Message]:
@@ -138,8 +138,6 @@ def load(records: Records, path: str | None) -> Session:
     metadata |= {"model": model} if model else {}
     directories = as_list(meta.get("directories"))
     metadata |= {"cwd": directories[0]} if directories and isinstance(directories[0], str) else {}
-    if meta.get("kind") == "subagent":
-        metadata["subagent"] = True
     return Session(
         messages=tuple(messages),
         format=FORMAT,
