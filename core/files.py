@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 class WriteRefused(OSError):
@@ -66,6 +66,22 @@ def read_text(path: str | Path) -> str:
     """A regular file's text (UTF-8, undecodable bytes replaced)."""
     with open_regular(path) as f:
         return f.read().decode("utf-8", errors="replace")
+
+
+def read_settings(
+    paths: Iterable[Path], load: Callable[[str], Any], refused: list[str]
+) -> Iterator[tuple[Path, Any]]:
+    """Each settings file of `paths` there is, read as its agent reads it (`load`); one
+    that cannot be used is left out, and why is added to `refused`."""
+    for path in paths:
+        try:
+            yield path, load(read_text(path))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            refused.append(f"{path} not read: {exc.strerror or exc}")
+        except ValueError as exc:  # a JSON decoder's error
+            refused.append(f"{path} not used: not JSON ({exc})")
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
-from compaction_inspector.core.files import read_text
+from compaction_inspector.core.files import read_settings
 from compaction_inspector.core.jsonedit import with_entry
 
 KEY = "model.compressionThreshold"
@@ -72,17 +72,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> GeminiSet
     found: OwnSetting | None = None
     refused: list[str] = []
     section, _, name = KEY.partition(".")
-    for path in layers(cwd, environ):
-        try:
-            data = orjson.loads(read_text(path))
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            refused.append(f"{path} not read: {exc.strerror or exc}")
-            continue
-        except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
-            refused.append(f"{path} not used: not JSON ({exc})")
-            continue
+    for path, data in read_settings(layers(cwd, environ), orjson.loads, refused):
         held = data.get(section) if isinstance(data, dict) else None
         value = held.get(name) if isinstance(held, dict) else None
         if value is None:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
-from compaction_inspector.core.files import read_text
+from compaction_inspector.core.files import read_settings
 from compaction_inspector.core.jsonedit import with_entry
 from compaction_inspector.core.model import MAX_COUNT
 
@@ -82,17 +82,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
     take: each named in `refused`)."""
     found: dict[str, OwnSetting] = {}
     refused: list[str] = []
-    for path in layers(cwd, environ):
-        try:
-            data = _parsed(read_text(path))
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            refused.append(f"{path} not read: {exc.strerror or exc}")
-            continue
-        except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
-            refused.append(f"{path} not used: not JSON ({exc})")
-            continue
+    for path, data in read_settings(layers(cwd, environ), _parsed, refused):
         section = data.get("compaction") if isinstance(data, dict) else None
         if section is None:
             continue
