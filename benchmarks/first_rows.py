@@ -26,6 +26,7 @@ RUNS = 3
 FLOOR = "import textual.app"
 OPEN = """
 import asyncio, os, sys, time
+from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.widgets.transcript import TranscriptView
