@@ -69,6 +69,7 @@ def write(out: Path, given: Sequence[str], only: Sequence[str] = ()) -> int:
     files = list(transcripts(given))
     (out / "files.json").write_text(json.dumps([str(p) for p in files], indent=1))
     with tempfile.TemporaryDirectory() as tmp:
+
         def one(job: tuple[str, list[str]]) -> None:
             name, args = job
             cache = Path(tmp) / name
