@@ -735,7 +735,8 @@ def test_sessions_piped_is_a_line_a_session_and_its_json_a_list_of_whole_titles(
 
 def test_the_top_level_help_says_what_no_file_opens_and_names_the_apps_own_flags() -> None:
     text = " ".join(run("--help").stdout.split())
-    assert "without FILE, the list of your own Claude Code, Codex, opencode and Gemini CLI sessions" in text
+    mine = "Claude Code, Codex, opencode, Gemini CLI, Roo Code and Cline"
+    assert f"without FILE, the list of your own {mine} sessions" in text
     assert all(flag in text for flag in ("--sample", "--demo", "--follow"))
     assert "Claude Code session file" not in " ".join(run("open", "--help").stdout.split())
 

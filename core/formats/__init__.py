@@ -19,7 +19,7 @@ import yaml
 
 from compaction_inspector.core import yamlfile
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import anthropic, openai_chat, plain
+from compaction_inspector.core.formats import anthropic, openai_chat, plain, task_folder
 from compaction_inspector.core.formats.common import (
     LoadError,
     Records,
@@ -31,7 +31,15 @@ from compaction_inspector.core.formats.common import (
     result_text,
     stream_jsonl,
 )
-from compaction_inspector.core.formats.kinds import SEPARATOR, Body, Journal, Store, Writer, stored_in
+from compaction_inspector.core.formats.kinds import (
+    SEPARATOR,
+    Body,
+    Journal,
+    Store,
+    TaskFolder,
+    Writer,
+    stored_in,
+)
 from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
 
 if TYPE_CHECKING:
@@ -62,11 +70,13 @@ HEAD_BYTES = 256 * 1024  # what a preview reads: a screen of rows in any real se
 @dataclass(frozen=True)
 class Formats:
     """The formats a file is read as: the agents' own (`journals`, then `stores`, in the
-    registry's order, tried before the APIs' bodies) and those a session is written back in."""
+    registry's order, tried before the APIs' bodies; a task folder by its files' names)
+    and those a session is written back in."""
 
     journals: tuple[Journal, ...]
     stores: tuple[Store, ...]
     own_writers: tuple[Writer, ...]
+    tasks: tuple[TaskFolder, ...] = ()
 
     @classmethod
     def of(cls, agents: Sequence[Files]) -> Formats:
@@ -75,6 +85,7 @@ class Formats:
             tuple(a.journal for a in agents if a.journal is not None),
             tuple(a.store for a in agents if a.store is not None),
             tuple(a.writer for a in agents if a.writer is not None),
+            tuple(a.task_folder for a in agents if a.task_folder is not None),
         )
 
     @property
@@ -95,6 +106,12 @@ class Formats:
         sits in memory as bytes, text, lines and records all at once. A file an agent keeps
         many sessions in is read by its store: `FILE#SESSION` names one."""
         file, inside = stored_in(path)
+        folder = task_folder.folder_of(file) if self.tasks and inside is None else None
+        if folder is not None:
+            _no_request(request, "task folder")
+            task = task_folder.read(folder)
+            loaded = self._task_kind(task).load(task, str(folder / task_folder.HISTORY))
+            return replace(loaded, content_hash=task.content_hash)
         try:
             with open_regular(file) as f:
                 store = self._holding(f.read(STORE_HEAD))
@@ -216,7 +233,12 @@ class Formats:
 
     def provider(self, fmt: str) -> str | None:
         """Whose prices a format's responses are billed at (None: a format that says not)."""
-        formats: list[Journal | Store | Body] = [*self.journals, *self.stores, *BODIES]
+        formats: list[Journal | Store | TaskFolder | Body] = [
+            *self.journals,
+            *self.stores,
+            *self.tasks,
+            *BODIES,
+        ]
         return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
 
     def _billed(self, session: Session) -> Session:
@@ -227,6 +249,7 @@ class Formats:
     def tried(self) -> str:
         """Every format a file is tried as, in words, for the error that none fits."""
         described = [j.DESCRIBED for j in self.journals] + [s.DESCRIBED for s in self.stores]
+        described += [t.DESCRIBED for t in self.tasks]
         return ", ".join(
             [
                 *described,
@@ -246,6 +269,13 @@ class Formats:
                 return self._holding(f.read(STORE_HEAD))
         except OSError:
             return None
+
+    def _task_kind(self, task: task_folder.Task) -> TaskFolder:
+        """The agent whose task folder this is: the one whose storage folder its path is
+        in, else the first whose own marks its files hold, else the first."""
+        parts = {p.lower() for p in task.folder.parts}
+        named = next((t for t in self.tasks if t.STORAGE in parts), None)
+        return named or next((t for t in self.tasks if t.looks_like(task)), self.tasks[0])
 
     def _streamable(self, first_line: bytes) -> Journal | None:
         """The journal format recognisable from a file's first line, if any."""
@@ -314,8 +344,10 @@ class Formats:
 def check_readable(path: str | Path) -> None:
     """Raise the LoadError `load` would for a file that cannot be opened at all (missing,
     a directory, no permission), without reading it."""
+    file = stored_in(path)[0]
+    folder = task_folder.folder_of(file)
     try:
-        with open_regular(stored_in(path)[0]):
+        with open_regular(folder / task_folder.HISTORY if folder is not None else file):
             pass
     except OSError as exc:
         raise _unreadable(path, exc) from exc

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compaction_inspector.core.formats.common import Records
 from compaction_inspector.core.model import Compaction, Message, Session
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.formats.task_folder import Task
 
 
 class Journal(Protocol):
@@ -23,6 +26,20 @@ class Journal(Protocol):
     def load(self, records: Records, path: str | None) -> Session: ...
 
     def appended(self, session: Session, records: Records) -> Session | None: ...
+
+
+class TaskFolder(Protocol):
+    """A VS Code agent's task folder (`core.formats.task_folder`), told by the extension's
+    storage folder on its path, else by what only its files hold."""
+
+    FORMAT: str
+    PROVIDER: str
+    DESCRIBED: str
+    STORAGE: str  # the extension's folder in VS Code's global storage: "saoudrizwan.claude-dev"
+
+    def looks_like(self, task: Task) -> bool: ...
+
+    def load(self, task: Task, path: str) -> Session: ...
 
 
 class Body(Protocol):

@@ -155,6 +155,22 @@ def billed_by(model: str, provider: str | None, url: str | None = None) -> str |
     return found
 
 
+@cache
+def context_window(model: str) -> int | None:
+    """The model's context window as the price table gives it (a router's `vendor/model`
+    looked up by its model), None: the table does not know it or gives none."""
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+
+    for name in dict.fromkeys([model, model.rpartition("/")[2]]):
+        try:
+            window = calc_price(Priced(input_tokens=1), name).model.context_window
+        except LookupError:
+            continue
+        return window if isinstance(window, int) and window > 0 else None
+    return None
+
+
 def rates_at(model: str, billing: Billing, prompt: int, at: datetime | None) -> dict[str, Decimal] | None:
     """USD per token of each part for a request of `prompt` input tokens sent at `at`, at
     the prices `billed_by` finds; None when the table does not know the model. Rates hold

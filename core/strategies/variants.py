@@ -90,23 +90,6 @@ SUMMARIZING: tuple[Strategy[Any], ...] = (
         caveat="its default trigger never fires; its example's 4,000 is used",
     ),
     summarize.FAMILY.variant(
-        "cline",
-        "Cline",
-        "Cline: at 0.9 of its input budget (0.9 of the window), keep the newest 20,000 tokens",
-        "Cline 4.1 sdk/packages/core/src/extensions/context/compaction-shared.ts: 0.9 x the input "
-        "budget, itself 0.9 x the window (81 %); keeps the newest 20,000 tokens; summary at most "
-        "4,096 tokens; tool results cut to 2,000 characters for it (its target ratio 0.7 is not modelled)",
-        lambda: S(trigger_percent=81, keep_tokens=20_000, summary_tokens=4_096, tool_output_chars=2_000),
-    ),
-    summarize.FAMILY.variant(
-        "roo-code",
-        "Roo Code",
-        "Roo Code: condense all but the first message at 100 % of the window",
-        "Roo Code 3.52 src/core/context-management/index.ts: autoCondenseContextPercent 100, or "
-        "tokens over 0.9 x window - max tokens; the summary replaces all earlier messages but the first",
-        lambda: S(trigger_percent=100, trigger_percent_less_output=90, keep_first=1),
-    ),
-    summarize.FAMILY.variant(
         "goose",
         "Goose",
         "Goose: at 80 % of the window, summarize all but the latest user message",

@@ -117,7 +117,14 @@ def test_a_folder_or_no_file_opens_the_session_browser_where_there_are_sessions(
     (project / "s.jsonl").write_text("{}\n")
     assert cli.main([]) == 0
     places: list[tuple[str, Path]] = seen.get("browse") or []
-    assert [agent for agent, _ in places] == ["claude-code", "codex", "opencode", "gemini-cli"]
+    assert [agent for agent, _ in places] == [
+        "claude-code",
+        "codex",
+        "opencode",
+        "gemini-cli",
+        "roo-code",
+        "cline",
+    ]
     assert seen["config"].window.context_window == 200_000  # not the sample's demo window
 
 

@@ -163,12 +163,12 @@ print(json.dumps({
 
 
 def test_an_agent_owns_its_names_where_another_tool_s_variant_had_one() -> None:
-    """A tool with no package here is a variant (`roo-code`); an agent registered
+    """A tool with no package here is a variant (`goose`); an agent registered
     under that name owns it, and the variant gives way rather than clash."""
 
-    class Roo(Toy):
-        format = "roo-code"
+    class Goose(Toy):
+        format = "goose"
 
-    assert "roo-code" in CATALOGUE.strategies
-    catalogue = Catalogue((*registry.AGENTS, Roo()))
-    assert "roo-code" not in catalogue.strategies and catalogue.by_format["roo-code"].name == "Toy"
+    assert "goose" in CATALOGUE.strategies
+    catalogue = Catalogue((*registry.AGENTS, Goose()))
+    assert "goose" not in catalogue.strategies and catalogue.by_format["goose"].name == "Toy"

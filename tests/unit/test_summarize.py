@@ -131,7 +131,7 @@ def test_the_presets_are_the_documented_defaults() -> None:
     assert (defaults["opencode"].keep_percent, defaults["opencode"].keep_max) == (25, 15_000)
     assert (defaults["gemini-cli"].trigger_percent, defaults["gemini-cli"].keep_history_percent) == (50, 30)
     assert (defaults["letta"].trigger_percent, defaults["letta"].keep_message_percent) == (90, 30)
-    assert (defaults["roo-code"].keep_first, defaults["goose"].keep_user) == (1, "last")
+    assert (defaults["roo-code"].keep_first, defaults["goose"].keep_user) == (0, "last")  # its fresh start
     assert defaults["openai-compaction"].keep_user == "all"
     assert defaults["langchain-summarization"].keep_messages == 20
 

@@ -1,0 +1,121 @@
+"""Roo Code (docs/agents.md#roo-code): its task folders in VS Code's global storage
+(`…/globalStorage/rooveterinaryinc.roo-cline/tasks/<id>/`), a sub-task listed under the
+task that started it; it condenses when the context reaches its share of the window (100 %
+by default) or passes 90 % of the window less the output it reserves, whichever first."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+from compaction_inspector.core.agents.roo_code import transcript
+from compaction_inspector.core.agents.roo_code.strategy import STRATEGY
+from compaction_inspector.core.agents.roo_code.transcript import FORMAT, STORAGE, WORKSPACE
+from compaction_inspector.core.contract.agent import Agent
+from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
+from compaction_inspector.core.formats import task_folder
+from compaction_inspector.core.formats.kinds import TaskFolder
+from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.model import Compaction, Session
+from compaction_inspector.core.own.autocompact import Count, Point
+from compaction_inspector.core.pricing.rates import context_window
+from compaction_inspector.core.strategies import summarize
+
+__all__ = ["FORMAT", "PRESET", "RooCode"]
+
+WINDOW = 200_000  # assumed where the price table does not know the model (a Claude model's)
+# packages/types/src/providers/anthropic.ts ANTHROPIC_DEFAULT_MAX_TOKENS: what it reserves for
+# a Claude model's reply (src/shared/api.ts getModelMaxOutputTokens)
+CLAUDE_OUTPUT = 8_192
+OUTPUT_SHARE = 0.2  # ... and at most this share of the window for any other model's
+PRESET = Preset(
+    FORMAT,
+    WINDOW,
+    CLAUDE_OUTPUT,
+    "Roo Code: condenses at 100 % of the window, or past 90 % of it less 8,192 for output",
+    agent=FORMAT,
+)
+
+
+class RooCode(Agent):
+    """Roo Code: its task folders, its condense point, and the count it recorded before
+    each condense and truncation."""
+
+    format = FORMAT
+    name = "Roo Code"
+    homes = (task_folder.PORTABLE,)
+    folder_option = "roo-dir"
+    folder_help = "Roo Code's folder in VS Code's global storage (default …/globalStorage/" + STORAGE + ")"
+    task_folder: ClassVar[TaskFolder | None] = transcript
+    presets = (PRESET,)
+    strategies = (STRATEGY,)
+    compaction_mark = b'"isSummary"'
+    counts_recorded = True  # its panel records the context it compared before each
+
+    def home(self) -> Path:
+        return task_folder.storage(STORAGE)
+
+    def find(self, root: Path) -> list[Found]:
+        """Each task folder, a sub-task after the task that started it."""
+        items = {f: task_folder.extra(f, WORKSPACE) for f in task_folder.tasks(root)}
+        parents = {f.name: f for f in items}
+        children: dict[str, list[Path]] = {}
+        for folder, item in items.items():
+            parent = item.get("parentTaskId")
+            if isinstance(parent, str) and parent in parents:
+                children.setdefault(parent, []).append(folder / task_folder.HISTORY)
+        found: list[Found] = []
+        for folder, item in items.items():
+            if isinstance(item.get("parentTaskId"), str) and item["parentTaskId"] in parents:
+                continue
+            workspace = item.get("workspace")
+            project = workspace if isinstance(workspace, str) else str(root)
+            subs = tuple(children.get(folder.name, ()))
+            found.append(
+                Found(folder / task_folder.HISTORY, FORMAT, project, subs, stamp=task_folder.stamp(folder))
+            )
+            found += [
+                Found(s, FORMAT, project, subagent_of=folder.name, stamp=task_folder.stamp(s.parent))
+                for s in subs
+            ]
+        return found
+
+    def point(self, window: Window, settings: ConfigView) -> Point:
+        """Where its condense fires in the window, under the options."""
+        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        return Point(tokens, rule)
+
+    def at_point(self, options: Any, tokens: int) -> Any:
+        return dataclasses.replace(
+            options, trigger_tokens=tokens, trigger_percent=None, trigger_percent_less_output=None
+        )
+
+    def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
+        """Its model's window as the price table gives it, and the output it reserves."""
+        if session.format != FORMAT:
+            return None
+        model = session.metadata.get("model")
+        named = model if isinstance(model, str) else None
+        size = context_window(named) if named else None
+        said = (
+            f"{named}'s window {size:,} (the price table's)" if size else f"an assumed window of {WINDOW:,}"
+        )
+        size = size or WINDOW
+        if named is None or "claude" in named:
+            reserve, why = CLAUDE_OUTPUT, f"{CLAUDE_OUTPUT:,} reserved for a Claude model's reply"
+        else:
+            reserve = math.ceil(size * OUTPUT_SHARE)
+            why = f"{reserve:,} reserved for its reply, at most ({OUTPUT_SHARE:.0%} of the window)"
+        return SessionWindow(PRESET.name, Window(size, reserve), f"{SESSION_PREFIX} model: {said}; {why}")
+
+    def recorded(
+        self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
+    ) -> Count | None:
+        """What it compared with its point before a condense or truncation: the context
+        its panel recorded (the last request's tokens and its estimate of the next message)."""
+        if compaction.pre_tokens is None:
+            return None
+        return Count(self.name, (("its recorded context before", compaction.pre_tokens),), (), at)
