@@ -11,6 +11,7 @@ from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOUR
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.formats import LoadError, check_readable
+from compaction_inspector.core.formats.task_folder import folder_of
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots
 from compaction_inspector.core.text import say
@@ -35,7 +36,8 @@ def run_app(args: argparse.Namespace, config: Config, warning: str | None) -> in
     made of them (`warning`: why a config file found was not used)."""
     note = None
     browse = None
-    if args.file and Path(args.file).is_dir():  # a folder: its transcripts, to choose from
+    if args.file and Path(args.file).is_dir() and folder_of(Path(args.file)) is None:
+        # a folder (not an agent's task folder, which is one session): its transcripts, to choose from
         browse = [(FOLDER, Path(args.file))]
     elif (
         not args.file and not args.sample and not args.demo

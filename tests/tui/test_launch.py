@@ -9,6 +9,7 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.sessions import transcripts_under
 from compaction_inspector.tui import cli, launch
 from compaction_inspector.tui.app import InspectorApp
 
@@ -171,3 +172,19 @@ def test_the_demo_tours_the_sample_even_where_there_are_sessions(
     assert cli.main(["--demo"]) == 0
     assert seen["browse"] is None and seen["path"].name == "claude_code_session.jsonl"
     assert seen["config"].window == launch.SAMPLE_WINDOW
+
+
+def test_an_agents_task_folder_opens_as_its_session_and_is_one_row_of_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A VS Code agent's task folder is one session: opened, not browsed; in a folder
+    searched for transcripts, its history is the one row (not each of its files)."""
+    task = tmp_path / "tasks" / "t1"
+    task.mkdir(parents=True)
+    (task / "api_conversation_history.json").write_text('[{"role": "user", "content": "hi"}]')
+    (task / "ui_messages.json").write_text("[]")
+    (task / "history_item.json").write_text('{"id": "t1"}')
+    seen = capture(monkeypatch)
+    assert cli.main([str(task)]) == 0
+    assert seen["browse"] is None and Path(seen["path"]) == task
+    assert transcripts_under(CATALOGUE, [str(tmp_path)]) == [task / "api_conversation_history.json"]
