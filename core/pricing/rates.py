@@ -171,6 +171,15 @@ def context_window(model: str) -> int | None:
     return None
 
 
+def window_of(model: Any, default: int, default_said: str) -> tuple[int, str]:
+    """A session's model's window as the price table gives it, else `default`, and in
+    words where the figure comes from (`default_said` for the default)."""
+    size = context_window(model) if isinstance(model, str) and model else None
+    if size is None:
+        return default, default_said
+    return size, f"{model}'s window {size:,} (the price table's)"
+
+
 def rates_at(model: str, billing: Billing, prompt: int, at: datetime | None) -> dict[str, Decimal] | None:
     """USD per token of each part for a request of `prompt` input tokens sent at `at`, at
     the prices `billed_by` finds; None when the table does not know the model. Rates hold

@@ -188,6 +188,14 @@ def trigger(options: SummarizeOptions, window: Window) -> tuple[int | None, str]
     return at, text
 
 
+def at_tokens(options: SummarizeOptions, tokens: int) -> SummarizeOptions:
+    """`options` firing at `tokens` alone, every share unset: where a session's own record
+    puts its agent's point (`core.own.evidence`)."""
+    return dataclasses.replace(
+        options, trigger_tokens=tokens, trigger_percent=None, trigger_percent_less_output=None
+    )
+
+
 def _trigger_at(o: SummarizeOptions, window: Window) -> int | None:
     """`trigger`'s figure alone: asked of every request of a replay, it words nothing."""
     found = [_clamped(raw, o.trigger_min, o.trigger_max) for _, _, raw in _percent_rules(o, window)]

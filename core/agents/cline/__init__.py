@@ -21,7 +21,7 @@ from compaction_inspector.core.formats.kinds import TaskFolder
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
-from compaction_inspector.core.pricing.rates import context_window
+from compaction_inspector.core.pricing.rates import window_of
 from compaction_inspector.core.strategies import summarize
 
 __all__ = ["FORMAT", "PRESET", "Cline"]
@@ -93,23 +93,14 @@ class Cline(Agent):
         return options
 
     def at_point(self, options: Any, tokens: int) -> Any:
-        return dataclasses.replace(
-            options, trigger_tokens=tokens, trigger_percent=None, trigger_percent_less_output=None
-        )
+        return summarize.at_tokens(options, tokens)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """Its model's window as the price table gives it, less the margin Cline 3 keeps."""
         if session.format != FORMAT:
             return None
-        model = session.metadata.get("model")
-        named = model if isinstance(model, str) else None
-        size = context_window(named) if named else None
-        said = (
-            f"{named}'s window {size:,} (the price table's)"
-            if size
-            else f"a window of {WINDOW:,} (Cline's own for a model that states none)"
-        )
-        size = size or WINDOW
+        own = f"a window of {WINDOW:,} (Cline's own for a model that states none)"
+        size, said = window_of(session.metadata.get("model"), WINDOW, own)
         kept = margin(size)
         source = f"{SESSION_PREFIX} model: {said}; Cline 3 keeps {kept:,} free of it"
         return SessionWindow(PRESET.name, Window(size, kept), source, Ran(kept))

@@ -5,7 +5,6 @@ by default) or passes 90 % of the window less the output it reserves, whichever 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +20,7 @@ from compaction_inspector.core.formats.kinds import TaskFolder
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
-from compaction_inspector.core.pricing.rates import context_window
+from compaction_inspector.core.pricing.rates import window_of
 from compaction_inspector.core.strategies import summarize
 
 __all__ = ["FORMAT", "PRESET", "RooCode"]
@@ -89,9 +88,7 @@ class RooCode(Agent):
         return Point(tokens, rule)
 
     def at_point(self, options: Any, tokens: int) -> Any:
-        return dataclasses.replace(
-            options, trigger_tokens=tokens, trigger_percent=None, trigger_percent_less_output=None
-        )
+        return summarize.at_tokens(options, tokens)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """Its model's window as the price table gives it, and the output it reserves."""
@@ -99,11 +96,7 @@ class RooCode(Agent):
             return None
         model = session.metadata.get("model")
         named = model if isinstance(model, str) else None
-        size = context_window(named) if named else None
-        said = (
-            f"{named}'s window {size:,} (the price table's)" if size else f"an assumed window of {WINDOW:,}"
-        )
-        size = size or WINDOW
+        size, said = window_of(named, WINDOW, f"an assumed window of {WINDOW:,}")
         if named is None or "claude" in named:
             reserve, why = CLAUDE_OUTPUT, f"{CLAUDE_OUTPUT:,} reserved for a Claude model's reply"
         else:
