@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from compaction_inspector.core.model import Block
 
 if TYPE_CHECKING:
-    from compaction_inspector.core.formats.kinds import Journal, Store, TaskFolder, Writer
+    from compaction_inspector.core.formats.kinds import Document, Journal, Store, TaskFolder, Writer
     from compaction_inspector.core.statusline import StatusLine
 
 
@@ -40,6 +40,7 @@ class Files(ABC):
     journal: ClassVar[Journal | None] = None  # its transcript format, read line by line
     store: ClassVar[Store | None] = None  # ... or the file it keeps its sessions in
     task_folder: ClassVar[TaskFolder | None] = None  # ... or the VS Code task folder it keeps each in
+    document: ClassVar[Document | None] = None  # ... or a JSON file it writes whole for each
     writer: ClassVar[Writer | None] = None  # its format written back, where it can be
     status_line: ClassVar[StatusLine | None] = None  # the status line command it runs, if any
     task_tools: ClassVar[tuple[str, ...]] = ()  # the tools whose calls start a sub-agent

@@ -34,6 +34,7 @@ from compaction_inspector.core.formats.common import (
 from compaction_inspector.core.formats.kinds import (
     SEPARATOR,
     Body,
+    Document,
     Journal,
     Store,
     TaskFolder,
@@ -77,6 +78,7 @@ class Formats:
     stores: tuple[Store, ...]
     own_writers: tuple[Writer, ...]
     tasks: tuple[TaskFolder, ...] = ()
+    documents: tuple[Document, ...] = ()
 
     @classmethod
     def of(cls, agents: Sequence[Files]) -> Formats:
@@ -86,6 +88,7 @@ class Formats:
             tuple(a.store for a in agents if a.store is not None),
             tuple(a.writer for a in agents if a.writer is not None),
             tuple(a.task_folder for a in agents if a.task_folder is not None),
+            tuple(a.document for a in agents if a.document is not None),
         )
 
     @property
@@ -112,6 +115,10 @@ class Formats:
             task = task_folder.read(folder)
             loaded = self._task_kind(task).load(task, str(folder / task_folder.HISTORY))
             return replace(loaded, content_hash=task.content_hash)
+        document = next((d for d in self.documents if d.claims(file)), None) if inside is None else None
+        if document is not None:
+            _no_request(request, document.FORMAT)
+            return document.load(file)
         try:
             with open_regular(file) as f:
                 store = self._holding(f.read(STORE_HEAD))
@@ -233,10 +240,11 @@ class Formats:
 
     def provider(self, fmt: str) -> str | None:
         """Whose prices a format's responses are billed at (None: a format that says not)."""
-        formats: list[Journal | Store | TaskFolder | Body] = [
+        formats: list[Journal | Store | TaskFolder | Document | Body] = [
             *self.journals,
             *self.stores,
             *self.tasks,
+            *self.documents,
             *BODIES,
         ]
         return next((f.PROVIDER for f in formats if fmt == f.FORMAT), None)
@@ -249,7 +257,7 @@ class Formats:
     def tried(self) -> str:
         """Every format a file is tried as, in words, for the error that none fits."""
         described = [j.DESCRIBED for j in self.journals] + [s.DESCRIBED for s in self.stores]
-        described += [t.DESCRIBED for t in self.tasks]
+        described += [t.DESCRIBED for t in self.tasks] + [d.DESCRIBED for d in self.documents]
         return ", ".join(
             [
                 *described,

@@ -270,6 +270,13 @@ def parse_usage(raw: Any) -> Usage | None:
     )
 
 
+def input_holds_cache(reports: Iterable[tuple[int, int]]) -> bool:
+    """Whether an agent's reported input holds what its cache read and wrote, or only the
+    rest (each report: its input, its cache's reads and writes): a session where a request
+    reports less input than its cache shows the second, and is read so throughout."""
+    return not any(given < cached for given, cached in reports)
+
+
 def iter_dicts(records: Records) -> Iterator[tuple[int, dict[str, Any]]]:
     """Records that are JSON objects; anything else is reported and skipped."""
     for number, value in records.items:

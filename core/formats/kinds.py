@@ -42,6 +42,18 @@ class TaskFolder(Protocol):
     def load(self, task: Task, path: str) -> Session: ...
 
 
+class Document(Protocol):
+    """A JSON file an agent writes whole for each session, told by its name."""
+
+    FORMAT: str
+    PROVIDER: str
+    DESCRIBED: str
+
+    def claims(self, path: Path) -> bool: ...
+
+    def load(self, path: Path) -> Session: ...
+
+
 class Body(Protocol):
     """An API request body (one file, or each record of a proxy log)."""
 

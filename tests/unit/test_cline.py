@@ -106,6 +106,7 @@ def test_a_summary_is_read_where_its_range_grows_and_its_request_is_its_call(tmp
     assert session.metadata == {
         "session_id": "1700000000000",
         "model": "claude-sonnet-4-5",
+        "layout": "task folder",
         "title": "fix a.py",
     }
 
@@ -181,3 +182,71 @@ def test_its_tasks_are_found_and_every_command_reads_one(
         ["watch", "--once"],
     ):
         assert run(*command, str(folder)).returncode == 0
+
+
+def sdk_session(folder: Path) -> Path:
+    """The current Cline's session: its manifest, its messages with each reply's metrics,
+    and the state of its compaction, which stands for the first six."""
+
+    def said(text: str, given: int, reads: int, writes: int) -> dict[str, Any]:
+        metrics = {
+            "inputTokens": given,
+            "outputTokens": 40,
+            "cacheReadTokens": reads,
+            "cacheWriteTokens": writes,
+        }
+        return {**reply(text), "id": f"a-{text}", "metrics": metrics,
+                "modelInfo": {"id": "claude-sonnet-4-5", "provider": "anthropic"}}  # fmt: skip
+
+    messages = [
+        user("fix a.py"), said("reading", 50_000, 0, 49_000),
+        user("more"), said("sure", 120_000, 118_000, 1_000),
+        user("again"), said("fine", 163_000, 161_000, 1_000),
+        user("next step"), said("done", 30_000, 0, 29_000),
+    ]  # fmt: skip
+    folder.mkdir(parents=True)
+    (folder / f"{folder.name}.messages.json").write_text(
+        json.dumps({"version": 1, "agent": "lead", "sessionId": folder.name, "messages": messages}, indent=2)
+    )
+    state = {
+        "version": 1,
+        "source_message_count": 6,
+        "messages": [user("Summary: a.py fixed"), *messages[4:6]],
+    }
+    (folder / f"{folder.name}.compaction.json").write_text(json.dumps(state))
+    manifest = {"version": 1, "session_id": folder.name, "model": "claude-sonnet-4-5",
+                "provider": "anthropic", "cwd": "/home/u/p", "prompt": "fix a.py",
+                "started_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    (folder / f"{folder.name}.json").write_text(json.dumps(manifest))
+    (folder / "researcher.messages.json").write_text(json.dumps({"version": 1, "messages": [user("look")]}))
+    return folder / f"{folder.name}.messages.json"
+
+
+def test_the_current_clines_session_is_read_with_its_last_compaction_and_its_own_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its messages.json keeps every message; its compaction state, the last one: a
+    boundary after the messages it stands for, then what it sends in their place."""
+    path = sdk_session(tmp_path / "sessions" / "s1")
+    session = load(path)
+    shown = [(m.line, m.text, m.is_compact_summary, bool(m.replaces)) for m in session.messages[5:]]
+    assert shown == [
+        (6, "fine", False, False),
+        (7, "unknown compaction · before: not recorded → 30,000 after, measured", False, False),
+        (7, "Summary: a.py fixed", True, False),
+        (5, "again", False, True),  # kept as it was: a copy
+        (6, "fine", False, True),
+        (7, "next step", False, False),
+        (8, "done", False, False),
+    ]
+    usage = session.messages[3].usage
+    assert usage is not None and (usage.input_tokens, usage.cache_read_input_tokens) == (1_000, 118_000)
+    assert session.metadata["layout"] == "sdk" and session.metadata["cwd"] == "/home/u/p"
+    config = Config(CATALOGUE).for_session(session)
+    assert config.window == Window(200_000, 20_000) and config.auto_compact_tokens == 162_000  # 0.9 x 0.9
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(tmp_path / "sessions"))
+    found = CATALOGUE.by_format["cline"].find(CATALOGUE.by_format["cline"].home())
+    assert [(f.path.name, f.subagent_of) for f in found] == [
+        ("s1.messages.json", None),
+        ("researcher.messages.json", "s1"),
+    ]

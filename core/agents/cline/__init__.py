@@ -6,18 +6,20 @@ request's tokens reach its model's window less a margin it keeps (27,000 of 64k,
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from compaction_inspector.core.agents.cline import transcript
+from compaction_inspector.core.agents.cline import sdk, transcript
 from compaction_inspector.core.agents.cline.strategy import LEGACY_STRATEGY, STRATEGY
 from compaction_inspector.core.agents.cline.transcript import FORMAT, STORAGE
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.formats import task_folder
-from compaction_inspector.core.formats.kinds import TaskFolder
+from compaction_inspector.core.formats.kinds import Document, TaskFolder
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
@@ -30,6 +32,9 @@ WINDOW = 128_000  # its window for a model that states none (getContextWindowInf
 # context-window-utils.ts: what it leaves free of the usual windows
 MARGINS = {64_000: 27_000, 128_000: 30_000, 200_000: 40_000}
 MARGIN, SHARE = 40_000, 0.2  # ... and of any other: at most 40,000, at most 20 % of it
+# sdk/packages/core/src/extensions/context/compaction-shared.ts: the current Cline's input
+# budget where the model states no input limit, a share of the window
+BUDGET = 0.9
 PRESET = Preset(
     FORMAT,
     200_000,
@@ -57,10 +62,11 @@ class Cline(Agent):
 
     format = FORMAT
     name = "Cline"
-    homes = (task_folder.PORTABLE,)
+    homes = (task_folder.PORTABLE, "CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR")
     folder_option = "cline-dir"
     folder_help = "Cline's folder in VS Code's global storage (default …/globalStorage/" + STORAGE + ")"
     task_folder: ClassVar[TaskFolder | None] = transcript
+    document: ClassVar[Document | None] = sdk
     presets = (PRESET,)
     strategies = (STRATEGY, LEGACY_STRATEGY)
     compaction_mark = b'"conversationHistoryDeletedRange"'
@@ -70,10 +76,15 @@ class Cline(Agent):
         return task_folder.storage(STORAGE)
 
     def find(self, root: Path) -> list[Found]:
-        return [
+        """Cline 3's task folders under its VS Code folder, and the current Cline's sessions
+        (a sub-agent's after its root session): under `root` where it is a sessions folder,
+        and in its own sessions folder where `root` is its VS Code folder."""
+        found = [
             Found(f / task_folder.HISTORY, FORMAT, str(root), stamp=task_folder.stamp(f))
             for f in task_folder.tasks(root)
         ]
+        folders = [root, *([sessions_folder()] if root == self.home() else [])]
+        return found + [f for folder in dict.fromkeys(folders) for f in _sessions(folder)]
 
     def point(self, window: Window, settings: ConfigView) -> Point:
         """Where it compacts in the window, under the options (Cline 3's, for a task
@@ -96,11 +107,16 @@ class Cline(Agent):
         return summarize.at_tokens(options, tokens)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
-        """Its model's window as the price table gives it, less the margin Cline 3 keeps."""
+        """Its model's window as the price table gives it, less the margin Cline 3 keeps; for
+        the current Cline's session, less a tenth (its input budget, 0.9 of the window)."""
         if session.format != FORMAT:
             return None
         own = f"a window of {WINDOW:,} (Cline's own for a model that states none)"
         size, said = window_of(session.metadata.get("model"), WINDOW, own)
+        if session.metadata.get("layout") == sdk.SDK:
+            budget = size - int(size * BUDGET)
+            source = f"{SESSION_PREFIX} model: {said}; its input budget is {BUDGET:.0%} of it"
+            return SessionWindow(PRESET.name, Window(size, budget), source)
         kept = margin(size)
         source = f"{SESSION_PREFIX} model: {said}; Cline 3 keeps {kept:,} free of it"
         return SessionWindow(PRESET.name, Window(size, kept), source, Ran(kept))
@@ -112,3 +128,32 @@ class Cline(Agent):
         if compaction.pre_tokens is None:
             return None
         return Count(self.name, (("its last request's tokens", compaction.pre_tokens),), (), at)
+
+
+def sessions_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """The current Cline's sessions folder (`sdk/packages/shared/src/storage/paths.ts`):
+    `$CLINE_SESSION_DATA_DIR`, else `sessions` in `$CLINE_DATA_DIR`, else in `data` of
+    `$CLINE_DIR`, else of `~/.cline`."""
+    env = os.environ if environ is None else environ
+    if env.get("CLINE_SESSION_DATA_DIR"):
+        return Path(env["CLINE_SESSION_DATA_DIR"])
+    if env.get("CLINE_DATA_DIR"):
+        return Path(env["CLINE_DATA_DIR"]) / "sessions"
+    return Path(env.get("CLINE_DIR") or Path.home() / ".cline") / "data" / "sessions"
+
+
+def _sessions(folder: Path) -> list[Found]:
+    """Each session folder's messages (`<id>/<id>.messages.json`), its sub-agents' after it."""
+    found: list[Found] = []
+    try:
+        folders = sorted(f for f in folder.iterdir() if f.is_dir())
+    except OSError:
+        return found
+    for f in folders:
+        main = f / (f.name + sdk.MESSAGES)
+        if not main.is_file():
+            continue
+        subs = tuple(p for p in sorted(f.glob("*" + sdk.MESSAGES)) if p != main)
+        found.append(Found(main, FORMAT, str(folder), subs))
+        found += [Found(p, FORMAT, str(folder), subagent_of=f.name) for p in subs]
+    return found

@@ -40,6 +40,7 @@ PROVIDER = "anthropic"  # its usual provider; a model the table finds elsewhere 
 STORAGE = "saoudrizwan.claude-dev"  # its folder in VS Code's global storage
 SUMMARIZE = "summarize_task"  # the tool its auto-condense has the model call
 KEPT = 2  # the first user message and the reply to it, always sent
+LAYOUT = "task folder"  # the session's `layout`: Cline 3 wrote it
 
 
 def looks_like(task: Task) -> bool:
@@ -85,6 +86,7 @@ def load(task: Task, path: str) -> Session:
         messages.append(own[-1])
     name_compactions(messages, compactions)
     metadata: dict[str, Any] = {"session_id": task.folder.name, **({"model": model} if model else {})}
+    metadata["layout"] = LAYOUT
     first = next((r for r in task.panel if r.get("say") == "task" and isinstance(r.get("text"), str)), None)
     if first is not None:
         metadata["title"] = first["text"][:200]

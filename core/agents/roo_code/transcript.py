@@ -21,7 +21,13 @@ import re
 from typing import Any
 
 from compaction_inspector.core.formats import task_folder
-from compaction_inspector.core.formats.common import Skipped, as_dict, count, name_compactions
+from compaction_inspector.core.formats.common import (
+    Skipped,
+    as_dict,
+    count,
+    input_holds_cache,
+    name_compactions,
+)
 from compaction_inspector.core.formats.task_folder import (
     Event,
     Request,
@@ -137,9 +143,10 @@ def _tokens_in_total(requests: list[Request]) -> bool:
     change of 2025-10-31, "Fix cost and token tracking between provider styles"), or only
     what the cache did not hold (before, over Anthropic's protocol): the session shows it,
     where a request reports less input than its cache reads and writes."""
-    return not any(
-        r.said.get("apiProtocol") == "anthropic" and r.tokens_in < r.cache_reads + r.cache_writes
+    return input_holds_cache(
+        (r.tokens_in, r.cache_reads + r.cache_writes)
         for r in requests
+        if r.said.get("apiProtocol") == "anthropic"
     )
 
 
