@@ -12,6 +12,8 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
+import sqlite3
 import stat
 import tempfile
 import time
@@ -265,3 +267,19 @@ def walk(root: Path, pattern: str) -> Iterator[Path]:
             path = Path(folder) / name
             if path.match(pattern):
                 yield path
+
+
+def sqlite_as_it_is(file: Path, scratch: Callable[[], Path]) -> sqlite3.Connection:
+    """A read-only connection to an application's SQLite database as it is now, making
+    nothing beside it: the file itself, opened immutable, where it has no write-ahead log;
+    else a copy of it and its log in a folder `scratch` gives (the log would otherwise be
+    replayed into it, and a shared-memory file made beside it)."""
+    log = Path(f"{file}-wal")
+    if log.exists() and log.stat().st_size > 0:
+        copy = scratch() / file.name
+        shutil.copyfile(file, copy)
+        shutil.copyfile(log, Path(f"{copy}-wal"))
+        uri = f"{copy.as_uri()}?mode=ro"
+    else:
+        uri = f"{file.resolve().as_uri()}?immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)

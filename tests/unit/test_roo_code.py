@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,67 @@ def test_its_tasks_are_found_with_their_subtasks_and_every_command_reads_one(
     ):
         assert run(*command, str(main)).returncode == 0
     assert sub.exists()
+
+
+def vscode_state(storage: Path, state: dict[str, Any]) -> Path:
+    """VS Code's global state beside the extensions' folders, Roo Code's under its id."""
+    file = storage / "state.vscdb"
+    with sqlite3.connect(file) as db:
+        db.execute("CREATE TABLE IF NOT EXISTS ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        db.execute("INSERT INTO ItemTable VALUES (?, ?)", ("RooVeterinaryInc.roo-cline", json.dumps(state)))
+    return file
+
+
+WORK = {
+    "autoCondenseContextPercent": 60,
+    "currentApiConfigName": "work",
+    "profileThresholds": {"p1": 50},
+    "listApiConfigMeta": [{"name": "work", "id": "p1"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("state", "now", "said"),
+    [
+        ({"autoCondenseContextPercent": 60}, 120_000, "your autoCondenseContextPercent of 60"),
+        (WORK, 100_000, "your profileThresholds of work of 50"),
+    ],
+)
+def test_its_threshold_is_read_from_vs_codes_state_and_the_session_says_whether_it_ran_with_it(
+    state: dict[str, Any], now: int, said: str, tmp_path: Path
+) -> None:
+    """Its global threshold, else the current profile's own, read read-only from VS Code's
+    state for a task of that storage (nothing is made beside it). This session sent a
+    request at 150,000 without condensing, so it did not run with a point under that: the
+    point stays its default, and today's figure is named as what comes next."""
+    storage = tmp_path / "globalStorage"
+    folder = condensed(storage / "rooveterinaryinc.roo-cline" / "tasks" / "t1")
+    file = vscode_state(storage, state)
+    before = sorted(p.name for p in storage.iterdir())
+    config = Config(CATALOGUE).for_session(load(folder))
+    assert config.point is not None and config.point.tokens == 171_808 and config.set_now == now
+    assert (
+        "as the session ran (it sent a request after 150,000 without compacting (line 4))"
+        in config.point.rule
+    )
+    assert f"set now: {now:,} ({said} ({file}): " in config.point.rule
+    assert sorted(p.name for p in storage.iterdir()) == before
+
+
+def test_condensing_turned_off_leaves_its_truncations_rule_and_a_threshold_it_would_not_take_is_left(
+    tmp_path: Path,
+) -> None:
+    storage = tmp_path / "globalStorage"
+    folder = condensed(storage / "rooveterinaryinc.roo-cline" / "tasks" / "t1")
+    file = vscode_state(storage, {"autoCondenseContext": False})
+    point = Config(CATALOGUE).for_session(load(folder)).point
+    assert point is not None and point.tokens == 171_808
+    assert point.rule == (
+        f"your autoCondenseContext of false ({file}): it truncates instead at 90 % of the "
+        "200,000-token window less 8,192 for output: 171,808"
+    )
+    vscode_state(storage, {"autoCondenseContextPercent": 2})  # under its minimum of 5: not taken
+    point = Config(CATALOGUE).for_session(load(folder)).point
+    assert (
+        point is not None and point.rule == "90 % of the 200,000-token window less 8,192 for output: 171,808"
+    )

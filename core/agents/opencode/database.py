@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shutil
 import sqlite3
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from compaction_inspector.core.files import sqlite_as_it_is
 from compaction_inspector.core.formats.common import LoadError, as_dict, count, name_compactions
 from compaction_inspector.core.formats.kinds import SEPARATOR
 from compaction_inspector.core.model import Block, Compaction, Diagnostic, Message, Session, Usage
@@ -75,16 +75,12 @@ class _Copy:
     def __init__(self, file: Path) -> None:
         self.lock = threading.Lock()
         self._folder: tempfile.TemporaryDirectory[str] | None = None
-        log = Path(f"{file}-wal")
-        if log.exists() and log.stat().st_size > 0:
+
+        def scratch() -> Path:
             self._folder = tempfile.TemporaryDirectory(prefix="compaction-inspector-")
-            copy = Path(self._folder.name) / "opencode.db"
-            shutil.copyfile(file, copy)
-            shutil.copyfile(log, Path(f"{copy}-wal"))
-            uri = f"{copy.as_uri()}?mode=ro"
-        else:
-            uri = f"{file.resolve().as_uri()}?immutable=1"
-        self.connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            return Path(self._folder.name)
+
+        self.connection = sqlite_as_it_is(file, scratch)
         self.opencode = {r[0] for r in self.connection.execute("SELECT name FROM sqlite_master")} >= TABLES
 
     def close(self) -> None:

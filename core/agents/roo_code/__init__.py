@@ -5,11 +5,14 @@ by default) or passes 90 % of the window less the output it reserves, whichever 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any, ClassVar
 
+from compaction_inspector.core.agents.roo_code import settings as configured
 from compaction_inspector.core.agents.roo_code import transcript
+from compaction_inspector.core.agents.roo_code.settings import RooSettings
 from compaction_inspector.core.agents.roo_code.strategy import STRATEGY
 from compaction_inspector.core.agents.roo_code.transcript import FORMAT, STORAGE, WORKSPACE
 from compaction_inspector.core.contract.agent import Agent
@@ -83,9 +86,32 @@ class RooCode(Agent):
         return found
 
     def point(self, window: Window, settings: ConfigView) -> Point:
-        """Where its condense fires in the window, under the options."""
-        tokens, rule = summarize.trigger(settings.options(FORMAT), window)
+        """Where its condense fires in the window, under the options (the user's own
+        threshold where set: `with_own_settings`), said where used."""
+        options = settings.options(FORMAT)
+        tokens, rule = summarize.trigger(options, window)
+        own = settings.agent_settings if isinstance(settings.agent_settings, RooSettings) else None
+        if (
+            own is not None
+            and own.auto is not None
+            and own.auto.value is False
+            and options.trigger_percent is None
+        ):
+            rule = f"{own.auto.told('autoCondenseContext')}: it truncates instead at {rule}"
+        elif own is not None and own.percent is not None and options.trigger_percent == own.percent.value:
+            rule = f"{own.percent.told(own.said)}: {rule}"
         return Point(tokens, rule)
+
+    def with_own_settings(self, options: Any, own: Any) -> Any:
+        """The threshold its settings set (none where it does not condense on its own: its
+        truncation's rule stands), where the inspector's is its default."""
+        if not isinstance(own, RooSettings) or options != STRATEGY.default_options():
+            return options
+        if own.auto is not None and own.auto.value is False:
+            return dataclasses.replace(options, trigger_percent=None)
+        if own.percent is not None:
+            return dataclasses.replace(options, trigger_percent=own.percent.value)
+        return options
 
     def at_point(self, options: Any, tokens: int) -> Any:
         return summarize.at_tokens(options, tokens)
@@ -102,7 +128,10 @@ class RooCode(Agent):
         else:
             reserve = math.ceil(size * OUTPUT_SHARE)
             why = f"{reserve:,} reserved for its reply, at most ({OUTPUT_SHARE:.0%} of the window)"
-        return SessionWindow(PRESET.name, Window(size, reserve), f"{SESSION_PREFIX} model: {said}; {why}")
+        own = configured.read(Path(session.path).parent) if session.path else None
+        return SessionWindow(
+            PRESET.name, Window(size, reserve), f"{SESSION_PREFIX} model: {said}; {why}", own
+        )
 
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
