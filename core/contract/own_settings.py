@@ -33,6 +33,8 @@ class OwnSettings(ABC):
     # the settings files `apply` may write, by name, each where it is in words (the first:
     # the default), as `settings_file` finds them
     settings_layers: ClassVar[Mapping[str, str]] = {"user": "its own settings file"}
+    # why `apply` does not write its settings, where it takes none (`settings_keys` empty)
+    not_written: ClassVar[str] = "it keeps no settings file of its compaction"
 
     def with_own_settings(self, options: Any, own: Any) -> Any:
         """Its replay strategy's `options` with what the user's own settings of it (`own`,

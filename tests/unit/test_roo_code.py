@@ -123,6 +123,7 @@ def test_a_condense_is_read_with_its_own_figures_and_each_reply_its_requests_tok
     assert isinstance(compaction.details, Event) and compaction.details.to_dict() == {
         "event": "condense",
         "cost": 0.05,
+        "last_request_tokens": 172_100,  # what it counted from: the request before, in and out
     }
     usages = [m.usage for m in session.messages if m.usage is not None]
     assert [(u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens) for u in usages] == [
@@ -175,7 +176,7 @@ def test_input_before_its_cache_is_read_where_the_session_shows_it_and_a_truncat
     assert usage is not None and (usage.input_tokens, usage.prompt_tokens) == (10, 152_010)
     (compaction,) = session.compactions
     assert compaction.details is not None and compaction.details.to_dict() == {
-        "event": "truncation", "messages_removed": 2
+        "event": "truncation", "messages_removed": 2, "last_request_tokens": 152_110
     }  # fmt: skip
 
 
@@ -191,7 +192,10 @@ def test_its_point_is_the_first_of_its_two_rules_and_a_condense_is_checked_again
     options = config.options("roo-code")
     assert not fires(options, 171_807, 10, context, 1) and fires(options, 171_808, 10, context, 1)
     text = " ".join(run("compactions", str(tmp_path / "t1")).stdout.split())
-    assert "why: Roo Code counted 173,500 ≥ 171,808" in text and "its recorded context before" in text
+    assert (
+        "why: Roo Code counted 173,500 ≥ 171,808 (90 % of the 200,000-token window less 8,192 for output: "
+        "171,808): 172,100 its last request's tokens in and out + 1,400 its estimate of the next message"
+    ) in text
 
 
 def test_its_tasks_are_found_with_their_subtasks_and_every_command_reads_one(
@@ -292,4 +296,12 @@ def test_condensing_turned_off_leaves_its_truncations_rule_and_a_threshold_it_wo
     point = Config(CATALOGUE).for_session(load(folder)).point
     assert (
         point is not None and point.rule == "90 % of the 200,000-token window less 8,192 for output: 171,808"
+    )
+
+
+def test_apply_says_why_it_does_not_write_its_settings(tmp_path: Path) -> None:
+    ran = run("apply", "roo-code", "trigger_percent=60", "--write")
+    assert ran.returncode == 2 and ran.stdout == ""
+    assert (
+        "apply: Roo Code's settings are not written here: they are in VS Code's state database" in ran.stderr
     )

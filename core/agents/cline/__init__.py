@@ -71,6 +71,9 @@ class Cline(Agent):
     strategies = (STRATEGY, LEGACY_STRATEGY)
     compaction_mark = b'"conversationHistoryDeletedRange"'
     counts_recorded = True  # the last request's tokens, as its panel wrote them
+    not_written = (
+        "Cline 3 keeps them in VS Code's state, which VS Code owns; the current Cline's are not read here"
+    )
 
     def home(self) -> Path:
         return task_folder.storage(STORAGE)

@@ -56,6 +56,7 @@ class RooCode(Agent):
     strategies = (STRATEGY,)
     compaction_mark = b'"isSummary"'
     counts_recorded = True  # its panel records the context it compared before each
+    not_written = "they are in VS Code's state database (state.vscdb), which VS Code owns and rewrites"
 
     def home(self) -> Path:
         return task_folder.storage(STORAGE)
@@ -136,8 +137,18 @@ class RooCode(Agent):
     def recorded(
         self, compaction: Compaction, reported: int | None, at: Point, settings: ConfigView
     ) -> Count | None:
-        """What it compared with its point before a condense or truncation: the context
-        its panel recorded (the last request's tokens and its estimate of the next message)."""
-        if compaction.pre_tokens is None:
+        """What it compared with its point before a condense or truncation, as its panel
+        recorded it: the last request's tokens in and out, and its estimate of the message
+        it was about to send (the rest)."""
+        pre = compaction.pre_tokens
+        if pre is None:
             return None
-        return Count(self.name, (("its recorded context before", compaction.pre_tokens),), (), at)
+        held = dict(compaction.details.to_dict()) if compaction.details is not None else {}
+        last = held.get("last_request_tokens")
+        if not isinstance(last, int) or last > pre:
+            return Count(self.name, (("its recorded context before", pre),), (), at)
+        parts = (
+            ("its last request's tokens in and out", last),
+            ("its estimate of the next message", pre - last),
+        )
+        return Count(self.name, parts, (), at)

@@ -66,13 +66,14 @@ def load(task: Task, path: str) -> Session:
     compactions: list[Compaction] = []
     live = 0  # where the context sent now starts
     model: str | None = None
+    last: int | None = None  # the last request's tokens in and out: what it counts from
     for k, item in enumerate(task.history):
         if item.get("type") == "reasoning":
             skipped.add("reasoning item")  # kept for its provider's next request; no text of its own
             continue
         model = _model(item) or model
         if item.get("isSummary") is True or item.get("isTruncationMarker") is True:
-            compactions.append(_compaction(len(messages), item, events))
+            compactions.append(_compaction(len(messages), item, events, last))
             first = (
                 messages[live] if item.get("isTruncationMarker") is True and live < len(messages) else None
             )
@@ -82,6 +83,7 @@ def load(task: Task, path: str) -> Session:
                 messages.append(again(first))
         reply = replies.get(k)
         usage = _usage(reply, total_in, model) if reply is not None else None
+        last = usage.prompt_tokens + usage.output_tokens if usage is not None else last
         messages.append(message(k, item, usage, is_compact_summary=item.get("isSummary") is True))
     name_compactions(messages, compactions)
     extra = task_folder.extra(task.folder, WORKSPACE)
@@ -110,9 +112,11 @@ def _events(panel: tuple[dict[str, Any], ...]) -> dict[str, list[dict[str, Any]]
     return found
 
 
-def _compaction(index: int, item: dict[str, Any], events: dict[str, list[dict[str, Any]]]) -> Compaction:
-    """The compaction a summary or a marker is, with the panel's record of it: by its id,
-    else the next of its kind."""
+def _compaction(
+    index: int, item: dict[str, Any], events: dict[str, list[dict[str, Any]]], last: int | None
+) -> Compaction:
+    """The compaction a summary or a marker is, with the panel's record of it (by its id,
+    else the next of its kind), and the last request's tokens in and out it counted from."""
     summary = item.get("isSummary") is True
     kind, key = (CONDENSE, "condenseId") if summary else (TRUNCATION, "truncationId")
     pending = events[kind]
@@ -127,6 +131,7 @@ def _compaction(index: int, item: dict[str, Any], events: dict[str, list[dict[st
         cost = record.get("cost")
         words = ["condensed: its summary replaces every message before it (Roo Code's fresh start)"]
         fields: tuple[tuple[str, Any], ...] = (("cost", cost),) if isinstance(cost, (int, float)) else ()
+        fields += (("last_request_tokens", last),) if last is not None else ()
         return Compaction(index, None, pre, post, details=Event("condense", tuple(words), fields))
     removed = count(record.get("messagesRemoved"))
     words = [
@@ -135,6 +140,7 @@ def _compaction(index: int, item: dict[str, Any], events: dict[str, list[dict[st
         + " after the first, none summarized"
     ]
     fields = (("messages_removed", removed),) if removed is not None else ()
+    fields += (("last_request_tokens", last),) if last is not None else ()
     return Compaction(index, "auto", pre, post, details=Event("truncation", tuple(words), fields))
 
 

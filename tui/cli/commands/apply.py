@@ -28,7 +28,7 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
     )
     p.add_argument(
         "agent",
-        choices=[a.format for a in writable],
+        choices=[a.format for a in shared.catalogue.agents],
         help="the agent whose settings take it, written to: "
         + "; ".join(f"{a.format}: {layers_of(a)}" for a in writable),
     )
@@ -50,6 +50,8 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
 def run(args: argparse.Namespace) -> int:
     """The diff a tuned setting makes to the agent's settings file, written with --write."""
     agent = args.catalogue.by_format[args.agent]
+    if not agent.settings_keys:
+        return fail(f"apply: {agent.name}'s settings are not written here: {agent.not_written}")
     option, _, given = args.setting.partition("=")
     option = option.strip().replace("-", "_")
     if not given.strip().isdigit():
