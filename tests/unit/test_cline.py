@@ -22,6 +22,7 @@ from compaction_inspector.core.measuring.pressure import Window
 from tests.helpers import load
 from tests.test_cli import run
 
+ENV = "<environment_details>\n# Current Working Directory (/home/u/proj) Files\na.py\n</environment_details>"
 MODEL = {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"}
 
 
@@ -60,7 +61,9 @@ def summarized(folder: Path) -> Path:
     """A request at 161,060 tokens, so the next asks the model to summarize; its call, the
     result that continues the task, and two requests after."""
     history = [
-        user("<task>fix a.py</task>"), reply("ok"), user("more"), reply("sure"), user("again"), reply("fine"),
+        {"role": "user", "content": [{"type": "text", "text": "<task>fix a.py</task>"},
+                                     {"type": "text", "text": ENV}]},
+        reply("ok"), user("more"), reply("sure"), user("again"), reply("fine"),
         user("summarize now"), reply("summary", "summarize_task"),
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c0", "content": "continue"}]},
         reply("continuing"), user("next"), reply("done"),
@@ -107,6 +110,7 @@ def test_a_summary_is_read_where_its_range_grows_and_its_request_is_its_call(tmp
         "session_id": "1700000000000",
         "model": "claude-sonnet-4-5",
         "layout": "task folder",
+        "cwd": "/home/u/proj",  # its environment details name it
         "title": "fix a.py",
     }
 

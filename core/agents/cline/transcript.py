@@ -20,6 +20,7 @@ before it; where a reply records its own `metrics`, those.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from compaction_inspector.core.formats.common import as_dict, as_list, count, name_compactions
@@ -41,6 +42,7 @@ STORAGE = "saoudrizwan.claude-dev"  # its folder in VS Code's global storage
 SUMMARIZE = "summarize_task"  # the tool its auto-condense has the model call
 KEPT = 2  # the first user message and the reply to it, always sent
 LAYOUT = "task folder"  # the session's `layout`: Cline 3 wrote it
+CWD = re.compile(r"# Current Working Directory \(([^)\n]+)\) Files")  # its environment details
 
 
 def looks_like(task: Task) -> bool:
@@ -87,6 +89,8 @@ def load(task: Task, path: str) -> Session:
     name_compactions(messages, compactions)
     metadata: dict[str, Any] = {"session_id": task.folder.name, **({"model": model} if model else {})}
     metadata["layout"] = LAYOUT
+    cwd = _cwd(history)
+    metadata |= {"cwd": cwd} if cwd else {}
     first = next((r for r in task.panel if r.get("say") == "task" and isinstance(r.get("text"), str)), None)
     if first is not None:
         metadata["title"] = first["text"][:200]
@@ -167,6 +171,19 @@ def _usage(item: dict[str, Any], reply: Request | None, model: str | None) -> Us
         return None
     cached = min(count(tokens.get("cached")) or 0, prompt)
     return Usage(prompt - cached, 0, cached, count(tokens.get("completion")) or 0, model=named)
+
+
+def _cwd(history: tuple[dict[str, Any], ...]) -> str | None:
+    """The folder its environment details name, where they name one path (a workspace of
+    several names its primary folder only by name)."""
+    for item in history:
+        content = item.get("content")
+        texts = [content] if isinstance(content, str) else [as_dict(b).get("text") for b in as_list(content)]
+        for text in texts:
+            found = CWD.search(text) if isinstance(text, str) else None
+            if found and not found.group(1).startswith("Primary: "):
+                return found.group(1)
+    return None
 
 
 def _named(item: dict[str, Any]) -> str | None:
