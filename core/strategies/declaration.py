@@ -290,6 +290,9 @@ class Strategy(Generic[OptionsT]):
     # refused (None: accepted), and what of it is not modelled or not its source's default
     limits: Callable[[OptionsT], str | None] | None = None
     caveat: str = ""
+    # a flag of its own beside its family's for one of its options, by the option's name, in
+    # the words its agent gives that setting ("--roo-condense-percent")
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     def checked(self, options: OptionsT) -> OptionsT:
         """`options`, or an OptionError where its source refuses them (an API's minimum)."""
@@ -344,6 +347,7 @@ class Family(Generic[OptionsT]):
         *,
         limits: Callable[[OptionsT], str | None] | None = None,
         caveat: str = "",
+        aliases: Mapping[str, str] | None = None,
     ) -> Strategy[OptionsT]:
         """An agent's strategy: its name, its documented defaults and where they are
         documented; what its source refuses and what is not modelled of it."""
@@ -363,4 +367,5 @@ class Family(Generic[OptionsT]):
             knob=self.knob,
             limits=limits,
             caveat=caveat,
+            aliases=aliases or {},
         )

@@ -305,3 +305,24 @@ def test_apply_says_why_it_does_not_write_its_settings(tmp_path: Path) -> None:
     assert (
         "apply: Roo Code's settings are not written here: they are in VS Code's state database" in ran.stderr
     )
+
+
+def test_its_condense_percent_is_a_what_if_by_its_own_name(tmp_path: Path) -> None:
+    """`--roo-condense-percent` sets the roo-code replay's threshold, as the family's flag
+    does, and is refused for another strategy."""
+    folder = str(condensed(tmp_path / "t1"))
+    own = json.loads(
+        run("simulate", "--json", "--strategy", "roo-code", "--roo-condense-percent", "60", folder).stdout
+    )
+    family = json.loads(
+        run(
+            "simulate", "--json", "--strategy", "roo-code", "--summarize-trigger-percent", "60", folder
+        ).stdout
+    )
+    plain = json.loads(run("simulate", "--json", "--strategy", "roo-code", folder).stdout)
+    assert own == family != plain
+    refused = run("simulate", "--strategy", "cline", "--roo-condense-percent", "60", folder)
+    assert (
+        refused.returncode == 2
+        and "--roo-condense-percent is an option of roo-code, not of cline" in refused.stderr
+    )

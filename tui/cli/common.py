@@ -30,7 +30,7 @@ from compaction_inspector.core.strategies import (
     OptionError,
     hysteresis,
 )
-from compaction_inspector.core.strategies.declaration import with_values
+from compaction_inspector.core.strategies.declaration import Strategy, with_values
 from compaction_inspector.core.text import say
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.launch import folder_dest
@@ -112,6 +112,7 @@ def add_policy(p: argparse.ArgumentParser, catalogue: Catalogue, names: Iterable
     family's presets share the family's."""
     added: set[str] = set()
     for strategy in (catalogue.strategies[n] for n in (catalogue.strategies if names is None else names)):
+        _add_aliases(p, strategy)
         if strategy.flag_key in added:
             continue
         added.add(strategy.flag_key)
@@ -131,6 +132,20 @@ def add_policy(p: argparse.ArgumentParser, catalogue: Catalogue, names: Iterable
                 group.add_argument(s.flag, dest=dest, action="store_const", const=not s.default, help=text)
             else:
                 group.add_argument(s.flag, dest=dest, choices=s.option.choices or None, help=text)
+
+
+def _add_aliases(p: argparse.ArgumentParser, strategy: Strategy[Any]) -> None:
+    """A strategy's own flags for its family's options, in its agent's words."""
+    if not strategy.aliases:
+        return
+    group = p.add_argument_group(f"{strategy.name} (its own names)")
+    by_name = {s.name: s for s in strategy.settings}
+    for option, flag in strategy.aliases.items():
+        setting = by_name[option]
+        text = f"{strategy.name}: {setting.option.help} ({setting.flag}, for {strategy.name} only)"
+        group.add_argument(
+            flag, dest=f"{strategy.name}.alias.{option}", metavar="N", help=text.replace("%", "%%")
+        )
 
 
 def family_of(catalogue: Catalogue, family: str) -> str:
@@ -194,6 +209,17 @@ def with_flags(config: Config, args: argparse.Namespace) -> Config:
     catalogue = config.catalogue
     for name, strategy in catalogue.strategies.items():
         values: dict[str, Any] = {}
+        by_alias = {s.name: s for s in strategy.settings if s.name in strategy.aliases}
+        for option, s in by_alias.items():
+            given = getattr(args, f"{name}.alias.{option}", None)
+            if given is None:
+                continue
+            if name not in used:
+                raise UsageError(f"{strategy.aliases[option]} is an option of {name}, not of {args.strategy}")
+            try:
+                values[option] = s.parse(given)
+            except OptionError as exc:
+                raise UsageError(f"{strategy.aliases[option]} must be {exc}") from exc
         for s in strategy.settings:
             given = getattr(args, f"{strategy.flag_key}.{s.name}", None)
             if given is None:

@@ -16,4 +16,5 @@ STRATEGY = summarize.FAMILY.variant(
     "context over 0.9 x window - max tokens; src/core/condense/index.ts: the summary alone is sent "
     "after it (its fresh start). A failed condense falls back to truncation, not modelled",
     lambda: SummarizeOptions(trigger_percent=100, trigger_percent_less_output=90),
+    aliases={"trigger_percent": "--roo-condense-percent"},  # its autoCondenseContextPercent
 )
