@@ -52,6 +52,8 @@ def planned(agent: OwnSettings, option: str, value: int, layer: str | None = Non
         )
     key = agent.settings_keys.get(option)
     path = agent.settings_file(layer)
+    if key is not None and path is None:
+        raise ApplyError(f"{agent.name}'s settings file is not here: {agent.not_written}")
     if key is None or path is None:
         offered = ", ".join(agent.settings_keys) or "none"
         raise ApplyError(f"{agent.name} takes no {option!r} in its settings (it takes: {offered})")

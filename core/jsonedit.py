@@ -11,6 +11,18 @@ from typing import Any
 import orjson
 
 _VALUE = r'("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)'
+_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # JSONC's comments, strings kept
+_TRAILING = re.compile(r",(\s*[}\]])")
+
+
+def load_jsonc(text: str) -> Any:
+    """JSON, or JSON with comments and trailing commas (JSONC: opencode's settings, VS
+    Code's). Raises ValueError where it is neither."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        plain = _TRAILING.sub(r"\1", _COMMENT.sub(lambda m: m.group(1) or "", text))
+        return orjson.loads(plain)
 
 
 def _first(text: str, opened: re.Match[str] | None, entry: str) -> str:

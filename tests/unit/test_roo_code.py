@@ -299,12 +299,37 @@ def test_condensing_turned_off_leaves_its_truncations_rule_and_a_threshold_it_wo
     )
 
 
-def test_apply_says_why_it_does_not_write_its_settings(tmp_path: Path) -> None:
-    ran = run("apply", "roo-code", "trigger_percent=60", "--write")
-    assert ran.returncode == 2 and ran.stdout == ""
-    assert (
-        "apply: Roo Code's settings are not written here: they are in VS Code's state database" in ran.stderr
-    )
+def test_its_exported_settings_file_is_read_where_vs_codes_state_says_nothing_and_apply_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file VS Code's `roo-cline.autoImportSettingsPath` names (Roo Code imports it at
+    start) is read where its state holds nothing, and is where `apply` writes the
+    threshold: a diff first, then written with the file as it was kept; without one named,
+    apply says where the settings are instead."""
+    monkeypatch.setenv("VSCODE_PORTABLE", str(tmp_path / "portable"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    user = tmp_path / "portable" / "user-data" / "User"
+    refused = run("apply", "roo-code", "trigger_percent=60", "--write")
+    assert refused.returncode == 2 and "Roo Code's settings file is not here" in refused.stderr
+    assert "roo-cline.autoImportSettingsPath" in refused.stderr
+    exported = tmp_path / "home" / "roo-code-settings.json"
+    exported.parent.mkdir(parents=True)
+    exported.write_text('{\n  "providerProfiles": {"currentApiConfigName": "default", "apiConfigs": {}},\n'
+                        '  "globalSettings": {\n    "autoCondenseContextPercent": 80\n  }\n}\n')  # fmt: skip
+    user.mkdir(parents=True)
+    named = '"roo-cline.autoImportSettingsPath": "~/roo-code-settings.json"'
+    vscode = f"{{\n  // Roo Code imports this at start\n  {named}\n}}\n"
+    (user / "settings.json").write_text(vscode)
+    folder = condensed(user / "globalStorage" / "rooveterinaryinc.roo-cline" / "tasks" / "t1")
+    point = Config(CATALOGUE).for_session(load(folder)).point
+    assert point is not None and point.tokens == 160_000
+    assert point.rule.startswith(f"your autoCondenseContextPercent of 80 ({exported}): 80 % of the")
+    shown = run("apply", "roo-code", "trigger_percent=60")
+    assert '-    "autoCondenseContextPercent": 80' in shown.stdout and "(not written" in shown.stdout
+    wrote = run("apply", "roo-code", "trigger_percent=60", "--write", "--force")
+    assert wrote.returncode == 0 and "wrote globalSettings.autoCondenseContextPercent = 60" in wrote.stdout
+    assert '"autoCondenseContextPercent": 60' in exported.read_text()
+    assert list(exported.parent.glob("roo-code-settings.json.*bak*")), "the file as it was is kept"
 
 
 def test_its_condense_percent_is_a_what_if_by_its_own_name(tmp_path: Path) -> None:

@@ -6,22 +6,17 @@ the session's working directory, a later one winning. Read as the files are now.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_settings
-from compaction_inspector.core.jsonedit import with_entry
+from compaction_inspector.core.jsonedit import load_jsonc, with_entry
 from compaction_inspector.core.model import MAX_COUNT
 
 NAMES = ("opencode.json", "opencode.jsonc")
-_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # JSONC's comments, strings kept
-_TRAILING = re.compile(r",(\s*[}\]])")
 
 
 @dataclass(frozen=True)
@@ -52,7 +47,7 @@ def current(text: str, key: str) -> str | None:
     """What the file sets `section.key` to (None: nothing, or not JSON(C))."""
     section, _, name = key.partition(".")
     try:
-        data = _parsed(text) if text.strip() else {}
+        data = load_jsonc(text) if text.strip() else {}
     except ValueError:
         return None
     held = data.get(section) if isinstance(data, dict) else None
@@ -64,16 +59,7 @@ def written(text: str, key: str, value: int) -> str:
     """`text` with `section.key` set to `value`, its comments and every other byte kept
     (`jsonedit.with_entry`, read back as opencode reads it)."""
     section, _, name = key.partition(".")
-    return with_entry(text, section, name, value, _parsed)
-
-
-def _parsed(text: str) -> Any:
-    """JSON, or JSON with comments and trailing commas (what opencode accepts)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        plain = _TRAILING.sub(r"\1", _COMMENT.sub(lambda m: m.group(1) or "", text))
-        return orjson.loads(plain)
+    return with_entry(text, section, name, value, load_jsonc)
 
 
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeSettings | None:
@@ -82,7 +68,7 @@ def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeS
     take: each named in `refused`)."""
     found: dict[str, OwnSetting] = {}
     refused: list[str] = []
-    for path, data in read_settings(layers(cwd, environ), _parsed, refused):
+    for path, data in read_settings(layers(cwd, environ), load_jsonc, refused):
         section = data.get("compaction") if isinstance(data, dict) else None
         if section is None:
             continue

@@ -56,7 +56,12 @@ class RooCode(Agent):
     strategies = (STRATEGY,)
     compaction_mark = b'"isSummary"'
     counts_recorded = True  # its panel records the context it compared before each
-    not_written = "they are in VS Code's state database (state.vscdb), which VS Code owns and rewrites"
+    not_written = (
+        "its live settings are in VS Code's state database (state.vscdb), which VS Code owns; name a file "
+        f"for it to import at start in VS Code's settings ({configured.AUTO_IMPORT}) and apply writes that"
+    )
+    settings_keys = {"trigger_percent": configured.KEY}
+    settings_layers = {"user": f"the exported settings file VS Code's {configured.AUTO_IMPORT} names"}
 
     def home(self) -> Path:
         return task_folder.storage(STORAGE)
@@ -116,6 +121,17 @@ class RooCode(Agent):
 
     def at_point(self, options: Any, tokens: int) -> Any:
         return summarize.at_tokens(options, tokens)
+
+    def settings_file(self, layer: str | None = None) -> Path | None:
+        return configured.imported(self.home())
+
+    def setting(self, text: str, key: str) -> str | None:
+        return configured.current(text, key)
+
+    def with_setting(self, text: str, key: str, value: int) -> str:
+        if not configured.MIN_THRESHOLD <= value <= configured.MAX_THRESHOLD:
+            raise ValueError(f"autoCondenseContextPercent takes 5-100, not {value}")
+        return configured.written(text, key, value)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """Its model's window as the price table gives it, and the output it reserves."""

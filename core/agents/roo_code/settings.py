@@ -4,7 +4,11 @@ by the profile's id; -1 inherits the global one, a value outside 5-100 is not ta
 `src/core/context-management/index.ts`). Roo Code keeps them in VS Code's global state, the
 `state.vscdb` database beside its storage folder, under its extension's key: read there,
 read-only, for a task folder of that storage (a session that ran on this machine). VS Code
-owns that database, so nothing writes them back."""
+owns that database, so nothing writes it. Where the user has Roo Code import an exported
+settings file at start (VS Code's `roo-cline.autoImportSettingsPath`,
+`src/utils/autoImportSettings.ts`), that file is read where the database says nothing, and
+is the file `apply` writes (its `globalSettings`, as `src/core/config/importExport.ts`
+exports them)."""
 
 from __future__ import annotations
 
@@ -19,8 +23,11 @@ import orjson
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import sqlite_as_it_is
 from compaction_inspector.core.formats.common import as_dict, as_list
+from compaction_inspector.core.jsonedit import load_jsonc, with_entry
 
 STATE = "state.vscdb"  # VS Code's global state, in its globalStorage folder
+AUTO_IMPORT = "roo-cline.autoImportSettingsPath"  # VS Code's setting naming the file it imports
+KEY = "globalSettings.autoCondenseContextPercent"  # where an exported file holds the threshold
 EXTENSION = "rooveterinaryinc.roo-cline"  # its key there (VS Code's extension id, any case)
 MIN_THRESHOLD, MAX_THRESHOLD = 5, 100  # src/core/condense/index.ts
 
@@ -43,13 +50,30 @@ def database(task: Path) -> Path | None:
     return found if found is not None and found.is_file() else None
 
 
-def read(task: Path) -> RooSettings | None:
-    """Its settings for a task folder of this machine's storage, as they are now."""
-    file = database(task)
-    if file is None:
+def imported(storage: Path) -> Path | None:
+    """The exported settings file VS Code's user settings (beside the storage folder of the
+    extension at `storage`) have Roo Code import at start, where they name one: `~` is the
+    home folder, and a relative path is taken from it."""
+    user = storage.parent.parent / "settings.json"
+    try:
+        data = load_jsonc(user.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    state = _state(file)
-    if not state:
+    named = data.get(AUTO_IMPORT) if isinstance(data, dict) else None
+    if not isinstance(named, str) or not named.strip():
+        return None
+    return Path.home() / Path(named.strip()).expanduser()
+
+
+def read(task: Path) -> RooSettings | None:
+    """Its settings for a task folder of this machine's storage, as they are now: VS Code's
+    state, else the file it imports at start."""
+    file = database(task)
+    state = _state(file) if file is not None else {}
+    if not state and len(task.parents) > 1:
+        file = imported(task.parents[1])
+        state = _exported(file) if file is not None else {}
+    if not state or file is None:
         return None
     auto = state.get("autoCondenseContext")
     percent = state.get("autoCondenseContextPercent")
@@ -76,6 +100,37 @@ def _profile_threshold(state: dict[str, Any]) -> tuple[str, int] | None:
 def _taken(value: Any) -> bool:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return number and MIN_THRESHOLD <= value <= MAX_THRESHOLD
+
+
+def _exported(file: Path) -> dict[str, Any]:
+    """An exported settings file's global settings, with its profiles' names and ids as
+    VS Code's state holds them ({}: none, or not one)."""
+    try:
+        data = as_dict(load_jsonc(file.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+    profiles = as_dict(data.get("providerProfiles"))
+    configs = as_dict(profiles.get("apiConfigs"))
+    listed = [{"name": name, "id": as_dict(c).get("id")} for name, c in configs.items()]
+    current = {"currentApiConfigName": profiles.get("currentApiConfigName"), "listApiConfigMeta": listed}
+    return {**as_dict(data.get("globalSettings")), **current} if data.get("globalSettings") else {}
+
+
+def current(text: str, key: str) -> str | None:
+    """What an exported file's `text` sets `section.name` to (None: nothing, or not JSON)."""
+    section, _, name = key.partition(".")
+    try:
+        data = load_jsonc(text) if text.strip() else {}
+    except ValueError:
+        return None
+    held = as_dict(data.get(section)) if isinstance(data, dict) else {}
+    return None if held.get(name) is None else str(held[name])
+
+
+def written(text: str, key: str, value: int) -> str:
+    """`text` with `section.name` set to `value`, every other byte kept (`jsonedit`)."""
+    section, _, name = key.partition(".")
+    return with_entry(text, section, name, value, load_jsonc)
 
 
 def _state(file: Path) -> dict[str, Any]:
