@@ -32,7 +32,7 @@ def rows(given: Sequence[str]) -> list[dict[str, Any]]:
             span = d["predicted_range"]
             d["inside_range"] = span[0] <= after <= span[1] if span and after else None
             d["range_half_width"] = (span[1] - span[0]) / 2 / after if span and after else None
-            d["auto_compact_point"] = config.auto_compact_tokens
+            d["auto_compact_point"] = config.account.tokens
             found.append(d)
     return found
 

@@ -1,6 +1,7 @@
 """The settings a session is read under (`Config`): window, tokenizer, how pressure is
 measured, every strategy's options and the preset, with the catalogue they choose from
-and the point the session's own record puts its agent at. `compaction.yaml` is read and
+and what the session's own record says of its agent's point; what was in force, read by
+every surface, is its `account` (`core.own.account`). `compaction.yaml` is read and
 written in `core.config_file`.
 """
 
@@ -23,7 +24,8 @@ from compaction_inspector.core.measuring.tokens import (
     model_tokenizer,
 )
 from compaction_inspector.core.model import MAX_COUNT, Session
-from compaction_inspector.core.own.autocompact import Point
+from compaction_inspector.core.own import account as accounts
+from compaction_inspector.core.own.account import Account
 from compaction_inspector.core.own.evidence import Bounds, bounds
 from compaction_inspector.core.replaying.summarizer import Command
 from compaction_inspector.core.strategies.declaration import to_config
@@ -188,68 +190,22 @@ class Config:
         """Where the window comes from, for the status line and analyze."""
         return f"set by {self.window_source}" if self.window_source else "the default"
 
-    @property
-    def point(self) -> Point | None:
-        """Where the preset's agent compacts in this window, and the rule that says so;
-        None without a preset. The session's own record first (`in_force`)."""
-        found = self.in_force
-        return found if found is not None else self._rule_point
-
-    @property
-    def in_force(self) -> Point | None:
-        """The point the session's record puts its agent at where the rule under today's
-        settings falls outside it (`core.own.evidence`): the rule without today's settings
-        where the record allows that, else the compaction's own count; None where the rule
-        stands, the options are tuned, or the agent's point cannot be moved so."""
-        return self._recorded[0]
-
-    @property
-    def set_now(self) -> int | None:
-        """Where today's settings put the agent's point, where the session ran with other
-        settings (`in_force`): what it takes once restarted (the agent reads its settings
-        at start). None where they agree with the record, or none is set."""
-        return self._recorded[1]
+    @cached_property
+    def account(self) -> Account:
+        """What was in force for the session, and where today's settings differ
+        (`core.own.account`): every surface's window, point and reserve."""
+        return accounts.of(self, self.window_note, self._recorded)
 
     @cached_property
-    def _recorded(self) -> tuple[Point | None, int | None]:
-        """`in_force` and `set_now`, worked out together."""
-        agent = self.catalogue.by_format.get(self.agent or "")
-        if (
-            self.bounds is None
-            or agent is None
-            or not (self.window_source is None or self.window_from_session)
-        ):
-            return None, None
-        own = self.catalogue.strategies.get(agent.format)
-        if own is None or self.strategies.get(agent.format) != own.default_options():
-            return None, None  # a what-if (or no replay of its own): the record says nothing of it
-        plain = dataclasses.replace(self, bounds=None)
-        found = plain._rule_point
-        if found is None or self.bounds.holds(found.tokens):
-            return None, None
-        if agent.at_point(plain.options(agent.format), 1) is None:
-            return None, None
-        record = self.bounds.told
-        now = f"{found.tokens:,} ({found.rule})" if found.tokens else found.rule
-        if self.agent_settings is not None:
-            before = dataclasses.replace(plain, agent_settings=None)._rule_point
-            if before is not None and self.bounds.holds(before.tokens):
-                ran = Point(before.tokens, f"{before.rule}, as the session ran ({record}); set now: {now}")
-                return ran, found.tokens
-        if self.bounds.at_most is None:
-            return Point(found.tokens, f"{found.rule}; not what it ran with: {record}"), None
-        return Point(self.bounds.at_most, f"the session's own record: {record}; the rule says {now}"), None
+    def _recorded(self) -> accounts.Recorded:
+        """The point the session's record puts in force (`accounts.recorded`), apart: the
+        options of the agent's replay follow it, and its rule asks for them."""
+        return accounts.recorded(self)
 
     @property
-    def _rule_point(self) -> Point | None:
-        """The preset's agent's rule in this window, under the options and today's settings."""
-        preset = self.catalogue.presets.get(self.preset or "")
-        if preset is None:
-            return None
-        if preset.agent is not None:
-            return self.catalogue.by_format[preset.agent].point(self.window, self)
-        share, size = preset.fraction or 1.0, self.window.context_window
-        return Point(int(size * share), f"{share:.0%} of the window {size:,}")
+    def window_recorded(self) -> bool:
+        """The window is the session's own, or the default: what its record speaks of."""
+        return self.window_source is None or self.window_from_session
 
     @property
     def agent(self) -> str | None:
@@ -258,21 +214,6 @@ class Config:
         preset = self.catalogue.presets.get(self.preset or "")
         return preset.agent if preset else None
 
-    @property
-    def auto_compact_tokens(self) -> int | None:
-        """The preset's point; None without a preset or in a window too small for its rule."""
-        point = self.point
-        return point.tokens if point is not None and point.tokens and point.tokens > 0 else None
-
-    @property
-    def point_note(self) -> str:
-        """The point and why, for the status line and analyze."""
-        point = self.point
-        if point is None:
-            return "no preset: no auto-compact point"
-        at = f"{point.tokens:,}" if point.tokens else "none"
-        return f"auto-compact at {at}: {point.rule}"
-
     def options(self, strategy: str) -> Any:
         """The options object of `strategy` (a name in the catalogue); an
         agent's own strategy's with what the user's own settings of that agent set where
@@ -280,7 +221,7 @@ class Config:
         name = self.catalogue.strategy(strategy).name
         agent = self.catalogue.by_format.get(name)
         options = self.given(name)
-        found = self.in_force if agent is not None and name == self.agent else None
+        found = self._recorded[0] if agent is not None and name == self.agent else None
         if agent is not None and found is not None and found.tokens is not None:
             return agent.at_point(options, found.tokens)
         return options

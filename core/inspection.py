@@ -349,7 +349,7 @@ class Inspection:
     def headroom(self) -> Headroom | None:
         """How far the agent is from its own point now (None: no preset of this session's
         agent, or the context is not measured)."""
-        point, count = self.config.auto_compact_tokens, self.count_now
+        point, count = self.config.account.tokens, self.count_now
         if point is None or count is None:
             return None
         prompts = [r.prompt_tokens for r in self.model.responses if r.start >= self.live]
@@ -370,18 +370,18 @@ class Inspection:
     @property
     def status(self) -> Figures:
         """What a status line says of the session read whole (any agent: `watch`)."""
-        point = self.config.point
+        point = self.config.account.point
         cost = session_cost(self.session)  # the main chain, as a transcript's tail gives it
         return Figures(
             self.count_now,
-            self.config.auto_compact_tokens,
+            self.config.account.tokens,
             self.headroom,
             len([c for c in self.session.compactions if c.kind == "compact"]),
             cost.total if cost.priced else None,
             True,
             text_or_none(self.session.metadata.get("model")),
             off=point is not None and point.tokens is None,
-            set_now=self.config.set_now,
+            set_now=self.config.account.set_now,
         )
 
     @cached_property
@@ -443,7 +443,7 @@ class Inspection:
             config.window,
             config.pressure,
             config.window_note,
-            config.point,
+            config.account.point,
             self.agent_counts,
             self.headroom,
         )

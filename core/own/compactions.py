@@ -561,7 +561,7 @@ def _offset(
     (`Agent.counted`, what a replay fires on), else the context. At the request the
     compaction replaced, at least the context the agent recorded (`ContextModel.meter`):
     the trigger saw that."""
-    point = config.auto_compact_tokens
+    point = config.account.tokens
     if point is None:
         return None
     first = bisect_left(starts, segment + 1)

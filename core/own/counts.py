@@ -43,14 +43,14 @@ class AgentCounts:
 def agent_counts(session: Session, model: ContextModel, config: Config) -> AgentCounts:
     """The agent's own counts under the preset's point; none when the preset is not
     this session's agent."""
-    point = config.point
+    point = config.account.point
     if point is None or config.agent != session.format:
         return AgentCounts((), {})
     agent = config.catalogue.by_format[session.format]
 
     def point_in(window: int) -> autocompact.Point | None:
         """Another model's window (before a switch): its own point."""
-        return config.with_window(config.window_source, window, 0).point
+        return config.with_window(config.window_source, window, 0).account.point
 
     checks = agent.checks(session, config, point, point_in)
     counts = AgentCounts(checks, {})

@@ -130,7 +130,7 @@ class _Page:
                 "window",
                 f"{config.window.context_window:,} (usable {config.window.usable:,}); {config.window_note}",
             ),
-            ("auto-compact", config.point_note),
+            ("auto-compact", config.account.note),
             ("cost", (cost := whole_cost(config.catalogue, session)).line()),
             ("tokens reported", cost.tokens_line() if cost.responses or cost.unpriced else "none"),
             ("tokenizer", ins.counter.label),
@@ -460,8 +460,8 @@ def _window_lines(config: Config, usable: int) -> list[tuple[float, str, str]]:
     lines: list[tuple[float, str, str]] = [(usable, "#000", f"usable window {usable:,}")]
     lines += [(usable * t / 100, "#bbb", f"threshold {t} %") for t in h_options.thresholds]
     lines.append((usable * h_options.target / 100, "#9c9", f"target {h_options.target} %"))
-    if config.auto_compact_tokens is not None:
-        lines.append((config.auto_compact_tokens, "#d62728", f"auto-compact {config.auto_compact_tokens:,}"))
+    if config.account.tokens is not None:
+        lines.append((config.account.tokens, "#d62728", f"auto-compact {config.account.tokens:,}"))
     return lines
 
 

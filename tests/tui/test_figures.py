@@ -66,7 +66,7 @@ def test_the_tuning_keys_move_the_shown_strategys_own_trigger_and_what_it_keeps(
     # and back: H returns to its point in force, the override unset again
     back, _ = tuned(claude, "claude-code", "thresholds", 1, ladders, real.context)
     assert back.options("claude-code") == real.config.options("claude-code")
-    assert back.point == real.config.point
+    assert back.account.point == real.config.account.point
     with pytest.raises(OptionError, match="Claude Code has no keep setting for t/T to move"):
         tuned(real.config, "claude-code", "target", 1, {}, real.context)
     with pytest.raises(OptionError, match="PTL retry has no trigger setting"):
@@ -102,9 +102,9 @@ def test_the_transcripts_own_compactions_are_explained_by_the_agents_real_point(
     config = real.config
     for delta in (-1, -1):
         config, ladders = tuned(config, "claude-code", "thresholds", delta, ladders, real.context)
-    assert config.point != real.config.point
+    assert config.account.point != real.config.account.point
     (own,) = real.with_config(config).own_compactions()
-    assert own.count is not None and own.count.point == real.config.point
+    assert own.count is not None and own.count.point == real.config.account.point
     assert own.count.point.tokens == 16_194 and "the rule says 167,000" in own.count.point.rule
     # the gauge on that compaction (o) marks the point it ran with and says why there by it
     tuned_in = real.with_config(config)
@@ -143,7 +143,7 @@ def test_a_point_the_sessions_record_puts_in_force_is_a_start_the_keys_move_from
     points = []
     for delta in (-1, -1, 1, 1):
         config, ladders = tuned(config, "claude-code", "thresholds", delta, ladders, inspection.context)
-        points.append((config.given("claude-code").autocompact_pct_override, config.auto_compact_tokens))
+        points.append((config.given("claude-code").autocompact_pct_override, config.account.tokens))
     assert points == [(7, 12_600), (6, 10_800), (7, 12_600), (None, 16_194)]
     config, _ = tuned(config, "claude-code", "thresholds", -1, ladders, inspection.context)
     (own,) = inspection.with_config(config).own_compactions()

@@ -60,7 +60,7 @@ def test_a_registered_agent_is_listed_measured_and_counted(
         TOY_WINDOW,
         "the session's toy window",
     )
-    assert config.agent == TOY and config.auto_compact_tokens == 44_000
+    assert config.agent == TOY and config.account.tokens == 44_000
     # the count it recorded before its compaction, against its point
     (own,) = Inspection.of(session, config).own_compactions()
     assert own.count is not None and own.count.agent == "Toy" and own.count.point.tokens == 44_000

@@ -60,7 +60,7 @@ def test_claude_codes_override_is_written_into_env_with_a_backup_and_read_back(
     assert (claude / "settings.json.bak").read_text() == CLAUDE
     # the point read on the next call follows it (the status line's and analyze's)
     assert (
-        Config(CATALOGUE).for_session(load(path("claude_code_session.jsonl"))).auto_compact_tokens
+        Config(CATALOGUE).for_session(load(path("claude_code_session.jsonl"))).account.tokens
         == 168_000 * 70 // 100
     )
 

@@ -41,8 +41,8 @@ def test_an_override_in_the_users_settings_lowers_the_point_and_says_whose(
 ) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"})
     config = Config(CATALOGUE).for_session(session_in(tmp_path / "project"))
-    assert config.auto_compact_tokens == 168_000 * 70 // 100
-    assert config.point is not None and config.point.rule == (
+    assert config.account.tokens == 168_000 * 70 // 100
+    assert config.account.point is not None and config.account.point.rule == (
         f"your CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of 70 ({user / 'settings.json'}): 70 % of 168,000"
     )
 
@@ -53,14 +53,16 @@ def test_the_projects_local_layer_wins_and_a_damaged_file_is_left_out(user: Path
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text("{not json")
     write(project / ".claude" / "settings.local.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60"})
-    assert Config(CATALOGUE).for_session(session_in(project)).auto_compact_tokens == 168_000 * 60 // 100
+    assert Config(CATALOGUE).for_session(session_in(project)).account.tokens == 168_000 * 60 // 100
 
 
 def test_disabled_auto_compaction_leaves_no_point(user: Path, tmp_path: Path) -> None:
     write(user / "settings.json", {"DISABLE_AUTO_COMPACT": "1"})
     config = Config(CATALOGUE).for_session(session_in(tmp_path))
-    assert config.auto_compact_tokens is None
-    assert config.point is not None and config.point.rule.endswith(": it does not compact on its own")
+    assert config.account.tokens is None
+    assert config.account.point is not None and config.account.point.rule.endswith(
+        ": it does not compact on its own"
+    )
 
 
 def test_a_smaller_auto_compact_window_is_the_window_its_point_is_worked_in(
@@ -68,7 +70,7 @@ def test_a_smaller_auto_compact_window_is_the_window_its_point_is_worked_in(
 ) -> None:
     write(user / "settings.json", {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"})
     config = Config(CATALOGUE).for_session(session_in(tmp_path))
-    assert config.window.context_window == 100_000 and config.auto_compact_tokens == 100_000 - 32_000 - 13_000
+    assert config.window.context_window == 100_000 and config.account.tokens == 100_000 - 32_000 - 13_000
     assert "your CLAUDE_CODE_AUTO_COMPACT_WINDOW of 100,000" in str(config.window_source)
 
 
@@ -80,12 +82,12 @@ def test_the_inspectors_own_setting_comes_before_the_users_claude_settings(
     config = config.with_options(
         "claude-code", dataclasses.replace(config.options("claude-code"), auto_compact_tokens=90_000)
     )
-    assert config.for_session(session_in(tmp_path)).auto_compact_tokens == 90_000
+    assert config.for_session(session_in(tmp_path)).account.tokens == 90_000
 
 
 def test_no_settings_leave_the_window_as_the_session_says(user: Path, tmp_path: Path) -> None:
     config = Config(CATALOGUE).for_session(session_in(tmp_path))
-    assert config.auto_compact_tokens == 155_000 and "settings" not in str(config.window_source)
+    assert config.account.tokens == 155_000 and "settings" not in str(config.window_source)
 
 
 def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Path, tmp_path: Path) -> None:
@@ -94,7 +96,7 @@ def test_the_replay_fires_where_the_point_says_under_the_users_settings(user: Pa
     replay = CATALOGUE.strategy("claude-code")
     assert replay.in_force is not None
     in_force = replay.in_force(config.options("claude-code"), Context(window=config.window))
-    assert in_force["auto_compact_tokens"] == config.auto_compact_tokens == 117_600
+    assert in_force["auto_compact_tokens"] == config.account.tokens == 117_600
     assert config.strategies["claude-code"].autocompact_pct_override is None  # a save writes none of it
 
 
@@ -104,7 +106,7 @@ def test_a_1m_model_held_to_200000_by_the_users_setting(user: Path, tmp_path: Pa
     assert Config(CATALOGUE).for_session(one_m).window.context_window == 1_000_000
     write(user / "settings.json", {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"})
     config = Config(CATALOGUE).for_session(one_m)
-    assert config.window.context_window == 200_000 and config.auto_compact_tokens == 155_000
+    assert config.window.context_window == 200_000 and config.account.tokens == 155_000
     assert "your CLAUDE_CODE_DISABLE_1M_CONTEXT of 1" in str(config.window_source)
 
 
@@ -148,7 +150,7 @@ def test_disable_auto_compact_is_set_by_every_value_claude_code_takes_as_set(
     value: str, user: Path, tmp_path: Path
 ) -> None:
     write(user / "settings.json", {"DISABLE_AUTO_COMPACT": value})
-    assert Config(CATALOGUE).for_session(session_in(tmp_path)).auto_compact_tokens is None
+    assert Config(CATALOGUE).for_session(session_in(tmp_path)).account.tokens is None
 
 
 @pytest.mark.parametrize(
@@ -168,14 +170,14 @@ def test_an_override_that_cannot_be_used_is_named_with_its_file_and_why(
 ) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": value})
     config = Config(CATALOGUE).for_session(session_in(tmp_path))
-    assert config.auto_compact_tokens == 155_000
+    assert config.account.tokens == 155_000
     said = f"{user / 'settings.json'}: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of {value!r} not used: {why}"
     assert said in str(config.window_source)
 
 
 def test_javascripts_parse_float_reads_the_number_a_value_starts_with(user: Path, tmp_path: Path) -> None:
     write(user / "settings.json", {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": " 70%"})
-    assert Config(CATALOGUE).for_session(session_in(tmp_path)).auto_compact_tokens == 168_000 * 70 // 100
+    assert Config(CATALOGUE).for_session(session_in(tmp_path)).account.tokens == 168_000 * 70 // 100
 
 
 @pytest.mark.parametrize("content", ["{not json", "\ufeff{}", "[1, 2]", None])

@@ -153,7 +153,7 @@ def test_its_point_is_cline_3s_for_a_task_folder_and_the_current_rule_stays_a_wh
     session = load(summarized(tmp_path / "1700000000000"))
     config = Config(CATALOGUE).for_session(session)
     assert config.window == Window(200_000, 40_000) and config.preset == PRESET.name
-    assert config.auto_compact_tokens == 160_000
+    assert config.account.tokens == 160_000
     assert config.options("cline").keep_first == 2 and config.options("cline").trigger_reserve == 40_000
     assert CATALOGUE.strategies["cline"].default_options().trigger_percent == 81  # today's Cline
     text = " ".join(run("compactions", str(tmp_path / "1700000000000")).stdout.split())
@@ -247,7 +247,7 @@ def test_the_current_clines_session_is_read_with_its_last_compaction_and_its_own
     assert usage is not None and (usage.input_tokens, usage.cache_read_input_tokens) == (1_000, 118_000)
     assert session.metadata["layout"] == "sdk" and session.metadata["cwd"] == "/home/u/p"
     config = Config(CATALOGUE).for_session(session)
-    assert config.window == Window(200_000, 20_000) and config.auto_compact_tokens == 162_000  # 0.9 x 0.9
+    assert config.window == Window(200_000, 20_000) and config.account.tokens == 162_000  # 0.9 x 0.9
     monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(tmp_path / "sessions"))
     found = CATALOGUE.by_format["cline"].find(CATALOGUE.by_format["cline"].home())
     assert [(f.path.name, f.subagent_of) for f in found] == [

@@ -178,8 +178,8 @@ def test_a_body_after_prefix_limit_counts_from_the_windows_first_request(
     config = Config(CATALOGUE).for_session(session)
     assert config.options("codex").limit_scope == "body_after_prefix"
     # the window after the compaction has answered nothing yet: only the whole window caps it
-    assert config.auto_compact_tokens == 258_400
-    assert config.point is not None and config.point.rule == (
+    assert config.account.tokens == 258_400
+    assert config.account.point is not None and config.account.point.rule == (
         f"the whole window 258,400 (model_auto_compact_token_limit_scope body_after_prefix ({config_toml}): "
         "no response in this window yet)"
     )
@@ -276,11 +276,11 @@ def test_todays_model_context_window_is_for_the_next_session_not_the_one_recorde
     (tmp_path / "config.toml").write_text("model_context_window = 400000\n")
     config = Config(CATALOGUE).for_session(session)
     assert config.window.context_window == 272_000
-    assert config.auto_compact_tokens == before.auto_compact_tokens
+    assert config.account.tokens == before.account.tokens
     assert (
         f"your model_context_window of 400,000 ({tmp_path / 'config.toml'}) is not what it ran with: "
         "it applies to the next session" in str(config.window_source)
     )
     (tmp_path / "config.toml").write_text("model_context_window = 286316\n")  # what it ran with: 272,000
     agrees = Config(CATALOGUE).for_session(session)
-    assert agrees.auto_compact_tokens == 257_684 and "not what it ran with" not in str(agrees.window_source)
+    assert agrees.account.tokens == 257_684 and "not what it ran with" not in str(agrees.window_source)

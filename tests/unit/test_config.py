@@ -14,7 +14,7 @@ from compaction_inspector.core.measuring.pressure import Window
 
 def test_defaults_and_round_trip(tmp_path: Path) -> None:
     config = Config(CATALOGUE)
-    assert config.window.usable == 180_000 and config.auto_compact_tokens == 167_000
+    assert config.window.usable == 180_000 and config.account.tokens == 167_000
     path = save(config, tmp_path / "compaction.yaml")
     again = load(CATALOGUE, path)
     assert again.to_dict() == config.to_dict() and again.source == str(path)
@@ -24,14 +24,14 @@ def test_a_window_chosen_with_no_preset_reads_back_with_none(tmp_path: Path) -> 
     """`preset: null` is no agent's rule: it read back as the default preset's."""
     config = replace(Config(CATALOGUE).with_window(COMMAND_LINE, 5000, 500), preset=None)
     again = load(CATALOGUE, save(config, tmp_path / "compaction.yaml"))
-    assert (again.preset, again.window, again.auto_compact_tokens) == (None, Window(5000, 500), None)
+    assert (again.preset, again.window, again.account.tokens) == (None, Window(5000, 500), None)
 
 
 def at(name: str) -> int | None:
     """A preset's point in its own window."""
     preset = CATALOGUE.presets[name]
     window = Window(preset.context_window, preset.reserved_output)
-    return Config(CATALOGUE, window=window, preset=name).auto_compact_tokens
+    return Config(CATALOGUE, window=window, preset=name).account.tokens
 
 
 def test_presets_follow_the_real_tools() -> None:
@@ -115,12 +115,11 @@ def test_working_directory_config_is_found(tmp_path: Path, monkeypatch: pytest.M
 
 def test_the_auto_compact_point_follows_the_window() -> None:
     config = Config(CATALOGUE, window=Window(60_000, 20_000))  # the claude-code preset, a smaller window
-    assert config.auto_compact_tokens == 60_000 - 20_000 - 13_000
+    assert config.account.tokens == 60_000 - 20_000 - 13_000
     assert (
-        from_dict({"preset": "codex", "context_window": 95_000}, Config(CATALOGUE)).auto_compact_tokens
-        == 90_000
+        from_dict({"preset": "codex", "context_window": 95_000}, Config(CATALOGUE)).account.tokens == 90_000
     )
-    assert Config(CATALOGUE, window=Window(30_000, 20_000)).auto_compact_tokens is None  # 13,000 under 10,000
+    assert Config(CATALOGUE, window=Window(30_000, 20_000)).account.tokens is None  # 13,000 under 10,000
 
 
 def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path) -> None:
@@ -136,7 +135,7 @@ def test_a_codex_session_brings_its_window_unless_one_was_chosen(tmp_path: Path)
         "codex",
         "set by the session's model_context_window",
     )
-    assert own.auto_compact_tokens == 115_200  # Codex: 90 % of the raw window, 121,600 / 0.95
+    assert own.account.tokens == 115_200  # Codex: 90 % of the raw window, 121,600 / 0.95
     assert "context_window" not in own.to_dict()  # the session's window is never saved as the user's
     chosen = Config(CATALOGUE).overridden(context_window=50_000)
     assert _untokenized(chosen.for_session(session)) == chosen and chosen.window_note == "set by command line"
@@ -183,17 +182,17 @@ def test_claude_code_reserved_its_whole_max_output_up_to_2_1_20() -> None:
         return Session((), "claude-code", metadata={"version": version})
 
     older = Config(CATALOGUE).for_session(session("2.1.20"))
-    assert older.window == Window(200_000, 32_000) and older.auto_compact_tokens == 155_000
+    assert older.window == Window(200_000, 32_000) and older.account.tokens == 155_000
     assert older.window_note == (
         "set by the session's Claude Code 2.1.20 reserves its whole max output (up to 2.1.20)"
     )
-    assert older.point_note == (
+    assert older.account.note == (
         "auto-compact at 155,000: 13,000 under the effective window of 168,000 "
         "(200,000 less 32,000 reserved for output)"
     )
     assert "context_window" not in older.to_dict()
     newer = Config(CATALOGUE).for_session(session("2.1.21"))
-    assert newer.window == Config(CATALOGUE).window and newer.auto_compact_tokens == 167_000
+    assert newer.window == Config(CATALOGUE).window and newer.account.tokens == 167_000
     assert (
         newer.window_note
         == "set by the session's Claude Code 2.1.21 reserves min(max output, 20,000) (from 2.1.21)"
@@ -211,7 +210,7 @@ def test_claude_code_has_a_1m_window_when_its_model_or_its_prompts_say_so() -> N
     named = Config(CATALOGUE).for_session(
         Session((), "claude-code", metadata={"version": "2.1.30", "model": "claude-sonnet-4-5[1m]"})
     )
-    assert (named.preset, named.window, named.auto_compact_tokens) == (
+    assert (named.preset, named.window, named.account.tokens) == (
         "claude-code-1m",
         Window(1_000_000, 20_000),
         967_000,
@@ -251,7 +250,7 @@ def test_a_sonnet_5_transcript_compacts_at_967_000() -> None:
 
     session = Session((), "claude-code", metadata={"version": "2.1.247", "model": "claude-sonnet-5"})
     config = Config(CATALOGUE).for_session(session)
-    assert config.auto_compact_tokens == 967_000
+    assert config.account.tokens == 967_000
     assert config.window_note == (
         "set by the session's Claude Code 2.1.247 reserves min(max output, 20,000) (from 2.1.21); "
         "Sonnet 5 has a native 1M window"
@@ -260,10 +259,10 @@ def test_a_sonnet_5_transcript_compacts_at_967_000() -> None:
 
 def test_the_percent_override_can_only_lower_claude_codes_point() -> None:
     config = from_dict({"claude_code": {"autocompact_pct_override": 50}}, Config(CATALOGUE))
-    assert config.auto_compact_tokens == 90_000  # 50 % of the usable 180,000
-    assert config.point_note == "auto-compact at 90,000: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE 50 % of 180,000"
+    assert config.account.tokens == 90_000  # 50 % of the usable 180,000
+    assert config.account.note == "auto-compact at 90,000: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE 50 % of 180,000"
     assert (
-        from_dict({"claude_code": {"autocompact_pct_override": 99}}, Config(CATALOGUE)).auto_compact_tokens
+        from_dict({"claude_code": {"autocompact_pct_override": 99}}, Config(CATALOGUE)).account.tokens
         == 167_000
     )
     with pytest.raises(ConfigError, match="from 1 to 100"):
@@ -277,35 +276,35 @@ def test_a_codex_session_reads_the_users_codex_config(
 
     rollout = Session((), "codex", metadata={"context_window": 258_400})
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
-    assert Config(CATALOGUE).for_session(rollout).point_note == (
+    assert Config(CATALOGUE).for_session(rollout).account.note == (
         "auto-compact at 244,800: 90 % of the raw window 272,000 (258,400 / 0.95)"
     )
     (tmp_path / "config.toml").write_text("model_auto_compact_token_limit = 200000\n")
     config = Config(CATALOGUE).for_session(rollout)
-    assert config.auto_compact_tokens == 200_000
-    assert config.point_note == (
+    assert config.account.tokens == 200_000
+    assert config.account.note == (
         f"auto-compact at 200,000: model_auto_compact_token_limit 200,000 ({tmp_path / 'config.toml'})"
     )
     (tmp_path / "config.toml").write_text("model_auto_compact_token_limit = 900000\n")
     assert (
-        Config(CATALOGUE).for_session(rollout).auto_compact_tokens == 244_800
+        Config(CATALOGUE).for_session(rollout).account.tokens == 244_800
     )  # never above 90 % of the raw window
     ours = from_dict({"codex": {"auto_compact_token_limit": 150_000}}, Config(CATALOGUE)).for_session(rollout)
-    assert ours.auto_compact_tokens == 150_000  # compaction.yaml wins
+    assert ours.account.tokens == 150_000  # compaction.yaml wins
     (tmp_path / "config.toml").write_text("not toml = = \n")
     unread = Config(CATALOGUE).for_session(rollout)
     assert unread.agent_settings.auto_compact_token_limit is None  # unreadable: Codex's own defaults, said
     why = "Expected '=' after a key in a key/value pair (at line 1, column 5)"
     assert unread.agent_settings.refused == (f"{tmp_path / 'config.toml'} not used: not TOML ({why})",)
-    assert unread.auto_compact_tokens == 244_800
+    assert unread.account.tokens == 244_800
     # the profile it names as its default wins over the top level, and is named
     (tmp_path / "config.toml").write_text(
         'profile = "long"\nmodel_auto_compact_token_limit = 200000\n\n'
         '[profiles.long]\nmodel_auto_compact_token_limit = 220000\n\n[profiles.other]\nmodel = "o3"\n'
     )
     config = Config(CATALOGUE).for_session(rollout)
-    assert config.auto_compact_tokens == 220_000
-    assert config.point_note.endswith(f"({tmp_path / 'config.toml'} [profiles.long])")
+    assert config.account.tokens == 220_000
+    assert config.account.note.endswith(f"({tmp_path / 'config.toml'} [profiles.long])")
 
 
 @pytest.mark.parametrize(

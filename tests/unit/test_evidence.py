@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.own.account import recorded
 from compaction_inspector.core.own.evidence import Bounds, bounds
 from tests.helpers import load
 from tests.unit.test_statusline import line, prompt, reply
@@ -63,7 +64,7 @@ def test_the_bounds_are_the_largest_prompt_sent_on_and_the_smallest_automatic_co
 def test_a_rule_inside_the_bounds_stands(tmp_path: Path) -> None:
     file = transcript(tmp_path, [100_000, 150_000, 166_000], compacted=168_000)
     config = Config(CATALOGUE).for_session(load(file))
-    assert config.in_force is None and config.auto_compact_tokens == 167_000
+    assert recorded(config) == (None, None) and config.account.tokens == 167_000
 
 
 def test_a_compaction_under_the_rules_point_puts_the_point_at_its_count(tmp_path: Path) -> None:
@@ -72,8 +73,8 @@ def test_a_compaction_under_the_rules_point_puts_the_point_at_its_count(tmp_path
     file = transcript(tmp_path, [100_000, 130_000], compacted=139_899)
     inspection = Inspection.open(file, Config(CATALOGUE))
     config = inspection.config
-    assert config.auto_compact_tokens == 139_899
-    assert config.point is not None and config.point.rule == (
+    assert config.account.tokens == 139_899
+    assert config.account.point is not None and config.account.point.rule == (
         "the session's own record: it sent a request after 100,000 without compacting (line 4) and "
         "compacted on its own at 139,899 (line 6); the rule says 167,000 (13,000 under the effective "
         "window of 180,000 (200,000 less 20,000 reserved for output))"
@@ -95,8 +96,8 @@ def test_todays_override_the_session_ran_past_is_set_now_not_what_was_in_force(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
     file = transcript(tmp_path, [100_000, 150_000, 160_000], compacted=169_500, cwd=tmp_path / "p")
     config = Config(CATALOGUE).for_session(load(file))
-    assert config.auto_compact_tokens == 167_000
-    assert config.point is not None and config.point.rule == (
+    assert config.account.tokens == 167_000
+    assert config.account.point is not None and config.account.point.rule == (
         "13,000 under the effective window of 180,000 (200,000 less 20,000 reserved for output), as "
         "the session ran (it sent a request after 150,000 without compacting (line 6) and compacted "
         "on its own at 169,500 (line 8)); set now: 126,000 (your CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of 70 "
@@ -110,7 +111,7 @@ def test_a_tuned_point_is_a_what_if_the_record_does_not_move(tmp_path: Path) -> 
     config = Config(CATALOGUE).for_session(load(file))
     options = config.options("claude-code")
     tuned = config.with_options("claude-code", type(options)(auto_compact_tokens=120_000))
-    assert tuned.in_force is None and tuned.auto_compact_tokens == 120_000
+    assert recorded(tuned) == (None, None) and tuned.account.tokens == 120_000
 
 
 @given(

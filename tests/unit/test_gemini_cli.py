@@ -136,7 +136,7 @@ def test_its_point_is_half_its_token_limit_and_a_recorded_compression_is_checked
     session = load(recording(tmp_path))
     config = Config(CATALOGUE).for_session(session)
     assert config.window == Window(TOKEN_LIMIT, 65_536) and config.preset == PRESET.name
-    assert config.auto_compact_tokens == 524_288
+    assert config.account.tokens == 524_288
     fires = CATALOGUE.strategies["gemini-cli"].fires
     assert fires is not None
     context = Inspection.of(session, config).context
@@ -234,12 +234,15 @@ def test_the_users_threshold_moves_its_point_and_apply_writes_it_back_in_its_uni
     quiet = written(tmp_path / "s", "session-2026-10-02T10-00-4f2a9c1e.jsonl", META, user("u1", "go"),
                     gemini("g1", "ok", 1_000))  # fmt: skip
     config = Config(CATALOGUE).for_session(load(quiet))
-    assert config.auto_compact_tokens == 209_715  # 20 % of 1,048,576
-    assert config.point is not None
-    assert config.point.rule == f"your {KEY} of 0.2 ({settings}): 20 % of the 1,048,576-token window: 209,715"
+    assert config.account.tokens == 209_715  # 20 % of 1,048,576
+    assert config.account.point is not None
+    assert (
+        config.account.point.rule
+        == f"your {KEY} of 0.2 ({settings}): 20 % of the 1,048,576-token window: 209,715"
+    )
     settings.write_text('{"model": {"compressionThreshold": 2}}')
     refused = Config(CATALOGUE).for_session(load(quiet))
-    assert refused.auto_compact_tokens == 524_288
+    assert refused.account.tokens == 524_288
     assert (
         f"your settings {settings}: {KEY} of '2' not used: not a share above 0, at most 1"
         in refused.window_note

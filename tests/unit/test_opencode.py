@@ -223,7 +223,7 @@ def test_its_point_is_its_strategys_trigger_in_the_window_its_model_takes(tmp_pa
     config = Config(CATALOGUE).for_session(session)
     assert config.agent == "opencode" and config.window == Window(200_000, 32_000)
     point = CATALOGUE.by_format["opencode"].point(config.window, config)
-    assert config.auto_compact_tokens == point.tokens == 168_000
+    assert config.account.tokens == point.tokens == 168_000
     assert point.rule == ("its context 200,000 less its output allowance 32,000 (min(output limit, 32,000))")
 
 
@@ -239,7 +239,7 @@ def test_the_models_catalogue_in_opencodes_cache_gives_the_window(
     (cache / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
-    assert config.window == Window(262_144, 32_000) and config.auto_compact_tokens == 230_144
+    assert config.window == Window(262_144, 32_000) and config.account.tokens == 230_144
     assert "models.dev's limits for claude-sonnet-4-5" in str(config.window_source)
 
 
@@ -282,8 +282,8 @@ def test_its_overflow_rule_has_two_branches(
     (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
-    assert config.auto_compact_tokens == config.window.usable == point
-    assert config.point is not None and config.point.rule.startswith(rule)
+    assert config.account.tokens == config.window.usable == point
+    assert config.account.point is not None and config.account.point.rule.startswith(rule)
     options = config.options("opencode")
     assert trigger(options, config.window)[0] == point
 
@@ -356,9 +356,9 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     session = dataclasses.replace(session, metadata={**session.metadata, "cwd": str(project)})
     config = Config(CATALOGUE).for_session(session)
     # no input limit: `reserved` is not used (overflow.ts), and the point says so
-    assert config.auto_compact_tokens == 168_000
-    assert config.point is not None and "compaction.reserved of 30,000" in config.point.rule
-    assert "applies only to a model with an input limit" in config.point.rule
+    assert config.account.tokens == 168_000
+    assert config.account.point is not None and "compaction.reserved of 30,000" in config.account.point.rule
+    assert "applies only to a model with an input limit" in config.account.point.rule
     catalogue = {
         "anthropic": {
             "models": {
@@ -370,13 +370,17 @@ def test_its_own_compaction_settings_move_its_point_and_its_replay(
     (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(catalogue))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     config = Config(CATALOGUE).for_session(session)
-    assert config.auto_compact_tokens == 272_000 - 30_000
+    assert config.account.tokens == 272_000 - 30_000
     assert config.options("opencode").trigger_reserve == 30_000
-    assert config.point is not None and "your compaction.reserved of 30,000" in config.point.rule
+    assert (
+        config.account.point is not None and "your compaction.reserved of 30,000" in config.account.point.rule
+    )
     (project / "opencode.json").write_text(json.dumps({"compaction": {"auto": False}}))
     config = Config(CATALOGUE).for_session(session)
-    assert config.auto_compact_tokens is None
-    assert config.point is not None and config.point.rule.startswith("your compaction.auto of false")
+    assert config.account.tokens is None
+    assert config.account.point is not None and config.account.point.rule.startswith(
+        "your compaction.auto of false"
+    )
 
 
 def test_a_database_that_cannot_be_read_is_one_row_saying_why(tmp_path: Path) -> None:
@@ -548,6 +552,6 @@ def test_settings_opencode_would_not_take_are_named_with_their_file(
         (home / "opencode.json").write_text(content)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     config = Config(CATALOGUE).for_session(load(f"{file}#{main}"))
-    assert config.auto_compact_tokens == 168_000  # its rule, as with no settings
+    assert config.account.tokens == 168_000  # its rule, as with no settings
     assert f"your settings {home / 'opencode.json'}" in str(config.window_source), config.window_source
     assert said in str(config.window_source)

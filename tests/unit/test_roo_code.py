@@ -185,7 +185,7 @@ def test_its_point_is_the_first_of_its_two_rules_and_a_condense_is_checked_again
     session = load(condensed(tmp_path / "t1"))
     config = Config(CATALOGUE).for_session(session)
     assert config.window == Window(200_000, 8_192) and config.preset == PRESET.name
-    assert config.auto_compact_tokens == 171_808
+    assert config.account.tokens == 171_808
     fires = CATALOGUE.strategies["roo-code"].fires
     assert fires is not None
     context = Inspection.of(session, config).context
@@ -271,12 +271,16 @@ def test_its_threshold_is_read_from_vs_codes_state_and_the_session_says_whether_
     file = vscode_state(storage, state)
     before = sorted(p.name for p in storage.iterdir())
     config = Config(CATALOGUE).for_session(load(folder))
-    assert config.point is not None and config.point.tokens == 171_808 and config.set_now == now
+    assert (
+        config.account.point is not None
+        and config.account.point.tokens == 171_808
+        and config.account.set_now == now
+    )
     assert (
         "as the session ran (it sent a request after 150,000 without compacting (line 4))"
-        in config.point.rule
+        in config.account.point.rule
     )
-    assert f"set now: {now:,} ({said} ({file}): " in config.point.rule
+    assert f"set now: {now:,} ({said} ({file}): " in config.account.point.rule
     assert sorted(p.name for p in storage.iterdir()) == before
 
 
@@ -286,14 +290,14 @@ def test_condensing_turned_off_leaves_its_truncations_rule_and_a_threshold_it_wo
     storage = tmp_path / "globalStorage"
     folder = condensed(storage / "rooveterinaryinc.roo-cline" / "tasks" / "t1")
     file = vscode_state(storage, {"autoCondenseContext": False})
-    point = Config(CATALOGUE).for_session(load(folder)).point
+    point = Config(CATALOGUE).for_session(load(folder)).account.point
     assert point is not None and point.tokens == 171_808
     assert point.rule == (
         f"your autoCondenseContext of false ({file}): it truncates instead at 90 % of the "
         "200,000-token window less 8,192 for output: 171,808"
     )
     vscode_state(storage, {"autoCondenseContextPercent": 2})  # under its minimum of 5: not taken
-    point = Config(CATALOGUE).for_session(load(folder)).point
+    point = Config(CATALOGUE).for_session(load(folder)).account.point
     assert (
         point is not None and point.rule == "90 % of the 200,000-token window less 8,192 for output: 171,808"
     )
@@ -321,7 +325,7 @@ def test_its_exported_settings_file_is_read_where_vs_codes_state_says_nothing_an
     vscode = f"{{\n  // Roo Code imports this at start\n  {named}\n}}\n"
     (user / "settings.json").write_text(vscode)
     folder = condensed(user / "globalStorage" / "rooveterinaryinc.roo-cline" / "tasks" / "t1")
-    point = Config(CATALOGUE).for_session(load(folder)).point
+    point = Config(CATALOGUE).for_session(load(folder)).account.point
     assert point is not None and point.tokens == 160_000
     assert point.rule.startswith(f"your autoCondenseContextPercent of 80 ({exported}): 80 % of the")
     shown = run("apply", "roo-code", "trigger_percent=60")

@@ -292,7 +292,7 @@ def test_on_real_transcripts_the_line_reads_what_compactions_reads_before_each_c
             tail = statusline.read(cut, None)
             shown = statusline.figures(tail, Config(CATALOGUE), given)
             assert tail.last_prompt == c["agent_count"]["parts"]["reported"] == c["measured_before"], path
-            assert shown.point == Config(CATALOGUE).for_session(load(cut)).auto_compact_tokens, path
+            assert shown.point == Config(CATALOGUE).for_session(load(cut)).account.tokens, path
             assert out == status_text(shown, "{ctx} {point}") + "\n"
             checked += 1
     assert checked >= 10

@@ -1,6 +1,6 @@
-"""Where a session stands against its agent's point is one answer on every surface:
-`compactions` ends with the line `analyze` gives, and `watch --once` (the status line's
-figures) says the same tokens and requests left."""
+"""Where a session stands against its agent's point is one answer on every surface, the
+session's account (`core.own.account`): `compactions` ends with the line `analyze` gives,
+and `watch --once` (the status line's figures) says the same tokens and requests left."""
 
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ def test_every_surface_reads_one_point_from_the_settings_layers(
     )
     assert f"of {shown} · " in run("statusline").stdout
     inspection = Inspection.of(load(transcript), Config(CATALOGUE))
+    assert inspection.config.account.tokens == point  # the one account they all read
     assert getattr(inspection.run("claude-code").stats, "point") == point  # noqa: B009  # the replay's
 
 
@@ -126,4 +127,5 @@ def test_every_surface_reads_one_point_from_codexs_config_and_its_profile(
     assert f"now: its point {point:,}" in " ".join(run("compactions", file).stdout.split())
     assert f"of {point / 1000:.0f}k · " in run("watch", "--once", file).stdout
     inspection = Inspection.of(load(path("codex_rollout.jsonl")), Config(CATALOGUE))
+    assert inspection.config.account.tokens == point  # the one account they all read
     assert getattr(inspection.run("codex").stats, "limit") == point  # noqa: B009  # the replay's

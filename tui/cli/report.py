@@ -378,7 +378,7 @@ def print_compactions(
     out.print(
         safe(
             f"{counted(len(found), 'compaction')} in {session.path} "
-            f"(the preset's {config.point_note}; window {config.window_note})",
+            f"(the preset's {config.account.note}; window {config.window_note})",
             style="bold",
         )
     )
@@ -397,7 +397,7 @@ def print_compactions(
             _print_compaction(c, out)
     counted_now, stands = next_check(session, now, left)
     if counted_now or stands:
-        point = f"{config.auto_compact_tokens:,}" if config.auto_compact_tokens is not None else "none"
+        point = f"{config.account.tokens:,}" if config.account.tokens is not None else "none"
         where = "; ".join(p for p in (f"its point {point}", counted_now, stands) if p)
         out.print(safe(f"now: {where}", style="magenta"))
 

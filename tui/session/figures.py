@@ -53,7 +53,7 @@ def gauge_state(
         note = f"{shown.title}: the prompts the responses either side reported"
         fired = counts.before.get(inspection.session.compactions[step].index)
         # the rule is said where the point it fired at is not the one the gauge marks (idle)
-        beside = fired is not None and fired.point.tokens == config.auto_compact_tokens
+        beside = fired is not None and fired.point.tokens == config.account.tokens
         why = f"why here: {fired.line(rule=not beside)}" if fired is not None else ""
         tokens = shown.tokens_after
         reading = None  # a reported prompt: the transcript records no split of it
@@ -77,8 +77,8 @@ def gauge_state(
         thresholds=thresholds,
         target=target,
         bands_of="" if config.catalogue.banded(strategy) == strategy else config.catalogue.banded(strategy),
-        auto_compact=config.auto_compact_tokens,
-        auto_compact_rule=config.point.rule if config.point else "",
+        auto_compact=config.account.tokens,
+        auto_compact_rule=config.account.point.rule if config.account.point else "",
         label=inspection.counter.label,
         estimate=not inspection.counter.exact,
         caption=caption,
@@ -125,7 +125,7 @@ def tuning(config: Config, shown: str) -> tuple[str, ...]:
         ]
         tuned = f"{declared.label}: " + (" · ".join(moved) if moved else "nothing to tune")
     window = f"window {w.context_window:,} (usable {w.usable:,})"
-    return (window, tuned, config.point_note, f"the window: {config.window_note}")
+    return (window, tuned, config.account.note, f"the window: {config.window_note}")
 
 
 def _value(value: Any) -> str:

@@ -501,7 +501,7 @@ class SessionScreen(Screen[None]):
             return
         inspection = self.inspection
         counts = inspection.agent_counts if inspection is not None else None
-        point = inspection.config.auto_compact_tokens if inspection is not None else None
+        point = inspection.config.account.tokens if inspection is not None else None
         self.selection = entry.status(counts, point)
         self.show_status()
 

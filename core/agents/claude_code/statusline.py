@@ -377,7 +377,7 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
     )
     ran = config.for_session(facts)
-    said = ran.point
+    said = ran.account.point
     point = said.tokens if said is not None else None
     count_now = None
     if tail.last_prompt is not None:
@@ -386,7 +386,15 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
     off = said is not None and said.tokens is None
     return Figures(
-        count_now, point, left, tail.compactions_so_far, cost_usd(tail), tail.whole, model, off, ran.set_now
+        count_now,
+        point,
+        left,
+        tail.compactions_so_far,
+        cost_usd(tail),
+        tail.whole,
+        model,
+        off,
+        ran.account.set_now,
     )
 
 
