@@ -45,6 +45,25 @@ def _first(text: str, opened: re.Match[str] | None, entry: str) -> str:
     return f"{text[:at]}{space}{entry},{after.group(1) if after else ' '}{rest.lstrip(' ')}"
 
 
+def entry(text: str, key: str, load: Callable[[str], Any] = orjson.loads) -> str | None:
+    """What a settings file's `text` sets `key` (`section.name`) to, as text; None where it
+    sets nothing, or is not what `load` reads (its agent's reader)."""
+    section, _, name = key.partition(".")
+    try:
+        data = load(text) if text.strip() else {}
+    except ValueError:
+        return None
+    held = data.get(section) if isinstance(data, dict) else None
+    value = held.get(name) if isinstance(held, dict) else None
+    return None if value is None else str(value)
+
+
+def with_key(text: str, key: str, value: Any, load: Callable[[str], Any] = orjson.loads) -> str:
+    """`text` with `key` (`section.name`) set to `value` (`with_entry`)."""
+    section, _, name = key.partition(".")
+    return with_entry(text, section, name, value, load)
+
+
 def with_entry(
     text: str, section: str, key: str, value: Any, load: Callable[[str], Any] = orjson.loads
 ) -> str:

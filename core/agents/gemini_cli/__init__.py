@@ -9,6 +9,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from compaction_inspector.core.agents.gemini_cli import settings as configured
 from compaction_inspector.core.agents.gemini_cli import transcript
 from compaction_inspector.core.agents.gemini_cli.settings import KEY, GeminiSettings
@@ -19,6 +21,7 @@ from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
+from compaction_inspector.core.jsonedit import entry, with_key
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
@@ -104,12 +107,12 @@ class GeminiCli(Agent):
         return configured.written_file(layer or "user")
 
     def setting(self, text: str, key: str) -> str | None:
-        return configured.current(text, key)
+        return entry(text, key, orjson.loads)
 
     def with_setting(self, text: str, key: str, value: int) -> str:
         if not 0 < value <= 100:
             raise ValueError(f"{KEY} takes a share above 0 and at most 1, not {value} %")
-        return configured.written(text, key, value / 100)
+        return with_key(text, key, value / 100, orjson.loads)
 
     def at_point(self, options: Any, tokens: int) -> Any:
         return dataclasses.replace(options, trigger_tokens=tokens, trigger_percent=None)

@@ -16,7 +16,6 @@ import orjson
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_settings
-from compaction_inspector.core.jsonedit import with_entry
 
 KEY = "model.compressionThreshold"
 
@@ -46,24 +45,6 @@ def written_file(layer: str, cwd: str | None = None, environ: Mapping[str, str] 
     return (
         layers(None, environ)[0] if layer == "user" else Path(cwd or Path.cwd()) / ".gemini" / "settings.json"
     )
-
-
-def current(text: str, key: str) -> str | None:
-    """What the file sets `section.name` to (None: nothing, or not JSON)."""
-    section, _, name = key.partition(".")
-    try:
-        data = orjson.loads(text) if text.strip() else {}
-    except orjson.JSONDecodeError:
-        return None
-    held = data.get(section) if isinstance(data, dict) else None
-    value = held.get(name) if isinstance(held, dict) else None
-    return None if value is None else str(value)
-
-
-def written(text: str, key: str, value: float) -> str:
-    """`text` with `section.name` set to `value`, every other byte kept (`jsonedit`)."""
-    section, _, name = key.partition(".")
-    return with_entry(text, section, name, value, orjson.loads)
 
 
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> GeminiSettings | None:

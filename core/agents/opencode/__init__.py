@@ -26,6 +26,7 @@ from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView,
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Journal, Store, stored_in
+from compaction_inspector.core.jsonedit import entry, load_jsonc, with_key
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Block, Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
@@ -79,8 +80,8 @@ def limits(provider: str | None, model: str | None, path: Path | None = None) ->
     data = _catalogue(file, st.st_size, st.st_mtime_ns)
     providers = [data.get(provider)] if provider and isinstance(data, dict) else []
     providers += list(data.values()) if isinstance(data, dict) else []
-    for entry in providers:
-        models = entry.get("models") if isinstance(entry, dict) else None
+    for listed in providers:
+        models = listed.get("models") if isinstance(listed, dict) else None
         found = models.get(model) if isinstance(models, dict) else None
         limit = found.get("limit") if isinstance(found, dict) else None
         if not isinstance(limit, dict):
@@ -202,10 +203,10 @@ class Opencode(Agent):
         return configured.written_file(layer or "user")
 
     def setting(self, text: str, key: str) -> str | None:
-        return configured.current(text, key)
+        return entry(text, key, load_jsonc)
 
     def with_setting(self, text: str, key: str, value: int) -> str:
-        return configured.written(text, key, value)
+        return with_key(text, key, value, load_jsonc)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """The input its model takes and the reserve, from models.dev's catalogue where

@@ -13,7 +13,7 @@ from typing import Any
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_settings
-from compaction_inspector.core.jsonedit import load_jsonc, with_entry
+from compaction_inspector.core.jsonedit import load_jsonc
 from compaction_inspector.core.model import MAX_COUNT
 
 NAMES = ("opencode.json", "opencode.jsonc")
@@ -41,25 +41,6 @@ def written_file(layer: str, cwd: str | None = None, environ: Mapping[str, str] 
     folder = layers(None, environ)[0].parent if layer == "user" else Path(cwd or Path.cwd())
     json, jsonc = (folder / n for n in NAMES)
     return jsonc if jsonc.exists() and not json.exists() else json
-
-
-def current(text: str, key: str) -> str | None:
-    """What the file sets `section.key` to (None: nothing, or not JSON(C))."""
-    section, _, name = key.partition(".")
-    try:
-        data = load_jsonc(text) if text.strip() else {}
-    except ValueError:
-        return None
-    held = data.get(section) if isinstance(data, dict) else None
-    value = held.get(name) if isinstance(held, dict) else None
-    return None if value is None else str(value)
-
-
-def written(text: str, key: str, value: int) -> str:
-    """`text` with `section.key` set to `value`, its comments and every other byte kept
-    (`jsonedit.with_entry`, read back as opencode reads it)."""
-    section, _, name = key.partition(".")
-    return with_entry(text, section, name, value, load_jsonc)
 
 
 def read(cwd: str | None, environ: Mapping[str, str] | None = None) -> OpencodeSettings | None:

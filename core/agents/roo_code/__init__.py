@@ -20,6 +20,7 @@ from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.formats import task_folder
 from compaction_inspector.core.formats.kinds import TaskFolder
+from compaction_inspector.core.jsonedit import entry, load_jsonc, with_key
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Compaction, Session
 from compaction_inspector.core.own.autocompact import Count, Point
@@ -126,12 +127,12 @@ class RooCode(Agent):
         return configured.imported(self.home())
 
     def setting(self, text: str, key: str) -> str | None:
-        return configured.current(text, key)
+        return entry(text, key, load_jsonc)
 
     def with_setting(self, text: str, key: str, value: int) -> str:
         if not configured.MIN_THRESHOLD <= value <= configured.MAX_THRESHOLD:
             raise ValueError(f"autoCondenseContextPercent takes 5-100, not {value}")
-        return configured.written(text, key, value)
+        return with_key(text, key, value, load_jsonc)
 
     def window(self, settings: ConfigView, session: Session) -> SessionWindow | None:
         """Its model's window as the price table gives it, and the output it reserves."""

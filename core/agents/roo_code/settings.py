@@ -23,7 +23,7 @@ import orjson
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import sqlite_as_it_is
 from compaction_inspector.core.formats.common import as_dict, as_list
-from compaction_inspector.core.jsonedit import load_jsonc, with_entry
+from compaction_inspector.core.jsonedit import load_jsonc
 
 STATE = "state.vscdb"  # VS Code's global state, in its globalStorage folder
 AUTO_IMPORT = "roo-cline.autoImportSettingsPath"  # VS Code's setting naming the file it imports
@@ -114,23 +114,6 @@ def _exported(file: Path) -> dict[str, Any]:
     listed = [{"name": name, "id": as_dict(c).get("id")} for name, c in configs.items()]
     current = {"currentApiConfigName": profiles.get("currentApiConfigName"), "listApiConfigMeta": listed}
     return {**as_dict(data.get("globalSettings")), **current} if data.get("globalSettings") else {}
-
-
-def current(text: str, key: str) -> str | None:
-    """What an exported file's `text` sets `section.name` to (None: nothing, or not JSON)."""
-    section, _, name = key.partition(".")
-    try:
-        data = load_jsonc(text) if text.strip() else {}
-    except ValueError:
-        return None
-    held = as_dict(data.get(section)) if isinstance(data, dict) else {}
-    return None if held.get(name) is None else str(held[name])
-
-
-def written(text: str, key: str, value: int) -> str:
-    """`text` with `section.name` set to `value`, every other byte kept (`jsonedit`)."""
-    section, _, name = key.partition(".")
-    return with_entry(text, section, name, value, load_jsonc)
 
 
 def _state(file: Path) -> dict[str, Any]:
