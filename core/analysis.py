@@ -13,6 +13,7 @@ from compaction_inspector.core.measuring.pairing import PairingProblem, check
 from compaction_inspector.core.measuring.pressure import Window, live_start
 from compaction_inspector.core.measuring.tokens import ReportedUsage, TokenCounter, reported_usage
 from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.own.account import Account
 from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.own.counts import AgentCounts
 from compaction_inspector.core.own.headroom import Headroom
@@ -26,7 +27,7 @@ class Analysis:
     catalogue: Catalogue  # what reads its sub-agents' transcripts, for its cost
     session: Session
     counter: TokenCounter
-    window: Window
+    account: Account  # what was in force: the window, the point, idle compaction
     tokens: tuple[int, ...]
     api_rounds: tuple[Span, ...]
     volleys: tuple[Span, ...]
@@ -35,10 +36,17 @@ class Analysis:
     context_start: int
     model: ContextModel
     mode: str = "context"  # or "messages": pressure of the messages only
-    window_note: str = "the default"  # who chose the window
-    point: Point | None = None  # where the preset's agent compacts, and why
     counts: AgentCounts | None = None  # what the agent counted against that point
     headroom: Headroom | None = None  # how far it is from compacting on its own, now
+
+    @property
+    def window(self) -> Window:
+        return self.account.window
+
+    @property
+    def point(self) -> Point | None:
+        """Where the preset's agent compacts, and why (None: no preset)."""
+        return self.account.point
 
     @cached_property
     def cost(self) -> Cost:
@@ -140,9 +148,14 @@ class Analysis:
             "tokens": self.total_tokens,
             "context_tokens": self.context_tokens,
             **self.window.to_dict(),
-            "window_source": self.window_note,
+            "window_source": self.account.window_source,
             "slice": s.metadata.get("slice") is True,
             "auto_compact": {"tokens": self.point.tokens, "rule": self.point.rule} if self.point else None,
+            **(
+                {"idle_compact": {"tokens": idle.tokens, "rule": idle.rule}}
+                if (idle := self.account.idle)
+                else {}
+            ),
             "pressure": round(self.pressure, 6),
             "percent_left": round(max(0.0, 100.0 * (1 - self.pressure)), 2),
             "context": self.context_dict(),
@@ -187,10 +200,8 @@ def analyze(
     session: Session,
     counter: TokenCounter,
     model: ContextModel,
-    window: Window | None = None,
+    account: Account,
     mode: str = "context",
-    window_note: str = "the default",
-    point: Point | None = None,
     counts: AgentCounts | None = None,
     left: Headroom | None = None,
 ) -> Analysis:
@@ -201,7 +212,7 @@ def analyze(
         catalogue=catalogue,
         session=session,
         counter=counter,
-        window=window or Window(),
+        account=account,
         tokens=tokens,
         api_rounds=tuple(api_rounds(messages, tokens)),
         volleys=tuple(volleys(messages, tokens)),
@@ -210,8 +221,6 @@ def analyze(
         context_start=live_start(messages),
         model=model,
         mode=mode,
-        window_note=window_note,
-        point=point,
         counts=counts,
         headroom=left,
     )

@@ -440,10 +440,8 @@ class Inspection:
             self.session,
             self.counter,
             self.model,
-            config.window,
+            config.account,
             config.pressure,
-            config.window_note,
-            config.account.point,
             self.agent_counts,
             self.headroom,
         )

@@ -159,6 +159,11 @@ class Rules(ABC):
         files on this machine hold, in counted tokens, and what it is; None: nothing known."""
         return None
 
+    def idle(self, settings: ConfigView) -> Point | None:
+        """Where it compacts a conversation left idle, and why, under the settings; None:
+        it has no idle compaction (its point's tokens None: it has one, and it was off)."""
+        return None
+
     def at_point(self, options: Any, tokens: int) -> Any | None:
         """Its replay strategy's `options` set to compact at `tokens`, where a session's own
         record puts its point there (`core.own.evidence`); None: its point is not moved so."""

@@ -2,7 +2,8 @@
 the point"), worked out once for every surface: its agent's window and the output it
 reserves, with where they come from; the point, with the record or the rule that puts it
 there; whether it compacted on its own; and, where the session ran with other settings than
-today's, where today's put the point once the agent restarts.
+today's, where today's put the point once the agent restarts; and where it compacts a
+conversation left idle, for an agent that does.
 
 The sources, in order: what the session's own record allows (`core.own.evidence`: a
 compaction at C says the point was at most C, a request sent at P without compacting says
@@ -67,6 +68,7 @@ class Account:
     window_source: str  # who set the window, in words
     point: Point | None  # None: no agent's rule (no preset); its tokens None: it never compacts on its own
     set_now: int | None = None  # where today's settings put the point, where it ran with others
+    idle: Point | None = None  # where it compacts a conversation left idle (None: it has no such rule)
 
     @property
     def tokens(self) -> int | None:
@@ -102,7 +104,14 @@ def of(settings: Settings, window_source: str, found: Recorded) -> Account:
     """The account of `settings` (a config for one session), `found` what its record puts
     in force (`recorded`)."""
     point, set_now = found
-    return Account(settings.window, window_source, point if point is not None else rule(settings), set_now)
+    agent = settings.catalogue.by_format.get(settings.agent or "")
+    return Account(
+        settings.window,
+        window_source,
+        point if point is not None else rule(settings),
+        set_now,
+        agent.idle(settings) if agent is not None else None,
+    )
 
 
 def recorded(settings: Settings) -> Recorded:

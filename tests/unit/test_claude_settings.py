@@ -12,7 +12,9 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
+from compaction_inspector.core.own.autocompact import Point
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
@@ -120,9 +122,18 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
     `idleCompaction: false` turns it off."""
     session = session_in(tmp_path)
     older = Config(CATALOGUE).for_session(versioned(session, "2.1.298"))
-    assert older.options("claude-code").idle_compact_tokens is None
+    assert older.options("claude-code").idle_compact_tokens is None and older.account.idle is None
     newer = versioned(session, "2.1.299")
     assert Config(CATALOGUE).for_session(newer).options("claude-code").idle_compact_tokens == 200_000
+    # the account says it, and analyze reads it there
+    idle = Point(200_000, "Claude Code 2.1.299 compacts while idle, at 200,000")
+    assert Config(CATALOGUE).for_session(newer).account.idle == idle
+    analyzed = Inspection.of(newer, Config(CATALOGUE)).analysis().to_dict()
+    assert analyzed["idle_compact"] == {"tokens": 200_000, "rule": idle.rule}
+    assert (
+        "idle_compact"
+        not in Inspection.of(versioned(session, "2.1.298"), Config(CATALOGUE)).analysis().to_dict()
+    )
     write(user / "settings.json", {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "120000"})
     config = Config(CATALOGUE).for_session(newer)
     assert config.options("claude-code").idle_compact_tokens == 120_000
@@ -136,6 +147,7 @@ def test_idle_compaction_runs_from_2_1_299_at_200000_or_at_the_users_size(user: 
     (user / "settings.json").write_text(json.dumps({"idleCompaction": False, "env": {}}))
     off = Config(CATALOGUE).for_session(newer)
     assert off.options("claude-code").idle_compact_tokens is None
+    assert off.account.idle is not None and off.account.idle.tokens is None
     assert off.agent_settings.idle[1].startswith("your idleCompaction of false")
     # where the session compacted while idle, an earlier version had it on (its server flag)
     (user / "settings.json").unlink()

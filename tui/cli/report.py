@@ -136,7 +136,7 @@ def _context_rows(a: Analysis, head: Table) -> None:
         "window",
         safe(
             f"{a.window.usable:,} usable of {a.window.context_window:,} "
-            f"({a.window.reserved_output:,} reserved for output; {a.window_note})"
+            f"({a.window.reserved_output:,} reserved for output; {a.account.window_source})"
         ),
     )
     if s.metadata.get("slice") is True:
@@ -151,6 +151,8 @@ def _context_rows(a: Analysis, head: Table) -> None:
     if a.point is not None:
         at = f"{a.point.tokens:,}" if a.point.tokens else "none"
         head.add_row("auto-compact", safe(f"{at}: {a.point.rule}"))
+    if (idle := a.account.idle) is not None:
+        head.add_row("idle compact", safe(f"{f'{idle.tokens:,}' if idle.tokens else 'off'}: {idle.rule}"))
     counted_now, left = next_check(s, a.count_now, a.headroom)
     if counted_now:
         head.add_row("its own count", safe(counted_now))

@@ -137,6 +137,20 @@ class ClaudeCode(Agent):
             return Point(found.tokens, found.rule.replace(f"{settings.PCT_OVERRIDE} ", f"{said}: "))
         return found
 
+    def idle(self, settings: ConfigView) -> Point | None:
+        """Idle compaction as the session's version and the user's settings have it
+        (`rules.claude_code_idle`), or at the size the options set."""
+        options = settings.options(FORMAT)
+        own = settings.agent_settings if isinstance(settings.agent_settings, ClaudeSettings) else None
+        ran = own.idle if own is not None else None
+        if ran is not None and options.idle_compact_tokens == ran[0]:
+            return Point(ran[0], ran[1])
+        if options.idle_compact_tokens is not None:
+            return Point(
+                options.idle_compact_tokens, f"idle_compact_tokens {options.idle_compact_tokens:,} (set)"
+            )
+        return Point(None, ran[1]) if ran is not None else None
+
     def at_point(self, options: Any, tokens: int) -> Any:
         # the session compacted on its own at this point: it was on, whatever is set now
         return dataclasses.replace(
