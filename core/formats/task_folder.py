@@ -64,6 +64,12 @@ class Task:
         """The panel's requests, in the order it shows them."""
         return [r for r in map(_request, self.panel) if r is not None]
 
+    def recorded_usd(self, *more: float) -> dict[str, float]:
+        """What the agent recorded its requests cost (and `more` it recorded besides), as
+        a session's `recorded_usd` (shown beside ours); none where it recorded none."""
+        costs = [r.cost for r in self.requests if r.cost is not None] + list(more)
+        return {"recorded_usd": round(sum(costs), 6)} if costs else {}
+
 
 @dataclass(frozen=True)
 class Event:
@@ -219,6 +225,12 @@ def answered(
     return found
 
 
+def count_usd(value: Any) -> float | None:
+    """A cost an agent recorded, in dollars (None: none, or not a number)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if number and value >= 0 else None
+
+
 def _request(row: dict[str, Any]) -> Request | None:
     if row.get("say") != REQUEST or not isinstance(row.get("text"), str):
         return None
@@ -228,7 +240,6 @@ def _request(row: dict[str, Any]) -> Request | None:
         return None
     if "tokensIn" not in said and "tokensOut" not in said:
         return None  # started, never answered
-    cost = said.get("cost")
     index = row.get("conversationHistoryIndex")  # -1 before the history holds anything
     return Request(
         count(row.get("ts")),
@@ -237,7 +248,7 @@ def _request(row: dict[str, Any]) -> Request | None:
         count(said.get("tokensOut")) or 0,
         count(said.get("cacheWrites")) or 0,
         count(said.get("cacheReads")) or 0,
-        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        count_usd(said.get("cost")),
         said,
     )
 

@@ -112,6 +112,7 @@ def test_a_summary_is_read_where_its_range_grows_and_its_request_is_its_call(tmp
         "layout": "task folder",
         "cwd": "/home/u/proj",  # its environment details name it
         "title": "fix a.py",
+        "recorded_usd": 0.06,  # what its panel recorded: six requests at $0.01
     }
 
 

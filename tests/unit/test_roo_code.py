@@ -132,7 +132,8 @@ def test_a_condense_is_read_with_its_own_figures_and_each_reply_its_requests_tok
         (500, 9_000, 0),
     ]
     assert session.metadata == {
-        "session_id": "t1", "model": "claude-sonnet-4-5", "cwd": "/home/u/proj", "title": "fix a.py"
+        "session_id": "t1", "model": "claude-sonnet-4-5", "cwd": "/home/u/proj", "title": "fix a.py",
+        "recorded_usd": 0.35,  # what its panel recorded: three requests at $0.10, its condense $0.05
     }  # fmt: skip
 
 

@@ -33,7 +33,7 @@ from compaction_inspector.core.formats.common import (
     input_holds_cache,
     name_compactions,
 )
-from compaction_inspector.core.formats.task_folder import Event, again, boundary, message
+from compaction_inspector.core.formats.task_folder import Event, again, boundary, count_usd, message
 from compaction_inspector.core.model import Compaction, Diagnostic, Message, Session, Usage
 
 FORMAT = "cline"
@@ -73,6 +73,8 @@ def load(path: Path) -> Session:
     name_compactions(messages, compactions)
     manifest = _object(path.with_name(stem + ".json"), None)
     metadata: dict[str, Any] = {"session_id": str(held.get("sessionId") or stem), "layout": SDK}
+    costs = [c for i in items if (c := count_usd(as_dict(i.get("metrics")).get("cost"))) is not None]
+    metadata |= {"recorded_usd": round(sum(costs), 6)} if costs else {}
     for key, name in (("model", "model"), ("cwd", "cwd"), ("title", "prompt"), ("started", "started_at")):
         if isinstance(manifest.get(name), str) and manifest[name]:
             metadata[key] = manifest[name][:200] if key == "title" else manifest[name]

@@ -89,6 +89,7 @@ def load(task: Task, path: str) -> Session:
     name_compactions(messages, compactions)
     metadata: dict[str, Any] = {"session_id": task.folder.name, **({"model": model} if model else {})}
     metadata["layout"] = LAYOUT
+    metadata |= task.recorded_usd()
     cwd = _cwd(history)
     metadata |= {"cwd": cwd} if cwd else {}
     first = next((r for r in task.panel if r.get("say") == "task" and isinstance(r.get("text"), str)), None)

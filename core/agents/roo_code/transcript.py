@@ -35,6 +35,7 @@ from compaction_inspector.core.formats.task_folder import (
     again,
     answered,
     boundary,
+    count_usd,
     message,
 )
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
@@ -61,6 +62,7 @@ def load(task: Task, path: str) -> Session:
     replies = answered(task.history, requests, by_ts=True)
     total_in = _tokens_in_total(requests)
     events = _events(task.panel)
+    condensed = [float(c) for e in events[CONDENSE] if (c := count_usd(e.get("cost"))) is not None]
     skipped = Skipped()
     messages: list[Message] = []
     compactions: list[Compaction] = []
@@ -88,6 +90,7 @@ def load(task: Task, path: str) -> Session:
     name_compactions(messages, compactions)
     extra = task_folder.extra(task.folder, WORKSPACE)
     metadata: dict[str, Any] = {"session_id": task.folder.name, **({"model": model} if model else {})}
+    metadata |= task.recorded_usd(*condensed)  # its condenses' own calls, as its panel records them
     for key, name in (("cwd", "workspace"), ("title", "task"), ("parent", "parentTaskId")):
         if isinstance(extra.get(name), str):
             metadata[key] = extra[name]
