@@ -131,9 +131,10 @@ def _compaction(
     record = held or {}
     pre, post = count(record.get("prevContextTokens")), count(record.get("newContextTokens"))
     if summary:
-        cost = record.get("cost")
+        cost = count_usd(record.get("cost"))
         words = ["condensed: its summary replaces every message before it (Roo Code's fresh start)"]
-        fields: tuple[tuple[str, Any], ...] = (("cost", cost),) if isinstance(cost, (int, float)) else ()
+        words += [f"its panel recorded the condense's own call cost ${cost:,.2f}"] if cost is not None else []
+        fields: tuple[tuple[str, Any], ...] = (("cost", cost),) if cost is not None else ()
         fields += (("last_request_tokens", last),) if last is not None else ()
         return Compaction(index, None, pre, post, details=Event("condense", tuple(words), fields))
     removed = count(record.get("messagesRemoved"))
