@@ -57,14 +57,14 @@ def task(folder: Path, history: list[dict[str, Any]], panel: list[dict[str, Any]
     return folder
 
 
-def summarized(folder: Path) -> Path:
+def summarized(folder: Path, tool: str = "summarize_task") -> Path:
     """A request at 161,060 tokens, so the next asks the model to summarize; its call, the
     result that continues the task, and two requests after."""
     history = [
         {"role": "user", "content": [{"type": "text", "text": "<task>fix a.py</task>"},
                                      {"type": "text", "text": ENV}]},
         reply("ok"), user("more"), reply("sure"), user("again"), reply("fine"),
-        user("summarize now"), reply("summary", "summarize_task"),
+        user("summarize now"), reply("summary", tool),
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c0", "content": "continue"}]},
         reply("continuing"), user("next"), reply("done"),
     ]  # fmt: skip
@@ -254,4 +254,13 @@ def test_the_current_clines_session_is_read_with_its_last_compaction_and_its_own
     assert [(f.path.name, f.subagent_of) for f in found] == [
         ("s1.messages.json", None),
         ("researcher.messages.json", "s1"),
+    ]
+
+
+def test_a_condense_the_user_asked_for_is_a_manual_summary(tmp_path: Path) -> None:
+    """`/smol` has the model call `condense`, which leaves out the range as a summary does."""
+    (compaction,) = load(summarized(tmp_path / "t", "condense")).compactions
+    assert compaction.trigger == "manual" and compaction.details is not None
+    assert compaction.details.said() == [
+        "summarized: the model's condense call stands for the 5 messages it hides"
     ]

@@ -11,10 +11,11 @@ grew shows on the rows after the request that grew it.
 
 Read here: the history in order; where the range grows, a boundary before the message
 the first row that shows it recorded last, then what was sent again of the history before
-it (the first pair and whatever the range kept), then the rest. The range grows by a summary (the
-model called `summarize_task`: its auto-condense) or a truncation (half or three quarters
-of what is left dropped). Each reply carries the tokens of the request recorded last
-before it; where a reply records its own `metrics`, those.
+it (the first pair and whatever the range kept), then the rest. The range grows by a
+summary (the model called `summarize_task`, its auto-condense, or `condense`, which
+`/smol` asks for) or a truncation (half or three quarters of what is left dropped). Each
+reply carries the tokens of the request recorded last before it; where a reply records
+its own `metrics`, those.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ FORMAT = "cline"
 DESCRIBED = "Cline task folder"
 PROVIDER = "anthropic"  # its usual provider; a model the table finds elsewhere is billed there
 STORAGE = "saoudrizwan.claude-dev"  # its folder in VS Code's global storage
-SUMMARIZE = "summarize_task"  # the tool its auto-condense has the model call
+# the tools whose call is a summary: its auto-condense's, and the one `/smol` asks the model
+# to call (`src/core/task/tools/handlers/SummarizeTaskHandler.ts`, `CondenseHandler.ts`), with
+# the trigger each is
+SUMMARIES = {"summarize_task": "auto", "condense": "manual"}
 KEPT = 2  # the first user message and the reply to it, always sent
 LAYOUT = "task folder"  # the session's `layout`: Cline 3 wrote it
 CWD = re.compile(r"# Current Working Directory \(([^)\n]+)\) Files")  # its environment details
@@ -68,8 +72,8 @@ def load(task: Task, path: str) -> Session:
     for k in range(len(history) + 1):
         if k in grown:
             was, now = grown[k]
-            compaction = _compaction(len(messages), history, was, now, last_total)
-            call = replies.pop(k, None) if k < len(history) and _summarizes(history[k]) else None
+            compaction = _compaction(len(messages), history[now[1] + 1 : k + 1], was, now, last_total)
+            call = replies.pop(k, None) if k < len(history) and _summary(history[k]) else None
             if call is not None:  # its request was the compaction's own: priced as its call
                 compaction = dataclasses.replace(compaction, call=_usage(history[k], call, model))
             compactions.append(compaction)
@@ -119,7 +123,7 @@ def _grown(
     That is the user message the first row showing it recorded last (the request it grew
     for sent that one), or the next after what it hides: a reply kept after it was
     written for the request before, and is sent again after the boundary. A summary's
-    boundary goes before the model's call of `summarize_task`: its request was the
+    boundary goes before the model's call of a summarizing tool: its request was the
     compaction's own, and the call is the first message sent after it."""
     found: dict[int, tuple[Range | None, Range]] = {}
     before: Range | None = None
@@ -128,7 +132,7 @@ def _grown(
         if now is None or index is None or (before is not None and now[1] <= before[1]):
             continue  # the same range (or a rewind's smaller one): nothing more left out
         k = max(index, now[1] + 1)
-        while k < len(history) and history[k].get("role") == "assistant" and not _summarizes(history[k]):
+        while k < len(history) and history[k].get("role") == "assistant" and not _summary(history[k]):
             k += 1
         found.setdefault(k, (before, now))
         before = now
@@ -136,27 +140,28 @@ def _grown(
 
 
 def _compaction(
-    index: int, history: tuple[dict[str, Any], ...], was: Range | None, now: Range, counted: int | None
+    index: int, kept: tuple[dict[str, Any], ...], was: Range | None, now: Range, counted: int | None
 ) -> Compaction:
-    """A growth of the range: a summary where the model's call of `summarize_task` is the
-    first message it leaves sent, else a truncation."""
-    start = now[1] + 1
-    summary = start < len(history) and _summarizes(history[start])
+    """A growth of the range: a summary where a message it leaves sent up to the request
+    (`kept`) is the model's call of a summarizing tool, else a truncation."""
+    tool = next((t for item in kept if (t := _summary(item)) is not None), None)
     hidden = now[1] - (was[1] if was is not None else now[0] - 1)
     fields = (("deleted_range", list(now)), ("messages_hidden", hidden))
-    if summary:
-        words = [f"summarized: the model's {SUMMARIZE} call stands for the {hidden:,} messages it hides"]
-        return Compaction(index, "auto", counted, details=Event("condense", tuple(words), fields))
+    if tool is not None:
+        words = [f"summarized: the model's {tool} call stands for the {hidden:,} messages it hides"]
+        return Compaction(index, SUMMARIES[tool], counted, details=Event("condense", tuple(words), fields))
     words = [f"truncated: {hidden:,} more messages left out after the first pair, none summarized"]
     return Compaction(index, "auto", counted, details=Event("truncation", tuple(words), fields))
 
 
-def _summarizes(item: dict[str, Any]) -> bool:
-    """The model's reply calls `summarize_task`."""
-    return item.get("role") == "assistant" and any(
-        as_dict(b).get("type") == "tool_use" and as_dict(b).get("name") == SUMMARIZE
-        for b in as_list(item.get("content"))
-    )
+def _summary(item: dict[str, Any]) -> str | None:
+    """The summarizing tool the model's reply calls (None: none)."""
+    if item.get("role") != "assistant":
+        return None
+    names = [
+        as_dict(b).get("name") for b in as_list(item.get("content")) if as_dict(b).get("type") == "tool_use"
+    ]
+    return next((n for n in names if isinstance(n, str) and n in SUMMARIES), None)
 
 
 def _usage(item: dict[str, Any], reply: Request | None, model: str | None) -> Usage | None:
