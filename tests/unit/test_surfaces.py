@@ -17,6 +17,7 @@ from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 from tests.test_cli import run
+from tests.unit.test_opencode import built
 
 
 @pytest.mark.parametrize(
@@ -129,3 +130,25 @@ def test_every_surface_reads_one_point_from_codexs_config_and_its_profile(
     inspection = Inspection.of(load(path("codex_rollout.jsonl")), Config(CATALOGUE))
     assert inspection.config.account.tokens == point  # the one account they all read
     assert getattr(inspection.run("codex").stats, "limit") == point  # noqa: B009  # the replay's
+
+
+def test_every_surface_reads_one_point_from_opencodes_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """opencode's `compaction.reserved` in its global settings, with a model that has an
+    input limit in the models.dev catalogue it keeps: `analyze`, `compactions`, `watch
+    --once` and the account say the same point, its input limit less the reserve."""
+    file, main, _ = built(tmp_path)
+    (tmp_path / "config" / "opencode").mkdir(parents=True)
+    (tmp_path / "config" / "opencode" / "opencode.jsonc").write_text('{"compaction": {"reserved": 30000}}')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    limits = {"context": 400_000, "input": 272_000, "output": 128_000}
+    models = {"anthropic": {"models": {"claude-sonnet-4-5": {"limit": limits}}}}
+    (tmp_path / "cache" / "opencode").mkdir(parents=True)
+    (tmp_path / "cache" / "opencode" / "models.json").write_text(json.dumps(models))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    name, point = f"{file}#{main}", 272_000 - 30_000
+    assert json.loads(run("analyze", "--json", name).stdout)["compacts_in"]["point"] == point
+    assert f"now: its point {point:,}" in " ".join(run("compactions", name).stdout.split())
+    assert f"of {point / 1000:.0f}k · " in run("watch", "--once", name).stdout
+    assert Config(CATALOGUE).for_session(load(name)).account.tokens == point  # the one account they read
