@@ -110,8 +110,8 @@ def _events(panel: tuple[dict[str, Any], ...]) -> dict[str, list[dict[str, Any]]
     for row in panel:
         said = row.get("say")
         held = row.get("contextCondense") if said == CONDENSE else row.get("contextTruncation")
-        if said in found and isinstance(held, dict):
-            found[str(said)].append(held)
+        if isinstance(said, str) and said in found and isinstance(held, dict):
+            found[said].append(held)
     return found
 
 
