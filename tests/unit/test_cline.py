@@ -57,7 +57,7 @@ def task(folder: Path, history: list[dict[str, Any]], panel: list[dict[str, Any]
     return folder
 
 
-def summarized(folder: Path, tool: str = "summarize_task") -> Path:
+def summarized(folder: Path, tool: str = "summarize_task", after: list[int] | None = None) -> Path:
     """A request at 161,060 tokens, so the next asks the model to summarize; its call, the
     result that continues the task, and two requests after."""
     history = [
@@ -73,7 +73,7 @@ def summarized(folder: Path, tool: str = "summarize_task") -> Path:
         request(-1, 0), request(1, 50_000), request(3, 160_000), request(5, 161_500),
         {"ts": 2_000, "type": "say", "say": "tool", "text": "{}", "conversationHistoryIndex": 7,
          "conversationHistoryDeletedRange": [2, 6]},
-        request(8, 2_000, [2, 6]), request(10, 5_000, [2, 6]),
+        request(8, 2_000, [2, 6]), request(10, 5_000, after or [2, 6]),
     ]  # fmt: skip
     return task(folder, history, panel)
 
@@ -264,3 +264,10 @@ def test_a_condense_the_user_asked_for_is_a_manual_summary(tmp_path: Path) -> No
     assert compaction.details.said() == [
         "summarized: the model's condense call stands for the 5 messages it hides"
     ]
+
+
+def test_the_summarys_own_exchange_left_out_a_request_later_ends_that_summary(tmp_path: Path) -> None:
+    """Once the task goes on from a summary, Cline 3 leaves out the model's call and its
+    result too (`currentlySummarizing`: the range's end moves by two): one compaction."""
+    session = load(summarized(tmp_path / "t", after=[2, 8]))
+    assert len(session.compactions) == 1 and sum(m.is_compact_boundary for m in session.messages) == 1

@@ -13,7 +13,8 @@ Read here: the history in order; where the range grows, a boundary before the me
 the first row that shows it recorded last, then what was sent again of the history before
 it (the first pair and whatever the range kept), then the rest. The range grows by a
 summary (the model called `summarize_task`, its auto-condense, or `condense`, which
-`/smol` asks for) or a truncation (half or three quarters of what is left dropped). Each
+`/smol` asks for) or a truncation (half or three quarters of what is left dropped); the
+two messages of a summary's own exchange, left out a request later, end that summary. Each
 reply carries the tokens of the request recorded last before it; where a reply records
 its own `metrics`, those.
 """
@@ -131,12 +132,27 @@ def _grown(
         now, index = _range(row), count(row.get("conversationHistoryIndex"))
         if now is None or index is None or (before is not None and now[1] <= before[1]):
             continue  # the same range (or a rewind's smaller one): nothing more left out
+        was, before = before, now
+        if was is not None and _finishes(history, was, now):
+            continue
         k = max(index, now[1] + 1)
         while k < len(history) and history[k].get("role") == "assistant" and not _summary(history[k]):
             k += 1
-        found.setdefault(k, (before, now))
-        before = now
+        found.setdefault(k, (was, now))
     return found
+
+
+def _finishes(history: tuple[dict[str, Any], ...], was: Range, now: Range) -> bool:
+    """The range grew by just the exchange that carried a summary (the model's call and
+    its result), as Cline 3 leaves it out once the task has gone on from it
+    (`currentlySummarizing`): the end of that summary, not a compaction of its own."""
+    start = was[1] + 1
+    return (
+        now[0] == was[0]
+        and now[1] == was[1] + 2
+        and start < len(history)
+        and _summary(history[start]) is not None
+    )
 
 
 def _compaction(
