@@ -164,6 +164,12 @@ class Rules(ABC):
         it has no idle compaction (its point's tokens None: it has one, and it was off)."""
         return None
 
+    def recorded_settings(self, own: Any) -> Any:
+        """What of its settings as its `window` read them (`own`) the session itself
+        records, kept where today's settings are set aside (`core.own.account`); None by
+        default: all of them are the user's settings as they are now."""
+        return None
+
     def at_point(self, options: Any, tokens: int) -> Any | None:
         """Its replay strategy's `options` set to compact at `tokens`, where a session's own
         record puts its point there (`core.own.evidence`); None: its point is not moved so."""

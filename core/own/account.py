@@ -134,7 +134,9 @@ def recorded(settings: Settings) -> Recorded:
     record = settings.bounds.told
     now = f"{found.tokens:,} ({found.rule})" if found.tokens else found.rule
     if settings.agent_settings is not None:
-        before = rule(dataclasses.replace(plain, agent_settings=None))
+        before = rule(
+            dataclasses.replace(plain, agent_settings=agent.recorded_settings(settings.agent_settings))
+        )
         if before is not None and settings.bounds.holds(before.tokens):
             ran = Point(before.tokens, f"{before.rule}, as the session ran ({record}); set now: {now}")
             return ran, found.tokens

@@ -271,3 +271,29 @@ def test_the_summarys_own_exchange_left_out_a_request_later_ends_that_summary(tm
     result too (`currentlySummarizing`: the range's end moves by two): one compaction."""
     session = load(summarized(tmp_path / "t", after=[2, 8]))
     assert len(session.compactions) == 1 and sum(m.is_compact_boundary for m in session.messages) == 1
+
+
+def test_a_task_folder_that_contradicts_cline_3s_rule_is_explained_by_its_record_not_todays_cline(
+    tmp_path: Path,
+) -> None:
+    """A request sent after 161,010 without compacting says Cline 3's 160,000 was not its
+    point (its window was larger than the table's, say). The current Cline's rule is no
+    setting of this session to fall back on: its own compaction's count is the point."""
+    history = [
+        user("<task>go</task>"), reply("ok"), user("more"), reply("sure"), user("again"), reply("fine"),
+        user("summarize now"), reply("summary", "summarize_task"),
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c0", "content": "continue"}]},
+        reply("continuing"),
+    ]  # fmt: skip
+    panel = [
+        request(-1, 0), request(1, 160_000), request(3, 162_000), request(5, 163_000),
+        {"ts": 2_000, "type": "say", "say": "tool", "text": "{}", "conversationHistoryIndex": 7,
+         "conversationHistoryDeletedRange": [2, 6]},
+        request(8, 2_000, [2, 6]),
+    ]  # fmt: skip
+    point = Config(CATALOGUE).for_session(load(task(tmp_path / "t", history, panel))).account.point
+    assert point is not None and point.tokens == 163_060
+    assert point.rule.startswith(
+        "the session's own record: it sent a request after 161,010 without compacting"
+    )
+    assert "set now" not in point.rule

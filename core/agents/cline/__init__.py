@@ -106,6 +106,10 @@ class Cline(Agent):
             return dataclasses.replace(options, trigger_reserve=own.margin)
         return options
 
+    def recorded_settings(self, own: Any) -> Any:
+        """That Cline 3 wrote the task folder is the session's own record, not a setting."""
+        return own if isinstance(own, Ran) else None
+
     def at_point(self, options: Any, tokens: int) -> Any:
         return summarize.at_tokens(options, tokens)
 
