@@ -12,6 +12,7 @@ exports them)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -117,7 +118,29 @@ def _exported(file: Path) -> dict[str, Any]:
 
 
 def _state(file: Path) -> dict[str, Any]:
-    """Its extension's global state: one JSON object under its key ({}: none)."""
+    """Its extension's global state: one JSON object under its key ({}: none); read once
+    while the database and its log are as they were (a list asks for each of its tasks)."""
+    stamp = tuple(
+        (s.st_size, s.st_mtime_ns) for p in (file, Path(f"{file}-wal")) if (s := _stat(p)) is not None
+    )
+    key = (str(file), stamp)
+    if key not in _READ:
+        _READ.clear()  # one database at a time: a newer state replaces the older
+        _READ[key] = _read_state(file)
+    return _READ[key]
+
+
+_READ: dict[tuple[str, tuple[tuple[int, int], ...]], dict[str, Any]] = {}
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
+
+
+def _read_state(file: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="compaction-inspector-") as folder:
         try:
             db = sqlite_as_it_is(file, lambda: Path(folder))
