@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,10 @@ class Task:
     diagnostics: tuple[Diagnostic, ...]
     content_hash: str
 
-    @property
+    @cached_property
     def requests(self) -> list[Request]:
-        """The panel's requests, in the order it shows them."""
+        """The panel's requests, in the order it shows them (parsed once: its reader and
+        `recorded_usd` both ask)."""
         return [r for r in map(_request, self.panel) if r is not None]
 
     def recorded_usd(self, *more: float) -> dict[str, float]:
