@@ -33,7 +33,7 @@ from compaction_inspector.core.formats.common import (
     input_holds_cache,
     name_compactions,
 )
-from compaction_inspector.core.formats.task_folder import Event, again, boundary, count_usd, message
+from compaction_inspector.core.formats.task_folder import Event, again, boundary, count_usd, extra, message
 from compaction_inspector.core.model import Compaction, Diagnostic, Message, Session, Usage
 
 FORMAT = "cline"
@@ -71,7 +71,7 @@ def load(path: Path) -> Session:
     own = [message(k, item, _usage(item, total)) for k, item in enumerate(items)]
     messages, compactions = _with_state(own, items, state)
     name_compactions(messages, compactions)
-    manifest = _object(path.with_name(stem + ".json"), None)
+    manifest = extra(path.parent, stem + ".json")
     metadata: dict[str, Any] = {"session_id": str(held.get("sessionId") or stem), "layout": SDK}
     costs = [c for i in items if (c := count_usd(as_dict(i.get("metrics")).get("cost"))) is not None]
     metadata |= {"recorded_usd": round(sum(costs), 6)} if costs else {}
@@ -147,8 +147,7 @@ def _object(path: Path, hasher: Any) -> dict[str, Any]:
     data = _read(path)
     if data is None:
         return {}
-    if hasher is not None:
-        hasher.update(data)
+    hasher.update(data)
     try:
         return as_dict(orjson.loads(data))
     except orjson.JSONDecodeError:
