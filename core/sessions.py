@@ -28,7 +28,6 @@ from compaction_inspector.core.forked import spread
 from compaction_inspector.core.formats import LoadError
 from compaction_inspector.core.formats.common import as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
-from compaction_inspector.core.formats.task_folder import HISTORY, folder_of
 from compaction_inspector.core.measuring.context_model import responses
 from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.model import MAX_COUNT, Message, Session
@@ -401,9 +400,7 @@ def transcripts_under(catalogue: Catalogue, names: Iterable[str]) -> list[Path]:
     for name in names:
         p = Path(name)
         files = sorted(q for q in p.rglob("*") if q.suffix in suffixes and q.is_file()) if p.is_dir() else [p]
-        for file in files:
-            if p.is_dir() and file.name != HISTORY and folder_of(file.parent) is not None:
-                continue  # a task folder is one session, named by its history
+        for file in catalogue.formats.sessions_among(files):
             found += catalogue.formats.sessions_in(file) or [file]
     return found
 

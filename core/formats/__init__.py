@@ -225,6 +225,15 @@ class Formats:
             return plain.session(value, path)
         raise LoadError(f"not a transcript in any known format (tried {self.tried()})")
 
+    def sessions_among(self, files: list[Path]) -> list[Path]:
+        """`files` less those that are part of another of them: a task folder's other files
+        beside its history, and what a document is read with."""
+        tasks = {f.parent for f in files if f.name == task_folder.HISTORY}
+        parts = {c for f in files for d in self.documents if d.claims(f) for c in d.companions(f)}
+        return [
+            f for f in files if f not in parts and (f.parent not in tasks or f.name == task_folder.HISTORY)
+        ]
+
     def sessions_in(self, path: Path) -> list[Path] | None:
         """Every session a file of many holds, named (`FILE#SESSION`); None where no store
         holds the file."""

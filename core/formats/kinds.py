@@ -51,6 +51,8 @@ class Document(Protocol):
 
     def claims(self, path: Path) -> bool: ...
 
+    def companions(self, path: Path) -> tuple[Path, ...]: ...  # the files beside it read with it
+
     def load(self, path: Path) -> Session: ...
 
 

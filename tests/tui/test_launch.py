@@ -178,7 +178,8 @@ def test_an_agents_task_folder_opens_as_its_session_and_is_one_row_of_a_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A VS Code agent's task folder is one session: opened, not browsed; in a folder
-    searched for transcripts, its history is the one row (not each of its files)."""
+    searched for transcripts, its history is the one row (not each of its files), as a
+    session file read with others beside it (the current Cline's) is."""
     task = tmp_path / "tasks" / "t1"
     task.mkdir(parents=True)
     (task / "api_conversation_history.json").write_text('[{"role": "user", "content": "hi"}]')
@@ -187,4 +188,11 @@ def test_an_agents_task_folder_opens_as_its_session_and_is_one_row_of_a_folder(
     seen = capture(monkeypatch)
     assert cli.main([str(task)]) == 0
     assert seen["browse"] is None and Path(seen["path"]) == task
-    assert transcripts_under(CATALOGUE, [str(tmp_path)]) == [task / "api_conversation_history.json"]
+    sdk = tmp_path / "sessions" / "s1"
+    sdk.mkdir(parents=True)
+    for name in ("s1.messages.json", "s1.json", "s1.compaction.json"):
+        (sdk / name).write_text("{}")
+    assert transcripts_under(CATALOGUE, [str(tmp_path)]) == [
+        sdk / "s1.messages.json",
+        task / "api_conversation_history.json",
+    ]

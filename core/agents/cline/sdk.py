@@ -47,6 +47,12 @@ def claims(path: Path) -> bool:
     return path.name.endswith(MESSAGES)
 
 
+def companions(path: Path) -> tuple[Path, ...]:
+    """Its manifest and its compaction state, read with its messages."""
+    stem = path.name[: -len(MESSAGES)]
+    return path.with_name(stem + ".json"), path.with_name(stem + COMPACTION)
+
+
 def load(path: Path) -> Session:
     data = _read(path)
     if data is None:
@@ -59,8 +65,8 @@ def load(path: Path) -> Session:
     items = [m for m in as_list(held.get("messages")) if isinstance(m, dict)]
     skipped = len(as_list(held.get("messages"))) - len(items)
     notes = (Diagnostic(None, f"{skipped:,} messages skipped: not objects"),) if skipped else ()
-    stem = path.name[: -len(MESSAGES)]
-    state = _object(path.with_name(stem + COMPACTION), hasher)
+    manifest_file, state_file = companions(path)
+    state = _object(state_file, hasher)
     total = input_holds_cache(
         (
             count(m.get("inputTokens")) or 0,
@@ -71,8 +77,11 @@ def load(path: Path) -> Session:
     own = [message(k, item, _usage(item, total)) for k, item in enumerate(items)]
     messages, compactions = _with_state(own, items, state)
     name_compactions(messages, compactions)
-    manifest = extra(path.parent, stem + ".json")
-    metadata: dict[str, Any] = {"session_id": str(held.get("sessionId") or stem), "layout": SDK}
+    manifest = extra(path.parent, manifest_file.name)
+    metadata: dict[str, Any] = {
+        "session_id": str(held.get("sessionId") or path.name[: -len(MESSAGES)]),
+        "layout": SDK,
+    }
     costs = [c for i in items if (c := count_usd(as_dict(i.get("metrics")).get("cost"))) is not None]
     metadata |= {"recorded_usd": round(sum(costs), 6)} if costs else {}
     for key, name in (("model", "model"), ("cwd", "cwd"), ("title", "prompt"), ("started", "started_at")):
