@@ -146,7 +146,8 @@ def short_project(project: str, width: int | None = None) -> str:
 
 def find(catalogue: Catalogue, places: list[tuple[str, Path]]) -> list[Found]:
     """Every session file in `places`, each agent's found as it keeps them,
-    a named folder's any transcripts in it but sub-agents'. A folder that cannot be read
+    a named folder's any transcripts in it but sub-agents' (its JSONL files, and the JSON
+    files an agent writes whole for a session). A folder that cannot be read
     is left out (its neighbours are not); links are not followed."""
     found: list[Found] = []
     for agent, root in places:
@@ -155,8 +156,9 @@ def find(catalogue: Catalogue, places: list[tuple[str, Path]]) -> list[Found]:
         else:
             found += [
                 Found(f, agent, str(f.parent.relative_to(root)))
-                for f in walk(root, "*.jsonl")
+                for f in walk(root, "*.json*")
                 if f.parent.name != "subagents"
+                and (f.suffix == ".jsonl" or (f.suffix == ".json" and catalogue.formats.written_whole(f)))
             ]
     return found
 

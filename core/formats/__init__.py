@@ -225,6 +225,11 @@ class Formats:
             return plain.session(value, path)
         raise LoadError(f"not a transcript in any known format (tried {self.tried()})")
 
+    def written_whole(self, path: Path) -> bool:
+        """`path` is the file an agent writes whole for a session: a task folder's history,
+        or a document its agent claims."""
+        return path.name == task_folder.HISTORY or any(d.claims(path) for d in self.documents)
+
     def sessions_among(self, files: list[Path]) -> list[Path]:
         """`files` less those that are part of another of them: a task folder's other files
         beside its history, and what a document is read with."""

@@ -9,7 +9,7 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.sessions import transcripts_under
+from compaction_inspector.core.sessions import FOLDER, find, transcripts_under
 from compaction_inspector.tui import cli, launch
 from compaction_inspector.tui.app import InspectorApp
 
@@ -196,3 +196,5 @@ def test_an_agents_task_folder_opens_as_its_session_and_is_one_row_of_a_folder(
         sdk / "s1.messages.json",
         task / "api_conversation_history.json",
     ]
+    browsed = [f.path for f in find(CATALOGUE, [(FOLDER, tmp_path)])]  # the app's list of a folder
+    assert browsed == [sdk / "s1.messages.json", task / "api_conversation_history.json"]
