@@ -29,7 +29,7 @@ from typing import Any
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.context_model import ContextModel, fit
 from compaction_inspector.core.measuring.tokens import make_counter

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.claude_code.agent import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.sessions import Index, Row, find
 from compaction_inspector.sample_sessions.generate import generate, parse_size

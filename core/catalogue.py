@@ -11,7 +11,7 @@ from typing import Any
 
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.contract.rules import Preset
-from compaction_inspector.core.formats import Formats
+from compaction_inspector.core.formats.reading import Formats
 from compaction_inspector.core.strategies import OURS, THEIRS, OptionError, Strategy
 
 # tools with no agent here, measured at a share of their window

@@ -25,8 +25,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.files import read_text, walk, write_atomic
 from compaction_inspector.core.forked import spread
-from compaction_inspector.core.formats import LoadError
-from compaction_inspector.core.formats.common import as_dict, loads
+from compaction_inspector.core.formats.common import LoadError, as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.measuring.context_model import responses
 from compaction_inspector.core.measuring.grouping import api_round_starts

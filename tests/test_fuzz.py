@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pairing import check, repair
 from compaction_inspector.core.measuring.tokens import make_counter

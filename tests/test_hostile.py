@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_inspector.core.agents.codex import FORMAT as CODEX
+from compaction_inspector.core.agents.codex.agent import FORMAT as CODEX
 from tests.hostile import COMMANDS, CORPUS, ESCAPES, Outcome, mutants, run_cli
 
 pytestmark = pytest.mark.slow  # the hostile corpus through every command

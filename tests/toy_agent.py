@@ -1,5 +1,5 @@
 """A made-up agent written as a real one is: a package of its own (the tests copy this
-file to `core/agents/toy/__init__.py` of an installed tree and register it with one line)
+file to `core/agents/toy/agent.py` of an installed tree and register it with one line)
 whose JSONL has a line per message and a line for each compaction."""
 
 from __future__ import annotations

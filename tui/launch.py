@@ -10,7 +10,8 @@ from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import SAMPLE_WINDOW as SAMPLE_WINDOW_SOURCE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.formats import LoadError, check_readable
+from compaction_inspector.core.formats.common import LoadError
+from compaction_inspector.core.formats.reading import check_readable
 from compaction_inspector.core.formats.task_folder import folder_of
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.sessions import FOLDER, find, roots

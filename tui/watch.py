@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from compaction_inspector.core import statusline
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.strategies import DEFAULT

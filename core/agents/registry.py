@@ -6,12 +6,12 @@ make the catalogue once and pass it down, so nothing below them imports an agent
 
 from __future__ import annotations
 
-from compaction_inspector.core.agents.claude_code import ClaudeCode
-from compaction_inspector.core.agents.cline import Cline
-from compaction_inspector.core.agents.codex import Codex
-from compaction_inspector.core.agents.gemini_cli import GeminiCli
-from compaction_inspector.core.agents.opencode import Opencode
-from compaction_inspector.core.agents.roo_code import RooCode
+from compaction_inspector.core.agents.claude_code.agent import ClaudeCode
+from compaction_inspector.core.agents.cline.agent import Cline
+from compaction_inspector.core.agents.codex.agent import Codex
+from compaction_inspector.core.agents.gemini_cli.agent import GeminiCli
+from compaction_inspector.core.agents.opencode.agent import Opencode
+from compaction_inspector.core.agents.roo_code.agent import RooCode
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.contract.agent import Agent
 

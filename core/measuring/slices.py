@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session
 

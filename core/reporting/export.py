@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compaction_inspector.core.formats import Formats
 from compaction_inspector.core.formats.anthropic import anthropic_block
 from compaction_inspector.core.formats.common import model_of
+from compaction_inspector.core.formats.reading import Formats
 from compaction_inspector.core.model import Block, Compaction, Message
 
 # What a session says of itself that its figures depend on (its agent's window, prices,

@@ -30,7 +30,7 @@ from compaction_inspector.core.caching.memo import forget
 from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pricing.cost import session_cost
 from compaction_inspector.core.pricing.rates import source

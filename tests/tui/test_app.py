@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope
 from compaction_inspector.core.config_file import load as load_config
-from compaction_inspector.core.formats import Formats
+from compaction_inspector.core.formats.reading import Formats
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Session
 from compaction_inspector.sample_sessions import path

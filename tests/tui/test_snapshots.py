@@ -53,7 +53,7 @@ def test_help(snap_compare: Any) -> None:
 
 
 def test_session_browser(snap_compare: Any, tmp_path: Any, monkeypatch: Any) -> None:
-    from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
+    from compaction_inspector.core.agents.claude_code.agent import FORMAT as CLAUDE_CODE
     from compaction_inspector.tui.screens.browser import SessionBrowser
 
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))

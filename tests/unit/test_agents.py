@@ -100,14 +100,16 @@ def test_a_new_agent_is_its_package_and_one_registry_line(tmp_path: Path) -> Non
     tree = installed_tree(tmp_path / "installed", copied=True)
     agents = tree / "compaction_inspector" / "core" / "agents"
     (agents / "toy").mkdir()
-    shutil.copy(Path(__file__).resolve().parents[1] / "toy_agent.py", agents / "toy" / "__init__.py")
+    shutil.copy(Path(__file__).resolve().parents[1] / "toy_agent.py", agents / "toy" / "agent.py")
+    (agents / "toy" / "__init__.py").write_text("")
     registry_file = agents / "registry.py"
     text = registry_file.read_text()
     tuple_line = next(line for line in text.splitlines() if line.startswith("AGENTS: tuple[Agent, ...] = ("))
     text = text.replace(tuple_line, tuple_line.removesuffix(")") + ", Toy())")
     text = text.replace(
         "from compaction_inspector.core.catalogue",
-        "from compaction_inspector.core.agents.toy import Toy\nfrom compaction_inspector.core.catalogue",
+        "from compaction_inspector.core.agents.toy.agent import Toy\n"
+        "from compaction_inspector.core.catalogue",
     )
     registry_file.write_text(text)
     homes = tmp_path / "homes"

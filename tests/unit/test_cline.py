@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core.agents.cline import PRESET, margin
+from compaction_inspector.core.agents.cline.agent import PRESET, margin
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.measuring.pressure import Window

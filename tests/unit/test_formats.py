@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.measuring.grouping import Span, api_rounds, volleys
 from compaction_inspector.core.measuring.tokens import reported_usage
 from compaction_inspector.sample_sessions import path

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from compaction_inspector.core.agents.gemini_cli import PRESET, TOKEN_LIMIT
+from compaction_inspector.core.agents.gemini_cli.agent import PRESET, TOKEN_LIMIT
 from compaction_inspector.core.agents.gemini_cli.settings import KEY
 from compaction_inspector.core.agents.gemini_cli.transcript import Read
 from compaction_inspector.core.agents.registry import CATALOGUE

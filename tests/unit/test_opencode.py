@@ -17,7 +17,7 @@ import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.sessions import subagent, transcripts_under

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.agents.roo_code import PRESET
+from compaction_inspector.core.agents.roo_code.agent import PRESET
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats.task_folder import Event
 from compaction_inspector.core.inspection import Inspection

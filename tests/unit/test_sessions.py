@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from compaction_inspector.core.agents.claude_code import FORMAT as CLAUDE_CODE
-from compaction_inspector.core.agents.codex import FORMAT as CODEX
+from compaction_inspector.core.agents.claude_code.agent import FORMAT as CLAUDE_CODE
+from compaction_inspector.core.agents.codex.agent import FORMAT as CODEX
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Block, Message, Session
 from compaction_inspector.core.sessions import FOLDER, Index, find, subagent_files

@@ -23,7 +23,7 @@ from importlib.metadata import version
 
 from compaction_inspector.core.agents import registry
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.cli.commands import EVERY

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.files import open_regular
-from compaction_inspector.core.formats import Formats, LoadError
+from compaction_inspector.core.formats.common import LoadError
+from compaction_inspector.core.formats.reading import Formats
 from compaction_inspector.core.model import Session
 
 # bytes compared at each end of what was read: an in-place rewrite changes them

@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.message import Message
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import LoadError
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.text import counted

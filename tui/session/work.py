@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.formats import Formats
+from compaction_inspector.core.formats.reading import Formats
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.replaying.summarizer import SummarizerError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from compaction_inspector.core.formats import check_readable
+from compaction_inspector.core.formats.reading import check_readable
 from compaction_inspector.tui.cli.common import Shared, Subparsers, port
 
 NAME = "serve"
