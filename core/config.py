@@ -31,7 +31,6 @@ from compaction_inspector.core.replaying.summarizer import Command
 from compaction_inspector.core.strategies.declaration import to_config
 from compaction_inspector.core.text import shown as _shown
 
-FILE_NAME = "compaction.yaml"
 PRESSURES = ("context", "messages")
 Chooser = Literal["session", "file", "command line", "key", "sample"]
 

@@ -16,7 +16,8 @@ import yaml
 
 from compaction_inspector.core import yamlfile
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.config import FILE_NAME, Config, ConfigError, Scope, WindowSource, whole_number
+from compaction_inspector.core.config import Config, ConfigError, Scope, WindowSource, whole_number
+from compaction_inspector.core.config_path import find
 from compaction_inspector.core.files import open_regular, same_file, write_atomic
 from compaction_inspector.core.replaying.summarizer import Command
 from compaction_inspector.core.strategies import OptionError
@@ -148,22 +149,6 @@ def _section(name: str) -> Iterator[None]:
         raise ConfigError(str(exc)) from exc
     except OptionError as exc:
         raise ConfigError(f"{name}.{exc}") from exc
-
-
-def user_config_path() -> Path:
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("compaction-inspector")) / FILE_NAME
-
-
-def find(explicit: str | Path | None = None) -> Path | None:
-    """The config file in force: `explicit`, else ./compaction.yaml, else the user's."""
-    if explicit is not None:
-        return Path(explicit)
-    for candidate in (Path.cwd() / FILE_NAME, user_config_path()):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load(catalogue: Catalogue, explicit: str | Path | None = None) -> Config:

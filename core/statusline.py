@@ -7,31 +7,43 @@ agent that runs a status line command reads its own transcript into figures
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.files import read_text
 from compaction_inspector.core.own.headroom import Headroom
+from compaction_inspector.core.text import visible
 
 DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 
 
 class StatusLine(Protocol):
     """An agent's status line command: its transcript read from where the last call left
-    it (`read`, the calls' entries kept at `index_path`), the figures of what it read
-    (`given`: what the agent passes on stdin), and the setting that installs it in the
-    agent's own settings file."""
+    it (`read`, the calls' entries kept at `index_path()`), the figures of what it read
+    (`given`: what the agent passes on stdin; `asked`: keep the settings' answer with the
+    entry, `keep`), the figures a kept answer gives without the settings (`answered`), and
+    the setting that installs it in the agent's own settings file."""
 
     def read(self, path: Path, index: Path | None) -> Any: ...
 
-    def index_path(self) -> Path | None: ...
+    def figures(
+        self, tail: Any, config: Any, given: Mapping[str, Any], asked: Asked | None = None
+    ) -> Figures: ...
 
-    def figures(self, tail: Any, config: Any, given: Mapping[str, Any]) -> Figures: ...
+    def keep(self, path: Path, index: Path, tail: Any) -> None: ...
+
+    def answered(
+        self, path: Path, index: Path, entry: Mapping[str, Any], given: Mapping[str, Any], asked: Asked
+    ) -> Figures | None: ...
 
     def snippet(self, command: str | None = None) -> dict[str, Any]: ...
 
@@ -60,6 +72,151 @@ class Figures:
     model: str | None
     off: bool = False  # the agent does not compact on its own (its settings say so)
     set_now: int | None = None  # the point today's settings give, where the session runs with another
+
+
+@dataclass(frozen=True)
+class Asked:
+    """How a call asked for its line: the command line after `statusline`, the folder it
+    ran in (a `./compaction.yaml` there is a setting), and what the line is drawn with."""
+
+    argv: tuple[str, ...]
+    folder: str
+    template: str = DEFAULT_FORMAT
+    colour: bool = False
+    colours: tuple[int, int] = (85, 95)
+
+
+def drawn(f: Figures, asked: Asked) -> str:
+    """The line as printed: what a transcript says is shown, not obeyed; coloured where asked."""
+    text = visible(line(f, asked.template))
+    return coloured(text, f, asked.colours) if asked.colour else text
+
+
+Stamp = tuple[tuple[str | int, ...], ...]
+Facts = tuple[str | int | None, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the settings said of the point for one call, kept in its transcript's entry: a
+    later call asked the same way, with each settings file as it was (`stamp`), the
+    session's `facts` the same and its `counts` (the prompts the point depends on) from
+    `counts` to `ceiling`, takes it without loading the settings (the status line's own
+    door, `tui.cli`). Every count enters the point by a comparison with a fixed figure, so
+    a point found the same at both ends of that range holds between them."""
+
+    module: str  # the agent's status line, which reads the transcript
+    asked: Asked
+    stamp: Stamp
+    facts: Facts
+    counts: tuple[int, ...]
+    ceiling: tuple[int, ...]
+    point: int | None
+    set_now: int | None
+    off: bool
+
+    def holds(
+        self, argv: Sequence[str], folder: str, stamp: Stamp, facts: Facts, counts: Sequence[int]
+    ) -> bool:
+        return (
+            self.asked.argv == tuple(argv)
+            and self.asked.folder == folder
+            and self.stamp == stamp
+            and self.facts == facts
+            and len(counts) == len(self.counts)
+            and all(low <= n <= high for low, n, high in zip(self.counts, counts, self.ceiling, strict=True))
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def of(raw: Any) -> Answer | None:
+        """A kept answer, or None where `raw` is none this version wrote."""
+        try:
+            asked = raw["asked"]
+            return Answer(
+                raw["module"],
+                Asked(
+                    tuple(asked["argv"]),
+                    asked["folder"],
+                    asked["template"],
+                    asked["colour"],
+                    tuple(asked["colours"]),
+                ),
+                tuple(tuple(s) for s in raw["stamp"]),
+                tuple(raw["facts"]),
+                tuple(raw["counts"]),
+                tuple(raw["ceiling"]),
+                raw["point"],
+                raw["set_now"],
+                raw["off"],
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def stamp(paths: Iterable[Path]) -> Stamp:
+    """Each file as it is now: its inode, size and time written, or that there is none."""
+    found: list[tuple[str | int, ...]] = []
+    for path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            found.append((str(path),))
+        else:
+            found.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
+def index_path() -> Path | None:
+    """Where the transcripts' entries are kept (None: the cache is off)."""
+    root = cache_root()
+    return root / "statusline.json" if root is not None else None
+
+
+def entries(index: Path) -> dict[str, Any]:
+    """The kept entries, by transcript path (none where the index cannot be read)."""
+    try:
+        found = json.loads(read_text(index))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+_OWN_MODULES = "compaction_inspector.core.agents."  # a kept answer names its agent's status line under here
+
+
+def kept(argv: Sequence[str], given: Callable[[], str]) -> str | None:
+    """The line of a call whose answer is kept (`Answer`), drawn from the transcript's
+    entry and what it gained, without loading the settings, the agents or a strategy;
+    None where there is no such answer or it does not hold (the command then works the
+    line out whole, and says what went wrong). What the agent passes on stdin is read
+    (`given`) only for a command line a kept answer was asked with: never for `--setup`."""
+    try:
+        index = index_path()
+        found = entries(index) if index is not None else {}
+        asked = Asked(tuple(argv), os.getcwd())
+        if index is None or not any(_asked_so(entry, asked) for entry in found.values()):
+            return None
+        said = json.loads(given() or "{}")
+        path = said.get("transcript_path") if isinstance(said, dict) else None
+        if not isinstance(path, str) or not path:
+            return None
+        entry = found.get(str(Path(path).resolve()))
+        answer = Answer.of(entry.get("answer")) if isinstance(entry, dict) else None
+        if answer is None or not isinstance(entry, dict) or not answer.module.startswith(_OWN_MODULES):
+            return None
+        own: StatusLine = importlib.import_module(answer.module)
+        shown = own.answered(Path(path), index, entry, said, asked)
+        return drawn(shown, answer.asked) if shown is not None else None
+    except Exception:  # whatever it is, the whole command meets it again and says it
+        return None
+
+
+def _asked_so(entry: Any, asked: Asked) -> bool:
+    answer = entry.get("answer") if isinstance(entry, dict) else None
+    return isinstance(answer, dict) and answer.get("asked", {}).get("argv") == list(asked.argv)
 
 
 def text_or_none(value: Any) -> str | None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from compaction_inspector.core.files import write_atomic
-from compaction_inspector.tui.cli import COMMANDS, build_parser
+from compaction_inspector.tui.cli.commandline import COMMANDS, build_parser
 
 PAGE = Path(__file__).parent / "reference.md"
 WIDTH = "100"  # argparse wraps at the terminal's width: one width, so the page is the same anywhere

@@ -96,7 +96,7 @@ def test_the_version_prints() -> None:
 
 
 def test_every_help_prints() -> None:
-    from compaction_inspector.tui.cli import COMMANDS as NAMES
+    from compaction_inspector.tui.cli.commandline import COMMANDS as NAMES
 
     for argv in (["--help"], *([name, "--help"] for name in NAMES)):
         outcome = run_cli(argv)

@@ -24,7 +24,7 @@ from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.sessions import find, roots
 from compaction_inspector.sample_sessions import path
-from compaction_inspector.tui.cli import build_parser
+from compaction_inspector.tui.cli.commandline import build_parser
 from tests.helpers import installed_tree, load
 from tests.toy_agent import HOME, TOY, TOY_WINDOW, Toy
 

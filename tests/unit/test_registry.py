@@ -12,7 +12,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.config_file import from_dict
 from compaction_inspector.core.strategies import OptionError
 from compaction_inspector.core.strategies.declaration import settings, with_values
-from compaction_inspector.tui.cli import build_parser
+from compaction_inspector.tui.cli.commandline import build_parser
 from compaction_inspector.tui.cli.common import UsageError, with_flags
 
 

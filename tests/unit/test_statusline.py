@@ -7,13 +7,16 @@ import json
 import shlex
 import subprocess
 import sys
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from genai_prices import Usage as Priced
 from genai_prices import calc_price
+from hypothesis import strategies as st
 
 from compaction_inspector.core.agents.claude_code import statusline
 from compaction_inspector.core.agents.registry import CATALOGUE
@@ -417,3 +420,145 @@ def test_a_session_running_with_other_settings_says_what_they_give_after_a_resta
     monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
     assert run_cli(["statusline", "--format", "{point}"]).out.strip() == "167k (126k after a restart)"
     assert " of 167k (126k after a restart) · " in run_cli(["watch", "--once", str(transcript)]).out
+
+
+def test_a_compaction_a_tail_reads_before_any_response_is_priced_at_the_model_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first read that starts at a compaction knows no model for its summarize request
+    till the part before is read: the figures are then the whole file's, its call priced
+    at the model before it, as one read of all of it prices it."""
+    transcript = tmp_path / "cut.jsonl"
+    boundary = line(
+        "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 168_000}
+    )
+    summary = line(
+        "s", "user", isCompactSummary=True, message={"role": "user", "content": "the summary " * 200}
+    )
+    after = [boundary, summary, *(x for n in range(1, 6) for x in reply(n, 30_000 + n))]
+    lines = [prompt(0, "go"), *reply(0, 160_000), *after]
+    transcript.write_text("\n".join(lines) + "\n")
+    whole = statusline.figures(statusline.read(transcript, None), Config(CATALOGUE), {})
+    monkeypatch.setattr(statusline, "TAIL_BYTES", len("\n".join(after)) + 1)
+    tail = statusline.read(transcript, tmp_path / "index.json")
+    assert tail.whole and tail.compactions == 1
+    assert statusline.figures(tail, Config(CATALOGUE), {}) == whole
+
+
+_LOADED = (
+    "import io, sys\n"
+    "sys.stdin = io.StringIO(sys.argv[1])\n"
+    "from compaction_inspector.tui.cli import main\n"
+    "main(sys.argv[2:])\n"
+    "print(' '.join(m for m in sys.modules if m.startswith('compaction_inspector')))\n"
+)
+# what a call drawn from its kept answer never loads: the settings, the agents, a strategy
+_WHOLE_ONLY = (
+    "compaction_inspector.core.config",
+    "compaction_inspector.core.agents.registry",
+    "compaction_inspector.core.strategies",
+    "compaction_inspector.tui.cli.commandline",
+)
+
+
+def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_settings(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    given = json.dumps({"transcript_path": str(transcript)})
+    env = {**_isolated(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def call(*argv: str) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOADED, given, "statusline", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+        shown, loaded = done.stdout.splitlines()
+        return shown, set(loaded.split())
+
+    first, whole = call()
+    assert first.startswith("ctx 100k of 167k · compacts in ~67k")
+    assert set(_WHOLE_ONLY) <= whole
+    with transcript.open("a") as f:  # it grew: read on, the kept answer still holds
+        f.write("\n".join([prompt(1, "more"), *reply(1, 110_000)]) + "\n")
+    second, kept = call()
+    assert second.startswith("ctx 110k of 167k · compacts in ~57k") and not kept & set(_WHOLE_ONLY)
+    # asked another way, the command works it out whole, then keeps that answer
+    other, loaded = call("--format", "{point}")
+    assert other == "167k" and set(_WHOLE_ONLY) <= loaded
+    again, loaded = call("--format", "{point}")
+    assert again == "167k" and not loaded & set(_WHOLE_ONLY)
+
+
+class _NoStdin:
+    def read(self) -> str:
+        raise AssertionError("stdin read")
+
+
+def test_the_setting_is_printed_without_reading_stdin_whatever_answers_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in _isolated(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    for argv in (["statusline"], ["statusline", "--setup"]):  # answers kept for both command lines
+        assert run_cli(argv).code == 0
+    monkeypatch.setattr("sys.stdin", _NoStdin())  # a terminal: nothing comes
+    out = run_cli(["statusline", "--setup"])
+    assert out.code == 0 and json.loads(out.out)["statusLine"]["type"] == "command"
+
+
+def _isolated(tmp_path: Path) -> dict[str, str]:
+    """The environment of a call with its own cache, Claude Code folder and config folder."""
+    return {
+        "COMPACTION_INSPECTOR_CACHE_DIR": str(tmp_path / "cache"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "HOME": str(tmp_path),
+    }
+
+
+_GROWN = [
+    prompt(0, "go"),
+    *(x for n in range(6) for x in reply(n, 150_000 + 3_000 * n)),
+    line(
+        "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 168_000}
+    ),
+    line("s", "user", isCompactSummary=True, message={"role": "user", "content": "the summary " * 100}),
+    *(x for n in range(6, 12) for x in reply(n, 30_000 + 3_000 * n)),
+]
+
+
+@hypothesis.given(
+    cuts=st.lists(st.integers(1, len(_GROWN) - 1), min_size=1, max_size=5, unique=True).map(sorted),
+    changed=st.integers(0, 5),
+)
+def test_a_kept_answer_draws_the_line_the_whole_command_draws(cuts: list[int], changed: int) -> None:
+    """Call after call as the transcript grows past a compaction, and as the user's
+    settings change between two calls, the line drawn from the kept answer is the line
+    the whole command draws with nothing kept."""
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        root = Path(folder)
+        for name, value in _isolated(root).items():
+            patch.setenv(name, value)
+        patch.chdir(root)
+        transcript = root / "s.jsonl"
+        patch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+        written = 0
+        for call, cut in enumerate([*cuts, len(_GROWN)]):
+            with transcript.open("a") as f:
+                f.write("".join(x + "\n" for x in _GROWN[written:cut]))
+            written = cut
+            if call == changed:
+                (root / "claude").mkdir(exist_ok=True)
+                settings = {"env": {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}}
+                (root / "claude" / "settings.json").write_text(json.dumps(settings))
+            drawn = run_cli(["statusline"]).out
+            patch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+            assert drawn == run_cli(["statusline"]).out
+            patch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(root / "cache"))

@@ -16,54 +16,44 @@ compact, 4 truncation likely. Only the app imports Textual.
 
 from __future__ import annotations
 
-import argparse
+import io
 import sys
-from collections.abc import Callable, Sequence
-from importlib.metadata import version
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from compaction_inspector.core.agents import registry
-from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.formats.common import LoadError
-from compaction_inspector.core.replaying.summarizer import SummarizerError
-from compaction_inspector.tui import heap
-from compaction_inspector.tui.cli.commands import EVERY
-from compaction_inspector.tui.cli.common import Command, Shared, UsageError, agents_named, fail
-
-COMMANDS = tuple(command.NAME for command in EVERY)
-HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {command.NAME: command.run for command in EVERY}
-
-
-def build_parser(catalogue: Catalogue | None = None) -> argparse.ArgumentParser:
-    """The command line over the agents of `catalogue` (default: the registry's), which
-    each handler reads as `args.catalogue`: each command adds its own arguments."""
-    catalogue = catalogue if catalogue is not None else registry.CATALOGUE
-    parser = argparse.ArgumentParser(
-        prog="compaction-inspector",
-        description="See how LLM agent transcripts are compacted. With no command, open FILE "
-        f"in the app; without FILE, the list of your own {agents_named(catalogue)} sessions (the bundled "
-        "sample when there are none). `open FILE` reaches a file named like a command. "
-        "`open` also takes --sample (the bundled sample), --demo (a tour of it to present) and "
-        "--follow (tail a session still being written).",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
-    parser.set_defaults(catalogue=catalogue)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Command)
-    shared = Shared.of(catalogue)
-    for command in EVERY:
-        command.arguments(sub, shared)
-    return parser
+if TYPE_CHECKING:
+    from compaction_inspector.core.catalogue import Catalogue
 
 
 def main(argv: Sequence[str] | None = None, catalogue: Catalogue | None = None) -> int:
-    heap.configure()
+    """The command, as the console script runs it. A status line call whose answer the
+    last one kept is drawn without loading the command line, the agents or the settings
+    (`core.statusline.kept`): Claude Code makes one after each message."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in (*COMMANDS, "-h", "--help", "--version"):
-        argv.insert(0, "open")
-    args = build_parser(catalogue).parse_args(argv)
+    if argv[:1] != ["statusline"] or catalogue is not None:
+        return _whole(argv, catalogue)
+    from compaction_inspector.core.statusline import kept
+
+    given: list[str] = []  # what the agent passed on stdin, once read
+
+    def read() -> str:
+        given.append(sys.stdin.read())
+        return given[0]
+
+    shown = kept(argv[1:], read)
+    if shown is not None:
+        print(shown)
+        return 0
+    if not given:
+        return _whole(argv, catalogue)
+    stdin, sys.stdin = sys.stdin, io.StringIO(given[0])  # the command reads it again
     try:
-        return HANDLERS[args.command](args)
-    except LoadError as exc:  # the file a command names, where it names one
-        named = getattr(args, "file", None)
-        return fail(f"{named}: {exc}" if named else str(exc))
-    except (UsageError, SummarizerError) as exc:
-        return fail(str(exc))
+        return _whole(argv, catalogue)
+    finally:
+        sys.stdin = stdin
+
+
+def _whole(argv: list[str], catalogue: Catalogue | None) -> int:
+    from compaction_inspector.tui.cli.commandline import run
+
+    return run(argv, catalogue)

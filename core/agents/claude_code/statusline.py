@@ -19,17 +19,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from compaction_inspector.core import config_path
+from compaction_inspector.core.agents.claude_code.settings import layers
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT, PROVIDER, SYNTHETIC
-from compaction_inspector.core.caching.cache import cache_root
-from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import (
     Changed,
     held,
     locked,
     open_regular,
-    read_text,
     rewrite,
     write_atomic,
 )
@@ -38,16 +37,28 @@ from compaction_inspector.core.measuring.context_model import held_output
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.own.headroom import PACE_REQUESTS, headroom
-from compaction_inspector.core.pricing.own_calls import OwnCall
 from compaction_inspector.core.pricing.rates import Billing, priced_parts
-from compaction_inspector.core.statusline import Figures, SettingsRefused, installed_command, text_or_none
+from compaction_inspector.core.statusline import (
+    Answer,
+    Asked,
+    Facts,
+    Figures,
+    SettingsRefused,
+    entries,
+    installed_command,
+    stamp,
+    text_or_none,
+)
 from compaction_inspector.core.timestamps import parse
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.config import Config
 
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
 HEAD_BYTES = 8 << 20  # what each call reads on of the part before that tail, till it is read whole
-INDEX_VERSION = 10  # the entries' fields, and how they are estimated
+INDEX_VERSION = 11  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
 
@@ -82,12 +93,15 @@ class Tail:
     call_chars: int = 0  # ... the summary's characters written so far
     call_model: str | None = None  # ... at the model before it
     call_sent: str | None = None  # ... at its boundary's time
+    # calls settled before the tail read any response: priced at the head's model once joined
+    calls_unknown: list[tuple[int, int, str | None]] = field(default_factory=list)
     records: int = 0  # the lines read that are JSON objects
     own: int = 0  # ... and of them, the lines of Claude Code's own kinds
     largest: int = 0  # the largest prompt reported
     sent_on: int = 0  # the largest prompt a request of the same model followed without a compaction between
     added_tokens: int = 0  # written since the last response, estimated: sent with the next request
     reply_tokens: int = 0  # the last response's own content, estimated
+    answer: dict[str, Any] | None = None  # what the settings said of the point (`core.statusline.Answer`)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index_version": INDEX_VERSION, **dataclasses.asdict(self)}
@@ -205,14 +219,24 @@ def _finish(tail: Tail) -> None:
 
 def _call(tail: Tail) -> Decimal:
     """The last compaction's summarize request, estimated (`OwnCall.estimated`)."""
-    if not tail.call_in:
+    return _estimated_call(tail.call_model, tail.call_in, tail.call_chars, tail.call_sent)
+
+
+def _estimated_call(model: str | None, call_in: int, chars: int, sent: str | None) -> Decimal:
+    if not call_in:
         return Decimal(0)
-    call = OwnCall.estimated(tail.call_model, tail.call_in, tail.call_chars // 4, parse(tail.call_sent))
-    return call.price(_BILLING)
+    from compaction_inspector.core.pricing.own_calls import (
+        OwnCall,
+    )  # only where a compaction is being written
+
+    return OwnCall.estimated(model, call_in, chars // 4, parse(sent)).price(_BILLING)
 
 
 def _settle_call(tail: Tail) -> None:
-    """The last compaction's call is priced once its summary is written."""
+    """The last compaction's call is priced once its summary is written (where no model
+    was read before it yet, once the head before the tail gives it)."""
+    if tail.call_in and tail.call_model is None and not tail.whole:
+        tail.calls_unknown = [*tail.calls_unknown, (tail.call_in, tail.call_chars, tail.call_sent)]
     tail.calls_usd = str(Decimal(tail.calls_usd) + _call(tail))
     tail.call_in = 0
 
@@ -241,10 +265,16 @@ def cost_usd(tail: Tail) -> Decimal | None:
 def read(path: Path, index: Path | None) -> Tail:
     """The figures of the transcript at `path`: its kept entry in `index` carried on over
     what was appended since, else read from its tail; the entry kept again."""
-    key = str(path.resolve())
+    tail = _read_on(path, entries(index).get(str(path.resolve())) if index is not None else None)
+    if index is not None:
+        keep(path, index, tail)
+    return tail
+
+
+def _read_on(path: Path, kept: Any) -> Tail:
+    """The transcript at `path` read on from its `kept` entry, else from its tail."""
     with open_regular(path) as f:
         st = os.fstat(f.fileno())
-        kept = _entries(index).get(key) if index is not None else None
         tail = Tail.of(kept)
         cold = tail is None or tail.inode != st.st_ino or tail.offset > st.st_size
         if tail is None or cold:
@@ -257,8 +287,6 @@ def read(path: Path, index: Path | None) -> Tail:
         advance(tail, complete.splitlines())
         tail.offset += len(complete)
         _read_head(tail, f)
-    if index is not None:
-        _keep(index, key, tail)
     return tail
 
 
@@ -318,8 +346,12 @@ def _joined(tail: Tail, head: Tail) -> None:
     if head.response != tail.first_response:  # else the tail prices that response
         _finish(head)
     _settle_call(head)
+    if tail.call_in and tail.call_model is None:  # its call is still being written: the head's model
+        tail.call_model = head.model
+    unknown = sum((_estimated_call(head.model, *call) for call in tail.calls_unknown), Decimal(0))
+    tail.calls_unknown = []
     tail.done_usd = str(Decimal(tail.done_usd) + Decimal(head.done_usd))
-    tail.calls_usd = str(Decimal(tail.calls_usd) + Decimal(head.calls_usd))
+    tail.calls_usd = str(Decimal(tail.calls_usd) + Decimal(head.calls_usd) + unknown)
     tail.unpriced += head.unpriced
     tail.compactions += head.compactions
     tail.compacted = [*head.compacted, *tail.compacted]
@@ -335,56 +367,97 @@ _CHUNK = 8 << 20
 _LONGEST = 1 << 20  # a run this long with no newline is not a line the head needs (sparse, binary)
 
 
-def _entries(index: Path) -> dict[str, Any]:
-    try:
-        found = json.loads(read_text(index))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def _keep(index: Path, key: str, tail: Tail) -> None:
+def keep(path: Path, index: Path, tail: Tail) -> None:
+    """`tail` kept as the transcript's entry."""
     with locked(index):
-        entries = _entries(index)
-        entries[key] = tail.to_dict()
-        write_atomic(index, json.dumps(entries))
+        found = entries(index)
+        found[str(path.resolve())] = tail.to_dict()
+        write_atomic(index, json.dumps(found))
 
 
-def index_path() -> Path | None:
-    """Where the entries are kept (None: the cache is off)."""
-    root = cache_root()
-    return root / "statusline.json" if root is not None else None
-
-
-def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
+def figures(tail: Tail, config: Config, given: Mapping[str, Any], asked: Asked | None = None) -> Figures:
     """`tail` against the agent's own point for its version and model (`given`: what
-    Claude Code passed on stdin, for what the transcript has not said yet)."""
+    Claude Code passed on stdin, for what the transcript has not said yet); with `asked`,
+    what the settings said is kept with it (`keep`) for the next call asked so."""
+    facts, counts = _facts(tail, given)
+    said = _point(config, facts, counts)
+    if asked is not None:
+        ceiling = counts
+        if said[0] is not None:  # the counts a session may reach before its point, probed
+            top = tuple(max(n, said[0] - 1) for n in counts)
+            ceiling = top if _point(config, facts, top) == said else counts
+        files = stamp(_settings_files(facts))
+        tail.answer = Answer(__name__, asked, files, facts, counts, ceiling, *said).to_dict()
+    return _figures(tail, facts, *said)
+
+
+def answered(
+    path: Path, index: Path, entry: Mapping[str, Any], given: Mapping[str, Any], asked: Asked
+) -> Figures | None:
+    """The figures of the transcript read on from its kept `entry`, where the answer the
+    entry keeps holds for the call (`core.statusline.Answer`); the entry then kept in
+    `index`. None where it does not."""
+    tail = _read_on(path, entry)
+    answer = Answer.of(tail.answer)
+    facts, counts = _facts(tail, given)
+    files = stamp(_settings_files(facts))
+    if answer is None or not answer.holds(asked.argv, asked.folder, files, facts, counts):
+        return None
+    keep(path, index, tail)
+    return _figures(tail, facts, answer.point, answer.set_now, answer.off)
+
+
+def _facts(tail: Tail, given: Mapping[str, Any]) -> tuple[Facts, tuple[int, ...]]:
+    """What the session says that its point depends on: its version, model and folder and
+    what it counted before each automatic compaction; and its counts, the largest prompt a
+    request followed without compacting and the largest reported (`given`: what Claude
+    Code passed, for what the transcript has not said yet)."""
     version = tail.version or text_or_none(given.get("version"))
     model = tail.model or text_or_none(as_dict(given.get("model")).get("id"))
     # its project's settings layers are read where Claude Code reads them: the project it
     # was started in, as it passes it, else the folder the transcript says it runs in
     workspace = as_dict(given.get("workspace"))
     cwd = text_or_none(workspace.get("project_dir")) or tail.cwd or text_or_none(given.get("cwd"))
-    # the session as far as its window depends on it: its version, model, folder, largest
-    # prompt and what it counted before compacting on its own
-    reported = [(n, p) for n, p in (("sent on", tail.sent_on), ("largest", tail.largest)) if p]
-    facts = Session(
+    return (version, model, cwd, *tail.compacted_so_far), (tail.sent_on, tail.largest)
+
+
+def _settings_files(facts: Facts) -> list[Path]:
+    """Every file the point may be read from: Claude Code's layers for the session's
+    folder, and where the inspector's own settings are looked for."""
+    cwd = facts[2]
+    return [*layers(cwd if isinstance(cwd, str) else None), *config_path.candidates()]
+
+
+def _point(config: Config, facts: Facts, counts: tuple[int, ...]) -> tuple[int | None, int | None, bool]:
+    """The point in force for a session of `facts` and `counts`, where today's settings
+    put it where that differs, and whether it never compacts on its own."""
+    version, model, cwd, *compacted = facts
+    reported = [(n, p) for n, p in zip(("sent on", "largest"), counts, strict=True) if p]
+    named = model if isinstance(model, str) else None
+    session = Session(
         messages=tuple(
-            Message("assistant", (), id=n, usage=Usage(input_tokens=p, model=model)) for n, p in reported
+            Message("assistant", (), id=n, usage=Usage(input_tokens=p, model=named)) for n, p in reported
         ),
         format=FORMAT,
         metadata={k: v for k, v in (("version", version), ("model", model), ("cwd", cwd)) if v},
-        compactions=tuple(Compaction(0, "auto", pre) for pre in tail.compacted_so_far),
+        compactions=tuple(Compaction(0, "auto", pre) for pre in compacted if isinstance(pre, int)),
     )
-    ran = config.for_session(facts)
-    said = ran.account.point
-    point = said.tokens if said is not None else None
+    account = config.for_session(session).account
+    said = account.point
+    return (
+        (said.tokens if said is not None else None),
+        account.set_now,
+        said is not None and said.tokens is None,
+    )
+
+
+def _figures(tail: Tail, facts: Facts, point: int | None, set_now: int | None, off: bool) -> Figures:
     count_now = None
     if tail.last_prompt is not None:
         reply = round(held_output(tail.last_output, tail.reply_tokens))
         count_now = tail.last_prompt + reply + tail.added_tokens
     left = headroom(count_now, point, tail.prompts) if count_now is not None and point is not None else None
-    off = said is not None and said.tokens is None
+    model = facts[1]
     return Figures(
         count_now,
         point,
@@ -392,9 +465,9 @@ def figures(tail: Tail, config: Config, given: Mapping[str, Any]) -> Figures:
         tail.compactions_so_far,
         cost_usd(tail),
         tail.whole,
-        model,
+        model if isinstance(model, str) else None,
         off,
-        ran.account.set_now,
+        set_now,
     )
 
 

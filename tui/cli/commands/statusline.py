@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -55,13 +56,19 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(path, str) or not path:
             raise ValueError("no transcript_path on stdin")
         config = config_of(args, lenient=True)[0]
-        tail = own.read(Path(path), own.index_path())
+        index = statusline.index_path()
+        tail = own.read(Path(path), index)
         if tail.foreign:
             raise ValueError(f"not a {agent.name} transcript: {Path(path).name}")
-        shown = own.figures(tail, config, given)
-        # what a transcript says is shown, not obeyed
-        text = visible(statusline.line(shown, args.format))
-        print(statusline.coloured(text, shown, config.status_colours) if args.color else text)
+        asked = statusline.Asked(
+            tuple(args.argv), os.getcwd(), args.format, args.color, config.status_colours
+        )
+        # a file named on the command line is not stamped: its answer is not kept
+        keeping = index is not None and args.config is None
+        shown = own.figures(tail, config, given, asked if keeping else None)
+        print(statusline.drawn(shown, asked))
+        if keeping and index is not None:
+            own.keep(Path(path), index, tail)
     except statusline.FormatError as exc:  # the user's own template: said whole
         say(f"compaction-inspector: {visible(str(exc))}", sys.stdout)
     except Exception as exc:
