@@ -1,11 +1,14 @@
 """The status line as Claude Code runs it: `python3 -m benchmarks.statusline [--sizes 1,100]
 [--replay PATH...]`.
 
-Speed: each call is a fresh process fed the status line JSON on stdin, warm (its entry kept
-from the calls before, the part before the tail read whole) and cold (no entry; the calls
-between, reading on that part, are reported apart), on the generated sessions of `benchmarks.run`,
-against a process that only imports the package's status line module, and cold against
-`analyze --json` of the session's last 1 MB. Prints a Markdown table of medians.
+Speed: each call is a fresh process fed the status line JSON on stdin, on the generated
+sessions of `benchmarks.run`: cold (no entry; the calls between, reading on the part before
+the tail, are reported apart), warm (its entry kept from the calls before, the part before
+the tail read whole, the file as the last call left it) and grown (warm, a response's lines
+written since the last call: the call Claude Code makes after each message). Against a
+process that only starts the interpreter, cold against `analyze --json` of the session's last
+1 MB, and with `--ccusage COMMAND` against `COMMAND statusline --no-cache` on the same file,
+taken in turns. Prints a Markdown table of medians.
 
 `--replay`: real Claude Code transcripts grown line by line as if live; after each response
 the line's "compacts in" is read after each line. For every automatic compaction the file records: how many
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -31,7 +35,8 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 
 RUNS = 5
-FLOOR = "import compaction_inspector.core.agents.claude_code.statusline"
+GROWN_LINES = 4  # a response as Claude Code writes it: its lines, a tool's result, the next prompt
+MODEL = "claude-sonnet-4-5"
 
 
 def timed(stdin: str, cache: str, argv: list[str]) -> float:
@@ -51,28 +56,51 @@ def ran(stdin: str, cache: str, argv: list[str]) -> tuple[float, str]:
     return time.perf_counter() - start, done.stdout
 
 
-def speed(sizes: list[int]) -> None:
+def speed(sizes: list[int], ccusage: str | None) -> None:
     command = [sys.executable, "-m", "compaction_inspector.tui.cli", "statusline"]
-    floor = statistics.median(timed("", "off", [sys.executable, "-c", FLOOR]) for _ in range(RUNS))
+    floor = statistics.median(timed("", "off", [sys.executable, "-c", "pass"]) for _ in range(RUNS))
     analyze = [sys.executable, "-m", "compaction_inspector.tui.cli", "analyze", "--json"]
-    print("| session | warm | cold | warm against the floor | `analyze` of its last 1 MB | cold against it |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    print(f"| the floor (importing the module) | {floor:.3f} s | | 1.0× | | |")
+    print(
+        "| session | cold | warm | grown | ccusage | grown / ccusage | `analyze` of its last 1 MB | cold / that |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| the floor (an interpreter that does nothing) | | {floor:.3f} s | | | | | |")
     for size in sizes:
         path = session_file(size)
-        given = json.dumps({"transcript_path": str(path)})
-        colds, warms, catching = [], [], []
-        for _ in range(RUNS):
-            cache = tempfile.mkdtemp()
-            took, said = ran(given, cache, command)
-            colds.append(took)
-            calls = 1
-            while "≥" in said and calls < 50:  # the calls that read on the part before the tail
+        lines = path.read_bytes().splitlines(keepends=True)
+        cut = len(lines) - RUNS * GROWN_LINES
+        colds, warms, growns, theirs, catching = [], [], [], [], []
+        with tempfile.TemporaryDirectory() as folder:
+            live = Path(folder) / "live.jsonl"
+            given = json.dumps({"transcript_path": str(live)})
+            theirs_given = json.dumps(
+                {
+                    "session_id": "s",
+                    "transcript_path": str(live),
+                    "model": {"id": MODEL, "display_name": MODEL},
+                    "workspace": {"current_dir": folder, "project_dir": folder},
+                    "cwd": folder,
+                }
+            )
+            for run in range(RUNS):
+                live.write_bytes(b"".join(lines[:cut]))
+                cache = tempfile.mkdtemp()
                 took, said = ran(given, cache, command)
-                catching.append(took)
-                calls += 1
-            warms.append(timed(given, cache, command))
-        warm, cold = statistics.median(warms), statistics.median(colds)
+                colds.append(took)
+                calls = 1
+                while "≥" in said and calls < 50:  # the calls that read on the part before the tail
+                    took, said = ran(given, cache, command)
+                    catching.append(took)
+                    calls += 1
+                warms.append(timed(given, cache, command))
+                with live.open("ab") as f:  # a response's lines, written since the last call
+                    f.write(b"".join(lines[cut + run * GROWN_LINES : cut + (run + 1) * GROWN_LINES]))
+                growns.append(timed(given, cache, command))
+                if ccusage is not None:
+                    theirs.append(
+                        timed(theirs_given, cache, [*shlex.split(ccusage), "statusline", "--no-cache"])
+                    )
+        warm, cold, grown = statistics.median(warms), statistics.median(colds), statistics.median(growns)
         if catching:
             print(
                 f"<!-- {size} MB: {len(catching) // RUNS} calls reading on, median {statistics.median(catching):.3f} s -->"
@@ -83,8 +111,11 @@ def speed(sizes: list[int]) -> None:
             start = data.find(b"\n", max(0, len(data) - 1_000_000)) + 1  # from a whole line
             last.write_bytes(data[start:])
             tail = statistics.median(timed("", "off", [*analyze, str(last)]) for _ in range(RUNS))
+        them = f"{statistics.median(theirs):.3f} s" if theirs else "—"
+        versus = f"{grown / statistics.median(theirs):.2f}×" if theirs else "—"
         print(
-            f"| {size} MB | {warm:.3f} s | {cold:.3f} s | {warm / floor:.1f}× | {tail:.3f} s | {cold / tail:.2f}× |"
+            f"| {size} MB | {cold:.3f} s | {warm:.3f} s | {grown:.3f} s | {them} | {versus} "
+            f"| {tail:.3f} s | {cold / tail:.2f}× |"
         )
 
 
@@ -125,7 +156,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m benchmarks.statusline", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--sizes", default="1,10", help="MB, comma separated")
+    parser.add_argument("--sizes", default="1,30", help="MB, comma separated")
+    parser.add_argument("--ccusage", help="the ccusage command to time beside it (`npx ccusage`, a path)")
     parser.add_argument(
         "--replay", nargs="*", default=[], help="Claude Code transcripts to replay line by line"
     )
@@ -133,7 +165,7 @@ def main() -> int:
     if args.replay:
         replay([Path(p) for p in args.replay])
     else:
-        speed([int(s) for s in args.sizes.split(",")])
+        speed([int(s) for s in args.sizes.split(",")], args.ccusage)
     return 0
 
 

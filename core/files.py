@@ -12,15 +12,16 @@ import contextlib
 import errno
 import fcntl
 import os
-import shutil
-import sqlite3
 import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 class WriteRefused(OSError):
@@ -274,6 +275,9 @@ def sqlite_as_it_is(file: Path, scratch: Callable[[], Path]) -> sqlite3.Connecti
     nothing beside it: the file itself, opened immutable, where it has no write-ahead log;
     else a copy of it and its log in a folder `scratch` gives (the log would otherwise be
     replayed into it, and a shared-memory file made beside it)."""
+    import shutil  # here: the status line, which imports this module, opens no database
+    import sqlite3
+
     log = Path(f"{file}-wal")
     if log.exists() and log.stat().st_size > 0:
         copy = scratch() / file.name

@@ -6,8 +6,6 @@ tokenizer's decoded table is kept here, below the counter that loads it."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import marshal
 import os
 import sys
 from collections.abc import Callable
@@ -33,6 +31,9 @@ def kept_ranks(key: str, decode: Callable[[], dict[bytes, int]]) -> dict[bytes, 
     file is checked against), else `decode()`d from that file and kept: decoding takes
     about 0.1 s of every process that counts, reading it back a fifth of that. A kept
     table that fails its checksum is decoded again, never trusted."""
+    import hashlib  # here: the status line, which finds the cache folder, loads no table
+    import marshal
+
     root = cache_root()
     version = f"py{sys.version_info[0]}{sys.version_info[1]}"  # marshal's format is the interpreter's
     path = root / "encodings" / f"{key}-{version}.marshal" if root is not None else None

@@ -33,6 +33,7 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Literal
 
+from compaction_inspector.core.measuring.held import held_output
 from compaction_inspector.core.measuring.pressure import Meter, Window
 from compaction_inspector.core.measuring.slices import Read, is_slice, sibling_overhead
 from compaction_inspector.core.measuring.tokens import TokenCounter
@@ -483,15 +484,6 @@ def _predictions(
             counted = prefix[r.start] - prefix[_segment_start(starts, r.start)]
             predictions.append(Prediction(r, round(base_overhead + fitted.slope * counted), False))
     return tuple(predictions)
-
-
-def held_output(reported: int, counted: float) -> float:
-    """The output a reply adds to the next request: what its lines report, unless they
-    hold more than twice that. A line reports its output as far as it had streamed
-    (2.0.76 writes 1 on replies of hundreds of tokens), so such a report is a figure from
-    mid-stream and the reply's lines, `counted` (in the model's tokens), stand for it; a
-    whole report stands, whatever a tokenizer's estimate of the same lines says."""
-    return counted if counted > 2 * reported else float(reported)
 
 
 def _floored(offset: float, scale: float, counted: int, overhead: int) -> tuple[float, float]:

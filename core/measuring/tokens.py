@@ -7,22 +7,21 @@ session is encoded once per counter. Images and documents count a flat amount.
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import importlib.util
 import os
 import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.model import Message, Usage
 from compaction_inspector.core.text import clauses
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 TOKENIZERS = ("cl100k_base", "o200k_base", "chars4")
 AUTO = "auto"  # the session's model's tokenizer (`model_tokenizer`)
@@ -251,6 +250,8 @@ def _tiktoken_lengths(encoding: Any) -> Callable[[list[str]], list[int]]:
         if len(texts) < 64:
             return chunk(texts)
         if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor  # here: a status line never counts a batch
+
             _POOL = ThreadPoolExecutor(_THREADS, thread_name_prefix="tokens")
         # Every n-th text to a chunk, not runs of neighbours: a batch's long texts often
         # sit together (the counter puts them before the unseen short ones), and a chunk
@@ -287,6 +288,8 @@ def _slices(text: str) -> Iterator[str]:
 
 
 def _tiktoken_cache_path(url: str) -> str:
+    import hashlib  # an encoding's loading imports what it needs: a status line loads none
+
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
     if not cache_dir:
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
@@ -356,6 +359,10 @@ def _shipped_o200k(path: str) -> Any:
     """o200k_base built by tiktoken's own constructor (its pattern and special tokens),
     its ranks read from the shipped file and checked against the hash tiktoken expects of
     the file it would download: the same encoding, with no network."""
+    import base64
+    import gzip
+    import hashlib
+
     import tiktoken
     from tiktoken_ext import openai_public
 

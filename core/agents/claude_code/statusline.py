@@ -33,7 +33,7 @@ from compaction_inspector.core.files import (
     write_atomic,
 )
 from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
-from compaction_inspector.core.measuring.context_model import held_output
+from compaction_inspector.core.measuring.held import held_output
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
 from compaction_inspector.core.own.headroom import PACE_REQUESTS, headroom
