@@ -28,7 +28,9 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("compare", "--json"),
     *(("simulate", "--json", "--strategy", s) for s in STRATEGIES),
     ("watch", "--once"),
+    ("statusline",),  # fed the transcript as Claude Code feeds it: cold, reading on, then kept
 )
+STATUS_CALLS = 12  # at most: a first call, the calls reading on the part before its tail, a kept one
 _TRANSCRIPTS = (".jsonl", ".json", ".yaml")
 
 
@@ -55,6 +57,18 @@ def _run(args: Sequence[str], cache: Path, stdin: bytes | None = None) -> bytes:
     return done.stdout + b"\n--- stderr ---\n" + done.stderr + f"\n--- exit {done.returncode}\n".encode()
 
 
+def _status_calls(path: str, cache: Path) -> bytes:
+    """The status line's calls on an unchanged transcript in one cache: the first, each one
+    reading on till its figures are the whole file's, and one more (from what was kept)."""
+    given = json.dumps({"transcript_path": str(Path(path).resolve())}).encode()
+    said = [_run(["statusline"], cache, given)]
+    reading_on = "≥".encode()  # the part before the tail is still being read
+    while reading_on in said[-1] and len(said) < STATUS_CALLS:
+        said.append(_run(["statusline"], cache, given))
+    said.append(_run(["statusline"], cache, given))
+    return b"".join(said)
+
+
 def _jobs(files: Sequence[Path], only: Sequence[str] = ()) -> Iterator[tuple[str, list[str]]]:
     for i, path in enumerate(files):
         for command in COMMANDS:
@@ -73,7 +87,9 @@ def write(out: Path, given: Sequence[str], only: Sequence[str] = ()) -> int:
         def one(job: tuple[str, list[str]]) -> None:
             name, args = job
             cache = Path(tmp) / name
-            (out / name).write_bytes(_run(args, cache))
+            (out / name).write_bytes(
+                _status_calls(args[1], cache) if args[0] == "statusline" else _run(args, cache)
+            )
 
         jobs = list(_jobs(files, only))
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:

@@ -12,14 +12,14 @@ import argparse
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.keys import FLOOR, SESSION, _pane
+from benchmarks.keys import FLOOR
 from benchmarks.run import session_file
+from benchmarks.tmux import running
 from compaction_inspector.sample_sessions import path as sample_path
 
 FIRST_ROW = "#0 "  # the transcript's first message, as its row shows it
@@ -27,16 +27,10 @@ FIRST_ROW = "#0 "  # the transcript's first message, as its row shows it
 
 def shown(command: str, sign: str) -> float:
     """Seconds from launching `command` in tmux until the pane holds `sign`."""
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     start = time.perf_counter()
-    subprocess.run(["tmux", "new", "-d", "-s", SESSION, "-x", "160", "-y", "45", command], check=True)
-    try:
-        while sign not in _pane():
-            if time.perf_counter() - start > 60:
-                raise TimeoutError(f"{sign!r} never showed: {command}")
+    with running(command) as terminal:
+        terminal.holds(sign)
         return time.perf_counter() - start
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
 
 
 def median_of(runs: int, command: str, sign: str) -> float:

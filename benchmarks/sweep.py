@@ -5,11 +5,12 @@
 Generates a home of N Claude Code sessions (`sample_sessions.generate`, deterministic,
 the session list benchmark's home at its defaults: 500 of 4 MB, about 2 GB), then
 measures, each on counts made afresh:
-- the baseline: one no-compaction replay of every session in this process (read,
-  counted, replayed);
+- the baseline: one no-compaction replay of every session (read, counted, replayed), in
+  `--jobs` processes of their own that share the sessions out, on the cores the sweep has;
 - the sweep of a 40-point grid over a tenth of the sessions, then over all of them, each
   a command of its own with `--jobs` spawned processes: its time, and the largest memory
-  any one of its processes held (flat in the sessions when the two are alike);
+  any one of its processes held (flat in the sessions when the two are alike), that
+  command's and its workers' alone (this process stays small: it loads no session);
 - the same sweep again, every point kept: a re-sweep with nothing changed.
 Prints a Markdown table of times and their ratios to the baseline, and the cost per
 session. Not part of the test suite.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -28,11 +28,7 @@ from pathlib import Path
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.replaying.simulation import Policy
 from compaction_inspector.sample_sessions.generate import generate, parse_size
-
-load = CATALOGUE.formats.load
 
 
 def main() -> int:
@@ -57,27 +53,24 @@ def main() -> int:
                 (tenth / f"session-{n}.jsonl").hardlink_to(home / f"session-{n}.jsonl")
         total = sum(p.stat().st_size for p in home.iterdir())
 
-        os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(Path(folder) / "baseline")
-        config = (
-            Config(CATALOGUE).overridden(context_window=args.context_window)
-            if args.context_window
-            else Config(CATALOGUE)
-        )
+        env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": str(Path(folder) / "baseline")}
+        paths = [str(p) for p in sorted(home.iterdir())]
         start = time.perf_counter()
-        for p in sorted(home.iterdir()):
-            Inspection.of(load(p), config).replay(Policy())
+        given = [sys.executable, "-c", BASELINE, str(args.context_window or "")]
+        replays = [subprocess.Popen([*given, *paths[k :: args.jobs]], env=env) for k in range(args.jobs)]
+        for replay in replays:
+            _waited(replay)
         baseline = time.perf_counter() - start
 
         def sweep(where: Path, cache: str) -> tuple[float, float]:
-            """Its time, and the peak memory (MB) of any process run so far."""
+            """Its time, and the peak memory (MB) of its largest process."""
             env = {**os.environ, "COMPACTION_INSPECTOR_CACHE_DIR": str(Path(folder) / cache)}
             command = [sys.executable, "-m", "compaction_inspector.tui.cli", "sweep", str(where),
                        "--strategy", args.strategy, "--grid", args.grid, "--jobs", str(args.jobs),
                        *window, "--json"]  # fmt: skip
             start = time.perf_counter()
-            subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-            took = time.perf_counter() - start
-            return took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            largest = _waited(subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL))
+            return time.perf_counter() - start, largest
 
         small, small_mb = sweep(tenth, "tenth")
         first, first_mb = sweep(home, "sweep")
@@ -99,6 +92,31 @@ def main() -> int:
     print(f"| the sweep again, every point kept | {again:.2f} s | {again / baseline:.3f}x | "
           f"{again / args.sessions * 1e3:.1f} ms | |")  # fmt: skip
     return 0
+
+
+BASELINE = """
+import sys
+from pathlib import Path
+from compaction_inspector.core.agents.registry import CATALOGUE
+from compaction_inspector.core.config import Config
+from compaction_inspector.core.inspection import Inspection
+from compaction_inspector.core.replaying.simulation import Policy
+
+window = int(sys.argv[1]) if sys.argv[1] else None
+config = Config(CATALOGUE).overridden(context_window=window) if window else Config(CATALOGUE)
+for path in sys.argv[2:]:
+    Inspection.of(CATALOGUE.formats.load(Path(path)), config).replay(Policy())
+"""
+
+
+def _waited(process: subprocess.Popen[bytes]) -> float:
+    """The peak memory (MB) of `process` and the processes it waited for, once it ended
+    (a failure raised)."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, process.args)
+    return usage.ru_maxrss / 1024
 
 
 def _points(strategy: str, spec: str) -> int:

@@ -2,9 +2,9 @@
 
 The app runs in a real terminal (tmux, 160x45) on each FILE (default: the generated 20 MB
 session of `benchmarks.run`), showing each strategy in turn. Once it has settled, the
-thresholds key (`h`, then `H` back) is pressed and the pane read until it has not changed
-for a while: the time to its last change is when the gauge, the panel and the timeline
-all show the new setting. Against it, in the same app and run, `j` timed to its first
+thresholds key (`h`, then `H` back) is pressed and the app's output followed until it has
+written nothing for a while (`benchmarks.tmux`: no polling): the time to its last output is
+when the gauge, the panel and the timeline all show the new setting. Against it, in the same app and run, `j` timed to its first
 change (as `benchmarks.keys` times it). Needs tmux. Prints a Markdown table of medians.
 """
 
@@ -14,14 +14,13 @@ import argparse
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.keys import SESSION, _pane, _settled
 from benchmarks.run import session_file
+from benchmarks.tmux import Terminal, running
 from compaction_inspector.core.agents.registry import CATALOGUE
 
 PRESSES = 8
@@ -29,43 +28,17 @@ QUIET_S = 1.0  # no change for this long: the screen has settled
 STRATEGIES = "hysteresis,claude-code,anthropic-compaction,anthropic-context-editing"
 
 
-def _send(*keys: str) -> None:
-    subprocess.run(["tmux", "send-keys", "-t", SESSION, *keys], check=True)
-
-
-def _choose(name: str) -> None:
+def _choose(terminal: Terminal, name: str) -> None:
     """The strategy by its number key, or through the palette for the rest."""
     number = list(CATALOGUE.strategies).index(name) + 1
     if number <= 9:
-        _send(str(number))
+        terminal.send(str(number))
         return
-    _send("C-p")
+    terminal.send("C-p")
     time.sleep(0.5)
-    _send("-l", f"Strategy: {CATALOGUE.strategies[name].label}")
+    terminal.send("-l", f"Strategy: {CATALOGUE.strategies[name].label}")
     time.sleep(0.5)
-    _send("Enter")
-
-
-def _first_change(key: str) -> float:
-    before = _pane()
-    start = time.perf_counter()
-    _send(key)
-    while _pane() == before and time.perf_counter() - start < 5:
-        pass
-    return time.perf_counter() - start
-
-
-def _last_change(key: str) -> float:
-    """Seconds from sending `key` to the last change before the pane stays still."""
-    last = _pane()
-    start = time.perf_counter()
-    _send(key)
-    changed = start
-    while time.perf_counter() - changed < QUIET_S and time.perf_counter() - start < 60:
-        now = _pane()
-        if now != last:
-            last, changed = now, time.perf_counter()
-    return changed - start
+    terminal.send("Enter")
 
 
 def measure(target: Path, name: str) -> tuple[float, float, float]:
@@ -76,21 +49,17 @@ def measure(target: Path, name: str) -> tuple[float, float, float]:
         f"COMPACTION_INSPECTOR_CACHE_DIR={cache} {shlex.quote(sys.executable)} "
         f"-m compaction_inspector.tui.cli {shlex.quote(str(target))}"
     )
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    subprocess.run(["tmux", "new", "-d", "-s", SESSION, "-x", "160", "-y", "45", command], check=True)
-    try:
-        _settled(3.0)
-        _choose(name)
-        _settled(3.0)
+    with running(command) as terminal:
+        terminal.settled(3.0)
+        _choose(terminal, name)
+        terminal.settled(3.0)
         moves = []
         for _ in range(PRESSES):
-            moves.append(_first_change("j"))
+            moves.append(terminal.pressed("j"))
             time.sleep(0.2)
-        _settled(1.0)
-        on = [_last_change("h") for _ in range(PRESSES // 2)]
-        back = [_last_change("H") for _ in range(PRESSES // 2)]
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+        terminal.settled(1.0)
+        on = [terminal.settled(QUIET_S, 60.0, "h") for _ in range(PRESSES // 2)]
+        back = [terminal.settled(QUIET_S, 60.0, "H") for _ in range(PRESSES // 2)]
     return statistics.median(moves), statistics.median(on), statistics.median(back)
 
 
