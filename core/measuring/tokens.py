@@ -111,9 +111,11 @@ class TokenCounter:
         alive (its text, if short, is)."""
         cached = self._cache.get(message)
         if cached is None:  # one message: an edit a replay just made, most often
-            text = message.text
-            known = self._short.get(text) if len(text) <= SHORT_TEXT and self.exact else None
-            # a short text seen before (a cleared result, a summary) needs no batch planned
+            known = None
+            if self.exact:  # the estimate needs only the characters: its text is not made
+                text = message.text
+                # a short text seen before (a cleared result, a summary) needs no batch planned
+                known = self._short.get(text) if len(text) <= SHORT_TEXT else None
             cached = known + self._media(message) if known is not None else self._count_batch([message])[0]
             if remember:
                 self._remember([message], [cached])
