@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("statusline",),  # fed the transcript as Claude Code feeds it: cold, reading on, then kept
 )
 STATUS_CALLS = 12  # at most: a first call, the calls reading on the part before its tail, a kept one
+TWICE = ("compare",)  # run again in the same cache: the second reads back what the first kept
 _TRANSCRIPTS = (".jsonl", ".json", ".yaml")
 
 

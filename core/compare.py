@@ -1,21 +1,27 @@
 """Every strategy on one session, side by side (docs/strategies.md#comparing-them): each
 replayed round by round and priced on the session's own request pattern (`core.pricing`),
 beside what the session really cost, with what its run on the request the agent sends
-next kept of what it summarized or cleared (`core.replaying.retention`)."""
+next kept of what it summarized or cleared (`core.replaying.retention`). A row made once
+is kept in the cache (`core.caching.kept_runs`) and read back by a later run on the same
+session with the same settings."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from compaction_inspector.core.caching.kept_runs import KeptRuns, policy_key
+from compaction_inspector.core.caching.records import decoded, encoded
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.own.uncompacted import Uncompacted, uncompacted
 from compaction_inspector.core.pricing.cost import Cost
+from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall
 from compaction_inspector.core.pricing.rates import usd
-from compaction_inspector.core.replaying.retention import Retention
+from compaction_inspector.core.replaying.retention import Retention, Share
 from compaction_inspector.core.strategies.declaration import to_config
 
 # what a table sorts by: the name a user types, and the row's value (None sorts last)
@@ -113,29 +119,82 @@ def compare(
     jobs: int = 1,
 ) -> Comparison:
     """No compaction, then each of `strategies`, on the inspection's session, in up to
-    `jobs` forked processes (`core.forked`); `progress` is told (done, of, name) as each
-    begins here or ends in another process, `ranked` the rows made so far, in the order
+    `jobs` forked processes (`core.forked`), each row a run before kept read back first;
+    `progress` is told (done, of, name) as each is read back, begins here or ends in
+    another process, `ranked` the rows made so far, in the order
     asked, after each (a screen shows them as they come); `stop` cancels it (raises
     `Cancelled`)."""
     real = inspection.real_cost
-    if jobs > 1:  # found here once, not in each process
-        inspection.find_facts()
     every = [BASELINE, *strategies]
+    kept = _kept_rows(inspection)
     made: dict[int, Row] = {}
+    for k, name in enumerate(every):  # the rows kept from a run before come first, told as made
+        found = _kept_row(kept, inspection, name)
+        if found is None:
+            continue
+        made[k] = found
+        if progress is not None:
+            progress(len(made), len(every), name)
+        if ranked is not None:
+            ranked(Comparison(tuple(made[n] for n in sorted(made)), real))
+    at = [k for k in range(len(every)) if k not in made]  # the rows to make, where each goes
+    todo = [every[k] for k in at]
+    if jobs > 1 and todo:  # found here once, not in each process
+        inspection.find_facts()
 
     def row(name: str) -> Row:
         if progress is not None and jobs <= 1:
             progress(len(made), len(every), name)
         return _row(inspection, name, real, stop)
 
-    for k, done in spread(row, every, jobs):
-        made[k] = done
-        if progress is not None and jobs > 1:
-            progress(len(made), len(every), every[k])
-        if ranked is not None:
-            ranked(Comparison(tuple(made[n] for n in sorted(made)), real))
+    try:
+        for k, done in spread(row, todo, jobs):
+            made[at[k]] = done
+            if kept is not None:
+                kept.put(_row_key(inspection, every[at[k]]), encoded(done))
+            if progress is not None and jobs > 1:
+                progress(len(made), len(every), todo[k])
+            if ranked is not None:
+                ranked(Comparison(tuple(made[n] for n in sorted(made)), real))
+    finally:  # the rows made before a stop are kept too
+        if kept is not None:
+            kept.save()
     inspection.keep_found()  # what the retentions found too
     return Comparison(tuple(made[n] for n in range(len(every))), real)
+
+
+COMPARE_VERSION = "1"  # bump when a row's figures change for the same session and settings
+_ROW_RECORDS: dict[str, type] = {
+    kind.__name__: kind for kind in (Row, Cost, CompactionCost, OwnCall, Retention, Share, Uncompacted)
+}
+
+
+def _kept_rows(inspection: Inspection) -> KeptRuns | None:
+    """The rows a run before made of this session under these settings (docs/performance.md);
+    None where the session was not read from bytes (nothing tells it) or the cache is off."""
+    session = inspection.session
+    if session.content_hash is None:
+        return None
+    kept = KeptRuns.of(
+        "compare", [session.content_hash, session.request_index], [COMPARE_VERSION], inspection.config
+    )
+    return kept if kept.file is not None else None
+
+
+def _row_key(inspection: Inspection, name: str) -> str:
+    options = inspection.config.options(name) if name != BASELINE else None
+    return json.dumps([name, policy_key(options) if options is not None else None])
+
+
+def _kept_row(kept: KeptRuns | None, inspection: Inspection, name: str) -> Row | None:
+    raw = kept.get(_row_key(inspection, name)) if kept is not None else None
+    if raw is None:
+        return None
+    try:
+        row = decoded(raw, _ROW_RECORDS)
+    except (ValueError, TypeError, ArithmeticError):  # not what this version keeps: made again
+        return None
+    return row if isinstance(row, Row) else None
 
 
 def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool] | None) -> Row:

@@ -11,38 +11,30 @@ strategy's documented default are swept with the grid, marked.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache, partial
-from importlib.metadata import version
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.caching.kept_runs import KeptRuns, policy_key
 from compaction_inspector.core.caching.memo import forget
-from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.config import Config
-from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.pricing.cost import session_cost
-from compaction_inspector.core.pricing.rates import source
 from compaction_inspector.core.pricing.replay import replay_cost
 from compaction_inspector.core.replaying.retention import carried
 from compaction_inspector.core.replaying.simulation import Policy
-from compaction_inspector.core.strategies.declaration import to_config, with_values
+from compaction_inspector.core.strategies.declaration import with_values
 from compaction_inspector.core.sweeping.grid import Grid, Values
 from compaction_inspector.core.sweeping.points import GridPoint, Outcome, summed
 from compaction_inspector.core.text import counted
 
-PACKAGE = "compaction-inspector"
 SWEEP_VERSION = "4"  # bump when a replay's figures change for the same session and settings
 
 
@@ -91,75 +83,40 @@ def _looked_up(
     path: str, strategy: str, grid_points: Sequence[Values], config: Config
 ) -> tuple[_Kept, list[Any], list[Outcome | None]]:
     """The session's kept outcomes, each point's options, and its outcome where kept."""
-    kept = _Kept.of(path, strategy, config)
+    kept = _Kept(path, strategy, config)
     policies = [with_values(config.options(strategy), values) for values in grid_points]
     return kept, policies, [kept.get(p) for p in policies]
 
 
-@dataclass
 class _Kept:
-    """A session's outcomes kept between sweeps, by policy, in one file of the cache: the
-    file's identity (path, size, time written), the strategy, the settings the sweep ran
-    with and the program's version name it; a changed file or program starts afresh."""
+    """A session's outcomes kept between sweeps (`KeptRuns`), by policy: under the file's
+    identity (path, size, time written), the strategy and the settings the sweep ran with."""
 
-    file: Path | None
-    outcomes: dict[str, Outcome]
-    changed: bool = False
-
-    @staticmethod
-    def of(path: str, strategy: str, config: Config) -> _Kept:
-        root = cache_root()
+    def __init__(self, path: str, strategy: str, config: Config) -> None:
         try:
             st = os.stat(path)
+            identity: list[Any] | None = [str(Path(path).resolve()), st.st_size, st.st_mtime_ns]
         except OSError:
-            return _Kept(None, {})
-        if root is None:
-            return _Kept(None, {})
-        identity = [str(Path(path).resolve()), st.st_size, st.st_mtime_ns]
-        fingerprint = json.dumps([*identity, strategy, _config_key(config), *_made_by()])
-        file = root / "sweeps" / (hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest() + ".json")
-        try:
-            data = json.loads(file.read_text())
-            outcomes = {k: Outcome.of_list(v) for k, v in data.items()}
-        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
-            outcomes = {}
-        return _Kept(file, outcomes)
+            identity = None
+        self.runs = (
+            KeptRuns(None, {})
+            if identity is None
+            else KeptRuns.of("sweeps", identity, [strategy, SWEEP_VERSION], config)
+        )
 
     def get(self, options: Any) -> Outcome | None:
-        return self.outcomes.get(_policy_key(options))
+        raw = self.runs.get(policy_key(options))
+        try:
+            return Outcome.of_list(raw) if raw is not None else None
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return None
 
     def put(self, options: Any, outcome: Outcome) -> Outcome:
-        self.outcomes[_policy_key(options)] = outcome
-        self.changed = True
+        self.runs.put(policy_key(options), outcome.to_list())
         return outcome
 
     def save(self) -> None:
-        if self.file is None or not self.changed:
-            return
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        data = {k: o.to_list() for k, o in self.outcomes.items()}
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs a replay next time
-            write_atomic(self.file, json.dumps(data))
-
-
-@cache  # asked of every session of a sweep; the installed program does not change while it runs
-def _made_by() -> tuple[str, str, str]:
-    return version(PACKAGE), LOADER_VERSION, SWEEP_VERSION
-
-
-def _policy_key(options: Any) -> str:
-    return json.dumps(to_config(options), sort_keys=True, default=str)
-
-
-def _config_key(config: Config) -> str:
-    """What of the config changes a replay besides the strategy's options: the window,
-    the counting, the user's summarizer (its command, timeout and script) and the prices."""
-    summarizer = config.summarizer.fingerprint() if config.summarizer is not None else None
-    return json.dumps(
-        [config.window.context_window, config.window.reserved_output, config.tokenizer, config.pressure,
-         config.overhead_tokens, config.media_tokens, config.preset, summarizer, source()],
-        default=str,
-    )  # fmt: skip
+        self.runs.save()
 
 
 @dataclass

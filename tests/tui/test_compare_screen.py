@@ -3,7 +3,10 @@ a column, and enter shows the strategy chosen."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.sample_sessions import path
@@ -22,6 +25,12 @@ async def comparing(app: InspectorApp, pilot: Any, settled: bool = True) -> Comp
     screen = app.screen
     assert isinstance(screen, CompareScreen)
     return screen
+
+
+@pytest.fixture(autouse=True)
+def _rows_made_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's comparison makes its rows: none is read back from another test's run."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def cells(screen: CompareScreen, column: int) -> list[str]:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from decimal import Decimal
+from pathlib import Path
+
+import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compare import compare
+from compaction_inspector.core.inspection import BASELINE
 from compaction_inspector.core.own.uncompacted import uncompacted
 from compaction_inspector.core.replaying.simulation import Event, RoundPoint
 from compaction_inspector.sample_sessions import path
@@ -61,10 +65,13 @@ def test_the_command_ranks_every_strategy_a_replay_suits() -> None:
     assert text.returncode == 0 and "what the session really cost" in text.stdout and "cline" in text.stdout
 
 
-def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked() -> None:
+def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`--jobs`: the strategies replayed in processes forked from the one that read the
     session; each row as one process made it here, the rows in the order asked, each
     shown as it ends."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")  # every row made, none read back
     from compaction_inspector.core.config import Config
     from compaction_inspector.core.forked import can_fork
     from compaction_inspector.core.inspection import Inspection
@@ -131,3 +138,43 @@ def test_compare_says_where_the_session_would_pass_the_window_with_no_compaction
     assert baseline["no_compaction"]["over_window_at_request"] is None
     text = run("compare", str(path("claude_code_compacted.jsonl")), "--jobs", "1").stdout
     assert "No compaction at all, the agent's own included (an estimate:" in " ".join(text.split())
+
+
+def test_a_row_made_once_is_read_back_by_a_run_on_the_same_session_with_the_same_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row, the cost of each compaction and the retention included, comes back as
+    it was made, told to the progress as it is read, with nothing replayed; a row whose
+    options changed is made again, and a kept file that does not read as one is made anew."""
+    from compaction_inspector.core import compare as comparing
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.measuring.pressure import Window
+    from compaction_inspector.core.strategies.trim import TrimOptions
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path))
+    config = Config(CATALOGUE, window=Window(3_000, 500), preset=None)
+    names = ["aider", "trim", "microcompact"]
+    made = compare(Inspection.open(path(), config), names)
+    assert any(r.retention is not None for r in made.rows) and any(r.cost.compactions for r in made.rows)
+    replayed: list[str] = []
+    real_row = comparing._row
+
+    def counting(inspection: Inspection, name: str, *rest: object) -> comparing.Row:
+        replayed.append(name)
+        return real_row(inspection, name, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(comparing, "_row", counting)
+    told: list[tuple[int, int, str]] = []
+    again = compare(Inspection.open(path(), config), names, progress=lambda *a: told.append(a))
+    assert again == made and replayed == [] and [n for n, _, _ in told] == [1, 2, 3, 4]
+    trimmed = config.with_options("trim", dataclasses.replace(config.options("trim"), keep_recent_turns=1))
+    assert isinstance(trimmed.options("trim"), TrimOptions)
+    changed = compare(Inspection.open(path(), trimmed), names)
+    assert replayed == ["trim"] and changed.rows[:2] == made.rows[:2] and changed.rows[3] == made.rows[3]
+    assert changed.rows[2].settings["keep_recent_turns"] == 1
+    for kept in (tmp_path / "compare").iterdir():  # damaged: read as nothing kept
+        kept.write_text('{"x": ')
+    replayed.clear()
+    assert compare(Inspection.open(path(), config), names) == made
+    assert replayed == [BASELINE, *names]
