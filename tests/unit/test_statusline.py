@@ -105,12 +105,13 @@ def test_the_figures_follow_the_transcript_as_it_grows_reading_only_what_was_add
     assert statusline.figures(again, Config(CATALOGUE), {}) == after
 
 
-def test_a_long_transcript_is_read_from_its_tail_then_whole_a_bounded_part_a_call(
+def test_a_long_transcript_is_read_from_its_tail_then_whole_at_the_next_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A first call reads the tail, and says its compactions and cost are at least what
-    it shows; each call reads on a bounded part of what comes before, kept in the index,
-    till the figures are the whole file's: the same as one read of all of it."""
+    """A first call reads the tail and a bounded part of what comes before it, and says
+    its compactions and cost are at least what it shows; the next call reads the rest
+    (kept in the index till then): the figures are the whole file's, the same as one
+    read of all of it."""
     transcript = tmp_path / "long.jsonl"
     boundary = line(
         "c", "system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 168_000}
@@ -133,7 +134,7 @@ def test_a_long_transcript_is_read_from_its_tail_then_whole_a_bounded_part_a_cal
     calls = 1
     while not tail.whole:
         tail, calls = statusline.read(transcript, index), calls + 1
-    assert calls == 4 and statusline.figures(tail, Config(CATALOGUE), {}) == whole
+    assert calls == 2 and statusline.figures(tail, Config(CATALOGUE), {}) == whole
     assert "1 compaction · $" in status_text(whole)
 
 
@@ -333,18 +334,19 @@ def test_a_file_with_no_newlines_is_scanned_in_bounded_memory(tmp_path: Path) ->
     assert peak < 40 << 20, f"{peak:,} bytes at the peak"
 
 
-def test_each_call_reads_a_bounded_part_of_a_file_with_no_line_it_knows(
+def test_a_file_with_no_line_it_knows_is_read_a_bounded_part_first_then_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight megabytes of one run with no newline: each call reads on at most
-    HEAD_BYTES of it, and says its figures are not whole till it is read."""
+    """Eight megabytes of one run with no newline: the first call reads HEAD_BYTES of
+    what comes before its tail, and says its figures are not whole; the next reads the
+    rest, a chunk at a time, passing over the run."""
     monkeypatch.setattr(statusline, "HEAD_BYTES", 1 << 20)
     dense = tmp_path / "dense.jsonl"
     dense.write_bytes(b"x" * (8 << 20))
     index = tmp_path / "index.json"
     tail = statusline.read(dense, index)
     assert not tail.whole and tail.before.offset == 1 << 20
-    assert statusline.read(dense, index).before.offset == 2 << 20
+    assert statusline.read(dense, index).whole
 
 
 def test_the_projects_and_the_local_settings_layers_move_its_point_as_they_move_analyzes(

@@ -5,8 +5,9 @@ what the session cost, from a transcript that grows while it runs.
 Each call reads only what was appended since the last one: the running figures are kept
 in an index in the user cache directory, by transcript path, with the file's inode and
 how far it was read. Without an entry (or when the file was replaced or cut), the last
-`TAIL_BYTES` of the file are read, and its compactions found by a scan of the rest: the
-cost then counts only that part and says "at least".
+`TAIL_BYTES` of the file are read and `HEAD_BYTES` of what comes before; the figures then
+say "at least", and the next call reads the rest of that part (its responses' usage and
+its compactions only), after which they are the whole file's.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from compaction_inspector.core.files import (
     rewrite,
     write_atomic,
 )
-from compaction_inspector.core.formats.common import as_dict, count, parse_content, parse_usage
+from compaction_inspector.core.formats.common import as_dict, count, loads, parse_content, parse_usage
 from compaction_inspector.core.measuring.held import held_output
 from compaction_inspector.core.measuring.tokens import make_counter
 from compaction_inspector.core.model import Compaction, Message, Session, Usage
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 _ESTIMATE = make_counter("chars4")
 _BILLING: Billing = (PROVIDER, None)  # its transcripts name no API URL
 TAIL_BYTES = 1 << 20  # what a first call reads of a transcript it has no entry for
-HEAD_BYTES = 8 << 20  # what each call reads on of the part before that tail, till it is read whole
+HEAD_BYTES = 8 << 20  # what the first call reads of the part before that tail (the next reads the rest)
 INDEX_VERSION = 11  # the entries' fields, and how they are estimated
 # the kinds of line Claude Code writes to a transcript: a file with none of them is another's
 _OWN_KINDS = frozenset({"user", "assistant", "system", "summary", "attachment", "progress"})
@@ -70,7 +71,8 @@ class Tail:
     inode: int = 0
     offset: int = 0
     whole: bool = True  # read from the file's start (else from its tail, the head read on)
-    # the part before the tail, read on a little each call (`_read_head`) till it ends
+    # the part before the tail: a bounded part read by the call that made the tail, the
+    # rest by the next (`_read_head`)
     # where the tail starts (`head_end`), then added to it: a Tail's fields, as kept
     head: dict[str, Any] | None = None
     head_end: int = 0
@@ -136,18 +138,20 @@ class Tail:
             return None
 
 
-def advance(tail: Tail, lines: Iterable[bytes]) -> None:
-    """`tail` after the transcript's next complete `lines` (a malformed one is skipped)."""
+def advance(tail: Tail, lines: Iterable[bytes], counting: bool = True) -> None:
+    """`tail` after the transcript's next complete `lines`, each read as `analyze` reads
+    it (a malformed one is skipped); `counting`: what the lines add to the next request
+    is estimated (the head before a tail needs only the responses' usage)."""
     for raw in lines:
         try:
-            record = json.loads(raw)
-        except ValueError:
+            record = loads(raw.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
-            _line(tail, record)
+            _line(tail, record, counting)
 
 
-def _line(tail: Tail, record: dict[str, Any]) -> None:
+def _line(tail: Tail, record: dict[str, Any], counting: bool) -> None:
     tail.records += 1
     if record.get("type") in _OWN_KINDS or "sessionId" in record:
         tail.own += 1
@@ -179,11 +183,11 @@ def _line(tail: Tail, record: dict[str, Any]) -> None:
             tail.added_tokens = tail.reply_tokens = 0
         # its lines' content: what the reply adds to the next request (the output a line
         # reports is often only as far as it had streamed)
-        tail.reply_tokens += _estimate(body.get("content"))
+        tail.reply_tokens += _estimate(body.get("content")) if counting else 0
         tail.usage = {**usage.to_dict(), "model": tail.model}
         tail.last_prompt, tail.last_output = usage.prompt_tokens, usage.output_tokens
     elif kind in ("user", "attachment") and not record.get("isSidechain"):
-        tail.added_tokens += _estimate(body.get("content", record.get("attachment")))
+        tail.added_tokens += _estimate(body.get("content", record.get("attachment"))) if counting else 0
         if record.get("isCompactSummary") and tail.call_in:
             tail.call_chars += len(Message("user", parse_content(body.get("content"))).text)
     elif kind == "system" and record.get("subtype") == "compact_boundary":
@@ -276,17 +280,19 @@ def _read_on(path: Path, kept: Any) -> Tail:
     with open_regular(path) as f:
         st = os.fstat(f.fileno())
         tail = Tail.of(kept)
-        cold = tail is None or tail.inode != st.st_ino or tail.offset > st.st_size
-        if tail is None or cold:
+        made = True  # a tail made now reads a bounded part of its head
+        if tail is None or tail.inode != st.st_ino or tail.offset > st.st_size:
             tail = _from_tail(None, st.st_ino, f, st.st_size)
         elif st.st_size - tail.offset > 4 * TAIL_BYTES:  # more was added than a call reads: the head reads it
             tail = _from_tail(tail, st.st_ino, f, st.st_size)
+        else:
+            made = False
         f.seek(tail.offset)
         data = f.read(st.st_size - tail.offset)
         complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next call
         advance(tail, complete.splitlines())
         tail.offset += len(complete)
-        _read_head(tail, f)
+        _read_head(tail, f, HEAD_BYTES if made else None)  # the next call reads the rest
     return tail
 
 
@@ -310,13 +316,14 @@ def _from_tail(was: Tail | None, inode: int, f: BinaryIO, size: int) -> Tail:
     return Tail(inode=inode, offset=start, whole=False, head=head, head_end=start)
 
 
-def _read_head(tail: Tail, f: BinaryIO) -> None:
-    """Read on the head by at most HEAD_BYTES, skipping what a sparse file does not hold;
-    once it reaches the tail, add it to the tail, whose figures are then whole."""
+def _read_head(tail: Tail, f: BinaryIO, budget: int | None) -> None:
+    """Read on the head by at most `budget` bytes (None: to its end, a chunk at a time),
+    skipping what a sparse file does not hold; once it reaches the tail, add it to the
+    tail, whose figures are then whole."""
     if tail.whole:
         return
-    head, end, budget = tail.before, tail.head_end, HEAD_BYTES
-    while head.offset < end and budget > 0:
+    head, end = tail.before, tail.head_end
+    while head.offset < end and (budget is None or budget > 0):
         try:
             head.offset = min(os.lseek(f.fileno(), head.offset, os.SEEK_DATA), end)
         except OSError:  # nothing but a hole to the end of the file
@@ -324,12 +331,13 @@ def _read_head(tail: Tail, f: BinaryIO) -> None:
         if head.offset >= end:
             break
         f.seek(head.offset)
-        chunk = f.read(min(_CHUNK, end - head.offset, budget))
-        budget -= len(chunk)
+        chunk = f.read(min(_CHUNK, end - head.offset, _CHUNK if budget is None else budget))
+        budget = None if budget is None else budget - len(chunk)
         last = chunk.rfind(b"\n") + 1
         if last:
             # only its responses and compactions count for the figures a head adds
-            advance(head, (x for x in chunk[:last].splitlines() if b'"assistant"' in x or b"ompact" in x))
+            lines = (x for x in chunk[:last].splitlines() if b'"assistant"' in x or b"ompact" in x)
+            advance(head, lines, counting=False)
             head.offset += last
         elif len(chunk) >= _LONGEST or head.offset + len(chunk) >= end:
             head.offset += len(chunk)  # a run no line of a transcript is: passed over
