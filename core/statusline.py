@@ -13,12 +13,13 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
 from compaction_inspector.core.caching.cache import cache_root
+from compaction_inspector.core.caching.records import decoded, encoded
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.own.headroom import Headroom
 from compaction_inspector.core.text import visible
@@ -127,33 +128,20 @@ class Answer:
             and all(low <= n <= high for low, n, high in zip(self.counts, counts, self.ceiling, strict=True))
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> Any:
+        return encoded(self)
 
     @staticmethod
     def of(raw: Any) -> Answer | None:
         """A kept answer, or None where `raw` is none this version wrote."""
         try:
-            asked = raw["asked"]
-            return Answer(
-                raw["module"],
-                Asked(
-                    tuple(asked["argv"]),
-                    asked["folder"],
-                    asked["template"],
-                    asked["colour"],
-                    tuple(asked["colours"]),
-                ),
-                tuple(tuple(s) for s in raw["stamp"]),
-                tuple(raw["facts"]),
-                tuple(raw["counts"]),
-                tuple(raw["ceiling"]),
-                raw["point"],
-                raw["set_now"],
-                raw["off"],
-            )
-        except (KeyError, TypeError, ValueError):
+            found = decoded(raw, _ANSWER_RECORDS)
+        except (ValueError, TypeError):
             return None
+        return found if isinstance(found, Answer) else None
+
+
+_ANSWER_RECORDS: dict[str, type] = {"Answer": Answer, "Asked": Asked}
 
 
 def stamp(paths: Iterable[Path]) -> Stamp:
@@ -215,8 +203,8 @@ def kept(argv: Sequence[str], given: Callable[[], str]) -> str | None:
 
 
 def _asked_so(entry: Any, asked: Asked) -> bool:
-    answer = entry.get("answer") if isinstance(entry, dict) else None
-    return isinstance(answer, dict) and answer.get("asked", {}).get("argv") == list(asked.argv)
+    answer = Answer.of(entry.get("answer")) if isinstance(entry, dict) else None
+    return answer is not None and answer.asked.argv == asked.argv
 
 
 def text_or_none(value: Any) -> str | None:
