@@ -203,8 +203,11 @@ def kept(argv: Sequence[str], given: Callable[[], str]) -> str | None:
 
 
 def _asked_so(entry: Any, asked: Asked) -> bool:
-    answer = Answer.of(entry.get("answer")) if isinstance(entry, dict) else None
-    return answer is not None and answer.asked.argv == asked.argv
+    """Whether `entry` keeps an answer asked with `asked`'s command line: looked up as it
+    is kept, not read back (the index holds an entry for every transcript seen)."""
+    answer = entry.get("answer") if isinstance(entry, dict) else None
+    was = answer.get("asked") if isinstance(answer, dict) else None
+    return isinstance(was, dict) and was.get("argv") == encoded(asked.argv)
 
 
 def text_or_none(value: Any) -> str | None:
