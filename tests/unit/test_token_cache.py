@@ -40,7 +40,23 @@ def test_a_changed_file_or_encoding_misses(tmp_path: Path) -> None:
     token_cache.count_session(load(src), make_counter("cl100k_base"))
     src.write_bytes(path().read_bytes() + b"\n")  # same messages, different bytes: a new key
     assert not token_cache.load_counts(load(src), make_counter("cl100k_base"))
-    assert not token_cache.load_counts(load(path()), make_counter("chars4"))  # estimates are never stored
+    assert not token_cache.load_counts(load(src), make_counter("chars4"))  # another encoding: another key
+
+
+def test_the_estimate_is_kept_as_an_encoding_of_its_own(cache_in: Path) -> None:
+    """The chars/4 counts (an agent's own rough count) are kept and read back, beside and
+    apart from the encoding's."""
+    session = load(path())
+    rough, _, hit = token_cache.count_session(session, make_counter("chars4"))
+    assert not hit and len(list((cache_in / "tokens").iterdir())) == 1
+    primed = make_counter("chars4")
+    assert token_cache.load_counts(load(path()), primed)
+    assert (
+        primed.count_all(session.messages)
+        == rough
+        == [make_counter("chars4").count(m) for m in session.messages]
+    )
+    assert not token_cache.load_counts(load(path()), make_counter("cl100k_base"))
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty"])

@@ -18,6 +18,7 @@ from compaction_inspector.core.agents.claude_code.reinjection import reinjected_
 from compaction_inspector.core.agents.claude_code.settings import ClaudeSettings
 from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT
+from compaction_inspector.core.caching.token_cache import count_session
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.contract.files import Found
 from compaction_inspector.core.contract.rules import (
@@ -36,7 +37,7 @@ from compaction_inspector.core.model import Block, Compaction, Message, Session,
 from compaction_inspector.core.own.autocompact import Count, Point, version
 from compaction_inspector.core.statusline import StatusLine
 
-ROUGH = make_counter("chars4")  # its own rough estimate: characters / 4, media at a flat figure
+ROUGH = "chars4"  # its own rough estimate: characters / 4, media at a flat figure
 
 AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.MULTILINE)  # a Task result's sub-agent
 __all__ = ["FORMAT", "PRESET", "PRESET_1M", "ClaudeCode"]
@@ -225,7 +226,8 @@ class ClaudeCode(Agent):
 
     def counted(self, session: Session) -> Mapping[int, int]:
         """Its estimate before each request (`rules.claude_code_estimates`): what it fires on."""
-        rough = [ROUGH.count(m, remember=False) for m in session.messages]
+        # a counter of its own, let go after: the counts are kept between runs (0.35 s at 100 MB)
+        rough = count_session(session, make_counter(ROUGH))[0]
         return rules.claude_code_estimates(session.messages, rough, session.metadata.get("version"))
 
     def recorded(
