@@ -229,9 +229,8 @@ def _call(tail: Tail) -> Decimal:
 def _estimated_call(model: str | None, call_in: int, chars: int, sent: str | None) -> Decimal:
     if not call_in:
         return Decimal(0)
-    from compaction_inspector.core.pricing.own_calls import (
-        OwnCall,
-    )  # only where a compaction is being written
+    # imported here: only a call that meets a compaction prices one
+    from compaction_inspector.core.pricing.own_calls import OwnCall
 
     return OwnCall.estimated(model, call_in, chars // 4, parse(sent)).price(_BILLING)
 
