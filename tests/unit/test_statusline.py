@@ -493,6 +493,11 @@ def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_setting
     assert other == "167k" and set(_WHOLE_ONLY) <= loaded
     again, loaded = call("--format", "{point}")
     assert again == "167k" and not loaded & set(_WHOLE_ONLY)
+    # a settings file named on the command line is not stamped: every call reads it
+    named = tmp_path / "mine.yaml"
+    named.write_text("statusline:\n  yellow_at: 50\n")
+    for _ in range(2):
+        assert set(_WHOLE_ONLY) <= call("--config", str(named))[1]
 
 
 class _NoStdin:

@@ -64,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
             tuple(args.argv), os.getcwd(), args.format, args.color, config.status_colours
         )
         # a file named on the command line is not stamped: its answer is not kept
-        keeping = index is not None and args.config is None
-        shown = own.figures(tail, config, given, asked if keeping else None)
+        kept_in = index if args.config is None else None
+        shown = own.figures(tail, config, given, asked if kept_in is not None else None)
         print(statusline.drawn(shown, asked))
-        if keeping and index is not None:
-            own.keep(Path(path), index, tail)
+        if kept_in is not None:
+            own.keep(Path(path), kept_in, tail)
     except statusline.FormatError as exc:  # the user's own template: said whole
         say(f"compaction-inspector: {visible(str(exc))}", sys.stdout)
     except Exception as exc:
