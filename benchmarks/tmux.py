@@ -1,5 +1,5 @@
 """The app in a real terminal, for the benchmarks that time it there (`keys`, `tuning`,
-`startup`): a tmux session of 160x45, its pane read, keys sent, and waits on what the app
+`startup`): a tmux session (160x45 unless asked), its pane read, keys sent, and waits on what the app
 writes to it.
 
 A wait does not poll: tmux copies what the app writes to its terminal into a pipe
@@ -28,8 +28,9 @@ def _tmux(*args: str) -> None:
 
 
 @contextlib.contextmanager
-def running(command: str) -> Iterator[Terminal]:
-    """`command` in a tmux session of its own (an earlier one ended first), ended after."""
+def running(command: str, size: tuple[int, int] = (160, 45)) -> Iterator[Terminal]:
+    """`command` in a tmux session of its own, `size` columns by rows (an earlier one
+    ended first), ended after."""
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     folder = Path(tempfile.mkdtemp())
     fifo = folder / "pane"
@@ -37,7 +38,7 @@ def running(command: str) -> Iterator[Terminal]:
     # read and write ends both held here, so the pipe never reads as ended
     fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
     try:
-        _tmux("new", "-d", "-s", SESSION, "-x", "160", "-y", "45", command)
+        _tmux("new", "-d", "-s", SESSION, "-x", str(size[0]), "-y", str(size[1]), command)
         _tmux("pipe-pane", "-t", SESSION, "-o", f"cat > {shlex.quote(str(fifo))}")
         yield Terminal(fd)
     finally:
