@@ -192,7 +192,12 @@ def _kept_row(kept: KeptRuns | None, inspection: Inspection, name: str) -> Row |
         return None
     try:
         row = decoded(raw, _ROW_RECORDS)
-    except (ValueError, TypeError, ArithmeticError):  # not what this version keeps: made again
+    except (
+        ValueError,
+        TypeError,
+        ArithmeticError,
+        RecursionError,
+    ):  # not what this version keeps: made again
         return None
     return row if isinstance(row, Row) else None
 

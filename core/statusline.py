@@ -136,7 +136,7 @@ class Answer:
         """A kept answer, or None where `raw` is none this version wrote."""
         try:
             found = decoded(raw, _ANSWER_RECORDS)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
         return found if isinstance(found, Answer) else None
 
@@ -167,7 +167,7 @@ def entries(index: Path) -> dict[str, Any]:
     """The kept entries, by transcript path (none where the index cannot be read)."""
     try:
         found = json.loads(read_text(index))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return found if isinstance(found, dict) else {}
 

@@ -71,7 +71,7 @@ class KeptRuns:
         file = root / folder / (hashlib.blake2b(fingerprint.encode(), digest_size=16).hexdigest() + ".json")
         try:
             entries = json.loads(file.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # damaged: made afresh
             entries = {}
         return KeptRuns(file, entries if isinstance(entries, dict) else {})
 

@@ -173,8 +173,9 @@ def test_a_row_made_once_is_read_back_by_a_run_on_the_same_session_with_the_same
     changed = compare(Inspection.open(path(), trimmed), names)
     assert replayed == ["trim"] and changed.rows[:2] == made.rows[:2] and changed.rows[3] == made.rows[3]
     assert changed.rows[2].settings["keep_recent_turns"] == 1
-    for kept in (tmp_path / "compare").iterdir():  # damaged: read as nothing kept
-        kept.write_text('{"x": ')
-    replayed.clear()
-    assert compare(Inspection.open(path(), config), names) == made
-    assert replayed == [BASELINE, *names]
+    for damage in ('{"x": ', "[" * 100_000 + "]" * 100_000):  # damaged, or nested past reading
+        for kept in (tmp_path / "compare").iterdir():
+            kept.write_text(damage)
+        replayed.clear()
+        assert compare(Inspection.open(path(), config), names) == made
+        assert replayed == [BASELINE, *names]

@@ -500,6 +500,20 @@ def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_setting
         assert set(_WHOLE_ONLY) <= call("--config", str(named))[1]
 
 
+def test_an_index_nested_past_reading_is_begun_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in _isolated(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "statusline.json").write_text("[" * 100_000 + "]" * 100_000)
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    for _ in range(2):  # the whole command, then the door, over the index made again
+        assert run_cli(["statusline"]).out.startswith("ctx 100k of 167k")
+
+
 class _NoStdin:
     def read(self) -> str:
         raise AssertionError("stdin read")
