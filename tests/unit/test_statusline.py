@@ -503,13 +503,9 @@ def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_setting
 def test_an_index_nested_past_reading_is_begun_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in _isolated(tmp_path).items():
-        monkeypatch.setenv(name, value)
-    transcript = tmp_path / "s.jsonl"
-    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    _called_on_one_reply(tmp_path, monkeypatch)
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "statusline.json").write_text("[" * 100_000 + "]" * 100_000)
-    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
     for _ in range(2):  # the whole command, then the door, over the index made again
         assert run_cli(["statusline"]).out.startswith("ctx 100k of 167k")
 
@@ -522,16 +518,22 @@ class _NoStdin:
 def test_the_setting_is_printed_without_reading_stdin_whatever_answers_are_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in _isolated(tmp_path).items():
-        monkeypatch.setenv(name, value)
-    transcript = tmp_path / "s.jsonl"
-    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
-    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
+    _called_on_one_reply(tmp_path, monkeypatch)
     for argv in (["statusline"], ["statusline", "--setup"]):  # answers kept for both command lines
         assert run_cli(argv).code == 0
     monkeypatch.setattr("sys.stdin", _NoStdin())  # a terminal: nothing comes
     out = run_cli(["statusline", "--setup"])
     assert out.code == 0 and json.loads(out.out)["statusLine"]["type"] == "command"
+
+
+def _called_on_one_reply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's surroundings of its own (`_isolated`), and on stdin a transcript of one
+    prompt and one response of 100,000 tokens."""
+    for name, value in _isolated(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    monkeypatch.setattr("sys.stdin", _Stdin(json.dumps({"transcript_path": str(transcript)})))
 
 
 def _isolated(tmp_path: Path) -> dict[str, str]:
