@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import lru_cache
 from typing import TextIO
 
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -53,17 +54,16 @@ def shown(value: object, width: int = 40) -> str:
     return one_line(repr(value), width)
 
 
-def clauses(text: str) -> list[str]:
+@lru_cache(maxsize=64)  # a summary's text is cut twice: to be counted and to find its facts
+def clauses(text: str) -> tuple[str, ...]:
     """`text` cut before each space that follows a semicolon ("a; b; c": "a;", " b;",
     " c"); joined, they are `text`. A tokenizer's pieces and the facts `core.replaying.retention`
     finds each start anew at such a space, so a text's counts are the sums of its
     clauses': a summary listing facts is read from the clauses seen in summaries before."""
     parts = text.split("; ")
     if len(parts) == 1:
-        return parts
-    out = [f" {p};" for p in parts]
-    out[0], out[-1] = parts[0] + ";", " " + parts[-1]
-    return out
+        return (text,)
+    return (parts[0] + ";", *(f" {p};" for p in parts[1:-1]), " " + parts[-1])
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
