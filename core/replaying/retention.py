@@ -226,7 +226,8 @@ def _find_met(message: Message) -> Met:
             continue
         # a long text a strategy wrote (a summary listing facts): its clauses' facts, in
         # turn, as no pattern's match holds a space after a semicolon
-        found = [_found(c) for c in clauses(text)] if derived and len(text) > _CLAUSED else [_found(text)]
+        parts = clauses(text) if derived and len(text) > _CLAUSED else (text,)
+        found = [f for f in map(_found, parts) if f is not None]  # most clauses hold none
         met["urls"] += (u for f in found for u in f.urls)
         met["paths"] += (p for f in found for p in f.paths)
         met["identifiers"] += (*(i for f in found for i in f.ticked), *(i for f in found for i in f.defined))
@@ -249,15 +250,17 @@ class _Found:
 
 
 @per_session(maxsize=1 << 16)  # a replay's summaries list the same facts, each a clause
-def _found(text: str) -> _Found:
+def _found(text: str) -> _Found | None:
+    """The facts of one text (None: it holds none)."""
     rest = _URL.sub(" ", text)
-    return _Found(
+    found = _Found(
         tuple(u.rstrip(".,;:") for u in _URL.findall(text)),
         tuple(p for p in paths(rest) if len(p) > 3),
         tuple(_TICKED.findall(rest)),
         tuple(_DEFINED.findall(rest)),
         tuple(n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3),
     )
+    return found if found.urls or found.paths or found.ticked or found.defined or found.numbers else None
 
 
 def paths(text: str) -> list[str]:
