@@ -30,15 +30,18 @@ DEFAULT_FORMAT = "ctx {ctx} of {point} · {left} · {compactions} · {cost}"
 class StatusLine(Protocol):
     """An agent's status line command: its transcript read from where the last call left
     it (`read`, the calls' entries kept at `index_path()`), the figures of what it read
-    (`given`: what the agent passes on stdin; `asked`: keep the settings' answer with the
-    entry, `keep`), the figures a kept answer gives without the settings (`answered`), and
-    the setting that installs it in the agent's own settings file."""
+    (`given`: what the agent passes on stdin; `kept`: keep the settings' answer with the
+    entry, `keep`, under the settings files as `stamped` found them before they were
+    read), the figures a kept answer gives without the settings (`answered`), and the
+    setting that installs it in the agent's own settings file."""
 
     def read(self, path: Path, index: Path | None) -> Any: ...
 
     def figures(
-        self, tail: Any, config: Any, given: Mapping[str, Any], asked: Asked | None = None
+        self, tail: Any, config: Any, given: Mapping[str, Any], kept: tuple[Asked, Stamp] | None = None
     ) -> Figures: ...
+
+    def stamped(self, tail: Any, given: Mapping[str, Any]) -> Stamp: ...
 
     def keep(self, path: Path, index: Path, tail: Any) -> None: ...
 

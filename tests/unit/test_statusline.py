@@ -585,3 +585,28 @@ def test_a_kept_answer_draws_the_line_the_whole_command_draws(cuts: list[int], c
             patch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
             assert drawn == run_cli(["statusline"]).out
             patch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(root / "cache"))
+
+
+def test_a_settings_file_written_while_a_call_reads_it_is_read_again_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files an answer is kept under are stamped before they are read: one written
+    just after the call read it does not leave the call's answer standing for it."""
+    from compaction_inspector.tui.cli.commands import statusline as command
+
+    _called_on_one_reply(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    reading = command.config_of
+
+    def edited_after_reading(*args: Any, **kwargs: Any) -> Any:
+        read = reading(*args, **kwargs)
+        (tmp_path / "compaction.yaml").write_text("preset: claude-code\ncontext_window: 150000\n")
+        return read
+
+    monkeypatch.setattr(command, "config_of", edited_after_reading)
+    first = run_cli(["statusline"]).out
+    monkeypatch.setattr(command, "config_of", reading)
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+    now = run_cli(["statusline"]).out
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    assert first != now and run_cli(["statusline"]).out == now

@@ -45,6 +45,7 @@ from compaction_inspector.core.statusline import (
     Facts,
     Figures,
     SettingsRefused,
+    Stamp,
     entries,
     installed_command,
     stamp,
@@ -382,20 +383,31 @@ def keep(path: Path, index: Path, tail: Tail) -> None:
         write_atomic(index, json.dumps(found))
 
 
-def figures(tail: Tail, config: Config, given: Mapping[str, Any], asked: Asked | None = None) -> Figures:
+def figures(
+    tail: Tail, config: Config, given: Mapping[str, Any], kept: tuple[Asked, Stamp] | None = None
+) -> Figures:
     """`tail` against the agent's own point for its version and model (`given`: what
-    Claude Code passed on stdin, for what the transcript has not said yet); with `asked`,
-    what the settings said is kept with it (`keep`) for the next call asked so."""
+    Claude Code passed on stdin, for what the transcript has not said yet); with `kept`,
+    how the call asked and its settings files as they were before `config` read them
+    (`stamped`), what the settings said is kept with it (`keep`) for the next call asked so."""
     facts, counts = _facts(tail, given)
     said = _point(config, facts, counts)
-    if asked is not None:
+    if kept is not None:
         ceiling = counts
         if said[0] is not None:  # the counts a session may reach before its point, probed
             top = tuple(max(n, said[0] - 1) for n in counts)
             ceiling = top if _point(config, facts, top) == said else counts
-        files = stamp(_settings_files(facts))
+        asked, files = kept
         tail.answer = Answer(__name__, asked, files, facts, counts, ceiling, *said).to_dict()
     return _figures(tail, facts, *said)
+
+
+def stamped(tail: Tail, given: Mapping[str, Any]) -> Stamp:
+    """Every file the session's point may be read from, as it is now (`core.statusline.stamp`):
+    Claude Code's layers for the session's folder, and where the inspector's own settings
+    are looked for."""
+    cwd = _facts(tail, given)[0][2]
+    return stamp([*layers(cwd if isinstance(cwd, str) else None), *config_path.candidates()])
 
 
 def answered(
@@ -407,8 +419,7 @@ def answered(
     tail = _read_on(path, entry)
     answer = Answer.of(tail.answer)
     facts, counts = _facts(tail, given)
-    files = stamp(_settings_files(facts))
-    if answer is None or not answer.holds(asked.argv, asked.folder, files, facts, counts):
+    if answer is None or not answer.holds(asked.argv, asked.folder, stamped(tail, given), facts, counts):
         return None
     keep(path, index, tail)
     return _figures(tail, facts, answer.point, answer.set_now, answer.off)
@@ -426,13 +437,6 @@ def _facts(tail: Tail, given: Mapping[str, Any]) -> tuple[Facts, tuple[int, ...]
     workspace = as_dict(given.get("workspace"))
     cwd = text_or_none(workspace.get("project_dir")) or tail.cwd or text_or_none(given.get("cwd"))
     return (version, model, cwd, *tail.compacted_so_far), (tail.sent_on, tail.largest)
-
-
-def _settings_files(facts: Facts) -> list[Path]:
-    """Every file the point may be read from: Claude Code's layers for the session's
-    folder, and where the inspector's own settings are looked for."""
-    cwd = facts[2]
-    return [*layers(cwd if isinstance(cwd, str) else None), *config_path.candidates()]
 
 
 def _point(config: Config, facts: Facts, counts: tuple[int, ...]) -> tuple[int | None, int | None, bool]:

@@ -55,17 +55,19 @@ def run(args: argparse.Namespace) -> int:
         path = given.get("transcript_path")
         if not isinstance(path, str) or not path:
             raise ValueError("no transcript_path on stdin")
-        config = config_of(args, lenient=True)[0]
         index = statusline.index_path()
         tail = own.read(Path(path), index)
         if tail.foreign:
             raise ValueError(f"not a {agent.name} transcript: {Path(path).name}")
+        # a file named on the command line is not stamped: its answer is not kept
+        kept_in = index if args.config is None else None
+        # the files stamped before they are read: one written meanwhile is read again next call
+        files = own.stamped(tail, given) if kept_in is not None else None
+        config = config_of(args, lenient=True)[0]
         asked = statusline.Asked(
             tuple(args.argv), os.getcwd(), args.format, args.color, config.status_colours
         )
-        # a file named on the command line is not stamped: its answer is not kept
-        kept_in = index if args.config is None else None
-        shown = own.figures(tail, config, given, asked if kept_in is not None else None)
+        shown = own.figures(tail, config, given, (asked, files) if files is not None else None)
         print(statusline.drawn(shown, asked))
         if kept_in is not None:
             own.keep(Path(path), kept_in, tail)
