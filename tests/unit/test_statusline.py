@@ -592,20 +592,20 @@ def test_a_settings_file_written_while_a_call_reads_it_is_read_again_by_the_next
 ) -> None:
     """The files an answer is kept under are stamped before they are read: one written
     just after the call read it does not leave the call's answer standing for it."""
-    from compaction_inspector.tui.cli.commands import statusline as command
+    from compaction_inspector.tui.cli.common import config_of as reading
 
+    reads = "compaction_inspector.tui.cli.commands.statusline.config_of"
     _called_on_one_reply(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
-    reading = command.config_of
 
     def edited_after_reading(*args: Any, **kwargs: Any) -> Any:
         read = reading(*args, **kwargs)
         (tmp_path / "compaction.yaml").write_text("preset: claude-code\ncontext_window: 150000\n")
         return read
 
-    monkeypatch.setattr(command, "config_of", edited_after_reading)
+    monkeypatch.setattr(reads, edited_after_reading)
     first = run_cli(["statusline"]).out
-    monkeypatch.setattr(command, "config_of", reading)
+    monkeypatch.setattr(reads, reading)
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
     now = run_cli(["statusline"]).out
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
