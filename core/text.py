@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-from functools import lru_cache
 from typing import TextIO
 
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -54,7 +53,6 @@ def shown(value: object, width: int = 40) -> str:
     return one_line(repr(value), width)
 
 
-@lru_cache(maxsize=64)  # a summary's text is cut twice: to be counted and to find its facts
 def clauses(text: str) -> tuple[str, ...]:
     """`text` cut before each space that follows a semicolon ("a; b; c": "a;", " b;",
     " c"); joined, they are `text`. A tokenizer's pieces and the facts `core.replaying.retention`
@@ -63,7 +61,7 @@ def clauses(text: str) -> tuple[str, ...]:
     parts = text.split("; ")
     if len(parts) == 1:
         return (text,)
-    return (parts[0] + ";", *(f" {p};" for p in parts[1:-1]), " " + parts[-1])
+    return (parts[0] + ";", *[f" {p};" for p in parts[1:-1]], " " + parts[-1])
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

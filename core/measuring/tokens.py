@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, filterfalse, islice
 from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core.model import Message, Usage
@@ -189,13 +189,22 @@ class TokenCounter:
             # (kept between runs: `token_cache.store_written`); a session's own long text is
             # counted once, by its message
             pairs = list(zip(units, written, strict=True))
-            kept = [t for parts, w in pairs for t in parts if w or len(t) <= SHORT_TEXT]
-            new = list(dict.fromkeys(t for t in kept if t not in short))
-            todo = [parts[0] for parts, w in pairs if not w and len(parts[0]) > SHORT_TEXT] + new
+            own = [parts[0] for parts, w in pairs if not w]  # one text each
+            # flattened and filtered in C: a summary is hundreds of clauses
+            kept = [
+                *chain.from_iterable(parts for parts, w in pairs if w),
+                *(t for t in own if len(t) <= SHORT_TEXT),
+            ]
+            new = list(dict.fromkeys(filterfalse(short.__contains__, kept)))
+            todo = [t for t in own if len(t) > SHORT_TEXT] + new
             # none: every text is one seen before (a replay's edits, mostly)
             known = dict(zip(todo, self._encode_lengths(todo), strict=True)) if todo else {}
-            counts = [sum(known[t] if t in known else short[t] for t in parts) for parts in units]
             short.update((t, known[t]) for t in new)
+            get = short.__getitem__
+            counts = [
+                sum(map(get, parts)) if w or len(parts[0]) <= SHORT_TEXT else known[parts[0]]
+                for parts, w in pairs
+            ]
             self._written += new  # kept between runs (`written_since`)
             del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))

@@ -16,13 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import accumulate, chain
-from typing import Any
+from typing import Any, NamedTuple
 
 import ahocorasick
 
-from compaction_inspector.core.caching.memo import per_session
+from compaction_inspector.core.caching.memo import on_forget, per_session
 from compaction_inspector.core.model import Message
-from compaction_inspector.core.text import clauses
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -225,22 +224,24 @@ def _find_met(message: Message) -> Met:
         if not text:
             continue
         # a long text a strategy wrote (a summary listing facts): its clauses' facts, in
-        # turn, as no pattern's match holds a space after a semicolon
-        parts = clauses(text) if derived and len(text) > _CLAUSED else (text,)
-        found = [f for f in map(_found, parts) if f is not None]  # most clauses hold none
-        met["urls"] += (u for f in found for u in f.urls)
-        met["paths"] += (p for f in found for p in f.paths)
-        met["identifiers"] += (*(i for f in found for i in f.ticked), *(i for f in found for i in f.defined))
-        met["numbers"] += (n for f in found for n in f.numbers)
+        # turn, as no pattern's match holds a space after a semicolon, or is changed by one
+        parts = _parts_found(text.split("; ")) if derived and len(text) > _CLAUSED else [_found(text)]
+        found = list(filter(None, parts))  # most clauses hold none
+        if found:  # each kind's of every part, flattened in C: a summary has hundreds of parts
+            urls, paths_, ticked, defined, numbers = zip(*found, strict=True)
+            met["urls"] += chain.from_iterable(urls)
+            met["paths"] += chain.from_iterable(paths_)
+            met["identifiers"] += (*chain.from_iterable(ticked), *chain.from_iterable(defined))
+            met["numbers"] += chain.from_iterable(numbers)
     return {kind: tuple(items) for kind, items in met.items()}
 
 
 _CLAUSED = 512  # shorter texts are read whole: their clauses would rarely be met again
 
 
-@dataclass(frozen=True, slots=True)
-class _Found:
-    """The facts of one text, each kind in the order met."""
+class _Found(NamedTuple):
+    """The facts of one text, each kind in the order met (a tuple: many texts' are
+    transposed into kinds at once)."""
 
     urls: tuple[str, ...]
     paths: tuple[str, ...]
@@ -249,8 +250,34 @@ class _Found:
     numbers: tuple[str, ...]
 
 
-@per_session(maxsize=1 << 16)  # a replay's summaries list the same facts, each a clause
-def _found(text: str) -> _Found | None:
+# each part of the texts strategies wrote, with its facts: a replay's summaries list the
+# same few thousand facts hundreds of times each, so a plain table (not an LRU: its upkeep
+# costs more than the lookup) answers them
+_PARTS: dict[str, _Found | None] = {}
+_PARTS_KEPT = 1 << 16
+_UNSEEN = object()
+on_forget(_PARTS.clear)
+
+
+def _parts_found(parts: list[str]) -> list[_Found | None]:
+    """The facts of each part: looked up in C where every part was met before."""
+    table = _PARTS
+    try:
+        return list(map(table.__getitem__, parts))
+    except KeyError:
+        pass
+    if len(table) > _PARTS_KEPT:
+        table.clear()
+    found: list[_Found | None] = []
+    for part in parts:
+        f = table.get(part, _UNSEEN)
+        if f is _UNSEEN:
+            f = table[part] = _facts_of(part)
+        found.append(f)  # type: ignore[arg-type]
+    return found
+
+
+def _facts_of(text: str) -> _Found | None:
     """The facts of one text (None: it holds none)."""
     rest = _URL.sub(" ", text)
     found = _Found(
@@ -261,6 +288,9 @@ def _found(text: str) -> _Found | None:
         tuple(n for n in _NUMBER.findall(rest) if sum(c.isdigit() for c in n) >= 3),
     )
     return found if found.urls or found.paths or found.ticked or found.defined or found.numbers else None
+
+
+_found = per_session(maxsize=1 << 16)(_facts_of)  # a session's own text, met again in replays
 
 
 def paths(text: str) -> list[str]:
