@@ -14,9 +14,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, filterfalse, islice
+from itertools import chain, filterfalse, islice, repeat
 from typing import TYPE_CHECKING, Any
 
+from compaction_inspector.core import selection as selections
 from compaction_inspector.core.model import Message, Usage
 from compaction_inspector.core.text import clauses
 
@@ -88,6 +89,8 @@ class TokenCounter:
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
         self._short: dict[str, int] = {}
         self._short_chars = 0  # their characters
+        # what an item a selection lists counts between two others (`core.selection`)
+        self._middle: dict[str, int] = {}
         self._written: list[str] = []  # of them, those encoded since asked (`written_since`)
 
     @property
@@ -180,10 +183,24 @@ class TokenCounter:
             # a long text a strategy wrote (a summary listing facts) is counted by its
             # clauses, most of which earlier summaries held: the sum is its count
             written = [bool(m.replaces or m.is_synthetic) for m in batch]
-            units = [
-                clauses(m.text) if w and len(m.text) > SHORT_TEXT else [m.text]
-                for m, w in zip(batch, written, strict=True)
-            ]
+            units: list[Sequence[str]] = []
+            known_middle: list[int] = []  # of a selection, what its middle items count, known
+            unmet: list[str] = []  # ... and those counted now, by their clauses
+            middle = self._middle
+            for m, w in zip(batch, written, strict=True):
+                text = m.text
+                selection = selections.kept(text) if w and len(text) > SHORT_TEXT else None
+                if selection is None:
+                    units.append(clauses(text) if w and len(text) > SHORT_TEXT else (text,))
+                    known_middle.append(0)
+                    continue
+                items = list(selection.middle)
+                new_items = list(filterfalse(middle.__contains__, items))
+                known_middle.append(sum(map(middle.get, items, repeat(0))))
+                units.append(
+                    [*clauses(selection.edges), *chain.from_iterable(clauses(f" {i};") for i in new_items)]
+                )
+                unmet += new_items
             short = self._short
             # remembered by content: a short text, and every part of a text a strategy wrote
             # (kept between runs: `token_cache.store_written`); a session's own long text is
@@ -202,9 +219,12 @@ class TokenCounter:
             short.update((t, known[t]) for t in new)
             get = short.__getitem__
             counts = [
-                sum(map(get, parts)) if w or len(parts[0]) <= SHORT_TEXT else known[parts[0]]
-                for parts, w in pairs
+                (sum(map(get, parts)) if w or len(parts[0]) <= SHORT_TEXT else known[parts[0]]) + extra
+                for (parts, w), extra in zip(pairs, known_middle, strict=True)
             ]
+            if len(middle) > self.short_kept:
+                middle.clear()
+            middle.update((i, sum(map(get, clauses(f" {i};")))) for i in dict.fromkeys(unmet))
             self._written += new  # kept between runs (`written_since`)
             del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))

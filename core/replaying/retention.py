@@ -22,6 +22,7 @@ import ahocorasick
 
 from compaction_inspector.core.caching.memo import on_forget, per_session
 from compaction_inspector.core.model import Message
+from compaction_inspector.core.selection import Selection, kept
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -223,9 +224,14 @@ def _find_met(message: Message) -> Met:
         text = b.render()
         if not text:
             continue
-        # a long text a strategy wrote (a summary listing facts): its clauses' facts, in
-        # turn, as no pattern's match holds a space after a semicolon, or is changed by one
-        parts = _parts_found(text.split("; ")) if derived and len(text) > _CLAUSED else [_found(text)]
+        # a long text a strategy wrote (a summary listing facts): read by its parts between
+        # "; " (no pattern's match holds a space after a semicolon, or is changed by one), or
+        # where it was written as a selection, by its head's parts and its items
+        if derived and len(text) > _CLAUSED:
+            selection = kept(text)
+            parts = _parts_found(text.split("; ")) if selection is None else _selection_found(selection)
+        else:
+            parts = [_found(text)]
         found = list(filter(None, parts))  # most clauses hold none
         if found:  # each kind's of every part, flattened in C: a summary has hundreds of parts
             urls, paths_, ticked, defined, numbers = zip(*found, strict=True)
@@ -243,37 +249,81 @@ class _Found(NamedTuple):
     """The facts of one text, each kind in the order met (a tuple: many texts' are
     transposed into kinds at once)."""
 
-    urls: tuple[str, ...]
-    paths: tuple[str, ...]
-    ticked: tuple[str, ...]
-    defined: tuple[str, ...]
-    numbers: tuple[str, ...]
+    urls: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    ticked: tuple[str, ...] = ()
+    defined: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
 
 
-# each part of the texts strategies wrote, with its facts: a replay's summaries list the
-# same few thousand facts hundreds of times each, so a plain table (not an LRU: its upkeep
-# costs more than the lookup) answers them
+# each part of the texts strategies wrote (and each item a selection lists), with its facts:
+# a replay's summaries list the same few thousand facts hundreds of times each, so a plain
+# table (not an LRU: its upkeep costs more than the lookup) answers them; and the items
+# whose facts are none, or only themselves as one kind's (most of a summary's lists)
 _PARTS: dict[str, _Found | None] = {}
+_FACTLESS: set[str] = set()
+_ALONE: dict[str, set[str]] = {"urls": set(), "paths": set(), "numbers": set()}
 _PARTS_KEPT = 1 << 16
 _UNSEEN = object()
-on_forget(_PARTS.clear)
 
 
-def _parts_found(parts: list[str]) -> list[_Found | None]:
-    """The facts of each part: looked up in C where every part was met before."""
+def _forget_parts() -> None:
+    _PARTS.clear()
+    _FACTLESS.clear()
+    for alone in _ALONE.values():
+        alone.clear()
+
+
+on_forget(_forget_parts)
+
+
+def _parts_found(parts: Iterable[str]) -> list[_Found | None]:
+    """The facts of each part (as read between its "; "): looked up in C where every
+    part was met before."""
+    parts = list(parts)
     table = _PARTS
     try:
         return list(map(table.__getitem__, parts))
     except KeyError:
         pass
     if len(table) > _PARTS_KEPT:
-        table.clear()
+        _forget_parts()
     found: list[_Found | None] = []
     for part in parts:
         f = table.get(part, _UNSEEN)
         if f is _UNSEEN:
-            f = table[part] = _facts_of(part)
+            f = table[part] = _merged(map(_facts_of, part.split("; ")))
+            if f is None:
+                _FACTLESS.add(part)
+            elif sum(map(len, f)) == 1:
+                for kind, alone in _ALONE.items():
+                    if getattr(f, kind) == (part,):
+                        alone.add(part)
         found.append(f)  # type: ignore[arg-type]
+    return found
+
+
+def _merged(found: Iterable[_Found | None]) -> _Found | None:
+    """The facts of texts read in turn, as one text's."""
+    each = [f for f in found if f is not None]
+    if len(each) < 2:
+        return each[0] if each else None
+    return _Found(*(tuple(chain.from_iterable(kind)) for kind in zip(*each, strict=True)))
+
+
+def _selection_found(selection: Selection) -> list[_Found | None]:
+    """The facts of a selection's text, by its head's parts and then its lists: a list
+    whose items hold none is passed over, one whose items are each their own one fact of
+    the kind it lists is taken as it is, and any other read item by item."""
+    found = _parts_found(selection.head.split("; "))
+    for kind, items in selection.lists:
+        if _FACTLESS.issuperset(items):
+            continue
+        alone = _ALONE.get(kind)
+        if alone is not None and alone.issuperset(items):
+            found.append(_Found(**{kind: items}))
+        else:
+            found += _parts_found(items)
     return found
 
 

@@ -25,6 +25,7 @@ from compaction_inspector.core import topic
 from compaction_inspector.core.caching.memo import per_session
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
 from compaction_inspector.core.replaying.retention import Facts, ranked
+from compaction_inspector.core.selection import Selection, keep
 from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80
@@ -170,20 +171,25 @@ def _summary_text(volley: tuple[Message, ...], cap: int, session_id: str | None,
             break
         text += f"\n- {label}: {_shorten(value, room)}"
     if cap - len(text) >= KEPT_ROOM:  # a summary of a span, not of a volley within a few hundred
-        text += _kept(volley, cap - len(text), known)
+        lists = _kept(volley, cap - len(text), known)
+        if lists:  # written as a selection: counted and read by its facts, not its text
+            return keep(Selection(text, lists))
     return text
 
 
-def _kept(volley: tuple[Message, ...], room: int, known: Facts | None) -> str:
+def _kept(
+    volley: tuple[Message, ...], room: int, known: Facts | None
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The span's own facts, word for word, as far as `room` goes: its paths, the
     commands run, identifiers, numbers and URLs, each kind's most used first and the
-    kinds taken in turn, so no kind crowds out the others."""
+    kinds taken in turn, so no kind crowds out the others; each kind listed with its
+    facts."""
     newest, read = len(volley), 0
     while newest > 0 and read < KEPT_SCAN_CHARS:  # a long span: its newest part, as an agent's summary leans
         newest -= 1
         read += volley[newest].char_count
     chosen = _chosen(ranked(volley[newest:], known), room)
-    return "".join(f"\n- {kind}: " + "; ".join(items) for kind, items in chosen.items() if items)
+    return tuple((kind, tuple(items)) for kind, items in chosen.items() if items)
 
 
 def _chosen(found: dict[str, list[str]], room: int) -> dict[str, list[str]]:

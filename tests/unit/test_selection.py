@@ -1,0 +1,64 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compaction_inspector.core.caching.memo import forget
+from compaction_inspector.core.measuring.tokens import TokenCounter
+from compaction_inspector.core.replaying.retention import KINDS, met
+from compaction_inspector.core.selection import Selection, keep, kept
+from compaction_inspector.core.text import clauses
+from tests.helpers import u
+
+
+def test_a_selection_is_its_head_then_its_lists() -> None:
+    selection = Selection(
+        "[memory]\nfix the parser", (("paths", ("a.py", "b.py", "c.py", "d.py")), ("urls", ("http://x.io",)))
+    )
+    assert selection.text == "[memory]\nfix the parser\n- paths: a.py; b.py; c.py; d.py\n- urls: http://x.io"
+    assert list(selection.middle) == ["b.py", "c.py"]
+    assert selection.edges == "[memory]\nfix the parser\n- paths: a.py; d.py\n- urls: http://x.io"
+    assert sorted(clauses(selection.text)) == sorted(
+        [*clauses(selection.edges), *(c for i in selection.middle for c in clauses(f" {i};"))]
+    )
+    assert kept(selection.text) is None and kept(keep(selection)) is selection
+
+
+_BITS = ["src/a.py", "a.py.bak", "; ", ";", " ", "1,234", "12", "http://x.io/p", "`id`", "def go", "class",
+         "v2/3000/x", "é", "\n", "-", "~/n.md", "Foo"]  # fmt: skip
+_ITEM = st.lists(st.sampled_from(_BITS), min_size=1, max_size=6).map("".join)
+_LISTS = st.lists(
+    st.tuples(st.sampled_from(KINDS), st.lists(_ITEM, min_size=1, max_size=30).map(tuple)), max_size=5
+).map(tuple)
+_HEAD = st.lists(st.sampled_from(_BITS), max_size=40).map(lambda bits: "word; " * 100 + "".join(bits))
+
+
+@given(_HEAD, _LISTS)
+def test_a_selection_holds_the_facts_of_its_text(
+    head: str, lists: tuple[tuple[str, tuple[str, ...]], ...]
+) -> None:
+    """Read by its head and items (the items' tables filled, then read from them), a
+    selection's facts are those its text is read for, in the same order and number."""
+    selection = Selection(head, lists)
+    forget()
+    by_text = met(u(selection.text, is_synthetic=True))
+    forget()
+    text = keep(selection)
+    assert met(u(text, is_synthetic=True)) == by_text
+    assert met(u(text, is_synthetic=True)) == by_text
+
+
+def _made_up(text: str) -> int:
+    """A count no sum of other cuts gives by chance."""
+    return len(text) * 7 + text.count(";") * 3 + (ord(text[0]) % 5 if text else 0)
+
+
+@given(_HEAD, _LISTS)
+def test_a_selection_counts_the_sum_of_its_texts_clauses(
+    head: str, lists: tuple[tuple[str, tuple[str, ...]], ...]
+) -> None:
+    """Counted by its edges and middle items (each item's count then known), a
+    selection counts what its text's clauses do."""
+    counter = TokenCounter("made up", lambda: lambda texts: [_made_up(t) for t in texts])
+    text = keep(Selection(head, lists))
+    expected = sum(map(_made_up, clauses(text)))
+    assert counter.count_all([u(text, is_synthetic=True)]) == [expected]
+    assert counter.count_all([u(text, is_synthetic=True)]) == [expected]
