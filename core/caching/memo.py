@@ -12,8 +12,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 _CLEARS: list[Callable[[], None]] = []
 
 
-def per_session(maxsize: int) -> Callable[[F], F]:
-    """`functools.lru_cache(maxsize)`, emptied by `forget`."""
+def per_session(maxsize: int | None) -> Callable[[F], F]:
+    """`functools.lru_cache(maxsize)` (None: unbounded), emptied by `forget`."""
 
     def wrap(function: F) -> F:
         cached = lru_cache(maxsize=maxsize)(function)

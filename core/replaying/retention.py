@@ -12,7 +12,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import accumulate, chain
@@ -98,7 +98,8 @@ def _rounded(value: float | None) -> float | None:
 
 def facts(messages: Iterable[Message], known: Facts | None = None) -> dict[str, set[str]]:
     """The facts a span of messages holds, by kind (`known`: its session's, `Facts`)."""
-    return {kind: set(seen) for kind, seen in ranked(messages, known).items()}
+    each = [met(m, known) for m in messages]
+    return {kind: set(chain.from_iterable(m[kind] for m in each)) for kind in KINDS}
 
 
 def ranked(messages: Iterable[Message], known: Facts | None = None) -> dict[str, list[str]]:
@@ -383,23 +384,33 @@ class Finder:
         self._known = known
 
     @cached_property
-    def _holders(self) -> dict[str, list[int]]:
-        """Each fact of the source, with the messages whose text holds it, in order."""
+    def _automaton(self) -> Any:
+        """Every fact of the source, to be found in a text in one pass."""
         automaton = ahocorasick.Automaton()
         for found in facts(self.source, self._known).values():
             for item in found:
                 if item:
                     automaton.add_word(item, item)
-        holders: dict[str, list[int]] = {}
         if len(automaton):
             automaton.make_automaton()
-            starts = list(accumulate((len(m.text) + 1 for m in self.source), initial=0))
-            for end, item in automaton.iter("\n".join(m.text for m in self.source)):
-                k = bisect_right(starts, end) - 1
-                held = holders.setdefault(item, [])
-                if not held or held[-1] != k:
-                    held.append(k)
+        return automaton
+
+    @cached_property
+    def _holders(self) -> dict[str, list[int]]:
+        """Each fact of the source, with the messages whose text holds it, in order."""
+        holders: dict[str, list[int]] = {}
+        starts = list(accumulate((len(m.text) + 1 for m in self.source), initial=0))
+        for end, item in self._found_in("\n".join(m.text for m in self.source)):
+            k = bisect_right(starts, end) - 1
+            held = holders.setdefault(item, [])
+            if not held or held[-1] != k:
+                held.append(k)
         return holders
+
+    def _found_in(self, text: str) -> Iterator[tuple[int, str]]:
+        """Where each fact of the source ends in `text`, and the fact."""
+        automaton = self._automaton
+        return automaton.iter(text) if len(automaton) else iter(())  # type: ignore[no-any-return]
 
     @cached_property
     def _held_by(self) -> dict[Message, list[str]]:
@@ -421,24 +432,19 @@ class Finder:
         gone = Counter(item for m in set(replaced) for item in held_by.get(m, ()))
         # each new text once: a repair fills a request with thousands of one placeholder
         written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
-        grams = _grams(written)
+        named: set[str] | None = None  # the source's facts the new text names, found once asked
 
         def there(item: str) -> bool:
+            nonlocal named
             if not item or len(holders.get(item, ())) > gone[item]:
                 return True
-            # a fact whose ends the text does not hold is not in it: most are ruled out here
-            short = len(item) < _GRAM
-            return (short or (item[:_GRAM] in grams and item[-_GRAM:] in grams)) and item in written
+            if item not in self._automaton:  # not the source's: searched for alone
+                return item in written
+            if named is None:  # one pass over the new text, however many facts are asked of it
+                named = {found for _, found in self._found_in(written)}
+            return item in named
 
         return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in KINDS))
-
-
-_GRAM = 8  # the stretch of a fact looked up before the fact is searched for whole
-
-
-def _grams(text: str) -> frozenset[str]:
-    """Every stretch of `_GRAM` characters in `text`."""
-    return frozenset(text[i : i + _GRAM] for i in range(len(text) - _GRAM + 1))
 
 
 def carried(source: Sequence[Message], sent: Sequence[Message], known: Facts) -> Share:

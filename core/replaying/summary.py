@@ -135,7 +135,9 @@ class _MessageFacts:
     replied: bool  # an assistant message with text
 
 
-@per_session(maxsize=1 << 16)
+# every message a span holds, however long: a bounded cache walked in order by a span
+# longer than it would miss on every message, at every summary
+@per_session(maxsize=None)
 def _message_facts(m: Message) -> _MessageFacts:
     tools: list[str] = []
     files: list[str] = []

@@ -85,8 +85,7 @@ def sources(message: Message, before: dict[Message, int]) -> list[int]:
     """Indexes in `before` that `message` stands for, following edits of edits."""
     found: list[int] = []
     pending = list(message.replaces)
-    while pending:
-        source = pending.pop(0)
+    for source in pending:  # in the order met; a summary stands for up to the whole session
         if source in before:
             found.append(before[source])
         else:
