@@ -410,7 +410,7 @@ class Finder:
     def _found_in(self, text: str) -> Iterator[tuple[int, str]]:
         """Where each fact of the source ends in `text`, and the fact."""
         automaton = self._automaton
-        return automaton.iter(text) if len(automaton) else iter(())  # type: ignore[no-any-return]
+        return automaton.iter(text) if len(automaton) else iter(())
 
     @cached_property
     def _held_by(self) -> dict[Message, list[str]]:
