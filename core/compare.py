@@ -141,6 +141,8 @@ def compare(
     todo = [every[k] for k in at]
     if jobs > 1 and todo:  # found here once, not in each process
         inspection.find_facts()
+        if any(name != BASELINE for name in todo):
+            inspection.finder.index()
 
     def row(name: str) -> Row:
         if progress is not None and jobs <= 1:

@@ -398,35 +398,48 @@ class Finder:
     @cached_property
     def _holders(self) -> dict[str, list[int]]:
         """Each fact of the source, with the messages whose text holds it, in order."""
+        return self._where[0]
+
+    @cached_property
+    def _held_by(self) -> dict[Message, list[str]]:
+        """`_holders` the other way: each source message, with the facts its text holds."""
+        return self._where[1]
+
+    @cached_property
+    def _where(self) -> tuple[dict[str, list[int]], dict[Message, list[str]]]:
+        """`_holders` and `_held_by`, made in one pass over the source's text."""
         holders: dict[str, list[int]] = {}
-        starts = list(accumulate((len(m.text) + 1 for m in self.source), initial=0))
-        for end, item in self._found_in("\n".join(m.text for m in self.source)):
+        held_by: dict[Message, list[str]] = {}
+        source = self.source
+        starts = list(accumulate((len(m.text) + 1 for m in source), initial=0))
+        for end, item in self._found_in("\n".join(m.text for m in source)):
             k = bisect_right(starts, end) - 1
             held = holders.setdefault(item, [])
             if not held or held[-1] != k:
                 held.append(k)
-        return holders
+                held_by.setdefault(source[k], []).append(item)
+        return holders, held_by
+
+    def index(self) -> None:
+        """Make what every retention asks of the source: before work spread over
+        processes, which would each make it."""
+        self._holding  # noqa: B018
+        self._where  # noqa: B018
 
     def _found_in(self, text: str) -> Iterator[tuple[int, str]]:
         """Where each fact of the source ends in `text`, and the fact."""
         automaton = self._automaton
         return automaton.iter(text) if len(automaton) else iter(())
 
-    @cached_property
-    def _held_by(self) -> dict[Message, list[str]]:
-        """`_holders` the other way: each source message, with the facts its text holds."""
-        out: dict[Message, list[str]] = {}
-        for item, ks in self._holders.items():
-            for k in ks:
-                out.setdefault(self.source[k], []).append(item)
-        return out
-
     def retention(self, replaced: Sequence[Message], after: Sequence[Message]) -> Retention:
         """`retention(replaced, after)`, for `after` made of source messages and new ones,
         and `replaced` the source messages it no longer holds. A fact is still there when
         a message holding it is not replaced (fewer of its holders are replaced than hold
         it: counted over the replaced messages' facts, not by walking every holder of each
-        fact), or the new text names it."""
+        fact), or the new text names it. Where most of the source is replaced (a summary of
+        the head), it is asked the other way, of the messages kept (`_retention_by_kept`)."""
+        if 2 * len(replaced) > len(self.source):
+            return self._retention_by_kept(set(replaced), after)
         held, holders = facts(replaced, self._known), self._holders
         held_by = self._held_by
         gone = Counter(item for m in set(replaced) for item in held_by.get(m, ()))
@@ -445,6 +458,31 @@ class Finder:
             return item in named
 
         return Retention(*(Share(sum(map(there, held[kind])), len(held[kind])) for kind in KINDS))
+
+    @cached_property
+    def _holding(self) -> dict[str, Counter[str]]:
+        """Each kind's facts of the source, with how many of its messages hold each."""
+        each = [met(m, self._known) for m in self.source]
+        return {kind: Counter(chain.from_iterable(set(m[kind]) for m in each)) for kind in KINDS}
+
+    def _retention_by_kept(self, replaced: set[Message], after: Sequence[Message]) -> Retention:
+        """`retention` counted over the source messages kept, not the many replaced: a fact
+        the replaced held is one of the source's that not only kept messages hold; it is
+        still there when a kept message's text or the new text holds it."""
+        kept = [m for m in self.source if m not in replaced]
+        each = [met(m, self._known) for m in kept]
+        written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
+        held_by = self._held_by
+        still = {"", *(found for _, found in self._found_in(written))}
+        still.update(chain.from_iterable(held_by.get(m, ()) for m in kept))
+        shares = []
+        for kind in KINDS:
+            total = self._holding[kind]
+            in_kept = Counter(chain.from_iterable(set(m[kind]) for m in each))
+            only_kept = {item for item, n in in_kept.items() if n == total[item]}
+            there = sum(1 for item in still if item in total and item not in only_kept)
+            shares.append(Share(there, len(total) - len(only_kept)))
+        return Retention(*shares)
 
 
 def carried(source: Sequence[Message], sent: Sequence[Message], known: Facts) -> Share:
