@@ -17,7 +17,7 @@ from itertools import chain, islice
 
 from compaction_inspector.core.caching.memo import on_forget
 
-KEPT = 4096  # selections kept by their text: each is asked for soon after it is written
+KEPT = 256  # selections kept by their text: each is asked for soon after it is written
 
 
 @dataclass(frozen=True)

@@ -225,12 +225,12 @@ def _find_met(message: Message) -> Met:
         text = b.render()
         if not text:
             continue
-        # a long text a strategy wrote (a summary listing facts): read by its parts between
-        # "; " (no pattern's match holds a space after a semicolon, or is changed by one), or
-        # where it was written as a selection, by its head's parts and its items
+        # a long text a strategy wrote (a summary listing facts): read clause by clause
+        # (no pattern's match holds a space after a semicolon), or where it was written as a
+        # selection, by its head's clauses and its items
         if derived and len(text) > _CLAUSED:
             selection = kept(text)
-            parts = _parts_found(text.split("; ")) if selection is None else _selection_found(selection)
+            parts = _units_found(_units(text)) if selection is None else _selection_found(selection)
         else:
             parts = [_found(text)]
         found = list(filter(None, parts))  # most clauses hold none
@@ -257,49 +257,50 @@ class _Found(NamedTuple):
     numbers: tuple[str, ...] = ()
 
 
-# each part of the texts strategies wrote (and each item a selection lists), with its facts:
-# a replay's summaries list the same few thousand facts hundreds of times each, so a plain
-# table (not an LRU: its upkeep costs more than the lookup) answers them; and the items
-# whose facts are none, or only themselves as one kind's (most of a summary's lists)
-_PARTS: dict[str, _Found | None] = {}
+# each clause of the texts strategies wrote, without its leading space (which no pattern
+# reads), with its facts: a replay's summaries list the same few thousand facts hundreds
+# of times each, so a plain table (not an LRU: its upkeep costs more than the lookup)
+# answers them. And the items a selection lists that are followed by "; " and hold no
+# fact, or only themselves as one kind's (most of a summary's lists)
+_UNITS: dict[str, _Found | None] = {}
 _FACTLESS: set[str] = set()
 _ALONE: dict[str, set[str]] = {"urls": set(), "paths": set(), "numbers": set()}
-_PARTS_KEPT = 1 << 16
+_UNITS_KEPT = 1 << 16
 _UNSEEN = object()
 
 
-def _forget_parts() -> None:
-    _PARTS.clear()
+def _forget_units() -> None:
+    _UNITS.clear()
     _FACTLESS.clear()
     for alone in _ALONE.values():
         alone.clear()
 
 
-on_forget(_forget_parts)
+on_forget(_forget_units)
 
 
-def _parts_found(parts: Iterable[str]) -> list[_Found | None]:
-    """The facts of each part (as read between its "; "): looked up in C where every
-    part was met before."""
-    parts = list(parts)
-    table = _PARTS
+def _units(text: str) -> list[str]:
+    """`text`'s clauses (`core.text.clauses`) without their leading space: a URL's match
+    may end in the semicolon a clause keeps."""
+    parts = text.split("; ")
+    return [*[f"{p};" for p in parts[:-1]], parts[-1]]
+
+
+def _units_found(units: list[str]) -> list[_Found | None]:
+    """The facts of each unit (a text with "; " in it read by its own units): looked up
+    in C where every unit was met before."""
+    table = _UNITS
     try:
-        return list(map(table.__getitem__, parts))
+        return list(map(table.__getitem__, units))
     except KeyError:
         pass
-    if len(table) > _PARTS_KEPT:
-        _forget_parts()
+    if len(table) > _UNITS_KEPT:
+        _forget_units()
     found: list[_Found | None] = []
-    for part in parts:
-        f = table.get(part, _UNSEEN)
+    for unit in units:
+        f = table.get(unit, _UNSEEN)
         if f is _UNSEEN:
-            f = table[part] = _merged(map(_facts_of, part.split("; ")))
-            if f is None:
-                _FACTLESS.add(part)
-            elif sum(map(len, f)) == 1:
-                for kind, alone in _ALONE.items():
-                    if getattr(f, kind) == (part,):
-                        alone.add(part)
+            f = table[unit] = _merged(map(_facts_of, _units(unit)))
         found.append(f)  # type: ignore[arg-type]
     return found
 
@@ -313,18 +314,27 @@ def _merged(found: Iterable[_Found | None]) -> _Found | None:
 
 
 def _selection_found(selection: Selection) -> list[_Found | None]:
-    """The facts of a selection's text, by its head's parts and then its lists: a list
-    whose items hold none is passed over, one whose items are each their own one fact of
-    the kind it lists is taken as it is, and any other read item by item."""
-    found = _parts_found(selection.head.split("; "))
+    """The facts of a selection's text, by its head's clauses and then its lists, each
+    item but a list's last read with the "; " after it: where those items hold no fact
+    they are passed over, where each is its own one fact of the kind listed they are
+    taken as they are, else read one by one (and known so after)."""
+    found = _units_found(_units(selection.head))
     for kind, items in selection.lists:
-        if _FACTLESS.issuperset(items):
-            continue
+        followed = items[:-1]
         alone = _ALONE.get(kind)
-        if alone is not None and alone.issuperset(items):
-            found.append(_Found(**{kind: items}))
+        if _FACTLESS.issuperset(followed):
+            pass
+        elif alone is not None and alone.issuperset(followed):
+            found.append(_Found(**{kind: followed}))
         else:
-            found += _parts_found(items)
+            each = _units_found([f"{item};" for item in followed])
+            found += each
+            for item, f in zip(followed, each, strict=True):
+                if f is None:
+                    _FACTLESS.add(item)
+                elif alone is not None and sum(map(len, f)) == 1 and getattr(f, kind) == (item,):
+                    alone.add(item)
+        found += _units_found([items[-1]])
     return found
 
 

@@ -115,7 +115,7 @@ def test_numbers_are_found_where_no_word_or_point_comes_before_them(text: str) -
 
 
 _FACTY = ["; ", ";", " ", "\n", "def ", "class", "Foo", "`id`", "`", "src/a.py", "/", ".", "1,234", "12",
-          "9.5", "http://x.io/p", "https://y.dev;", "'", "é", "-", "_"]  # fmt: skip
+          "9.5", "http://x.io/p", "https://y.dev;", "https://", "'", "é", "-", "_"]  # fmt: skip
 
 
 def _read_by(units: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
@@ -131,6 +131,7 @@ def _read_by(units: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
 
 @example(["def ", "Foo", "; ", "`id`", "; ", "class", " ", "Bar"])  # a kind found by two patterns
 @example(["def ", "http://x.io/p", "; ", "def "])  # a URL's search ends at the space, not its ';'
+@example(["https://", "; ", "Foo"])  # ... and a URL's match may be the semicolon a clause keeps
 @given(st.lists(st.sampled_from(_FACTY), max_size=400))
 def test_a_long_text_a_strategy_wrote_holds_the_facts_of_its_clauses(parts: list[str]) -> None:
     """A summary's facts are read part by part between its "; " (each part's once a

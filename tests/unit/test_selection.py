@@ -22,8 +22,8 @@ def test_a_selection_is_its_head_then_its_lists() -> None:
     assert kept(selection.text) is None and kept(keep(selection)) is selection
 
 
-_BITS = ["src/a.py", "a.py.bak", "; ", ";", " ", "1,234", "12", "http://x.io/p", "`id`", "def go", "class",
-         "v2/3000/x", "é", "\n", "-", "~/n.md", "Foo"]  # fmt: skip
+_BITS = ["src/a.py", "a.py.bak", "; ", ";", " ", "1,234", "12", "http://x.io/p", "https://", "`id`", "def go",
+         "class", "v2/3000/x", "é", "\n", "-", "~/n.md", "Foo"]  # fmt: skip
 _ITEM = st.lists(st.sampled_from(_BITS), min_size=1, max_size=6).map("".join)
 _LISTS = st.lists(
     st.tuples(st.sampled_from(KINDS), st.lists(_ITEM, min_size=1, max_size=30).map(tuple)), max_size=5
