@@ -406,18 +406,10 @@ class Finder:
         return automaton
 
     @cached_property
-    def _holders(self) -> dict[str, list[int]]:
-        """Each fact of the source, with the messages whose text holds it, in order."""
-        return self._where[0]
-
-    @cached_property
-    def _held_by(self) -> dict[Message, list[str]]:
-        """`_holders` the other way: each source message, with the facts its text holds."""
-        return self._where[1]
-
-    @cached_property
     def _where(self) -> tuple[dict[str, list[int]], dict[Message, list[str]]]:
-        """`_holders` and `_held_by`, made in one pass over the source's text."""
+        """Each fact of the source, with the messages whose text holds it, in order; and
+        the other way, each source message with the facts its text holds: made in one
+        pass over the source's text."""
         holders: dict[str, list[int]] = {}
         held_by: dict[Message, list[str]] = {}
         source = self.source
@@ -450,8 +442,8 @@ class Finder:
         the head), it is asked the other way, of the messages kept (`_retention_by_kept`)."""
         if 2 * len(replaced) > len(self.source):
             return self._retention_by_kept(set(replaced), after)
-        held, holders = facts(replaced, self._known), self._holders
-        held_by = self._held_by
+        held = facts(replaced, self._known)
+        holders, held_by = self._where
         gone = Counter(item for m in set(replaced) for item in held_by.get(m, ()))
         # each new text once: a repair fills a request with thousands of one placeholder
         written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
@@ -482,7 +474,7 @@ class Finder:
         kept = [m for m in self.source if m not in replaced]
         each = [met(m, self._known) for m in kept]
         written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
-        held_by = self._held_by
+        held_by = self._where[1]
         still = {"", *(found for _, found in self._found_in(written))}
         still.update(chain.from_iterable(held_by.get(m, ()) for m in kept))
         shares = []
