@@ -252,13 +252,26 @@ class Inspection:
     # --- what is asked of it -------------------------------------------------------------
 
     def run(self, strategy: str, options: Options | None = None) -> CompactionResult[Stats]:
-        """`strategy` over the request the agent sends next, with `options` or the config's."""
+        """`strategy` over the request the agent sends next, with `options` or the config's;
+        its latest run kept (what `compare` kept of it, then the steps a report or the app
+        shows of the same run)."""
         chosen = options if options is not None else self.config.options(strategy)
+        with _KEPT:
+            last = self._runs.get(strategy)
+        if last is not None and last[0] == chosen:
+            return last[1]
         self._take_found()
         declared = self.config.catalogue.strategy(strategy)
         made = run_strategy(declared, self.session.messages[self.live :], chosen, self.context)
         self.keep_found()
+        with _KEPT:
+            self._runs[strategy] = (chosen, made)
         return made
+
+    @cached_property
+    def _runs(self) -> dict[str, tuple[Options, CompactionResult[Stats]]]:
+        """Each strategy's latest run, with the options it ran with."""
+        return {}
 
     def policy(self, name: str, against: str | None = None) -> Policy:
         """The replay policy `name` (BASELINE: no compaction) with the config's options.

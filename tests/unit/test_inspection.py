@@ -127,3 +127,19 @@ def test_the_markdown_of_a_step_numbers_messages_as_the_app_does() -> None:
     assert rows[0].startswith("| #32 | user | message | summarized | Next: support multi-line values.")
     assert rows[-1].startswith("| #53 |") and len(rows) == 22
     assert "New message (3 of 14 after the step):" in md
+
+
+def test_a_strategys_latest_run_is_kept_by_its_options() -> None:
+    """Compare's retention and then a report's or the app's steps of the same run share
+    it; other options run afresh, and so does another setting's inspection."""
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    first = inspection.run(hysteresis.NAME)
+    assert inspection.run(hysteresis.NAME, CONFIG.options(hysteresis.NAME)) is first
+    h = dataclasses.replace(CONFIG.options(hysteresis.NAME), target=60)
+    other = inspection.run(hysteresis.NAME, h)
+    live = inspection.session.messages[inspection.live :]
+    fresh = run(CATALOGUE.strategies[hysteresis.NAME], live, h, inspection.context)
+    assert other is not first and other.stats == fresh.stats
+    assert inspection.run(hysteresis.NAME, h) is other and inspection.run(hysteresis.NAME) is not first
+    wider = inspection.with_config(dataclasses.replace(CONFIG, window=Window(6000, 500)))
+    assert wider.run(hysteresis.NAME) is not first
