@@ -185,7 +185,7 @@ class TokenCounter:
             written = [bool(m.replaces or m.is_synthetic) for m in batch]
             units: list[Sequence[str]] = []
             known_middle: list[int] = []  # of a selection, what its middle items count, known
-            unmet: list[str] = []  # ... and those counted now, by their clauses
+            unmet: dict[str, tuple[str, ...]] = {}  # ... and those counted now, with their clauses
             middle = self._middle
             for m, w in zip(batch, written, strict=True):
                 text = m.text
@@ -197,10 +197,11 @@ class TokenCounter:
                 items = list(selection.middle)
                 new_items = list(filterfalse(middle.__contains__, items))
                 known_middle.append(sum(map(middle.get, items, repeat(0))))
+                for i in new_items:
+                    unmet.setdefault(i, clauses(f" {i};"))
                 units.append(
-                    [*clauses(selection.edges), *chain.from_iterable(clauses(f" {i};") for i in new_items)]
+                    [*clauses(selection.edges), *chain.from_iterable(map(unmet.__getitem__, new_items))]
                 )
-                unmet += new_items
             short = self._short
             # remembered by content: a short text, and every part of a text a strategy wrote
             # (kept between runs: `token_cache.store_written`); a session's own long text is
@@ -224,7 +225,7 @@ class TokenCounter:
             ]
             if len(middle) > self.short_kept:
                 middle.clear()
-            middle.update((i, sum(map(get, clauses(f" {i};")))) for i in dict.fromkeys(unmet))
+            middle.update((i, sum(map(get, parts))) for i, parts in unmet.items())
             self._written += new  # kept between runs (`written_since`)
             del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))

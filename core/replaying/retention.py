@@ -23,6 +23,7 @@ import ahocorasick
 from compaction_inspector.core.caching.memo import on_forget, per_session
 from compaction_inspector.core.model import Message
 from compaction_inspector.core.selection import Selection, kept
+from compaction_inspector.core.text import clauses
 
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "bash", "run_shell_command"})
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -230,7 +231,7 @@ def _find_met(message: Message) -> Met:
         # selection, by its head's clauses and its items
         if derived and len(text) > _CLAUSED:
             selection = kept(text)
-            parts = _units_found(_units(text)) if selection is None else _selection_found(selection)
+            parts = _units_found(clauses(text)) if selection is None else _selection_found(selection)
         else:
             parts = [_found(text)]
         found = list(filter(None, parts))  # most clauses hold none
@@ -257,11 +258,11 @@ class _Found(NamedTuple):
     numbers: tuple[str, ...] = ()
 
 
-# each clause of the texts strategies wrote, without its leading space (which no pattern
-# reads), with its facts: a replay's summaries list the same few thousand facts hundreds
-# of times each, so a plain table (not an LRU: its upkeep costs more than the lookup)
-# answers them. And the items a selection lists that are followed by "; " and hold no
-# fact, or only themselves as one kind's (most of a summary's lists)
+# each clause of the texts strategies wrote (`core.text.clauses`: a URL's match may end
+# in the semicolon a clause keeps), with its facts: a replay's summaries list the same few
+# thousand facts hundreds of times each, so a plain table (not an LRU: its upkeep costs
+# more than the lookup) answers them. And the items a selection lists that are followed
+# by "; " and hold no fact, or only themselves as one kind's (most of a summary's lists)
 _UNITS: dict[str, _Found | None] = {}
 _FACTLESS: set[str] = set()
 _ALONE: dict[str, set[str]] = {"urls": set(), "paths": set(), "numbers": set()}
@@ -279,16 +280,9 @@ def _forget_units() -> None:
 on_forget(_forget_units)
 
 
-def _units(text: str) -> list[str]:
-    """`text`'s clauses (`core.text.clauses`) without their leading space: a URL's match
-    may end in the semicolon a clause keeps."""
-    parts = text.split("; ")
-    return [*[f"{p};" for p in parts[:-1]], parts[-1]]
-
-
-def _units_found(units: list[str]) -> list[_Found | None]:
-    """The facts of each unit (a text with "; " in it read by its own units): looked up
-    in C where every unit was met before."""
+def _units_found(units: Sequence[str]) -> list[_Found | None]:
+    """The facts of each clause (an item holding "; " read by its own clauses): looked
+    up in C where every one was met before."""
     table = _UNITS
     try:
         return list(map(table.__getitem__, units))
@@ -300,7 +294,7 @@ def _units_found(units: list[str]) -> list[_Found | None]:
     for unit in units:
         f = table.get(unit, _UNSEEN)
         if f is _UNSEEN:
-            f = table[unit] = _merged(map(_facts_of, _units(unit)))
+            f = table[unit] = _merged(map(_facts_of, clauses(unit)))
         found.append(f)  # type: ignore[arg-type]
     return found
 
@@ -318,7 +312,7 @@ def _selection_found(selection: Selection) -> list[_Found | None]:
     item but a list's last read with the "; " after it: where those items hold no fact
     they are passed over, where each is its own one fact of the kind listed they are
     taken as they are, else read one by one (and known so after)."""
-    found = _units_found(_units(selection.head))
+    found = _units_found(clauses(selection.head))
     for kind, items in selection.lists:
         followed = items[:-1]
         alone = _ALONE.get(kind)
@@ -327,7 +321,7 @@ def _selection_found(selection: Selection) -> list[_Found | None]:
         elif alone is not None and alone.issuperset(followed):
             found.append(_Found(**{kind: followed}))
         else:
-            each = _units_found([f"{item};" for item in followed])
+            each = _units_found([f" {item};" for item in followed])
             found += each
             for item, f in zip(followed, each, strict=True):
                 if f is None:
