@@ -6,6 +6,8 @@ import io
 import json
 import re
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope
 from compaction_inspector.core.config_file import load as load_config
 from compaction_inspector.core.formats.reading import Formats
+from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Session
 from compaction_inspector.sample_sessions import path
@@ -924,6 +927,36 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         await settle(pilot)
         assert title(app).startswith("big.jsonl · claude-code · ")
         assert shown(app).query_one("#before", TranscriptView).cursor == 2
+
+
+async def test_the_exact_count_starts_once_the_estimated_rows_are_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting loads the tokenizer, which holds the interpreter: begun while the first rows
+    are laid out, it delayed them. It starts after the screen has drawn the estimate."""
+    from compaction_inspector.tui.session.screen import SessionScreen
+
+    order: list[str] = []
+    original_loaded, original_recount = SessionScreen.on_session_screen_loaded, Inspection.recount
+
+    def loaded(self: SessionScreen, event: messages.Loaded) -> None:
+        time.sleep(0.2)  # a slow layout: a count begun at once would start before it ends
+        original_loaded(self, event)
+        order.append("rows laid out")
+
+    def recount(self: Inspection, progress: Callable[[int, int], None] | None = None) -> Inspection:
+        order.append("count started")
+        return original_recount(self, progress)
+
+    monkeypatch.setattr(SessionScreen, "on_session_screen_loaded", loaded)
+    monkeypatch.setattr(Inspection, "recount", recount)
+    session = tmp_path / "s.jsonl"  # bytes of its own: no other test has counted them
+    session.write_text(path().read_text() + json.dumps({"type": "summary", "summary": str(tmp_path)}) + "\n")
+    app = InspectorApp(session, SMALL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert inspected(app).counter.label == "cl100k_base"
+    assert order == ["rows laid out", "count started"]
 
 
 async def test_a_session_counted_before_opens_with_exact_figures_and_no_estimate_first(

@@ -1,6 +1,7 @@
-"""Reading a session for the screen, in a worker: the first rows of a large file while
-the whole is read, then estimated figures, then exact counts (or exact at once where the
-counts were kept from before). Each stage is posted as a message (`tui/messages.py`)."""
+"""Reading a session for the screen, in workers: the first rows of a large file while
+the whole is read, then estimated figures, then, once those rows are drawn, exact counts
+(or exact at once where the counts were kept from before). Each stage is posted as a
+message (`tui/messages.py`)."""
 
 from __future__ import annotations
 
@@ -25,12 +26,10 @@ def read(
     first_rows: bool,
     run: int,
     post: Callable[[Message], object],
-    progress: Callable[[int, int], None],
-    cancelled: Callable[[], bool],
 ) -> None:
     """Read `path` (or take the session `given`) and post what is known as it is known:
     `Previewed` (the first rows, when `first_rows` and the file is large), `Failed`,
-    `Loaded`, `Counted`; `progress` is told the counting's (done, total)."""
+    `Loaded`, and `Counted` at once where the counts were kept (else `count` follows)."""
     if given is None and request is None and first_rows:
         preview = config.catalogue.formats.head(path)
         if preview is not None:
@@ -43,11 +42,22 @@ def read(
         return
     known = Inspection.counted_before(session, config)
     if known is not None:  # counted before: exact figures at once, no estimate first
-        post(messages.Loaded(known, run))
+        post(messages.Loaded(known, run, counted=True))
         post(messages.Counted(known, run))
         return
-    estimate = Inspection.of(session, config, estimate=True)
-    post(messages.Loaded(estimate, run))
+    post(messages.Loaded(Inspection.of(session, config, estimate=True), run))
+
+
+def count(
+    estimate: Inspection,
+    run: int,
+    post: Callable[[Message], object],
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> None:
+    """Count the session `estimate` shows exactly and post it as `Counted`; `progress` is
+    told the counting's (done, total). Started once the estimate's rows are drawn: the
+    tokenizer's load would hold the interpreter while the first rows wait for it."""
     exact = estimate.recount(progress)
     if not cancelled():
         post(messages.Counted(exact, run))

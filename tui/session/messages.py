@@ -19,10 +19,12 @@ SCREEN = "session_screen"  # handled as `on_session_screen_<name>`
 
 @dataclass
 class Loaded(Message, namespace=SCREEN):
-    """The session is read and estimated; exact counts follow."""
+    """The session is read and estimated; exact counts follow (`Counted`), counted once
+    its rows are drawn unless `counted` (kept from before, and posted already)."""
 
     inspection: Inspection
     run: int
+    counted: bool = False
 
 
 @dataclass

@@ -51,17 +51,23 @@ class Work(Runs):
         progress: Callable[[int, int], None],
         run: int | None = None,
     ) -> None:
-        """Read and count the session (`loading.read`), as a new run or again as `run`
-        (a followed file not readable yet); `progress` is called on the app's thread."""
+        """Read the session (`loading.read`), as a new run or again as `run` (a followed
+        file not readable yet); `progress` is called on the app's thread."""
         run = self.start("count") if run is None else run
-        call = self._screen.app.call_from_thread
         post = self._screen.post_message
+        self._start("load", "load", lambda: loading.read(path, given, request, config, first_rows, run, post))
 
-        def read() -> None:
-            loading.read(path, given, request, config, first_rows, run, post,
-                         lambda done, todo: call(progress, done, todo), _cancellation())  # fmt: skip
+    def count(self, estimate: Inspection, run: int, progress: Callable[[int, int], None]) -> None:
+        """Count exactly the session `estimate` shows (`loading.count`), for the run that
+        read it, unless a newer one has started; `progress` is called on the app's thread."""
+        if not self.latest("count", run):
+            return
+        call, post = self._screen.app.call_from_thread, self._screen.post_message
 
-        self._start("load", "load", read)
+        def recount() -> None:
+            loading.count(estimate, run, post, lambda done, todo: call(progress, done, todo), _cancellation())
+
+        self._start("load", "count", recount)
 
     def strategy(self, inspection: Inspection, name: str, options: Options) -> None:
         """The strategy's run on the session, posted as `StrategyDone`."""
