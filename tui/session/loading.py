@@ -12,6 +12,7 @@ from textual.message import Message
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.formats.common import LoadError
+from compaction_inspector.core.formats.reading import HEAD_BYTES
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
 from compaction_inspector.core.text import counted
@@ -61,6 +62,15 @@ def count(
     exact = estimate.recount(progress)
     if not cancelled():
         post(messages.Counted(exact, run))
+
+
+def small(path: Path) -> bool:
+    """`path` is a regular file no larger than a preview of a large one reads: read
+    whole as fast as its first rows would be."""
+    try:
+        return path.is_file() and path.stat().st_size <= HEAD_BYTES
+    except OSError:  # not there yet (followed), or unreadable: the read says which
+        return False
 
 
 def reading(name: str, preview: Inspection, total: int) -> str:

@@ -193,7 +193,7 @@ class SessionScreen(Screen[None]):
 
     def load_session(self, run: int | None = None) -> None:
         first_rows = self.inspection is None
-        self.runs.load(self.path, self._given, self.request, self._config, first_rows, self._progress, run)
+        self.runs.load(self.path, self._given, self.request, self._config, first_rows, run)
 
     def on_session_screen_previewed(self, event: messages.Previewed) -> None:
         """The first rows, while the rest is read: the transcript only (no figure is

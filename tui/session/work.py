@@ -48,14 +48,21 @@ class Work(Runs):
         request: int | None,
         config: Config,
         first_rows: bool,
-        progress: Callable[[int, int], None],
         run: int | None = None,
     ) -> None:
         """Read the session (`loading.read`), as a new run or again as `run` (a followed
-        file not readable yet); `progress` is called on the app's thread."""
+        file not readable yet). A first read of a file no larger than a preview is made at
+        once, so that its rows are in the screen's first frame; any other in a worker."""
         run = self.start("count") if run is None else run
         post = self._screen.post_message
-        self._start("load", "load", lambda: loading.read(path, given, request, config, first_rows, run, post))
+
+        def read() -> None:
+            loading.read(path, given, request, config, first_rows, run, post)
+
+        if first_rows and given is None and loading.small(path):
+            read()
+        else:
+            self._start("load", "load", read)
 
     def count(self, estimate: Inspection, run: int, progress: Callable[[int, int], None]) -> None:
         """Count exactly the session `estimate` shows (`loading.count`), for the run that
