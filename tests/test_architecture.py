@@ -45,6 +45,30 @@ def test_core_does_not_import_textual() -> None:
     assert proc.stdout.strip() == "False"
 
 
+# what the app's first look never needs: each is imported when its key or command is used
+_NOT_AT_START = (
+    "importlib.metadata",
+    "tomlkit",
+    "compaction_inspector.core.reporting.html_report",
+    "compaction_inspector.core.reporting.markdown",
+    "compaction_inspector.core.reporting.sweep_report",
+    "compaction_inspector.core.sweeping.sweep",
+    "compaction_inspector.tui.screens.applying",
+    "compaction_inspector.tui.screens.compare",
+    "compaction_inspector.tui.screenshot",
+)
+
+
+def test_opening_the_app_imports_no_exporter_and_no_modal_screen() -> None:
+    code = (
+        "import sys\n"
+        "import compaction_inspector.tui.cli.commandline, compaction_inspector.tui.app\n"
+        f"print([m for m in {_NOT_AT_START!r} if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
 def test_nothing_generic_is_installed() -> None:
     """Outside the checkout, only `compaction_inspector` is importable: no bare `core`."""
     code = (

@@ -13,7 +13,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,8 @@ PACKAGE = "compaction-inspector"
 
 @cache  # asked of every session; the installed program does not change while it runs
 def made_by() -> tuple[str, str]:
+    from importlib.metadata import version  # slow to import: only a kept run needs it
+
     return version(PACKAGE), LOADER_VERSION
 
 

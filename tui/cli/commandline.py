@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from importlib.metadata import version
 
 from compaction_inspector.core.agents import registry
+from compaction_inspector.core.caching.kept_runs import PACKAGE
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.replaying.summarizer import SummarizerError
@@ -17,6 +17,16 @@ from compaction_inspector.tui.cli.common import Command, Shared, UsageError, age
 
 COMMANDS = tuple(command.NAME for command in EVERY)
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {command.NAME: command.run for command in EVERY}
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked: `importlib.metadata` is slow to import."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version
+
+        print(f"{parser.prog} {version(PACKAGE)}")
+        parser.exit()
 
 
 def build_parser(catalogue: Catalogue | None = None) -> argparse.ArgumentParser:
@@ -31,7 +41,7 @@ def build_parser(catalogue: Catalogue | None = None) -> argparse.ArgumentParser:
         "`open` also takes --sample (the bundled sample), --demo (a tour of it to present) and "
         "--follow (tail a session still being written).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('compaction-inspector')}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show program's version number and exit")
     parser.set_defaults(catalogue=catalogue)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Command)
     shared = Shared.of(catalogue)

@@ -13,7 +13,6 @@ from textual.message import Message
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.sessions import transcripts_under
-from compaction_inspector.tui.screens.compare import CompareScreen
 from compaction_inspector.tui.session.messages import SweepAsked
 
 
@@ -44,6 +43,8 @@ def compare_strategies(screen: Host) -> None:
     async def chosen(name: str | None) -> None:
         if name is not None:
             await screen.run_action(f"strategy('{name}')")
+
+    from compaction_inspector.tui.screens.compare import CompareScreen  # a modal screen: when first asked
 
     screen.app.push_screen(CompareScreen(screen.inspection), chosen)
 

@@ -10,26 +10,22 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
-from compaction_inspector.core import apply as applying
 from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config_file import save
 from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.inspection import Inspection
 from compaction_inspector.core.model import Session
-from compaction_inspector.core.reporting.html_report import ReportOptions
-from compaction_inspector.core.reporting.html_report import report as html_report
-from compaction_inspector.core.reporting.markdown import compaction_markdown
-from compaction_inspector.core.reporting.sweep_report import page as sweep_html
 from compaction_inspector.core.strategies import CompactionResult, Stats
-from compaction_inspector.core.sweeping.sweep import Sweep
 from compaction_inspector.core.text import counted
-from compaction_inspector.tui.screens.applying import ApplyScreen
-from compaction_inspector.tui.screenshot import offline_svg
 from compaction_inspector.tui.widgets.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.reporting.html_report import ReportOptions
+    from compaction_inspector.core.sweeping.sweep import Sweep
 
 EXPORT_WAITS = 20  # an export waits at most this many 50 ms ticks for the notices to go
 
@@ -92,6 +88,9 @@ def _export_when_clear(screen: Screen[Any], shown: Shown, waits: int) -> None:
 
 
 def _export(screen: Screen[Any], shown: Shown) -> None:
+    # what only a write needs is imported when one is made, not at every start
+    from compaction_inspector.tui.screenshot import offline_svg
+
     inspection, result, upto = shown.inspection, shown.result, shown.step
     if screen.app.is_web:  # served: the files go to the browser, not to the server's folder
         _deliver(screen, shown.stem + ".svg", offline_svg(screen.app))
@@ -137,6 +136,8 @@ def _deliver(screen: Screen[Any], name: str, text: str) -> None:
 def _deliver_markdown(
     screen: Screen[Any], name: str, inspection: Inspection, result: CompactionResult[Stats], upto: int
 ) -> None:
+    from compaction_inspector.core.reporting.markdown import compaction_markdown
+
     screen.app.call_from_thread(_deliver, screen, name, compaction_markdown(inspection, result, upto))
 
 
@@ -149,6 +150,8 @@ def _export_markdown(
     upto: int,
 ) -> None:
     """The steps up to the one shown, as Markdown: every step's diff."""
+    from compaction_inspector.core.reporting.markdown import compaction_markdown
+
     try:
         md = compaction_markdown(inspection, result, upto)
         name = write_atomic(stem.with_name(stem.name + ".md"), md, protect=path, overwrite=False).name
@@ -168,6 +171,8 @@ def report(screen: Screen[Any], shown: Shown, strategy: str, compare: str) -> No
     inspection = shown.inspection
     if inspection is None:
         return
+    from compaction_inspector.core.reporting.html_report import ReportOptions
+
     first = (strategy, *(n for n in inspection.config.catalogue.strategies if n != strategy))
     screen.notify("The HTML report is being written", timeout=3)
     options = ReportOptions(strategies=first, compare=compare)
@@ -175,6 +180,8 @@ def report(screen: Screen[Any], shown: Shown, strategy: str, compare: str) -> No
 
 
 def _report(screen: Screen[Any], shown: Shown, inspection: Inspection, options: ReportOptions) -> None:
+    from compaction_inspector.core.reporting.html_report import report as html_report
+
     page = html_report(inspection, options)
     name = f"{shown.path.stem}-report.html"
     if screen.app.is_web:
@@ -194,6 +201,8 @@ def _report(screen: Screen[Any], shown: Shown, inspection: Inspection, options: 
 def sweep_page(screen: Screen[Any], done: Sweep, paths: list[str], export_dir: Path) -> None:
     """A sweep as one HTML page (`sweep --html`), with the command that makes it again,
     never over an earlier one."""
+    from compaction_inspector.core.reporting.sweep_report import page as sweep_html
+
     strategy = done.grid.strategy
     command = ["compaction-inspector", "sweep", *paths, "--strategy", strategy, "--grid", done.grid.spec]
     text = sweep_html(done, command)
@@ -240,6 +249,9 @@ def checkpoint(screen: Screen[Any], shown: Shown) -> None:
 def apply_setting(screen: Screen[Any], config: Config, strategy: str) -> None:
     """The shown agent strategy's tuned setting, written into the agent's own settings
     file once its diff is seen and accepted (`core.apply`)."""
+    from compaction_inspector.core import apply as applying
+    from compaction_inspector.tui.screens.applying import ApplyScreen
+
     agent = config.catalogue.by_format.get(strategy)
     if agent is None or not agent.settings_keys:
         takes = ", ".join(a.format for a in config.catalogue.agents if a.settings_keys)

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
+# tomlkit is imported where the file is read or written: every start of the app loads this agent
 
 
 def user_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -29,6 +28,9 @@ def _in_force(document: Any, key: str) -> Any:
 
 def current(text: str, key: str) -> str | None:
     """What the file sets `key` to where Codex reads it (None: nothing, or not TOML)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     try:
         document = tomlkit.parse(text)
     except TOMLKitError:
@@ -41,6 +43,9 @@ def written(text: str, key: str, value: int) -> str:
     """`text` with `key` set to `value` where Codex reads it (the default profile's
     table where that sets it: a top-level value would be overridden), the rest as it
     was. Raises ValueError where the file is not TOML."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     try:
         document = tomlkit.parse(text)
     except TOMLKitError as exc:

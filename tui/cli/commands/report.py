@@ -7,7 +7,6 @@ from functools import partial
 from pathlib import Path
 
 from compaction_inspector.core.inspection import BASELINE
-from compaction_inspector.core.reporting.html_report import ReportOptions, pieces
 from compaction_inspector.tui.cli.common import (
     Shared,
     Subparsers,
@@ -52,6 +51,9 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the report's writer is imported when one is written, not at every start
+    from compaction_inspector.core.reporting.html_report import ReportOptions, pieces
+
     if args.max_chars < 1:
         raise UsageError("--max-chars must be a whole number >= 1")
     inspection = inspect(args)

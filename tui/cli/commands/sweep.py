@@ -7,15 +7,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compaction_inspector.core.reporting.sweep_report import page
 from compaction_inspector.core.sessions import find, transcripts_under
 from compaction_inspector.core.strategies import (
     OptionError,
 )
 from compaction_inspector.core.sweeping.cluster import LOCAL, ClusterError
-from compaction_inspector.core.sweeping.grid import Grid
-from compaction_inspector.core.sweeping.sweep import Sweep, sweep
 from compaction_inspector.core.text import say
 from compaction_inspector.tui.cli.common import (
     STOPPED,
@@ -28,6 +26,9 @@ from compaction_inspector.tui.cli.common import (
     write_page,
 )
 from compaction_inspector.tui.launch import places_given
+
+if TYPE_CHECKING:
+    from compaction_inspector.core.sweeping.sweep import Sweep
 
 NAME = "sweep"
 
@@ -64,6 +65,10 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # what only a sweep needs is imported when one runs, not at every start
+    from compaction_inspector.core.sweeping.grid import Grid
+    from compaction_inspector.core.sweeping.sweep import sweep
+
     if args.jobs < 1:
         raise UsageError("--jobs must be a whole number >= 1")
     config = config_of(args)[0]
@@ -113,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_sweep(args: argparse.Namespace, done: Sweep) -> None:
     """The sweep's HTML page, written atomically and never over a file unless --force."""
+    from compaction_inspector.core.reporting.sweep_report import page
+
     settings = (
         "config",
         "preset",
