@@ -500,6 +500,64 @@ def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_setting
         assert set(_WHOLE_ONLY) <= call("--config", str(named))[1]
 
 
+def test_a_session_past_its_point_is_drawn_from_its_kept_answer_as_it_grows(tmp_path: Path) -> None:
+    """Past its point, a session's counts grow at every call: the kept answer holds for any
+    count where the point does not move with it."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 180_000)]) + "\n")
+    given = json.dumps({"transcript_path": str(transcript)})
+    env = {**_isolated(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def call() -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOADED, given, "statusline"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+        shown, loaded = done.stdout.splitlines()
+        return shown, set(loaded.split())
+
+    first, whole = call()
+    assert first.startswith("ctx 180k of 167k · compacts at the next request") and set(_WHOLE_ONLY) <= whole
+    with transcript.open("a") as f:
+        f.write("\n".join([prompt(1, "more"), *reply(1, 185_000)]) + "\n")
+    second, kept = call()
+    assert second.startswith("ctx 185k of 167k · compacts at the next request") and not kept & set(
+        _WHOLE_ONLY
+    )
+
+
+_COUNT = st.integers(0, 1_200_000)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    st.sampled_from([OPUS, "claude-sonnet-4-5", "claude-3-5-haiku-20241022", None]),
+    st.sampled_from(["2.0.76", "2.1.74", None]),
+    st.tuples(_COUNT, _COUNT),
+    st.lists(st.integers(0, 1_000_000), max_size=2),
+    st.tuples(st.floats(0, 1), st.floats(0, 1)),
+)
+def test_a_kept_answer_holds_at_every_count_its_ceiling_lets_through(
+    model: str | None,
+    version: str | None,
+    counts: tuple[int, int],
+    compacted: list[int],
+    at: tuple[float, float],
+) -> None:
+    """Any counts between those an answer was worked out at and its probed ceiling give the
+    same point, worked out again."""
+    config = Config(CATALOGUE)
+    facts = (version, model, None, *compacted)
+    said = statusline._point(config, facts, counts)
+    ceiling = statusline._ceiling(config, facts, counts, said)
+    between = tuple(low + round((high - low) * f) for low, high, f in zip(counts, ceiling, at, strict=True))
+    assert statusline._point(config, facts, between) == said
+
+
 def test_an_index_nested_past_reading_is_begun_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -393,13 +393,30 @@ def figures(
     facts, counts = _facts(tail, given)
     said = _point(config, facts, counts)
     if kept is not None:
-        ceiling = counts
-        if said[0] is not None:  # the counts a session may reach before its point, probed
-            top = tuple(max(n, said[0] - 1) for n in counts)
-            ceiling = top if _point(config, facts, top) == said else counts
         asked, files = kept
+        ceiling = _ceiling(config, facts, counts, said)
         tail.answer = Answer(__name__, asked, files, facts, counts, ceiling, *said).to_dict()
     return _figures(tail, facts, *said)
+
+
+_WIDEST = 40  # a session past its point is probed up to 2**40 tokens more, then each power of two less
+
+
+def _ceiling(
+    config: Config, facts: Facts, counts: tuple[int, ...], said: tuple[int | None, int | None, bool]
+) -> tuple[int, ...]:
+    """The counts the session may reach with its point still `said`, probed: each count up
+    to just under the point; for a session past it (or with no point, as where auto-compact
+    is off), whose counts grow at every call, that and the most a power of two more that
+    leaves the point as it is. None beyond `counts` where no probe does."""
+    point = said[0]
+    under = tuple(max(n, point - 1) for n in counts) if point is not None else counts
+    past = point is None or any(n >= point for n in counts)
+    for extra in (*(1 << k for k in range(_WIDEST, -1, -1)), 0) if past else (0,):
+        top = tuple(n + extra for n in under)
+        if top != counts and _point(config, facts, top) == said:
+            return top
+    return counts
 
 
 def stamped(tail: Tail, given: Mapping[str, Any]) -> Stamp:
