@@ -103,25 +103,26 @@ def _text_parts(content: Any) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def _sent(role: Any, blocks: tuple[Block, ...], number: int) -> Message:
+def _sent(role: Any, blocks: tuple[Block, ...], number: int, stamp: str | None) -> Message:
     """A message the user side sent: typed, or injected (environment, instructions)."""
     text = blocks[0].text if blocks else ""
     return Message(
         role="system" if role in ("developer", "system") else "user",
         blocks=blocks,
         line=number,
+        timestamp=stamp,
         is_meta=text.lstrip()[:32].lower().startswith(_INJECTED_PREFIXES),
     )
 
 
-def _replacement(item: dict[str, Any], number: int) -> Message:
+def _replacement(item: dict[str, Any], number: int, stamp: str | None) -> Message:
     """An item of a compaction's `replacement_history`: a kept message, or the summary
     (a `compaction` item, whose content may be encrypted)."""
     if item.get("type") == "compaction" or item.get("role") == "assistant":
         text = as_str(item.get("summary") or item.get("content")) if item.get("type") != "compaction" else ""
         summary = text or ENCRYPTED_SUMMARY
-        return text_message("user", summary, line=number, is_compact_summary=True)
-    return _sent(item.get("role"), _text_parts(item.get("content")), number)
+        return text_message("user", summary, line=number, timestamp=stamp, is_compact_summary=True)
+    return _sent(item.get("role"), _text_parts(item.get("content")), number, stamp)
 
 
 def _encrypted_tokens(content: Any) -> int | None:
@@ -248,12 +249,11 @@ class _Rollout:
         self.switched: int | None = None  # the model-switch check waiting for the new model's window
         self.pending_reasoning = 0  # reported before the response it belongs to
         self.recorded: dict[str, Usage] = {}  # `token_usage_record` lines, by response id
-        self.stamped = 0  # messages before this have their line's time
-        self.stamp: str | None = None
+        self.stamp: str | None = None  # the line's time, which every message it makes carries
+        # (the rollout times lines, not messages)
 
     def read(self, records: Records, path: str | None) -> Session:
         for number, record in iter_dicts(records):
-            self._date_new()
             self.stamp = record["timestamp"] if isinstance(record.get("timestamp"), str) else None
             kind = record.get("type")
             payload = as_dict(record.get("payload"))
@@ -261,7 +261,6 @@ class _Rollout:
                 getattr(self, str(kind))(number, payload)
             else:
                 self.skipped.add(str(kind))
-        self._date_new()
         if self.switched is not None:  # the new model never answered: its window is not known
             del self.checks[self.switched]
         if self.follow_up:  # tool outputs end it: Codex counts now, before the follow-up it sends next
@@ -353,25 +352,29 @@ class _Rollout:
         )  # fmt: skip
         self.pending_hidden = unread
         self.compaction_turns.append(self.turn)
+        stamp = self.stamp
         messages.append(
             Message(
                 role="system",
                 blocks=(Block("text", text="compaction"),),  # named once what followed is read
                 line=number,
+                timestamp=stamp,
                 is_compact_boundary=True,
             )
         )
         if isinstance(history, list) and history:  # the new history, as the model gets it
-            messages.extend(_replacement(item, number) for item in history if isinstance(item, dict))
+            messages.extend(_replacement(item, number, stamp) for item in history if isinstance(item, dict))
         else:  # compacted locally, the new history unrecorded: Codex's rule makes it
             since = next((i for i in range(len(messages) - 2, -1, -1) if messages[i].is_compact_boundary), -1)
             made = [
                 *new_history.initial_context(messages),
                 *new_history.kept_user_messages(messages[since + 1 :], new_history.LOCAL_USER_TOKENS),
             ]
-            messages.extend(replace(m, line=number) for m in made)
+            messages.extend(
+                replace(m, line=number, timestamp=stamp if stamp is not None else m.timestamp) for m in made
+            )
             text = as_str(payload.get("message"))
-            messages.append(text_message("user", text, line=number, is_compact_summary=True))
+            messages.append(text_message("user", text, line=number, timestamp=stamp, is_compact_summary=True))
 
     def response_item(self, number: int, payload: dict[str, Any]) -> None:
         item = payload.get("type")
@@ -389,7 +392,7 @@ class _Rollout:
                 self._assistant(number, blocks)
                 return
             self.response_id = None
-            self.messages.append(_sent(role, blocks, number))
+            self.messages.append(_sent(role, blocks, number, self.stamp))
         elif item == "reasoning":
             summary = "\n".join(as_str(as_dict(part).get("text")) for part in as_list(payload.get("summary")))
             encrypted = _encrypted_tokens(payload.get("encrypted_content"))
@@ -407,7 +410,7 @@ class _Rollout:
             result = Block.tool_result(
                 as_str(payload.get("call_id")), _output_text(payload.get("output", payload.get("tools")))
             )
-            self.messages.append(Message(role="user", blocks=(result,), line=number))
+            self.messages.append(Message(role="user", blocks=(result,), line=number, timestamp=self.stamp))
         elif item == "web_search_call":
             query = as_str(as_dict(payload.get("action")).get("query"))
             self._assistant(number, (Block("text", text=f"[web search: {query}]"),))
@@ -438,6 +441,7 @@ class _Rollout:
                 blocks=blocks,
                 id=self.response_id,
                 line=number,
+                timestamp=self.stamp,
                 usage=self.pending_usage,
                 reasoning=reasoning,
             )
@@ -490,13 +494,6 @@ class _Rollout:
             self.reasoning_of[str(last.id)] = thought
         else:
             self.pending_usage, self.pending_reasoning = usage, thought
-
-    def _date_new(self) -> None:
-        """The messages the last line made carry its time (the rollout times lines, not messages)."""
-        if self.stamp is not None:
-            for i in range(self.stamped, len(self.messages)):
-                self.messages[i] = replace(self.messages[i], timestamp=self.stamp)
-        self.stamped = len(self.messages)
 
 
 def _attach_reasoning(messages: list[Message], reasoning_of: dict[str, int]) -> None:
