@@ -929,21 +929,28 @@ async def test_a_large_file_shows_its_first_rows_while_the_whole_is_read(
         assert shown(app).query_one("#before", TranscriptView).cursor == 2
 
 
-async def test_a_small_file_is_read_at_once_and_a_large_one_in_a_worker(
+async def test_a_small_file_is_read_at_once_and_a_large_one_previewed_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file no larger than a preview is read before the screen's first frame, so that
-    frame holds its rows; a larger one is read in a worker while its first rows show."""
+    frame holds its rows; a larger one is previewed before it and read in a worker."""
     from compaction_inspector.sample_sessions.generate import generate
     from tests.helpers import load as whole
 
     read_on: list[bool] = []
+    previewed_on: list[bool] = []
+    head = Formats.head
 
     def load(formats: Formats, path: str | Path, request: int | None = None) -> Session:
         read_on.append(threading.current_thread() is threading.main_thread())
         return whole(path, request)
 
+    def previewed(formats: Formats, path: str | Path) -> tuple[Session, int] | None:
+        previewed_on.append(threading.current_thread() is threading.main_thread())
+        return head(formats, path)
+
     monkeypatch.setattr(Formats, "load", load)
+    monkeypatch.setattr(Formats, "head", previewed)
     big = tmp_path / "big.jsonl"
     generate(big, 600_000, seed=5)
     for session in (path(), big):
@@ -951,7 +958,7 @@ async def test_a_small_file_is_read_at_once_and_a_large_one_in_a_worker(
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             assert "#0 user" in screen_text(app, "#before")
-    assert read_on == [True, False]
+    assert read_on == [True, False] and previewed_on == [True]
 
 
 async def test_the_exact_count_starts_once_the_estimated_rows_are_drawn(

@@ -1,5 +1,5 @@
-"""Reading a session for the screen, in workers: the first rows of a large file while
-the whole is read, then estimated figures, then, once those rows are drawn, exact counts
+"""Reading a session for the screen: the first rows of a large file while the whole is
+read in a worker, then estimated figures, then, once those rows are drawn, exact counts
 (or exact at once where the counts were kept from before). Each stage is posted as a
 message (`tui/messages.py`)."""
 
@@ -19,23 +19,25 @@ from compaction_inspector.core.text import counted
 from compaction_inspector.tui.session import messages
 
 
+def preview(path: Path, config: Config, run: int, post: Callable[[Message], object]) -> None:
+    """Post `Previewed`, the first rows of a large file (nothing for a small one)."""
+    found = config.catalogue.formats.head(path)
+    if found is not None:
+        first, total = found
+        post(messages.Previewed(Inspection.of(first, config, estimate=True), total, run))
+
+
 def read(
     path: Path,
     given: Session | None,
     request: int | None,
     config: Config,
-    first_rows: bool,
     run: int,
     post: Callable[[Message], object],
 ) -> None:
     """Read `path` (or take the session `given`) and post what is known as it is known:
-    `Previewed` (the first rows, when `first_rows` and the file is large), `Failed`,
-    `Loaded`, and `Counted` at once where the counts were kept (else `count` follows)."""
-    if given is None and request is None and first_rows:
-        preview = config.catalogue.formats.head(path)
-        if preview is not None:
-            first, total = preview
-            post(messages.Previewed(Inspection.of(first, config, estimate=True), total, run))
+    `Failed`, `Loaded`, and `Counted` at once where the counts were kept (else `count`
+    follows)."""
     try:
         session = given or config.catalogue.formats.load(path, request=request)
     except LoadError as exc:

@@ -51,17 +51,28 @@ class Work(Runs):
         run: int | None = None,
     ) -> None:
         """Read the session (`loading.read`), as a new run or again as `run` (a followed
-        file not readable yet). A first read of a file no larger than a preview is made at
-        once, so that its rows are in the screen's first frame; any other in a worker."""
+        file not readable yet). On a first read the screen's first frame holds its first
+        rows: a file no larger than a preview is read at once, a larger one previewed at
+        once (`loading.preview`) and read in a worker, as is any other."""
         run = self.start("count") if run is None else run
         post = self._screen.post_message
 
         def read() -> None:
-            loading.read(path, given, request, config, first_rows, run, post)
+            loading.read(path, given, request, config, run, post)
 
         if first_rows and given is None and loading.small(path):
             read()
-        else:
+            return
+        if first_rows and given is None and request is None:
+            loading.preview(path, config, run, post)
+            self._screen.call_after_refresh(self._read_on, run, read)
+            return
+        self._start("load", "load", read)
+
+    def _read_on(self, run: int, read: Callable[[], None]) -> None:
+        """The whole read of a file whose preview is drawn, begun only now (it would hold the
+        interpreter from the preview), unless a newer run has started."""
+        if self.latest("count", run):
             self._start("load", "load", read)
 
     def count(self, estimate: Inspection, run: int, progress: Callable[[int, int], None]) -> None:
