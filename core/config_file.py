@@ -12,9 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from compaction_inspector.core import yamlfile
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config, ConfigError, Scope, WindowSource, whole_number
 from compaction_inspector.core.config_path import find
@@ -156,6 +153,11 @@ def load(catalogue: Catalogue, explicit: str | Path | None = None) -> Config:
     path = find(explicit)
     if path is None:
         return Config(catalogue)
+    # YAML is imported where a file is read or written: most starts find none
+    import yaml
+
+    from compaction_inspector.core import yamlfile
+
     try:
         with open_regular(path) as f:
             raw = f.read()
@@ -178,6 +180,8 @@ def load(catalogue: Catalogue, explicit: str | Path | None = None) -> Config:
 def as_yaml(config: Config, window: bool = False) -> str:
     """`config` as a new compaction.yaml holds it: every setting, read back as the same
     (the window as `Config.to_dict` says)."""
+    import yaml
+
     return "# Compaction Inspector settings (see README)\n" + yaml.safe_dump(
         config.to_dict(window), sort_keys=False, allow_unicode=True
     )
@@ -188,6 +192,10 @@ def save(config: Config, path: str | Path, protect: str | Path | None = None) ->
     loaded from keeps its comments, order and layout, with only the values that changed
     rewritten. Any other existing file (one that could not be used, say) is never
     replaced: ConfigError says why."""
+    import yaml
+
+    from compaction_inspector.core import yamlfile
+
     target = Path(path)
     values = config.to_dict()
     if not target.exists():

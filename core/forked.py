@@ -11,14 +11,11 @@ job is asked for, the work is done here in turn. The app never forks: its thread
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_all_start_methods, get_context
 from typing import Any, TypeVar
 
 from compaction_inspector.core.measuring.tokens import release_threads
@@ -32,6 +29,8 @@ _WORK: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
 
 
 def can_fork() -> bool:
+    from multiprocessing import get_all_start_methods  # with the pool: not at every start
+
     return "fork" in get_all_start_methods() and sys.platform != "darwin"
 
 
@@ -42,6 +41,9 @@ def spread(work: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[tu
         for i, item in enumerate(items):
             yield i, work(item)
         return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
     release_threads()
     _WORK.append((work, items))
     try:
@@ -70,6 +72,8 @@ def _bound(parent: int) -> None:
     """A worker ends with the process that forked it, however that one ends (killed
     too): Linux sends it SIGKILL then; elsewhere it looks for its parent each second."""
     if sys.platform.startswith("linux"):
+        import ctypes
+
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # ended before this worker was told to follow it

@@ -49,6 +49,7 @@ def test_core_does_not_import_textual() -> None:
 _NOT_AT_START = (
     "importlib.metadata",
     "tomlkit",
+    "yaml",
     "compaction_inspector.core.reporting.html_report",
     "compaction_inspector.core.reporting.markdown",
     "compaction_inspector.core.reporting.sweep_report",

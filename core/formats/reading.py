@@ -15,9 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from compaction_inspector.core import yamlfile
 from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats import anthropic, openai_chat, plain, task_folder
 from compaction_inspector.core.formats.common import (
@@ -216,6 +213,10 @@ class Formats:
         # YAML is for small hand-written lists; its pure-Python parser would crawl through a
         # large file that is not JSON at all.
         if len(text) <= YAML_MAX_CHARS:
+            import yaml  # only this last try reads YAML: not imported at every start
+
+            from compaction_inspector.core import yamlfile
+
             try:
                 value = yamlfile.load(text)
             except (yaml.YAMLError, ValueError):
