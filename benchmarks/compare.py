@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks import byte_compiled
 from benchmarks.run import RESULTS, machine, session_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,6 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.base], cwd=ROOT, check=True)
+        byte_compiled(tree)
         try:
             versions = [Version("base", tree, Path(scratch)), Version("head", ROOT, Path(scratch))]
             results: dict[int, dict[str, list[float]]] = {}
