@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -463,9 +464,9 @@ _WHOLE_ONLY = (
 )
 
 
-def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_settings(tmp_path: Path) -> None:
-    transcript = tmp_path / "s.jsonl"
-    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+def _caller(tmp_path: Path, transcript: Path) -> Callable[..., tuple[str, set[str]]]:
+    """A status line call on `transcript` in a process of its own (`_isolated`): its line,
+    and the package's modules it loaded."""
     given = json.dumps({"transcript_path": str(transcript)})
     env = {**_isolated(tmp_path), "PATH": "/usr/bin:/bin"}
 
@@ -481,6 +482,13 @@ def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_setting
         shown, loaded = done.stdout.splitlines()
         return shown, set(loaded.split())
 
+    return call
+
+
+def test_a_call_asked_as_the_last_one_draws_its_line_without_loading_the_settings(tmp_path: Path) -> None:
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 100_000)]) + "\n")
+    call = _caller(tmp_path, transcript)
     first, whole = call()
     assert first.startswith("ctx 100k of 167k · compacts in ~67k")
     assert set(_WHOLE_ONLY) <= whole
@@ -505,21 +513,7 @@ def test_a_session_past_its_point_is_drawn_from_its_kept_answer_as_it_grows(tmp_
     count where the point does not move with it."""
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("\n".join([prompt(0, "go"), *reply(0, 180_000)]) + "\n")
-    given = json.dumps({"transcript_path": str(transcript)})
-    env = {**_isolated(tmp_path), "PATH": "/usr/bin:/bin"}
-
-    def call() -> tuple[str, set[str]]:
-        done = subprocess.run(
-            [sys.executable, "-c", _LOADED, given, "statusline"],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            check=True,
-        )
-        shown, loaded = done.stdout.splitlines()
-        return shown, set(loaded.split())
-
+    call = _caller(tmp_path, transcript)
     first, whole = call()
     assert first.startswith("ctx 180k of 167k · compacts at the next request") and set(_WHOLE_ONLY) <= whole
     with transcript.open("a") as f:
