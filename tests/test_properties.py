@@ -22,7 +22,14 @@ from compaction_inspector.core.measuring.grouping import (
     volley_starts,
     volleys,
 )
-from compaction_inspector.core.measuring.pairing import PairingProblem, api_turns, check, last_assistant_turn
+from compaction_inspector.core.measuring.pairing import (
+    PairingProblem,
+    Turn,
+    api_turns,
+    check,
+    last_assistant_turn,
+    sent_order,
+)
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.replaying.spliced import Spliced
@@ -276,9 +283,13 @@ def tangled(draw: st.DrawFn) -> list[Message]:
     return draw(st.lists(message, max_size=12))
 
 
-def _check_by_turns(msgs: list[Message]) -> list[PairingProblem]:
-    """The definition of the pairing check, reading each turn's blocks where it stands."""
-    turns = api_turns(msgs)
+def _check_by_turns(given: list[Message]) -> list[PairingProblem]:
+    """The definition of the pairing check, reading each turn's blocks where it stands,
+    the messages in the order they are sent (`sent_order`) and named by their places."""
+    order = sent_order(given) or list(range(len(given)))
+    msgs = [given[i] for i in order]
+    turns = [Turn(t.side, tuple(order[i] for i in t.indices)) for t in api_turns(msgs)]
+    msgs = given
     problems = []
     if turns and turns[0].side != "user":
         problems.append(
