@@ -1,6 +1,7 @@
 """Codex's own `config.toml` (`$CODEX_HOME`, else `~/.codex`) written back with a tuned
 setting (`apply`): the value set through a round-trip TOML library, so its comments,
-order and every other byte stay as they were."""
+order and every other byte stay as they were. The library is imported where the file is
+read or written: every start of the app loads this agent."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-# tomlkit is imported where the file is read or written: every start of the app loads this agent
 
 
 def user_file(environ: Mapping[str, str] | None = None) -> Path:

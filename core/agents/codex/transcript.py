@@ -249,8 +249,7 @@ class _Rollout:
         self.switched: int | None = None  # the model-switch check waiting for the new model's window
         self.pending_reasoning = 0  # reported before the response it belongs to
         self.recorded: dict[str, Usage] = {}  # `token_usage_record` lines, by response id
-        self.stamp: str | None = None  # the line's time, which every message it makes carries
-        # (the rollout times lines, not messages)
+        self.stamp: str | None = None  # the line's time, which each message it makes carries
 
     def read(self, records: Records, path: str | None) -> Session:
         for number, record in iter_dicts(records):
