@@ -55,6 +55,7 @@ _NOT_AT_START = (
     "compaction_inspector.core.reporting.sweep_report",
     "compaction_inspector.core.sweeping.sweep",
     "compaction_inspector.tui.screens.applying",
+    "compaction_inspector.tui.screens.browser",
     "compaction_inspector.tui.screens.compare",
     "compaction_inspector.tui.screenshot",
 )

@@ -19,7 +19,6 @@ from textual.screen import Screen
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.strategies.declaration import with_values
 from compaction_inspector.core.text import visible
-from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.session import messages
 from compaction_inspector.tui.session.commands import InspectorCommands
 from compaction_inspector.tui.session.messages import SweepAsked
@@ -27,6 +26,7 @@ from compaction_inspector.tui.session.screen import SessionScreen
 from compaction_inspector.tui.text import safe
 
 if TYPE_CHECKING:
+    from compaction_inspector.tui.screens.browser import SessionBrowser
     from compaction_inspector.tui.screens.sweep import Picked
 
 
@@ -57,7 +57,11 @@ class InspectorApp(App[None]):
         super().__init__()
         self.path = Path(path)
         self.config = config
-        self.browser = SessionBrowser(self.config.catalogue, browse, self.config.keys) if browse else None
+        self.browser: SessionBrowser | None = None
+        if browse:  # the list's module is imported only where the app opens on it
+            from compaction_inspector.tui.screens.browser import SessionBrowser
+
+            self.browser = SessionBrowser(self.config.catalogue, browse, self.config.keys)
         self.request, self.follow, self.demo = request, follow, demo
         self.config_warning, self.note = config_warning, note
         self.export_dir = Path(export_dir)

@@ -9,7 +9,6 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from compaction_inspector.core.measuring.tokens import AUTO, TOKENIZER_CHOICES
-from compaction_inspector.tui.screens.browser import SessionBrowser
 from compaction_inspector.tui.session.screen import SessionScreen
 
 # the session screen's actions the palette offers beside its strategies, presets and tokenizers
@@ -57,6 +56,8 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
 class InspectorCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         """The commands of the screen the palette was opened on."""
+        from compaction_inspector.tui.screens.browser import SessionBrowser  # not imported at start
+
         screen = self.screen  # every entry runs one of its actions, as a key would
         if isinstance(screen, SessionBrowser):
             return [
