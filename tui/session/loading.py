@@ -5,6 +5,7 @@ message (`tui/messages.py`)."""
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,9 +71,10 @@ def small(path: Path) -> bool:
     """`path` is a regular file no larger than a preview of a large one reads: read
     whole as fast as its first rows would be."""
     try:
-        return path.is_file() and path.stat().st_size <= HEAD_BYTES
+        found = path.stat()
     except OSError:  # not there yet (followed), or unreadable: the read says which
         return False
+    return stat.S_ISREG(found.st_mode) and found.st_size <= HEAD_BYTES
 
 
 def reading(name: str, preview: Inspection, total: int) -> str:

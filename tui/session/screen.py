@@ -247,7 +247,7 @@ class SessionScreen(Screen[None]):
         # run now on the estimate, they would only slow the counting down.
         self.query_one(StrategyPanel).show_step(None, -1, running=True)
         if not event.counted:
-            self.call_after_refresh(self.runs.count, event.inspection, event.run, self._progress)
+            self.runs.count(event.inspection, event.run, self._progress)
 
     def on_session_screen_counted(self, event: messages.Counted) -> None:
         if not self.runs.latest("count", event.run):

@@ -65,27 +65,29 @@ class Work(Runs):
             return
         if first_rows and given is None and request is None:
             loading.preview(path, config, run, post)
-            self._screen.call_after_refresh(self._read_on, run, read)
+            self._once_drawn(run, "load", read)
             return
         self._start("load", "load", read)
 
-    def _read_on(self, run: int, read: Callable[[], None]) -> None:
-        """The whole read of a file whose preview is drawn, begun only now (it would hold the
-        interpreter from the preview), unless a newer run has started."""
-        if self.latest("count", run):
-            self._start("load", "load", read)
-
     def count(self, estimate: Inspection, run: int, progress: Callable[[int, int], None]) -> None:
         """Count exactly the session `estimate` shows (`loading.count`), for the run that
-        read it, unless a newer one has started; `progress` is called on the app's thread."""
-        if not self.latest("count", run):
-            return
+        read it, once its rows are drawn; `progress` is called on the app's thread."""
         call, post = self._screen.app.call_from_thread, self._screen.post_message
 
         def recount() -> None:
             loading.count(estimate, run, post, lambda done, todo: call(progress, done, todo), _cancellation())
 
-        self._start("load", "count", recount)
+        self._once_drawn(run, "count", recount)
+
+    def _once_drawn(self, run: int, description: str, body: Callable[[], None]) -> None:
+        """`body` in the load worker once the screen has drawn what it holds now (a read or
+        a count would hold the interpreter from that frame), unless a newer run has started."""
+
+        def start() -> None:
+            if self.latest("count", run):
+                self._start("load", description, body)
+
+        self._screen.call_after_refresh(start)
 
     def strategy(self, inspection: Inspection, name: str, options: Options) -> None:
         """The strategy's run on the session, posted as `StrategyDone`."""
