@@ -961,6 +961,32 @@ async def test_a_small_file_is_read_at_once_and_a_large_one_previewed_at_once(
     assert read_on == [True, False] and previewed_on == [True]
 
 
+async def test_the_first_frame_holds_the_first_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is read before the first frame is in it: a small file's rows and a large one's
+    preview, not handled as a message queued behind that frame (a frame later)."""
+    from compaction_inspector.sample_sessions.generate import generate
+    from compaction_inspector.tui.session.screen import SessionScreen
+
+    big = tmp_path / "big.jsonl"
+    generate(big, 600_000, seed=5)
+    display = InspectorApp._display
+    for session in (path(), big):
+        rows_drawn: list[int] = []
+
+        def drawn(
+            app: InspectorApp, screen: object, renderable: object, rows: list[int] = rows_drawn
+        ) -> None:
+            if isinstance(screen, SessionScreen) and renderable is not None:
+                rows.append(len(screen.query_one("#before", TranscriptView).entries))
+            display(app, screen, renderable)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(InspectorApp, "_display", drawn)
+        app = InspectorApp(session, SMALL, export_dir=tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+        assert rows_drawn and rows_drawn[0] > 0, session.name
+
+
 async def test_the_exact_count_starts_once_the_estimated_rows_are_drawn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

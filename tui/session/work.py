@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
@@ -61,13 +62,18 @@ class Work(Runs):
             loading.read(path, given, request, config, run, post)
 
         if first_rows and given is None and loading.small(path):
-            read()
+            loading.read(path, given, request, config, run, self._handled_now)
             return
         if first_rows and given is None and request is None:
-            loading.preview(path, config, run, post)
+            loading.preview(path, config, run, self._handled_now)
             self._once_drawn(run, "load", read)
             return
         self._start("load", "load", read)
+
+    def _handled_now(self, message: Message) -> None:
+        """`message` handled by the screen before this returns, not queued behind the
+        screen's first frame: what a first frame shows is ready before it is drawn."""
+        getattr(self._screen, message.handler_name)(message)
 
     def count(self, estimate: Inspection, run: int, progress: Callable[[int, int], None]) -> None:
         """Count exactly the session `estimate` shows (`loading.count`), for the run that
