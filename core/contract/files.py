@@ -3,16 +3,15 @@ it writes them in, and what moves them."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
-
-from compaction_inspector.core.model import Block
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from compaction_inspector.core.formats.kinds import Document, Journal, Store, TaskFolder, Writer
+    from compaction_inspector.core.model import Block
     from compaction_inspector.core.statusline import StatusLine
 
 
@@ -26,6 +25,20 @@ class Found:
     subagents: tuple[Path, ...] = ()
     subagent_of: str | None = None  # a sub-agent's: the session it ran in
     stamp: int | None = None  # what changes when the session does, where one file holds many
+
+
+class Places(Protocol):
+    """Where an agent keeps its sessions and how to find them there: its package's
+    `places` module, which imports nothing of the rest of it, so a session list answered
+    from the index (`tui.cli.kept_sessions`) loads no agent, strategy or setting."""
+
+    def home(self) -> Path:
+        """Its sessions' folder when none is named: its environment's, else the home's."""
+        ...
+
+    def find(self, root: Path) -> list[Found]:
+        """Its session files under `root`."""
+        ...
 
 
 class Files(ABC):
@@ -55,13 +68,22 @@ class Files(ABC):
     # tokenizer's table of OpenAI's models does not name them
     o200k_models: ClassVar[tuple[str, ...]] = ()
 
-    @abstractmethod
+    places: ClassVar[Places | None] = (
+        None  # where it keeps its sessions (`Places`): set, or `home` and `find` written
+    )
+
     def home(self) -> Path:
         """Its sessions' folder when none is named: its environment's, else the home's."""
+        return self._places().home()
 
-    @abstractmethod
     def find(self, root: Path) -> list[Found]:
         """Its session files under `root`."""
+        return self._places().find(root)
+
+    def _places(self) -> Places:
+        if self.places is None:
+            raise NotImplementedError(f"{type(self).__name__} sets `places`, or writes `home` and `find`")
+        return self.places
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""

@@ -5,13 +5,13 @@ window, whose output reserve and size its version and model decide."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.claude_code import memory, reinjection, rules, settings, statusline
+from compaction_inspector.core.agents.claude_code import places as own_places
 from compaction_inspector.core.agents.claude_code import transcript as transcript_format
 from compaction_inspector.core.agents.claude_code.microcompact import MICROCOMPACT
 from compaction_inspector.core.agents.claude_code.reinjection import reinjected_range
@@ -20,7 +20,7 @@ from compaction_inspector.core.agents.claude_code.strategy import STRATEGY
 from compaction_inspector.core.agents.claude_code.transcript import FORMAT
 from compaction_inspector.core.caching.token_cache import count_session
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import (
     SESSION_PREFIX,
     ConfigView,
@@ -29,7 +29,6 @@ from compaction_inspector.core.contract.rules import (
     SessionWindow,
     Tour,
 )
-from compaction_inspector.core.files import files, folders
 from compaction_inspector.core.formats.kinds import Journal, Writer
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
@@ -59,13 +58,6 @@ PRESET_1M = Preset(
 )
 
 
-def decode_project(name: str) -> str:
-    """A project folder's name back to its path where that path exists
-    (`-Users-dain-workspace-x` is /Users/dain/workspace/x), else the name as it is."""
-    candidate = "/" + name.lstrip("-").replace("-", "/")
-    return candidate if name.startswith("-") and Path(candidate).exists() else name
-
-
 SKILL_LISTING_SENT_AGAIN = (2, 1, 23)  # sent again after a compaction from this version
 SKILL_LISTING_SHARE = 0.02  # of the window: the listing's budget from 2.1.32 (changelog)
 
@@ -83,6 +75,7 @@ class ClaudeCode(Agent):
         "Claude Code's projects folder (default $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
     )
     journal: ClassVar[Journal] = transcript_format
+    places: ClassVar[Places | None] = own_places
     writer: ClassVar[Writer | None] = transcript_format
     presets = (PRESET, PRESET_1M)
     strategies = (MICROCOMPACT, STRATEGY)
@@ -106,20 +99,6 @@ class ClaudeCode(Agent):
     }
     compaction_mark = b'"compact_boundary"'
     counts_recorded = True  # `preTokens`
-
-    def home(self) -> Path:
-        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
-
-    def find(self, root: Path) -> list[Found]:
-        """Every session in each project folder, its sub-agents after it, each a row of its own
-        named by the session it ran in."""
-        found: list[Found] = []
-        for project in folders(root):
-            for f in files(project, "*.jsonl"):
-                agents = tuple(files(project / f.stem / "subagents", "agent-*.jsonl"))
-                found.append(Found(f, FORMAT, decode_project(project.name), agents))
-                found += [Found(a, FORMAT, decode_project(project.name), subagent_of=f.stem) for a in agents]
-        return found
 
     def point(self, window: Window, config: ConfigView) -> Point:
         """Where it compacts in `window`: the inspector's settings first, then the user's

@@ -6,17 +6,15 @@ request's tokens reach its model's window less a margin it keeps (27,000 of 64k,
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
+from compaction_inspector.core.agents.cline import places as own_places
 from compaction_inspector.core.agents.cline import sdk, transcript
 from compaction_inspector.core.agents.cline.strategy import LEGACY_STRATEGY, STRATEGY
 from compaction_inspector.core.agents.cline.transcript import FORMAT, STORAGE
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.formats import task_folder
 from compaction_inspector.core.formats.kinds import Document, TaskFolder
@@ -66,6 +64,7 @@ class Cline(Agent):
     folder_option = "cline-dir"
     folder_help = "Cline's folder in VS Code's global storage (default …/globalStorage/" + STORAGE + ")"
     task_folder: ClassVar[TaskFolder | None] = transcript
+    places: ClassVar[Places | None] = own_places
     document: ClassVar[Document | None] = sdk
     presets = (PRESET,)
     strategies = (STRATEGY, LEGACY_STRATEGY)
@@ -74,20 +73,6 @@ class Cline(Agent):
     not_written = (
         "Cline 3 keeps them in VS Code's state, which VS Code owns; the current Cline's are not read here"
     )
-
-    def home(self) -> Path:
-        return task_folder.storage(STORAGE)
-
-    def find(self, root: Path) -> list[Found]:
-        """Cline 3's task folders under its VS Code folder, and the current Cline's sessions
-        (a sub-agent's after its root session): under `root` where it is a sessions folder,
-        and in its own sessions folder where `root` is its VS Code folder."""
-        found = [
-            Found(f / task_folder.HISTORY, FORMAT, str(root), stamp=task_folder.stamp(f))
-            for f in task_folder.tasks(root)
-        ]
-        folders = [root, *([sessions_folder()] if root == self.home() else [])]
-        return found + [f for folder in dict.fromkeys(folders) for f in _sessions(folder)]
 
     def point(self, window: Window, settings: ConfigView) -> Point:
         """Where it compacts in the window, under the options (Cline 3's, for a task
@@ -135,32 +120,3 @@ class Cline(Agent):
         if compaction.pre_tokens is None:
             return None
         return Count(self.name, (("its last request's tokens", compaction.pre_tokens),), (), at)
-
-
-def sessions_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """The current Cline's sessions folder (`sdk/packages/shared/src/storage/paths.ts`):
-    `$CLINE_SESSION_DATA_DIR`, else `sessions` in `$CLINE_DATA_DIR`, else in `data` of
-    `$CLINE_DIR`, else of `~/.cline`."""
-    env = os.environ if environ is None else environ
-    if env.get("CLINE_SESSION_DATA_DIR"):
-        return Path(env["CLINE_SESSION_DATA_DIR"])
-    if env.get("CLINE_DATA_DIR"):
-        return Path(env["CLINE_DATA_DIR"]) / "sessions"
-    return Path(env.get("CLINE_DIR") or Path.home() / ".cline") / "data" / "sessions"
-
-
-def _sessions(folder: Path) -> list[Found]:
-    """Each session folder's messages (`<id>/<id>.messages.json`), its sub-agents' after it."""
-    found: list[Found] = []
-    try:
-        folders = sorted(f for f in folder.iterdir() if f.is_dir())
-    except OSError:
-        return found
-    for f in folders:
-        main = f / (f.name + sdk.MESSAGES)
-        if not main.is_file():
-            continue
-        subs = tuple(p for p in sorted(f.glob("*" + sdk.MESSAGES)) if p != main)
-        found.append(Found(main, FORMAT, str(folder), subs))
-        found += [Found(p, FORMAT, str(folder), subagent_of=f.name) for p in subs]
-    return found

@@ -5,19 +5,18 @@ records the model's context window, and it compacts at its configured limit, at 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.codex import config_toml, rules
+from compaction_inspector.core.agents.codex import places as own_places
 from compaction_inspector.core.agents.codex import transcript as transcript_format
 from compaction_inspector.core.agents.codex.strategy import STRATEGY
 from compaction_inspector.core.agents.codex.transcript import FORMAT
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow, Tour
-from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.model import Check, Session
@@ -48,6 +47,7 @@ class Codex(Agent):
     folder_option = "codex-dir"
     folder_help = "Codex's sessions folder (default $CODEX_HOME/sessions, else ~/.codex/sessions)"
     journal: ClassVar[Journal] = transcript_format
+    places: ClassVar[Places | None] = own_places
     presets = (PRESET,)
     # codex-rs `protocol/src/protocol.rs`: the baseline its context indicator assumes
     overhead_tokens = 12_000
@@ -65,13 +65,6 @@ class Codex(Agent):
         "user": "$CODEX_HOME/config.toml, else ~/.codex/config.toml "
         "(in the default profile's table where that sets it)"
     }
-
-    def home(self) -> Path:
-        return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
-
-    def find(self, root: Path) -> list[Found]:
-        """Every rollout under the day folders."""
-        return [Found(f, FORMAT, str(f.parent.relative_to(root))) for f in walk(root, "rollout-*.jsonl")]
 
     def point(self, window: Window, config: ConfigView) -> Point:
         """The limit the settings give, else the user's own config.toml's, else 90 % of

@@ -11,15 +11,15 @@ from typing import Any, ClassVar
 
 import orjson
 
+from compaction_inspector.core.agents.gemini_cli import places as own_places
 from compaction_inspector.core.agents.gemini_cli import settings as configured
 from compaction_inspector.core.agents.gemini_cli import transcript
 from compaction_inspector.core.agents.gemini_cli.settings import KEY, GeminiSettings
 from compaction_inspector.core.agents.gemini_cli.strategy import STRATEGY
 from compaction_inspector.core.agents.gemini_cli.transcript import FORMAT
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
-from compaction_inspector.core.files import walk
 from compaction_inspector.core.formats.kinds import Journal
 from compaction_inspector.core.jsonedit import entry, with_key
 from compaction_inspector.core.measuring.pressure import Window
@@ -52,6 +52,7 @@ class GeminiCli(Agent):
     folder_option = "gemini-dir"
     folder_help = "Gemini CLI's folder (default $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"
     journal: ClassVar[Journal | None] = transcript
+    places: ClassVar[Places | None] = own_places
     presets = (PRESET,)
     strategies = (STRATEGY,)
     compaction_mark = transcript.SNAPSHOT.encode()
@@ -61,28 +62,6 @@ class GeminiCli(Agent):
         "user": "$GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json",
         "project": ".gemini/settings.json in this folder (its workspace settings)",
     }
-
-    def home(self) -> Path:
-        return configured.folder()
-
-    def find(self, root: Path) -> list[Found]:
-        """Each project's recordings (`tmp/<project>/chats/session-*`), a session's
-        sub-agents (`chats/<its id>/*.jsonl`) after it."""
-        found: list[Found] = []
-        subagents: dict[Path, dict[str, tuple[Path, ...]]] = {}  # by chats folder, by short id: read once
-        for path in walk(root / "tmp", "session-*.json*"):
-            chats = path.parent
-            if chats.name != "chats" or path.suffix not in (".json", ".jsonl"):
-                continue
-            if path.suffix == ".json" and path.with_suffix(".jsonl").exists():
-                continue  # Gemini CLI moved it to a `.jsonl` when it resumed it
-            if chats not in subagents:
-                subagents[chats] = _subagents(chats)
-            project, short = chats.parent.name, path.stem.rsplit("-", 1)[-1]
-            subs = subagents[chats].get(short, ())
-            found.append(Found(path, FORMAT, project, subs))
-            found += [Found(p, FORMAT, project, subagent_of=p.parent.name) for p in subs]
-        return found
 
     def point(self, window: Window, settings: ConfigView) -> Point:
         """Where its compression fires in the window: half of it, under the options (the
@@ -135,17 +114,3 @@ class GeminiCli(Agent):
         if compaction.pre_tokens is None:
             return None
         return Count(self.name, (("its last prompt", compaction.pre_tokens),), (), at)
-
-
-def _subagents(chats: Path) -> dict[str, tuple[Path, ...]]:
-    """The sub-agents' recordings in a chats folder, by the first 8 characters of the
-    session that started them (the end of its file's name)."""
-    found: dict[str, tuple[Path, ...]] = {}
-    try:
-        folders = sorted(chats.iterdir())
-    except OSError:  # unreadable: its sessions are listed without their sub-agents
-        return found
-    for folder in folders:
-        if folder.is_dir():
-            found[folder.name[:8]] = found.get(folder.name[:8], ()) + tuple(walk(folder, "*.jsonl"))
-    return found

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,14 +16,14 @@ from typing import Any, ClassVar
 import orjson
 
 from compaction_inspector.core.agents.opencode import database, export
+from compaction_inspector.core.agents.opencode import places as own_places
 from compaction_inspector.core.agents.opencode import settings as configured
 from compaction_inspector.core.agents.opencode.overflow import OUTPUT_TOKEN_MAX, Limits, Overflow, overflow
 from compaction_inspector.core.agents.opencode.strategy import PRUNE, STRATEGY
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.files import read_text
-from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import Journal, Store, stored_in
 from compaction_inspector.core.jsonedit import entry, load_jsonc, with_key
 from compaction_inspector.core.measuring.pressure import Window
@@ -37,7 +36,6 @@ __all__ = ["FORMAT", "PRESET", "Opencode"]
 TASK_ID = re.compile(r"^task_id: (ses_[A-Za-z0-9]+)", re.MULTILINE)  # a task result's sub-agent session
 
 FORMAT = database.FORMAT
-DATABASES = database.NAMES[:1]  # its data folder's database
 USUAL_CONTEXT, USUAL_OUTPUT = 200_000, 32_000  # a model whose limits the catalogue does not give
 PRESET = Preset(
     FORMAT,
@@ -49,13 +47,9 @@ PRESET = Preset(
 )
 
 
-def _folder(variable: str, fallback: str) -> Path:
-    return Path(os.environ.get(variable) or Path.home() / fallback) / "opencode"
-
-
 def catalogue() -> Path:
     """Where opencode keeps models.dev's catalogue of models and their limits."""
-    return _folder("XDG_CACHE_HOME", ".cache") / "models.json"
+    return own_places.folder("XDG_CACHE_HOME", ".cache") / "models.json"
 
 
 @functools.lru_cache(maxsize=2)
@@ -136,6 +130,7 @@ class Opencode(Agent):
     folder_help = "opencode's data folder (default $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)"
     journal: ClassVar[Journal | None] = export
     store: ClassVar[Store | None] = database
+    places: ClassVar[Places | None] = own_places
     presets = (PRESET,)
     strategies = (STRATEGY, PRUNE)
     compaction_mark = b""  # its compactions are rows of its database, not lines
@@ -146,34 +141,6 @@ class Opencode(Agent):
         "project": "opencode.json in this folder (or its .jsonc)",
     }
     counts_recorded = True  # a compaction's count is its last response's tokens
-
-    def home(self) -> Path:
-        return _folder("XDG_DATA_HOME", ".local/share")
-
-    def find(self, root: Path) -> list[Found]:
-        """Every session of the database in its data folder, a main session's sub-agents after it."""
-        found: list[Found] = []
-        for name in DATABASES:
-            file = root / name
-            if not file.is_file():
-                continue
-            try:
-                stored = database.sessions(file)
-            except LoadError:  # a database that cannot be read is one row that says why
-                found.append(Found(file, FORMAT, str(root)))
-                continue
-            children: dict[str | None, list[database.Stored]] = {}
-            for s in stored:
-                children.setdefault(s.parent, []).append(s)
-            for s in children.get(None, []):
-                subs = children.get(s.id, [])
-                paths = tuple(database.named(file, c.id) for c in subs)
-                found.append(Found(database.named(file, s.id), FORMAT, s.directory, paths, stamp=s.updated))
-                found += [
-                    Found(database.named(file, c.id), FORMAT, c.directory, subagent_of=s.id, stamp=c.updated)
-                    for c in subs
-                ]
-        return found
 
     def point(self, window: Window, settings: ConfigView) -> Point:
         """Where its compaction strategy fires in the window: the overflow point, under

@@ -10,13 +10,14 @@ import math
 from pathlib import Path
 from typing import Any, ClassVar
 
+from compaction_inspector.core.agents.roo_code import places as own_places
 from compaction_inspector.core.agents.roo_code import settings as configured
 from compaction_inspector.core.agents.roo_code import transcript
 from compaction_inspector.core.agents.roo_code.settings import RooSettings
 from compaction_inspector.core.agents.roo_code.strategy import STRATEGY
-from compaction_inspector.core.agents.roo_code.transcript import FORMAT, STORAGE, WORKSPACE
+from compaction_inspector.core.agents.roo_code.transcript import FORMAT, STORAGE
 from compaction_inspector.core.contract.agent import Agent
-from compaction_inspector.core.contract.files import Found
+from compaction_inspector.core.contract.files import Places
 from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView, Preset, SessionWindow
 from compaction_inspector.core.formats import task_folder
 from compaction_inspector.core.formats.kinds import TaskFolder
@@ -53,6 +54,7 @@ class RooCode(Agent):
     folder_option = "roo-dir"
     folder_help = "Roo Code's folder in VS Code's global storage (default …/globalStorage/" + STORAGE + ")"
     task_folder: ClassVar[TaskFolder | None] = transcript
+    places: ClassVar[Places | None] = own_places
     presets = (PRESET,)
     strategies = (STRATEGY,)
     compaction_mark = b'"isSummary"'
@@ -63,34 +65,6 @@ class RooCode(Agent):
     )
     settings_keys = {"trigger_percent": configured.KEY}
     settings_layers = {"user": f"the exported settings file VS Code's {configured.AUTO_IMPORT} names"}
-
-    def home(self) -> Path:
-        return task_folder.storage(STORAGE)
-
-    def find(self, root: Path) -> list[Found]:
-        """Each task folder, a sub-task after the task that started it."""
-        items = {f: task_folder.extra(f, WORKSPACE) for f in task_folder.tasks(root)}
-        parents = {f.name: f for f in items}
-        children: dict[str, list[Path]] = {}
-        for folder, item in items.items():
-            parent = item.get("parentTaskId")
-            if isinstance(parent, str) and parent in parents:
-                children.setdefault(parent, []).append(folder / task_folder.HISTORY)
-        found: list[Found] = []
-        for folder, item in items.items():
-            if isinstance(item.get("parentTaskId"), str) and item["parentTaskId"] in parents:
-                continue
-            workspace = item.get("workspace")
-            project = workspace if isinstance(workspace, str) else str(root)
-            subs = tuple(children.get(folder.name, ()))
-            found.append(
-                Found(folder / task_folder.HISTORY, FORMAT, project, subs, stamp=task_folder.stamp(folder))
-            )
-            found += [
-                Found(s, FORMAT, project, subagent_of=folder.name, stamp=task_folder.stamp(s.parent))
-                for s in subs
-            ]
-        return found
 
     def point(self, window: Window, settings: ConfigView) -> Point:
         """Where its condense fires in the window, under the options (the user's own
