@@ -18,7 +18,8 @@ from pathlib import Path
 
 from compaction_inspector.core.agents.claude_code.agent import FORMAT as CLAUDE_CODE
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.sessions import Index, Row, find
+from compaction_inspector.core.session_index import Index, Row
+from compaction_inspector.core.sessions import find, rows
 from compaction_inspector.sample_sessions.generate import generate, parse_size
 
 
@@ -52,10 +53,10 @@ def main() -> int:
             if not first:
                 first.append(time.perf_counter() - start)
 
-        Index(index_path).rows(CATALOGUE, found, progress)
+        rows(CATALOGUE, found, progress, index=Index(index_path))
         scan = time.perf_counter() - start
         start = time.perf_counter()
-        Index(index_path).rows(CATALOGUE, find(CATALOGUE, places))
+        rows(CATALOGUE, find(CATALOGUE, places), index=Index(index_path))
         relist = time.perf_counter() - start
 
         cache = Path(folder) / "cache"

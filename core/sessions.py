@@ -1,126 +1,34 @@
 """The user's own sessions: where each agent keeps them (its package says, `core.agents`),
 and a row for each.
 
-A row is what a list of sessions shows; scanning reads a file once (the loaders stream
-it) and never writes it. Rows are kept in an index in the user cache directory, by path,
-size and modification time (or, in a file that holds many sessions, the session's own
-stamp), so a session is scanned again only when it changed.
+A row (`core.session_index.Row`) is what a list of sessions shows; scanning reads a file
+once (the loaders stream it) and never writes it. Rows are kept in the index
+(`core.session_index`), so a session is scanned again only when it changed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-from compaction_inspector.core.caching.cache import cache_root
-from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.files import Found
-from compaction_inspector.core.files import read_text, walk, write_atomic
-from compaction_inspector.core.forked import spread
-from compaction_inspector.core.formats.common import LoadError, as_dict, loads
+from compaction_inspector.core.files import walk
+from compaction_inspector.core.formats.common import LoadError
 from compaction_inspector.core.formats.kinds import stored_in
 from compaction_inspector.core.measuring.context_model import responses
 from compaction_inspector.core.measuring.grouping import api_round_starts
-from compaction_inspector.core.model import MAX_COUNT, Message, Session
+from compaction_inspector.core.model import Message, Session
 from compaction_inspector.core.pricing.cost import Cost, keyed_tokens, session_cost
+from compaction_inspector.core.session_index import Index, Place, Row, problem
 from compaction_inspector.core.timestamps import written
 from compaction_inspector.core.topic import asks, title
 
 FOLDER = "folder"  # a folder named to the list: any transcripts in it, whatever their agent
-INDEX_VERSION = f"13.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 TITLE_CHARS = 1_000  # a title kept whole (lists cut it to fit); past this it is a pasted text
-
-
-@dataclass(frozen=True)
-class Row:
-    """What a list of sessions shows of one."""
-
-    path: str
-    agent: str
-    project: str
-    title: str
-    started: str | None
-    last_activity: str | None
-    model: str | None
-    messages: int
-    api_rounds: int
-    peak_context_tokens: int | None  # the largest prompt a response reported
-    peak_pressure: float | None  # ... over the usable window the session's agent had
-    compactions: int
-    bytes: int
-    subagents: int
-    problem: str | None = None  # why it could not be read, when it could not
-    subagent_of: str | None = None  # a sub-agent's: the session (file stem) it ran in
-    # what its responses cost, its sub-agents' included, priced from their usage (None: none priced)
-    cost_usd: float | None = None
-    subagents_cost_usd: float | None = None  # of that, its sub-agents' (None: it ran none)
-    unpriced: str | None = None  # the models the price table lacks, with how many responses each
-    # the tokens its responses reported, sub-agents included, by model and kind (`uncached_input`,
-    # `cache_read`, `cache_write_5m`, `cache_write_1h`, `output`), as ccusage counts them
-    tokens: dict[str, dict[str, int]] | None = None
-
-    @property
-    def cost(self) -> str:
-        """What a list shows: "$2.39", "not priced" (a model the table lacks) or "—" (no usage)."""
-        if self.cost_usd is not None:
-            return f"${self.cost_usd:,.2f}"
-        return "not priced" if self.unpriced else "—"
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Row | None:
-        """The row an index kept, or None when the entry is not one (any field missing,
-        extra or of the wrong type): such an entry is scanned again."""
-        if not isinstance(data, dict) or set(data) != {*_ROW_TYPES, "tokens"}:
-            return None
-        if not _token_table(data["tokens"]):
-            return None
-        for name, types in _ROW_TYPES.items():
-            value = data[name]
-            if isinstance(value, bool) or not isinstance(value, types):
-                return None
-            if isinstance(value, int) and not 0 <= value <= MAX_COUNT:
-                return None
-        return cls(**data)
-
-
-# what each field of a kept row may hold
-_ROW_TYPES: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("path", "agent", "project", "title"), (str,)),
-    **dict.fromkeys(
-        ("started", "last_activity", "model", "problem", "subagent_of", "unpriced"), (str, type(None))
-    ),
-    **dict.fromkeys(("messages", "api_rounds", "compactions", "bytes", "subagents"), (int,)),
-    "peak_context_tokens": (int, type(None)),
-    **dict.fromkeys(("cost_usd", "subagents_cost_usd"), (float, int, type(None))),
-    "peak_pressure": (float, int, type(None)),
-}
-
-
-def _token_table(value: Any) -> bool:
-    """Whether a kept row's `tokens` is one `scan` writes: None, or counts by model and kind."""
-    return value is None or (
-        isinstance(value, dict)
-        and all(
-            isinstance(model, str)
-            and isinstance(kinds, dict)
-            and all(
-                isinstance(k, str) and isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_COUNT
-                for k, n in kinds.items()
-            )
-            for model, kinds in value.items()
-        )
-    )
 
 
 def roots(catalogue: Catalogue, given: dict[str, str | Path | None] | None = None) -> list[tuple[str, Path]]:
@@ -128,6 +36,27 @@ def roots(catalogue: Catalogue, given: dict[str, str | Path | None] | None = Non
     else its environment's, else the home's."""
     given = given or {}
     return [(name, agent.folder(given.get(name))) for name, agent in catalogue.by_format.items()]
+
+
+def rows(
+    catalogue: Catalogue,
+    found: list[Found],
+    progress: Callable[[int, int, Row], None] | None = None,
+    jobs: int = 1,
+    index: Index | None = None,
+) -> list[Row]:
+    """A row for each file, newest activity first, kept in `index` (the user's by
+    default): scanned only when it changed, in up to `jobs` forked processes
+    (`Index.rows`); `progress(done, total, row)` hears of each."""
+    index = Index() if index is None else index
+    return index.rows(found, partial(scan, catalogue), progress, jobs, places(catalogue))
+
+
+def places(catalogue: Catalogue) -> list[Place]:
+    """The agents' places, as the index keeps them (every agent's that has a `places`
+    module: otherwise none, and a list is always made with the agents)."""
+    made = [(a.format, a.places.__name__, a.folder_option) for a in catalogue.agents if a.places is not None]
+    return made if len(made) == len(catalogue.agents) else []
 
 
 def short_project(project: str, width: int | None = None) -> str:
@@ -168,11 +97,11 @@ def scan(catalogue: Catalogue, found: Found) -> Row:
         st = stored_in(found.path)[0].stat()
         session = catalogue.formats.load(found.path)
     except LoadError as exc:
-        return _problem(found, str(exc))
+        return problem(found, str(exc))
     except OSError as exc:
-        return _problem(found, exc.strerror or str(exc))
+        return problem(found, exc.strerror or str(exc))
     except (RecursionError, MemoryError) as exc:  # one file past what can be read stays one row
-        return _problem(found, f"too large or deep to read ({type(exc).__name__})")
+        return problem(found, f"too large or deep to read ({type(exc).__name__})")
     messages = session.messages
     # its first prompt that asks for work: a session begun after /clear starts with that command
     first = next((m for m in messages if m.is_human and asks(m.text)), None) or next(
@@ -221,114 +150,6 @@ def scan(catalogue: Catalogue, found: Found) -> Row:
 
 def _iso(seconds: float) -> str:
     return written(int(seconds) * 1000)  # whole seconds: a file's time, not a transcript's
-
-
-def _problem(found: Found, problem: str) -> Row:
-    size = 0
-    with contextlib.suppress(OSError):
-        size = stored_in(found.path)[0].stat().st_size
-    return Row(
-        path=str(found.path),
-        agent=found.agent,
-        project=found.project,
-        title=found.path.name,
-        started=None,
-        last_activity=None,
-        model=None,
-        messages=0,
-        api_rounds=0,
-        peak_context_tokens=None,
-        peak_pressure=None,
-        compactions=0,
-        bytes=size,
-        subagents=len(found.subagents),
-        problem=problem,
-        subagent_of=found.subagent_of,
-    )
-
-
-class Index:
-    """Rows kept between runs by path, size and modification time (`sessions.json` in
-    the user cache directory); an entry that does not match, or a file that does not
-    parse, is simply scanned again."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        root = cache_root()
-        self.path = path if path is not None else (root / "sessions.json" if root is not None else None)
-        self.entries: dict[str, Any] = {}
-        self._changed = False  # an entry made or let go since it was read: written back then only
-        if self.path is not None:
-            # an index that does not read as one (damaged, hand-edited) is rebuilt
-            with contextlib.suppress(OSError, ValueError, RecursionError):
-                data = loads(read_text(self.path))
-                if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
-                    self.entries = as_dict(data.get("rows"))
-
-    def known(self, found: list[Found]) -> list[Row]:
-        """The rows the index holds for these files as it last saw them, without looking
-        at the files (what a list shows at once; `rows` then checks each one)."""
-        kept = (self.entries.get(str(f.path)) for f in found)
-        rows = (Row.from_dict(k.get("row")) for k in kept if isinstance(k, dict))
-        return sorted((r for r in rows if r is not None), key=lambda r: r.last_activity or "", reverse=True)
-
-    def rows(
-        self,
-        catalogue: Catalogue,
-        found: list[Found],
-        progress: Callable[[int, int, Row], None] | None = None,
-        jobs: int = 1,
-    ) -> list[Row]:
-        """A row for each file, scanned only when it changed, the files that did in up to
-        `jobs` forked processes (`core.forked`); newest activity first. `progress(done,
-        total, row)` hears of each row as it is made."""
-        made: list[Row | None] = []
-        stale: list[tuple[int, list[Any]]] = []  # the files to scan: where their rows go, their keys
-        done = 0
-        for f in found:
-            key, row = self._kept(f)
-            if row is None:
-                stale.append((len(made), key))
-            else:
-                done += 1
-                if progress is not None:
-                    progress(done, len(found), row)
-            made.append(row)
-        for k, row in spread(partial(scan, catalogue), [found[at] for at, _ in stale], jobs):
-            at, key = stale[k]
-            self.entries[str(found[at].path)] = {"key": key, "row": row.to_dict()}
-            self._changed = True
-            made[at] = row
-            done += 1
-            if progress is not None:
-                progress(done, len(found), row)
-        out = [r for r in made if r is not None]
-        self._save(out)
-        return sorted(out, key=lambda r: r.last_activity or "", reverse=True)
-
-    def _kept(self, found: Found) -> tuple[list[Any], Row | None]:
-        """The file's key (its size and time, or its own stamp) and the row kept under it;
-        None where it must be scanned (a file that cannot be read is a row of its own)."""
-        try:
-            st = stored_in(found.path)[0].stat()
-        except OSError as exc:
-            return [], _problem(found, exc.strerror or str(exc))
-        # a session of a file that holds many changes when its own stamp does
-        stamp = [found.stamp] if found.stamp is not None else [st.st_size, st.st_mtime_ns]
-        key = [*stamp, len(found.subagents)]
-        kept = self.entries.get(str(found.path))
-        if isinstance(kept, dict) and kept.get("key") == key:
-            return key, Row.from_dict(kept.get("row"))
-        return key, None
-
-    def _save(self, rows: list[Row]) -> None:
-        if self.path is None:
-            return
-        shown = {r.path for r in rows}
-        kept = {k: v for k, v in self.entries.items() if k in shown}
-        if not self._changed and len(kept) == len(self.entries):
-            return  # the index on disk already says all of it
-        with contextlib.suppress(OSError):
-            write_atomic(self.path, json.dumps({"version": INDEX_VERSION, "rows": kept}))
 
 
 def _tools(catalogue: Catalogue, session: Session) -> tuple[str, ...]:

@@ -669,7 +669,7 @@ def test_json_output_is_what_json_dumps_writes_iterators_as_arrays(
     """Written member by member through orjson, the JSON is json.dumps(indent=2)'s, byte
     for byte (integers past 64 bits included), and an iterator reads as the list it yields;
     characters a terminal obeys are escaped."""
-    from compaction_inspector.tui.cli.common import JSON_UNSAFE, print_json
+    from compaction_inspector.tui.cli.json_out import JSON_UNSAFE, print_json
 
     capsys.readouterr()
     print_json(_streamed(value, data))
@@ -680,7 +680,7 @@ def test_json_output_is_what_json_dumps_writes_iterators_as_arrays(
 
 
 def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFixture[str]) -> None:
-    from compaction_inspector.tui.cli.common import print_json
+    from compaction_inspector.tui.cli.json_out import print_json
 
     value = {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": "\x1b]52;c;x\x07 \x9b \u202e", 5: None}
     print_json(value)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.caching.cache import cache_root
-from compaction_inspector.core.caching.token_cache import LOADER_VERSION
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.formats.common import LOADER_VERSION
 from compaction_inspector.core.pricing.rates import source
 from compaction_inspector.core.strategies.declaration import to_config
 

@@ -26,10 +26,10 @@ from typing import Any
 from compaction_inspector.core.caching import chunks
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.formats.common import LOADER_VERSION
 from compaction_inspector.core.measuring.tokens import TokenCounter
 from compaction_inspector.core.model import Session
 
-LOADER_VERSION = "5"  # bump when a loader changes which messages it produces
 WRITTEN_MAGIC = b"CITW2"
 WRITTEN_MOST = 32 << 20  # an entry of written texts past this many bytes is begun afresh
 MAGIC = b"CITC1"

@@ -32,6 +32,8 @@ class Places(Protocol):
     `places` module, which imports nothing of the rest of it, so a session list answered
     from the index (`tui.cli.kept_sessions`) loads no agent, strategy or setting."""
 
+    __name__: str  # the module's, which the index keeps to import it again
+
     def home(self) -> Path:
         """Its sessions' folder when none is named: its environment's, else the home's."""
         ...

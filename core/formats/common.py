@@ -23,6 +23,8 @@ from compaction_inspector.core.model import (
     canonical_json,
 )
 
+LOADER_VERSION = "5"  # bump when a loader changes which messages it produces
+
 
 class LoadError(Exception):
     """The file cannot be read as a transcript; the message says why."""

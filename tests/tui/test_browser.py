@@ -14,10 +14,10 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
 from compaction_inspector.core.agents.registry import CATALOGUE
-from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.contract.files import Found
-from compaction_inspector.core.sessions import Index, Row, find, roots
+from compaction_inspector.core.session_index import Index, Row
+from compaction_inspector.core.sessions import find, roots, rows
 from compaction_inspector.sample_sessions import path
 from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.screens.browser import SessionBrowser
@@ -295,15 +295,15 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
     places = roots(
         CATALOGUE, {"claude-code": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
     )
-    kept = Index().rows(CATALOGUE, find(CATALOGUE, places))  # a first run kept every row
+    kept = rows(CATALOGUE, find(CATALOGUE, places))  # a first run kept every row
     changed = home / ".claude" / "projects" / "-nowhere-flaky" / "tinyparse.jsonl"
     changed.write_text("not a transcript any more\n")
     release = threading.Event()
     checked = Index.rows
 
-    def held(index: Index, catalogue: Catalogue, found: list[Found], progress: Any = None) -> list[Row]:
+    def held(index: Index, found: list[Found], *args: Any) -> list[Row]:
         release.wait(10)  # the files are not checked until the list is seen
-        return checked(index, catalogue, found, progress)
+        return checked(index, found, *args)
 
     monkeypatch.setattr(Index, "rows", held)
     app = InspectorApp(path(), Config(CATALOGUE), browse=places, export_dir=home)
@@ -323,10 +323,10 @@ async def test_the_index_lists_every_session_at_once_then_the_scan_checks_them(
 def test_the_project_column_sorts_by_the_folders_it_shows() -> None:
     """A sort puts "alpha/app" before "zeta/lib" as shown, not by their full paths."""
     from compaction_inspector.core.contract.files import Found
-    from compaction_inspector.core.sessions import _problem
+    from compaction_inspector.core.session_index import problem
     from compaction_inspector.tui.screens.browser import _sorted_by
 
-    rows = [_problem(Found(Path(p), "claude-code", p), "unread") for p in ("/a/zeta/lib", "/z/alpha/app")]
+    rows = [problem(Found(Path(p), "claude-code", p), "unread") for p in ("/a/zeta/lib", "/z/alpha/app")]
     shown = [_sorted_by(r, "project") for r in rows]
     assert shown == [("zeta/lib", "/a/zeta/lib"), ("alpha/app", "/z/alpha/app")]  # alpha/app sorts first
 

@@ -10,7 +10,8 @@ from compaction_inspector.core.agents.claude_code.agent import FORMAT as CLAUDE_
 from compaction_inspector.core.agents.codex.agent import FORMAT as CODEX
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.model import Block, Message, Session
-from compaction_inspector.core.sessions import FOLDER, Index, find, subagent_files
+from compaction_inspector.core.session_index import Index
+from compaction_inspector.core.sessions import FOLDER, find, rows, subagent_files
 from compaction_inspector.sample_sessions import path
 from tests.helpers import load
 
@@ -32,17 +33,19 @@ def test_rows_are_kept_by_size_and_time_and_a_corrupt_index_is_rescanned(tmp_pat
     ]
     found = found[:1]
     index = tmp_path / "index.json"
-    [row] = Index(index).rows(CATALOGUE, found)
+    [row] = rows(CATALOGUE, found, index=Index(index))
     assert (row.title, row.compactions, row.subagents, row.problem) == (
         "Make test_expiry deterministic with a fake clock", 1, 1, None,
     )  # fmt: skip
     kept = json.loads(index.read_text())
     assert list(kept["rows"]) == [str(found[0].path)]
     index.write_text("{not json")  # corrupt: ignored, the file scanned again, the index rewritten
-    assert Index(index).rows(CATALOGUE, found) == [row]
+    assert rows(CATALOGUE, found, index=Index(index)) == [row]
     assert json.loads(index.read_text()) == kept
     before = index.stat()
-    assert Index(index).rows(CATALOGUE, found) == [row]  # nothing changed: the index is not written again
+    assert rows(CATALOGUE, found, index=Index(index)) == [
+        row
+    ]  # nothing changed: the index is not written again
     after = index.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
@@ -76,7 +79,7 @@ def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:
     """Whatever the index holds, each file gets its true row and the index is rewritten."""
     found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])[:1]
     index = tmp_path / "index.json"
-    [row] = Index(index).rows(CATALOGUE, found)
+    [row] = rows(CATALOGUE, found, index=Index(index))
     kept = json.loads(index.read_text())
     entry = kept["rows"][str(found[0].path)]
     damaged = [
@@ -89,10 +92,10 @@ def test_a_damaged_index_entry_is_scanned_again(tmp_path: Path) -> None:
     ]
     for value in damaged:
         index.write_text(json.dumps(value))
-        assert Index(index).rows(CATALOGUE, found) == [row]
+        assert rows(CATALOGUE, found, index=Index(index)) == [row]
         assert json.loads(index.read_text()) == kept
     index.write_text("[" * 100_000 + "]" * 100_000)  # deeper than any parser recurses
-    assert Index(index).rows(CATALOGUE, found) == [row]
+    assert rows(CATALOGUE, found, index=Index(index)) == [row]
 
 
 def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> None:
@@ -100,8 +103,10 @@ def test_a_file_that_cannot_be_read_is_a_row_that_says_why(tmp_path: Path) -> No
     project.mkdir(parents=True)
     os.mkfifo(project / "fifo.jsonl")  # listed by the Codex walk and a folder, never opened to wait
     (project / "deep.jsonl").write_text('{"type": "user", "message": ' + "[" * 5000 + "]" * 5000 + "}\n")
-    rows = Index(tmp_path / "index.json").rows(CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "projects")]))
-    problems = {Path(r.path).name: r.problem for r in rows}
+    listed = rows(
+        CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "projects")]), index=Index(tmp_path / "index.json")
+    )
+    problems = {Path(r.path).name: r.problem for r in listed}
     assert problems["fifo.jsonl"] is not None and problems["fifo.jsonl"].endswith(
         "a FIFO, not a file to read"
     )
@@ -114,7 +119,9 @@ def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path
     day = tmp_path / "sessions" / "2026" / "06" / "18"
     day.mkdir(parents=True)
     (day / "rollout-x.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
-    [row] = Index(tmp_path / "index.json").rows(CATALOGUE, find(CATALOGUE, [(CODEX, tmp_path / "sessions")]))
+    [row] = rows(
+        CATALOGUE, find(CATALOGUE, [(CODEX, tmp_path / "sessions")]), index=Index(tmp_path / "index.json")
+    )
     assert (row.project, row.started, row.last_activity) == (
         "/home/dev/webapp", "2026-11-20T16:40:06.000Z", "2026-11-20T16:41:18.000Z",
     )  # fmt: skip
@@ -127,7 +134,9 @@ def test_codex_and_proxy_log_rows_take_the_times_and_folder_they_record(tmp_path
             for t in (1781514968.751, 1781515286.74)
         )
     )
-    [row] = Index(tmp_path / "index2.json").rows(CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "logs")]))
+    [row] = rows(
+        CATALOGUE, find(CATALOGUE, [(FOLDER, tmp_path / "logs")]), index=Index(tmp_path / "index2.json")
+    )
     assert (row.started, row.last_activity) == ("2026-06-15T09:16:08.751Z", "2026-06-15T09:21:26.740Z")
 
 
@@ -135,18 +144,18 @@ def test_the_index_knows_its_rows_without_looking_at_the_files(tmp_path: Path) -
     found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])
     index = tmp_path / "index.json"
     assert Index(index).known(found) == []  # nothing kept yet
-    rows = Index(index).rows(CATALOGUE, found)
+    listed = rows(CATALOGUE, found, index=Index(index))
     for f in found:
         f.path.unlink()  # known() never opens or stats a file
-    assert Index(index).known(found) == rows
-    assert sorted(Path(r.path).name for r in rows) == ["agent-x.jsonl", "s1.jsonl"]
+    assert Index(index).known(found) == listed
+    assert sorted(Path(r.path).name for r in listed) == ["agent-x.jsonl", "s1.jsonl"]
 
 
 def test_a_claude_code_row_names_the_folder_it_ran_in_and_a_sub_agent_its_session(tmp_path: Path) -> None:
     """The folder the session records, not the encoded folder name (which cannot be read
     back when the path is not on this machine); a sub-agent says whose it is."""
     found = find(CATALOGUE, [(CLAUDE_CODE, home(tmp_path))])
-    session, agent = Index(tmp_path / "index.json").rows(CATALOGUE, found)
+    session, agent = rows(CATALOGUE, found, index=Index(tmp_path / "index.json"))
     assert (session.project, session.subagent_of) == ("/home/dev/flaky", None)
     assert (agent.project, agent.subagent_of) == ("-nowhere", "s1")  # it records no folder of its own
 
@@ -199,13 +208,15 @@ def test_the_files_not_seen_before_are_read_in_forked_processes_to_the_same_rows
     for name in names:
         (folder / name).write_bytes(path(name).read_bytes())
     found = find(CATALOGUE, [(FOLDER, folder)])
-    here = Index(tmp_path / "here.json").rows(CATALOGUE, found)
+    here = rows(CATALOGUE, found, index=Index(tmp_path / "here.json"))
     heard: list[tuple[int, int]] = []
-    Index(tmp_path / "forked.json").rows(
-        CATALOGUE, found[:1]
-    )  # one kept before: read from the index, the rest forked
-    forked = Index(tmp_path / "forked.json").rows(
-        CATALOGUE, found, lambda n, of, _: heard.append((n, of)), jobs=2
+    rows(CATALOGUE, found[:1], index=Index(tmp_path / "forked.json"))  # one kept before: the rest forked
+    forked = rows(
+        CATALOGUE,
+        found,
+        lambda n, of, _: heard.append((n, of)),
+        jobs=2,
+        index=Index(tmp_path / "forked.json"),
     )
     assert can_fork() and forked == here and len(here) == len(names)
     assert heard == [(n, len(names)) for n in range(1, len(names) + 1)]

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from compaction_inspector.core.compare import Comparison
 from compaction_inspector.core.pricing.cost import signed
-from compaction_inspector.core.sessions import Row, short_project
+from compaction_inspector.core.session_index import Row
+from compaction_inspector.core.sessions import short_project
 from compaction_inspector.core.sweeping.points import COLUMNS as SWEEP_COLUMNS
 from compaction_inspector.core.sweeping.points import TIED, tied
 from compaction_inspector.core.sweeping.sweep import Sweep

@@ -25,7 +25,8 @@ from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.sessions import Index, Row, find, short_project
+from compaction_inspector.core.session_index import Index, Row
+from compaction_inspector.core.sessions import find, rows, short_project
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.screens.help import HelpScreen
@@ -164,9 +165,9 @@ class SessionBrowser(Screen[None]):
                 batch.clear()
                 shown_at = time.monotonic()
 
-        rows = index.rows(self.catalogue, found, progress)
+        made = rows(self.catalogue, found, progress, index=index)
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._scanned, rows, known)
+            self.app.call_from_thread(self._scanned, made, known)
 
     def _listed(self, rows: list[Row]) -> None:
         """The index's rows, before any file is checked: the scan replaces them once, at

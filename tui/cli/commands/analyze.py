@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from compaction_inspector.tui.cli.common import Shared, Subparsers, inspect, print_json
+from compaction_inspector.tui.cli.common import Shared, Subparsers, inspect
+from compaction_inspector.tui.cli.json_out import print_json
 
 NAME = "analyze"
 

@@ -7,7 +7,8 @@ import sys
 
 from compaction_inspector.core.replaying.checkpoint import append_checkpoint, detect
 from compaction_inspector.core.text import say
-from compaction_inspector.tui.cli.common import Shared, Subparsers, UsageError, print_json
+from compaction_inspector.tui.cli.common import Shared, Subparsers, UsageError
+from compaction_inspector.tui.cli.json_out import print_json
 
 NAME = "checkpoint"
 

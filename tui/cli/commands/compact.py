@@ -23,8 +23,8 @@ from compaction_inspector.tui.cli.common import (
     add_policy,
     free_to_write,
     inspect,
-    print_json,
 )
+from compaction_inspector.tui.cli.json_out import print_json
 
 NAME = "compact"
 

@@ -12,9 +12,9 @@ from compaction_inspector.tui.cli.common import (
     Subparsers,
     UsageError,
     inspect,
-    print_json,
     replayed_list,
 )
+from compaction_inspector.tui.cli.json_out import print_json
 
 NAME = "compare"
 

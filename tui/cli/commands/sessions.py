@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from compaction_inspector.core.sessions import Index, find
-from compaction_inspector.tui.cli.common import Shared, Subparsers, UsageError, agents_named, print_json
+from compaction_inspector.core.sessions import find, rows
+from compaction_inspector.tui.cli.common import Shared, Subparsers, UsageError, agents_named
+from compaction_inspector.tui.cli.json_out import print_json
 from compaction_inspector.tui.launch import places_given
 
 NAME = "sessions"
@@ -32,11 +33,11 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be a whole number >= 1")
     places = places_given(args.catalogue, args)
-    rows = Index().rows(args.catalogue, find(args.catalogue, places), jobs=args.jobs)
+    listed = rows(args.catalogue, find(args.catalogue, places), jobs=args.jobs)
     if args.json:
-        print_json([r.to_dict() for r in rows])
+        print_json([r.to_dict() for r in listed])
     else:
         from compaction_inspector.tui.cli.tables import print_sessions
 
-        print_sessions(rows, places)
+        print_sessions(listed, places)
     return 0

@@ -16,9 +16,9 @@ from compaction_inspector.tui.cli.common import (
     add_policy,
     checkpoint_triggers,
     inspect,
-    print_json,
     simulated,
 )
+from compaction_inspector.tui.cli.json_out import print_json
 
 NAME = "simulate"
 

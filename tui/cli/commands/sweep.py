@@ -22,9 +22,9 @@ from compaction_inspector.tui.cli.common import (
     UsageError,
     config_of,
     free_to_write,
-    print_json,
     write_page,
 )
+from compaction_inspector.tui.cli.json_out import print_json
 from compaction_inspector.tui.launch import places_given
 
 if TYPE_CHECKING:

@@ -1,0 +1,87 @@
+"""JSON on stdout, as every `--json` prints it: written as it is made, and inert on a
+terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+# JSON escapes C0 controls itself; these it would leave raw: C1 controls (U+009B is a CSI
+# to some terminals), bidi overrides, and lone surrogates (which UTF-8 cannot carry)
+JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]")
+
+
+JSON_BATCH = 1 << 20  # characters of encoded JSON escaped and written together
+
+
+JSON_SPLIT_DEPTH = 2  # containers this shallow are written member by member
+
+
+def print_json(value: Any) -> None:
+    """`value` as JSON on stdout, laid out as `json.dumps(indent=2)` lays it out, every
+    character a terminal could obey written as its `\\uXXXX` escape: the same JSON to a
+    parser, inert on a screen."""
+    # written as it is encoded, never whole: a large session's JSON is tens of megabytes;
+    # an escape never spans pieces, as a piece always ends outside a string
+    escaped = lambda m: f"\\u{ord(m.group()):04x}"  # noqa: E731
+    batch: list[str] = []
+    size = 0
+    for piece in _json_pieces(value):
+        batch.append(piece)
+        size += len(piece)
+        if size >= JSON_BATCH:
+            sys.stdout.write(JSON_UNSAFE.sub(escaped, "".join(batch)))
+            batch.clear()
+            size = 0
+    sys.stdout.write(JSON_UNSAFE.sub(escaped, "".join(batch)) + "\n")
+
+
+def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
+    """The JSON of `value` in pieces: iterators as arrays, member by member as they are
+    made; the shallow containers and those holding an iterator member by member; each
+    other member encoded whole, in C (orjson), and indented to its place."""
+    split = isinstance(value, Iterator) or (
+        isinstance(value, dict | list)
+        and bool(value)
+        and (depth < JSON_SPLIT_DEPTH or _holds_iterator(value))
+    )
+    if not split:
+        yield _encoded(value).replace("\n", "\n" + "  " * depth)  # a JSON string holds no newline
+        return
+    keyed = isinstance(value, dict)
+    members = value.items() if keyed else ((None, v) for v in value)
+    pad = "\n" + "  " * (depth + 1)
+    empty = True
+    for key, member in members:
+        # a key as json writes it: non-string keys become strings
+        name = json.dumps({key: 0}, ensure_ascii=False)[1:-4] + ": " if keyed else ""
+        yield ("{" if keyed else "[") * empty + "," * (not empty) + pad + name
+        empty = False
+        yield from _json_pieces(member, depth + 1)
+    yield "[]" if empty else "\n" + "  " * depth + ("}" if keyed else "]")
+
+
+def _holds_iterator(value: dict[Any, Any] | list[Any]) -> bool:
+    return any(isinstance(v, Iterator) for v in (value.values() if isinstance(value, dict) else value))
+
+
+def _encoded(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):  # an iterator deep inside; integers past 64 bits
+        return json.dumps(_listed(value), ensure_ascii=False, indent=2)
+
+
+def _listed(value: Any) -> Any:
+    """`value` with every iterator in it made a list (untouched when orjson failed before
+    reaching one: it reads none)."""
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    if isinstance(value, list | Iterator):
+        return [_listed(v) for v in value]
+    return value
