@@ -140,6 +140,19 @@ def problem(found: Found, problem: str) -> Row:
     )
 
 
+def short_project(project: str, width: int | None = None) -> str:
+    """A project by its last two folders (`entireio/cli`), what tells projects apart; in
+    `width`, its last folder alone when both do not fit, cut with an ellipsis."""
+    parts = [p for p in project.replace("\\", "/").split("/") if p]
+    if not parts:
+        return project
+    two = "/".join(parts[-2:])
+    if width is None or len(two) <= width:
+        return two
+    last = parts[-1]
+    return last if len(last) <= width else last[: max(1, width - 1)] + "…"
+
+
 def newest_first(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: r.last_activity or "", reverse=True)
 

@@ -59,19 +59,6 @@ def places(catalogue: Catalogue) -> list[Place]:
     return made if len(made) == len(catalogue.agents) else []
 
 
-def short_project(project: str, width: int | None = None) -> str:
-    """A project by its last two folders (`entireio/cli`), what tells projects apart; in
-    `width`, its last folder alone when both do not fit, cut with an ellipsis."""
-    parts = [p for p in project.replace("\\", "/").split("/") if p]
-    if not parts:
-        return project
-    two = "/".join(parts[-2:])
-    if width is None or len(two) <= width:
-        return two
-    last = parts[-1]
-    return last if len(last) <= width else last[: max(1, width - 1)] + "…"
-
-
 def find(catalogue: Catalogue, places: list[tuple[str, Path]]) -> list[Found]:
     """Every session file in `places`, each agent's found as it keeps them,
     a named folder's any transcripts in it but sub-agents' (its JSONL files, and the JSON

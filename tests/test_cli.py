@@ -733,6 +733,99 @@ def test_sessions_piped_is_a_line_a_session_and_its_json_a_list_of_whole_titles(
     assert "print a JSON list" in run("sessions", "--help").stdout
 
 
+def _agents_home(home: Path) -> None:
+    """A home holding a Claude Code session with a sub-agent and a Codex rollout."""
+    project = home / ".claude" / "projects" / "-nowhere-flaky"
+    (project / "5b1e9c3d" / "subagents").mkdir(parents=True)
+    (project / "5b1e9c3d.jsonl").write_bytes(path("claude_code_compacted.jsonl").read_bytes())
+    agent = project / "5b1e9c3d" / "subagents" / "agent-a1.jsonl"
+    agent.write_bytes(path("agent_only_session.jsonl").read_bytes())
+    day = home / ".codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    (day / "rollout-1.jsonl").write_bytes(path("codex_rollout.jsonl").read_bytes())
+
+
+def _listed_alone(*args: str, whole: bool = False) -> tuple[str, list[str]]:
+    """`compaction-inspector sessions args` in a process of its own: what it printed, and
+    the product's modules it imported (`whole`: made with the agents, as a first list is)."""
+    code = (
+        "import io, json, sys\n"
+        "from contextlib import redirect_stdout\n"
+        "from compaction_inspector.tui.cli import main\n"
+        "out = io.StringIO()\n"
+        "with redirect_stdout(out):\n"
+        + (
+            "    from compaction_inspector.core.agents.registry import CATALOGUE\n"
+            f"    assert main(['sessions', *{list(args)!r}], CATALOGUE) == 0\n"
+            if whole
+            else f"    assert main(['sessions', *{list(args)!r}]) == 0\n"
+        )
+        + "made = sorted(m for m in sys.modules if m.startswith('compaction_inspector'))\n"
+        "print(json.dumps([out.getvalue(), made]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    shown, modules = json.loads(done.stdout)
+    return shown, modules
+
+
+def test_a_list_the_index_holds_whole_is_printed_without_the_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a list is made, the same list again, every session as it was, is printed from
+    the index: the same JSON and table, with no agent, strategy or setting imported."""
+    home = tmp_path / "home"
+    _agents_home(home)
+    for name, value in (("HOME", str(home)), ("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))):
+        monkeypatch.setenv(name, value)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COLUMNS"):
+        monkeypatch.delenv(name, raising=False)
+    claude, nowhere = str(home / ".claude" / "projects"), str(tmp_path / "none")
+    for asked in (
+        ["--json", "--jobs", "1"],
+        [],
+        ["--json", "--claude-dir", claude, f"--codex-dir={nowhere}"],
+    ):
+        made, _ = _listed_alone(*asked, whole=True)  # the first list: made with the agents, and kept
+        shown, modules = _listed_alone(*asked)
+        assert shown == made and made.strip()
+        assert not {
+            "compaction_inspector.core.agents.registry",
+            "compaction_inspector.core.strategies",
+            "compaction_inspector.core.config",
+            "compaction_inspector.tui.cli.commandline",
+        } & set(modules)
+    # a session new since: the whole command lists it, and it is kept for the next list
+    (home / ".codex" / "sessions" / "2026" / "11" / "20" / "rollout-2.jsonl").write_bytes(
+        path("codex_rollout.jsonl").read_bytes()
+    )
+    shown, modules = _listed_alone("--json")
+    assert len(json.loads(shown)) == 4 and "compaction_inspector.tui.cli.commandline" in modules
+    assert "compaction_inspector.tui.cli.commandline" not in _listed_alone("--json")[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "read"),
+    [
+        (["--json"], (True, {})),
+        ([], (False, {})),
+        (["--claude-dir", "/x", "--jobs=3", "--claude-dir=/y"], (False, {"claude-dir": "/y"})),
+        (["--claude-dir", ""], (False, {"claude-dir": ""})),
+        (["--help"], None),  # the whole command's parser says it
+        (["--claude"], None),  # an abbreviation
+        (["--claude-dir"], None),  # its folder missing
+        (["--claude-dir", "--json"], None),
+        (["--jobs", "0"], None),
+        (["--jobs", "two"], None),
+        (["--sample"], None),
+        (["file.jsonl"], None),
+    ],
+)
+def test_the_kept_list_reads_only_what_it_can_answer(argv: list[str], read: object) -> None:
+    from compaction_inspector.tui.cli.kept_sessions import _asked
+
+    assert _asked(argv, {"claude-dir", "codex-dir"}) == read
+
+
 def test_the_top_level_help_says_what_no_file_opens_and_names_the_apps_own_flags() -> None:
     text = " ".join(run("--help").stdout.split())
     mine = "Claude Code, Codex, opencode, Gemini CLI, Roo Code and Cline"

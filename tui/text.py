@@ -4,6 +4,7 @@ control character shown, not obeyed (`core.text.visible`)."""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
 
 from compaction_inspector.core.text import visible
@@ -74,3 +75,14 @@ def at_word(line: Text, width: int) -> Text:
     line.truncate(cut if cut > 0 else max(0, width - 1), overflow="crop")
     line.append("…")
     return line
+
+
+def console() -> Console:
+    """What the command line's tables print to: nothing highlighted, nothing wrapped."""
+    return Console(highlight=False, soft_wrap=False)
+
+
+def cut(text: Text) -> Text:
+    """A cell that stays on one line, cut with an ellipsis when its column gives way."""
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text

@@ -4,7 +4,7 @@ it writes them in, and what moves them."""
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -25,6 +25,11 @@ class Found:
     subagents: tuple[Path, ...] = ()
     subagent_of: str | None = None  # a sub-agent's: the session it ran in
     stamp: int | None = None  # what changes when the session does, where one file holds many
+
+
+def folder(home: Callable[[], Path], given: str | Path | None) -> Path:
+    """Where an agent's sessions are: the folder `given`, else its own (`home`)."""
+    return Path(given) if given else home()
 
 
 class Places(Protocol):
@@ -89,7 +94,7 @@ class Files(ABC):
 
     def folder(self, given: str | Path | None) -> Path:
         """Where its sessions are: the folder given, else its own."""
-        return Path(given) if given else self.home()
+        return folder(self.home, given)
 
     def subagent_files(self, session: Path, results: Sequence[Block]) -> list[Path]:
         """Where the sub-agents the results of its task calls (`results`) name keep their

@@ -161,7 +161,7 @@ def test_a_claude_code_row_names_the_folder_it_ran_in_and_a_sub_agent_its_sessio
 
 
 def test_a_project_is_named_by_its_last_two_folders_or_its_last_within_a_width() -> None:
-    from compaction_inspector.core.sessions import short_project
+    from compaction_inspector.core.session_index import short_project
 
     assert short_project("/home/dev/entireio/cli") == "entireio/cli"
     assert [

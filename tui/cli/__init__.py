@@ -28,8 +28,13 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None, catalogue: Catalogue | None = None) -> int:
     """The command, as the console script runs it. A status line call whose answer the
     last one kept is drawn without loading the command line, the agents or the settings
-    (`core.statusline.kept`): Claude Code makes one after each message."""
+    (`core.statusline.kept`): Claude Code makes one after each message. So is a list of
+    sessions the index holds whole (`tui.cli.kept_sessions`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["sessions"] and catalogue is None:
+        from compaction_inspector.tui.cli import kept_sessions
+
+        return 0 if kept_sessions.shown(argv[1:]) else _whole(argv, catalogue)
     if argv[:1] != ["statusline"] or catalogue is not None:
         return _whole(argv, catalogue)
     from compaction_inspector.core.statusline import kept

@@ -24,11 +24,7 @@ from compaction_inspector.core.replaying.simulation import Simulation, shown_rou
 from compaction_inspector.core.reporting.diff import numbered, runs
 from compaction_inspector.core.strategies import CompactionResult, Stats, each_step
 from compaction_inspector.core.text import counted, one_line
-from compaction_inspector.tui.text import safe
-
-
-def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+from compaction_inspector.tui.text import console, cut, safe
 
 
 def pressure_text(pressure: float, width: int = 40) -> Text:
@@ -38,12 +34,6 @@ def pressure_text(pressure: float, width: int = 40) -> Text:
     bar.append("░" * (width - filled), style="dim")
     bar.append(f" {pressure:.1%}")
     return bar
-
-
-def cut(text: Text) -> Text:
-    """A cell that stays on one line, cut with an ellipsis when its column gives way."""
-    text.no_wrap, text.overflow = True, "ellipsis"
-    return text
 
 
 SHOWN = 40  # rows of a long list (volleys, steps, rounds) printed unless every one is asked for

@@ -25,8 +25,8 @@ from textual.widgets.data_table import ColumnKey
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.catalogue import Catalogue
-from compaction_inspector.core.session_index import Index, Row
-from compaction_inspector.core.sessions import find, rows, short_project
+from compaction_inspector.core.session_index import Index, Row, short_project
+from compaction_inspector.core.sessions import find, rows
 from compaction_inspector.core.strategies import DEFAULT
 from compaction_inspector.core.text import counted, one_line
 from compaction_inspector.tui.screens.help import HelpScreen

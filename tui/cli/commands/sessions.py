@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.to_dict() for r in listed])
     else:
-        from compaction_inspector.tui.cli.tables import print_sessions
+        from compaction_inspector.tui.cli.session_table import print_sessions
 
         print_sessions(listed, places)
     return 0
