@@ -1,9 +1,13 @@
-"""How fast the session list is: `python3 -m benchmarks.sessions [--sessions N] [--size 4MB]`.
+"""How fast the session list is: `python3 -m benchmarks.sessions [--sessions N] [--size 4MB]
+[--ccusage COMMAND] [--runs 5]`.
 
 Generates a fake home of N Claude Code sessions (deterministic, `sample_sessions.generate`,
 each of the given size) and times, each against a raw read of the same bytes measured in
 the same run: the first row (what the browser shows first), the full scan, and the
-re-list from the index. Prints a Markdown table.
+re-list from the index. Then `compaction-inspector sessions --json` as a user runs it, a
+process each time, cold (no index) and warm (the index kept), medians of `--runs` taken in
+turns with `ccusage session --json --offline` on the same home where `--ccusage` names its
+command. Prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,9 +36,11 @@ def main() -> int:
     )
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--size", type=parse_size, default=parse_size("4MB"))
+    parser.add_argument("--ccusage", default=None, help="ccusage's command, timed on the same home")
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        projects = Path(folder) / "projects"
+        projects = Path(folder) / ".claude" / "projects"
         for n in range(args.sessions):
             project = projects / f"-project-{n % 10}"
             project.mkdir(parents=True, exist_ok=True)
@@ -63,6 +72,7 @@ def main() -> int:
         os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(cache)
         app_cold = asyncio.run(_app_list(places, len(found)))
         app_warm = asyncio.run(_app_list(places, len(found)))
+        command = _commands(Path(folder), args.ccusage, args.runs)
     print(f"{args.sessions} sessions, {total / 1e9:.2f} GB, raw read {raw:.2f} s\n")
     print("| measure | seconds | against the raw read |")
     print("| --- | ---: | ---: |")
@@ -74,7 +84,42 @@ def main() -> int:
     print("| --- | ---: | ---: |")
     print(f"| cold (no index) | {app_cold:.2f} | {app_cold / scan:.2f}× the library's full scan |")
     print(f"| warm (the index kept) | {app_warm:.3f} | {app_warm / relist:.1f}× the library's re-list |")
+    print()
+    print("| `sessions --json`, a process each time | seconds | against ccusage |")
+    print("| --- | ---: | ---: |")
+    other = command.get("ccusage")
+    for name, took in command.items():
+        against = f"{took / other:.2f}×" if other else "—"
+        print(f"| {name} | {took:.3f} | {against} |")
     return 0
+
+
+def _commands(home: Path, ccusage: str | None, runs: int) -> dict[str, float]:
+    """Medians of `runs`, taken in turns: the command with no index, with the index kept,
+    and ccusage's where its command is given; each with `home` as the user's home and
+    every agent's own folder left to it."""
+    env = {k: v for k, v in os.environ.items() if k not in {h for a in CATALOGUE.agents for h in a.homes}}
+    env["HOME"] = str(home)
+    ours = [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"]
+    kept = str(home / "kept")
+    subprocess.run(ours, env={**env, "COMPACTION_INSPECTOR_CACHE_DIR": kept}, check=True, capture_output=True)
+    runs_of: dict[str, list[float]] = {"cold (no index)": [], "warm (the index kept)": []}
+    if ccusage:
+        runs_of["ccusage"] = []
+    for n in range(runs):
+        for name, times in runs_of.items():
+            cache = str(home / f"cold-{n}") if name.startswith("cold") else kept
+            argv = (
+                [*shlex.split(ccusage), "session", "--json", "--offline"]
+                if name == "ccusage" and ccusage
+                else ours
+            )
+            start = time.perf_counter()
+            subprocess.run(
+                argv, env={**env, "COMPACTION_INSPECTOR_CACHE_DIR": cache}, check=True, capture_output=True
+            )
+            times.append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in runs_of.items()}
 
 
 async def _app_list(places: list[tuple[str, Path]], rows: int) -> float:
