@@ -687,6 +687,8 @@ def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert json.loads(out) == {"a": [0.1, 1e-05, 2.5e16, -0.0], "t": value["t"], "5": None}
     assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+    print_json({"ascii": "a\x7fb", "plain": "ab"})  # DEL is ASCII: an ASCII text is looked through for it
+    assert capsys.readouterr().out == '{\n  "ascii": "a\\u007fb",\n  "plain": "ab"\n}\n'
 
 
 def test_serve_on_a_busy_or_impossible_port_says_why_in_one_line_and_exits_2() -> None:

@@ -28,17 +28,24 @@ def print_json(value: Any) -> None:
     parser, inert on a screen."""
     # written as it is encoded, never whole: a large session's JSON is tens of megabytes;
     # an escape never spans pieces, as a piece always ends outside a string
-    escaped = lambda m: f"\\u{ord(m.group()):04x}"  # noqa: E731
     batch: list[str] = []
     size = 0
     for piece in _json_pieces(value):
         batch.append(piece)
         size += len(piece)
         if size >= JSON_BATCH:
-            sys.stdout.write(JSON_UNSAFE.sub(escaped, "".join(batch)))
+            sys.stdout.write(_inert("".join(batch)))
             batch.clear()
             size = 0
-    sys.stdout.write(JSON_UNSAFE.sub(escaped, "".join(batch)) + "\n")
+    sys.stdout.write(_inert("".join(batch)) + "\n")
+
+
+def _inert(text: str) -> str:
+    """`text` with every character of `JSON_UNSAFE` written as its escape. All of them but
+    DEL are past ASCII, and a string knows it is ASCII without a scan: most output is."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
