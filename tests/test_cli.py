@@ -679,6 +679,24 @@ def test_json_output_is_what_json_dumps_writes_iterators_as_arrays(
     assert capsys.readouterr().out == expected + "\n"
 
 
+def test_a_long_streamed_array_is_written_as_json_dumps_writes_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its members are encoded many at a time; one holding an iterator, or an integer past
+    64 bits, is written alone, in its place."""
+    from compaction_inspector.tui.cli.json_out import JSON_ARRAY_BATCH, print_json
+
+    members: list[Any] = [
+        {"round": n, "sent": [n, {"k": "v"}], "e": {}} for n in range(2 * JSON_ARRAY_BATCH + 7)
+    ]
+    members[300] = {"points": iter([1, 2]), "a": []}
+    members[400] = {"big": 2**70}
+    members[401] = []
+    value = {"points": iter(members), "shallow": [1, {"deep": [2]}]}
+    print_json(value)
+    members[300] = {"points": [1, 2], "a": []}
+    expected = json.dumps({"points": members, "shallow": [1, {"deep": [2]}]}, indent=2)
+    assert capsys.readouterr().out == expected + "\n"
+
+
 def test_json_output_keeps_floats_and_escapes_controls(capsys: pytest.CaptureFixture[str]) -> None:
     from compaction_inspector.tui.cli.json_out import print_json
 

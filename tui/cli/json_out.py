@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -20,6 +21,9 @@ JSON_BATCH = 1 << 20  # characters of encoded JSON escaped and written together
 
 
 JSON_SPLIT_DEPTH = 2  # containers this shallow are written member by member
+
+
+JSON_ARRAY_BATCH = 256  # members of a deeper array encoded together
 
 
 def print_json(value: Any) -> None:
@@ -61,6 +65,9 @@ def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
         yield _encoded(value).replace("\n", "\n" + "  " * depth)  # a JSON string holds no newline
         return
     keyed = isinstance(value, dict)
+    if not keyed and depth + 1 >= JSON_SPLIT_DEPTH:
+        yield from _array_pieces(iter(value), depth)
+        return
     members = value.items() if keyed else ((None, v) for v in value)
     pad = "\n" + "  " * (depth + 1)
     empty = True
@@ -73,15 +80,42 @@ def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
     yield "[]" if empty else "\n" + "  " * depth + ("}" if keyed else "]")
 
 
+def _array_pieces(members: Iterator[Any], depth: int) -> Iterator[str]:
+    """An array at `depth` whose members are encoded whole unless they hold an iterator:
+    `JSON_ARRAY_BATCH` of them at a time in one call of orjson, which lays out a list's
+    members as `_json_pieces` would one by one; member by member where it cannot."""
+    pad = "\n" + "  " * (depth + 1)
+    end = "\n" + "  " * depth + "]"
+    empty = True
+    while batch := list(islice(members, JSON_ARRAY_BATCH)):
+        whole = None if any(isinstance(m, Iterator) for m in batch) else _orjson(batch)
+        if whole is not None:  # "[", each member after its pad, "," between them, then `end`
+            yield ("[" if empty else ",") + whole.replace("\n", "\n" + "  " * depth)[1 : -len(end)]
+            empty = False
+            continue
+        for member in batch:
+            yield ("[" if empty else ",") + pad
+            empty = False
+            yield from _json_pieces(member, depth + 1)
+    yield "[]" if empty else end
+
+
 def _holds_iterator(value: dict[Any, Any] | list[Any]) -> bool:
     return any(isinstance(v, Iterator) for v in (value.values() if isinstance(value, dict) else value))
 
 
 def _encoded(value: Any) -> str:
+    found = _orjson(value)
+    return found if found is not None else json.dumps(_listed(value), ensure_ascii=False, indent=2)
+
+
+def _orjson(value: Any) -> str | None:
+    """`value` as orjson writes it, indented by two; None where it cannot: an iterator
+    inside, an integer past 64 bits."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):  # an iterator deep inside; integers past 64 bits
-        return json.dumps(_listed(value), ensure_ascii=False, indent=2)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def _listed(value: Any) -> Any:
