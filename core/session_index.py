@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,11 @@ from compaction_inspector.core.model import MAX_COUNT
 
 INDEX_VERSION = f"13.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 AGENTS = "compaction_inspector.core.agents."  # where every agent's `places` module is
+REGISTRY = AGENTS + "registry"  # the modules it says are registered, read where the program is
 
-# An agent's places as the index keeps them: its format, its `places` module and the command
-# line's option naming its folder
-Place = tuple[str, str, str]
+# An agent's places as the index keeps them: its format, its `places` module, the command
+# line's option naming its folder and the module of its class (which names that option)
+Place = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True)
@@ -161,10 +164,27 @@ def _places(value: Any) -> list[Place]:
     """The places an index kept (none where they are not as `Index.rows` writes them)."""
     if not isinstance(value, list):
         return []
-    found = [(p[0], p[1], p[2]) for p in value if isinstance(p, list) and len(p) == 3]
+    found = [(p[0], p[1], p[2], p[3]) for p in value if isinstance(p, list) and len(p) == 4]
     if len(found) < len(value) or not all(isinstance(x, str) for p in found for x in p):
         return []
-    return found if all(p[1].startswith(AGENTS) for p in found) else []
+    return found if all(p[1].startswith(AGENTS) and p[3].startswith(AGENTS) for p in found) else []
+
+
+def made_by(places: Sequence[Place]) -> list[int]:
+    """What changes when the program that listed `places` does: the size and time of the
+    registry's file and of each agent's modules the places name, found without importing
+    them (an empty list where one is not there)."""
+    stamp: list[int] = []
+    for module in (REGISTRY, *(m for p in places for m in (p[1], p[3]))):
+        try:
+            spec = importlib.util.find_spec(module)
+            found = os.stat(spec.origin) if spec is not None and spec.origin else None
+        except (ImportError, OSError, ValueError):
+            found = None
+        if found is None:
+            return []
+        stamp += [found.st_size, found.st_mtime_ns]
+    return stamp
 
 
 class Index:
@@ -177,6 +197,7 @@ class Index:
         self.path = path if path is not None else (root / "sessions.json" if root is not None else None)
         self.entries: dict[str, Any] = {}
         self.places: list[Place] = []  # the agents' the last list was made in (`Place`)
+        self.made: Any = None  # ... and by what program (`made_by`)
         self._changed = False  # an entry made or let go since it was read: written back then only
         if self.path is not None:
             # an index that does not read as one (damaged, hand-edited) is rebuilt
@@ -184,7 +205,7 @@ class Index:
                 data = loads(read_text(self.path))
                 if isinstance(data, dict) and data.get("version") == INDEX_VERSION:
                     self.entries = as_dict(data.get("rows"))
-                    self.places = _places(data.get("places"))
+                    self.places, self.made = _places(data.get("places")), data.get("made")
 
     def known(self, found: list[Found]) -> list[Row]:
         """The rows the index holds for these files as it last saw them, without looking
@@ -204,7 +225,7 @@ class Index:
         """A row for each file, `scan`ned only when it changed, the files that did in up to
         `jobs` forked processes (`core.forked`); newest activity first. `progress(done,
         total, row)` hears of each row as it is made. `places`, the agents' the files were
-        found in, are kept for `kept` to find them again."""
+        found in, are kept for `kept_places` to find them again."""
         made: list[Row | None] = []
         stale: list[tuple[int, list[Any]]] = []  # the files to scan: where their rows go, their keys
         done = 0
@@ -217,8 +238,9 @@ class Index:
                 if progress is not None:
                     progress(done, len(found), row)
             made.append(row)
-        if list(places) != self.places:
-            self.places, self._changed = list(places), True
+        program = made_by(places)
+        if list(places) != self.places or program != self.made:
+            self.places, self.made, self._changed = list(places), program, True
         for k, row in spread(scan, [found[at] for at, _ in stale], jobs):
             at, key = stale[k]
             self.entries[str(found[at].path)] = {"key": key, "row": row.to_dict()}
@@ -230,6 +252,11 @@ class Index:
         out = [r for r in made if r is not None]
         self._save(out)
         return newest_first(out)
+
+    def kept_places(self) -> list[Place]:
+        """The places the last list was made in, where the program that made it is the one
+        running (none: a list must be made with the agents)."""
+        return self.places if self.places and made_by(self.places) == self.made else []
 
     def kept(self, found: list[Found]) -> list[Row] | None:
         """Every file's row, newest activity first, where the index holds each as the file
@@ -264,5 +291,8 @@ class Index:
             return  # the index on disk already says all of it
         with contextlib.suppress(OSError):
             write_atomic(
-                self.path, json.dumps({"version": INDEX_VERSION, "rows": kept, "places": self.places})
+                self.path,
+                json.dumps(
+                    {"version": INDEX_VERSION, "rows": kept, "places": self.places, "made": self.made}
+                ),
             )

@@ -55,7 +55,11 @@ def rows(
 def places(catalogue: Catalogue) -> list[Place]:
     """The agents' places, as the index keeps them (every agent's that has a `places`
     module: otherwise none, and a list is always made with the agents)."""
-    made = [(a.format, a.places.__name__, a.folder_option) for a in catalogue.agents if a.places is not None]
+    made = [
+        (a.format, a.places.__name__, a.folder_option, type(a).__module__)
+        for a in catalogue.agents
+        if a.places is not None
+    ]
     return made if len(made) == len(catalogue.agents) else []
 
 

@@ -821,6 +821,12 @@ def test_a_list_the_index_holds_whole_is_printed_without_the_agents(
     shown, modules = _listed_alone("--json")
     assert len(json.loads(shown)) == 4 and "compaction_inspector.tui.cli.commandline" in modules
     assert "compaction_inspector.tui.cli.commandline" not in _listed_alone("--json")[1]
+    # another program made the list (one that may register other agents): made again
+    index = tmp_path / "cache" / "sessions.json"
+    kept = json.loads(index.read_text())
+    index.write_text(json.dumps({**kept, "made": [0, 0]}))
+    assert "compaction_inspector.tui.cli.commandline" in _listed_alone("--json")[1]
+    assert json.loads(index.read_text())["made"] == kept["made"]
 
 
 @pytest.mark.parametrize(

@@ -75,9 +75,8 @@ class Files(ABC):
     # tokenizer's table of OpenAI's models does not name them
     o200k_models: ClassVar[tuple[str, ...]] = ()
 
-    places: ClassVar[Places | None] = (
-        None  # where it keeps its sessions (`Places`): set, or `home` and `find` written
-    )
+    # where it keeps its sessions (`Places`): set, or `home` and `find` written
+    places: ClassVar[Places | None] = None
 
     def home(self) -> Path:
         """Its sessions' folder when none is named: its environment's, else the home's."""

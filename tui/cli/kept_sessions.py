@@ -19,15 +19,16 @@ def shown(argv: Sequence[str]) -> bool:
     """Print the list `sessions` `argv` asks for where the index holds it whole: True; False
     where the whole command must make it, having printed nothing."""
     index = Index()
-    if not index.places:
+    kept = index.kept_places()
+    if not kept:
         return False
-    asked = _asked(argv, {option for _, _, option in index.places})
+    asked = _asked(argv, {option for _, _, option, _ in kept})
     if asked is None:
         return False
     as_json, named = asked
     places: list[tuple[str, Path]] = []
     found: list[Found] = []
-    for agent, module, option in index.places:
+    for agent, module, option, _ in kept:
         own = cast(Places, importlib.import_module(module))
         root = folder(own.home, named.get(option))
         places.append((agent, root))
