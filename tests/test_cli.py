@@ -827,6 +827,12 @@ def test_a_list_the_index_holds_whole_is_printed_without_the_agents(
     index.write_text(json.dumps({**kept, "made": [0, 0]}))
     assert "compaction_inspector.tui.cli.commandline" in _listed_alone("--json")[1]
     assert json.loads(index.read_text())["made"] == kept["made"]
+    # a place that is not one (an index edited by hand): the whole command lists the sessions
+    from compaction_inspector.core.session_index import made_by
+
+    wrong = [(p[0], "compaction_inspector.core.agents.registry", *p[2:]) for p in kept["places"]]
+    index.write_text(json.dumps({**kept, "places": wrong, "made": made_by(wrong)}))
+    assert len(json.loads(_listed_alone("--json")[0])) == 4
 
 
 @pytest.mark.parametrize(

@@ -18,22 +18,23 @@ from compaction_inspector.core.session_index import Index
 def shown(argv: Sequence[str]) -> bool:
     """Print the list `sessions` `argv` asks for where the index holds it whole: True; False
     where the whole command must make it, having printed nothing."""
-    index = Index()
-    kept = index.kept_places()
-    if not kept:
+    try:
+        index = Index()
+        kept = index.kept_places()
+        asked = _asked(argv, {option for _, _, option, _ in kept}) if kept else None
+        if asked is None:
+            return False
+        as_json, named = asked
+        places: list[tuple[str, Path]] = []
+        found: list[Found] = []
+        for agent, module, option, _ in kept:
+            own = cast(Places, importlib.import_module(module))
+            root = folder(own.home, named.get(option))
+            places.append((agent, root))
+            found += own.find(root)
+        rows = index.kept(found)
+    except Exception:  # an index edited by hand, a place that fails: the whole command says what
         return False
-    asked = _asked(argv, {option for _, _, option, _ in kept})
-    if asked is None:
-        return False
-    as_json, named = asked
-    places: list[tuple[str, Path]] = []
-    found: list[Found] = []
-    for agent, module, option, _ in kept:
-        own = cast(Places, importlib.import_module(module))
-        root = folder(own.home, named.get(option))
-        places.append((agent, root))
-        found += own.find(root)
-    rows = index.kept(found)
     if rows is None:
         return False
     if as_json:
