@@ -57,8 +57,11 @@ BASELINE = "none"  # the policy name of replaying with no compaction
 # the cached figures of the session itself, the same under any config (tuning keeps them)
 _OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder", "facts", "counted")
 # replays kept for the same messages and context: a tuning key and its reverse, each with
-# the curve it is compared with (a 100 MB session's replay holds tens of megabytes)
+# the curve it is compared with (a 100 MB session's replay holds tens of megabytes); more
+# while their rounds stay within `POINTS_KEPT`, so a report's comparison finds the replays
+# its timeline drew
 REPLAYS_KEPT = 4
+POINTS_KEPT = 100_000
 _KEPT = threading.Lock()  # the app's workers replay at once
 
 
@@ -343,8 +346,9 @@ class Inspection:
             kept = self.segments.replayed
             kept[key] = entry
             kept.move_to_end(key)
-            while len(kept) > REPLAYS_KEPT:
-                kept.popitem(last=False)
+            points = sum(len(k.replay.points) for k in kept.values())
+            while len(kept) > REPLAYS_KEPT and points > POINTS_KEPT:
+                points -= len(kept.popitem(last=False)[1].replay.points)
 
     @cached_property
     def finder(self) -> Finder:

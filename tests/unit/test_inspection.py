@@ -100,6 +100,35 @@ def test_a_tuning_key_pressed_back_finds_its_replay_and_its_cost_kept(monkeypatc
     assert wider.replay(wider.policy(hysteresis.NAME)) is not first
 
 
+def test_every_strategys_replay_of_a_short_session_is_kept_a_long_ones_four(monkeypatch: Any) -> None:
+    """A report draws each strategy's replay, then compares them: a short session's are
+    all kept, so none is replayed twice; past `POINTS_KEPT` rounds in all, the four latest."""
+    from compaction_inspector.core import inspection as inspecting
+    from compaction_inspector.core.replaying.simulate import simulate
+
+    replayed: list[str] = []
+
+    def counted(messages: Any, policy: Policy, *args: Any, **kwargs: Any) -> Any:
+        replayed.append(policy.label)
+        return simulate(messages, policy, *args, **kwargs)
+
+    monkeypatch.setattr(inspecting, "simulate", counted)
+    inspection = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    names = [BASELINE, *CATALOGUE.strategies]
+    first = [inspection.replay(inspection.policy(n)) for n in names]
+    again = [inspection.replay(inspection.policy(n)) for n in names]
+    assert all(a is b for a, b in zip(again, first, strict=True))
+    assert len(replayed) == len(names) and len(names) > inspecting.REPLAYS_KEPT
+    monkeypatch.setattr(inspecting, "POINTS_KEPT", len(first[0].points))  # as if each were long
+    fresh = Inspection.of(load(path()), CONFIG, make_counter("chars4"))
+    for n in names:
+        fresh.replay(fresh.policy(n))
+    replayed.clear()
+    for n in names:
+        fresh.replay(fresh.policy(n))
+    assert len(replayed) == len(names)  # each replayed again: only the four latest were kept
+
+
 def test_an_estimate_then_exact_counts() -> None:
     estimate = Inspection.open(path(), CONFIG, estimate=True)
     assert estimate.counter.name == "chars4" and not estimate.counter.exact
