@@ -57,11 +57,12 @@ BASELINE = "none"  # the policy name of replaying with no compaction
 # the cached figures of the session itself, the same under any config (tuning keeps them)
 _OF_THE_SESSION = ("tokens", "live", "origins", "real_cost", "finder", "facts", "counted")
 # replays kept for the same messages and context: a tuning key and its reverse, each with
-# the curve it is compared with (a 100 MB session's replay holds tens of megabytes); more
-# while their rounds stay within `POINTS_KEPT`, so a report's comparison finds the replays
-# its timeline drew
+# the curve it is compared with (a replay priced holds about 1.8 KB a round: a 100 MB
+# session's, tens of megabytes); more while their rounds stay within `POINTS_KEPT` (about
+# 45 MB), so a report's comparison of a session of up to a thousand rounds finds every
+# replay its timeline drew
 REPLAYS_KEPT = 4
-POINTS_KEPT = 100_000
+POINTS_KEPT = 25_000
 _KEPT = threading.Lock()  # the app's workers replay at once
 
 
