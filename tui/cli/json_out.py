@@ -64,31 +64,29 @@ def _json_pieces(value: Any, depth: int = 0) -> Iterator[str]:
     if not split:
         yield _encoded(value).replace("\n", "\n" + "  " * depth)  # a JSON string holds no newline
         return
-    keyed = isinstance(value, dict)
-    if not keyed and depth + 1 >= JSON_SPLIT_DEPTH:
+    if not isinstance(value, dict):
         yield from _array_pieces(iter(value), depth)
         return
-    members = value.items() if keyed else ((None, v) for v in value)
     pad = "\n" + "  " * (depth + 1)
-    empty = True
-    for key, member in members:
+    for k, (key, member) in enumerate(value.items()):  # a dict split holds members
         # a key as json writes it: non-string keys become strings
-        name = json.dumps({key: 0}, ensure_ascii=False)[1:-4] + ": " if keyed else ""
-        yield ("{" if keyed else "[") * empty + "," * (not empty) + pad + name
-        empty = False
+        name = json.dumps({key: 0}, ensure_ascii=False)[1:-4] + ": "
+        yield ("," if k else "{") + pad + name
         yield from _json_pieces(member, depth + 1)
-    yield "[]" if empty else "\n" + "  " * depth + ("}" if keyed else "]")
+    yield "\n" + "  " * depth + "}"
 
 
 def _array_pieces(members: Iterator[Any], depth: int) -> Iterator[str]:
-    """An array at `depth` whose members are encoded whole unless they hold an iterator:
-    `JSON_ARRAY_BATCH` of them at a time in one call of orjson, which lays out a list's
-    members as `_json_pieces` would one by one; member by member where it cannot."""
+    """An array at `depth`, member by member; where its members are deep enough to be
+    encoded whole, `JSON_ARRAY_BATCH` of them at a time in one call of orjson, which lays
+    out a list's members as they would be one by one (not where one holds an iterator)."""
     pad = "\n" + "  " * (depth + 1)
     end = "\n" + "  " * depth + "]"
+    whole_members = depth + 1 >= JSON_SPLIT_DEPTH
     empty = True
     while batch := list(islice(members, JSON_ARRAY_BATCH)):
-        whole = None if any(isinstance(m, Iterator) for m in batch) else _orjson(batch)
+        held = not whole_members or any(isinstance(m, Iterator) for m in batch)
+        whole = None if held else _orjson(batch)
         if whole is not None:  # "[", each member after its pad, "," between them, then `end`
             yield ("[" if empty else ",") + whole.replace("\n", "\n" + "  " * depth)[1 : -len(end)]
             empty = False
