@@ -8,7 +8,10 @@ the tail read whole, the file as the last call left it) and grown (warm, a respo
 written since the last call: the call Claude Code makes after each message). Against a
 process that only starts the interpreter, cold against `analyze --json` of the session's last
 1 MB, and with `--ccusage COMMAND` against `COMMAND statusline --no-cache` on the same file,
-taken in turns. Prints a Markdown table of medians.
+taken in turns. Both run in a home where the transcript is where Claude Code keeps it
+(`~/.claude/projects/<project>/<session id>.jsonl`), so ccusage finds the session and prices
+it as the status line does: a line of ccusage's with no session cost fails the run.
+Prints a Markdown table of medians.
 
 `--replay`: real Claude Code transcripts grown line by line as if live; after each response
 the line's "compacts in" is read after each line. For every automatic compaction the file records: how many
@@ -44,6 +47,9 @@ def timed(stdin: str, cache: str, argv: list[str]) -> float:
 
 
 def ran(stdin: str, cache: str, argv: list[str]) -> tuple[float, str]:
+    """Seconds `argv` took on `stdin`, and what it printed; a cache folder's run has a home
+    beside it (the one the transcript is in), as a user's has."""
+    home = {"HOME": str(Path(cache).parent / "home")} if cache != "off" else {}
     start = time.perf_counter()
     done = subprocess.run(
         argv,
@@ -51,9 +57,12 @@ def ran(stdin: str, cache: str, argv: list[str]) -> tuple[float, str]:
         capture_output=True,
         text=True,
         check=True,
-        env={"COMPACTION_INSPECTOR_CACHE_DIR": cache},
+        env={"COMPACTION_INSPECTOR_CACHE_DIR": cache, **home},
     )
     return time.perf_counter() - start, done.stdout
+
+
+SESSION_ID = "benchmark-session"  # the transcript's file name: how ccusage finds the session it prices
 
 
 def speed(sizes: list[int], ccusage: str | None) -> None:
@@ -71,11 +80,13 @@ def speed(sizes: list[int], ccusage: str | None) -> None:
         cut = len(lines) - RUNS * GROWN_LINES
         colds, warms, growns, theirs, catching = [], [], [], [], []
         with tempfile.TemporaryDirectory() as folder:
-            live = Path(folder) / "live.jsonl"
+            project = Path(folder) / "home" / ".claude" / "projects" / "-benchmark"
+            project.mkdir(parents=True)
+            live = project / f"{SESSION_ID}.jsonl"
             given = json.dumps({"transcript_path": str(live)})
             theirs_given = json.dumps(
                 {
-                    "session_id": "s",
+                    "session_id": SESSION_ID,
                     "transcript_path": str(live),
                     "model": {"id": MODEL, "display_name": MODEL},
                     "workspace": {"current_dir": folder, "project_dir": folder},
@@ -84,7 +95,7 @@ def speed(sizes: list[int], ccusage: str | None) -> None:
             )
             for run in range(RUNS):
                 live.write_bytes(b"".join(lines[:cut]))
-                cache = tempfile.mkdtemp()
+                cache = tempfile.mkdtemp(dir=folder)
                 took, said = ran(given, cache, command)
                 colds.append(took)
                 calls = 1
@@ -97,9 +108,10 @@ def speed(sizes: list[int], ccusage: str | None) -> None:
                     f.write(b"".join(lines[cut + run * GROWN_LINES : cut + (run + 1) * GROWN_LINES]))
                 growns.append(timed(given, cache, command))
                 if ccusage is not None:
-                    theirs.append(
-                        timed(theirs_given, cache, [*shlex.split(ccusage), "statusline", "--no-cache"])
-                    )
+                    took, said = ran(theirs_given, cache, [*shlex.split(ccusage), "statusline", "--no-cache"])
+                    if "N/A session" in said:
+                        raise SystemExit(f"ccusage did not price the session: {said.strip()}")
+                    theirs.append(took)
         warm, cold, grown = statistics.median(warms), statistics.median(colds), statistics.median(growns)
         if catching:
             print(
