@@ -238,15 +238,38 @@ def test_o200k_is_shipped_offline_and_counts_as_tiktoken_does(
     assert encoding.n_vocab == 200_019 and list(tmp_path.iterdir()) == []  # nothing written
 
 
-def test_a_shipped_o200k_file_that_is_not_tiktokens_is_refused(tmp_path: Path) -> None:
+def test_a_shipped_o200k_file_that_is_not_tiktokens_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import gzip
 
     from compaction_inspector.core.measuring import tokens
 
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))  # no table kept
     forged = tmp_path / "o200k_base.tiktoken.gz"
     forged.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
     with pytest.raises(LookupError, match="sha256 differs"):
         tokens._shipped_o200k(str(forged))
+    assert not (tmp_path / "cache" / "encodings").exists()  # nothing kept of it
+
+
+def test_a_kept_o200k_table_is_used_without_reading_the_shipped_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The table decoded from a file tiktoken's hash accepted is kept; the next process
+    builds the encoding from it and never opens the file (here gone)."""
+    import shutil
+
+    from compaction_inspector.core.measuring import tokens
+
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    shipped = tmp_path / "o200k_base.tiktoken.gz"
+    shutil.copyfile(tokens._find_encoding("o200k_base"), shipped)
+    first = tokens._shipped_o200k(str(shipped))
+    shipped.unlink()
+    again = tokens._shipped_o200k(str(shipped))
+    assert again.encode("hello world") == first.encode("hello world") == [24912, 2375]
+    assert again.n_vocab == first.n_vocab == 200_019
 
 
 def test_an_encoding_not_available_offline_is_counted_with_the_shipped_one_and_says_so(
