@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shlex
 import statistics
@@ -72,7 +73,7 @@ def main() -> int:
         os.environ["COMPACTION_INSPECTOR_CACHE_DIR"] = str(cache)
         app_cold = asyncio.run(_app_list(places, len(found)))
         app_warm = asyncio.run(_app_list(places, len(found)))
-        command = _commands(Path(folder), args.ccusage, args.runs)
+        command = _commands(Path(folder), args.ccusage, args.runs, len(found))
     print(f"{args.sessions} sessions, {total / 1e9:.2f} GB, raw read {raw:.2f} s\n")
     print("| measure | seconds | against the raw read |")
     print("| --- | ---: | ---: |")
@@ -94,10 +95,11 @@ def main() -> int:
     return 0
 
 
-def _commands(home: Path, ccusage: str | None, runs: int) -> dict[str, float]:
+def _commands(home: Path, ccusage: str | None, runs: int, sessions: int) -> dict[str, float]:
     """Medians of `runs`, taken in turns: the command with no index, with the index kept,
     and ccusage's where its command is given; each with `home` as the user's home and
-    every agent's own folder left to it."""
+    every agent's own folder left to it. A ccusage run that lists other than the home's
+    `sessions` fails: it is timed doing what ours does."""
     env = {k: v for k, v in os.environ.items() if k not in {h for a in CATALOGUE.agents for h in a.homes}}
     env["HOME"] = str(home)
     ours = [sys.executable, "-m", "compaction_inspector.tui.cli", "sessions", "--json"]
@@ -115,10 +117,14 @@ def _commands(home: Path, ccusage: str | None, runs: int) -> dict[str, float]:
                 else ours
             )
             start = time.perf_counter()
-            subprocess.run(
+            done = subprocess.run(
                 argv, env={**env, "COMPACTION_INSPECTOR_CACHE_DIR": cache}, check=True, capture_output=True
             )
             times.append(time.perf_counter() - start)
+            printed = json.loads(done.stdout)
+            listed = len(printed["session"] if name == "ccusage" else printed)
+            if listed != sessions:
+                raise SystemExit(f"{name} listed {listed} sessions of {sessions}")
     return {name: statistics.median(times) for name, times in runs_of.items()}
 
 
