@@ -814,6 +814,8 @@ def test_a_list_the_index_holds_whole_is_printed_without_the_agents(
             "compaction_inspector.core.config",
             "compaction_inspector.tui.cli.commandline",
         } & set(modules)
+        agents = [m.split(".")[-1] for m in modules if m.startswith("compaction_inspector.core.agents.")]
+        assert "places" in agents and not {"agent", "strategy", "rules"} & set(agents)
     # a session new since: the whole command lists it, and it is kept for the next list
     (home / ".codex" / "sessions" / "2026" / "11" / "20" / "rollout-2.jsonl").write_bytes(
         path("codex_rollout.jsonl").read_bytes()

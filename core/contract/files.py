@@ -34,7 +34,8 @@ def folder(home: Callable[[], Path], given: str | Path | None) -> Path:
 
 class Places(Protocol):
     """Where an agent keeps its sessions and how to find them there: its package's
-    `places` module, which imports nothing of the rest of it, so a session list answered
+    `places` module, which imports neither the agent's class nor its strategies or rules
+    (its transcript module at most, for its format's name), so a session list answered
     from the index (`tui.cli.kept_sessions`) loads no agent, strategy or setting."""
 
     __name__: str  # the module's, which the index keeps to import it again

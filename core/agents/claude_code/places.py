@@ -1,6 +1,6 @@
 """Where Claude Code keeps its sessions (`<projects>/<project>/<session>.jsonl`, its
-sub-agents in `<session>/subagents/agent-*.jsonl`) and how they are found there; nothing
-else of the package is imported (`core.contract.files.Places`)."""
+sub-agents in `<session>/subagents/agent-*.jsonl`) and how they are found there; it imports
+neither the agent's class nor its strategies or rules (`core.contract.files.Places`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Where Cline keeps its sessions (Cline 3's task folders in its VS Code global storage
-folder, the current Cline's in its own sessions folder) and how they are found there;
-nothing else of the package is imported (`core.contract.files.Places`)."""
+folder, the current Cline's in its own sessions folder) and how they are found there; it
+imports neither the agent's class nor its strategies or rules
+(`core.contract.files.Places`)."""
 
 from __future__ import annotations
 

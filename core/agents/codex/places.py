@@ -1,5 +1,6 @@
-"""Where Codex keeps its rollouts (`<sessions>/YYYY/MM/DD/rollout-*.jsonl`) and how they
-are found there; nothing else of the package is imported (`core.contract.files.Places`)."""
+"""Where Codex keeps its rollouts (`<sessions>/YYYY/MM/DD/rollout-*.jsonl`) and how they are
+found there; it imports neither the agent's class nor its strategies or rules
+(`core.contract.files.Places`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Where Gemini CLI keeps its recordings (`<folder>/tmp/<project>/chats/session-*`, a
-session's sub-agents in `chats/<its id>/`) and how they are found there; nothing else of
-the package is imported (`core.contract.files.Places`)."""
+session's sub-agents in `chats/<its id>/`) and how they are found there; it imports neither
+the agent's class nor its strategies or rules (`core.contract.files.Places`)."""
 
 from __future__ import annotations
 

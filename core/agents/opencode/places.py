@@ -1,5 +1,5 @@
 """Where opencode keeps its sessions (its data folder's database, `opencode.db`) and how
-they are found there; nothing else of the package is imported
+they are found there; it imports neither the agent's class nor its strategies or rules
 (`core.contract.files.Places`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where Roo Code keeps its tasks (`tasks/<id>/` in its VS Code global storage folder) and
-how they are found there; nothing else of the package is imported
+how they are found there; it imports neither the agent's class nor its strategies or rules
 (`core.contract.files.Places`)."""
 
 from __future__ import annotations
