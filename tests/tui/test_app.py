@@ -1142,6 +1142,35 @@ async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> 
         assert box.value == "" and box.placeholder == "155,000 in force"
 
 
+async def test_the_options_form_built_after_the_first_frame_shows_what_was_said_before(
+    tmp_path: Path,
+) -> None:
+    """The panel's form is mounted once the first frame is drawn; the options and the
+    values in force the screen gives it before then are in the form it builds, and a
+    strategy picked before then is built once, not beside the first form."""
+    from textual.app import App, ComposeResult
+
+    config = Config(CATALOGUE)
+    strategies = config.catalogue.strategies
+    name = "claude-code"
+
+    class Panel(App[None]):
+        def compose(self) -> ComposeResult:
+            yield StrategyPanel(strategies, "trim", config.options("trim"))
+
+    app = Panel()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(StrategyPanel)
+        assert not panel.query("#opt-auto_compact_tokens")  # not built yet: it follows the first frame
+        await panel.set_strategy(name, config.options(name))
+        panel.show_in_force({"auto_compact_tokens": 155_000})
+        await panel.set_options(name, config.options(name))
+        await pilot.pause()
+        (box,) = panel.query("#opt-auto_compact_tokens").results(Input)
+        assert box.value == "" and box.placeholder == "155,000 in force"
+        assert not panel.query("#opt-keep_recent_turns")  # trim's form, built first, is gone
+
+
 async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_there(tmp_path: Path) -> None:
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text("\n".join(ROLLOUT) + "\n")

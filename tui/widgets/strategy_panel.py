@@ -3,6 +3,7 @@ read the step being shown: its explanation, token delta and pressure before → 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -63,6 +64,9 @@ class StrategyPanel(VerticalScroll):
         self.strategy = strategy
         self.current = options
         self.keys_hint = "(n next · e end)"  # the screen sets it from the keys in force
+        # what the options left blank come to now, for the strategy they were worked out for
+        self.in_force: tuple[str, Mapping[str, int | None]] | None = None
+        self._building = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         yield Select(
@@ -78,8 +82,10 @@ class StrategyPanel(VerticalScroll):
         yield Static("", id="step-title")
         yield Static("", id="step-body")
 
-    async def on_mount(self) -> None:
-        await self._build_form()
+    def on_mount(self) -> None:
+        # its inputs and selects take about a frame to mount: built once the screen's first
+        # frame, which holds the transcript's first rows, is drawn
+        self.call_after_refresh(self._build_form)
 
     def show_own(self, own: bool) -> None:
         """Titled for the transcript's own compactions (no strategy's form), or for the strategy."""
@@ -88,13 +94,24 @@ class StrategyPanel(VerticalScroll):
             self.query_one(name).set_class(own, "hidden")
 
     def show_in_force(self, values: Mapping[str, int | None]) -> None:
-        """What the options left blank come to now, shown in their boxes ("167,000 in force")."""
-        for name, value in values.items():
+        """What the options left blank come to now, shown in their boxes ("167,000 in force"),
+        and kept for a form built after."""
+        self.in_force = (self.strategy, values)
+        self._show_in_force()
+
+    def _show_in_force(self) -> None:
+        if self.in_force is None or self.in_force[0] != self.strategy:
+            return
+        for name, value in self.in_force[1].items():
             for box in self.query(f"#opt-{name}").results(Input):
                 # the figure first: a narrow box (80 columns) cuts the words, never the number
                 box.placeholder = f"{value:,} in force" if value is not None else "none in this window"
 
     async def _build_form(self) -> None:
+        async with self._building:  # the first build, deferred, and a strategy picked: one at a time
+            await self._make_form()
+
+    async def _make_form(self) -> None:
         grid = self.query_one("#options", Grid)
         await grid.remove_children()
         opts = self.current
@@ -119,6 +136,7 @@ class StrategyPanel(VerticalScroll):
                 widgets.append(Label(label))
                 widgets.append(Input(s.show(value), id=f"opt-{s.name}", compact=True))
         await grid.mount_all(widgets)
+        self._show_in_force()
         error = self.query_one("#options-error", Static)
         error.update("")
         error.display = False
@@ -133,9 +151,8 @@ class StrategyPanel(VerticalScroll):
         """Options changed elsewhere (tuning keys, a preset): show them in the form."""
         if strategy == self.strategy:
             self.current = options
-            for s in _fields(self.strategies[strategy]):
-                widget = self.query_one(f"#opt-{s.name}")
-                if isinstance(widget, Input):
+            for s in _fields(self.strategies[strategy]):  # a form not built yet is built from `current`
+                for widget in self.query(f"#opt-{s.name}").results(Input):
                     text = s.show(getattr(options, s.name))
                     if widget.value != text:
                         widget.value = text
