@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Select
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import SAMPLE_WINDOW, Config, Scope
@@ -1142,12 +1142,10 @@ async def test_an_option_left_blank_shows_the_value_in_force(tmp_path: Path) -> 
         assert box.value == "" and box.placeholder == "155,000 in force"
 
 
-async def test_the_options_form_built_after_the_first_frame_shows_what_was_said_before(
-    tmp_path: Path,
-) -> None:
-    """The panel's form is mounted once the first frame is drawn; the options and the
-    values in force the screen gives it before then are in the form it builds, and a
-    strategy picked before then is built once, not beside the first form."""
+async def test_the_panel_built_after_the_first_frame_shows_what_was_said_before() -> None:
+    """The panel's picker and form are mounted once the first frame is drawn; the strategy,
+    the options and the values in force the screen gives it before then are in what it
+    builds, and a strategy picked before then is built once, not beside the first form."""
     from textual.app import App, ComposeResult
 
     config = Config(CATALOGUE)
@@ -1161,7 +1159,8 @@ async def test_the_options_form_built_after_the_first_frame_shows_what_was_said_
     app = Panel()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(StrategyPanel)
-        assert not panel.query("#opt-auto_compact_tokens")  # not built yet: it follows the first frame
+        assert not panel.query("#strategy-select, #opt-keep_recent_turns")  # they follow the first frame
+        panel.show_own(True)
         await panel.set_strategy(name, config.options(name))
         panel.show_in_force({"auto_compact_tokens": 155_000})
         await panel.set_options(name, config.options(name))
@@ -1169,6 +1168,10 @@ async def test_the_options_form_built_after_the_first_frame_shows_what_was_said_
         (box,) = panel.query("#opt-auto_compact_tokens").results(Input)
         assert box.value == "" and box.placeholder == "155,000 in force"
         assert not panel.query("#opt-keep_recent_turns")  # trim's form, built first, is gone
+        (picker,) = panel.query("#strategy-select").results(Select)
+        assert picker.value == name and picker.has_class("hidden")  # the transcript's own shown
+        panel.show_own(False)
+        assert not picker.has_class("hidden") and not panel.query_one("#options").has_class("hidden")
 
 
 async def test_a_codex_rollout_says_what_codex_counted_and_why_it_compacted_there(tmp_path: Path) -> None:

@@ -67,15 +67,10 @@ class StrategyPanel(VerticalScroll):
         # what the options left blank come to now, for the strategy they were worked out for
         self.in_force: tuple[str, Mapping[str, int | None]] | None = None
         self._building = asyncio.Lock()
+        self.own = False  # titled for the transcript's own compactions (`show_own`)
 
     def compose(self) -> ComposeResult:
-        yield Select(
-            [(s.label, n) for n, s in self.strategies.items()],
-            value=self.strategy,
-            allow_blank=False,
-            id="strategy-select",
-            compact=True,
-        )
+        # the strategy's picker is mounted with its form (`_make_form`)
         yield Static("The transcript's own compactions (o returns)", id="own-title", classes="hidden")
         yield Grid(id="options")
         yield Static("", id="options-error")  # wraps: an error can take lines
@@ -83,15 +78,16 @@ class StrategyPanel(VerticalScroll):
         yield Static("", id="step-body")
 
     def on_mount(self) -> None:
-        # its inputs and selects take about a frame to mount: built once the screen's first
-        # frame, which holds the transcript's first rows, is drawn
+        # the picker and the form take about a frame to mount (a select, inputs): built once
+        # the screen's first frame, which holds the transcript's first rows, is drawn
         self.call_after_refresh(self._build_form)
 
     def show_own(self, own: bool) -> None:
         """Titled for the transcript's own compactions (no strategy's form), or for the strategy."""
+        self.own = own
         self.query_one("#own-title").set_class(not own, "hidden")
-        for name in ("#strategy-select", "#options"):
-            self.query_one(name).set_class(own, "hidden")
+        for widget in self.query("#strategy-select, #options"):
+            widget.set_class(own, "hidden")
 
     def show_in_force(self, values: Mapping[str, int | None]) -> None:
         """What the options left blank come to now, shown in their boxes ("167,000 in force"),
@@ -109,9 +105,20 @@ class StrategyPanel(VerticalScroll):
 
     async def _build_form(self) -> None:
         async with self._building:  # the first build, deferred, and a strategy picked: one at a time
-            await self._make_form()
+            if self.is_attached:  # not where the app ended before its first frame was drawn
+                await self._make_form()
 
     async def _make_form(self) -> None:
+        if not self.query("#strategy-select"):
+            picker = Select(
+                [(s.label, n) for n, s in self.strategies.items()],
+                value=self.strategy,
+                allow_blank=False,
+                id="strategy-select",
+                compact=True,
+                classes="hidden" if self.own else "",
+            )
+            await self.mount(picker, before="#own-title")
         grid = self.query_one("#options", Grid)
         await grid.remove_children()
         opts = self.current
@@ -144,7 +151,8 @@ class StrategyPanel(VerticalScroll):
     async def set_strategy(self, strategy: str, options: Options) -> None:
         if strategy != self.strategy:
             self.strategy, self.current = strategy, options
-            self.query_one("#strategy-select", Select).value = strategy
+            for picker in self.query("#strategy-select").results(Select):
+                picker.value = strategy
             await self._build_form()
 
     async def set_options(self, strategy: str, options: Options) -> None:
