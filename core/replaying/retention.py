@@ -266,12 +266,17 @@ class _Found(NamedTuple):
 _UNITS: dict[str, _Found | None] = {}
 _FACTLESS: set[str] = set()
 _ALONE: dict[str, set[str]] = {"urls": set(), "paths": set(), "numbers": set()}
+# the facts of each item a selection lists followed by "; ", by the item: the same item
+# objects are listed by summary after summary and keep their hashes, where " item;" is
+# a new string to hash at each
+_FOLLOWED: dict[str, _Found | None] = {}
 _UNITS_KEPT = 1 << 16
 _UNSEEN = object()
 
 
 def _forget_units() -> None:
     _UNITS.clear()
+    _FOLLOWED.clear()
     _FACTLESS.clear()
     for alone in _ALONE.values():
         alone.clear()
@@ -321,15 +326,31 @@ def _selection_found(selection: Selection) -> list[_Found | None]:
         elif alone is not None and alone.issuperset(followed):
             found.append(_Found(**{kind: followed}))
         else:
-            each = _units_found([f" {item};" for item in followed])
-            found += each
-            for item, f in zip(followed, each, strict=True):
-                if f is None:
-                    _FACTLESS.add(item)
-                elif alone is not None and sum(map(len, f)) == 1 and getattr(f, kind) == (item,):
-                    alone.add(item)
+            found += _followed_found(kind, followed, alone)
         found += _units_found([items[-1]])
     return found
+
+
+def _followed_found(kind: str, followed: Sequence[str], alone: set[str] | None) -> list[_Found | None]:
+    """The facts of each item of a `kind` list followed by "; " (its clauses', as
+    `_units_found` reads " item;"), looked up in C by the item; only the items not yet
+    known as holding no fact, or as their own one fact of the kind (`alone`), are
+    classified again."""
+    if len(_FOLLOWED) > _UNITS_KEPT:
+        _forget_units()
+    unsure = (
+        set(followed).difference(_FACTLESS) if alone is None else set(followed).difference(_FACTLESS, alone)
+    )
+    for item in unsure:
+        if item in _FOLLOWED:
+            f = _FOLLOWED[item]
+        else:
+            f = _FOLLOWED[item] = _merged(map(_facts_of, clauses(f" {item};")))
+        if f is None:
+            _FACTLESS.add(item)
+        elif alone is not None and sum(map(len, f)) == 1 and getattr(f, kind) == (item,):
+            alone.add(item)
+    return list(map(_FOLLOWED.__getitem__, followed))
 
 
 def _facts_of(text: str) -> _Found | None:

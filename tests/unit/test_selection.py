@@ -46,6 +46,22 @@ def test_a_selection_holds_the_facts_of_its_text(
     assert met(u(text, is_synthetic=True)) == by_text
 
 
+@given(_HEAD, _LISTS, _LISTS)
+def test_a_selection_read_after_others_holds_the_facts_of_its_text(
+    head: str, before: tuple[tuple[str, tuple[str, ...]], ...], lists: tuple[tuple[str, tuple[str, ...]], ...]
+) -> None:
+    """What reading one selection leaves in the items' tables (its items, under their
+    kinds) never changes what the next is read for, whichever kinds it lists them under."""
+    selection = Selection(head, lists)
+    forget()
+    by_text = met(u(selection.text, is_synthetic=True))
+    forget()
+    shuffled = tuple((kind, items) for (kind, _), (_, items) in zip(reversed(lists), lists, strict=True))
+    for earlier in (Selection(head, before), Selection(head, shuffled)):
+        met(u(keep(earlier), is_synthetic=True))
+    assert met(u(keep(selection), is_synthetic=True)) == by_text
+
+
 def _made_up(text: str) -> int:
     """A count no sum of other cuts gives by chance."""
     return len(text) * 7 + text.count(";") * 3 + (ord(text[0]) % 5 if text else 0)
