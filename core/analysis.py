@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -12,7 +11,7 @@ from compaction_inspector.core.measuring.grouping import Span, api_rounds, volle
 from compaction_inspector.core.measuring.pairing import PairingProblem, check
 from compaction_inspector.core.measuring.pressure import Window, live_start
 from compaction_inspector.core.measuring.tokens import ReportedUsage, TokenCounter, reported_usage
-from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.model import Message, Session, immutable
 from compaction_inspector.core.own.account import Account
 from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.own.counts import AgentCounts
@@ -22,7 +21,7 @@ from compaction_inspector.core.pricing.own_calls import compaction_costs
 from compaction_inspector.core.sessions import whole_cost
 
 
-@dataclass(frozen=True)
+@immutable()
 class Analysis:
     catalogue: Catalogue  # what reads its sub-agents' transcripts, for its cost
     session: Session

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from compaction_inspector.core.contract.own_settings import OwnSettings
 from compaction_inspector.core.files import held, rewrite
+from compaction_inspector.core.model import immutable
 
 
 class ApplyError(ValueError):
     """Nothing was written; the message says why."""
 
 
-@dataclass(frozen=True)
+@immutable()
 class Change:
     """What writing the setting does to the agent's file."""
 

@@ -6,12 +6,13 @@ agents, formats, presets or strategies exist."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.contract.rules import Preset
 from compaction_inspector.core.formats.reading import Formats
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.strategies import OURS, THEIRS, OptionError, Strategy
 
 # tools with no agent here, measured at a share of their window
@@ -50,7 +51,7 @@ def _presets(agents: Sequence[Agent]) -> dict[str, Preset]:
     return own | {p.name: p for p in OTHER_TOOLS if p.name not in own}
 
 
-@dataclass(frozen=True)
+@immutable()
 class Catalogue:
     """The agents, in the order lists show them, and what is made of them: the agents by
     the format each writes, the formats a file is read as, every strategy by its name and

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -17,6 +16,7 @@ from compaction_inspector.core.caching.kept_runs import KeptRuns, policy_key
 from compaction_inspector.core.caching.records import decoded, encoded
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.inspection import BASELINE, Inspection
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.own.uncompacted import Uncompacted, uncompacted
 from compaction_inspector.core.pricing.cost import Cost
 from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall
@@ -38,7 +38,7 @@ SORTS: dict[str, Callable[[Row], Any]] = {
 }
 
 
-@dataclass(frozen=True)
+@immutable()
 class Row:
     """One strategy replayed on the session (`strategy` None: no compaction)."""
 
@@ -83,7 +83,7 @@ class Row:
         }
 
 
-@dataclass(frozen=True)
+@immutable()
 class Comparison:
     """The rows, sorted, and what the session really cost."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from compaction_inspector.core.measuring.tokens import (
     TOKENIZER_CHOICES,
     model_tokenizer,
 )
-from compaction_inspector.core.model import MAX_COUNT, Session
+from compaction_inspector.core.model import MAX_COUNT, Session, immutable
 from compaction_inspector.core.own import account as accounts
 from compaction_inspector.core.own.account import Account
 from compaction_inspector.core.own.evidence import Bounds, bounds
@@ -35,7 +35,7 @@ PRESSURES = ("context", "messages")
 Chooser = Literal["session", "file", "command line", "key", "sample"]
 
 
-@dataclass(frozen=True)
+@immutable()
 class WindowSource:
     """Who set the window (`chooser`: the session's agent, a settings file, the command
     line, a tuning key, the bundled sample), and the words that say so (`said`)."""
@@ -59,7 +59,7 @@ class ConfigError(ValueError):
 USUAL = ""  # the preset a window nobody chose is measured against (`Catalogue.usual_preset`)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Scope:
     """The sessions a saved window and preset were tuned for: an agent's (a format), and
     one model of it when `model` is set."""
@@ -77,7 +77,7 @@ class Scope:
         return {"agent": self.agent, "model": self.model}
 
 
-@dataclass(frozen=True)
+@immutable()
 class Config:
     # the agents, formats, presets and strategies there are, as the front end made them
     catalogue: Catalogue = field(compare=False, repr=False)

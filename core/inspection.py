@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from compaction_inspector.core.measuring.pressure import live_start
 from compaction_inspector.core.measuring.segment import Segments
 from compaction_inspector.core.measuring.slices import is_slice
 from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
-from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.model import Message, Session, immutable
 from compaction_inspector.core.own.calibration import Measured, across_sessions
 from compaction_inspector.core.own.compactions import RealCompaction, real_compactions
 from compaction_inspector.core.own.counts import AgentCounts, agent_counts
@@ -72,13 +71,13 @@ def carried(agent: Rules | None, session: Session, counter: TokenCounter) -> tup
     return agent.carried(session, counter) if agent is not None else None
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Kept:
     replay: Simulation
     cost: Cost | None = None  # once priced
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Inspection:
     """A session with its counts, its fitted context model and the config it is read
     under (the session's own window applied, `Config.for_session`)."""

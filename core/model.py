@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, dataclass_transform
 
 import orjson
@@ -30,19 +30,28 @@ ENCRYPTED_SUMMARY = "[the compaction's summary: encrypted, not in the rollout]"
 _T = TypeVar("_T")
 
 
-@dataclass_transform(frozen_default=True)
-def record(*, eq: bool = True) -> Callable[[type[_T]], type[_T]]:
-    """A slotted dataclass the type checker holds immutable. Not frozen at run time,
-    so building one skips `object.__setattr__` for each field (sessions hold millions).
-    Records hash by value (`eq=True`) or by identity (`eq=False`), as they would frozen."""
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def immutable(
+    *, eq: bool = True, slots: bool = False, kw_only: bool = False
+) -> Callable[[type[_T]], type[_T]]:
+    """A dataclass the type checker holds immutable (mypy --strict runs with the tests),
+    every value class of the product. Not frozen at run time: Python 3.11 compiles each
+    method a dataclass is given on its own, and a frozen one's `__setattr__` and
+    `__delattr__` are a fifth of what making the classes costs every command at its
+    start, and building one sets each field through `object.__setattr__` (sessions hold
+    millions of messages). Its instances hash by value (`eq=True`, but where the class
+    defines its own hash) or by identity (`eq=False`), as they would frozen. `slots`:
+    instances with no `__dict__`, for the classes made by the million."""
 
     def make(cls: type[_T]) -> type[_T]:
-        return dataclass(slots=True, eq=eq, unsafe_hash=eq)(cls)
+        own = cls.__dict__.get("__hash__", MISSING)
+        explicit = not (own is MISSING or (own is None and "__eq__" in cls.__dict__))
+        return dataclass(eq=eq, unsafe_hash=eq and not explicit, slots=slots, kw_only=kw_only)(cls)
 
     return make
 
 
-@record()
+@immutable(slots=True)
 class Block:
     """One content block. `text` holds text, thinking text or a tool result's content."""
 
@@ -81,7 +90,7 @@ class Block:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Usage:
     """Token usage an API response reported."""
 
@@ -112,7 +121,7 @@ class Usage:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Reasoning:
     """What an agent's reasoning item holds that the transcript does not show (Codex,
     docs/agents.md): Codex's own estimate from the length of its encrypted content
@@ -123,7 +132,7 @@ class Reasoning:
     reported: int = 0
 
 
-@record(eq=False)
+@immutable(eq=False, slots=True)
 class Message:
     """One transcript message. Identity is the message: see the module docstring."""
 
@@ -248,7 +257,7 @@ def text_message(role: Role, text: str, **flags: Any) -> Message:
     return Message(role=role, blocks=(Block("text", text=text),), **flags)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Diagnostic:
     """Something the loader noticed: a skipped line, a repaired field, a count."""
 
@@ -268,7 +277,7 @@ class CompactionDetails(Protocol):
     def said(self) -> list[str]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Compaction:
     """A compaction the transcript itself records (docs/agents.md): where its boundary
     marker sits and the context sizes the agent wrote down, when it did."""
@@ -307,7 +316,7 @@ class Compaction:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Check:
     """A point where the agent compared its own count with its limit, as the transcript
     records what that count is made of (Codex, docs/agents.md): before the request that
@@ -333,7 +342,7 @@ class Check:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class FileTouch:
     """What a Read, Edit or Write call left of a file, where the transcript records it
     (Claude Code's `toolUseResult`): the whole text after an Edit or a Write, or the
@@ -344,7 +353,7 @@ class FileTouch:
     share: float = 1.0  # of the file's lines the result shows (a Read of part of it)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Session:
     """A loaded transcript: the main conversation plus what was set aside."""
 

@@ -11,16 +11,16 @@ standing between two others as `" item;"`, so its count is their sum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, islice
 
 from compaction_inspector.core.caching.memo import on_forget
+from compaction_inspector.core.model import immutable
 
 KEPT = 256  # selections kept by their text: each is asked for soon after it is written
 
 
-@dataclass(frozen=True)
+@immutable()
 class Selection:
     """`head`, then each list as "\\n- LABEL: " and its items joined by "; "."""
 

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from compaction_inspector.core.files import read_text, write_atomic
 from compaction_inspector.core.forked import spread
 from compaction_inspector.core.formats.common import LOADER_VERSION, as_dict, loads
 from compaction_inspector.core.formats.kinds import stored_in
-from compaction_inspector.core.model import MAX_COUNT
+from compaction_inspector.core.model import MAX_COUNT, immutable
 
 INDEX_VERSION = f"13.{LOADER_VERSION}"  # rows change when the loaders or the rows do
 AGENTS = "compaction_inspector.core.agents."  # where every agent's `places` module is
@@ -34,7 +33,7 @@ REGISTRY = AGENTS + "registry"  # the modules it says are registered, read where
 Place = tuple[str, str, str, str]
 
 
-@dataclass(frozen=True)
+@immutable()
 class Row:
     """What a list of sessions shows of one."""
 

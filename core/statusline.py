@@ -13,7 +13,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.caching.records import decoded, encoded
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.own.headroom import Headroom
 from compaction_inspector.core.text import visible
 
@@ -62,7 +62,7 @@ class StatusLine(Protocol):
     ) -> Path | None: ...
 
 
-@dataclass(frozen=True)
+@immutable()
 class Figures:
     """What the line says: the agent's count against its point, how far that is, the
     compactions and the cost; `whole`: the figures cover the transcript from its start."""
@@ -78,7 +78,7 @@ class Figures:
     set_now: int | None = None  # the point today's settings give, where the session runs with another
 
 
-@dataclass(frozen=True)
+@immutable()
 class Asked:
     """How a call asked for its line: the command line after `statusline`, the folder it
     ran in (a `./compaction.yaml` there is a setting), and what the line is drawn with."""
@@ -100,7 +100,7 @@ Stamp = tuple[tuple[str | int, ...], ...]
 Facts = tuple[str | int | None, ...]
 
 
-@dataclass(frozen=True)
+@immutable()
 class Answer:
     """What the settings said of the point for one call, kept in its transcript's entry: a
     later call asked the same way, with each settings file as it was (`stamp`), the

@@ -32,6 +32,23 @@ def test_no_core_module_names_textual_in_any_import() -> None:
     assert found == []
 
 
+def test_no_value_class_is_frozen_at_run_time() -> None:
+    """Every value class is an `immutable` record (`core.model`): the type checker holds
+    it frozen, and no command pays at its start for the two methods and the slower
+    `__init__` a dataclass frozen at run time is made with."""
+    root = Path(__file__).resolve().parent.parent
+    found = sorted(
+        f"{file.relative_to(root)}:{node.lineno}"
+        for folder in ("core", "tui")
+        for file in (root / folder).rglob("*.py")
+        for node in ast.walk(ast.parse(file.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "dataclass"
+        and any(k.arg == "frozen" for k in node.keywords)
+    )
+    assert found == []
+
+
 def test_core_does_not_import_textual() -> None:
     code = (
         "import sys, pkgutil, importlib\n"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from compaction_inspector.core.model import immutable
 
 if TYPE_CHECKING:
     from compaction_inspector.core.formats.kinds import Document, Journal, Store, TaskFolder, Writer
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from compaction_inspector.core.statusline import StatusLine
 
 
-@dataclass(frozen=True)
+@immutable()
 class Found:
     """A session file where an agent keeps it."""
 

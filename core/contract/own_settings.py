@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from compaction_inspector.core.model import immutable
 
-@dataclass(frozen=True)
+
+@immutable()
 class OwnSetting:
     """One of the user's own settings of an agent: its value and the file that set it."""
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.tokens import TokenCounter
-from compaction_inspector.core.model import Compaction, Message, Session
+from compaction_inspector.core.model import Compaction, Message, Session, immutable
 from compaction_inspector.core.own.autocompact import Count, Point
 
 SESSION_PREFIX = "the session's"  # how every window a session brings is introduced
@@ -34,7 +33,7 @@ class ConfigView(Protocol):
     def options(self, name: str) -> Any: ...
 
 
-@dataclass(frozen=True)
+@immutable()
 class SessionWindow:
     """The window a session's agent had, as the session says: the preset it is, the
     window, why (the window's source), and the user's own settings of that agent where
@@ -46,7 +45,7 @@ class SessionWindow:
     agent_settings: Any = None
 
 
-@dataclass(frozen=True)
+@immutable()
 class Preset:
     """Where a real tool's limits sit (docs/agents.md). An agent's preset takes its point
     from the agent's rule on the window in force (`core.own.autocompact`), so it follows a
@@ -67,7 +66,7 @@ class Named(Protocol):
     def name(self) -> str: ...
 
 
-@dataclass(frozen=True)
+@immutable()
 class Tour:
     """How the demo tour shows one of an agent's strategies on the bundled sample of 4,500
     tokens: the options that make it fire there, the step shown (the last where it is past
@@ -78,7 +77,7 @@ class Tour:
     caption: str
 
 
-@dataclass(frozen=True)
+@immutable()
 class PutBack:
     """What an agent puts back after a compaction that the transcript does not record, in
     the model's tokens, and the range it spans where the transcript cannot tell what went

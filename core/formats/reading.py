@@ -10,7 +10,7 @@ import hashlib
 import itertools
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +38,7 @@ from compaction_inspector.core.formats.kinds import (
     Writer,
     stored_in,
 )
-from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json
+from compaction_inspector.core.model import Diagnostic, Message, Session, Usage, canonical_json, immutable
 
 if TYPE_CHECKING:
     from compaction_inspector.core.contract.files import Files
@@ -65,7 +65,7 @@ Logged = tuple[int | None, dict[str, Any], Usage | None]
 HEAD_BYTES = 256 * 1024  # what a preview reads: a screen of rows in any real session
 
 
-@dataclass(frozen=True)
+@immutable()
 class Formats:
     """The formats a file is read as: the agents' own (`journals`, then `stores`, in the
     registry's order, tried before the APIs' bodies; a task folder by its files' names)

@@ -14,7 +14,6 @@ import os
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +23,7 @@ import orjson
 
 from compaction_inspector.core.files import open_regular
 from compaction_inspector.core.formats.common import LoadError, as_dict, count, parse_content
-from compaction_inspector.core.model import Block, Diagnostic, Message, Role, Usage
+from compaction_inspector.core.model import Block, Diagnostic, Message, Role, Usage, immutable
 
 HISTORY = "api_conversation_history.json"
 PANEL = "ui_messages.json"
@@ -34,7 +33,7 @@ EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 PORTABLE = "VSCODE_PORTABLE"  # a portable install's data folder: its user data is under it
 
 
-@dataclass(frozen=True)
+@immutable()
 class Request:
     """One request as the panel recorded it: when it started (`ts`), the index of the
     history's last message then (where recorded), its tokens and cost as the agent wrote them."""
@@ -49,7 +48,7 @@ class Request:
     said: dict[str, Any]  # the whole of what it wrote, for what an agent reads more of
 
 
-@dataclass(frozen=True)
+@immutable()
 class Task:
     """A task folder read: the history's items and the panel's rows (objects only; each
     other item reported), and a hash of both files."""
@@ -73,7 +72,7 @@ class Task:
         return {"recorded_usd": round(sum(costs), 6)} if costs else {}
 
 
-@dataclass(frozen=True)
+@immutable()
 class Event:
     """What the agent's files recorded of one of its compactions, in its own names (`fields`)
     and in words (`words`)."""

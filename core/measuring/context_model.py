@@ -37,7 +37,7 @@ from compaction_inspector.core.measuring.held import held_output
 from compaction_inspector.core.measuring.pressure import Meter, Window
 from compaction_inspector.core.measuring.slices import Read, is_slice, sibling_overhead
 from compaction_inspector.core.measuring.tokens import TokenCounter
-from compaction_inspector.core.model import Message, Session, Usage, text_message
+from compaction_inspector.core.model import Message, Session, Usage, immutable, text_message
 from compaction_inspector.core.replaying.clearing import cleared_results
 
 # The baseline prompt and tools assumed where neither the user nor the session's agent
@@ -49,7 +49,7 @@ OUTLIER_MADS = 3.0  # a pair this many robust deviations off the fit is left out
 Source = Literal["measured", "estimated"]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Response:
     """One API response the transcript reports: the request of the messages before
     `start` was sent, and `prompt_tokens` is what it held."""
@@ -94,7 +94,7 @@ def responses(session: Session) -> list[Response]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Prediction:
     """What the model says of one response's prompt without that response's report."""
 
@@ -108,7 +108,7 @@ class Prediction:
         return abs(self.estimated - self.response.prompt_tokens) / self.response.prompt_tokens
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Reading:
     """The context at one point and where the figure comes from."""
 
@@ -520,7 +520,7 @@ def _microcompactions(session: Session, counter: TokenCounter, starts: list[int]
     return found
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Fit:
     """The least-squares slope through the origin of y on x, refitted without the points
     more than OUTLIER_MADS robust deviations off; 1.0 with fewer than MIN_PAIRS points

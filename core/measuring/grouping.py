@@ -5,12 +5,11 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from compaction_inspector.core.model import Message, shared_ends
+from compaction_inspector.core.model import Message, immutable, shared_ends
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Span:
     """Messages[start:end] (end exclusive) and their token total."""
 

@@ -13,10 +13,9 @@ so does `sent_order`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from compaction_inspector.core.model import Block, Message
+from compaction_inspector.core.model import Block, Message, immutable
 
 ORPHAN_TEXT = "[Orphaned tool result removed due to conversation resume]"
 MISSING_RESULT_TEXT = "[Tool result missing due to internal error]"
@@ -27,7 +26,7 @@ ProblemKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class PairingProblem:
     kind: ProblemKind
     index: int

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_RESERVED_OUTPUT = 20_000
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Window:
     """A model's context window less what is reserved for its reply."""
 
@@ -42,7 +42,7 @@ class Window:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Meter:
     """The context a request of `counted` message tokens holds: `overhead` + `scale` ×
     `counted` (docs/pressure.md; `core.measuring.context_model` fits both per point of a session).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import accumulate
 from operator import attrgetter
 from typing import Any, TypeVar
@@ -22,14 +22,14 @@ from typing import Any, TypeVar
 from compaction_inspector.core.measuring.grouping import api_round_starts, volley_starts
 from compaction_inspector.core.measuring.pairing import check, last_assistant_turn, repair, repair_indexed
 from compaction_inspector.core.measuring.pressure import Meter
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
 
 T = TypeVar("T")
 _is_human = attrgetter("is_human")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Pairing:
     """Where a segment's tool pairing stands.
 
@@ -180,7 +180,7 @@ class _RepairedSegment(Segment):
         return found
 
 
-@dataclass(frozen=True)
+@immutable()
 class Repaired:
     """A segment as tool-pairing repair leaves it (`Segment.repaired`)."""
 

@@ -13,12 +13,11 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import chain, filterfalse, islice, repeat
 from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core import selection as selections
-from compaction_inspector.core.model import Message, Usage
+from compaction_inspector.core.model import Message, Usage, immutable
 from compaction_inspector.core.text import clauses
 
 if TYPE_CHECKING:
@@ -463,7 +462,7 @@ def make_counter(name: str = DEFAULT_TOKENIZER, media_tokens: int = FLAT_MEDIA_T
     return TokenCounter(name, encoder, media_tokens=media_tokens)
 
 
-@dataclass(frozen=True)
+@immutable()
 class ReportedUsage:
     """Usage the transcript itself reports, each API response counted once."""
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.own.autocompact import Point
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Settings(Protocol):
     def options(self, strategy: str) -> Any: ...
 
 
-@dataclass(frozen=True)
+@immutable()
 class Account:
     """What was in force, and where today's settings differ (`set_now`)."""
 

@@ -4,11 +4,12 @@ agent's own rule is in its package (`core.agents.<agent>.rules`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from compaction_inspector.core.model import immutable
 
-@dataclass(frozen=True)
+
+@immutable()
 class Point:
     """Where an agent compacts, and the rule that put it there, in words."""
 
@@ -24,7 +25,7 @@ def version(value: Any) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts) if all(p.isdigit() and len(p) < 8 for p in parts) else None
 
 
-@dataclass(frozen=True)
+@immutable()
 class Count:
     """The count an agent compared with its point at one check, as its parts (name,
     tokens); `estimated` names the parts that are our estimate, not the agent's own."""

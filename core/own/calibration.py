@@ -27,14 +27,13 @@ import contextlib
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.contract.files import Files
 from compaction_inspector.core.files import open_regular, write_atomic
 from compaction_inspector.core.measuring.slices import sessions_beside
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 from compaction_inspector.core.text import counted
 
 MAX_SESSIONS = 5  # the nearest in time that hold a compaction: each is read and counted once
@@ -46,7 +45,7 @@ RULES = "4"
 KINDS = {"auto": "automatic", "manual": "manual"}
 
 
-@dataclass(frozen=True)
+@immutable()
 class Measured:
     """What one session measured after its own compactions, whoever asks: its agent
     (format) and version, whether it is complete (not a slice of a longer one), and for
@@ -101,7 +100,7 @@ class Measured:
         return cls(fmt, version, complete, tuple((t, tuple(h), r) for t, h, r in residuals), fixed)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Calibration:
     """The residuals of one kind of compaction (`trigger`, after `hooks` unrecorded) in the
     user's other sessions of one version, grouped by session, and whether correcting by
@@ -171,7 +170,7 @@ class Calibration:
         )
 
 
-@dataclass(frozen=True)
+@immutable()
 class Siblings:
     """What the user's other complete sessions of a session's agent and version measured
     after their compactions, each session's residuals by trigger; `beside`: those in its

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.config import Config
@@ -22,7 +21,7 @@ from compaction_inspector.core.measuring.context_model import ContextModel, Resp
 from compaction_inspector.core.measuring.grouping import api_round_starts
 from compaction_inspector.core.measuring.slices import is_slice
 from compaction_inspector.core.measuring.tokens import TokenCounter
-from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session
+from compaction_inspector.core.model import ENCRYPTED_SUMMARY, Compaction, Message, Session, immutable
 from compaction_inspector.core.own.autocompact import Count
 from compaction_inspector.core.own.calibration import Siblings
 from compaction_inspector.core.own.counts import AgentCounts, agent_counts, last_response
@@ -36,7 +35,7 @@ OWN = "own compactions"  # the name the transcript's own compactions go by, step
 _SHOWN_APART = frozenset({"index", "kind", "trigger", "pre_tokens", "post_tokens", "cleared", "tokens_saved"})
 
 
-@dataclass(frozen=True)
+@immutable()
 class Part:
     """One part of the context predicted after a compaction, and where it comes from."""
 
@@ -82,7 +81,7 @@ def said_range(span: tuple[int, int | None]) -> str:
     return f"{low:,} or more" if high is None else f"{low:,}-{high:,}"
 
 
-@dataclass(frozen=True)
+@immutable()
 class RealCompaction:
     """One compaction the transcript records: a full one, or a microcompaction that
     cleared some tool results and kept the rest."""

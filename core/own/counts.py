@@ -4,17 +4,16 @@ before each of its automatic compactions (why it fired there)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import cached_property
 
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.measuring.context_model import ContextModel, Response
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 from compaction_inspector.core.own import autocompact
 from compaction_inspector.core.own.autocompact import Count
 
 
-@dataclass(frozen=True)
+@immutable()
 class AgentCounts:
     """The count the agent compared with its point (`core.own.autocompact`): at every check
     the transcript records (Codex), and just before each full compaction (Codex's last

@@ -7,12 +7,10 @@ Claude Code's `tokenCountWithEstimation`, Codex's `get_total_token_usage`, openc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 
 
-@dataclass(frozen=True)
+@immutable()
 class Bounds:
     """The point a session's record allows: above `above` (its largest prompt reported by
     a response followed by a request with no compaction first), at most `at_most` (its smallest automatic

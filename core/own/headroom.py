@@ -10,16 +10,16 @@ last compaction: a guide, said as "about".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.text import counted
 
 PACE_REQUESTS = 10  # the last requests whose growth sets the pace
 
 
-@dataclass(frozen=True)
+@immutable()
 class Headroom:
     """`left`: tokens until the agent's point (0 or less: its next request compacts);
     `pace`: the average growth per request lately (None: too few to say, or none);

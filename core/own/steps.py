@@ -3,10 +3,9 @@ show them as it shows a strategy's (`o`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.model import Message, Session, immutable
 from compaction_inspector.core.own.compactions import OWN, RealCompaction
 from compaction_inspector.core.replaying.clearing import cleared_results
 from compaction_inspector.core.replaying.context import Context
@@ -14,7 +13,7 @@ from compaction_inspector.core.strategies.base import CompactionResult, Stats, S
 from compaction_inspector.core.text import counted
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class OwnStats(StatsRecord):
     """The transcript's own compactions, as a result the app steps through."""
 

@@ -8,15 +8,14 @@ compacted is its own answer, measured as the baseline measures it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.simulation import RoundPoint
 
 
-@dataclass(frozen=True)
+@immutable()
 class Uncompacted:
     """Each request's context with no compaction at all, summed up."""
 

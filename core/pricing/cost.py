@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from compaction_inspector.core.text import counted
 
 if TYPE_CHECKING:
     pass
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.pricing.own_calls import CompactionCost, own_calls
 from compaction_inspector.core.pricing.rates import (
     PARTS,
@@ -56,7 +57,7 @@ def signed(change: Decimal | None) -> str:
     return "±0.00" if abs(change) < Decimal("0.005") else f"{change:+,.2f}"
 
 
-@dataclass(frozen=True)
+@immutable()
 class Cost:
     """A session's priced usage: in USD by part, over the responses priced; the models
     the table does not know, with how many responses each left unpriced."""
@@ -289,7 +290,7 @@ def _chain_cost(session: Session) -> Cost:
     return Cost(parts, priced, unpriced, source(), tokens=tokens, agent_recorded=agent)
 
 
-@dataclass(frozen=True)
+@immutable()
 class CompactionsCost:
     """What a session's compactions cost together, within what the session cost."""
 

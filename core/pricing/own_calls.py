@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -17,10 +16,11 @@ from compaction_inspector.core.model import Session
 
 if TYPE_CHECKING:
     pass
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.pricing.rates import Billing, Clock, billing_of, rates_at, sent_again, usd
 
 
-@dataclass(frozen=True)
+@immutable()
 class OwnCall:
     """The agent's own summarize request at one of its compactions: as the transcript
     records it (`recorded`: Codex 0.154+), else estimated (`estimated`): the history it
@@ -67,7 +67,7 @@ class OwnCall:
         }
 
 
-@dataclass(frozen=True)
+@immutable()
 class CompactionCost:
     """What one compaction cost (docs/cost.md#what-a-compaction-costs): its summarize
     request (none for a microcompact), and what the first request after it could not read

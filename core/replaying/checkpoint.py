@@ -18,7 +18,7 @@ from compaction_inspector.core import topic
 from compaction_inspector.core.files import locked, read_text, write_atomic
 from compaction_inspector.core.formats.common import as_list
 from compaction_inspector.core.measuring.grouping import api_round_starts
-from compaction_inspector.core.model import Message, Session
+from compaction_inspector.core.model import Message, Session, immutable
 from compaction_inspector.core.replaying.summary import EDIT_TOOLS, block_paths
 from compaction_inspector.core.text import one_line
 from compaction_inspector.core.timestamps import parse as parse_time
@@ -317,7 +317,7 @@ def read_memory(memory_dir: str | Path) -> list[Checkpoint]:
     return out
 
 
-@dataclass(frozen=True)
+@immutable()
 class Detection:
     truncated: bool
     message_count: int
@@ -350,7 +350,7 @@ def detect(session: Session, memory_dir: str | Path) -> Detection:
 # --- checkpoint triggers for simulate -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@immutable()
 class Trigger:
     index: int  # the checkpoint is written before this message
     reason: str

@@ -5,17 +5,17 @@ context model's users, so none of them imports another to name it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from compaction_inspector.core.measuring.context_model import DEFAULT_OVERHEAD_TOKENS, ContextModel, fit
 from compaction_inspector.core.measuring.pressure import Meter, Window
 from compaction_inspector.core.measuring.tokens import TokenCounter, make_counter
-from compaction_inspector.core.model import FileTouch, Message, Session
+from compaction_inspector.core.model import FileTouch, Message, Session, immutable
 from compaction_inspector.core.replaying.retention import Facts
 from compaction_inspector.core.replaying.summary import summary_text
 
 
-@dataclass(frozen=True)
+@immutable()
 class Context:
     """What a strategy needs besides messages and options: how to count, the window,
     and how counted tokens become the context sent.

@@ -13,7 +13,7 @@ import threading
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import cached_property
 from itertools import accumulate, chain
 from typing import Any, NamedTuple
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import ahocorasick
 
 from compaction_inspector.core.caching.memo import on_forget, per_session
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.selection import Selection, kept
 from compaction_inspector.core.text import clauses
 
@@ -40,7 +40,7 @@ _DEFINED = re.compile(r"\b(?:def|class|function|func|fn|interface|struct|enum)\s
 _NUMBER = re.compile(r"\d(?<![\w.]\d)[\d,]*(?:\.\d+)?(?!\w|\.\d)")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Share:
     """How many of a kind of fact the span held, and how many are still there."""
 
@@ -60,7 +60,7 @@ class Share:
         }
 
 
-@dataclass(frozen=True)
+@immutable()
 class Retention:
     paths: Share
     commands: Share

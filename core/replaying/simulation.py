@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any
 
-from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.strategies import CompactionResult, Context, Stats, Strategy, run
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, TITLES_KEPT
 from compaction_inspector.core.strategies.declaration import Options
@@ -18,7 +18,7 @@ from compaction_inspector.core.strategies.declaration import Options
 AS_IT_RAN = "as it ran"
 
 
-@dataclass(frozen=True)
+@immutable()
 class Policy:
     """A strategy and its options; no strategy is the baseline: the session as it ran,
     its own compactions kept and none of ours. Two policies are one where their
@@ -50,7 +50,7 @@ class Policy:
         return run(self.declared, messages, self.settings, context)
 
 
-@record()  # one per request of a replay
+@immutable(slots=True)  # one per request of a replay
 class Outcome:
     """What a policy made of one request of a replay."""
 
@@ -102,7 +102,7 @@ def compacts(result: CompactionResult[Stats]) -> bool:
     return any(title != REPAIR_TITLE for title in _changing(result))
 
 
-@record()
+@immutable(slots=True)
 class Event:
     """A compaction during the replay: the policy's, or one the transcript itself records."""
 
@@ -147,7 +147,7 @@ class Event:
         }
 
 
-@record()  # tens of thousands per replay
+@immutable(slots=True)  # tens of thousands per replay
 class RoundPoint:
     """The request before one API round (the last point is the next request)."""
 
@@ -187,7 +187,7 @@ class RoundPoint:
         }
 
 
-@dataclass(frozen=True)
+@immutable()
 class Totals:
     """A replay in figures."""
 
@@ -213,7 +213,7 @@ class Totals:
         return f" ({self.at_agent_compactions} at the agent's own)"
 
 
-@dataclass(frozen=True)
+@immutable()
 class SegmentEnd:
     """A segment's last request as a policy sent it, and the messages it was made from."""
 
@@ -221,7 +221,7 @@ class SegmentEnd:
     source: tuple[Message, ...]
 
 
-@dataclass(frozen=True)
+@immutable()
 class Simulation:
     policy: Policy
     points: tuple[RoundPoint, ...]

@@ -6,14 +6,14 @@ long session is diffed in the time of the few messages it changed, not of the wh
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import overload
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Spliced(Sequence[Message]):
     """`head`, then `base[start:end]`, leaving out the messages in `dropped`: a sequence
     whose messages are read without making the list, unless some are dropped."""

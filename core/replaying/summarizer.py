@@ -16,11 +16,10 @@ import shlex
 import subprocess
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 
 KEPT = 4096  # summaries kept in memory, the least recently used let go first
 
@@ -30,7 +29,7 @@ class SummarizerError(RuntimeError):
     and the first line it wrote to stderr, nothing printed)."""
 
 
-@dataclass(frozen=True)
+@immutable()
 class Command:
     """A summarizer command line and how long it may take."""
 

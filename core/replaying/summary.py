@@ -17,13 +17,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import itemgetter
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.caching.memo import per_session
-from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, text_message
+from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, immutable, text_message
 from compaction_inspector.core.replaying.retention import Facts, ranked
 from compaction_inspector.core.selection import Selection, keep
 from compaction_inspector.core.text import one_line
@@ -127,7 +126,7 @@ def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...
     )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class _MessageFacts:
     tools: tuple[str, ...]  # the tools it calls, as often as called
     files: tuple[str, ...]  # the paths its calls name

@@ -9,13 +9,12 @@ tool result). Source messages that nothing accounts for were dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from compaction_inspector.core.model import Message, shared_ends
+from compaction_inspector.core.model import Message, immutable, shared_ends
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Diff:
     # kept indexes of before, as runs (start, end): a long list is a few runs, and a
     # step of a long session need not spell out the hundred thousand it keeps

@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.compare import compare
@@ -20,7 +19,7 @@ from compaction_inspector.core.config import Config
 from compaction_inspector.core.config_file import as_yaml
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.grouping import api_rounds, volleys
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.own.compactions import RealCompaction
 from compaction_inspector.core.pricing.cost import signed
 from compaction_inspector.core.replaying.retention import Retention
@@ -42,7 +41,7 @@ SETTINGS_FILE = "report-settings.yaml"
 COLOURS = ("#1f77b4", "#9467bd", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf")
 
 
-@dataclass(frozen=True)
+@immutable()
 class ReportOptions:
     """What a report holds and how: the strategies shown, the policy compared with the
     first of them on the chart, paths and secrets masked, and each text cut at."""
@@ -63,12 +62,15 @@ class ReportOptions:
         return shlex.join(words + ["--redact"] * self.redact)
 
 
-def report(inspection: Inspection, options: ReportOptions = ReportOptions()) -> str:
+DEFAULTS = ReportOptions()  # what a report holds when nothing is asked
+
+
+def report(inspection: Inspection, options: ReportOptions = DEFAULTS) -> str:
     """The whole HTML document."""
     return "".join(pieces(inspection, options))
 
 
-def pieces(inspection: Inspection, options: ReportOptions = ReportOptions()) -> Iterator[str]:
+def pieces(inspection: Inspection, options: ReportOptions = DEFAULTS) -> Iterator[str]:
     """The HTML document in pieces, each made as it is read: a long session's transcript
     is tens of megabytes of HTML, written to its file without ever being one string."""
     return _Page(inspection, options).render()

@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from compaction_inspector.core.measuring.pairing import check, repair
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import MAX_COUNT, Message, shared_ends
+from compaction_inspector.core.model import MAX_COUNT, Message, immutable, shared_ends
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.spliced import Made, Spliced, made_messages
 from compaction_inspector.core.reporting.diff import Diff, diff
@@ -29,7 +29,7 @@ class OptionError(ValueError):
     """An option is out of range; the message names the key and what is allowed."""
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Step:
     """One visible change: what it did, why, the messages after it and the diff.
 
@@ -136,7 +136,7 @@ S = TypeVar("S", bound=Stats, covariant=True)  # a strategy's own stats
 ST = TypeVar("ST", bound=Stats)
 
 
-@dataclass(frozen=True)
+@immutable()
 class CompactionResult(Generic[S]):
     """What a run made: the request after it (None when nothing safe remains), its own
     typed stats and its steps."""
@@ -214,7 +214,7 @@ class Plan(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@immutable()
 class AtPointPlan:
     """The plan of an agent's own auto-compact (docs/agents.md): the request goes as it is
     until its context reaches the point; then the run makes the new history, and a replay

@@ -27,7 +27,7 @@ from itertools import accumulate
 from typing import Any, ClassVar
 
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.clearing import CLEARED_TEXT, cleared
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, StatsRecord, Steps
@@ -53,7 +53,7 @@ def _keep(key: str, help: str, label: str | None = None) -> Any:
     )
 
 
-@dataclass(frozen=True)
+@immutable()
 class ClearOptions:
     trigger_tokens: int | None = option(
         None, "clear only when the context reaches this (default every request)", kind="int?", minimum=1,
@@ -228,7 +228,7 @@ def _table(segment: Segment, options: ClearOptions) -> Table:
     return segment.memo(key, Table.of, segment, options)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Cleared:
     """A history under the clear family: the first `count` of the segment's clearable
     results cleared, which changed its tokens by `saved`."""
@@ -273,7 +273,7 @@ def _kept_from(segment: Segment, table: Table, end: int, options: ClearOptions) 
     return max(0, min(k for k, _ in cuts)), [rule for k, rule in cuts if k < before]
 
 
-@record(eq=False)  # one per request of a replay
+@immutable(eq=False, slots=True)  # one per request of a replay
 class ClearPlan:
     """The clear family on messages[:end] after the results `was` cleared."""
 
@@ -429,7 +429,7 @@ def run(
     return CompactionResult(name, final, stats, tuple(steps.steps))
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class ClearStats(StatsRecord):
     strategy: str
     triggered: bool

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import CompactionResult, OptionError, Plan, Stats, positive_int
 from compaction_inspector.core.text import shown
@@ -28,7 +28,7 @@ from compaction_inspector.core.text import shown
 KINDS = ("int", "int?", "number?", "str?", "bool", "percents", "choice", "names")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Option:
     """How one field of a strategy's options is set."""
 
@@ -64,7 +64,7 @@ def option(default: Any, help: str, **how: Any) -> Any:
     return field(default=default, metadata={"option": Option(help, **how)})
 
 
-@dataclass(frozen=True)
+@immutable()
 class Setting:
     """A field of a strategy's options and how it is set."""
 
@@ -249,7 +249,7 @@ def to_config(options: Options) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
+@immutable()
 class Strategy(Generic[OptionsT]):
     """A strategy as the product knows it, typed by its options."""
 
@@ -323,7 +323,7 @@ class Strategy(Generic[OptionsT]):
         return self.policy_label(options) if self.policy_label else self.name
 
 
-@dataclass(frozen=True)
+@immutable()
 class Family(Generic[OptionsT]):
     """One rule that several agents apply with their own settings: each agent's strategy
     is a variant of it (`variant`), sharing its options, flags and replay."""

@@ -12,11 +12,10 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, record, text_message
+from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, immutable, text_message
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, StatsRecord, Steps, ready
 from compaction_inspector.core.strategies.declaration import Strategy, check, option
@@ -28,7 +27,7 @@ TOO_LONG_MESSAGE = "Conversation too long. Press esc twice to go up a few messag
 _GAP = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@immutable()
 class PtlRetryOptions:
     limit: int | None = option(
         None,
@@ -53,7 +52,7 @@ class PtlRetryOptions:
         check(self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class PtlRetryStats(StatsRecord):
     strategy: str = NAME
     outcome: str  # fits, truncated or too_long
@@ -90,7 +89,7 @@ def marker() -> Message:
     return text_message("user", PTL_MARKER_TEXT, is_meta=True, is_synthetic=True)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Truncation:
     messages: tuple[Message, ...]
     groups_before: int
@@ -102,7 +101,7 @@ class Truncation:
 _ROUNDS_KEYS = (("ptl rounds", False), ("ptl rounds", True))
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Rounds:
     """The API rounds of a segment's requests as a truncation sees them (a retry marker
     first is stripped, or it would be all the 20 % fallback drops): where each starts
@@ -167,7 +166,7 @@ def truncate_head(messages: Sequence[Message], error_text: str, context: Context
     return Truncation((marker(), *kept) if inserted else kept, count, drop, gap, inserted)
 
 
-@record()
+@immutable(slots=True)
 class _Retry:
     """One truncation of a planned retry loop."""
 
@@ -191,7 +190,7 @@ class _Retry:
         return self.error_text if self.error_text is not None else provider_error(self.request, self.limit)
 
 
-@record(eq=False)  # one per request of a replay
+@immutable(eq=False, slots=True)  # one per request of a replay
 class PtlRetryPlan:
     """The summarize request of messages[:end] and the retries it takes: `outcome` is
     fits, truncated or too_long (nothing is sent)."""

@@ -24,12 +24,11 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, text_message
+from compaction_inspector.core.model import Message, immutable, text_message
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
     AtPointPlan,
@@ -65,7 +64,7 @@ def _keep(key: str, help: str, kind: str = "int?", **how: Any) -> Any:
     return option(None, help, kind=kind, group="keep", key=key, flag=_flag(f"keep.{key}"), **how)
 
 
-@dataclass(frozen=True)
+@immutable()
 class SummarizeOptions:
     trigger_tokens: int | None = _trigger(
         "tokens", "summarize when the context reaches this", minimum=1, label="trigger tok"
@@ -280,7 +279,7 @@ def _sent(span: Sequence[Message], options: SummarizeOptions, context: Context) 
     return tokens, f" ({', '.join(notes)})" if notes else ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class SummarizeStats(StatsRecord):
     strategy: str
     triggered: bool

@@ -10,11 +10,10 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
     CompactionResult,
@@ -35,7 +34,7 @@ from compaction_inspector.core.strategies.declaration import (
 NAME = "trim"
 
 
-@dataclass(frozen=True)
+@immutable()
 class TrimOptions:
     keep_recent_turns: int = option(
         3, "k: keep the last 2×k messages (k turns of two)", minimum=1, label="keep recent turns"
@@ -72,7 +71,7 @@ class TrimOptions:
         check(self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class TrimStats(StatsRecord):
     """What a trim did; its JSON keeps ptc_runner's names (docs/strategies.md#trim)."""
 
@@ -97,7 +96,7 @@ class TrimStats(StatsRecord):
     }
 
 
-@record(eq=False)  # one per request of a replay
+@immutable(eq=False, slots=True)  # one per request of a replay
 class TrimPlan:
     """Trim of messages[:end]: untouched unless a trigger fired and there are more than
     the minimum, else the first message (`keep_first`) and messages[start:end]."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.strategies import OptionError, Strategy
 from compaction_inspector.core.strategies.declaration import KEEP, TRIGGER, Setting, with_values
 
@@ -18,7 +19,7 @@ Values = dict[str, int | float | None]  # a point: a value per setting, by setti
 NUMERIC = ("int", "int?", "number?")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Axis:
     """One setting and the values it takes: `trigger.tokens=100000:160000:20000`."""
 
@@ -120,7 +121,7 @@ def points(axes: Sequence[Axis]) -> list[Values]:
     ]
 
 
-@dataclass(frozen=True)
+@immutable()
 class Grid:
     """What a sweep replays: the grid's points, then the user's current setting and the
     strategy's default where the grid does not hold them, each mark's point named."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.pricing.cost import signed
 from compaction_inspector.core.pricing.rates import usd
 from compaction_inspector.core.strategies import Strategy
@@ -21,7 +22,7 @@ COLUMNS = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
+@immutable()
 class Outcome:
     """One session replayed at one point."""
 

@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -18,7 +17,7 @@ from compaction_inspector.core.contract.agent import Agent
 from compaction_inspector.core.files import same_file, write_atomic
 from compaction_inspector.core.inspection import BASELINE, Inspection
 from compaction_inspector.core.measuring.tokens import TOKENIZER_CHOICES
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 from compaction_inspector.core.replaying.checkpoint import Trigger, triggers
 from compaction_inspector.core.replaying.simulation import Simulation
 from compaction_inspector.core.statusline import StatusLine
@@ -359,7 +358,7 @@ def checkpoint_triggers(session: Session, sim: Simulation, config: Config, every
 Subparsers: TypeAlias = "argparse._SubParsersAction[Command]"
 
 
-@dataclass(frozen=True)
+@immutable()
 class Shared:
     """What the commands' arguments share: the catalogue, and the options several take,
     each made once."""

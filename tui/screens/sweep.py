@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.core.strategies import DEFAULT, OptionError
 from compaction_inspector.core.strategies.declaration import with_values
@@ -46,7 +47,7 @@ NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@immutable()
 class Picked:
     """The point chosen: its strategy and values, and the session to open."""
 

@@ -10,7 +10,6 @@ the caption says so: a strategy that does nothing would show nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from textual import events
@@ -18,6 +17,7 @@ from textual.actions import parse
 
 from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.strategies import (
     CompactionResult,
     Stats,
@@ -52,7 +52,7 @@ TOURED = tuple(
 )
 
 
-@dataclass(frozen=True)
+@immutable()
 class Stop:
     actions: tuple[str, ...]  # absolute: the stop looks the same however it is reached
     caption: str

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import overload
 
 from compaction_inspector.core import topic
 from compaction_inspector.core.measuring.grouping import api_round_starts, regroup, volley_starts
-from compaction_inspector.core.model import Message, shared_ends
+from compaction_inspector.core.model import Message, immutable, shared_ends
 from compaction_inspector.core.own.counts import AgentCounts
 from compaction_inspector.core.reporting.diff import Diff, origin, run_end, sources
 
@@ -33,7 +32,7 @@ SHOWN, GONE, SIDE = 0, 1, 2
 PAIR_REACH = 200
 
 
-@dataclass(frozen=True, slots=True)
+@immutable(slots=True)
 class Entry:
     message: Message
     index: int | None  # position in the list it belongs to (before for removed ones)

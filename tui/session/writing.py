@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ from compaction_inspector.core.config import Config, ConfigError
 from compaction_inspector.core.config_file import save
 from compaction_inspector.core.files import Changed, WriteRefused, free_stem, write_atomic
 from compaction_inspector.core.inspection import Inspection
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 from compaction_inspector.core.strategies import CompactionResult, Stats
 from compaction_inspector.core.text import counted
 from compaction_inspector.tui.widgets.transcript import TranscriptView
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 EXPORT_WAITS = 20  # an export waits at most this many 50 ms ticks for the notices to go
 
 
-@dataclass(frozen=True)
+@immutable()
 class Shown:
     """What the screen shows, as a write needs it."""
 

@@ -4,17 +4,17 @@ every mark that matters."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual.widget import Widget
 
 from compaction_inspector.core.measuring.context_model import Reading
+from compaction_inspector.core.model import immutable
 from compaction_inspector.tui.text import safe, whole_parts, within
 
 
-@dataclass(frozen=True)
+@immutable()
 class GaugeState:
     tokens: int
     context_window: int

@@ -14,17 +14,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from compaction_inspector.core.files import read_text
+from compaction_inspector.core.model import immutable
 
 MEMORY_LINES = 200  # of MEMORY.md, loaded at start
 MANAGED = (Path("/etc/claude-code/CLAUDE.md"), Path("/Library/Application Support/ClaudeCode/CLAUDE.md"))
 _PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Memory:
     """The memory files found for a session's folder, and their text as sent."""
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from compaction_inspector.core.measuring.tokens import TokenCounter
-from compaction_inspector.core.model import Block, FileTouch, Message
+from compaction_inspector.core.model import Block, FileTouch, Message, immutable
 from compaction_inspector.core.topic import command
 
 MAX_FILES = 5  # POST_COMPACT_MAX_FILES_TO_RESTORE
@@ -45,7 +45,7 @@ PLANS_FOLDER = "/.claude/plans/"
 PLAN_FILE = "the plan file this session carries out"  # its path is not in the transcript
 
 
-@dataclass(frozen=True)
+@immutable()
 class Reinjected:
     """One thing put back: its message (as Claude Code sends it), its size in the
     model's tokens, and whether it went in whole or as a reference."""
@@ -57,7 +57,7 @@ class Reinjected:
     whole: bool
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Seen:
     """A file as last touched: the text that stands for it, and how much of it that is."""
 
@@ -103,14 +103,14 @@ def _is_memory(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1] in MEMORY_FILES
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Limits:
     max_files: int = MAX_FILES
     max_file_tokens: int = MAX_FILE_TOKENS
     budget_tokens: int = BUDGET_TOKENS
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Memory:
     """What Claude Code holds when it compacts: the files it read or wrote (the newest
     `REMEMBERED_FILES`, in the order last touched), the plan and the skills invoked."""

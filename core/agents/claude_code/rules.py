@@ -6,12 +6,11 @@ whole max output (32,000) up to 2.1.20 and min(max output, 20,000) from 2.1.21.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from compaction_inspector.core.agents.claude_code import settings
 from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.own.autocompact import Count, Point, version
 
 CLAUDE_CODE_BUFFER = 13_000  # AUTOCOMPACT_BUFFER_TOKENS: the point sits this far under the effective window
@@ -124,7 +123,7 @@ CLAUDE_CODE_IDLE_TOKENS = 200_000  # the context an idle compaction waits for, u
 CLAUDE_CODE_IDLE_MINUTES = 54  # idle this long (0.9 of the prompt cache's hour), it compacts
 
 
-@dataclass(frozen=True)
+@immutable()
 class Idle:
     """Whether Claude Code compacts a session left idle, at what context, and why."""
 

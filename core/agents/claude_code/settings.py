@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -17,7 +16,7 @@ import orjson
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.jsonedit import with_entry
-from compaction_inspector.core.model import MAX_COUNT
+from compaction_inspector.core.model import MAX_COUNT, immutable
 
 PCT_OVERRIDE = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"  # lowers the point to this % of the effective window
 DISABLED = "DISABLE_AUTO_COMPACT"  # it never compacts on its own
@@ -28,7 +27,7 @@ IDLE = "idleCompaction"  # a setting of its own, not in `env`: false turns idle 
 IDLE_TOKENS_LEAST = 100_000  # what the changelog (2.1.299) allows CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS
 
 
-@dataclass(frozen=True)
+@immutable()
 class ClaudeSettings:
     """The compaction settings the user's Claude Code settings hold, each where it was set."""
 

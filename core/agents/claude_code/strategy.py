@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from compaction_inspector.core.agents.claude_code import rules
 from compaction_inspector.core.agents.claude_code.reinjection import Reinjected, reinjected
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, text_message
+from compaction_inspector.core.model import Message, immutable, text_message
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies import ptl_retry
 from compaction_inspector.core.strategies.base import (
@@ -37,7 +36,7 @@ from compaction_inspector.core.strategies.declaration import TRIGGER, Strategy, 
 NAME = "claude-code"
 
 
-@dataclass(frozen=True)
+@immutable()
 class ClaudeCodeOptions:
     auto_compact: bool = option(
         True, "it compacts on its own (false: DISABLE_AUTO_COMPACT, only /compact)",
@@ -96,7 +95,7 @@ class ClaudeCodeOptions:
             )
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class ClaudeCodeStats(StatsRecord):
     strategy: str = NAME
     triggered: bool

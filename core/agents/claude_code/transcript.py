@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from compaction_inspector.core.formats.anthropic import anthropic_block
@@ -30,7 +30,16 @@ from compaction_inspector.core.formats.common import (
     parse_content,
     parse_usage,
 )
-from compaction_inspector.core.model import Block, Compaction, FileTouch, Message, Role, Session, Usage
+from compaction_inspector.core.model import (
+    Block,
+    Compaction,
+    FileTouch,
+    Message,
+    Role,
+    Session,
+    Usage,
+    immutable,
+)
 from compaction_inspector.core.text import counted
 
 FORMAT = "claude-code"
@@ -75,7 +84,7 @@ def _says_idle(record: dict[str, Any]) -> bool:
     return isinstance(content, str) and IDLE_NOTE in content
 
 
-@dataclass(frozen=True)
+@immutable()
 class Recorded:
     """What its `compactMetadata` says of a compaction beyond its counts."""
 

@@ -6,7 +6,6 @@ request's tokens reach its model's window less a margin it keeps (27,000 of 64k,
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from compaction_inspector.core.agents.cline import places as own_places
@@ -19,7 +18,7 @@ from compaction_inspector.core.contract.rules import SESSION_PREFIX, ConfigView,
 from compaction_inspector.core.formats import task_folder
 from compaction_inspector.core.formats.kinds import Document, TaskFolder
 from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.model import Compaction, Session
+from compaction_inspector.core.model import Compaction, Session, immutable
 from compaction_inspector.core.own.autocompact import Count, Point
 from compaction_inspector.core.pricing.rates import window_of
 from compaction_inspector.core.strategies import summarize
@@ -47,7 +46,7 @@ def margin(window: int) -> int:
     return MARGINS.get(window, min(MARGIN, window - int(max(window - MARGIN, window * (1 - SHARE)))))
 
 
-@dataclass(frozen=True)
+@immutable()
 class Ran:
     """What a task folder says of the Cline that wrote it: Cline 3, keeping `margin` free."""
 

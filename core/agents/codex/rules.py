@@ -9,13 +9,13 @@ import os
 import tomllib
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.files import read_text
 from compaction_inspector.core.measuring.pressure import Window
-from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message
+from compaction_inspector.core.model import MAX_COUNT, Check, Compaction, Message, immutable
 from compaction_inspector.core.own.autocompact import Count, Point, version
 
 CODEX_EFFECTIVE_SHARE = 0.95  # effective_context_window_percent: the window a rollout records
@@ -109,7 +109,7 @@ def codex_prefills(messages: Sequence[Message]) -> list[int | None]:
     return out
 
 
-@dataclass(frozen=True)
+@immutable()
 class CodexSettings:
     """What the user's Codex `config.toml` says of compaction, and where each value was
     read: the top level, or the profile it names as its default (`profile`), whose keys
@@ -183,7 +183,7 @@ def codex_settings(environ: dict[str, str] | None = None) -> CodexSettings | Non
     )
 
 
-@dataclass(frozen=True)
+@immutable()
 class ReasoningRate:
     """What stands for a reasoning item whose encrypted content the rollout lacks:
     `per_100` encrypted tokens per 100 reasoning tokens its response reported, and where

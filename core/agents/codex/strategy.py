@@ -13,12 +13,11 @@ written here, locally and deterministically.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from compaction_inspector.core.agents.codex import new_history, rules
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, text_message
+from compaction_inspector.core.model import Message, immutable, text_message
 from compaction_inspector.core.own.autocompact import Point
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
@@ -33,7 +32,7 @@ from compaction_inspector.core.strategies.declaration import TOKEN_STEP, TRIGGER
 NAME = "codex"
 
 
-@dataclass(frozen=True)
+@immutable()
 class CodexOptions:
     auto_compact_token_limit: int | None = option(
         None,
@@ -87,7 +86,7 @@ class CodexOptions:
         check(self)
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class CodexStats(StatsRecord):
     strategy: str = NAME
     triggered: bool

@@ -13,7 +13,7 @@ out; the `compacted` line names it (`compaction_response_id`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -40,6 +40,7 @@ from compaction_inspector.core.model import (
     Reasoning,
     Session,
     Usage,
+    immutable,
     text_message,
 )
 
@@ -202,7 +203,7 @@ def load(records: Records, path: str | None) -> Session:
     return _Rollout().read(records, path)
 
 
-@dataclass(frozen=True)
+@immutable()
 class Opened:
     """The context window a compaction opens, counted from the first (0.142 and later)."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,12 @@ import orjson
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_settings
+from compaction_inspector.core.model import immutable
 
 KEY = "model.compressionThreshold"
 
 
-@dataclass(frozen=True)
+@immutable()
 class GeminiSettings:
     """The compression threshold the user's settings hold, where it was set, and each file
     or value that could not be used, and why."""

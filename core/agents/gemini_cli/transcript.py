@@ -18,7 +18,6 @@ one before is read as a compression, said to be an inference. `info`, `error` an
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from compaction_inspector.core.formats.common import (
@@ -30,7 +29,7 @@ from compaction_inspector.core.formats.common import (
     name_compactions,
     result_text,
 )
-from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Message, Session, Usage, immutable
 
 FORMAT = "gemini-cli"
 DESCRIBED = "Gemini CLI chat recording"
@@ -53,7 +52,7 @@ def looks_like(record: dict[str, Any]) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@immutable()
 class Read:
     """How a compression was found: the recording replaced its history with a summary,
     or (an inference) its prompt fell."""

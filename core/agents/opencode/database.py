@@ -27,7 +27,7 @@ import orjson
 from compaction_inspector.core.files import sqlite_as_it_is
 from compaction_inspector.core.formats.common import LoadError, as_dict, count, name_compactions
 from compaction_inspector.core.formats.kinds import SEPARATOR
-from compaction_inspector.core.model import Block, Compaction, Diagnostic, Message, Session, Usage
+from compaction_inspector.core.model import Block, Compaction, Diagnostic, Message, Session, Usage, immutable
 from compaction_inspector.core.timestamps import written
 
 FORMAT = "opencode"
@@ -55,7 +55,7 @@ def named(file: Path, session: str) -> Path:
     return Path(f"{file}{SEPARATOR}{session}")
 
 
-@dataclass(frozen=True)
+@immutable()
 class Stored:
     """One session's row in the database: what a list needs before its messages are read."""
 
@@ -141,7 +141,7 @@ def _read(file: Path, query: Callable[[sqlite3.Connection], T]) -> T:
     raise AssertionError("unreachable")
 
 
-@dataclass(frozen=True)
+@immutable()
 class _Catalogue:
     """The session table read once while the database stays as it is: the sessions in
     order, each by its id, and each one's sub-agents."""

@@ -7,16 +7,15 @@ otherwise its context less its output allowance, min(output limit, 32,000)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compaction_inspector.core.agents.opencode.settings import OpencodeSettings
 from compaction_inspector.core.measuring.pressure import Window
+from compaction_inspector.core.model import immutable
 
 OUTPUT_TOKEN_MAX = 32_000  # the most output it asks of any model
 COMPACTION_BUFFER = 20_000  # the reserve under an input limit, at most
 
 
-@dataclass(frozen=True)
+@immutable()
 class Limits:
     """A model's limits as models.dev gives them (`input` None: the model has no input
     limit of its own), and where they come from."""
@@ -27,7 +26,7 @@ class Limits:
     source: str
 
 
-@dataclass(frozen=True)
+@immutable()
 class Overflow:
     """Where opencode compacts a session: the window (the input limit or the context) less
     what its rule takes off, that rule in words, and the user's `compaction` settings it

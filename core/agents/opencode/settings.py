@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import read_settings
 from compaction_inspector.core.jsonedit import load_jsonc
-from compaction_inspector.core.model import MAX_COUNT
+from compaction_inspector.core.model import MAX_COUNT, immutable
 
 NAMES = ("opencode.json", "opencode.jsonc")
 
 
-@dataclass(frozen=True)
+@immutable()
 class OpencodeSettings:
     """The `compaction` settings the user's opencode configuration holds, each where it was set."""
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from compaction_inspector.core.contract.own_settings import OwnSetting
 from compaction_inspector.core.files import sqlite_as_it_is
 from compaction_inspector.core.formats.common import as_dict, as_list
 from compaction_inspector.core.jsonedit import load_jsonc
+from compaction_inspector.core.model import immutable
 
 STATE = "state.vscdb"  # VS Code's global state, in its globalStorage folder
 AUTO_IMPORT = "roo-cline.autoImportSettingsPath"  # VS Code's setting naming the file it imports
@@ -33,7 +33,7 @@ EXTENSION = "rooveterinaryinc.roo-cline"  # its key there (VS Code's extension i
 MIN_THRESHOLD, MAX_THRESHOLD = 5, 100  # src/core/condense/index.ts
 
 
-@dataclass(frozen=True)
+@immutable()
 class RooSettings:
     """Its condense settings as VS Code holds them now, where it holds any: whether it
     condenses on its own, and the threshold in force (the current profile's, else the

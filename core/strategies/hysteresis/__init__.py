@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
-from compaction_inspector.core.model import Message
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS
 from compaction_inspector.core.strategies.base import CompactionResult, StatsRecord, Steps
@@ -109,7 +108,7 @@ def run(
     return CompactionResult(NAME, final, stats, tuple(steps.steps))
 
 
-@dataclass(frozen=True, kw_only=True)
+@immutable(kw_only=True)
 class HysteresisStats(StatsRecord):
     strategy: str = NAME
     stage: Stage

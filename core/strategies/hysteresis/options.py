@@ -3,9 +3,9 @@ the protected tail and the stage (docs/strategies.md#hysteresis)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from compaction_inspector.core.model import immutable
 from compaction_inspector.core.replaying.summary import MIN_SUMMARY_CHARS
 from compaction_inspector.core.strategies.base import OptionError
 from compaction_inspector.core.strategies.declaration import check, option
@@ -17,7 +17,7 @@ Stage = Literal["preflight", "post-turn"]
 STAGES: tuple[Stage, ...] = ("preflight", "post-turn")
 
 
-@dataclass(frozen=True)
+@immutable()
 class HysteresisOptions:
     thresholds: tuple[int, int, int] = option(
         (75, 85, 95),

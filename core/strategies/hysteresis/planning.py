@@ -12,7 +12,7 @@ from typing import Literal
 
 from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, record
+from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.strategies.base import TITLES_KEPT
 from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions, persists
 from compaction_inspector.core.strategies.hysteresis.table import Table, droppable, untouchable
@@ -23,7 +23,7 @@ from compaction_inspector.core.strategies.hysteresis.table import Table, droppab
 WORTH = 0.01
 
 
-@record()  # a few for every request of a replay
+@immutable(slots=True)  # a few for every request of a replay
 class Phase:
     """A stretch of one run: `summarize` candidates first..last-1, reduce `protect`ion,
     `shrink` to a cap level, or `drop` meta messages."""
@@ -173,7 +173,7 @@ def _kept(segment: Segment, summary_chars: int) -> _Kept:
     return segment.memo(("hysteresis kept", summary_chars), _Kept)
 
 
-@record(eq=False)
+@immutable(eq=False, slots=True)
 class Summarized:
     """A history under hysteresis post-turn: the table's candidates 0..kept-1 replaced by
     `summaries[:kept]` (a list later histories append to), the prelude's meta messages
@@ -195,7 +195,7 @@ class Summarized:
         return self.table.build(end, self.summaries[: self.kept], self.dropped)
 
 
-@record(eq=False)  # one per request of a replay
+@immutable(eq=False, slots=True)  # one per request of a replay
 class HysteresisPlan:
     """Hysteresis of messages[:end] (after the history `was`): the run `plan` of
     docs/strategies.md#hysteresis, over the segment's table; candidate c is volley
