@@ -342,15 +342,24 @@ def _followed_found(kind: str, followed: Sequence[str], alone: set[str] | None) 
         set(followed).difference(_FACTLESS) if alone is None else set(followed).difference(_FACTLESS, alone)
     )
     for item in unsure:
-        if item in _FOLLOWED:
-            f = _FOLLOWED[item]
-        else:
-            f = _FOLLOWED[item] = _merged(map(_facts_of, clauses(f" {item};")))
+        f = _item_found(item)
         if f is None:
             _FACTLESS.add(item)
         elif alone is not None and sum(map(len, f)) == 1 and getattr(f, kind) == (item,):
             alone.add(item)
-    return list(map(_FOLLOWED.__getitem__, followed))
+    try:
+        return list(map(_FOLLOWED.__getitem__, followed))
+    except KeyError:  # let go meanwhile by another thread's replay, past the tables' bound
+        return list(map(_item_found, followed))
+
+
+def _item_found(item: str) -> _Found | None:
+    """The facts of `item` followed by "; ", found once and kept."""
+    try:
+        return _FOLLOWED[item]
+    except KeyError:
+        found = _FOLLOWED[item] = _merged(map(_facts_of, clauses(f" {item};")))
+        return found
 
 
 def _facts_of(text: str) -> _Found | None:

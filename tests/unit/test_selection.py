@@ -1,8 +1,13 @@
+import sys
+import threading
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction_inspector.core.caching.memo import forget
 from compaction_inspector.core.measuring.tokens import TokenCounter
+from compaction_inspector.core.replaying import retention
 from compaction_inspector.core.replaying.retention import KINDS, met
 from compaction_inspector.core.selection import Selection, keep, kept
 from compaction_inspector.core.text import clauses
@@ -78,3 +83,38 @@ def test_a_selection_counts_the_sum_of_its_texts_clauses(
     expected = sum(map(_made_up, clauses(text)))
     assert counter.count_all([u(text, is_synthetic=True)]) == [expected]
     assert counter.count_all([u(text, is_synthetic=True)]) == [expected]
+
+
+def test_selections_read_in_two_threads_while_their_tables_are_let_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The app replays in one thread while it runs the panel's strategy in another; each
+    reads summaries, and either may let the shared tables go past their bound (here 8
+    items) while the other is reading: every read still holds its text's facts."""
+    monkeypatch.setattr(retention, "_UNITS_KEPT", 8)
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
+    # a path that holds a number too: each list is read item by item, through the tables
+    paths = [(*(f"src/module_{k}/part_{i}.py" for i in range(30)), "v2/3000/x", "a.py") for k in range(40)]
+    selections = [Selection("head", (("paths", items), ("identifiers", ("`id`", "go")))) for items in paths]
+    forget()
+    expected = [met(u(s.text, is_synthetic=True)) for s in selections]
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for _ in range(5):
+                for s, want in zip(selections, expected, strict=True):
+                    assert met(u(keep(s), is_synthetic=True)) == want
+        except BaseException as exc:  # the thread's failure is the test's
+            failed.append(exc)
+
+    try:
+        threads = [threading.Thread(target=read) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert failed == []
