@@ -13,7 +13,9 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain, filterfalse, islice, repeat
+from functools import partial
+from itertools import chain, compress, filterfalse, islice
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from compaction_inspector.core import selection as selections
@@ -35,6 +37,7 @@ SHORT_TEXT = 512
 DEFAULT_TOKENIZER = "cl100k_base"
 FLAT_MEDIA_TOKENS = 2000
 _MEDIA = ("image", "document")
+_unknown = partial(is_, None)  # a count a table lacks, told apart in C
 
 # Where tiktoken keeps o200k_base once it has downloaded it; we only read it from there.
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -137,15 +140,17 @@ class TokenCounter:
             return [self._cache[m] for m in messages]  # the usual case: all seen before
         except KeyError:
             pass
-        todo = list(dict.fromkeys(m for m in messages if m not in self._cache))
+        # what is known now, read once: what this or another thread remembers meanwhile may
+        # let go of derived messages asked for here
+        known = list(map(self._cache.get, messages))
+        todo = list(dict.fromkeys(compress(messages, map(_unknown, known))))
         counted: dict[Message, int] = {}
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             counted.update(zip(batch, self._count_batch(batch), strict=True))
             if progress is not None:
                 progress(min(start + batch_size, len(todo)), len(todo))
-        # read before remembering: what is remembered may let go of derived messages asked for here
-        counts = [counted[m] if m in counted else self._cache[m] for m in messages]
+        counts = [counted[m] if n is None else n for m, n in zip(messages, known, strict=True)]
         self._remember(todo, [counted[m] for m in todo])
         return counts
 
@@ -194,8 +199,10 @@ class TokenCounter:
                     known_middle.append(0)
                     continue
                 items = list(selection.middle)
-                new_items = list(filterfalse(middle.__contains__, items))
-                known_middle.append(sum(map(middle.get, items, repeat(0))))
+                # each item's count read once: another thread may add one meanwhile
+                found = list(map(middle.get, items))
+                new_items = list(compress(items, map(_unknown, found)))
+                known_middle.append(sum(filter(None, found)))
                 for i in new_items:
                     unmet.setdefault(i, clauses(f" {i};"))
                 units.append(
@@ -222,17 +229,17 @@ class TokenCounter:
                 (sum(map(get, parts)) if w or len(parts[0]) <= SHORT_TEXT else known[parts[0]]) + extra
                 for (parts, w), extra in zip(pairs, known_middle, strict=True)
             ]
-            if len(middle) > self.short_kept:
-                middle.clear()
+            if len(middle) > self.short_kept:  # a new table: a thread reading this one keeps it whole
+                self._middle = middle = {}
             middle.update((i, sum(map(get, parts))) for i, parts in unmet.items())
             self._written += new  # kept between runs (`written_since`)
             del self._written[: -self.short_kept]
             self._short_chars += sum(map(len, new))
             # each new summary cap writes thousands more: past either bound, the oldest half goes
+            # (into a new table: a thread reading this one keeps it whole)
             if len(short) > self.short_kept or self._short_chars > self.short_chars_kept:
-                for text in list(islice(short, len(short) // 2)):
-                    del short[text]
-                    self._short_chars -= len(text)
+                self._short = dict(islice(short.items(), len(short) // 2, None))
+                self._short_chars = sum(map(len, self._short))
         return [n + self._media(m) for n, m in zip(counts, batch, strict=True)]
 
     def _media(self, message: Message) -> int:

@@ -118,3 +118,35 @@ def test_selections_read_in_two_threads_while_their_tables_are_let_go(
     finally:
         sys.setswitchinterval(switching)
     assert failed == []
+
+
+def test_selections_counted_in_two_threads_while_the_counters_tables_are_let_go() -> None:
+    """One counter, as the app's replay and panel share it, counting summaries in two
+    threads while its tables of texts and items are let go past their bound (here 8):
+    every count is its text's clauses' sum."""
+    counter = TokenCounter("made up", lambda: lambda texts: [_made_up(t) for t in texts])
+    counter.short_kept, counter.derived_kept = 8, 8
+    paths = [tuple(f"src/module_{k}/part_{i}.py" for i in range(30)) for k in range(40)]
+    texts = [keep(Selection(f"head {k}", (("paths", items),))) for k, items in enumerate(paths)]
+    expected = [sum(map(_made_up, clauses(t))) for t in texts]
+    failed: list[BaseException] = []
+
+    def count() -> None:
+        try:
+            for _ in range(5):
+                messages = [u(t, is_synthetic=True) for t in texts]
+                assert counter.count_all(messages) == expected
+        except BaseException as exc:  # the thread's failure is the test's
+            failed.append(exc)
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
+    try:
+        threads = [threading.Thread(target=count) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert failed == []
