@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from functools import cached_property
 from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import ahocorasick
@@ -99,18 +100,23 @@ def _rounded(value: float | None) -> float | None:
 
 def facts(messages: Iterable[Message], known: Facts | None = None) -> dict[str, set[str]]:
     """The facts a span of messages holds, by kind (`known`: its session's, `Facts`)."""
-    each = [met(m, known) for m in messages]
-    return {kind: set(chain.from_iterable(m[kind] for m in each)) for kind in KINDS}
+    each = _each_met(messages, known)
+    return {kind: set(chain.from_iterable(map(itemgetter(kind), each))) for kind in KINDS}
 
 
 def ranked(messages: Iterable[Message], known: Facts | None = None) -> dict[str, list[str]]:
     """The facts a span holds, by kind, the most often met first (ties: the first met)."""
-    each = [met(m, known) for m in messages]
+    each = _each_met(messages, known)
     out = {}
     for kind in KINDS:
-        seen = Counter(chain.from_iterable(m[kind] for m in each))  # counted in C, in the order met
+        seen = Counter(chain.from_iterable(map(itemgetter(kind), each)))  # counted in C, in the order met
         out[kind] = sorted(seen, key=seen.__getitem__, reverse=True)  # stable: ties stay as met
     return out
+
+
+def _each_met(messages: Iterable[Message], known: Facts | None) -> list[Met]:
+    """Each message's facts (`met`), asked in C: a replay's every summary asks them of its span."""
+    return list(map(known.met if known is not None else _find_met, messages))
 
 
 KINDS = tuple(f.name for f in fields(Retention))  # the kinds of fact, in a retention's order
@@ -488,7 +494,7 @@ class Finder:
     @cached_property
     def _holding(self) -> dict[str, Counter[str]]:
         """Each kind's facts of the source, with how many of its messages hold each."""
-        each = [met(m, self._known) for m in self.source]
+        each = _each_met(self.source, self._known)
         return {kind: Counter(chain.from_iterable(set(m[kind]) for m in each)) for kind in KINDS}
 
     def _retention_by_kept(self, replaced: set[Message], after: Sequence[Message]) -> Retention:
@@ -496,7 +502,7 @@ class Finder:
         the replaced held is one of the source's that not only kept messages hold; it is
         still there when a kept message's text or the new text holds it."""
         kept = [m for m in self.source if m not in replaced]
-        each = [met(m, self._known) for m in kept]
+        each = _each_met(kept, self._known)
         written = "\n".join(dict.fromkeys(m.text for m in after if m not in self._members))
         held_by = self._where[1]
         still = {"", *(found for _, found in self._found_in(written))}
