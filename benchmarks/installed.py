@@ -1,9 +1,9 @@
 """A user's install of a commit, to time the product as users run it:
 `python3 -m benchmarks.installed DIR [--commit REV]`.
 
-The commit (this checkout's HEAD by default) is exported from git and installed with pip,
-with the `bench` extra, into a fresh virtual environment at DIR, byte-compiled as pip leaves
-it. An editable install (`.venv`) adds its finder to every process: 13 ms, and modules such
+The commit (this checkout's HEAD by default) is checked out in a temporary git worktree and
+installed with pip, with the `bench` extra, into a fresh virtual environment at DIR,
+byte-compiled as pip leaves it. An editable install (`.venv`) adds its finder to every process: 13 ms, and modules such
 as pathlib and importlib.util imported before the program starts, which hides part of what
 each command imports. Prints DIR's interpreter; run any benchmark with it from this
 checkout (`DIR/bin/python -m benchmarks.startup`): the benchmarks come from the checkout,
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import tarfile
 import tempfile
 import venv
 from pathlib import Path
@@ -27,15 +26,15 @@ def install(at: Path, commit: str) -> Path:
     """The interpreter of a fresh virtual environment at `at` holding `commit` installed."""
     if at.exists():
         raise SystemExit(f"{at} exists: name a folder to make")
+    python = at / "bin" / "python"
     with tempfile.TemporaryDirectory() as folder:
-        archive = Path(folder) / "tree.tar"
-        subprocess.run(["git", "archive", "--output", str(archive), commit], cwd=ROOT, check=True)
-        tree = Path(folder) / "tree"
-        with tarfile.open(archive) as tar:
-            tar.extractall(tree, filter="data")
-        venv.EnvBuilder(with_pip=True).create(at)
-        python = at / "bin" / "python"
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{tree}[bench]"], check=True)
+        tree = Path(folder) / "tree"  # a worktree, as `benchmarks.compare` checks out its base
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True)
+        try:
+            venv.EnvBuilder(with_pip=True).create(at)
+            subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{tree}[bench]"], check=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
     subprocess.run([str(python), "-c", "import compaction_inspector.tui.cli"], check=True)
     return python
 
