@@ -305,14 +305,14 @@ def _units_found(units: Sequence[str]) -> list[_Found | None]:
     for unit in units:
         f = table.get(unit, _UNSEEN)
         if f is _UNSEEN:
-            f = table[unit] = _merged(map(_facts_of, clauses(unit)))
+            f = table[unit] = _read(unit)
         found.append(f)  # type: ignore[arg-type]
     return found
 
 
-def _merged(found: Iterable[_Found | None]) -> _Found | None:
-    """The facts of texts read in turn, as one text's."""
-    each = [f for f in found if f is not None]
+def _read(unit: str) -> _Found | None:
+    """The facts of a unit, read by its clauses (an item may hold "; ")."""
+    each = [f for f in map(_facts_of, clauses(unit)) if f is not None]
     if len(each) < 2:
         return each[0] if each else None
     return _Found(*(tuple(chain.from_iterable(kind)) for kind in zip(*each, strict=True)))
@@ -364,7 +364,7 @@ def _item_found(item: str) -> _Found | None:
     try:
         return _FOLLOWED[item]
     except KeyError:
-        found = _FOLLOWED[item] = _merged(map(_facts_of, clauses(f" {item};")))
+        found = _FOLLOWED[item] = _read(f" {item};")
         return found
 
 
