@@ -1,5 +1,6 @@
 import sys
 import threading
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -92,32 +93,17 @@ def test_selections_read_in_two_threads_while_their_tables_are_let_go(
     reads summaries, and either may let the shared tables go past their bound (here 8
     items) while the other is reading: every read still holds its text's facts."""
     monkeypatch.setattr(retention, "_UNITS_KEPT", 8)
-    switching = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
     # a path that holds a number too: each list is read item by item, through the tables
     paths = [(*(f"src/module_{k}/part_{i}.py" for i in range(30)), "v2/3000/x", "a.py") for k in range(40)]
     selections = [Selection("head", (("paths", items), ("identifiers", ("`id`", "go")))) for items in paths]
     forget()
     expected = [met(u(s.text, is_synthetic=True)) for s in selections]
-    failed: list[BaseException] = []
 
     def read() -> None:
-        try:
-            for _ in range(5):
-                for s, want in zip(selections, expected, strict=True):
-                    assert met(u(keep(s), is_synthetic=True)) == want
-        except BaseException as exc:  # the thread's failure is the test's
-            failed.append(exc)
+        for s, want in zip(selections, expected, strict=True):
+            assert met(u(keep(s), is_synthetic=True)) == want
 
-    try:
-        threads = [threading.Thread(target=read) for _ in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(switching)
-    assert failed == []
+    assert _failures_in_two_threads(read) == []
 
 
 def test_selections_counted_in_two_threads_while_the_counters_tables_are_let_go() -> None:
@@ -129,24 +115,33 @@ def test_selections_counted_in_two_threads_while_the_counters_tables_are_let_go(
     paths = [tuple(f"src/module_{k}/part_{i}.py" for i in range(30)) for k in range(40)]
     texts = [keep(Selection(f"head {k}", (("paths", items),))) for k, items in enumerate(paths)]
     expected = [sum(map(_made_up, clauses(t))) for t in texts]
-    failed: list[BaseException] = []
 
     def count() -> None:
+        assert counter.count_all([u(t, is_synthetic=True) for t in texts]) == expected
+
+    assert _failures_in_two_threads(count) == []
+
+
+def _failures_in_two_threads(work: Callable[[], None], times: int = 5) -> list[BaseException]:
+    """What `work`, done `times` over in each of two threads taking turns as often as they
+    can, raised (a thread's failure is the test's)."""
+    failed: list[BaseException] = []
+
+    def each() -> None:
         try:
-            for _ in range(5):
-                messages = [u(t, is_synthetic=True) for t in texts]
-                assert counter.count_all(messages) == expected
-        except BaseException as exc:  # the thread's failure is the test's
+            for _ in range(times):
+                work()
+        except BaseException as exc:
             failed.append(exc)
 
     switching = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
+    sys.setswitchinterval(1e-6)
     try:
-        threads = [threading.Thread(target=count) for _ in range(2)]
+        threads = [threading.Thread(target=each) for _ in range(2)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
     finally:
         sys.setswitchinterval(switching)
-    assert failed == []
+    return failed
