@@ -418,6 +418,19 @@ def shared_run(a: tuple[Message, ...], b: tuple[Message, ...], direction: int) -
     return done
 
 
+def alike_head(a: tuple[Message, ...], b: tuple[Message, ...], source: frozenset[Message]) -> int:
+    """How many leading messages two requests share: the same messages, or messages a
+    strategy made again alike (not from the transcript, `source`: a summary or a
+    cleared result made anew for each request)."""
+    head = shared_run(a, b, 1)
+    while head < min(len(a), len(b)):
+        x, y = a[head], b[head]
+        if x is not y and (x in source or y in source or x.role != y.role or x.blocks != y.blocks):
+            break
+        head += 1
+    return head
+
+
 def shared_ends(a: tuple[Message, ...], b: tuple[Message, ...]) -> tuple[int, int]:
     """How many messages two lists share at the start, then at the end of the rest."""
     head = shared_run(a, b, 1)

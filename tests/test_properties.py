@@ -27,6 +27,8 @@ from compaction_inspector.core.measuring.pairing import (
     Turn,
     api_turns,
     check,
+    fixable,
+    joins_cleanly,
     last_assistant_turn,
     sent_order,
 )
@@ -351,6 +353,25 @@ def test_pairing_check_matches_its_definition(msgs: list[Message]) -> None:
     turns = api_turns(msgs)
     final = max((t.indices[0] for t in turns if t.side == "assistant"), default=len(msgs))
     assert last_assistant_turn(msgs) == final
+
+
+@given(st.one_of(tangled(), transcripts()), st.data())
+def test_a_front_joins_a_valid_requests_tail_cleanly_as_the_whole_check_finds(
+    msgs: list[Message], data: st.DataObject
+) -> None:
+    """Where messages[:end] needs no repair and goes in its own order, user messages put
+    before messages[start:end] (a summary, the person's kept messages) need none exactly
+    where checking the whole list finds none."""
+    end = next(
+        e for e in range(len(msgs), -1, -1) if not fixable(check(msgs[:e])) and sent_order(msgs[:e]) is None
+    )
+    start = data.draw(st.integers(0, end))
+    block = st.one_of(
+        st.builds(lambda t: Block("text", text=t), st.sampled_from(["summary", ""])),
+        st.builds(lambda i: Block("tool_result", text="r", tool_use_id=i), st.sampled_from(["t1", "t2"])),
+    )
+    front = data.draw(st.lists(st.builds(lambda b: Message("user", (b,)), block), min_size=1, max_size=3))
+    assert joins_cleanly(front, msgs, start, end) == (not fixable(check([*front, *msgs[start:end]])))
 
 
 @given(st.data())

@@ -174,6 +174,33 @@ def check(messages: Sequence[Message]) -> list[PairingProblem]:
     return problems
 
 
+def joins_cleanly(front: Sequence[Message], messages: Sequence[Message], start: int, end: int) -> bool:
+    """Whether `front` (user messages) then messages[start:end] needs no pairing repair,
+    where messages[:end] needs none and is sent in its own order (a summary put before a
+    kept tail). Only the user turn `front` opens can pair otherwise: from the next
+    assistant turn on, checking the two lists is in the same state (waiting on nothing,
+    that turn's calls open), so the rest is checked only up to that turn's first message."""
+    n = start
+    while n < end and messages[n].role != "assistant":
+        n += 1
+    before = n - 1
+    while before >= 0 and messages[before].role == "system":
+        before -= 1
+    # no turn opens in both (or it goes on with a response whose first lines are cut)
+    if n == end or (
+        before >= 0 and messages[before].role == "assistant" and messages[before].id == messages[n].id
+    ):
+        return not fixable(check([*front, *messages[start:end]]))
+    window = [*front, *messages[start : n + 1]]
+    # the calls of its last message find their results after it
+    return not any(p.index < len(window) - 1 for p in fixable(check(window)))
+
+
+def fixable(problems: list[PairingProblem]) -> list[PairingProblem]:
+    """What a repair mends: a request that opens with another role is sent as it is."""
+    return [p for p in problems if p.kind != "first_not_user"]
+
+
 def _closed(
     side: str,
     tools: list[tuple[int, str]],

@@ -20,7 +20,14 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from compaction_inspector.core.measuring.grouping import api_round_starts, volley_starts
-from compaction_inspector.core.measuring.pairing import check, last_assistant_turn, repair, repair_indexed
+from compaction_inspector.core.measuring.pairing import (
+    check,
+    fixable,
+    last_assistant_turn,
+    repair,
+    repair_indexed,
+    sent_order,
+)
 from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
@@ -99,12 +106,22 @@ class Segment:
         return self._index("humans", lambda: list(accumulate(map(_is_human, self.messages), initial=0)))
 
     @property
+    def members(self) -> frozenset[Message]:
+        """Its messages, to ask whether one is the transcript's."""
+        return self._index("members", lambda: frozenset(self.messages))
+
+    @property
+    def in_order(self) -> bool:
+        """Sent in its own order: no response's lines have tool results between them."""
+        return self._index("in_order", lambda: sent_order(self.messages) is None)
+
+    @property
     def pairing(self) -> Pairing:
         return self._index("pairing", self._pairing)
 
     def _pairing(self) -> Pairing:
         messages = self.messages
-        problems = [p for p in check(messages) if p.kind != "first_not_user"]
+        problems = fixable(check(messages))
         tail = last_assistant_turn(messages)
         at_end = [p for p in problems if p.index >= tail]
         repaired: tuple[Message, ...] | None = None

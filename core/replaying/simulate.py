@@ -22,7 +22,7 @@ from typing import Any
 
 from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.measuring.segment import Segment, Segments
-from compaction_inspector.core.model import Message, shared_run
+from compaction_inspector.core.model import Message, alike_head
 from compaction_inspector.core.replaying.simulation import (
     Event,
     Outcome,
@@ -41,19 +41,6 @@ def _changed(result: CompactionResult[Stats], before: Sequence[Message]) -> bool
     return after is not None and (
         len(after) != len(before) or any(x is not y for x, y in zip(after, before, strict=True))
     )
-
-
-def _same_head(a: tuple[Message, ...], b: tuple[Message, ...], source: frozenset[Message]) -> int:
-    """How many leading messages two requests share: the same messages, or messages a
-    strategy made again alike (not from the transcript, `source`: a summary or a
-    cleared result made anew for each request)."""
-    head = shared_run(a, b, 1)
-    while head < min(len(a), len(b)):
-        x, y = a[head], b[head]
-        if x is not y and (x in source or y in source or x.role != y.role or x.blocks != y.blocks):
-            break
-        head += 1
-    return head
 
 
 class Cancelled(Exception):
@@ -137,7 +124,7 @@ class _Requests:
         self.previous = plan
         outcome = None
         if plan.changed:
-            outcome = Outcome(plan.tokens, plan.messages, plan.titles(), plan.changing())
+            outcome = Outcome(plan.tokens, plan.messages, plan.titles(), plan.changing(), plan.call)
             if self.persisted:
                 self.stored = plan.stored
         if last and self.end_repair is not None:
@@ -241,8 +228,7 @@ class _Requests:
                 return None
             before = last if last is not None else tuple(request[:prior])
         now = sent if sent is not None else tuple(request)
-        source: frozenset[Message] = self.segment.memo("messages", frozenset, self.segment.messages)
-        shared = self.segment.context.tokens(now[: _same_head(before, now, source)])
+        shared = self.segment.context.tokens(now[: alike_head(before, now, self.segment.members)])
         return None if shared >= self.segment.context.tokens(before) else shared
 
 

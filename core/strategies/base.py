@@ -16,7 +16,7 @@ from dataclasses import field, replace
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from compaction_inspector.core.measuring.pairing import check, repair
+from compaction_inspector.core.measuring.pairing import check, fixable, repair
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import MAX_COUNT, Message, immutable, shared_ends
 from compaction_inspector.core.replaying.context import Context
@@ -152,6 +152,7 @@ class CompactionResult(Generic[S]):
 
 
 TITLES_KEPT = 3
+NO_CALL = (0, 0)  # a plan that makes no summarize request of its own
 REPAIR_TITLE = "Repair tool pairing"
 
 
@@ -198,6 +199,11 @@ class Plan(Protocol):
         """A persisted strategy's history after it (None for an ephemeral one)."""
         ...
 
+    @property
+    def call(self) -> tuple[int, int]:
+        """The context tokens its own summarize request sends and writes (`NO_CALL`: none)."""
+        ...
+
     def titles(self) -> tuple[str, ...]:
         """The first TITLES_KEPT steps that change the token count."""
         ...
@@ -219,6 +225,8 @@ class AtPointPlan:
     """The plan of an agent's own auto-compact (docs/agents.md): the request goes as it is
     until its context reaches the point; then the run makes the new history, and a replay
     makes the messages (`exact` is False)."""
+
+    call = NO_CALL
 
     tokens: int
     messages: int
@@ -309,9 +317,9 @@ class Steps:
         """Make the current messages a valid request, as a step of its own if needed."""
         current = self.current
         problems = check(current)
-        fixable = [p for p in problems if p.kind != "first_not_user"]
-        if fixable:
-            kinds = Counter(p.kind.replace("_", " ") for p in fixable)
+        mended = fixable(problems)
+        if mended:
+            kinds = Counter(p.kind.replace("_", " ") for p in mended)
             what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
             repaired = tuple(repair(current, problems))
             # only what lies between the shared ends changed: most often one message

@@ -30,7 +30,13 @@ from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.clearing import CLEARED_TEXT, cleared
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import CompactionResult, OptionError, StatsRecord, Steps
+from compaction_inspector.core.strategies.base import (
+    NO_CALL,
+    CompactionResult,
+    OptionError,
+    StatsRecord,
+    Steps,
+)
 from compaction_inspector.core.strategies.declaration import (
     TOKEN_STEP,
     TRIGGER,
@@ -276,6 +282,8 @@ def _kept_from(segment: Segment, table: Table, end: int, options: ClearOptions) 
 @immutable(eq=False, slots=True)  # one per request of a replay
 class ClearPlan:
     """The clear family on messages[:end] after the results `was` cleared."""
+
+    call = NO_CALL
 
     end: int
     reason: str | None  # always, trigger, idle_gap; None: it does not run now

@@ -17,7 +17,14 @@ from typing import ClassVar
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import PTL_MARKER_TEXT, Message, immutable, text_message
 from compaction_inspector.core.replaying.context import Context
-from compaction_inspector.core.strategies.base import TITLES_KEPT, CompactionResult, StatsRecord, Steps, ready
+from compaction_inspector.core.strategies.base import (
+    NO_CALL,
+    TITLES_KEPT,
+    CompactionResult,
+    StatsRecord,
+    Steps,
+    ready,
+)
 from compaction_inspector.core.strategies.declaration import Strategy, check, option
 
 NAME = "ptl-retry"
@@ -194,6 +201,8 @@ class _Retry:
 class PtlRetryPlan:
     """The summarize request of messages[:end] and the retries it takes: `outcome` is
     fits, truncated or too_long (nothing is sent)."""
+
+    call = NO_CALL
 
     limit: int
     tokens_before: int

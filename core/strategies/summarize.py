@@ -26,9 +26,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from compaction_inspector.core.measuring.pairing import joins_cleanly
 from compaction_inspector.core.measuring.pressure import Window
 from compaction_inspector.core.measuring.segment import Segment
-from compaction_inspector.core.model import Message, immutable, text_message
+from compaction_inspector.core.model import Message, alike_head, immutable, text_message
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
     AtPointPlan,
@@ -210,12 +211,6 @@ def _fires(options: SummarizeOptions, tokens: int, messages: int, context: Conte
     )
 
 
-def plan(segment: Segment, end: int, options: SummarizeOptions, stored: None = None) -> AtPointPlan:
-    tokens = segment.meter(end).tokens(segment.prefix[end])
-    fires = _fires(options, tokens, end, segment.context, 0)
-    return AtPointPlan(segment.prefix[end], end, fires, exact=not fires)
-
-
 def _tail(segment: Segment, head: int, options: SummarizeOptions) -> tuple[int, str]:
     """Where the kept tail starts, never inside a tool call and its results, and its rule in words."""
     o, end, context = options, len(segment), segment.context
@@ -300,6 +295,47 @@ class SummarizeStats(StatsRecord):
     HIGHLIGHTS: ClassVar[tuple[str, ...]] = ("triggered", "messages_summarized", "tail_messages")
 
 
+STEP_TITLE = "Summarize the head"
+
+
+@immutable(eq=False, slots=True)
+class _Fired:
+    """What firing makes of a history: a summary standing for messages[head:start]
+    (None: the tail, by `tail_rule`, already holds everything after the head), the
+    person's messages kept in front of it, and its summarize request's input in counted
+    tokens (`trimmed`: what was done to it, in words) and output."""
+
+    head: int
+    start: int
+    tail_rule: str
+    kept_users: tuple[Message, ...] = ()
+    summary: Message | None = None
+    sent: int = 0
+    trimmed: str = ""
+    summary_counted: int = 0
+
+
+def _fire(segment: Segment, options: SummarizeOptions, context: Context) -> _Fired:
+    messages = segment.messages
+    head = min(options.keep_first, len(messages))
+    start, tail_rule = _tail(segment, head, options)
+    span = messages[head:start]
+    if not span:
+        return _Fired(head, start, tail_rule)
+    users = [m for m in span if m.is_human]
+    kept_users = users if options.keep_user == "all" else users[-1:] if options.keep_user == "last" else []
+    summary = text_message(
+        "user",
+        context.summary(span, options.summary_tokens * CHARS_PER_TOKEN),
+        is_compact_summary=True,
+        replaces=tuple(span),
+    )
+    sent, trimmed = _sent(span, options, context)
+    return _Fired(
+        head, start, tail_rule, tuple(kept_users), summary, sent, trimmed, context.tokens([summary])
+    )
+
+
 def run(
     name: str, messages: Sequence[Message], options: SummarizeOptions, context: Context
 ) -> CompactionResult[SummarizeStats]:
@@ -329,55 +365,147 @@ def run(
         if by_tokens
         else f"{len(messages)} messages reached {options.trigger_messages}"
     )
-    head = min(options.keep_first, len(messages))
-    start, tail_rule = _tail(segment, head, options)
-    span = messages[head:start]
-    if not span:
+    made = _fire(segment, options, context)
+    head, start, summary = made.head, made.start, made.summary
+    if summary is None:
         steps.add(
             "Nothing to summarize",
-            f"{fired}, but {tail_rule} already holds everything after the head.",
+            f"{fired}, but {made.tail_rule} already holds everything after the head.",
             messages,
         )
         return finish(name, steps, dataclasses.replace(stats, triggered=True))
-    users = [m for m in span if m.is_human]
-    kept_users = users if options.keep_user == "all" else users[-1:] if options.keep_user == "last" else []
-    summary = text_message(
-        "user",
-        context.summary(span, options.summary_tokens * CHARS_PER_TOKEN),
-        is_compact_summary=True,
-        replaces=tuple(span),
-    )
+    kept_users = made.kept_users
     after = (*messages[:head], *kept_users, summary, *messages[start:])
-    sent, trimmed = _sent(span, options, context)
-    summary_counted = context.tokens([summary])
     scale = context.meter.scale
+    sent, summary_tokens = round(made.sent * scale), round(made.summary_counted * scale)
     kept = [f"the first {counted(head, 'message')}"] if head else []
     if kept_users:
         last = options.keep_user == "last"
         kept.append(
             "the person's last message" if last else f"the person's {counted(len(kept_users), 'message')}"
         )
-    kept.append(tail_rule)
+    kept.append(made.tail_rule)
     summarized = round(segment.tokens(head, start) * scale)
     steps.add(
-        "Summarize the head",
-        f"{fired}: {len(span)} messages ({summarized:,} tokens) become one summary of "
-        f"{round(summary_counted * scale):,} tokens; kept {', '.join(kept)}. The summarize "
-        f"request is sent {round(sent * scale):,} tokens{trimmed}.",
+        STEP_TITLE,
+        f"{fired}: {start - head} messages ({summarized:,} tokens) become one summary of "
+        f"{summary_tokens:,} tokens; kept {', '.join(kept)}. The summarize "
+        f"request is sent {sent:,} tokens{made.trimmed}.",
         after,
     )
     return finish(
         name,
         steps,
         stats,
-        (round(sent * scale), round(summary_counted * scale)),
+        (sent, summary_tokens),
         triggered=True,
-        messages_summarized=len(span),
+        messages_summarized=start - head,
         tokens_summarized=summarized,
         tail_messages=len(messages) - start,
-        summary_tokens=round(summary_counted * scale),
-        summarize_input_tokens=round(sent * scale),
-        summarize_output_tokens=round(summary_counted * scale),
+        summary_tokens=summary_tokens,
+        summarize_input_tokens=sent,
+        summarize_output_tokens=summary_tokens,
+    )
+
+
+@immutable(eq=False, slots=True)
+class Summarized:
+    """A history after a summary: `front` (the person's messages kept, the summary, and
+    what the tail keeps of the front before: user messages all), then the segment's
+    messages from `start` on."""
+
+    front: tuple[Message, ...]
+    start: int
+    front_tokens: int  # counted
+
+    def request(self, segment: Segment, end: int) -> tuple[int, int]:
+        return self.front_tokens + segment.tokens(self.start, end), len(self.front) + end - self.start
+
+    def history(self, segment: Segment, end: int) -> tuple[Message, ...]:
+        return (*self.front, *segment.messages[self.start : end])
+
+
+@immutable(eq=False, slots=True)  # one per summary of a replay
+class SummarizePlan:
+    """A firing of messages[:end] (after the history `was`, None: the segment's own) as
+    `run` makes it: `made`, the history after it (None: it goes as it was), and its
+    figures. `exact` where the request it makes needs no pairing repair."""
+
+    segment: Segment
+    end: int
+    was: Summarized | None
+    made: Summarized | None
+    tokens: int
+    messages: int
+    exact: bool
+    delta: int = 0  # counted tokens its step changes
+    call: tuple[int, int] = (0, 0)
+    sent: bool = True
+
+    @property
+    def changed(self) -> bool:
+        return self.made is not None
+
+    @property
+    def kept_from(self) -> int:
+        return self.made.start if self.made is not None else 0
+
+    @property
+    def stored(self) -> Summarized | None:
+        return self.made if self.made is not None else self.was
+
+    def titles(self) -> tuple[str, ...]:
+        return (STEP_TITLE,) if self.delta else ()
+
+    def changing(self) -> int:
+        return int(self.delta != 0)
+
+    def shared(self, previous: Any) -> int | None:
+        """Up to the first message it sends unlike the history before, read on to this
+        request's end: past that history's own end, the replay counts it all shared."""
+        if self.made is None:
+            return None
+        segment, end = self.segment, self.end
+        before = self.was.history(segment, end) if self.was is not None else segment.messages[:end]
+        now = self.made.history(segment, end)
+        return segment.context.tokens(now[: alike_head(before, now, segment.members)])
+
+
+def plan(
+    segment: Segment, end: int, options: SummarizeOptions, stored: Summarized | None = None
+) -> AtPointPlan | SummarizePlan:
+    """What `run` makes of the history `stored` leaves before messages[end], without its
+    steps. Made and run instead (not `exact`) where a head is kept, or the segment's
+    responses are sent in another order: what repair would do there is not planned."""
+    tokens, messages = stored.request(segment, end) if stored is not None else (segment.prefix[end], end)
+    meter = segment.meter(end)
+    if not _fires(options, meter.tokens(tokens), messages, segment.context, 0):
+        return AtPointPlan(tokens, messages, False, exact=True)
+    if options.keep_first or not segment.in_order:
+        return AtPointPlan(tokens, messages, True, exact=False)
+    history = stored.history(segment, end) if stored is not None else segment.messages[:end]
+    context = segment.context.at(meter)
+    made = _fire(Segment(history, context), options, context)
+    front, start = (stored.front, stored.start) if stored is not None else ((), 0)
+    if made.summary is None:  # it goes as it was, repaired if it must be
+        exact = joins_cleanly(front, segment.messages, start, end) if front else True
+        return SummarizePlan(segment, end, stored, None, tokens, messages, exact)
+    kept = len(front)  # the history's messages before the segment's
+    front = (*made.kept_users, made.summary, *front[made.start :])
+    start += max(0, made.start - kept)
+    front_tokens = context.tokens(front)
+    after = front_tokens + segment.tokens(start, end)
+    scale = context.meter.scale
+    return SummarizePlan(
+        segment,
+        end,
+        stored,
+        Summarized(front, start, front_tokens),
+        after,
+        len(front) + end - start,
+        joins_cleanly(front, segment.messages, start, end),
+        after - tokens,
+        (round(made.sent * scale), round(made.summary_counted * scale)),
     )
 
 

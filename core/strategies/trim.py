@@ -16,6 +16,7 @@ from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, immutable
 from compaction_inspector.core.replaying.context import Context
 from compaction_inspector.core.strategies.base import (
+    NO_CALL,
     CompactionResult,
     OptionError,
     StatsRecord,
@@ -100,6 +101,8 @@ class TrimStats(StatsRecord):
 class TrimPlan:
     """Trim of messages[:end]: untouched unless a trigger fired and there are more than
     the minimum, else the first message (`keep_first`) and messages[start:end]."""
+
+    call = NO_CALL
 
     end: int
     turn: int

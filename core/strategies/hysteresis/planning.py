@@ -13,7 +13,7 @@ from typing import Literal
 from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import Message, immutable
-from compaction_inspector.core.strategies.base import TITLES_KEPT
+from compaction_inspector.core.strategies.base import NO_CALL, TITLES_KEPT
 from compaction_inspector.core.strategies.hysteresis.options import HysteresisOptions, persists
 from compaction_inspector.core.strategies.hysteresis.table import Table, droppable, untouchable
 
@@ -200,6 +200,8 @@ class HysteresisPlan:
     """Hysteresis of messages[:end] (after the history `was`): the run `plan` of
     docs/strategies.md#hysteresis, over the segment's table; candidate c is volley
     c + `shift` of the request."""
+
+    call = NO_CALL
 
     segment: Segment
     table: Table
