@@ -69,6 +69,8 @@ _MILLION = 1_000_000
 
 
 MICRO = Decimal("0.000001")
+_DIGITS = 28
+_USD = DecimalContext(prec=_DIGITS)  # made once: a comparison writes thousands of figures
 
 
 def usd(value: Decimal) -> str:
@@ -76,7 +78,9 @@ def usd(value: Decimal) -> str:
     recorded: the context holds every digit); a value that is not a number as it is."""
     if not value.is_finite():
         return str(value)
-    return str(value.quantize(MICRO, context=DecimalContext(prec=max(28, value.adjusted() + 8))))
+    digits = value.adjusted() + 8
+    context = _USD if digits <= _DIGITS else DecimalContext(prec=digits)
+    return str(value.quantize(MICRO, context=context))
 
 
 def sent_again(rates: dict[str, Decimal], usage: Usage) -> Decimal:
