@@ -8,12 +8,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from compaction_inspector.core.caching.memo import on_forget
 from compaction_inspector.core.formats.common import answered_by
 from compaction_inspector.core.measuring.context_model import Response, responses
-from compaction_inspector.core.model import Session
+from compaction_inspector.core.model import Session, immutable
 
 if TYPE_CHECKING:
-    from compaction_inspector.core.replaying.simulation import Simulation
+    from compaction_inspector.core.replaying.simulation import RoundPoint, Simulation
 from compaction_inspector.core.pricing.cost import CALLS, OWN_CALLS, RECORDED_CALLS, Cost
 from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall, own_calls
 from compaction_inspector.core.pricing.rates import (
@@ -25,6 +26,79 @@ from compaction_inspector.core.pricing.rates import (
     source,
     token_parts,
 )
+
+_Key = tuple[int, int, int, int | None, tuple[int, int]]
+
+
+def _key(point: RoundPoint) -> _Key:
+    """What a point's price depends on, besides the session (a point with no event)."""
+    return (point.message_end, point.tokens_before, point.tokens_after, point.shared, point.call)
+
+
+@immutable(slots=True)
+class _Running:
+    """The pricing's running figures before a point: what the next points go on from."""
+
+    before: int | None
+    unchanged: bool
+    parts: tuple[Decimal, ...]  # by `(*PARTS, CALLS)`
+    priced: int
+    unreported: int
+    rewritten: int
+    unpriced: tuple[tuple[str, int], ...]
+
+
+def _running(
+    before: int | None,
+    unchanged: bool,
+    parts: dict[str, Decimal],
+    priced: int,
+    unreported: int,
+    rewritten: int,
+    unpriced: dict[str, int],
+) -> _Running:
+    return _Running(
+        before, unchanged, tuple(parts.values()), priced, unreported, rewritten, tuple(unpriced.items())
+    )
+
+
+_START = _Running(None, True, (Decimal(0),) * (len(PARTS) + 1), 0, 0, 0, ())
+_PREFIX_MOST = 1 << 17  # points a prefix holds: a running figure each
+
+
+@immutable(eq=False, slots=True)
+class _Prefix:
+    """The points a session's replays have priced before their first compaction (each
+    replay is the transcript's requests until its policy or the transcript compacts), and
+    the running figures before each and after the last: a replay that sends the same goes on from
+    where it parts. Each replay of a sweep or a comparison prices only what it changed."""
+
+    session: Session
+    found: Sequence[Response]
+    keys: tuple[_Key, ...]
+    running: tuple[_Running, ...]  # one more than `keys`
+
+    def reach(self, points: Sequence[RoundPoint]) -> int:
+        """How many of `points`, from the first, are priced here."""
+        keys, n = self.keys, min(len(points), len(self.keys))
+        done = 0
+        while done < n and points[done].event is None and _key(points[done]) == keys[done]:
+            done += 1
+        return done
+
+
+# by the session's identity: the last few sessions priced (a sweep's worker reads one at a time)
+_PREFIXES: dict[int, _Prefix] = {}
+on_forget(_PREFIXES.clear)
+
+
+def _shared_prefix(session: Session, found: Sequence[Response]) -> _Prefix | None:
+    known = _PREFIXES.get(id(session))
+    if known is not None and known.session is session and known.found is found:
+        return known
+    if len(_PREFIXES) >= 8:
+        _PREFIXES.clear()
+    return None
 
 
 def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] | None = None) -> Cost:
@@ -43,14 +117,27 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
     found = responses(session) if found is None else found
     usage = {r.start: r.usage for r in found}
     clock = Clock(session)
-    parts = dict.fromkeys((*PARTS, CALLS), Decimal(0))
-    priced, unreported, rewritten = 0, 0, 0
+    points = replay.points
     # a compaction's request, by its point: what it sent again, its price, its model and time
     sent_again: dict[int, tuple[int, Decimal, str | None, datetime | None]] = {}
-    before: int | None = None  # the request before, as sent (None: the first, read as the real one was)
-    unchanged = True  # every request so far sent as the real one was: the cache holds what it held
-    unpriced: dict[str, int] = {}
-    for point in replay.points:
+    known = _shared_prefix(session, found)
+    done = known.reach(points) if known is not None else 0
+    running = known.running[done] if known is not None else _START
+    before, unchanged = running.before, running.unchanged
+    parts = dict(zip((*PARTS, CALLS), running.parts, strict=True))
+    priced, unreported, rewritten = running.priced, running.unreported, running.rewritten
+    unpriced = dict(running.unpriced)
+    # where a replay goes on from every point the shared prefix holds, its own are added
+    recording = known is None or done == len(known.keys)
+    keys: list[_Key] = []
+    states: list[_Running] = []
+    for point in points[done:]:
+        if recording:
+            states.append(_running(before, unchanged, parts, priced, unreported, rewritten, unpriced))
+            if point.event is not None or done + len(keys) >= _PREFIX_MOST:
+                recording = False
+            else:
+                keys.append(_key(point))
         sent, before_sent = point.tokens_after, before if before is not None else point.tokens_after
         shared = before_sent if point.shared is None else min(point.shared, before_sent)
         before = sent
@@ -94,6 +181,13 @@ def replay_cost(session: Session, replay: Simulation, found: Sequence[Response] 
         parts[CALLS] += rates["cache read"] * call_in + rates["output"] * call_out
         if point.event is not None:
             sent_again[id(point)] = (rest, again, model, at)
+    if recording:
+        states.append(_running(before, unchanged, parts, priced, unreported, rewritten, unpriced))
+    if keys and (known is None or done + len(keys) > len(known.keys)):
+        head = known.running[:done] if known is not None else []
+        _PREFIXES[id(session)] = _Prefix(
+            session, found, (*(known.keys[:done] if known is not None else ()), *keys), (*head, *states)
+        )
     costs = _compaction_costs(session, replay, found, sent_again, parts)
     return Cost(parts, priced, unpriced, source(), unreported, rewritten, compactions=tuple(costs))
 

@@ -182,6 +182,41 @@ def test_clearing_old_results_rewrites_the_cache_from_the_first_it_clears() -> N
     assert cleared.to_dict()["compactions"]["compactions"] == len(events)
 
 
+def test_a_replay_priced_after_another_goes_on_from_where_the_two_part_to_the_same_figures(
+    monkeypatch: Any,
+) -> None:
+    """Replays of one session send the transcript's requests until their first compaction:
+    the second priced reads the first's running figures there and prices only its own
+    points after, to the digit of a price made alone."""
+    from compaction_inspector.core.caching.memo import forget
+    from compaction_inspector.core.pricing import replay as pricing
+    from compaction_inspector.core.pricing.rates import rates_at as priced
+    from compaction_inspector.core.replaying.simulation import Policy
+    from compaction_inspector.core.strategies.clear import ClearOptions
+
+    inspection = session_of_reads()
+    session, found = inspection.session, inspection.model.responses
+    policy = Policy(
+        CATALOGUE.strategies["microcompact"], ClearOptions(tools=frozenset({"Read"}), keep_tool_uses=1)
+    )
+    base, cleared = inspection.replay(Policy()), inspection.replay(policy)
+    forget()
+    alone = pricing.replay_cost(session, cleared, found)
+    asked: list[int] = []
+
+    def rates_at(model: str, billing: Any, prompt: int, at: Any) -> Any:
+        asked.append(prompt)
+        return priced(model, billing, prompt, at)
+
+    monkeypatch.setattr(pricing, "rates_at", rates_at)
+    forget()
+    assert pricing.replay_cost(session, base, found) == pricing.replay_cost(session, base, found)
+    asked.clear()
+    after = pricing.replay_cost(session, cleared, found)
+    assert after == alone
+    assert asked == [p.tokens_after for p in cleared.points[2:-1]]  # the first two are the baseline's
+
+
 def side(line: str) -> str:
     """A line of an inline sub-agent (older Claude Code's sidechain)."""
     record = json.loads(line)
