@@ -197,11 +197,21 @@ def at_tokens(options: SummarizeOptions, tokens: int) -> SummarizeOptions:
 
 
 def _trigger_at(o: SummarizeOptions, window: Window) -> int | None:
-    """`trigger`'s figure alone: asked of every request of a replay, it words nothing."""
+    """`trigger`'s figure alone: asked of every request of a replay, it words nothing,
+    and is worked out again only for other options or another window."""
+    global _LAST_TRIGGER
+    options, was, at = _LAST_TRIGGER
+    if options is o and was is window:
+        return at
     found = [_clamped(raw, o.trigger_min, o.trigger_max) for _, _, raw in _percent_rules(o, window)]
     if o.trigger_tokens is not None:
         found.append(o.trigger_tokens)
-    return min(found, default=None)
+    at = min(found, default=None)
+    _LAST_TRIGGER = (o, window, at)
+    return at
+
+
+_LAST_TRIGGER: tuple[SummarizeOptions | None, Window | None, int | None] = (None, None, None)
 
 
 def _fires(options: SummarizeOptions, tokens: int, messages: int, context: Context, humans: int) -> bool:
