@@ -16,13 +16,16 @@ plans are tested against.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from itertools import accumulate, takewhile
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from compaction_inspector.core.measuring.pressure import Meter
 from compaction_inspector.core.measuring.segment import Segment, Segments
-from compaction_inspector.core.model import Message, alike_head
+from compaction_inspector.core.model import Message, alike_head, immutable
 from compaction_inspector.core.replaying.simulation import (
     Event,
     Outcome,
@@ -131,6 +134,28 @@ class _Requests:
             outcome = (outcome or Outcome(tokens, sent, (), 0)).repaired(*self.end_repair)
         self.last_tokens = outcome.tokens if outcome is not None else tokens
         return tokens, sent, outcome, shared
+
+    def unfired(self, ends: Sequence[int], stop: int) -> int:
+        """How many of the rounds ending at `ends` (before the round whose end is past
+        `stop`, the transcript's first compaction) it sends as they were, planned, its
+        pre-check certain it changes nothing: a fresh segment's first requests."""
+        if not self.incremental or self.fires is None:
+            return 0
+        mapped, segment = self.ends, self.segment
+        for r, end in enumerate(ends):
+            if end > stop:
+                return r
+            at = mapped[end] if mapped is not None else end
+            if at > self.valid_until or self._fires(segment.prefix[at], at, at):
+                return r
+        return len(ends)
+
+    def went_on(self, end: int) -> None:
+        """As if every request up to the one before the transcript's messages[end] were
+        asked and left as it was (`unfired`)."""
+        at = self.ends[end] if self.ends is not None else end
+        self.asked = self.done = at
+        self.last_tokens = self.segment.prefix[at]
 
     def meter(self, end: int) -> Meter:
         """The meter of the request before the transcript's messages[end]."""
@@ -260,7 +285,18 @@ def simulate(
     segment: _Requests | None = None
     kept_ends: list[SegmentEnd] | None = [] if segment_ends else None
     uncompacted = 0  # the largest request as the transcript has it (a stored history shrinks the rest)
-    for number, end in enumerate(ends, start=1):
+    skipped = 0  # the first rounds, sent as they were: their points are the session's own, shared
+    if policy.strategy is not None and ends:
+        segment = _Requests(segments.at(0).fresh(), policy, incremental)
+        skipped = segment.unfired(ends, boundaries[0] if boundaries else len(messages))
+        if skipped:
+            plain = _plain(segments)
+            made = bisect_right(plain.rounds, skipped)
+            points += plain.points[:made]
+            uncompacted = plain.peaks[made - 1] if made else 0
+            done = ends[skipped - 1]
+            segment.went_on(done)
+    for number, end in enumerate(ends[skipped:], start=skipped + 1):
         if cancelled is not None and cancelled():
             raise Cancelled
         if end == 0:
@@ -309,6 +345,37 @@ def simulate(
         kept_ends.append(segment.ended())
     found = tuple(kept_ends) if kept_ends is not None else None
     return Simulation(policy, tuple(points), context.window.usable, totals, found)
+
+
+@immutable(eq=False, slots=True)
+class _Plain:
+    """The points of a session's requests as they were, before its first compaction (the
+    replay of no policy), and the largest of them so far at each: what every replay sends
+    until its policy first fires (a sweep replays one session at dozens of settings)."""
+
+    points: tuple[RoundPoint, ...]
+    rounds: list[int]  # each point's round
+    peaks: list[int]
+
+
+_PLAIN: WeakKeyDictionary[Segments, _Plain] = WeakKeyDictionary()
+_PLAIN_MAKING = threading.Lock()
+
+
+def _plain(segments: Segments) -> _Plain:
+    found = _PLAIN.get(segments)
+    if found is None:
+        with _PLAIN_MAKING:
+            found = _PLAIN.get(segments)
+            if found is None:
+                plain = simulate(segments.messages, Policy(), segments.context, segments=segments).points
+                points = tuple(takewhile(lambda p: p.event is None, plain))
+                first = segments.at(0)  # each as the transcript has it (its repaired form's are larger)
+                sizes = (first.meter(p.message_end).tokens(first.prefix[p.message_end]) for p in points)
+                found = _PLAIN[segments] = _Plain(
+                    points, [p.round for p in points], list(accumulate(sizes, max))
+                )
+    return found
 
 
 def _shared(first: bool, own: bool, changed: bool, same: int | None, meter: Meter) -> int | None:

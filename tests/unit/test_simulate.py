@@ -49,6 +49,31 @@ def test_persisted_policy_builds_on_its_own_output() -> None:
     assert sim.points[-1].tokens_after == ctx.tokens(msgs) - 6 * (100 - 8)
 
 
+def test_the_rounds_before_a_policy_first_fires_are_the_sessions_own_points_shared() -> None:
+    """Until its trigger is reached a policy sends each request as it was: a replay takes
+    those points from the replay of no policy on the same segments (each made once), and
+    makes its own from the round it first fires."""
+    from compaction_inspector.core.measuring.segment import Segments
+    from compaction_inspector.core.strategies.summarize import SummarizeOptions
+
+    msgs = agentic(8)
+    ctx = Context(window=Window(10_000, 0))
+    segments = Segments(tuple(msgs), ctx)
+    plain = simulate(msgs, Policy(), ctx, segments=segments).points
+    aider = CATALOGUE.strategies["aider"]
+    early, late = (Policy(aider, SummarizeOptions(trigger_tokens=t, keep_messages=2)) for t in (500, 700))
+    shared, later = (
+        simulate(msgs, early, ctx, segments=segments),
+        simulate(msgs, late, ctx, segments=segments),
+    )
+    assert shared.to_dict() == simulate(msgs, early, ctx, incremental=False).to_dict()
+    assert [p.round for p in shared.points if p.event][:1] == [6]
+    assert [p.round for p in later.points if p.event][:1] == [8]
+    assert [p.to_dict() for p in shared.points[:5]] == [p.to_dict() for p in plain[:5]]
+    assert all(a is b for a, b in zip(shared.points[:5], later.points[:5], strict=True))
+    assert shared.points[5] is not later.points[5]
+
+
 def test_ephemeral_policy_starts_from_the_full_history_each_round() -> None:
     msgs = []
     for v in range(6):
