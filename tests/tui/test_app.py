@@ -1297,7 +1297,7 @@ async def test_a_steps_explanation_longer_than_the_panel_is_scrolled_into_view_a
             await pilot.press("tab")
         assert app.focused is panel
         await pilot.press("end")
-        await pilot.wait_for_scheduled_animations()  # the scroll is animated: on a busy machine it takes frames
+        await pilot.wait_for_scheduled_animations()  # an animated scroll: on a busy machine, many frames
         assert panel.scroll_y == panel.max_scroll_y
         assert panel.content_region.y <= body.region.bottom - 1 < panel.content_region.bottom
 
