@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from functools import cached_property
-from itertools import accumulate, chain
+from itertools import accumulate, chain, filterfalse
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -344,8 +344,12 @@ def _followed_found(kind: str, followed: Sequence[str], alone: set[str] | None) 
     classified again."""
     if len(_FOLLOWED) > _UNITS_KEPT:
         _forget_units()
+    # where a kind's items are never taken alone, an item read before (under any kind) is
+    # classified already: only the items new to the table are read
     unsure = (
-        set(followed).difference(_FACTLESS) if alone is None else set(followed).difference(_FACTLESS, alone)
+        list(filterfalse(_FOLLOWED.__contains__, set(followed).difference(_FACTLESS)))
+        if alone is None
+        else set(followed).difference(_FACTLESS, alone)
     )
     for item in unsure:
         f = _item_found(item)

@@ -217,15 +217,21 @@ def _whole_rounds(found: dict[str, list[str]], room: int) -> tuple[int, int]:
     facts), and the characters they take: taken at once, the round is walked only after."""
     # each kind's characters for its first j facts: its heading, the facts, "; " between
     # them (as far as `room` could hold: a fact costs 3 characters at least)
-    spent = {
-        kind: (len(f"\n- {kind}: ") - 2, list(accumulate(map(len, items[: room // 3 + 1]), initial=0)))
+    spent = [
+        (len(f"\n- {kind}: ") - 2, list(accumulate(map(len, items[: room // 3 + 1]), initial=0)))
         for kind, items in found.items()
-    }
-    deepest = max((len(chars) - 1 for _, chars in spent.values()), default=0)
+        if items  # a kind with none takes no room
+    ]
+    deepest = max((len(chars) - 1 for _, chars in spent), default=0)
 
     def total(depth: int) -> int:
-        taken = ((head, chars, min(depth, len(chars) - 1)) for head, chars in spent.values())
-        return sum(head + chars[j] + 2 * j for head, chars, j in taken if j)
+        if not depth:
+            return 0
+        used = 0
+        for head, chars in spent:  # a plain loop: asked about ten times of every summary
+            j = min(depth, len(chars) - 1)
+            used += head + chars[j] + 2 * j
+        return used
 
     low, high = 0, deepest  # total(low) fits; find the deepest that does
     while low < high:
