@@ -34,6 +34,7 @@ _O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3",
 # text many times over (cleared tool results, markers, summaries at one cap), each in a
 # new message, and that text is encoded once.
 SHORT_TEXT = 512
+LONG_KEPT = 16  # the long texts a strategy wrote last, remembered by content with their counts
 DEFAULT_TOKENIZER = "cl100k_base"
 FLAT_MEDIA_TOKENS = 2000
 _MEDIA = ("image", "document")
@@ -93,6 +94,8 @@ class TokenCounter:
         self._short_chars = 0  # their characters
         # what an item a selection lists counts between two others (`core.selection`)
         self._middle: dict[str, int] = {}
+        # the counts of the latest long texts strategies wrote (a summary written again alike)
+        self._long: dict[str, int] = {}
         self._written: list[str] = []  # of them, those encoded since asked (`written_since`)
 
     @property
@@ -190,9 +193,14 @@ class TokenCounter:
             units: list[Sequence[str]] = []
             known_middle: list[int] = []  # of a selection, what its middle items count, known
             unmet: dict[str, tuple[str, ...]] = {}  # ... and those counted now, with their clauses
-            middle = self._middle
-            for m, w in zip(batch, written, strict=True):
-                text = m.text
+            middle, remembered = self._middle, self._long
+            texts = [m.text for m in batch]
+            for text, w in zip(texts, written, strict=True):
+                seen = remembered.get(text) if w and len(text) > SHORT_TEXT else None
+                if seen is not None:
+                    units.append(())
+                    known_middle.append(seen)
+                    continue
                 selection = selections.kept(text) if w and len(text) > SHORT_TEXT else None
                 if selection is None:
                     units.append(clauses(text) if w and len(text) > SHORT_TEXT else (text,))
@@ -229,6 +237,11 @@ class TokenCounter:
                 (sum(map(get, parts)) if w or len(parts[0]) <= SHORT_TEXT else known[parts[0]]) + extra
                 for (parts, w), extra in zip(pairs, known_middle, strict=True)
             ]
+            if len(remembered) > LONG_KEPT:  # a new table: a thread reading this one keeps it whole
+                self._long = remembered = {}
+            remembered.update(
+                (t, n) for t, w, n in zip(texts, written, counts, strict=True) if w and len(t) > SHORT_TEXT
+            )
             if len(middle) > self.short_kept:  # a new table: a thread reading this one keeps it whole
                 self._middle = middle = {}
             middle.update((i, sum(map(get, parts))) for i, parts in unmet.items())

@@ -21,10 +21,10 @@ from itertools import accumulate, chain
 from operator import itemgetter
 
 from compaction_inspector.core import topic
-from compaction_inspector.core.caching.memo import per_session
+from compaction_inspector.core.caching.memo import on_forget, per_session
 from compaction_inspector.core.model import SUMMARY_PREFIX, Block, Message, immutable, text_message
 from compaction_inspector.core.replaying.retention import Facts, ranked
-from compaction_inspector.core.selection import Selection, keep
+from compaction_inspector.core.selection import Selection, keep, kept
 from compaction_inspector.core.text import one_line
 
 TITLE_CHARS = 80
@@ -98,7 +98,43 @@ def summary_text(
 ) -> str:
     """The summary of one volley, at most `cap` characters long (`known`: the session's
     facts, so its own messages' are found once)."""
-    return _summary_text(tuple(volley), cap, session_id, known)
+    volley = tuple(volley)
+    if len(volley) == 1 and _alone(volley[0]):
+        return _summary_alone(volley[0], cap, session_id, known)
+    return _summary_text(volley, cap, session_id, known)
+
+
+def _alone(message: Message) -> bool:
+    """A summary a strategy wrote, one text: summarized alone, what it comes to is a
+    matter of its text (no fact of it is the session's own)."""
+    return (
+        message.is_compact_summary
+        and bool(message.replaces)
+        and message.role == "user"
+        and len(message.blocks) == 1
+        and message.blocks[0].type == "text"
+    )
+
+
+# A summary summarized alone (a policy firing again before anything new is old enough to
+# join it: 42 % of Aider's summaries of a 20 MB session) most often comes out as it went
+# in: what each text comes to is kept, by the text, the cap and the session.
+_ALONE: dict[tuple[str, int, str | None], tuple[str, Selection | None]] = {}
+_ALONE_KEPT = 256
+on_forget(_ALONE.clear)
+
+
+def _summary_alone(summary: Message, cap: int, session_id: str | None, known: Facts | None) -> str:
+    key = (summary.blocks[0].text, cap, session_id)
+    found = _ALONE.get(key)
+    if found is None:
+        text = _summary_text((summary,), cap, session_id, known)
+        found = (text, kept(text))
+        if len(_ALONE) >= _ALONE_KEPT:
+            _ALONE.clear()
+        _ALONE[key] = found
+    text, selection = found
+    return keep(selection) if selection is not None else text  # kept again: it is read by its items
 
 
 # Messages hash by identity, so the same volley is read once however often a preflight

@@ -32,6 +32,33 @@ def test_a_span_summary_lists_its_paths_commands_and_identifiers_in_turn() -> No
     assert kept.paths.kept and kept.commands.kept and kept.identifiers.kept and kept.numbers.kept
 
 
+def test_a_summary_summarized_alone_is_written_once_for_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy firing again before anything new joins its summary summarizes that
+    summary alone: another message of the same text comes to what the first did, written
+    once for each cap, and to what writing it afresh gives."""
+    from compaction_inspector.core.caching.memo import forget
+    from compaction_inspector.core.model import text_message
+
+    made = summary_text(span(), 800, "s")
+    first, again = (
+        text_message("user", made, is_compact_summary=True, replaces=(u(f"span {k}"),)) for k in range(2)
+    )
+    written: list[int] = []
+    write = summary._summary_text
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        written.append(args[1])
+        return write(*args)
+
+    monkeypatch.setattr(summary, "_summary_text", counted)
+    forget()
+    alone = summary_text([first], 800, "s")
+    assert summary_text([again], 800, "s") == alone and written == [800]
+    assert summary_text([again], 600, "s") == write((again,), 600, "s", None) and written == [800, 600]
+    forget()
+    assert alone == write((again,), 800, "s", None)
+
+
 def test_facts_follow_the_bullets_only_where_200_characters_are_left() -> None:
     text = summary_text(span(), 300, "s")
     assert len(text) <= 300 and "\n- paths: " not in text and "\n- actions: Bash ×6" in text

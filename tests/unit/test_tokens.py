@@ -206,6 +206,26 @@ def test_a_long_text_a_strategy_wrote_encodes_only_its_new_clauses() -> None:
     assert counter.count(session) == len(session.text) and encoded[-1] == session.text
 
 
+def test_a_long_text_a_strategy_wrote_again_is_counted_from_the_last_time() -> None:
+    """A summary written again alike (in a new message) is counted from what its text
+    came to before: nothing of it is split or looked up again."""
+    encoded: list[str] = []
+
+    def lengths(texts: list[str]) -> list[int]:
+        encoded.extend(texts)
+        return [len(t) for t in texts]
+
+    counter = TokenCounter("lengths", lambda: lengths)
+    text = "- files: " + "; ".join(f"src/module_{k}.py" for k in range(60))
+    first, again = (u(text, is_synthetic=True) for _ in range(2))
+    assert counter.count_all([first]) == [len(text)]
+    counter._short.clear()  # what its clauses counted is let go: only the text is remembered
+    encoded.clear()
+    assert counter.count_all([again]) == [len(text)] and encoded == []
+    session = u(text)  # the session's own text is counted by its message
+    assert counter.count(session) == len(text) and encoded == [text]
+
+
 def test_the_default_tokenizer_follows_the_model() -> None:
     from compaction_inspector.core.measuring.tokens import model_tokenizer
 
