@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
@@ -34,6 +35,15 @@ def inspected(app: InspectorApp) -> Inspection:
 def title(app: InspectorApp) -> str:
     """The session screen's title line after the app's name."""
     return shown(app).sub_title or ""
+
+
+async def until(pilot: Pilot[None], done: Callable[[], bool]) -> None:
+    """Until `done()` holds, or 10 s: the app retries a missing file each second, and a
+    loaded machine is slower."""
+    for _ in range(100):
+        if done():
+            return
+        await pilot.pause(0.1)
 
 
 async def settle(pilot: Pilot[None]) -> None:

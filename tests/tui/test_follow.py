@@ -4,7 +4,6 @@ never duplicates a message."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from compaction_inspector.core.agents.registry import CATALOGUE
@@ -15,7 +14,7 @@ from compaction_inspector.tui.app import InspectorApp
 from compaction_inspector.tui.session.follow import Follower
 from compaction_inspector.tui.widgets.transcript import TranscriptView
 from tests.helpers import load
-from tests.tui.conftest import inspected, settle, shown, title
+from tests.tui.conftest import inspected, settle, shown, title, until
 
 LINES = path().read_text().splitlines(keepends=True)
 
@@ -117,17 +116,10 @@ async def test_following_a_file_still_empty_reads_it_once_written_and_says_what_
         f, Config(CATALOGUE, window=Window(5000, 500), preset=None), follow=True, export_dir=tmp_path
     )
     async with app.run_test(size=(120, 40)) as pilot:
-
-        async def until(done: Callable[[], bool]) -> None:
-            for _ in range(100):  # the app retries each second; a loaded machine is slower
-                if done():
-                    return
-                await pilot.pause(0.1)
-
-        await until(lambda: shown(app).sub_title == "new.jsonl · waiting · following")
+        await until(pilot, lambda: shown(app).sub_title == "new.jsonl · waiting · following")
         assert shown(app).session is None and shown(app).sub_title == "new.jsonl · waiting · following"
         f.write_text("".join(LINES[:20]))
-        await until(lambda: shown(app).session is not None)  # the next try reads it
+        await until(pilot, lambda: shown(app).session is not None)  # the next try reads it
         await settle(pilot)
         assert shown(app).session is not None and title(app).endswith("· following")
         view = shown(app).query_one("#before", TranscriptView)

@@ -14,7 +14,7 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.config import Config
 from compaction_inspector.tui.app import InspectorApp
 from tests.hostile import CORPUS, ESCAPES, FORBIDDEN, MARKUP
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 from tests.tui.conftest import shown as session_of
 
 pytestmark = pytest.mark.slow  # the hostile corpus in the app
@@ -65,7 +65,7 @@ async def test_following_a_file_whose_name_reads_as_markup(tmp_path: Path) -> No
     target = tmp_path / "missing[a=b:c].jsonl"
     app = InspectorApp(target, Config(CATALOGUE), follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause(0.3)
+        await until(pilot, lambda: session_of(app).sub_title.endswith("following"))
         assert session_of(app).sub_title == "missing[a=b:c].jsonl · waiting · following"
 
 
