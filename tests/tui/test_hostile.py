@@ -65,7 +65,7 @@ async def test_following_a_file_whose_name_reads_as_markup(tmp_path: Path) -> No
     target = tmp_path / "missing[a=b:c].jsonl"
     app = InspectorApp(target, Config(CATALOGUE), follow=True)
     async with app.run_test(size=(160, 45)) as pilot:
-        await until(pilot, lambda: session_of(app).sub_title.endswith("following"))
+        await until(pilot, lambda: (session_of(app).sub_title or "").endswith("following"))
         assert session_of(app).sub_title == "missing[a=b:c].jsonl · waiting · following"
 
 
