@@ -196,14 +196,15 @@ class TokenCounter:
             middle, remembered = self._middle, self._long
             texts = [m.text for m in batch]
             for text, w in zip(texts, written, strict=True):
-                seen = remembered.get(text) if w and len(text) > SHORT_TEXT else None
+                long = w and len(text) > SHORT_TEXT
+                seen = remembered.get(text) if long else None
                 if seen is not None:
                     units.append(())
                     known_middle.append(seen)
                     continue
-                selection = selections.kept(text) if w and len(text) > SHORT_TEXT else None
+                selection = selections.kept(text) if long else None
                 if selection is None:
-                    units.append(clauses(text) if w and len(text) > SHORT_TEXT else (text,))
+                    units.append(clauses(text) if long else (text,))
                     known_middle.append(0)
                     continue
                 items = list(selection.middle)
