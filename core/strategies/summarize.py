@@ -324,6 +324,10 @@ class _Fired:
     trimmed: str = ""
     summary_counted: int = 0
 
+    def call(self, scale: float) -> tuple[int, int]:
+        """Its summarize request's context tokens in and out, at the request's `scale`."""
+        return round(self.sent * scale), round(self.summary_counted * scale)
+
 
 def _fire(segment: Segment, options: SummarizeOptions, context: Context) -> _Fired:
     messages = segment.messages
@@ -387,7 +391,7 @@ def run(
     kept_users = made.kept_users
     after = (*messages[:head], *kept_users, summary, *messages[start:])
     scale = context.meter.scale
-    sent, summary_tokens = round(made.sent * scale), round(made.summary_counted * scale)
+    sent, summary_tokens = made.call(scale)
     kept = [f"the first {counted(head, 'message')}"] if head else []
     if kept_users:
         last = options.keep_user == "last"
@@ -505,7 +509,6 @@ def plan(
     start += max(0, made.start - kept)
     front_tokens = context.tokens(front)
     after = front_tokens + segment.tokens(start, end)
-    scale = context.meter.scale
     return SummarizePlan(
         segment,
         end,
@@ -515,7 +518,7 @@ def plan(
         len(front) + end - start,
         joins_cleanly(front, segment.messages, start, end),
         after - tokens,
-        (round(made.sent * scale), round(made.summary_counted * scale)),
+        made.call(context.meter.scale),
     )
 
 
