@@ -9,6 +9,7 @@ deterministic and leaves its input unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given
@@ -30,6 +31,10 @@ from compaction_inspector.core.measuring.pairing import (
     fixable,
     joins_cleanly,
     last_assistant_turn,
+    pairs_alike,
+    repair,
+    repaired_like,
+    repairs_of,
     sent_order,
 )
 from compaction_inspector.core.measuring.pressure import Window
@@ -372,6 +377,60 @@ def test_a_front_joins_a_valid_requests_tail_cleanly_as_the_whole_check_finds(
     )
     front = data.draw(st.lists(st.builds(lambda b: Message("user", (b,)), block), min_size=1, max_size=3))
     assert joins_cleanly(front, msgs, start, end) == (not fixable(check([*front, *msgs[start:end]])))
+
+
+def _pairing_edit(m: Message, data: st.DataObject) -> Message:
+    """`m` with its text and its results' text changed, or a message that pairs otherwise
+    (a result or a call let go, another role), as a strategy's run may leave it."""
+    kind = data.draw(st.sampled_from(["text", "text", "pairs otherwise"]))
+    if kind == "text":
+        return m.with_blocks(
+            tuple(replace(b, text="[cleared]") if b.type in ("text", "tool_result") else b for b in m.blocks)
+        )
+    let_go: bool = data.draw(st.booleans())
+    if m.blocks and let_go:
+        return m.with_blocks(m.blocks[1:])
+    return Message("user" if m.role == "assistant" else "assistant", m.blocks, id=m.id)
+
+
+def _made(messages: Any) -> list[tuple[Any, ...]]:
+    return [(m.role, m.blocks, m.id, m.is_meta, m.is_synthetic, m.is_tool_result) for m in messages]
+
+
+@given(st.one_of(tangled(), transcripts()), st.data())
+def test_a_request_that_pairs_alike_is_checked_and_repaired_as_its_whole_check_and_repair(
+    msgs: list[Message], data: st.DataObject
+) -> None:
+    """A request (calls left unanswered where messages are let go) whose check and
+    repair are known, and a run's edit of it: known from them, the edit's problems and
+    repair are those its own check and repair make, what repair changed counts as their
+    difference, and an edit that pairs otherwise is checked whole."""
+    source = tuple(m for m in msgs if not (m.is_tool_result and data.draw(st.integers(0, 3)) == 0))
+    known = repairs_of(source)
+    problems = check(source)
+    if known is None:
+        assert sent_order(source) is not None or not {p.kind for p in problems} <= {
+            "missing_result",
+            "first_not_user",
+        }
+        return
+    edited = list(source)
+    for i in data.draw(st.lists(st.integers(0, max(len(source) - 1, 0)), max_size=4)) if source else []:
+        edited[i] = _pairing_edit(edited[i], data)
+    current = tuple(edited)
+    like = repaired_like(known, current)
+    alike = all(a is b or pairs_alike(a, b) for a, b in zip(current, source, strict=True))
+    assert (like is not None) == alike
+    if like is None:
+        return
+    whole = check(current)
+    assert like.problems == whole
+    repaired = repair(current, whole) if fixable(whole) else list(current)
+    assert _made(like.messages) == _made(repaired)
+    context = Context()
+    assert context.tokens(like.added) - context.tokens(like.removed) == context.tokens(
+        repaired
+    ) - context.tokens(current)
 
 
 @given(st.data())

@@ -13,6 +13,8 @@ so does `sent_order`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Literal, NamedTuple
 
 from compaction_inspector.core.model import Block, Message, immutable
@@ -396,6 +398,90 @@ def _edited(
             out.extend(inserted_after[i])
         ends.append(len(out))
     return out, ends
+
+
+@immutable(eq=False, slots=True)
+class Repairs:
+    """A request's check and repair, for the requests that pair alike with it
+    (`repaired_like`): a session's request, which every strategy's run on it ends by
+    checking and repairing, and most runs change only the text of a few of its messages.
+    Made only where repair adds results and nothing else (`repairs_of`)."""
+
+    source: tuple[Message, ...]
+    problems: list[PairingProblem]
+    repaired: list[Message]
+    at: list[int]  # [i]: where source[i] stands in `repaired`
+    edited: tuple[int, ...]  # the source messages repair gave results to
+    added: tuple[int, ...]  # where the messages of results it added after a turn stand
+
+
+def repairs_of(messages: tuple[Message, ...]) -> Repairs | None:
+    """`messages`' `Repairs`, where it is sent in its own order and its only problems are
+    calls nothing answers (or a first message that is not a user's); else None."""
+    problems = check(messages)
+    if any(p.kind not in ("missing_result", "first_not_user") for p in problems):
+        return None
+    if sent_order(messages) is not None:
+        return None
+    repaired, ends = _add_missing_results(messages, [p for p in problems if p.kind == "missing_result"])
+    at = ends[:-1]  # nothing is dropped: the messages before source[i] become ends[i]
+    edited = tuple(i for i, m in enumerate(messages) if repaired[at[i]] is not m)
+    placed = set(at)
+    added = tuple(j for j in range(len(repaired)) if j not in placed)
+    return Repairs(messages, problems, repaired, at, edited, added)
+
+
+def pairs_alike(a: Message, b: Message) -> bool:
+    """Whether the check and repair read two messages alike: the same role, response and
+    kind, the same calls and results in the same order (a cleared result pairs alike)."""
+    return (
+        a.role == b.role
+        and a.id == b.id
+        and a.is_tool_result == b.is_tool_result
+        and _pairing_blocks(a) == _pairing_blocks(b)
+    )
+
+
+def _pairing_blocks(m: Message) -> list[tuple[str, str | None]]:
+    return [
+        (b.type, b.id if b.type == "tool_use" else b.tool_use_id)
+        for b in m.blocks
+        if b.type == "tool_use" or b.type == "tool_result"
+    ]
+
+
+class Repaired(NamedTuple):
+    """`check` and `repair` of a request, and what repair changed: the messages it
+    replaced (`removed`), those it put in their place and added (`added`)."""
+
+    problems: list[PairingProblem]
+    messages: list[Message]
+    removed: list[Message]
+    added: list[Message]
+
+
+def repaired_like(known: Repairs, messages: tuple[Message, ...]) -> Repaired | None:
+    """`messages` checked and repaired from `known`, where each message it does not
+    share with `known.source` pairs alike with the one in its place: the same problems,
+    and the same results put in the same places (on its own message, where it edited one
+    repair gives results to). None where they do not pair alike: check it whole."""
+    source = known.source
+    if len(messages) != len(source):
+        return None
+    differ = list(compress(count(), map(is_not, messages, source)))
+    if not all(pairs_alike(messages[i], source[i]) for i in differ):
+        return None
+    out, at = list(known.repaired), known.at
+    for i in differ:
+        j = at[i]
+        if out[j] is source[i]:
+            out[j] = messages[i]
+        else:  # repair put results first on this message: put them on its edit
+            given = out[j].blocks[: len(out[j].blocks) - len(source[i].blocks)]
+            out[j] = messages[i].with_blocks(given + messages[i].blocks)
+    removed = [messages[i] for i in known.edited]
+    added = [out[at[i]] for i in known.edited] + [out[j] for j in known.added]
+    return Repaired(known.problems, out, removed, added)
 
 
 def _add_missing_results(

@@ -10,13 +10,22 @@ on as the same objects, so token counts are reused and diffs are exact.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field, replace
 from functools import cached_property
+from threading import Lock
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from compaction_inspector.core.measuring.pairing import check, fixable, repair
+from compaction_inspector.core.caching.memo import on_forget
+from compaction_inspector.core.measuring.pairing import (
+    Repairs,
+    check,
+    fixable,
+    repair,
+    repaired_like,
+    repairs_of,
+)
 from compaction_inspector.core.measuring.segment import Segment
 from compaction_inspector.core.model import MAX_COUNT, Message, immutable, shared_ends
 from compaction_inspector.core.replaying.context import Context
@@ -265,7 +274,8 @@ class Steps:
         """`tokens`, if the caller knows it, is the messages' counted total."""
         self.context = context
         self.meter = context.meter
-        start = Spliced.whole(tuple(messages))
+        self.source = tuple(messages)
+        start = Spliced.whole(self.source)
         self._latest: Callable[[], Made] = lambda: start
         self.start_tokens = self._tokens = context.tokens(start.base) if tokens is None else tokens
         self.steps: list[Step] = []
@@ -316,16 +326,24 @@ class Steps:
     def repair_pairing(self) -> tuple[Message, ...]:
         """Make the current messages a valid request, as a step of its own if needed."""
         current = self.current
-        problems = check(current)
+        known = _known_repairs(self.source)
+        like = repaired_like(known, current) if known is not None else None
+        problems = like.problems if like is not None else check(current)
         mended = fixable(problems)
         if mended:
             kinds = Counter(p.kind.replace("_", " ") for p in mended)
             what = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
-            repaired = tuple(repair(current, problems))
-            # only what lies between the shared ends changed: most often one message
-            # added near the end of a long request, not worth counting the request again
-            head, tail = shared_ends(current, repaired)
-            added, removed = repaired[head : len(repaired) - tail], current[head : len(current) - tail]
+            added: Sequence[Message]
+            removed: Sequence[Message]
+            if like is not None:
+                repaired = tuple(like.messages)
+                added, removed = like.added, like.removed
+            else:
+                repaired = tuple(repair(current, problems))
+                # only what lies between the shared ends changed: most often one message
+                # added near the end of a long request, not worth counting the request again
+                head, tail = shared_ends(current, repaired)
+                added, removed = repaired[head : len(repaired) - tail], current[head : len(current) - tail]
             delta = self.context.tokens(added) - self.context.tokens(removed)
             self.add_planned(
                 REPAIR_TITLE,
@@ -335,6 +353,34 @@ class Steps:
                 self._tokens + delta,
             )
         return self.current
+
+
+# The requests runs started from lately, each one's check and repair made once a second
+# run starts from it (`repaired_like`): a session's request, which every row of compare,
+# each option a tuning key tries and the strategy view run on. Each of a replay's
+# requests is run on once, so it is never checked twice to make them.
+_STARTED: OrderedDict[tuple[Message, ...], Repairs | bool] = OrderedDict()  # True: seen once
+_STARTED_KEPT = 4
+_STARTED_LOCK = Lock()  # the app's workers run strategies in threads
+on_forget(_STARTED.clear)
+
+
+def _known_repairs(source: tuple[Message, ...]) -> Repairs | None:
+    """`source`'s `Repairs` from the second run that starts from it (None before, or
+    where it has none)."""
+    with _STARTED_LOCK:
+        found = _STARTED.get(source)
+        if found is None:
+            _STARTED[source] = True
+            if len(_STARTED) > _STARTED_KEPT:
+                _STARTED.popitem(last=False)
+            return None
+        _STARTED.move_to_end(source)
+    if found is True:
+        found = repairs_of(source) or False
+        with _STARTED_LOCK:
+            _STARTED[source] = found
+    return found if isinstance(found, Repairs) else None
 
 
 def ready(messages: Sequence[Message]) -> Callable[[], tuple[Message, ...]]:

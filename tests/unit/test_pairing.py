@@ -1,3 +1,5 @@
+import pytest
+
 from compaction_inspector.core.measuring.pairing import (
     INTERRUPTED_TEXT,
     MISSING_RESULT_TEXT,
@@ -10,6 +12,7 @@ from compaction_inspector.core.measuring.pairing import (
 from compaction_inspector.core.measuring.tokens import chars4
 from compaction_inspector.core.model import Block, Message
 from compaction_inspector.core.replaying.context import Context
+from compaction_inspector.core.strategies import base
 from compaction_inspector.core.strategies.base import REPAIR_TITLE, Steps, each_step
 from tests.helpers import a, call, result, snapshot, u
 
@@ -133,6 +136,40 @@ def test_a_repair_step_works_out_the_tokens_of_what_it_edited_and_added() -> Non
     edited = chars4(len(f"{MISSING_RESULT_TEXT}\n{'typed instead'}")) - chars4(len("typed instead"))
     assert step.tokens_after == ctx.tokens(msgs) + edited + chars4(len(MISSING_RESULT_TEXT))
     assert step.tokens_after == ctx.tokens(fixed)
+
+
+def test_runs_from_one_request_check_it_twice_then_repair_each_edit_from_what_they_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Compare's rows, a tuning key's options: many runs start from one request. From the
+    second on, a run whose edit pairs alike with it (a typed message rewritten, a result
+    cleared) is repaired from that request's repair, never checked whole."""
+    msgs = (
+        u("start"),
+        call("t1", id="A"),
+        u("typed instead"),
+        a("ok", id="B"),
+        u("more"),
+        call("t2", id="C"),
+    )
+    ctx = Context()
+    for _ in range(2):
+        Steps(msgs, ctx).repair_pairing()
+    monkeypatch.setattr(base, "check", lambda messages: pytest.fail("checked whole"))
+    steps = Steps(msgs, ctx)
+    edited = (msgs[0], msgs[1], u("typed, then rewritten"), *msgs[3:])
+    steps.add("rewrite", "", edited)
+    fixed = steps.repair_pairing()
+    missing = Block.tool_result("t1", MISSING_RESULT_TEXT, is_error=True)
+    assert fixed[2].blocks == (missing, Block("text", text="typed, then rewritten"))
+    assert fixed[-1].blocks == (Block.tool_result("t2", MISSING_RESULT_TEXT, is_error=True),)
+    assert [m is e for m, e in zip(fixed, edited, strict=False)] == [True, True, False, True, True, True]
+    assert steps.steps[-1].title == REPAIR_TITLE and steps.tokens == ctx.tokens(fixed)
+    other = (msgs[0], u("no call"), *msgs[2:])  # pairs otherwise: checked whole
+    steps = Steps(msgs, ctx)
+    steps.add("drop a call", "", other)
+    with pytest.raises(pytest.fail.Exception, match="checked whole"):
+        steps.repair_pairing()
 
 
 def test_walking_the_steps_lets_go_of_all_but_the_latest() -> None:
