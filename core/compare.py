@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +23,7 @@ from compaction_inspector.core.pricing.cost import Cost
 from compaction_inspector.core.pricing.own_calls import CompactionCost, OwnCall
 from compaction_inspector.core.pricing.rates import usd
 from compaction_inspector.core.replaying.retention import Retention, Share
+from compaction_inspector.core.replaying.simulation import RoundPoint, Simulation, Totals
 from compaction_inspector.core.strategies.declaration import to_config
 
 # what a table sorts by: the name a user types, and the row's value (None sorts last)
@@ -117,13 +119,19 @@ def compare(
     stop: Callable[[], bool] | None = None,
     ranked: Callable[[Comparison], None] | None = None,
     jobs: int = 1,
+    keep_replays: bool = False,
 ) -> Comparison:
-    """No compaction, then each of `strategies`, on the inspection's session, in up to
-    `jobs` forked processes (`core.forked`), each row a run before kept read back first;
-    `progress` is told (done, of, name) as each is read back, begins here or ends in
-    another process, `ranked` the rows made so far, in the order
-    asked, after each (a screen shows them as they come); `stop` cancels it (raises
-    `Cancelled`)."""
+    """No compaction, then each of `strategies`, on the inspection's session, each row a
+    run before kept read back first; `progress` is told (done, of, name) as each is read
+    back, begins here or ends in another process, `ranked` the rows made so far, in the
+    order asked, after each (a screen shows them as they come); `stop` cancels it (raises
+    `Cancelled`).
+
+    With `jobs` > 1 the rows are replayed and priced in up to `jobs` forked processes
+    (`core.forked`) while this one runs each strategy on the request sent next, for what
+    it kept, as its row comes back: the runs stay here, where a report shows their steps.
+    `keep_replays`: the replays are sent back and kept in the inspection too (a report's
+    chart draws them)."""
     real = inspection.real_cost
     every = [BASELINE, *strategies]
     kept = _kept_rows(inspection)
@@ -141,17 +149,18 @@ def compare(
     todo = [every[k] for k in at]
     if jobs > 1 and todo:  # found here once, not in each process
         inspection.find_facts()
-        if any(name != BASELINE for name in todo):
-            inspection.finder.index()
 
-    def row(name: str) -> Row:
+    def row(name: str) -> tuple[Row, _Sent | None]:
         if progress is not None and jobs <= 1:
             progress(len(made), len(every), name)
-        return _row(inspection, name, real, stop)
+        replay, done = _replayed(inspection, name, real, stop)
+        return done, (replay.points, replay.usable_window, replay.totals) if keep_replays else None
 
     try:
-        for k, done in spread(row, todo, jobs):
-            made[at[k]] = done
+        for k, (replayed, sent) in spread(row, todo, jobs):
+            if sent is not None:  # made in another process: kept here as if made here
+                inspection.keep_priced(Simulation(inspection.policy(todo[k]), *sent), replayed.cost)
+            made[at[k]] = done = _retained(inspection, replayed)
             if kept is not None:
                 kept.put(_row_key(inspection, every[at[k]]), encoded(done))
             if progress is not None and jobs > 1:
@@ -204,14 +213,22 @@ def _kept_row(kept: KeptRuns | None, inspection: Inspection, name: str) -> Row |
     return row if isinstance(row, Row) else None
 
 
-def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool] | None) -> Row:
-    """`name` (BASELINE: no compaction) replayed, priced and its run's retention asked."""
+# a replay sent back from another process: its points, usable window and totals (its
+# policy, which holds the strategy's functions, is the receiver's own)
+_Sent = tuple[tuple[RoundPoint, ...], int, Totals]
+
+
+def _replayed(
+    inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool] | None
+) -> tuple[Simulation, Row]:
+    """`name` (BASELINE: no compaction) replayed and priced: its replay, and its row but
+    for what its run kept (`_retained`)."""
     policy = inspection.policy(name)
     replay, cost = inspection.priced(policy, stop)
     t = replay.totals
     strategy = inspection.config.catalogue.strategies[name] if name != BASELINE else None
     options = inspection.config.options(name) if strategy is not None else None
-    return Row(
+    return replay, Row(
         strategy=name if strategy is not None else None,
         label=policy.label,
         family=strategy.family if strategy is not None else None,
@@ -223,7 +240,7 @@ def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool]
         tokens_removed=t.tokens_removed,
         cost=cost,
         cost_change=cost.total - real.total if cost.priced and real.priced else None,
-        retention=_kept(inspection, name) if strategy is not None else None,
+        retention=None,
         uncompacted=(
             uncompacted(
                 replay.points, inspection.messages, inspection.tokens, inspection.config.window.usable
@@ -233,6 +250,11 @@ def _row(inspection: Inspection, name: str, real: Cost, stop: Callable[[], bool]
         ),
         caveat=(strategy.caveat or "") if strategy is not None else "",
     )
+
+
+def _retained(inspection: Inspection, row: Row) -> Row:
+    """`row` with what its strategy's run on the request sent next kept."""
+    return row if row.strategy is None else replace(row, retention=_kept(inspection, row.strategy))
 
 
 def _kept(inspection: Inspection, name: str) -> Retention | None:

@@ -341,6 +341,15 @@ class Inspection:
         self._keep((policy, False), _Kept(replay, cost))
         return replay, cost
 
+    def keep_priced(self, replay: Simulation, cost: Cost) -> None:
+        """Keep a replay and its cost made elsewhere (another process), as if `priced`
+        made them here, unless one is kept already."""
+        key = (replay.policy, False)
+        with _KEPT:
+            if key in self.segments.replayed:
+                return
+        self._keep(key, _Kept(replay, cost))
+
     def _keep(self, key: tuple[Policy, bool], entry: _Kept) -> None:
         with _KEPT:
             kept = self.segments.replayed

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from compaction_inspector.core.compare import compare
+from compaction_inspector.core.compare import Comparison, compare
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.config_file import as_yaml
 from compaction_inspector.core.inspection import BASELINE, Inspection
@@ -50,6 +50,7 @@ class ReportOptions:
     compare: str = BASELINE
     redact: bool = False
     max_chars: int | None = 4000
+    jobs: int = 1  # processes its comparison's rows are replayed in (`core.compare`)
 
     def command(self, file: str, every: tuple[str, ...], request: int | None = None) -> str:
         """The command that makes this report of `file` again, with the settings it was
@@ -111,9 +112,10 @@ class _Page:
         yield f"<title>Compaction report: {name}</title><style>{STYLE}</style></head><body>\n"
         yield f"<h1>Compaction report: {name}</h1>\n"
         yield self.header() + "\n"
+        compared = self.compared()  # first: the chart draws its rows' replays
         yield self.timeline() + "\n"
         yield self.own() + "\n"
-        yield self.comparison() + "\n"
+        yield self.comparison(compared) + "\n"
         for n in self.options.strategies:
             yield self.strategy(n) + "\n"
         yield from self.transcript()
@@ -189,10 +191,14 @@ class _Page:
 
     # --- every strategy, compared ---------------------------------------------------------
 
-    def comparison(self) -> str:
-        """The strategies shown that a replay suits, each replayed and priced (core/compare.py)."""
+    def compared(self) -> Comparison:
+        """The strategies shown that a replay suits, each replayed and priced (core/compare.py),
+        in `jobs` processes whose replays are kept here."""
         names = [n for n in self.options.strategies if self._declared(n).timeline]
-        done = compare(self.inspection, names).sorted("cost")
+        return compare(self.inspection, names, jobs=self.options.jobs, keep_replays=True)
+
+    def comparison(self, compared: Comparison) -> str:
+        done = compared.sorted("cost")
         heads = ("strategy", "compactions", "peak", "final", "rounds over", "tokens removed",
                  "cache re-written", "cost", "vs real", "kept")  # fmt: skip
         rows = "".join(

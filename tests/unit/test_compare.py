@@ -14,7 +14,7 @@ from compaction_inspector.core.agents.registry import CATALOGUE
 from compaction_inspector.core.compare import compare
 from compaction_inspector.core.inspection import BASELINE
 from compaction_inspector.core.own.uncompacted import uncompacted
-from compaction_inspector.core.replaying.simulation import Event, RoundPoint
+from compaction_inspector.core.replaying.simulation import Event, RoundPoint, Simulation
 from compaction_inspector.sample_sessions import path
 from tests.helpers import a, u
 from tests.test_cli import run
@@ -97,6 +97,35 @@ def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked
     assert len(seen) == 5 and seen[-1] == [None, *names]
 
 
+def test_rows_replayed_in_forked_processes_send_their_replays_back_and_run_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`keep_replays` (a report): each row's replay, made in another process, is kept
+    here as if made here, and each strategy's run (whose steps a report shows) is made
+    here: neither is made again when asked after."""
+    monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
+    from compaction_inspector.core import inspection as inspecting
+    from compaction_inspector.core.config import Config
+    from compaction_inspector.core.inspection import Inspection
+    from compaction_inspector.core.measuring.pressure import Window
+
+    def fresh() -> Inspection:
+        return Inspection.open(path(), Config(CATALOGUE, window=Window(3_000, 500), preset=None))
+
+    names = ["aider", "microcompact", "trim"]
+    here = fresh()
+    expected = compare(here, names)
+    there = fresh()
+    assert compare(there, names, jobs=2, keep_replays=True) == expected
+    runs = {name: there.run(name) for name in names}
+    monkeypatch.setattr(inspecting, "simulate", lambda *a, **k: pytest.fail("replayed again"))
+    monkeypatch.setattr(inspecting, "run_strategy", lambda *a, **k: pytest.fail("run again"))
+    for name in [BASELINE, *names]:
+        policy = there.policy(name)
+        assert there.priced(policy) == here.priced(policy)
+    assert {name: there.run(name) for name in names} == runs
+
+
 def test_jobs_below_one_are_refused() -> None:
     from compaction_inspector.sample_sessions import path
 
@@ -158,13 +187,13 @@ def test_a_row_made_once_is_read_back_by_a_run_on_the_same_session_with_the_same
     made = compare(Inspection.open(path(), config), names)
     assert any(r.retention is not None for r in made.rows) and any(r.cost.compactions for r in made.rows)
     replayed: list[str] = []
-    real_row = comparing._row
+    real_row = comparing._replayed
 
-    def counting(inspection: Inspection, name: str, *rest: object) -> comparing.Row:
+    def counting(inspection: Inspection, name: str, *rest: object) -> tuple[Simulation, comparing.Row]:
         replayed.append(name)
         return real_row(inspection, name, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(comparing, "_row", counting)
+    monkeypatch.setattr(comparing, "_replayed", counting)
     told: list[tuple[int, int, str]] = []
     again = compare(Inspection.open(path(), config), names, progress=lambda *a: told.append(a))
     assert again == made and replayed == [] and [n for n, _, _ in told] == [1, 2, 3, 4]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -84,6 +85,23 @@ def settings_options(catalogue: Catalogue) -> Command:
         help="system prompt and tools assumed when the transcript reports no usage",
     )
     return p
+
+
+def jobs_option(p: argparse.ArgumentParser, work: str) -> None:
+    """`--jobs N`: how many processes `work` is spread over, forked from this one."""
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help=f"processes {work}, forked from this one (default the cores)",
+    )
+
+
+def _jobs(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError("--jobs must be a whole number >= 1")
+    return int(value)
 
 
 def json_option() -> Command:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 from functools import partial
 
 from compaction_inspector.core.compare import SORTS, compare
 from compaction_inspector.tui.cli.common import (
     Shared,
     Subparsers,
-    UsageError,
     inspect,
+    jobs_option,
     replayed_list,
 )
 from compaction_inspector.tui.cli.json_out import print_json
@@ -41,17 +40,10 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
         help="the column the rows are ordered by (default cost)",
     )
     p.add_argument("--descending", action="store_true", help="largest first")
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="processes the strategies are replayed in, forked from this one (default the cores)",
-    )
+    jobs_option(p, "the strategies are replayed in")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise UsageError("--jobs must be a whole number >= 1")
     inspection = inspect(args)
     done = compare(inspection, args.strategies, jobs=args.jobs).sorted(args.sort, args.descending)
     if args.json:

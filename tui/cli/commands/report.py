@@ -12,6 +12,7 @@ from compaction_inspector.tui.cli.common import (
     Subparsers,
     UsageError,
     inspect,
+    jobs_option,
     simulated,
     strategy_list,
     write_page,
@@ -48,6 +49,7 @@ def arguments(sub: Subparsers, shared: Shared) -> None:
     p.add_argument("--redact", action="store_true", help="mask file paths and secret-looking strings")
     p.add_argument("--max-chars", type=int, default=4000, metavar="N", help="cut each text at N characters")
     p.add_argument("--force", action="store_true", help="let the report replace an existing file")
+    jobs_option(p, "its comparison's strategies are replayed in")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-chars must be a whole number >= 1")
     inspection = inspect(args)
     out = Path(args.output) if args.output else Path(f"{Path(args.file).stem}-report.html")
-    options = ReportOptions(args.strategy, args.compare, args.redact, args.max_chars)
+    options = ReportOptions(args.strategy, args.compare, args.redact, args.max_chars, args.jobs)
     write_page(out, pieces(inspection, options), args.force, "-o", protect=args.file)
     return 0
