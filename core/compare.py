@@ -119,7 +119,7 @@ def compare(
     stop: Callable[[], bool] | None = None,
     ranked: Callable[[Comparison], None] | None = None,
     jobs: int = 1,
-    keep_replays: bool = False,
+    keep: bool = False,
 ) -> Comparison:
     """No compaction, then each of `strategies`, on the inspection's session, each row a
     run before kept read back first; `progress` is told (done, of, name) as each is read
@@ -127,11 +127,11 @@ def compare(
     order asked, after each (a screen shows them as they come); `stop` cancels it (raises
     `Cancelled`).
 
-    With `jobs` > 1 the rows are replayed and priced in up to `jobs` forked processes
-    (`core.forked`) while this one runs each strategy on the request sent next, for what
-    it kept, as its row comes back: the runs stay here, where a report shows their steps.
-    `keep_replays`: the replays are sent back and kept in the inspection too (a report's
-    chart draws them)."""
+    With `jobs` > 1 the rows are made in up to `jobs` forked processes (`core.forked`).
+    `keep`: what each row made stays in the inspection, as if made here (a report draws
+    the replays and shows the runs' steps): the processes replay and price the rows and
+    send the replays back, while this one runs each strategy on the request sent next,
+    for what it kept, as its row comes back."""
     real = inspection.real_cost
     every = [BASELINE, *strategies]
     kept = _kept_rows(inspection)
@@ -149,18 +149,23 @@ def compare(
     todo = [every[k] for k in at]
     if jobs > 1 and todo:  # found here once, not in each process
         inspection.find_facts()
+        if not keep and any(name != BASELINE for name in todo):
+            inspection.finder.index()
 
     def row(name: str) -> tuple[Row, _Sent | None]:
         if progress is not None and jobs <= 1:
             progress(len(made), len(every), name)
         replay, done = _replayed(inspection, name, real, stop)
-        return done, (replay.points, replay.usable_window, replay.totals) if keep_replays else None
+        if not keep:
+            return _retained(inspection, done), None
+        return done, (replay.points, replay.usable_window, replay.totals)
 
     try:
-        for k, (replayed, sent) in spread(row, todo, jobs):
-            if sent is not None:  # made in another process: kept here as if made here
-                inspection.keep_priced(Simulation(inspection.policy(todo[k]), *sent), replayed.cost)
-            made[at[k]] = done = _retained(inspection, replayed)
+        for k, (done, sent) in spread(row, todo, jobs):
+            if sent is not None:  # kept here as if made here (where it was: kept already)
+                inspection.keep_priced(Simulation(inspection.policy(todo[k]), *sent), done.cost)
+                done = _retained(inspection, done)
+            made[at[k]] = done
             if kept is not None:
                 kept.put(_row_key(inspection, every[at[k]]), encoded(done))
             if progress is not None and jobs > 1:

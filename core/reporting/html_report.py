@@ -195,7 +195,7 @@ class _Page:
         """The strategies shown that a replay suits, each replayed and priced (core/compare.py),
         in `jobs` processes whose replays are kept here."""
         names = [n for n in self.options.strategies if self._declared(n).timeline]
-        return compare(self.inspection, names, jobs=self.options.jobs, keep_replays=True)
+        return compare(self.inspection, names, jobs=self.options.jobs, keep=True)
 
     def comparison(self, compared: Comparison) -> str:
         done = compared.sorted("cost")

@@ -100,7 +100,7 @@ def test_rows_made_in_forked_processes_are_the_rows_made_here_in_the_order_asked
 def test_rows_replayed_in_forked_processes_send_their_replays_back_and_run_here(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`keep_replays` (a report): each row's replay, made in another process, is kept
+    """`keep` (a report): each row's replay, made in another process, is kept
     here as if made here, and each strategy's run (whose steps a report shows) is made
     here: neither is made again when asked after."""
     monkeypatch.setenv("COMPACTION_INSPECTOR_CACHE_DIR", "off")
@@ -116,7 +116,7 @@ def test_rows_replayed_in_forked_processes_send_their_replays_back_and_run_here(
     here = fresh()
     expected = compare(here, names)
     there = fresh()
-    assert compare(there, names, jobs=2, keep_replays=True) == expected
+    assert compare(there, names, jobs=2, keep=True) == expected
     runs = {name: there.run(name) for name in names}
     monkeypatch.setattr(inspecting, "simulate", lambda *a, **k: pytest.fail("replayed again"))
     monkeypatch.setattr(inspecting, "run_strategy", lambda *a, **k: pytest.fail("run again"))
