@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 _CLASS, _DECIMAL, _TIME, _TUPLE = "@", "$decimal", "$time", "$tuple"
@@ -18,9 +19,10 @@ _TAGS = frozenset({_CLASS, _DECIMAL, _TIME, _TUPLE})
 
 def encoded(value: Any) -> Any:
     """`value` as JSON holds it."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encoded(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
-        return {_CLASS: type(value).__name__, **fields}
+    kind: type = type(value)
+    names = _fields(kind)
+    if names is not None:
+        return {_CLASS: kind.__name__, **{name: encoded(getattr(value, name)) for name in names}}
     if isinstance(value, Decimal):
         return {_DECIMAL: str(value)}
     if isinstance(value, datetime):
@@ -48,9 +50,9 @@ def decoded(raw: Any, allowed: Mapping[str, type]) -> Any:
         kind = allowed.get(raw[_CLASS])
         if kind is None:
             raise ValueError(f"{raw[_CLASS]!r} is not a record kept here")
-        names = {f.name for f in dataclasses.fields(kind) if f.init}
+        names = _fields(kind) or ()
         given = {k: v for k, v in raw.items() if k != _CLASS}
-        if not given.keys() <= names:
+        if not given.keys() <= set(names):
             raise ValueError(f"{raw[_CLASS]} has no field {sorted(given.keys() - names)[0]!r}")
         return kind(**{k: decoded(v, allowed) for k, v in given.items()})
     if raw.keys() == {_DECIMAL}:
@@ -60,3 +62,12 @@ def decoded(raw: Any, allowed: Mapping[str, type]) -> Any:
     if raw.keys() == {_TUPLE}:
         return tuple(decoded(v, allowed) for v in raw[_TUPLE])
     return {k: decoded(v, allowed) for k, v in raw.items()}
+
+
+@cache
+def _fields(kind: type) -> tuple[str, ...] | None:
+    """The fields a dataclass is made with, in order (None: not a dataclass): asked once a
+    class, where a row keeps thousands of records of a few."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind) if f.init)
