@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import json
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.caching.memo import per_session
 from compaction_inspector.core.files import write_atomic
+from compaction_inspector.core.installed import version
 from compaction_inspector.core.model import Session, Usage
 from compaction_inspector.core.timestamps import parse
 
@@ -129,21 +129,7 @@ Condition = tuple[str, ...] | None
 @cache  # every replay's cost names it; the installed table does not change while we run
 def source() -> str:
     """Where the prices come from, to name beside every cost."""
-    return f"genai-prices {_installed_version()}, its bundled table"
-
-
-def _installed_version() -> str:
-    """genai-prices' version, from the name of the `.dist-info` an install puts beside the
-    package (PEP 427); `importlib.metadata` costs a status line call 0.04 s more, so it is
-    asked only where no such folder is found."""
-    spec = importlib.util.find_spec("genai_prices")
-    if spec is not None and spec.origin is not None:
-        found = sorted(Path(spec.origin).parent.parent.glob("genai_prices-*.dist-info"))
-        if len(found) == 1:
-            return found[0].name.removeprefix("genai_prices-").removesuffix(".dist-info")
-    from importlib.metadata import version
-
-    return version("genai-prices")
+    return f"genai-prices {version('genai-prices', 'genai_prices')}, its bundled table"
 
 
 @cache
