@@ -12,11 +12,12 @@ from pathlib import Path
 def version(distribution: str, package: str) -> str:
     """The installed version of `distribution`, whose import name is `package`."""
     spec = importlib.util.find_spec(package)
-    if spec is not None and spec.origin is not None:
-        name = distribution.replace("-", "_")
-        found = sorted(Path(spec.origin).parent.parent.glob(f"{name}-*.dist-info"))
-        if len(found) == 1:
-            return found[0].name.removeprefix(f"{name}-").removesuffix(".dist-info")
+    # the package's folders (a namespace package, ours, has no `__init__` to be its origin)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    name = distribution.replace("-", "_")
+    found = sorted({f for folder in folders for f in Path(folder).parent.glob(f"{name}-*.dist-info")})
+    if len(found) == 1:
+        return found[0].name.removeprefix(f"{name}-").removesuffix(".dist-info")
     from importlib.metadata import version as metadata_version
 
     return metadata_version(distribution)
