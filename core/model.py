@@ -194,6 +194,12 @@ class Message:
         return "\n".join(part for b in self.blocks if (part := b.render()))
 
     @property
+    def written(self) -> bool:
+        """Written by a strategy or a repair, not the transcript's own: it replaces others,
+        or is synthetic."""
+        return bool(self.replaces or self.is_synthetic)
+
+    @property
     def char_count(self) -> int:
         return sum(len(b.render()) for b in self.blocks)
 

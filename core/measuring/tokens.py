@@ -160,7 +160,7 @@ class TokenCounter:
     def _remember(self, messages: list[Message], counts: list[int]) -> None:
         self._cache.update(zip(messages, counts, strict=True))
         derived = self._derived
-        derived += [m for m in messages if m.replaces or m.is_synthetic]
+        derived += [m for m in messages if m.written]
         while len(derived) > self.derived_kept:
             self._cache.pop(derived.popleft(), None)
 
@@ -189,7 +189,7 @@ class TokenCounter:
         else:
             # a long text a strategy wrote (a summary listing facts) is counted by its
             # clauses, most of which earlier summaries held: the sum is its count
-            written = [bool(m.replaces or m.is_synthetic) for m in batch]
+            written = [m.written for m in batch]
             units: list[Sequence[str]] = []
             known_middle: list[int] = []  # of a selection, what its middle items count, known
             unmet: dict[str, tuple[str, ...]] = {}  # ... and those counted now, with their clauses

@@ -220,10 +220,12 @@ def met(message: Message, known: Facts | None = None) -> Met:
     return known.met(message) if known is not None else _find_met(message)
 
 
-@per_session(maxsize=1 << 16)  # a replay's summaries read the same messages at each compaction
+# a replay's summaries read the same messages at each compaction; each summary it wrote is
+# read once, by the next
+@per_session(maxsize=1 << 16, held=lambda message: not message.written)
 def _find_met(message: Message) -> Met:
     met: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    derived = bool(message.replaces or message.is_synthetic)
+    derived = message.written
     for b in message.blocks:
         if b.type == "tool_use":
             command = _command(b.input) if b.name in SHELL_TOOLS else None

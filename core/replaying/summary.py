@@ -138,8 +138,9 @@ def _summary_alone(summary: Message, cap: int, session_id: str | None, known: Fa
 
 
 # Messages hash by identity, so the same volley is read once however often a preflight
-# policy re-runs over it, and once for all the caps it is summarized at.
-@per_session(maxsize=8192)
+# policy re-runs over it, and once for all the caps it is summarized at; a span opening
+# with a summary a replay wrote is read once, and not kept (it would keep the summary).
+@per_session(maxsize=8192, held=lambda volley: not (volley and volley[0].written))
 def _facts(volley: tuple[Message, ...]) -> tuple[str, tuple[tuple[str, str], ...]]:
     """A volley's title and its bullets (label, value), before any cap applies: its
     messages' own (`_message_facts`, each read once however many spans hold it) merged."""
@@ -171,8 +172,9 @@ class _MessageFacts:
 
 
 # every message a span holds, however long: a bounded cache walked in order by a span
-# longer than it would miss on every message, at every summary
-@per_session(maxsize=None)
+# longer than it would miss on every message, at every summary (but a message a replay
+# wrote, read once)
+@per_session(maxsize=None, held=lambda m: not m.written)
 def _message_facts(m: Message) -> _MessageFacts:
     tools: list[str] = []
     files: list[str] = []

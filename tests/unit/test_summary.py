@@ -59,6 +59,29 @@ def test_a_summary_summarized_alone_is_written_once_for_its_text(monkeypatch: py
     assert alone == write((again,), 800, "s", None)
 
 
+def test_a_summary_a_replay_wrote_is_read_but_never_held() -> None:
+    """The next summary reads it, once: the tables of what spans hold keep the session's
+    own messages only, so a replay's thousands of summaries go when it ends."""
+    from compaction_inspector.core.caching.memo import forget
+    from compaction_inspector.core.model import text_message
+    from compaction_inspector.core.replaying import retention as facts
+
+    tables = (summary._facts, summary._message_facts, facts._find_met)
+
+    def sizes() -> list[int]:
+        return [getattr(t, "cache_info")().currsize for t in tables]  # noqa: B009
+
+    forget()
+    own = span()
+    made = summary_text(own, 800, "s")
+    held = sizes()
+    assert held[:2] == [1, len(own)]
+    written = text_message("user", made, is_compact_summary=True, replaces=(u("old"),))
+    after = [written, *own[:2]]
+    assert summary_text(after, 800, "s") == summary._summary_text(tuple(after), 800, "s", None)
+    assert sizes() == held
+
+
 def test_facts_follow_the_bullets_only_where_200_characters_are_left() -> None:
     text = summary_text(span(), 300, "s")
     assert len(text) <= 300 and "\n- paths: " not in text and "\n- actions: Bash ×6" in text
