@@ -118,15 +118,20 @@ def test_repair_never_changes_its_input() -> None:
     assert snapshot(msgs) == before
 
 
-def test_a_repair_step_works_out_the_tokens_of_what_it_edited_and_added() -> None:
-    msgs = [
+def unanswered_twice() -> tuple[Message, ...]:
+    """A call a typed message follows, then one nothing follows."""
+    return (
         u("start"),
         call("t1", id="A"),
         u("typed instead"),
         a("ok", id="B"),
         u("more"),
         call("t2", id="C"),
-    ]
+    )
+
+
+def test_a_repair_step_works_out_the_tokens_of_what_it_edited_and_added() -> None:
+    msgs = unanswered_twice()
     ctx = Context()  # chars/4
     steps = Steps(msgs, ctx)
     fixed = steps.repair_pairing()
@@ -144,14 +149,7 @@ def test_runs_from_one_request_check_it_twice_then_repair_each_edit_from_what_th
     """Compare's rows, a tuning key's options: many runs start from one request. From the
     second on, a run whose edit pairs alike with it (a typed message rewritten, a result
     cleared) is repaired from that request's repair, never checked whole."""
-    msgs = (
-        u("start"),
-        call("t1", id="A"),
-        u("typed instead"),
-        a("ok", id="B"),
-        u("more"),
-        call("t2", id="C"),
-    )
+    msgs = unanswered_twice()
     ctx = Context()
     for _ in range(2):
         Steps(msgs, ctx).repair_pairing()
