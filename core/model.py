@@ -233,6 +233,12 @@ class Message:
     def tool_result_ids(self) -> list[str]:
         return [b.tool_use_id for b in self.blocks if b.type == "tool_result" and b.tool_use_id is not None]
 
+    def standing_in(self) -> Message:
+        """What stands for this message among the sources of one that replaces it: the
+        messages it stands for, without its text (`core.reporting.diff.sources` follows
+        either alike where this message is not in the list compared)."""
+        return Message(self.role, (), is_compact_summary=self.is_compact_summary, replaces=self.replaces)
+
     def with_blocks(self, blocks: tuple[Block, ...]) -> Message:
         """An edited copy that remembers it stands for this message."""
         # spelled out, positional: strategies make tens of thousands of these

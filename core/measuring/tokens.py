@@ -64,10 +64,13 @@ class TokenCounter:
 
     A session's messages are remembered for the counter's life. Messages a strategy
     made (summaries, edits, markers: `replaces` or `is_synthetic`) are remembered too,
-    but only the latest `derived_kept` of them: every change of an option makes a new
-    result, and remembering them all would keep every result ever made alive."""
+    but only the latest `derived_kept` of them (of summaries, `summaries_kept`): every
+    change of an option makes a new result, and remembering them all would keep every
+    result ever made alive."""
 
     derived_kept = 1 << 16  # a few strategy results' worth on a 100k-message session
+    # the summaries apart: a replay writes thousands, each asked for while its history holds it
+    summaries_kept = 1 << 6
     short_kept = 1 << 17  # texts by content, the oldest half let go past this many
     short_chars_kept = 64 << 20  # ... or past this many characters (a strategy's long edits)
 
@@ -90,6 +93,7 @@ class TokenCounter:
         self._loading = threading.Lock()
         self._cache: dict[Message, int] = {}
         self._derived: deque[Message] = deque()  # remembered derived messages, oldest first
+        self._summaries: deque[Message] = deque()  # ... the summaries among them, apart
         self._short: dict[str, int] = {}
         self._short_chars = 0  # their characters
         # what an item a selection lists counts between two others (`core.selection`)
@@ -159,10 +163,13 @@ class TokenCounter:
 
     def _remember(self, messages: list[Message], counts: list[int]) -> None:
         self._cache.update(zip(messages, counts, strict=True))
-        derived = self._derived
-        derived += [m for m in messages if m.written]
-        while len(derived) > self.derived_kept:
-            self._cache.pop(derived.popleft(), None)
+        for kept, most, summaries in (
+            (self._derived, self.derived_kept, False),
+            (self._summaries, self.summaries_kept, True),
+        ):
+            kept += [m for m in messages if m.written and m.is_compact_summary == summaries]
+            while len(kept) > most:
+                self._cache.pop(kept.popleft(), None)
 
     def prime(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
         """Take counts known from elsewhere (the persistent cache) for these messages."""

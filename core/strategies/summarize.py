@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from compaction_inspector.core.measuring.pairing import joins_cleanly
@@ -329,7 +329,13 @@ class _Fired:
         return round(self.sent * scale), round(self.summary_counted * scale)
 
 
-def _fire(segment: Segment, options: SummarizeOptions, context: Context) -> _Fired:
+def _fire(
+    segment: Segment,
+    options: SummarizeOptions,
+    context: Context,
+    replaced: Callable[[Sequence[Message]], tuple[Message, ...]] = tuple,
+) -> _Fired:
+    """A firing over `segment`; its summary replaces `replaced(span)`."""
     messages = segment.messages
     head = min(options.keep_first, len(messages))
     start, tail_rule = _tail(segment, head, options)
@@ -342,7 +348,7 @@ def _fire(segment: Segment, options: SummarizeOptions, context: Context) -> _Fir
         "user",
         context.summary(span, options.summary_tokens * CHARS_PER_TOKEN),
         is_compact_summary=True,
-        replaces=tuple(span),
+        replaces=replaced(span),
     )
     sent, trimmed = _sent(span, options, context)
     return _Fired(
@@ -499,7 +505,7 @@ def plan(
         return AtPointPlan(tokens, messages, True, exact=False)
     history = stored.history(segment, end) if stored is not None else segment.messages[:end]
     context = segment.context.at(meter)
-    made = _fire(Segment(history, context), options, context)
+    made = _fire(Segment(history, context), options, context, _standing_in)
     front, start = (stored.front, stored.start) if stored is not None else ((), 0)
     if made.summary is None:  # it goes as it was, repaired if it must be
         exact = joins_cleanly(front, segment.messages, start, end) if front else True
@@ -520,6 +526,14 @@ def plan(
         after - tokens,
         made.call(context.meter.scale),
     )
+
+
+def _standing_in(span: Sequence[Message]) -> tuple[Message, ...]:
+    """A span as a planned summary replaces it: a summary before it (or an edit) by its
+    stand-in, so a replay's summaries do not all live as long as its last one. A replay's
+    requests are compared with the transcript's, where neither is; no step of a plan is
+    shown, so none compares it with the history before."""
+    return tuple(m.standing_in() if m.replaces else m for m in span)
 
 
 def _knob(options: SummarizeOptions, what: str) -> tuple[str, int] | None:

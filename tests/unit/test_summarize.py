@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from compaction_inspector.core.agents.registry import CATALOGUE
@@ -35,6 +37,33 @@ def test_the_head_becomes_one_summary_and_the_newest_tokens_stay_as_they_were() 
     stats = r.stats.to_dict()
     assert (stats["strategy"], stats["messages_summarized"], stats["tail_messages"]) == ("cline", 21, 7)
     assert (stats["summarize_input_tokens"], stats["summarize_output_tokens"]) == (3326, 72)
+
+
+def test_a_planned_summary_holds_the_one_before_by_a_stand_in_that_stands_for_the_same() -> None:
+    """A replay's next summary replaces the one before without holding its text: a
+    stand-in with no blocks and the same sources, so what it stands for in the transcript
+    is the same, and a replay's summaries do not all live as long as its last."""
+    from compaction_inspector.core.measuring.segment import Segment
+    from compaction_inspector.core.reporting.diff import sources
+    from compaction_inspector.core.strategies.summarize import SummarizePlan, plan
+
+    msgs = session()
+    options = S(trigger_tokens=1000, keep_tokens=300, summary_tokens=100)
+    segment = Segment(msgs, CONTEXT)
+    first = plan(segment, 12, options)
+    assert isinstance(first, SummarizePlan) and first.made is not None
+    summary = next(m for m in first.made.front if m.is_compact_summary)
+    second = plan(segment, len(msgs), options, first.made)
+    assert isinstance(second, SummarizePlan) and second.made is not None
+    latest = next(m for m in second.made.front if m.is_compact_summary)
+    stand_in = next(m for m in latest.replaces if m.is_compact_summary)
+    assert stand_in is not summary and stand_in.blocks == () and stand_in.replaces is summary.replaces
+    transcript = {m: i for i, m in enumerate(msgs)}
+    # the same transcript messages, in the same order, as if it held the summary itself
+    holding = dataclasses.replace(
+        latest, replaces=tuple(summary if m is stand_in else m for m in latest.replaces)
+    )
+    assert sources(latest, transcript) == sources(holding, transcript) == [*range(12, 24), *range(12)]
 
 
 def test_the_head_the_persons_messages_and_a_tail_that_keeps_a_call_with_its_results() -> None:

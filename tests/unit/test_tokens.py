@@ -114,6 +114,26 @@ def test_a_short_text_is_encoded_once_however_many_messages_carry_it() -> None:
     assert len(seen) == 3  # long texts are not remembered by content
 
 
+def test_of_the_summaries_a_strategy_wrote_only_the_latest_are_held() -> None:
+    """A replay writes thousands of summaries: the counter holds the latest
+    `summaries_kept` of them apart, and knows the rest by their text (not encoded again)."""
+    encoded: list[str] = []
+
+    def lengths(texts: list[str]) -> list[int]:
+        encoded.extend(texts)
+        return [len(t) for t in texts]
+
+    counter = TokenCounter("lengths", lambda: lengths)
+    counter.summaries_kept = 2
+    edits = [u(f"edit {k}", is_synthetic=True) for k in range(3)]
+    summaries = [u(f"summary {k}", is_compact_summary=True, replaces=(u("old"),)) for k in range(3)]
+    assert counter.count_all([*edits, *summaries]) == [6] * 3 + [9] * 3
+    held = getattr(counter, "_cache")  # noqa: B009
+    assert [m in held for m in [*edits, *summaries]] == [True] * 3 + [False, True, True]
+    encoded.clear()
+    assert counter.count_all(summaries) == [9] * 3 and encoded == []
+
+
 def test_only_the_latest_derived_messages_and_short_texts_are_remembered() -> None:
     encoded: list[str] = []
 
