@@ -163,11 +163,14 @@ class TokenCounter:
 
     def _remember(self, messages: list[Message], counts: list[int]) -> None:
         self._cache.update(zip(messages, counts, strict=True))
+        written = [m for m in messages if m.written]  # none, for a session's own messages
+        if not written:
+            return
         for kept, most, summaries in (
             (self._derived, self.derived_kept, False),
             (self._summaries, self.summaries_kept, True),
         ):
-            kept += [m for m in messages if m.written and m.is_compact_summary == summaries]
+            kept += [m for m in written if m.is_compact_summary == summaries]
             while len(kept) > most:
                 self._cache.pop(kept.popleft(), None)
 
