@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+OURS = "compaction-inspector"  # our distribution's name
+
 
 def version(distribution: str, package: str) -> str:
     """The installed version of `distribution`, whose import name is `package`."""
@@ -21,3 +23,8 @@ def version(distribution: str, package: str) -> str:
     from importlib.metadata import version as metadata_version
 
     return metadata_version(distribution)
+
+
+def ours() -> str:
+    """Our installed version."""
+    return version(OURS, "compaction_inspector")

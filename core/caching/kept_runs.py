@@ -20,16 +20,14 @@ from compaction_inspector.core.caching.cache import cache_root
 from compaction_inspector.core.config import Config
 from compaction_inspector.core.files import write_atomic
 from compaction_inspector.core.formats.common import LOADER_VERSION
-from compaction_inspector.core.installed import version
+from compaction_inspector.core.installed import ours
 from compaction_inspector.core.pricing.rates import source
 from compaction_inspector.core.strategies.declaration import to_config
-
-PACKAGE = "compaction-inspector"
 
 
 @cache  # asked of every session; the installed program does not change while it runs
 def made_by() -> tuple[str, str]:
-    return version(PACKAGE, "compaction_inspector"), LOADER_VERSION
+    return ours(), LOADER_VERSION
 
 
 def policy_key(options: Any) -> str:

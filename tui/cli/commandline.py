@@ -7,9 +7,9 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from compaction_inspector.core.agents import registry
-from compaction_inspector.core.caching.kept_runs import PACKAGE
 from compaction_inspector.core.catalogue import Catalogue
 from compaction_inspector.core.formats.common import LoadError
+from compaction_inspector.core.installed import ours
 from compaction_inspector.core.replaying.summarizer import SummarizerError
 from compaction_inspector.tui import heap
 from compaction_inspector.tui.cli.commands import EVERY
@@ -20,12 +20,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {command.NAME: comman
 
 
 class _Version(argparse.Action):
-    """`--version`, looked up only when asked: `importlib.metadata` is slow to import."""
+    """`--version`, looked up only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import version
-
-        print(f"{parser.prog} {version(PACKAGE)}")
+        print(f"{parser.prog} {ours()}")
         parser.exit()
 
 
