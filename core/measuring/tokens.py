@@ -166,11 +166,9 @@ class TokenCounter:
         written = [m for m in messages if m.written]  # none, for a session's own messages
         if not written:
             return
-        for kept, most, summaries in (
-            (self._derived, self.derived_kept, False),
-            (self._summaries, self.summaries_kept, True),
-        ):
-            kept += [m for m in written if m.is_compact_summary == summaries]
+        self._derived += [m for m in written if not m.is_compact_summary]
+        self._summaries += [m for m in written if m.is_compact_summary]
+        for kept, most in ((self._derived, self.derived_kept), (self._summaries, self.summaries_kept)):
             while len(kept) > most:
                 self._cache.pop(kept.popleft(), None)
 
